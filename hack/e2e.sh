@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run the end-to-end suites (Chainsaw) against the local cluster.
+#
+#   hack/e2e.sh [suite-dir...]    default: every suite under test/e2e
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ -f "$KUBECONFIG_FILE" ] || die "no local cluster ($KUBECONFIG_FILE missing); run 'make cluster-up'"
+K8S_BIN=$(tool_bin kubernetes)
+CHAINSAW=$(tool_bin chainsaw)/chainsaw
+export KUBECONFIG=$KUBECONFIG_FILE
+# Scripts inside the tests call kubectl: use the cluster's own version.
+export PATH=$K8S_BIN:$PATH
+
+if [ $# -eq 0 ]; then set -- "$REPO/test/e2e"; fi
+report=$LC/e2e-report
+mkdir -p "$report"
+rc=0
+"$CHAINSAW" test --no-color --parallel 2 --report-format JSON --report-path "$report" \
+	--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" || rc=$?
+if [ "$rc" != 0 ]; then
+	log "end-to-end tests failed (exit $rc)"
+	log "component logs: $LOGS (bundle: make cluster-logs); chainsaw report: $report"
+	exit "$rc"
+fi
+log "end-to-end tests passed"

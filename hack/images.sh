@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Build the images the local cluster runs and import them into its containerd.
+# There is no registry: every image is assembled here with buildah, cached as
+# an archive under ~/.cache/etcd-operator/images, and imported with ctr.
+#
+#   hack/images.sh            etcd images, the e2e tools image, the operator image
+#   hack/images.sh etcd|tools|operator
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ -S "$CONTAINERD_SOCK" ] || die "the local cluster is not up (no $CONTAINERD_SOCK); run 'make cluster-up'"
+
+# etcd versions with images, as the operator references them by default
+# (quay.io/coreos/etcd:v<version>): the seeds' 3.6.11, the latest 3.6 and 3.5.
+ETCD_TOOLS="etcd-3.6.11 etcd-3.6.16 etcd-3.5.35"
+TOOLS_IMAGE=localhost/etcd-operator-dev/busybox:1.35
+OPERATOR_IMAGE=${OPERATOR_IMAGE:-ghcr.io/cozystack/etcd-operator:dev}
+
+# A minimal root filesystem like the distroless base upstream etcd images use:
+# users root, nobody and nonroot (65532), a sticky /tmp, no shell.
+base_rootfs() {
+	local r=$1
+	mkdir -p "$r/etc" "$r/tmp" "$r/var/lib/etcd" "$r/var/etcd" "$r/usr/local/bin"
+	chmod 1777 "$r/tmp"
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$r/etc/passwd"
+	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$r/etc/group"
+	printf 'hosts: files dns\n' >"$r/etc/nsswitch.conf"
+	mkdir -p "$r/etc/ssl/certs"
+	cp /etc/ssl/certs/ca-certificates.crt "$r/etc/ssl/certs/" 2>/dev/null || true
+}
+
+etcd_images() {
+	local t bin version key r
+	for t in $ETCD_TOOLS; do
+		bin=$(tool_bin "$t")
+		version=v${t#etcd-}
+		key=$(cat "$bin/etcd" "$bin/etcdctl" "$bin/etcdutl" | sha256sum | cut -c1-12)
+		r=$(mktemp -d)
+		base_rootfs "$r"
+		cp "$bin/etcd" "$bin/etcdctl" "$bin/etcdutl" "$r/usr/local/bin/"
+		build_image_from_dir "quay.io/coreos/etcd:$version" "$key" "$r" '[]' 0:0 '["/usr/local/bin/etcd"]' \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		rm -rf "$r"
+		log "imported quay.io/coreos/etcd:$version"
+	done
+}
+
+# A shell and the usual applets (sh, wget, nslookup, httpd) for test Pods,
+# from Debian's static busybox.
+tools_image() {
+	local key r a
+	key=$(sha256sum /bin/busybox | cut -c1-12)
+	r=$(mktemp -d)
+	base_rootfs "$r"
+	mkdir -p "$r/bin"
+	cp /bin/busybox "$r/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
+	done
+	build_image_from_dir "$TOOLS_IMAGE" "$key" "$r" '[]' 0:0 '["/bin/sh"]' PATH=/bin
+	rm -rf "$r"
+	log "imported $TOOLS_IMAGE"
+}
+
+operator_image() {
+	"$REPO/hack/operator-image.sh" "$OPERATOR_IMAGE"
+}
+
+what=${1:-all}
+case $what in
+all)
+	etcd_images
+	tools_image
+	if [ -f "$REPO/Dockerfile" ] && [ -x "$REPO/hack/operator-image.sh" ]; then operator_image; fi
+	;;
+etcd) etcd_images ;;
+tools) tools_image ;;
+operator) operator_image ;;
+*) die "unknown image set '$what' (all, etcd, tools, operator)" ;;
+esac

@@ -1,0 +1,15 @@
+//go:build tools
+
+// Package tools pins the Kubernetes commands the local cluster runs.
+// Nothing here is product code: the module exists only so `go build`
+// can resolve k8s.io/kubernetes with its staging modules.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+)
