@@ -3,6 +3,7 @@
 # the end-to-end suite on the local cluster (see docs/development.md).
 
 CC      ?= gcc
+.DEFAULT_GOAL := all
 PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm

@@ -198,6 +198,10 @@ state = "$RUNDIR/containerd"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   enable_selinux = false
+  # This VM withholds CAP_SYS_RESOURCE even from root, so no process may lower
+  # its oom_score_adj below 0; without this, runc fails to start every Pod
+  # sandbox (-998) and Guaranteed container (-997). Clamp to containerd's own.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -205,6 +209,7 @@ state = "$RUNDIR/containerd"
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$RUNDIR/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$BASE/cni/net.d"
@@ -462,6 +467,7 @@ up() {
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 		--authorization-mode Node,RBAC \
 		--enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,Priority,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,ResourceQuota,NodeRestriction,PodSecurity,StorageObjectInUseProtection,PersistentVolumeClaimResize \
+		--kubelet-preferred-address-types InternalIP,Hostname \
 		--allow-privileged=true --profiling=false --v=1
 	wait_for 120 "kube-apiserver /readyz" kc get --raw /readyz
 

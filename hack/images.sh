@@ -46,15 +46,20 @@ etcd_images() {
 	done
 }
 
-# A shell and the usual applets (sh, wget, nslookup, httpd) for test Pods,
-# from Debian's static busybox.
+# A shell and the usual applets (sh, nc, nslookup, httpd) for test Pods, from
+# Debian's static busybox. Its wget crashes (also on the host), so tests speak
+# HTTP with nc.
 tools_image() {
 	local key r a
-	key=$(sha256sum /bin/busybox | cut -c1-12)
+	key=$(cat /bin/busybox /lib/x86_64-linux-gnu/libc.so.6 | sha256sum | cut -c1-12)
 	r=$(mktemp -d)
 	base_rootfs "$r"
-	mkdir -p "$r/bin"
+	mkdir -p "$r/bin" "$r/lib/x86_64-linux-gnu" "$r/lib64"
 	cp /bin/busybox "$r/bin/busybox"
+	# The static busybox still loads glibc's NSS modules to resolve names
+	# (nc, ping); give it the host's, which match the glibc it was built with.
+	cp -L /lib/x86_64-linux-gnu/{libc.so.6,libnss_files.so.2,libnss_dns.so.2,libresolv.so.2} "$r/lib/x86_64-linux-gnu/"
+	cp -L /lib64/ld-linux-x86-64.so.2 "$r/lib64/"
 	for a in $(/bin/busybox --list); do
 		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
 	done
