@@ -1,0 +1,172 @@
+#include "api/names.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+__attribute__((format(printf, 3, 4))) static int format_name(char *buf, size_t n, const char *fmt,
+							     ...)
+{
+	va_list ap;
+	int len = 0;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	va_start(ap, fmt);
+	len = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= n) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+static int cluster_suffixed(char *buf, size_t n, const char *cluster, const char *suffix)
+{
+	if (!present(cluster)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return format_name(buf, n, "%s%s", cluster, suffix);
+}
+
+int eo_name_headless_service(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "");
+}
+
+int eo_name_client_service(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-client");
+}
+
+int eo_name_pdb(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "");
+}
+
+int eo_name_member_prefix(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-");
+}
+
+int eo_name_member_pvc(char *buf, size_t n, const char *member)
+{
+	if (!present(member)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return format_name(buf, n, "data-%s", member);
+}
+
+int eo_name_snapshot_job(char *buf, size_t n, const char *snapshot)
+{
+	return cluster_suffixed(buf, n, snapshot, "-snapshot");
+}
+
+int eo_name_server_tls_secret(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-server-tls");
+}
+
+int eo_name_operator_client_tls_secret(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-operator-client-tls");
+}
+
+int eo_name_peer_tls_secret(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-peer-tls");
+}
+
+int eo_name_server_certificate(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-server");
+}
+
+int eo_name_operator_client_certificate(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-operator-client");
+}
+
+int eo_name_peer_certificate(char *buf, size_t n, const char *cluster)
+{
+	return cluster_suffixed(buf, n, cluster, "-peer");
+}
+
+int eo_name_cluster_token(char *buf, size_t n, const char *ns, const char *cluster, const char *uid)
+{
+	if (!present(ns) || !present(cluster) || !present(uid)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return format_name(buf, n, "%s-%s-%s", ns, cluster, uid);
+}
+
+int eo_name_cluster_selector(char *buf, size_t n, const char *cluster)
+{
+	if (!present(cluster)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return format_name(buf, n, "%s=%s", EO_LABEL_CLUSTER, cluster);
+}
+
+int eo_name_member_host(char *buf, size_t n, const char *member, const char *service,
+			const char *ns)
+{
+	if (!present(member) || !present(service) || !present(ns)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return format_name(buf, n, "%s.%s.%s.svc", member, service, ns);
+}
+
+int eo_name_etcd_image(char *buf, size_t n, const char *repository, const char *version)
+{
+	if (!present(version)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	if (!present(repository))
+		repository = EO_DEFAULT_ETCD_IMAGE_REPOSITORY;
+	return format_name(buf, n, "%s:v%s", repository, version);
+}
+
+bool eo_name_key_reserved(const char *key)
+{
+	return key != NULL && strncmp(key, EO_KEY_PREFIX, strlen(EO_KEY_PREFIX)) == 0;
+}
+
+bool eo_name_is_dns1035_label(const char *s, size_t max)
+{
+	size_t len = 0;
+
+	if (s == NULL)
+		return false;
+	len = strlen(s);
+	if (len == 0 || len > max || len > EO_DNS_LABEL_MAX)
+		return false;
+	if (s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+
+		if (!ok)
+			return false;
+	}
+	return s[len - 1] != '-';
+}

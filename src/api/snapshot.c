@@ -1,0 +1,174 @@
+#include "api/snapshot.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/jsonpath.h"
+#include "api/validate.h"
+
+static const char *str_or_empty(const json_t *obj, const char *path)
+{
+	const char *s = eo__json_str_at(obj, path);
+
+	return s != NULL ? s : "";
+}
+
+void eo_location_read(const json_t *loc, struct eo_snapshot_location *out)
+{
+	json_t *s3 = eo__json_object_at(loc, "s3");
+	json_t *pvc = eo__json_object_at(loc, "pvc");
+
+	memset(out, 0, sizeof(*out));
+	if (s3 != NULL && pvc != NULL)
+		out->kind = EO_LOCATION_BOTH;
+	else if (s3 != NULL)
+		out->kind = EO_LOCATION_S3;
+	else if (pvc != NULL)
+		out->kind = EO_LOCATION_PVC;
+	else
+		out->kind = EO_LOCATION_NONE;
+	out->endpoint = str_or_empty(s3, "endpoint");
+	out->bucket = str_or_empty(s3, "bucket");
+	out->key = str_or_empty(s3, "key");
+	out->region = str_or_empty(s3, "region");
+	out->credentials_secret = str_or_empty(s3, "credentialsSecretRef.name");
+	out->force_path_style = eo__json_bool_at(s3, "forcePathStyle", false);
+	out->claim_name = str_or_empty(pvc, "claimName");
+	out->sub_path = str_or_empty(pvc, "subPath");
+}
+
+const char *eo_snapshot_cluster_name(const json_t *snap)
+{
+	return eo__json_str_at(snap, "spec.clusterRef.name");
+}
+
+void eo_snapshot_destination(const json_t *snap, struct eo_snapshot_location *out)
+{
+	eo_location_read(eo__json_at(snap, "spec.destination"), out);
+}
+
+static const struct {
+	enum eo_snapshot_phase phase;
+	const char *name;
+} phases[] = {
+    {EO_SNAPSHOT_PHASE_PENDING, EO_SNAPSHOT_PHASE_PENDING_STR},
+    {EO_SNAPSHOT_PHASE_STARTED, EO_SNAPSHOT_PHASE_STARTED_STR},
+    {EO_SNAPSHOT_PHASE_COMPLETE, EO_SNAPSHOT_PHASE_COMPLETE_STR},
+    {EO_SNAPSHOT_PHASE_FAILED, EO_SNAPSHOT_PHASE_FAILED_STR},
+};
+
+enum eo_snapshot_phase eo_snapshot_phase(const json_t *snap)
+{
+	const char *s = eo__json_str_at(snap, "status.phase");
+
+	if (s == NULL || s[0] == '\0')
+		return EO_SNAPSHOT_PHASE_NONE;
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (strcmp(s, phases[i].name) == 0)
+			return phases[i].phase;
+	return EO_SNAPSHOT_PHASE_UNKNOWN;
+}
+
+const char *eo_snapshot_phase_str(enum eo_snapshot_phase phase)
+{
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (phases[i].phase == phase)
+			return phases[i].name;
+	return NULL;
+}
+
+bool eo_snapshot_phase_is_terminal(enum eo_snapshot_phase phase)
+{
+	return phase == EO_SNAPSHOT_PHASE_COMPLETE || phase == EO_SNAPSHOT_PHASE_FAILED;
+}
+
+const char *eo_snapshot_artifact_uri(const json_t *snap)
+{
+	return eo__json_str_at(snap, "status.artifact.uri");
+}
+
+int64_t eo_snapshot_artifact_size(const json_t *snap)
+{
+	int64_t v = -1;
+
+	if (!eo__json_int_at(snap, "status.artifact.sizeBytes", &v))
+		return -1;
+	return v;
+}
+
+const char *eo_snapshot_artifact_checksum(const json_t *snap)
+{
+	return eo__json_str_at(snap, "status.artifact.checksum");
+}
+
+int eo_snapshot_s3_key(char *buf, size_t n, const char *prefix, const char *name)
+{
+	int len = 0;
+	size_t plen = prefix != NULL ? strlen(prefix) : 0;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (name == NULL || name[0] == '\0')
+		return -1;
+	if (plen == 0)
+		len = snprintf(buf, n, "%s%s", name, EO_SNAPSHOT_FILE_SUFFIX);
+	else if (prefix[plen - 1] == '/')
+		len = snprintf(buf, n, "%s%s%s", prefix, name, EO_SNAPSHOT_FILE_SUFFIX);
+	else
+		len = snprintf(buf, n, "%s/%s%s", prefix, name, EO_SNAPSHOT_FILE_SUFFIX);
+	if (len < 0 || (size_t)len >= n) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
+{
+	struct eo_snapshot_location l;
+
+	if (!json_is_object(loc))
+		return eo__fail(msg, n, "%s: Required value", prefix);
+	eo_location_read(loc, &l);
+	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
+		return eo__fail(msg, n, "%s", EO_MSG_LOCATION_ONE_OF);
+	if (l.kind == EO_LOCATION_S3) {
+		if (l.endpoint[0] == '\0')
+			return eo__fail(msg, n, "%s.s3.endpoint: Required value", prefix);
+		if (l.bucket[0] == '\0')
+			return eo__fail(msg, n, "%s.s3.bucket: Required value", prefix);
+		if (l.credentials_secret[0] == '\0')
+			return eo__fail(msg, n, "%s.s3.credentialsSecretRef.name: Required value",
+					prefix);
+	} else if (l.claim_name[0] == '\0') {
+		return eo__fail(msg, n, "%s.pvc.claimName: Required value", prefix);
+	}
+	return 0;
+}
+
+int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_t n)
+{
+	const char *name = eo__json_str_at(snap, "metadata.name");
+	const char *cluster = eo_snapshot_cluster_name(snap);
+	json_t *spec = eo__json_object_at(snap, "spec");
+
+	eo__clear(msg, n);
+	if (name != NULL && strlen(name) > EO_SNAPSHOT_NAME_MAX)
+		return eo__fail(msg, n, "%s", EO_MSG_SNAPSHOT_NAME);
+	if (spec == NULL)
+		return eo__fail(msg, n, "spec: Required value");
+	if (cluster == NULL || cluster[0] == '\0')
+		return eo__fail(msg, n, "spec.clusterRef.name: Required value");
+	if (eo_location_validate(json_object_get(spec, "destination"), "spec.destination", msg,
+				 n) != 0)
+		return -1;
+	if (old != NULL) {
+		json_t *old_spec = eo__json_object_at(old, "spec");
+
+		if (old_spec != NULL && !json_equal(spec, old_spec))
+			return eo__fail(msg, n, "%s", EO_MSG_SNAPSHOT_IMMUTABLE);
+	}
+	return 0;
+}

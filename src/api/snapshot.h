@@ -1,0 +1,110 @@
+/*
+ * EtcdSnapshot: typed read access and validation, plus the snapshot location
+ * shape shared with EtcdCluster spec.bootstrap.restore.source.
+ *
+ * All functions take the whole object as a jansson tree. Returned strings are
+ * borrowed from that tree and stay valid while it is neither modified nor
+ * freed; nothing here takes or drops references.
+ */
+#ifndef EO_API_SNAPSHOT_H
+#define EO_API_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* Validation messages (also the CRD's x-kubernetes-validations messages). */
+#define EO_MSG_LOCATION_ONE_OF	  "exactly one of s3 and pvc must be set"
+#define EO_MSG_SNAPSHOT_IMMUTABLE "spec is immutable; create a new EtcdSnapshot instead"
+#define EO_MSG_SNAPSHOT_NAME                                                                       \
+	"metadata.name must be at most 54 characters long (the snapshot Job is named "             \
+	"<snapshot>-snapshot)"
+#define EO_SNAPSHOT_NAME_MAX 54
+
+/* Job settings of a snapshot (§3.3). */
+#define EO_SNAPSHOT_JOB_TTL_SECONDS	 600
+#define EO_SNAPSHOT_JOB_BACKOFF_LIMIT	 3
+#define EO_SNAPSHOT_JOB_DEADLINE_SECONDS 1800
+/* Where a PVC destination is mounted in the agent; artifact URIs use it. */
+#define EO_SNAPSHOT_PVC_MOUNT_PATH "/snapshot/data"
+#define EO_SNAPSHOT_FILE_SUFFIX	   ".db"
+
+enum eo_location_kind {
+	EO_LOCATION_NONE = 0, /* neither s3 nor pvc */
+	EO_LOCATION_S3,
+	EO_LOCATION_PVC,
+	EO_LOCATION_BOTH, /* invalid: both set */
+};
+
+/* A snapshot destination or restore source. Absent optional strings are "". */
+struct eo_snapshot_location {
+	enum eo_location_kind kind;
+	/* s3 */
+	const char *endpoint;
+	const char *bucket;
+	const char *key; /* destination: prefix; restore source: exact key */
+	const char *region;
+	const char *credentials_secret;
+	bool force_path_style;
+	/* pvc */
+	const char *claim_name;
+	const char *sub_path; /* destination: directory; restore source: exact file */
+};
+
+/* Read a location object (destination or source); loc may be NULL. */
+void eo_location_read(const json_t *loc, struct eo_snapshot_location *out);
+
+enum eo_snapshot_phase {
+	EO_SNAPSHOT_PHASE_NONE = 0, /* status.phase not set yet */
+	EO_SNAPSHOT_PHASE_PENDING,
+	EO_SNAPSHOT_PHASE_STARTED,
+	EO_SNAPSHOT_PHASE_COMPLETE,
+	EO_SNAPSHOT_PHASE_FAILED,
+	EO_SNAPSHOT_PHASE_UNKNOWN, /* a value this build does not know */
+};
+
+#define EO_SNAPSHOT_PHASE_PENDING_STR  "Pending"
+#define EO_SNAPSHOT_PHASE_STARTED_STR  "Started"
+#define EO_SNAPSHOT_PHASE_COMPLETE_STR "Complete"
+#define EO_SNAPSHOT_PHASE_FAILED_STR   "Failed"
+
+/* spec.clusterRef.name, or NULL. */
+const char *eo_snapshot_cluster_name(const json_t *snap);
+/* spec.destination. */
+void eo_snapshot_destination(const json_t *snap, struct eo_snapshot_location *out);
+
+/* status.phase as an enum; the string form of a phase (NULL for NONE/UNKNOWN). */
+enum eo_snapshot_phase eo_snapshot_phase(const json_t *snap);
+const char *eo_snapshot_phase_str(enum eo_snapshot_phase phase);
+/* Complete and Failed are final: a snapshot never runs again. */
+bool eo_snapshot_phase_is_terminal(enum eo_snapshot_phase phase);
+
+/* status.artifact fields; NULL / -1 when absent. */
+const char *eo_snapshot_artifact_uri(const json_t *snap);
+int64_t eo_snapshot_artifact_size(const json_t *snap);
+const char *eo_snapshot_artifact_checksum(const json_t *snap);
+
+/*
+ * S3 object key of a snapshot: "<prefix>/<name>.db", or "<name>.db" for an
+ * empty prefix (a trailing '/' on the prefix is not doubled). 0, or -1 when it
+ * does not fit or name is empty.
+ */
+int eo_snapshot_s3_key(char *buf, size_t n, const char *prefix, const char *name);
+
+/*
+ * Re-check the CRD rules: spec present, clusterRef.name set, destination with
+ * exactly one of s3 (endpoint, bucket, credentialsSecretRef) and pvc
+ * (claimName), the name length, and with old != NULL spec immutability.
+ * Returns 0, or -1 with the first problem in msg.
+ */
+int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_t n);
+
+/*
+ * Check a location object (shared by destination and restore source); prefix
+ * names it in messages ("spec.destination"). 0 or -1 with msg.
+ */
+int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
+
+#endif

@@ -1,0 +1,810 @@
+/*
+ * etcd client: transport (one libcurl easy handle, HTTP/1.1, reused
+ * connections), endpoint failover and the public operations. The JSON side
+ * lives in wire.c and endpoint ordering in select.c.
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "etcd/internal.h"
+
+#define DEFAULT_TIMEOUT_MS	   5000
+#define DEFAULT_CONNECT_TIMEOUT_MS 2000
+#define DEFAULT_BACKOFF_MS	   10000
+#define DEFAULT_MAX_BODY	   (4u << 20)
+#define MAX_ENDPOINTS		   64
+#define MAX_BODY_LIMIT		   ((size_t)1 << 30)
+#define MAX_TOKEN		   4096
+#define INITIAL_BODY		   4096
+
+/* The gateway's route prefix for etcd 3.4 and later (3.4 also serves the old
+ * /v3beta, which 3.5 drops, so /v3 is the one name all supported versions share). */
+#define GATEWAY_PREFIX "/v3/"
+
+/* Response body buffer with a hard cap. */
+struct body {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t max;
+	bool overflow;
+};
+
+struct eo_etcd_client {
+	struct eo__etcd_ep *eps;
+	size_t n_eps;
+	CURL *curl;
+	struct curl_slist *headers;
+	long timeout_ms;
+	long connect_timeout_ms;
+	long backoff_ms;
+	struct body body;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static const char *const err_text[EO_ETCD_ERR_COUNT_] = {
+    [EO_ETCD_OK] = "ok",
+    [EO_ETCD_UNAVAILABLE] = "etcd unavailable",
+    [EO_ETCD_TIMEOUT] = "etcd request timed out",
+    [EO_ETCD_NOTFOUND] = "member not found",
+    [EO_ETCD_KEY_NOT_FOUND] = "key not found",
+    [EO_ETCD_LEARNER_NOT_READY] = "learner not yet in sync with the leader",
+    [EO_ETCD_NOT_LEARNER] = "member is not a learner",
+    [EO_ETCD_TOO_MANY_LEARNERS] = "too many learner members",
+    [EO_ETCD_UNHEALTHY_CLUSTER] = "cluster too unhealthy for reconfiguration",
+    [EO_ETCD_PEER_URL_EXISTS] = "member with these peer URLs already exists",
+    [EO_ETCD_LEARNER] = "request not supported by a learner endpoint",
+    [EO_ETCD_NOSPACE] = "etcd database space exceeded",
+    [EO_ETCD_COMPACTED] = "revision compacted",
+    [EO_ETCD_AUTH] = "etcd authentication or permission error",
+    [EO_ETCD_INVALID] = "invalid argument",
+    [EO_ETCD_UNSUPPORTED] = "etcd v3 gateway not available",
+    [EO_ETCD_INTERNAL] = "etcd internal error",
+    [EO_ETCD_PROTOCOL] = "unexpected response from etcd",
+    [EO_ETCD_TOOBIG] = "etcd response too large",
+    [EO_ETCD_TRANSPORT] = "transport error",
+    [EO_ETCD_NOMEM] = "out of memory",
+};
+
+const char *eo_etcd_strerror(eo_etcd_err err)
+{
+	if ((unsigned)err >= EO_ETCD_ERR_COUNT_ || err_text[err] == NULL)
+		return "unknown etcd error";
+	return err_text[err];
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* +1 keeps 0 free to mean "never failed". */
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
+}
+
+static void detail_reset(struct eo_etcd_detail *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->grpc_code = -1;
+}
+
+static void detail_set(struct eo_etcd_detail *d, const char *endpoint, const char *msg)
+{
+	detail_reset(d);
+	eo__etcd_copy(d->endpoint, sizeof(d->endpoint), endpoint);
+	eo__etcd_copy(d->message, sizeof(d->message), msg);
+}
+
+/* ---- transport ---------------------------------------------------------- */
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct body *b = userdata;
+	size_t n = size * nmemb;
+
+	if (n > b->max - b->len) {
+		b->overflow = true;
+		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap;
+		char *p;
+
+		while (cap < b->len + n + 1 && cap <= b->max)
+			cap *= 2;
+		if (cap > b->max + 1)
+			cap = b->max + 1;
+		p = realloc(b->data, cap);
+		if (p == NULL)
+			return 0;
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, ptr, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+static eo_etcd_err map_curl(CURLcode rc, bool overflow)
+{
+	switch (rc) {
+	case CURLE_OK:
+		return EO_ETCD_OK;
+	case CURLE_OPERATION_TIMEDOUT:
+		return EO_ETCD_TIMEOUT;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+		return EO_ETCD_UNAVAILABLE;
+	case CURLE_WRITE_ERROR:
+		return overflow ? EO_ETCD_TOOBIG : EO_ETCD_NOMEM;
+	case CURLE_OUT_OF_MEMORY:
+		return EO_ETCD_NOMEM;
+	default:
+		return EO_ETCD_TRANSPORT;
+	}
+}
+
+/*
+ * One POST to one endpoint. On EO_ETCD_OK the 200 body is in c->body.
+ * *delivered tells whether the request may have reached the server: false
+ * only when the transfer failed before anything was sent, or the server
+ * refused it before acting (learner refusal, unknown route).
+ */
+static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, const char *req,
+			struct eo_etcd_detail *d, bool *delivered)
+{
+	char url[EO_ETCD_URL_MAX + 64];
+	CURLcode rc;
+	long status = 0;
+	curl_off_t pretransfer = 0;
+	eo_etcd_err err;
+	int n;
+
+	detail_reset(d);
+	eo__etcd_copy(d->endpoint, sizeof(d->endpoint), base);
+	*delivered = false;
+	n = snprintf(url, sizeof(url), "%s%s%s", base, GATEWAY_PREFIX, path);
+	if (n < 0 || (size_t)n >= sizeof(url)) {
+		eo__etcd_copy(d->message, sizeof(d->message), "endpoint URL too long");
+		return EO_ETCD_INVALID;
+	}
+	c->body.len = 0;
+	c->body.overflow = false;
+	c->body.data[0] = '\0';
+	c->errbuf[0] = '\0';
+	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req)) !=
+		CURLE_OK)
+		return EO_ETCD_NOMEM;
+	rc = curl_easy_perform(c->curl);
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	d->http_status = status;
+	if (rc != CURLE_OK) {
+		d->curl_code = (int)rc;
+		eo__etcd_copy(d->message, sizeof(d->message),
+			      c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
+		err = map_curl(rc, c->body.overflow);
+		/* A transfer that never got past connecting sent nothing. */
+		if (curl_easy_getinfo(c->curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer) !=
+			CURLE_OK ||
+		    pretransfer > 0 || err == EO_ETCD_TOOBIG)
+			*delivered = true;
+		return err;
+	}
+	if (status == 200) {
+		*delivered = true;
+		return EO_ETCD_OK;
+	}
+	err = eo__etcd_map_error(status, c->body.data, c->body.len, d);
+	d->http_status = status;
+	*delivered = !(err == EO_ETCD_LEARNER || err == EO_ETCD_UNSUPPORTED);
+	return err;
+}
+
+static void mark_ok(eo_etcd_client *c, size_t i, bool voter_only)
+{
+	if (i >= c->n_eps)
+		return;
+	c->eps[i].failed_at_ms = 0;
+	if (voter_only)
+		c->eps[i].role = EO__ETCD_ROLE_VOTER;
+}
+
+static void mark_failed(eo_etcd_client *c, size_t i)
+{
+	if (i < c->n_eps)
+		c->eps[i].failed_at_ms = now_ms();
+}
+
+/* Errors after which the endpoint, not the request, is the likely problem. */
+static bool endpoint_fault(eo_etcd_err err)
+{
+	return err == EO_ETCD_UNAVAILABLE || err == EO_ETCD_TIMEOUT || err == EO_ETCD_TRANSPORT ||
+	       err == EO_ETCD_UNSUPPORTED;
+}
+
+static eo_etcd_err status_at(eo_etcd_client *c, const char *base, struct eo_etcd_status *out,
+			     struct eo_etcd_detail *d);
+
+/*
+ * When every remaining endpoint is marked as a learner, asks each of them
+ * (status is allowed on learners) whether it still is one: a promoted
+ * learner becomes usable again without waiting for a member list.
+ */
+static void recheck_learners(eo_etcd_client *c)
+{
+	struct eo_etcd_detail scratch;
+
+	for (size_t i = 0; i < c->n_eps; i++) {
+		struct eo_etcd_status st = {0};
+
+		if (c->eps[i].role != EO__ETCD_ROLE_LEARNER)
+			continue;
+		(void)status_at(c, c->eps[i].url, &st, &scratch);
+		eo_etcd_status_clear(&st);
+	}
+}
+
+/*
+ * Sends one request, failing over across endpoints. need_voter keeps it
+ * away from learners; idempotent allows a retry on another endpoint after an
+ * attempt whose outcome is unknown. On EO_ETCD_OK the body is in c->body.
+ */
+static eo_etcd_err call(eo_etcd_client *c, const char *path, const char *req, bool need_voter,
+			bool idempotent, struct eo_etcd_detail *d)
+{
+	size_t order[MAX_ENDPOINTS];
+	size_t n, tried = 0;
+	eo_etcd_err err = EO_ETCD_UNAVAILABLE;
+
+	detail_reset(d);
+	n = eo__etcd_select(c->eps, c->n_eps, need_voter, now_ms(), c->backoff_ms, order);
+	if (n == 0 && need_voter) {
+		recheck_learners(c);
+		n = eo__etcd_select(c->eps, c->n_eps, need_voter, now_ms(), c->backoff_ms, order);
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t i = order[k];
+		bool delivered;
+
+		tried++;
+		err = post(c, c->eps[i].url, path, req, d, &delivered);
+		if (err == EO_ETCD_OK) {
+			mark_ok(c, i, need_voter);
+			return EO_ETCD_OK;
+		}
+		if (err == EO_ETCD_LEARNER) {
+			/* Refused before acting: always safe to move on. */
+			c->eps[i].role = EO__ETCD_ROLE_LEARNER;
+			continue;
+		}
+		if (!endpoint_fault(err))
+			return err; /* the cluster answered; another endpoint would agree */
+		mark_failed(c, i);
+		if (delivered && !idempotent)
+			return err; /* may have been applied: the caller must look first */
+	}
+	if (tried == 0) {
+		detail_set(d, "", "no usable endpoint: every endpoint is a learner");
+		return EO_ETCD_LEARNER;
+	}
+	return err;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
+{
+	struct curl_slist *h = NULL, *t;
+	char *auth = NULL;
+	eo_etcd_err err = EO_ETCD_NOMEM;
+
+	if (token != NULL) {
+		size_t len = strnlen(token, MAX_TOKEN + 1);
+
+		if (len == 0 || len > MAX_TOKEN || strpbrk(token, "\r\n") != NULL) {
+			err = EO_ETCD_INVALID;
+			goto out;
+		}
+		/* etcd takes the whole header value as the token: no "Bearer ". */
+		if (asprintf(&auth, "Authorization: %s", token) < 0) {
+			auth = NULL;
+			goto out;
+		}
+	}
+	t = curl_slist_append(h, "Content-Type: application/json");
+	if (t == NULL)
+		goto out;
+	h = t;
+	/* No "Expect: 100-continue" round trip for large puts. */
+	t = curl_slist_append(h, "Expect:");
+	if (t == NULL)
+		goto out;
+	h = t;
+	if (auth != NULL) {
+		t = curl_slist_append(h, auth);
+		if (t == NULL)
+			goto out;
+		h = t;
+	}
+	if (curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h) != CURLE_OK)
+		goto out;
+	curl_slist_free_all(c->headers);
+	c->headers = h;
+	h = NULL;
+	err = EO_ETCD_OK;
+out:
+	curl_slist_free_all(h);
+	free(auth);
+	return err;
+}
+
+eo_etcd_err eo_etcd_client_set_token(eo_etcd_client *c, const char *token)
+{
+	if (c == NULL)
+		return EO_ETCD_INVALID;
+	return set_headers(c, token);
+}
+
+static bool set_blob(CURL *curl, CURLoption opt, const void *data, size_t len)
+{
+	struct curl_blob blob = {.data = (void *)data, .len = len, .flags = CURL_BLOB_COPY};
+
+	return curl_easy_setopt(curl, opt, &blob) == CURLE_OK;
+}
+
+static eo_etcd_err setup_tls(CURL *curl, const struct eo_etcd_config *cfg)
+{
+	if (cfg->ca_pem != NULL) {
+		if (!set_blob(curl, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_pem_len))
+			return EO_ETCD_TRANSPORT;
+	} else if (cfg->ca_file != NULL &&
+		   curl_easy_setopt(curl, CURLOPT_CAINFO, cfg->ca_file) != CURLE_OK) {
+		return EO_ETCD_TRANSPORT;
+	}
+	if (cfg->cert_pem != NULL) {
+		if (!set_blob(curl, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_pem_len) ||
+		    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM") != CURLE_OK)
+			return EO_ETCD_TRANSPORT;
+	} else if (cfg->cert_file != NULL &&
+		   curl_easy_setopt(curl, CURLOPT_SSLCERT, cfg->cert_file) != CURLE_OK) {
+		return EO_ETCD_TRANSPORT;
+	}
+	if (cfg->key_pem != NULL) {
+		if (!set_blob(curl, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_pem_len) ||
+		    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM") != CURLE_OK)
+			return EO_ETCD_TRANSPORT;
+	} else if (cfg->key_file != NULL &&
+		   curl_easy_setopt(curl, CURLOPT_SSLKEY, cfg->key_file) != CURLE_OK) {
+		return EO_ETCD_TRANSPORT;
+	}
+	return EO_ETCD_OK;
+}
+
+static eo_etcd_err setup_curl(eo_etcd_client *c, const struct eo_etcd_config *cfg)
+{
+	CURL *h = c->curl;
+
+	if (curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    /* etcd is reached directly; never through a proxy from the environment. */
+	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_WRITEDATA, &c->body) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
+		return EO_ETCD_TRANSPORT;
+	return setup_tls(h, cfg);
+}
+
+eo_etcd_err eo_etcd_client_new(const struct eo_etcd_config *cfg, eo_etcd_client **out,
+			       struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	eo_etcd_client *c = NULL;
+	eo_etcd_err err = EO_ETCD_INVALID;
+
+	detail_reset(d);
+	if (out != NULL)
+		*out = NULL;
+	if (cfg == NULL || out == NULL || cfg->endpoints == NULL || cfg->n_endpoints == 0 ||
+	    cfg->n_endpoints > MAX_ENDPOINTS || cfg->timeout_ms < 0 ||
+	    cfg->connect_timeout_ms < 0 || cfg->fail_backoff_ms < 0 ||
+	    cfg->max_body > MAX_BODY_LIMIT) {
+		eo__etcd_copy(d->message, sizeof(d->message), "invalid client configuration");
+		goto out;
+	}
+	err = EO_ETCD_NOMEM;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto out;
+	c->eps = calloc(cfg->n_endpoints, sizeof(*c->eps));
+	if (c->eps == NULL)
+		goto out;
+	err = EO_ETCD_INVALID;
+	for (size_t i = 0; i < cfg->n_endpoints; i++) {
+		if (!eo__etcd_url_normalise(cfg->endpoints[i], c->eps[i].url,
+					    sizeof(c->eps[i].url))) {
+			detail_set(d, cfg->endpoints[i] ? cfg->endpoints[i] : "",
+				   "endpoint must be http(s)://host[:port]");
+			goto out;
+		}
+		c->n_eps++;
+	}
+	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+	c->connect_timeout_ms =
+	    cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
+	if (c->connect_timeout_ms > c->timeout_ms)
+		c->connect_timeout_ms = c->timeout_ms;
+	c->backoff_ms = cfg->fail_backoff_ms ? cfg->fail_backoff_ms : DEFAULT_BACKOFF_MS;
+	c->body.max = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
+	err = EO_ETCD_NOMEM;
+	/* Always allocated, so a 200 with an empty body still reads as "". */
+	c->body.cap = c->body.max < INITIAL_BODY ? c->body.max + 1 : INITIAL_BODY;
+	c->body.data = malloc(c->body.cap);
+	if (c->body.data == NULL)
+		goto out;
+	c->body.data[0] = '\0';
+	c->curl = curl_easy_init();
+	if (c->curl == NULL)
+		goto out;
+	err = setup_curl(c, cfg);
+	if (err != EO_ETCD_OK) {
+		eo__etcd_copy(d->message, sizeof(d->message), "cannot configure TLS/transport");
+		goto out;
+	}
+	err = set_headers(c, cfg->auth_token);
+	if (err != EO_ETCD_OK) {
+		eo__etcd_copy(d->message, sizeof(d->message), "invalid auth token");
+		goto out;
+	}
+	*out = c;
+	c = NULL;
+out:
+	eo_etcd_client_free(c);
+	return err;
+}
+
+void eo_etcd_client_free(eo_etcd_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->curl != NULL)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->headers);
+	free(c->body.data);
+	free(c->eps);
+	free(c);
+}
+
+size_t eo_etcd_client_endpoint_count(const eo_etcd_client *c)
+{
+	return c ? c->n_eps : 0;
+}
+
+const char *eo_etcd_client_endpoint(const eo_etcd_client *c, size_t i)
+{
+	return c && i < c->n_eps ? c->eps[i].url : NULL;
+}
+
+bool eo_etcd_client_endpoint_is_learner(const eo_etcd_client *c, size_t i)
+{
+	return c && i < c->n_eps && c->eps[i].role == EO__ETCD_ROLE_LEARNER;
+}
+
+/* ---- members ------------------------------------------------------------ */
+
+/* Parses a members response from c->body and refreshes learner marks. */
+static eo_etcd_err take_members(eo_etcd_client *c, struct eo_etcd_members *out)
+{
+	struct eo_etcd_members tmp = {0};
+	eo_etcd_err err = eo__etcd_parse_members(c->body.data, c->body.len, &tmp);
+
+	if (err == EO_ETCD_OK)
+		eo__etcd_learn_roles(c->eps, c->n_eps, &tmp);
+	if (out != NULL && err == EO_ETCD_OK)
+		*out = tmp;
+	else
+		eo_etcd_members_clear(&tmp);
+	return err;
+}
+
+eo_etcd_err eo_etcd_member_list(eo_etcd_client *c, struct eo_etcd_members *out,
+				struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	eo_etcd_err err;
+
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (c == NULL || out == NULL) {
+		detail_set(d, "", "NULL argument");
+		return EO_ETCD_INVALID;
+	}
+	/* 3.4 ignores the unknown field; 3.5+ then answer after a ReadIndex. */
+	err = call(c, "cluster/member/list", "{\"linearizable\":true}", true, true, d);
+	if (err == EO_ETCD_OK)
+		err = take_members(c, out);
+	return err;
+}
+
+eo_etcd_err eo_etcd_member_add(eo_etcd_client *c, const char *const *peer_urls, size_t n_peer_urls,
+			       bool as_learner, struct eo_etcd_member *added,
+			       struct eo_etcd_members *members, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	struct eo_etcd_members ms = {0};
+	char *req = NULL;
+	eo_etcd_err err = EO_ETCD_INVALID;
+
+	detail_reset(d);
+	if (added != NULL)
+		memset(added, 0, sizeof(*added));
+	if (members != NULL)
+		memset(members, 0, sizeof(*members));
+	if (c == NULL || added == NULL || peer_urls == NULL || n_peer_urls == 0) {
+		eo__etcd_copy(d->message, sizeof(d->message), "no peer URLs");
+		goto out;
+	}
+	for (size_t i = 0; i < n_peer_urls; i++) {
+		if (peer_urls[i] == NULL || peer_urls[i][0] == '\0') {
+			eo__etcd_copy(d->message, sizeof(d->message), "empty peer URL");
+			goto out;
+		}
+	}
+	err = EO_ETCD_NOMEM;
+	req = eo__etcd_req_member_add(peer_urls, n_peer_urls, as_learner);
+	if (req == NULL)
+		goto out;
+	err = call(c, "cluster/member/add", req, true, false, d);
+	if (err != EO_ETCD_OK)
+		goto out;
+	err = eo__etcd_parse_member_add(c->body.data, c->body.len, added, &ms);
+	if (err != EO_ETCD_OK)
+		goto out;
+	eo__etcd_learn_roles(c->eps, c->n_eps, &ms);
+	if (members != NULL) {
+		*members = ms;
+		memset(&ms, 0, sizeof(ms));
+	}
+out:
+	eo_etcd_members_clear(&ms);
+	free(req);
+	return err;
+}
+
+static eo_etcd_err member_by_id(eo_etcd_client *c, const char *path, uint64_t id,
+				struct eo_etcd_members *members, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err = EO_ETCD_INVALID;
+
+	detail_reset(d);
+	if (members != NULL)
+		memset(members, 0, sizeof(*members));
+	if (c == NULL || id == 0) {
+		eo__etcd_copy(d->message, sizeof(d->message), "member id 0");
+		goto out;
+	}
+	err = EO_ETCD_NOMEM;
+	req = eo__etcd_req_member_id(id);
+	if (req == NULL)
+		goto out;
+	err = call(c, path, req, true, false, d);
+	if (err == EO_ETCD_OK)
+		err = take_members(c, members);
+out:
+	free(req);
+	return err;
+}
+
+eo_etcd_err eo_etcd_member_promote(eo_etcd_client *c, uint64_t id, struct eo_etcd_members *members,
+				   struct eo_etcd_detail *detail)
+{
+	return member_by_id(c, "cluster/member/promote", id, members, detail);
+}
+
+eo_etcd_err eo_etcd_member_remove(eo_etcd_client *c, uint64_t id, struct eo_etcd_members *members,
+				  struct eo_etcd_detail *detail)
+{
+	return member_by_id(c, "cluster/member/remove", id, members, detail);
+}
+
+/* ---- status and health -------------------------------------------------- */
+
+static eo_etcd_err status_at(eo_etcd_client *c, const char *base, struct eo_etcd_status *out,
+			     struct eo_etcd_detail *d)
+{
+	size_t i = eo__etcd_find_ep(c->eps, c->n_eps, base);
+	bool delivered;
+	eo_etcd_err err;
+
+	err = post(c, base, "maintenance/status", "{}", d, &delivered);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_status(c->body.data, c->body.len, out);
+	if (i < c->n_eps) {
+		if (err == EO_ETCD_OK) {
+			c->eps[i].failed_at_ms = 0;
+			c->eps[i].role =
+			    out->is_learner ? EO__ETCD_ROLE_LEARNER : EO__ETCD_ROLE_VOTER;
+		} else if (endpoint_fault(err)) {
+			mark_failed(c, i);
+		}
+	}
+	return err;
+}
+
+eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_etcd_status *out,
+			   struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char base[EO_ETCD_URL_MAX];
+
+	detail_reset(d);
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (c == NULL || out == NULL || !eo__etcd_url_normalise(endpoint, base, sizeof(base))) {
+		detail_set(d, endpoint ? endpoint : "", "invalid endpoint");
+		return EO_ETCD_INVALID;
+	}
+	return status_at(c, base, out, d);
+}
+
+/* base64("health"): the key etcdctl's health check reads as well. */
+#define HEALTH_KEY_B64 "aGVhbHRo"
+
+eo_etcd_err eo_etcd_health(eo_etcd_client *c, const char *endpoint, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char base[EO_ETCD_URL_MAX];
+	size_t i;
+	bool learner, delivered;
+	eo_etcd_err err;
+	struct eo_etcd_range r = {0};
+
+	detail_reset(d);
+	if (c == NULL || !eo__etcd_url_normalise(endpoint, base, sizeof(base))) {
+		detail_set(d, endpoint ? endpoint : "", "invalid endpoint");
+		return EO_ETCD_INVALID;
+	}
+	i = eo__etcd_find_ep(c->eps, c->n_eps, base);
+	learner = i < c->n_eps && c->eps[i].role == EO__ETCD_ROLE_LEARNER;
+	err = post(c, base, "kv/range",
+		   learner ? "{\"key\":\"" HEALTH_KEY_B64 "\",\"serializable\":true}"
+			   : "{\"key\":\"" HEALTH_KEY_B64 "\"}",
+		   d, &delivered);
+	if (err == EO_ETCD_LEARNER) {
+		/* Not known to be a learner until now: a local read is all it serves. */
+		learner = true;
+		if (i < c->n_eps)
+			c->eps[i].role = EO__ETCD_ROLE_LEARNER;
+		err = post(c, base, "kv/range",
+			   "{\"key\":\"" HEALTH_KEY_B64 "\",\"serializable\":true}", d, &delivered);
+	}
+	if (err == EO_ETCD_OK) {
+		err = eo__etcd_parse_range(c->body.data, c->body.len, &r);
+		eo_etcd_range_clear(&r);
+	} else if (err == EO_ETCD_AUTH && strstr(d->message, "permission denied") != NULL) {
+		err = EO_ETCD_OK; /* it answered; the key is simply not ours to read */
+	}
+	if (i < c->n_eps) {
+		if (err == EO_ETCD_OK)
+			mark_ok(c, i, !learner);
+		else if (endpoint_fault(err))
+			mark_failed(c, i);
+	}
+	return err;
+}
+
+/* ---- keys --------------------------------------------------------------- */
+
+eo_etcd_err eo_etcd_put(eo_etcd_client *c, const void *key, size_t key_len, const void *value,
+			size_t value_len, int64_t *revision, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err = EO_ETCD_INVALID;
+
+	detail_reset(d);
+	if (revision != NULL)
+		*revision = 0;
+	if (c == NULL || key == NULL || key_len == 0 || (value == NULL && value_len > 0)) {
+		eo__etcd_copy(d->message, sizeof(d->message), "empty key");
+		goto out;
+	}
+	/* Base64 grows by 4/3; keep the request within what a reply may be. */
+	if (key_len > c->body.max / 2 || value_len > c->body.max / 2) {
+		err = EO_ETCD_TOOBIG;
+		eo__etcd_copy(d->message, sizeof(d->message), "key or value too large");
+		goto out;
+	}
+	err = EO_ETCD_NOMEM;
+	req = eo__etcd_req_put(key, key_len, value ? value : "", value_len);
+	if (req == NULL)
+		goto out;
+	err = call(c, "kv/put", req, true, false, d);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_put(c->body.data, c->body.len, revision);
+out:
+	free(req);
+	return err;
+}
+
+eo_etcd_err eo_etcd_range(eo_etcd_client *c, const void *key, size_t key_len,
+			  const struct eo_etcd_range_opts *opts, struct eo_etcd_range *out,
+			  struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err = EO_ETCD_INVALID;
+	bool serializable = opts != NULL && opts->serializable;
+
+	detail_reset(d);
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (c == NULL || out == NULL || key == NULL || key_len == 0 ||
+	    (opts != NULL && opts->limit < 0)) {
+		eo__etcd_copy(d->message, sizeof(d->message), "invalid range");
+		goto out;
+	}
+	if (key_len > c->body.max / 2) {
+		err = EO_ETCD_TOOBIG;
+		goto out;
+	}
+	err = EO_ETCD_NOMEM;
+	req = eo__etcd_req_range(key, key_len, opts);
+	if (req == NULL)
+		goto out;
+	/* Learners serve serializable reads only. */
+	err = call(c, "kv/range", req, !serializable, true, d);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_range(c->body.data, c->body.len, out);
+out:
+	free(req);
+	return err;
+}
+
+eo_etcd_err eo_etcd_get(eo_etcd_client *c, const void *key, size_t key_len, struct eo_etcd_kv *out,
+			struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_range r = {0};
+	eo_etcd_err err;
+
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (out == NULL)
+		return EO_ETCD_INVALID;
+	err = eo_etcd_range(c, key, key_len, NULL, &r, detail);
+	if (err == EO_ETCD_OK) {
+		if (r.n == 0) {
+			err = EO_ETCD_KEY_NOT_FOUND;
+		} else {
+			*out = r.kvs[0];
+			memset(&r.kvs[0], 0, sizeof(r.kvs[0]));
+		}
+	}
+	eo_etcd_range_clear(&r);
+	return err;
+}

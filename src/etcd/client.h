@@ -1,0 +1,266 @@
+/*
+ * etcd client over the v3 gRPC-gateway JSON API (etcd 3.4, 3.5 and 3.6).
+ *
+ * Every call is a blocking HTTP/1.1 POST (libcurl) with a JSON body (jansson)
+ * to `<endpoint>/v3/...`, bounded by a per-attempt timeout and a cap on the
+ * response body. The client holds a list of endpoints and remembers, per
+ * endpoint, whether it is known to be a learner and when it last failed:
+ *
+ *   - cluster-wide calls (member list/add/promote/remove, put, linearizable
+ *     reads) are sent only to endpoints not known to be learners, in the
+ *     configured order, with recently failed endpoints moved to the back;
+ *   - an endpoint that answers "rpc not supported for learner" is marked as a
+ *     learner and the call moves on to the next endpoint;
+ *   - idempotent calls fail over on any transport error or timeout; calls that
+ *     change state (member add/promote/remove, put) fail over only when the
+ *     request certainly never reached the server (connection refused, learner
+ *     refusal, ...), so a timed-out member add is never sent twice.
+ *
+ * Each attempt is bounded by timeout_ms, so a call over n endpoints returns
+ * within about n * timeout_ms; an endpoint that failed is tried last for
+ * fail_backoff_ms, so later calls go straight to a working one.
+ *
+ * Learner marks are refreshed from every member list the client sees (the
+ * members' clientURLs are matched against the endpoints) and from status
+ * calls, so a promoted learner becomes usable again.
+ *
+ * A client is not thread-safe: use one per thread (or per reconcile). The
+ * program must call curl_global_init() once before creating clients.
+ *
+ * Nothing here logs. Every call returns an eo_etcd_err and, when the caller
+ * passes a detail struct, the gRPC code, HTTP status and message of the last
+ * failure.
+ *
+ * Ownership: output structs are filled by the callee and owned by the caller,
+ * who releases them with the matching *_clear() function. The clear
+ * functions accept zeroed structs and leave the struct zeroed, so an output
+ * struct may be initialised with `= {0}` and cleared unconditionally on every
+ * path. Input strings are borrowed for the duration of the call only.
+ */
+#ifndef EO_ETCD_CLIENT_H
+#define EO_ETCD_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	EO_ETCD_OK = 0,
+	EO_ETCD_UNAVAILABLE,	   /* no endpoint reachable, no leader, leader changed, ... */
+	EO_ETCD_TIMEOUT,	   /* request or server-side timeout; the outcome is unknown */
+	EO_ETCD_NOTFOUND,	   /* member not found */
+	EO_ETCD_KEY_NOT_FOUND,	   /* eo_etcd_get: the key does not exist */
+	EO_ETCD_LEARNER_NOT_READY, /* promote: the learner is not yet in sync with the leader */
+	EO_ETCD_NOT_LEARNER,	   /* promote: the member is not a learner */
+	EO_ETCD_TOO_MANY_LEARNERS, /* add learner: the cluster already has its maximum */
+	EO_ETCD_UNHEALTHY_CLUSTER, /* reconfiguration refused: quorum would be at risk */
+	EO_ETCD_PEER_URL_EXISTS,   /* add: a member with these peer URLs (or its id) exists */
+	EO_ETCD_LEARNER,	   /* the only endpoints left are learners, which refuse the call */
+	EO_ETCD_NOSPACE,	   /* database space exceeded (NOSPACE alarm) */
+	EO_ETCD_COMPACTED,	   /* requested revision has been compacted */
+	EO_ETCD_AUTH,		   /* authentication or permission failure */
+	EO_ETCD_INVALID,	   /* invalid argument (ours or as judged by the server) */
+	EO_ETCD_UNSUPPORTED,	   /* no v3 gateway route (gateway disabled, too old etcd) */
+	EO_ETCD_INTERNAL,	   /* any other server-side error */
+	EO_ETCD_PROTOCOL,	   /* response that is not the JSON we expect */
+	EO_ETCD_TOOBIG,		   /* response body larger than the configured cap */
+	EO_ETCD_TRANSPORT,	   /* TLS or other transport failure */
+	EO_ETCD_NOMEM,
+	EO_ETCD_ERR_COUNT_ /* not an error; keeps the strerror table honest */
+} eo_etcd_err;
+
+/* A short constant English description; never NULL. */
+const char *eo_etcd_strerror(eo_etcd_err err);
+
+#define EO_ETCD_MSG_MAX 256
+#define EO_ETCD_URL_MAX 512
+
+/*
+ * What went wrong in the last failed attempt of a call. All fields are reset
+ * at the start of every call; on success they describe the endpoint that
+ * answered (grpc_code -1, message empty).
+ */
+struct eo_etcd_detail {
+	int grpc_code;			/* gRPC status code from the error body, -1 if none */
+	long http_status;		/* HTTP status, 0 if no response was received */
+	int curl_code;			/* CURLcode of the transfer, 0 if it completed */
+	char endpoint[EO_ETCD_URL_MAX]; /* endpoint of that attempt, "" if none */
+	char message[EO_ETCD_MSG_MAX];	/* server or transport message, truncated */
+};
+
+/*
+ * Client configuration. Everything is copied by eo_etcd_client_new(); the
+ * caller may free its buffers right after the call.
+ *
+ * For TLS, each of CA, client certificate and key can be given either as a
+ * file path or as PEM bytes in memory (the memory form wins when both are
+ * set). Server certificates are always verified.
+ */
+struct eo_etcd_config {
+	const char *const *endpoints; /* "http(s)://host:port", at least one */
+	size_t n_endpoints;
+
+	const char *ca_file;
+	const char *cert_file;
+	const char *key_file;
+	const void *ca_pem;
+	size_t ca_pem_len;
+	const void *cert_pem;
+	size_t cert_pem_len;
+	const void *key_pem;
+	size_t key_pem_len;
+
+	const char *auth_token; /* sent as "Authorization: <token>"; NULL for none */
+
+	long timeout_ms;	 /* whole attempt against one endpoint; default 5000 */
+	long connect_timeout_ms; /* TCP+TLS connect; default min(timeout, 2000) */
+	long fail_backoff_ms;	 /* how long a failed endpoint goes to the back; default 10000 */
+	size_t max_body;	 /* response body cap in bytes; default 4 MiB */
+};
+
+typedef struct eo_etcd_client eo_etcd_client;
+
+/* Creates a client; *out is owned by the caller (eo_etcd_client_free). */
+eo_etcd_err eo_etcd_client_new(const struct eo_etcd_config *cfg, eo_etcd_client **out,
+			       struct eo_etcd_detail *detail);
+void eo_etcd_client_free(eo_etcd_client *c);
+
+/* Replaces the auth token (copied); NULL removes the header. */
+eo_etcd_err eo_etcd_client_set_token(eo_etcd_client *c, const char *token);
+
+/* Endpoints as normalised by the client (no trailing '/'); borrowed. */
+size_t eo_etcd_client_endpoint_count(const eo_etcd_client *c);
+const char *eo_etcd_client_endpoint(const eo_etcd_client *c, size_t i);
+/* Whether the client currently believes endpoint i is a learner. */
+bool eo_etcd_client_endpoint_is_learner(const eo_etcd_client *c, size_t i);
+
+/* ---- members ------------------------------------------------------------ */
+
+struct eo_etcd_member {
+	uint64_t id;
+	char *name; /* "" for a member that was added but has not started yet */
+	char **peer_urls;
+	size_t n_peer_urls;
+	char **client_urls; /* empty for a member that has not started yet */
+	size_t n_client_urls;
+	bool is_learner;
+};
+
+struct eo_etcd_members {
+	uint64_t cluster_id;
+	uint64_t responder_id; /* header.member_id: the member that answered */
+	struct eo_etcd_member *v;
+	size_t n;
+};
+
+void eo_etcd_member_clear(struct eo_etcd_member *m);
+void eo_etcd_members_clear(struct eo_etcd_members *ms);
+/* The member with that id, or NULL; borrowed from ms. */
+const struct eo_etcd_member *eo_etcd_members_find(const struct eo_etcd_members *ms, uint64_t id);
+
+/* Lists the members (linearizable where the server supports it). */
+eo_etcd_err eo_etcd_member_list(eo_etcd_client *c, struct eo_etcd_members *out,
+				struct eo_etcd_detail *detail);
+
+/*
+ * Adds a member with the given peer URLs, as a learner when as_learner.
+ * `added` receives the new member (id, peer URLs, learner flag); `members`,
+ * when not NULL, receives the member list returned with it.
+ */
+eo_etcd_err eo_etcd_member_add(eo_etcd_client *c, const char *const *peer_urls, size_t n_peer_urls,
+			       bool as_learner, struct eo_etcd_member *added,
+			       struct eo_etcd_members *members, struct eo_etcd_detail *detail);
+
+/* Promotes a learner; LEARNER_NOT_READY means "retry later". members may be NULL. */
+eo_etcd_err eo_etcd_member_promote(eo_etcd_client *c, uint64_t id, struct eo_etcd_members *members,
+				   struct eo_etcd_detail *detail);
+
+/* Removes a member; members may be NULL. */
+eo_etcd_err eo_etcd_member_remove(eo_etcd_client *c, uint64_t id, struct eo_etcd_members *members,
+				  struct eo_etcd_detail *detail);
+
+/* ---- per-endpoint status and health ----------------------------------- */
+
+struct eo_etcd_status {
+	char version[32];	  /* server version, e.g. "3.5.35" */
+	char storage_version[32]; /* 3.6+, "" before */
+	uint64_t cluster_id;
+	uint64_t member_id; /* the member that answered */
+	uint64_t leader;    /* 0 when the member knows no leader */
+	uint64_t raft_index;
+	uint64_t raft_term;
+	uint64_t raft_applied_index;
+	int64_t db_size;
+	int64_t db_size_in_use;
+	int64_t db_size_quota; /* 3.6+, 0 before */
+	bool is_learner;
+	char **errors; /* e.g. alarm descriptions; owned */
+	size_t n_errors;
+};
+
+void eo_etcd_status_clear(struct eo_etcd_status *st);
+
+/*
+ * Status of one endpoint (any URL; it need not be one of the client's
+ * endpoints, but if it is, its learner mark is updated). Never fails over:
+ * the answer is about that member.
+ */
+eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_etcd_status *out,
+			   struct eo_etcd_detail *detail);
+
+/*
+ * Health of one endpoint: a read of the key "health", linearizable (it needs
+ * a leader and a quorum) unless the endpoint is a learner, where only a
+ * serializable read is possible. A permission error counts as healthy: the
+ * member answered.
+ */
+eo_etcd_err eo_etcd_health(eo_etcd_client *c, const char *endpoint, struct eo_etcd_detail *detail);
+
+/* ---- keys ---------------------------------------------------------------- */
+
+struct eo_etcd_kv {
+	unsigned char *key; /* NUL-terminated for convenience; key_len excludes it */
+	size_t key_len;
+	unsigned char *value; /* NUL-terminated for convenience; value_len excludes it */
+	size_t value_len;
+	int64_t create_revision;
+	int64_t mod_revision;
+	int64_t version;
+	int64_t lease;
+};
+
+struct eo_etcd_range {
+	int64_t revision; /* header.revision */
+	struct eo_etcd_kv *kvs;
+	size_t n;
+	bool more;
+	int64_t count;
+};
+
+struct eo_etcd_range_opts {
+	const void *range_end; /* NULL: single key, unless prefix */
+	size_t range_end_len;
+	bool prefix;	   /* every key starting with key (range_end computed) */
+	int64_t limit;	   /* 0: no limit */
+	bool serializable; /* local read; the only kind a learner serves */
+	bool keys_only;
+	bool count_only;
+};
+
+void eo_etcd_kv_clear(struct eo_etcd_kv *kv);
+void eo_etcd_range_clear(struct eo_etcd_range *r);
+
+/* Puts key=value; *revision (may be NULL) receives the new revision. */
+eo_etcd_err eo_etcd_put(eo_etcd_client *c, const void *key, size_t key_len, const void *value,
+			size_t value_len, int64_t *revision, struct eo_etcd_detail *detail);
+
+/* Linearizable read of one key; KEY_NOT_FOUND when absent. */
+eo_etcd_err eo_etcd_get(eo_etcd_client *c, const void *key, size_t key_len, struct eo_etcd_kv *out,
+			struct eo_etcd_detail *detail);
+
+/* Range read; opts may be NULL (single key, linearizable). */
+eo_etcd_err eo_etcd_range(eo_etcd_client *c, const void *key, size_t key_len,
+			  const struct eo_etcd_range_opts *opts, struct eo_etcd_range *out,
+			  struct eo_etcd_detail *detail);
+
+#endif

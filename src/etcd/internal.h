@@ -1,0 +1,112 @@
+/*
+ * Internals of the etcd client shared between its files and its unit tests:
+ * the pure parts (JSON encoding and decoding, error mapping, endpoint
+ * selection). No I/O here. Names use the eo__etcd_ prefix and are not part of
+ * the public API.
+ */
+#ifndef EO_ETCD_INTERNAL_H
+#define EO_ETCD_INTERNAL_H
+
+#include <jansson.h>
+
+#include "etcd/client.h"
+
+/* ---- scalar helpers (wire.c) ------------------------------------------ */
+
+/*
+ * Reads an unsigned 64-bit value as the gateway encodes it: a JSON string of
+ * decimal digits (or, leniently, a non-negative JSON integer). A NULL v
+ * (field omitted because it was zero) yields 0. Returns false on anything else.
+ */
+bool eo__etcd_json_u64(const json_t *v, uint64_t *out);
+bool eo__etcd_json_i64(const json_t *v, int64_t *out);
+/* Parses exactly [s, s+len) as a decimal uint64 with no sign or spaces. */
+bool eo__etcd_parse_u64(const char *s, size_t len, uint64_t *out);
+
+/* Standard base64 with padding. Result malloc'd, NUL-terminated; caller frees. */
+char *eo__etcd_b64_encode(const void *data, size_t len);
+/* Decodes standard base64; result malloc'd with a trailing NUL not counted in *out_len. */
+bool eo__etcd_b64_decode(const char *s, size_t len, unsigned char **out, size_t *out_len);
+
+/*
+ * range_end for "every key with this prefix": the prefix with its last byte
+ * that is not 0xff incremented and the rest dropped; a prefix of only 0xff
+ * bytes (or empty) gives "\0", meaning "to the end of the keyspace".
+ * Result malloc'd; caller frees.
+ */
+bool eo__etcd_prefix_end(const void *key, size_t len, unsigned char **out, size_t *out_len);
+
+/* Copies src into dst[cap] with truncation, always NUL-terminating. */
+void eo__etcd_copy(char *dst, size_t cap, const char *src);
+
+/* ---- error mapping (wire.c) -------------------------------------------- */
+
+/*
+ * Maps a non-200 gateway answer (status and body) to an error, filling
+ * d->grpc_code and d->message from the body when it is the gateway's error
+ * JSON ({"error","code","message"} in 3.4/3.5, {"code","message"} in 3.6).
+ * The HTTP status is stored by the caller. d may be NULL.
+ */
+eo_etcd_err eo__etcd_map_error(long http_status, const char *body, size_t len,
+			       struct eo_etcd_detail *d);
+
+/* Maps a gRPC code plus message (either may be absent: -1 / NULL). */
+eo_etcd_err eo__etcd_map_grpc(int code, const char *message);
+
+/* True for the "rpc not supported for learner" refusal. */
+bool eo__etcd_is_learner_refusal(const char *message);
+
+/* ---- response parsing (wire.c) ----------------------------------------- */
+/* Each parser takes the raw 200 body, fills *out and returns OK or PROTOCOL
+ * (or NOMEM). On failure *out is left cleared. */
+
+eo_etcd_err eo__etcd_parse_members(const char *body, size_t len, struct eo_etcd_members *out);
+/* Member add: the new member plus the list. members may be NULL. */
+eo_etcd_err eo__etcd_parse_member_add(const char *body, size_t len, struct eo_etcd_member *added,
+				      struct eo_etcd_members *members);
+eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_status *out);
+eo_etcd_err eo__etcd_parse_range(const char *body, size_t len, struct eo_etcd_range *out);
+/* Put: header.revision. */
+eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision);
+
+/* ---- request bodies (wire.c) ------------------------------------------- */
+/* Each returns a malloc'd compact JSON string, or NULL on allocation failure. */
+
+char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_learner);
+char *eo__etcd_req_member_id(uint64_t id);
+char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
+char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
+
+/* ---- endpoints (select.c) ---------------------------------------------- */
+
+/*
+ * Normalises an endpoint URL: must start with http:// or https://, have a
+ * host, and fit EO_ETCD_URL_MAX; trailing slashes are dropped and the scheme
+ * lower-cased. Returns false when it is not acceptable.
+ */
+bool eo__etcd_url_normalise(const char *in, char *out, size_t cap);
+
+enum eo__etcd_role { EO__ETCD_ROLE_UNKNOWN = 0, EO__ETCD_ROLE_VOTER, EO__ETCD_ROLE_LEARNER };
+
+struct eo__etcd_ep {
+	char url[EO_ETCD_URL_MAX];
+	enum eo__etcd_role role;
+	int64_t failed_at_ms; /* monotonic time of the last failure; 0 = none since last success */
+};
+
+/*
+ * Order in which to try the endpoints for one call. need_voter excludes
+ * endpoints known to be learners. Endpoints that failed less than backoff_ms
+ * before now_ms go after the others (oldest failure first). Writes up to n
+ * indexes into order and returns how many.
+ */
+size_t eo__etcd_select(const struct eo__etcd_ep *eps, size_t n, bool need_voter, int64_t now_ms,
+		       int64_t backoff_ms, size_t *order);
+
+/* Updates learner marks from a member list (matching clientURLs). */
+void eo__etcd_learn_roles(struct eo__etcd_ep *eps, size_t n, const struct eo_etcd_members *ms);
+
+/* Index of the endpoint equal to url (normalised), or n when none. */
+size_t eo__etcd_find_ep(const struct eo__etcd_ep *eps, size_t n, const char *url);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * kube/cache.c - keyed object store with owner and label indexes.
+ *
+ * Maps are jansson objects: store maps key -> object; each index maps an
+ * index value -> a set (object of key -> true).
+ */
+#include "kube/cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/client.h"
+
+struct eo_kube_cache {
+	pthread_rwlock_t lock;
+	char *label_key;
+	json_t *store;
+	json_t *by_owner;
+	json_t *by_label;
+};
+
+eo_kube_cache *eo_kube_cache_new(const char *label_key)
+{
+	eo_kube_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->store = json_object();
+	c->by_owner = json_object();
+	c->by_label = json_object();
+	c->label_key = label_key ? strdup(label_key) : NULL;
+	if (!c->store || !c->by_owner || !c->by_label || (label_key && !c->label_key)) {
+		json_decref(c->store);
+		json_decref(c->by_owner);
+		json_decref(c->by_label);
+		free(c->label_key);
+		free(c);
+		return NULL;
+	}
+	pthread_rwlock_init(&c->lock, NULL);
+	return c;
+}
+
+void eo_kube_cache_free(eo_kube_cache *c)
+{
+	if (!c)
+		return;
+	json_decref(c->store);
+	json_decref(c->by_owner);
+	json_decref(c->by_label);
+	free(c->label_key);
+	pthread_rwlock_destroy(&c->lock);
+	free(c);
+}
+
+char *eo_kube_cache_key(const char *ns, const char *name)
+{
+	char *k = NULL;
+
+	if (!name)
+		return NULL;
+	if (!ns || !ns[0])
+		return strdup(name);
+	if (asprintf(&k, "%s/%s", ns, name) < 0)
+		return NULL;
+	return k;
+}
+
+/* Adds or removes key under index value v. */
+static int index_add(json_t *index, const char *v, const char *key)
+{
+	json_t *set = json_object_get(index, v);
+
+	if (!set) {
+		set = json_object();
+		if (!set || json_object_set_new_nocheck(index, v, set) != 0)
+			return -1;
+	}
+	return json_object_set_new_nocheck(set, key, json_true());
+}
+
+static void index_del(json_t *index, const char *v, const char *key)
+{
+	json_t *set = json_object_get(index, v);
+
+	if (!set)
+		return;
+	json_object_del(set, key);
+	if (json_object_size(set) == 0)
+		json_object_del(index, v);
+}
+
+/* Applies fn to every index entry of obj. */
+static int index_obj(eo_kube_cache *c, json_t *obj, const char *key, bool add)
+{
+	json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	json_t *ref;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(refs, i, ref)
+	{
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (!uid)
+			continue;
+		if (add)
+			rc |= index_add(c->by_owner, uid, key);
+		else
+			index_del(c->by_owner, uid, key);
+	}
+	if (c->label_key) {
+		const char *v = eo_kube_obj_label(obj, c->label_key);
+
+		if (v) {
+			if (add)
+				rc |= index_add(c->by_label, v, key);
+			else
+				index_del(c->by_label, v, key);
+		}
+	}
+	return rc;
+}
+
+eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
+{
+	const char *name = eo_kube_obj_name(obj);
+	char *key;
+	json_t *prev;
+	eo_kube_err rc = EO_KUBE_OK;
+
+	if (old)
+		*old = NULL;
+	if (!name)
+		return EO_KUBE_EINVALID;
+	key = eo_kube_cache_key(eo_kube_obj_namespace(obj), name);
+	if (!key)
+		return EO_KUBE_ENOMEM;
+	pthread_rwlock_wrlock(&c->lock);
+	prev = json_object_get(c->store, key);
+	if (prev) {
+		json_incref(prev);
+		index_obj(c, prev, key, false);
+	}
+	if (json_object_set_nocheck(c->store, key, obj) != 0) {
+		rc = EO_KUBE_ENOMEM;
+		if (prev)
+			index_obj(c, prev, key, true);
+	} else if (index_obj(c, obj, key, true) != 0) {
+		rc = EO_KUBE_ENOMEM;
+	}
+	pthread_rwlock_unlock(&c->lock);
+	if (old)
+		*old = prev;
+	else
+		json_decref(prev);
+	free(key);
+	return rc;
+}
+
+eo_kube_err eo_kube_cache_remove(eo_kube_cache *c, const char *ns, const char *name, json_t **old)
+{
+	char *key = eo_kube_cache_key(ns, name);
+	json_t *prev;
+
+	if (old)
+		*old = NULL;
+	if (!key)
+		return name ? EO_KUBE_ENOMEM : EO_KUBE_EINVALID;
+	pthread_rwlock_wrlock(&c->lock);
+	prev = json_object_get(c->store, key);
+	if (prev) {
+		json_incref(prev);
+		index_obj(c, prev, key, false);
+		json_object_del(c->store, key);
+	}
+	pthread_rwlock_unlock(&c->lock);
+	free(key);
+	if (old)
+		*old = prev;
+	else
+		json_decref(prev);
+	return EO_KUBE_OK;
+}
+
+void eo_kube_cache_clear(eo_kube_cache *c)
+{
+	pthread_rwlock_wrlock(&c->lock);
+	json_object_clear(c->store);
+	json_object_clear(c->by_owner);
+	json_object_clear(c->by_label);
+	pthread_rwlock_unlock(&c->lock);
+}
+
+json_t *eo_kube_cache_get(eo_kube_cache *c, const char *ns, const char *name)
+{
+	char *key = eo_kube_cache_key(ns, name);
+	json_t *obj;
+
+	if (!key)
+		return NULL;
+	pthread_rwlock_rdlock(&c->lock);
+	obj = json_incref(json_object_get(c->store, key));
+	pthread_rwlock_unlock(&c->lock);
+	free(key);
+	return obj;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted keys of a jansson object (borrowed strings; caller frees array).
+ * Returns NULL with *n = 0 for an empty object or on OOM. */
+static const char **sorted_keys(json_t *obj, size_t *n)
+{
+	const char **keys;
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+
+	*n = json_object_size(obj);
+	if (*n == 0)
+		return NULL;
+	keys = malloc(*n * sizeof(*keys));
+	if (!keys) {
+		*n = 0;
+		return NULL;
+	}
+	json_object_foreach(obj, k, v)
+	{
+		(void)v;
+		keys[i++] = k;
+	}
+	qsort(keys, *n, sizeof(*keys), cmp_str);
+	return keys;
+}
+
+/* Array of the store objects named in set (sorted by key). Lock held. */
+static json_t *collect(eo_kube_cache *c, json_t *set, const char *ns)
+{
+	json_t *out = json_array();
+	size_t n, i, nslen = ns ? strlen(ns) : 0;
+	const char **keys;
+
+	if (!out)
+		return NULL;
+	keys = sorted_keys(set, &n);
+	for (i = 0; i < n; i++) {
+		json_t *obj;
+
+		if (ns && (strncmp(keys[i], ns, nslen) != 0 || keys[i][nslen] != '/'))
+			continue;
+		obj = json_object_get(c->store, keys[i]);
+		if (obj)
+			json_array_append(out, obj);
+	}
+	free(keys);
+	return out;
+}
+
+json_t *eo_kube_cache_list(eo_kube_cache *c, const char *ns)
+{
+	json_t *out;
+
+	pthread_rwlock_rdlock(&c->lock);
+	out = collect(c, c->store, ns && ns[0] ? ns : NULL);
+	pthread_rwlock_unlock(&c->lock);
+	return out;
+}
+
+static json_t *by_index(eo_kube_cache *c, json_t *index, const char *v)
+{
+	json_t *out, *set;
+
+	pthread_rwlock_rdlock(&c->lock);
+	set = v ? json_object_get(index, v) : NULL;
+	out = set ? collect(c, set, NULL) : json_array();
+	pthread_rwlock_unlock(&c->lock);
+	return out;
+}
+
+json_t *eo_kube_cache_by_owner(eo_kube_cache *c, const char *uid)
+{
+	return by_index(c, c->by_owner, uid);
+}
+
+json_t *eo_kube_cache_by_label(eo_kube_cache *c, const char *value)
+{
+	return by_index(c, c->by_label, value);
+}
+
+json_t *eo_kube_cache_keys(eo_kube_cache *c)
+{
+	json_t *out = json_array();
+	const char **keys;
+	size_t n;
+
+	if (!out)
+		return NULL;
+	pthread_rwlock_rdlock(&c->lock);
+	keys = sorted_keys(c->store, &n);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, json_string(keys[i]));
+	pthread_rwlock_unlock(&c->lock);
+	free(keys);
+	return out;
+}
+
+size_t eo_kube_cache_len(eo_kube_cache *c)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&c->lock);
+	n = json_object_size(c->store);
+	pthread_rwlock_unlock(&c->lock);
+	return n;
+}

@@ -1,0 +1,831 @@
+/*
+ * kube/client.c - REST calls over libcurl easy handles.
+ */
+#include "kube/client.h"
+#include "kube/client_int.h"
+
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct eo_kube_client {
+	eo_kube_config *cfg;
+	long timeout_ms;
+	long connect_timeout_ms;
+	size_t max_body;
+	char *user_agent;
+	CURLSH *share;
+	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+	/* Idle easy handles. A handle keeps its own connection cache across
+	 * curl_easy_reset(), so reusing handles gives keep-alive reuse without
+	 * sharing one connection cache between threads (which curl 7.88 does
+	 * not support safely). */
+	pthread_mutex_t pool_mu;
+	CURL *pool[EO_KUBE_CLIENT_POOL];
+	int pool_len;
+};
+
+static CURL *handle_get(eo_kube_client *c)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&c->pool_mu);
+	if (c->pool_len > 0)
+		h = c->pool[--c->pool_len];
+	pthread_mutex_unlock(&c->pool_mu);
+	if (h) {
+		curl_easy_reset(h);
+		return h;
+	}
+	return curl_easy_init();
+}
+
+static void handle_put(eo_kube_client *c, CURL *h)
+{
+	pthread_mutex_lock(&c->pool_mu);
+	if (c->pool_len < EO_KUBE_CLIENT_POOL) {
+		c->pool[c->pool_len++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&c->pool_mu);
+	if (h)
+		curl_easy_cleanup(h);
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---- small string builder with a hard cap ---------------------------- */
+
+#define SB_MAX (64u << 10) /* URLs and small bodies we build ourselves */
+
+struct sb {
+	char *p;
+	size_t len, cap;
+	bool bad;
+};
+
+static void sb_add_n(struct sb *b, const char *s, size_t n)
+{
+	if (b->bad)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap : 128;
+		char *np;
+
+		while (ncap < b->len + n + 1)
+			ncap *= 2;
+		if (ncap > SB_MAX) {
+			b->bad = true;
+			return;
+		}
+		np = realloc(b->p, ncap);
+		if (!np) {
+			b->bad = true;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void sb_add(struct sb *b, const char *s)
+{
+	sb_add_n(b, s, strlen(s));
+}
+
+static void sb_add_escaped(struct sb *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+			sb_add_n(b, (const char *)&ch, 1);
+		} else {
+			char enc[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+
+			sb_add_n(b, enc, 3);
+		}
+	}
+}
+
+/* Returns the built string (caller frees) or NULL if building failed. */
+static char *sb_take(struct sb *b)
+{
+	char *p;
+
+	if (b->bad || !b->p) {
+		free(b->p);
+		b->p = NULL;
+		return NULL;
+	}
+	p = b->p;
+	b->p = NULL;
+	return p;
+}
+
+char *eo_kube_escape(const char *s)
+{
+	struct sb b = {0};
+
+	sb_add(&b, "");
+	sb_add_escaped(&b, s);
+	return sb_take(&b);
+}
+
+static bool nonempty(const char *s)
+{
+	return s && s[0];
+}
+
+char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const char *subresource,
+		  const char *const *params)
+{
+	struct sb b = {0};
+	const char *slash;
+	bool first = true;
+
+	if (!server || !r || !nonempty(r->gv) || !nonempty(r->plural))
+		return NULL;
+	if (nonempty(subresource) && !nonempty(r->name))
+		return NULL;
+	sb_add(&b, server);
+	/* The core group has no group part and lives under /api. */
+	slash = strchr(r->gv, '/');
+	sb_add(&b, slash ? "/apis/" : "/api/");
+	if (slash) {
+		/* Escape group and version separately to keep the '/' between them. */
+		char *group = strndup(r->gv, (size_t)(slash - r->gv));
+
+		if (!group)
+			b.bad = true;
+		else
+			sb_add_escaped(&b, group);
+		free(group);
+		sb_add(&b, "/");
+		sb_add_escaped(&b, slash + 1);
+	} else {
+		sb_add_escaped(&b, r->gv);
+	}
+	if (nonempty(r->ns)) {
+		sb_add(&b, "/namespaces/");
+		sb_add_escaped(&b, r->ns);
+	}
+	sb_add(&b, "/");
+	sb_add_escaped(&b, r->plural);
+	if (nonempty(r->name)) {
+		sb_add(&b, "/");
+		sb_add_escaped(&b, r->name);
+		if (nonempty(subresource)) {
+			sb_add(&b, "/");
+			sb_add_escaped(&b, subresource);
+		}
+	}
+	for (; params && params[0]; params += 2) {
+		if (!params[1])
+			continue;
+		sb_add(&b, first ? "?" : "&");
+		first = false;
+		sb_add_escaped(&b, params[0]);
+		sb_add(&b, "=");
+		sb_add_escaped(&b, params[1]);
+	}
+	return sb_take(&b);
+}
+
+/* ---- object accessors ------------------------------------------------- */
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+const char *eo_kube_obj_name(const json_t *obj)
+{
+	return meta_str(obj, "name");
+}
+
+const char *eo_kube_obj_namespace(const json_t *obj)
+{
+	return meta_str(obj, "namespace");
+}
+
+const char *eo_kube_obj_uid(const json_t *obj)
+{
+	return meta_str(obj, "uid");
+}
+
+const char *eo_kube_obj_resource_version(const json_t *obj)
+{
+	return meta_str(obj, "resourceVersion");
+}
+
+const char *eo_kube_obj_label(const json_t *obj, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+/* ---- client lifecycle ------------------------------------------------- */
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
+{
+	eo_kube_client *c = ud;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&c->locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ud)
+{
+	eo_kube_client *c = ud;
+
+	(void)h;
+	pthread_mutex_unlock(&c->locks[data]);
+}
+
+eo_kube_err eo_kube_client_new(eo_kube_config *cfg, const struct eo_kube_client_opts *opts,
+			       eo_kube_client **out, struct eo_kube_error *err)
+{
+	eo_kube_client *c = NULL;
+	eo_kube_err rc = EO_KUBE_OK;
+
+	*out = NULL;
+	eo_kube_error_clear(err);
+	if (!cfg)
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "no config");
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK) {
+		rc = eo_kube_fail(err, EO_KUBE_ETRANSPORT, "curl_global_init failed");
+		goto fail;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "client");
+		goto fail;
+	}
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&c->locks[i], NULL);
+	pthread_mutex_init(&c->pool_mu, NULL);
+	c->cfg = cfg;
+	cfg = NULL;
+	c->timeout_ms =
+	    opts && opts->timeout_ms > 0 ? opts->timeout_ms : EO_KUBE_DEFAULT_TIMEOUT_MS;
+	c->connect_timeout_ms =
+	    opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+	c->max_body = opts && opts->max_body > 0 ? opts->max_body : EO_KUBE_DEFAULT_MAX_BODY;
+	c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "etcd-operator");
+	c->share = curl_share_init();
+	if (!c->user_agent || !c->share) {
+		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "client");
+		goto fail;
+	}
+	curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+	curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	*out = c;
+	return EO_KUBE_OK;
+fail:
+	eo_kube_config_free(cfg);
+	eo_kube_client_free(c);
+	return rc;
+}
+
+void eo_kube_client_free(eo_kube_client *c)
+{
+	if (!c)
+		return;
+	/* Handles first: they reference the share. */
+	for (int i = 0; i < c->pool_len; i++)
+		curl_easy_cleanup(c->pool[i]);
+	pthread_mutex_destroy(&c->pool_mu);
+	if (c->share)
+		curl_share_cleanup(c->share);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&c->locks[i]);
+	eo_kube_config_free(c->cfg);
+	free(c->user_agent);
+	free(c);
+}
+
+eo_kube_config *eo_kube_client_config(eo_kube_client *c)
+{
+	return c->cfg;
+}
+
+long eo__kube_client_connect_timeout_ms(const eo_kube_client *c)
+{
+	return c->connect_timeout_ms;
+}
+
+size_t eo__kube_client_max_body(const eo_kube_client *c)
+{
+	return c->max_body;
+}
+
+/* ---- transport -------------------------------------------------------- */
+
+eo_kube_err eo__kube_curl_err(CURLcode cc, const char *errbuf, bool overflow,
+			      struct eo_kube_error *err)
+{
+	const char *detail = errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cc);
+
+	if (overflow)
+		return eo_kube_fail(err, EO_KUBE_ETOOLARGE, "response exceeds the size cap");
+	switch (cc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return eo_kube_fail(err, EO_KUBE_ETIMEOUT, "%s", detail);
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_PARTIAL_FILE:
+		return eo_kube_fail(err, EO_KUBE_EUNAVAILABLE, "%s", detail);
+	case CURLE_OUT_OF_MEMORY:
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "%s", detail);
+	case CURLE_ABORTED_BY_CALLBACK:
+		return eo_kube_fail(err, EO_KUBE_ECANCELED, "%s", detail);
+	default:
+		return eo_kube_fail(err, EO_KUBE_ETRANSPORT, "%s", detail);
+	}
+}
+
+static void set_blob(CURL *h, CURLoption opt, const unsigned char *data, size_t len)
+{
+	struct curl_blob blob = {
+	    .data = (void *)data,
+	    .len = len,
+	    .flags = CURL_BLOB_COPY,
+	};
+
+	curl_easy_setopt(h, opt, &blob);
+}
+
+eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
+				struct curl_slist **hdrs, bool share, struct eo_kube_error *err)
+{
+	const unsigned char *p;
+	size_t len;
+	struct curl_slist *n;
+
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	if (share)
+		curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+
+	p = eo_kube_config_ca(c->cfg, &len);
+	if (p)
+		set_blob(h, CURLOPT_CAINFO_BLOB, p, len);
+	p = eo_kube_config_client_cert(c->cfg, &len);
+	if (p) {
+		set_blob(h, CURLOPT_SSLCERT_BLOB, p, len);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	p = eo_kube_config_client_key(c->cfg, &len);
+	if (p) {
+		set_blob(h, CURLOPT_SSLKEY_BLOB, p, len);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (eo_kube_config_insecure(c->cfg)) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+
+	n = curl_slist_append(*hdrs, "Accept: application/json");
+	if (!n)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
+	*hdrs = n;
+	if (token) {
+		char *line = NULL;
+		int ln = asprintf(&line, "Authorization: Bearer %s", token);
+
+		if (ln < 0)
+			return eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
+		n = curl_slist_append(*hdrs, line);
+		OPENSSL_cleanse(line, (size_t)ln);
+		free(line);
+		if (!n)
+			return eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
+		*hdrs = n;
+	}
+	return EO_KUBE_OK;
+}
+
+struct body {
+	char *p;
+	size_t len, cap, max;
+	bool overflow;
+};
+
+static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct body *b = ud;
+	size_t n = size * nmemb;
+
+	if (n > b->max - b->len) {
+		b->overflow = true;
+		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap : 16384;
+		char *np;
+
+		while (ncap < b->len + n + 1)
+			ncap *= 2;
+		if (ncap > b->max + 1)
+			ncap = b->max + 1;
+		np = realloc(b->p, ncap);
+		if (!np)
+			return 0;
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+/* One HTTP exchange; no retries. On 2xx with out != NULL parses the body. */
+static eo_kube_err perform(eo_kube_client *c, const char *method, const char *url,
+			   const char *content_type, const char *payload, json_t **out,
+			   struct eo_kube_error *err)
+{
+	CURL *h = NULL;
+	struct curl_slist *hdrs = NULL;
+	struct body b = {.max = c->max_body};
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *token = NULL;
+	long status = 0;
+	CURLcode cc;
+	eo_kube_err rc;
+
+	rc = eo_kube_config_token(c->cfg, &token, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
+	h = handle_get(c);
+	if (!h) {
+		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "curl handle");
+		goto out;
+	}
+	rc = eo__kube_easy_setup(c, h, token, &hdrs, true, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
+	if (content_type) {
+		char line[128];
+		struct curl_slist *n;
+
+		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
+		n = curl_slist_append(hdrs, line);
+		if (!n) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
+			goto out;
+		}
+		hdrs = n;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	if (strcmp(method, "GET") != 0)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (payload) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+	}
+	cc = curl_easy_perform(h);
+	if (cc != CURLE_OK) {
+		rc = eo__kube_curl_err(cc, errbuf, b.overflow, err);
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300) {
+		rc = eo_kube_status_parse((int)status, b.p, b.len, err);
+		goto out;
+	}
+	if (out) {
+		json_error_t jerr;
+
+		*out = b.p ? json_loadb(b.p, b.len, 0, &jerr) : NULL;
+		if (!*out) {
+			rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "invalid JSON in response: %s",
+					  b.p ? jerr.text : "empty body");
+			if (err)
+				err->http_status = (int)status;
+			goto out;
+		}
+	}
+	eo_kube_error_clear(err);
+out:
+	if (h) {
+		/* Drop pointers into this frame before the handle goes back. */
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+		handle_put(c, h);
+	}
+	curl_slist_free_all(hdrs);
+	free(b.p);
+	if (token) {
+		OPENSSL_cleanse(token, strlen(token));
+		free(token);
+	}
+	return rc;
+}
+
+/* perform() plus one retry after a 401 when the token comes from a file that
+ * may have been rotated since we last read it. */
+static eo_kube_err request(eo_kube_client *c, const char *method, const char *url,
+			   const char *content_type, json_t *body, json_t **out,
+			   struct eo_kube_error *err)
+{
+	char *payload = NULL;
+	eo_kube_err rc;
+
+	if (out)
+		*out = NULL;
+	if (body) {
+		payload = json_dumps(body, JSON_COMPACT);
+		if (!payload)
+			return eo_kube_fail(err, EO_KUBE_ENOMEM, "encoding request body");
+	}
+	rc = perform(c, method, url, content_type, payload, out, err);
+	if (rc == EO_KUBE_EUNAUTHORIZED && eo_kube_config_token_file(c->cfg)) {
+		eo_kube_config_token_invalidate(c->cfg);
+		rc = perform(c, method, url, content_type, payload, out, err);
+	}
+	free(payload);
+	return rc;
+}
+
+/* ---- verbs ------------------------------------------------------------ */
+
+/* Fills in name / namespace from obj when the caller left them out. */
+static struct eo_kube_resource with_obj(const struct eo_kube_resource *r, const json_t *obj,
+					bool want_name)
+{
+	struct eo_kube_resource x = *r;
+
+	if (!nonempty(x.ns))
+		x.ns = eo_kube_obj_namespace(obj);
+	if (want_name) {
+		if (!nonempty(x.name))
+			x.name = eo_kube_obj_name(obj);
+	} else {
+		x.name = NULL;
+	}
+	return x;
+}
+
+static eo_kube_err simple(eo_kube_client *c, const char *method, const struct eo_kube_resource *r,
+			  const char *sub, const char *ctype, json_t *body, json_t **out,
+			  struct eo_kube_error *err)
+{
+	char *url = eo_kube_url(eo_kube_config_server(c->cfg), r, sub, NULL);
+	eo_kube_err rc;
+
+	if (out)
+		*out = NULL;
+	if (!url)
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "cannot build URL for %s %s",
+				    r->plural ? r->plural : "?", r->name ? r->name : "");
+	rc = request(c, method, url, ctype, body, out, err);
+	free(url);
+	return rc;
+}
+
+eo_kube_err eo_kube_get(eo_kube_client *c, const struct eo_kube_resource *r, json_t **out,
+			struct eo_kube_error *err)
+{
+	if (!nonempty(r->name)) {
+		*out = NULL;
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "get needs a name");
+	}
+	return simple(c, "GET", r, NULL, NULL, NULL, out, err);
+}
+
+eo_kube_err eo_kube_create(eo_kube_client *c, const struct eo_kube_resource *r, json_t *obj,
+			   json_t **out, struct eo_kube_error *err)
+{
+	struct eo_kube_resource x = with_obj(r, obj, false);
+
+	return simple(c, "POST", &x, NULL, "application/json", obj, out, err);
+}
+
+static eo_kube_err put(eo_kube_client *c, const struct eo_kube_resource *r, const char *sub,
+		       json_t *obj, json_t **out, struct eo_kube_error *err)
+{
+	struct eo_kube_resource x = with_obj(r, obj, true);
+
+	if (!nonempty(x.name)) {
+		if (out)
+			*out = NULL;
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "update needs a name");
+	}
+	return simple(c, "PUT", &x, sub, "application/json", obj, out, err);
+}
+
+eo_kube_err eo_kube_update(eo_kube_client *c, const struct eo_kube_resource *r, json_t *obj,
+			   json_t **out, struct eo_kube_error *err)
+{
+	return put(c, r, NULL, obj, out, err);
+}
+
+eo_kube_err eo_kube_update_status(eo_kube_client *c, const struct eo_kube_resource *r, json_t *obj,
+				  json_t **out, struct eo_kube_error *err)
+{
+	return put(c, r, "status", obj, out, err);
+}
+
+static eo_kube_err merge_patch(eo_kube_client *c, const struct eo_kube_resource *r, const char *sub,
+			       json_t *patch, json_t **out, struct eo_kube_error *err)
+{
+	if (!nonempty(r->name)) {
+		if (out)
+			*out = NULL;
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "patch needs a name");
+	}
+	return simple(c, "PATCH", r, sub, "application/merge-patch+json", patch, out, err);
+}
+
+eo_kube_err eo_kube_patch(eo_kube_client *c, const struct eo_kube_resource *r, json_t *patch,
+			  json_t **out, struct eo_kube_error *err)
+{
+	return merge_patch(c, r, NULL, patch, out, err);
+}
+
+eo_kube_err eo_kube_patch_status(eo_kube_client *c, const struct eo_kube_resource *r, json_t *patch,
+				 json_t **out, struct eo_kube_error *err)
+{
+	return merge_patch(c, r, "status", patch, out, err);
+}
+
+eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
+			   const struct eo_kube_delete_opts *opts, struct eo_kube_error *err)
+{
+	json_t *body = NULL, *pre = NULL;
+	eo_kube_err rc;
+
+	if (!nonempty(r->name))
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "delete needs a name");
+	body = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
+	if (!body)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "delete options");
+	if (opts && opts->propagation_policy)
+		json_object_set_new(body, "propagationPolicy",
+				    json_string(opts->propagation_policy));
+	if (opts && opts->grace_period_seconds >= 0)
+		json_object_set_new(body, "gracePeriodSeconds",
+				    json_integer(opts->grace_period_seconds));
+	if (opts && (opts->uid || opts->resource_version)) {
+		pre = json_object();
+		if (opts->uid)
+			json_object_set_new(pre, "uid", json_string(opts->uid));
+		if (opts->resource_version)
+			json_object_set_new(pre, "resourceVersion",
+					    json_string(opts->resource_version));
+		json_object_set_new(body, "preconditions", pre);
+	}
+	rc = simple(c, "DELETE", r, NULL, "application/json", body, NULL, err);
+	json_decref(body);
+	return rc;
+}
+
+/* One LIST page. */
+static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r,
+			     const struct eo_kube_list_opts *o, const char *cont, bool paged,
+			     json_t **out, struct eo_kube_error *err)
+{
+	char limit[32];
+	const char *params[11];
+	int i = 0;
+	char *url;
+	eo_kube_err rc;
+
+	params[i++] = "labelSelector";
+	params[i++] = o && nonempty(o->label_selector) ? o->label_selector : NULL;
+	params[i++] = "fieldSelector";
+	params[i++] = o && nonempty(o->field_selector) ? o->field_selector : NULL;
+	params[i++] = "limit";
+	params[i++] = NULL;
+	if (paged && o && o->limit > 0) {
+		snprintf(limit, sizeof(limit), "%ld", o->limit);
+		params[i - 1] = limit;
+	}
+	params[i++] = "continue";
+	params[i++] = cont;
+	/* resourceVersion only makes sense on the first page. */
+	params[i++] = "resourceVersion";
+	params[i++] = !cont && o && nonempty(o->resource_version) ? o->resource_version : NULL;
+	params[i] = NULL;
+
+	url = eo_kube_url(eo_kube_config_server(c->cfg), r, NULL, params);
+	if (!url)
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "cannot build URL for list of %s",
+				    r->plural ? r->plural : "?");
+	rc = request(c, "GET", url, NULL, NULL, out, err);
+	free(url);
+	if (rc == EO_KUBE_OK && !json_is_array(json_object_get(*out, "items"))) {
+		json_decref(*out);
+		*out = NULL;
+		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "list response has no items array");
+	}
+	return rc;
+}
+
+#define LIST_MAX_PAGES 100000
+
+eo_kube_err eo_kube_list(eo_kube_client *c, const struct eo_kube_resource *r,
+			 const struct eo_kube_list_opts *opts, json_t **out,
+			 struct eo_kube_error *err)
+{
+	struct eo_kube_resource x = *r;
+	json_t *acc = NULL, *page = NULL;
+	char *cont = NULL;
+	bool paged = true, restarted = false;
+	eo_kube_err rc;
+	int pages = 0;
+
+	*out = NULL;
+	x.name = NULL;
+restart:
+	rc = list_page(c, &x, opts, NULL, paged, &acc, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
+	for (;;) {
+		const char *next = json_string_value(
+		    json_object_get(json_object_get(acc, "metadata"), "continue"));
+		json_t *meta;
+
+		free(cont);
+		cont = nonempty(next) ? strdup(next) : NULL;
+		if (nonempty(next) && !cont) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "continue token");
+			goto out;
+		}
+		if (!cont)
+			break;
+		if (++pages > LIST_MAX_PAGES) {
+			rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE, "list has too many pages");
+			goto out;
+		}
+		rc = list_page(c, &x, opts, cont, paged, &page, err);
+		if (rc == EO_KUBE_EGONE && !restarted) {
+			/* The continue token expired: start over with one unpaged list. */
+			json_decref(acc);
+			acc = NULL;
+			restarted = true;
+			paged = false;
+			free(cont);
+			cont = NULL;
+			goto restart;
+		}
+		if (rc != EO_KUBE_OK)
+			goto out;
+		if (json_array_extend(json_object_get(acc, "items"),
+				      json_object_get(page, "items")) != 0) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "merging list pages");
+			goto out;
+		}
+		meta = json_object_get(page, "metadata");
+		if (meta)
+			json_object_set(acc, "metadata", meta);
+		json_decref(page);
+		page = NULL;
+	}
+	/* The merged list is complete: drop the last page's empty continue. */
+	json_object_del(json_object_get(acc, "metadata"), "continue");
+	json_object_del(json_object_get(acc, "metadata"), "remainingItemCount");
+	*out = acc;
+	acc = NULL;
+out:
+	json_decref(acc);
+	json_decref(page);
+	free(cont);
+	return rc;
+}

@@ -1,0 +1,90 @@
+/*
+ * kube/informer.h - list-then-watch cache of one kind.
+ *
+ * An informer lists the resource (paged), fills its cache, then watches
+ * from the list's resourceVersion with bookmarks. When a watch ends it
+ * resumes from the last resourceVersion it saw; on 410 Gone (an HTTP 410 or
+ * an ERROR event with code 410) or an oversized event it lists again and
+ * reconciles the cache with the fresh list (firing add / update / delete for
+ * the differences). Failures back off exponentially (retry_min_ms doubling
+ * to retry_max_ms); a 401 also makes the token be re-read.
+ *
+ * Handlers run on the informer's thread after the cache has been updated
+ * and with no lock held, so they may read the cache (typically they map the
+ * object to a work-queue key, e.g. its owner, and add it). Objects passed to
+ * handlers are borrowed for the call; json_incref() to keep one. They are
+ * shared with the cache: never modify them.
+ */
+#ifndef EO_KUBE_INFORMER_H
+#define EO_KUBE_INFORMER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/err.h"
+
+typedef struct eo_kube_informer eo_kube_informer;
+
+struct eo_kube_informer_opts {
+	struct eo_kube_resource res; /* name ignored; ns NULL = all namespaces */
+	const char *label_selector;  /* copied; NULL = none */
+	const char *field_selector;  /* copied; NULL = none */
+	const char *index_label;     /* label key for the cache's label index */
+	long page_limit;	     /* list page size; 0 = 500 */
+	int watch_timeout_s;	     /* 0 = random in [300, 600) like client-go */
+	long retry_min_ms;	     /* 0 = 200 */
+	long retry_max_ms;	     /* 0 = 30000 */
+};
+
+struct eo_kube_informer_handlers {
+	void (*on_add)(void *ud, json_t *obj);
+	void (*on_update)(void *ud, json_t *old_obj, json_t *new_obj);
+	void (*on_delete)(void *ud, json_t *obj);
+	void *ud;
+};
+
+/*
+ * Creates a stopped informer. c is borrowed and must outlive the informer;
+ * opts strings are copied; handlers may be NULL. NULL on OOM.
+ */
+eo_kube_informer *eo_kube_informer_new(eo_kube_client *c, const struct eo_kube_informer_opts *opts,
+				       const struct eo_kube_informer_handlers *handlers);
+
+/* Starts the background thread. */
+eo_kube_err eo_kube_informer_start(eo_kube_informer *inf, struct eo_kube_error *err);
+
+/*
+ * Stops and joins the thread. An open watch is interrupted at once; a list
+ * in flight finishes first (bounded by the client's request timeout).
+ * Idempotent.
+ */
+void eo_kube_informer_stop(eo_kube_informer *inf);
+
+/* Stops if needed and frees everything. */
+void eo_kube_informer_free(eo_kube_informer *inf);
+
+/* True once the first list has been stored in the cache. */
+bool eo_kube_informer_has_synced(eo_kube_informer *inf);
+
+/* Waits for has_synced up to timeout_ms (< 0 = forever); false on timeout
+ * or when the informer stopped first. */
+bool eo_kube_informer_wait_synced(eo_kube_informer *inf, long timeout_ms);
+
+/* The cache (borrowed; see kube/cache.h for the read API and ownership). */
+eo_kube_cache *eo_kube_informer_cache(eo_kube_informer *inf);
+
+/* Last resourceVersion seen (heap copy the caller frees; NULL if none). */
+char *eo_kube_informer_resource_version(eo_kube_informer *inf);
+
+/* Counters for metrics and tests. */
+struct eo_kube_informer_stats {
+	unsigned long lists;   /* completed lists */
+	unsigned long watches; /* watch requests started */
+	unsigned long events;  /* watch events applied (bookmarks excluded) */
+	unsigned long errors;  /* failed lists or watches */
+};
+void eo_kube_informer_stats(eo_kube_informer *inf, struct eo_kube_informer_stats *out);
+
+#endif

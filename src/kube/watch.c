@@ -1,0 +1,406 @@
+/*
+ * kube/watch.c - streaming watch over a private curl multi handle.
+ */
+#include "kube/watch.h"
+#include "kube/client_int.h"
+
+#include <openssl/crypto.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WATCH_ERRBODY_MAX (64u << 10)
+
+struct eo_kube_watch {
+	eo_kube_client *c;
+	CURLM *multi;
+	atomic_bool cancelled;
+};
+
+const char *eo_kube_watch_type_name(enum eo_kube_watch_type t)
+{
+	switch (t) {
+	case EO_KUBE_WATCH_ADDED:
+		return "ADDED";
+	case EO_KUBE_WATCH_MODIFIED:
+		return "MODIFIED";
+	case EO_KUBE_WATCH_DELETED:
+		return "DELETED";
+	case EO_KUBE_WATCH_BOOKMARK:
+		return "BOOKMARK";
+	case EO_KUBE_WATCH_ERROR:
+		return "ERROR";
+	}
+	return "UNKNOWN";
+}
+
+eo_kube_err eo_kube_watch_parse_event(const char *line, size_t len, enum eo_kube_watch_type *type,
+				      json_t **object, struct eo_kube_error *err)
+{
+	static const struct {
+		const char *name;
+		enum eo_kube_watch_type type;
+	} types[] = {
+	    {"ADDED", EO_KUBE_WATCH_ADDED},	{"MODIFIED", EO_KUBE_WATCH_MODIFIED},
+	    {"DELETED", EO_KUBE_WATCH_DELETED}, {"BOOKMARK", EO_KUBE_WATCH_BOOKMARK},
+	    {"ERROR", EO_KUBE_WATCH_ERROR},
+	};
+	json_error_t jerr;
+	json_t *ev = NULL, *obj;
+	const char *t;
+	eo_kube_err rc = EO_KUBE_EPROTOCOL;
+
+	*object = NULL;
+	ev = json_loadb(line, len, 0, &jerr);
+	if (!json_is_object(ev)) {
+		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "watch event is not a JSON object: %s",
+				  ev ? "wrong type" : jerr.text);
+		goto out;
+	}
+	t = json_string_value(json_object_get(ev, "type"));
+	obj = json_object_get(ev, "object");
+	if (!t || !json_is_object(obj)) {
+		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "watch event lacks type or object");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (strcmp(t, types[i].name) == 0) {
+			*type = types[i].type;
+			*object = json_incref(obj);
+			rc = EO_KUBE_OK;
+			eo_kube_error_clear(err);
+			goto out;
+		}
+	}
+	rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "unknown watch event type \"%.32s\"", t);
+out:
+	json_decref(ev);
+	return rc;
+}
+
+eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err)
+{
+	json_int_t code = json_integer_value(json_object_get(status, "code"));
+	const char *reason = json_string_value(json_object_get(status, "reason"));
+	const char *message = json_string_value(json_object_get(status, "message"));
+	eo_kube_err rc;
+
+	/* An ERROR without a code is still an error: treat it as a server fault. */
+	rc = eo_kube_err_from_http(code ? (int)code : 500, reason);
+	if (rc == EO_KUBE_OK)
+		rc = EO_KUBE_EPROTOCOL;
+	if (err) {
+		eo_kube_error_clear(err);
+		err->code = (int)code;
+		err->http_status = 200;
+		snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
+		snprintf(err->message, sizeof(err->message), "watch error: %s",
+			 message ? message : "no message");
+	}
+	return rc;
+}
+
+/* ---- line buffer ------------------------------------------------------ */
+
+void eo_kube_linebuf_init(struct eo_kube_linebuf *lb, size_t max)
+{
+	memset(lb, 0, sizeof(*lb));
+	lb->max = max;
+}
+
+void eo_kube_linebuf_free(struct eo_kube_linebuf *lb)
+{
+	free(lb->buf);
+	memset(lb, 0, sizeof(*lb));
+}
+
+eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, size_t n,
+				 int (*on_line)(void *ud, char *line, size_t len), void *ud)
+{
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+
+		if (lb->len + take > lb->max)
+			return EO_KUBE_ETOOLARGE;
+		if (lb->len + take + 1 > lb->cap) {
+			size_t ncap = lb->cap ? lb->cap : 4096;
+			char *nb;
+
+			while (ncap < lb->len + take + 1)
+				ncap *= 2;
+			if (ncap > lb->max + 1)
+				ncap = lb->max + 1;
+			nb = realloc(lb->buf, ncap);
+			if (!nb)
+				return EO_KUBE_ENOMEM;
+			lb->buf = nb;
+			lb->cap = ncap;
+		}
+		memcpy(lb->buf + lb->len, data, take);
+		lb->len += take;
+		lb->buf[lb->len] = '\0';
+		if (!nl)
+			break;
+		data += take + 1;
+		n -= take + 1;
+		/* Tolerate CRLF. */
+		if (lb->len > 0 && lb->buf[lb->len - 1] == '\r')
+			lb->buf[--lb->len] = '\0';
+		if (lb->len > 0) {
+			size_t len = lb->len;
+
+			lb->len = 0;
+			if (on_line(ud, lb->buf, len) != 0)
+				return EO_KUBE_ECANCELED;
+		}
+	}
+	return EO_KUBE_OK;
+}
+
+/* ---- streaming -------------------------------------------------------- */
+
+struct run {
+	eo_kube_watch *w;
+	CURL *h;
+	long status;
+	struct eo_kube_linebuf lb;
+	char *errbody;
+	size_t errlen;
+	eo_kube_watch_cb cb;
+	void *ud;
+	eo_kube_err stop_rc;
+	struct eo_kube_error stop_err;
+};
+
+static int on_line(void *ud, char *line, size_t len)
+{
+	struct run *r = ud;
+	enum eo_kube_watch_type type;
+	json_t *obj = NULL;
+	eo_kube_err rc;
+
+	rc = eo_kube_watch_parse_event(line, len, &type, &obj, &r->stop_err);
+	if (rc != EO_KUBE_OK) {
+		r->stop_rc = rc;
+		return 1;
+	}
+	if (type == EO_KUBE_WATCH_ERROR) {
+		r->stop_rc = eo_kube_watch_error(obj, &r->stop_err);
+		json_decref(obj);
+		return 1;
+	}
+	if (r->cb(r->ud, type, obj) != 0) {
+		r->stop_rc = eo_kube_fail(&r->stop_err, EO_KUBE_ECANCELED, "stopped by callback");
+		json_decref(obj);
+		return 1;
+	}
+	json_decref(obj);
+	return 0;
+}
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct run *r = ud;
+	size_t n = size * nmemb;
+	eo_kube_err rc;
+
+	if (atomic_load(&r->w->cancelled))
+		return 0;
+	if (r->status == 0)
+		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &r->status);
+	if (r->status < 200 || r->status >= 300) {
+		/* A failed watch answers with a Status body: keep a capped copy. */
+		size_t room = WATCH_ERRBODY_MAX - r->errlen, k = n < room ? n : room;
+		char *nb = realloc(r->errbody, r->errlen + k + 1);
+
+		if (!nb)
+			return 0;
+		r->errbody = nb;
+		memcpy(r->errbody + r->errlen, data, k);
+		r->errlen += k;
+		r->errbody[r->errlen] = '\0';
+		return n;
+	}
+	rc = eo_kube_linebuf_feed(&r->lb, data, n, on_line, r);
+	if (rc == EO_KUBE_OK)
+		return n;
+	if (r->stop_rc == EO_KUBE_OK) {
+		r->stop_rc = rc;
+		eo_kube_fail(&r->stop_err, rc,
+			     rc == EO_KUBE_ETOOLARGE ? "watch event exceeds the line cap"
+						     : "watch stream aborted");
+	}
+	return 0;
+}
+
+eo_kube_watch *eo_kube_watch_new(eo_kube_client *c)
+{
+	eo_kube_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->c = c;
+	atomic_init(&w->cancelled, false);
+	w->multi = curl_multi_init();
+	if (!w->multi) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void eo_kube_watch_free(eo_kube_watch *w)
+{
+	if (!w)
+		return;
+	curl_multi_cleanup(w->multi);
+	free(w);
+}
+
+void eo_kube_watch_cancel(eo_kube_watch *w)
+{
+	atomic_store(&w->cancelled, true);
+	curl_multi_wakeup(w->multi);
+}
+
+eo_kube_err eo_kube_watch_run(eo_kube_watch *w, const struct eo_kube_resource *r,
+			      const struct eo_kube_watch_opts *opts, eo_kube_watch_cb cb, void *ud,
+			      struct eo_kube_error *err)
+{
+	struct eo_kube_resource coll = *r;
+	struct run run = {.w = w, .cb = cb, .ud = ud};
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "", tmo[16];
+	char *url = NULL, *token = NULL;
+	const char *params[15];
+	int timeout_s = opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : 300;
+	size_t max_line = opts && opts->max_line ? opts->max_line : eo__kube_client_max_body(w->c);
+	bool added = false;
+	CURLcode result = CURLE_OK;
+	eo_kube_err rc = EO_KUBE_OK;
+	int i = 0, running = 1;
+
+	eo_kube_error_clear(err);
+	eo_kube_linebuf_init(&run.lb, max_line);
+	coll.name = NULL;
+	snprintf(tmo, sizeof(tmo), "%d", timeout_s);
+	params[i++] = "watch";
+	params[i++] = "1";
+	params[i++] = "allowWatchBookmarks";
+	params[i++] = "true";
+	params[i++] = "timeoutSeconds";
+	params[i++] = tmo;
+	params[i++] = "resourceVersion";
+	params[i++] = opts && opts->resource_version && opts->resource_version[0]
+			  ? opts->resource_version
+			  : NULL;
+	params[i++] = "labelSelector";
+	params[i++] =
+	    opts && opts->label_selector && opts->label_selector[0] ? opts->label_selector : NULL;
+	params[i++] = "fieldSelector";
+	params[i++] =
+	    opts && opts->field_selector && opts->field_selector[0] ? opts->field_selector : NULL;
+	params[i] = NULL;
+
+	if (atomic_load(&w->cancelled)) {
+		rc = eo_kube_fail(err, EO_KUBE_ECANCELED, "watch canceled");
+		goto out;
+	}
+	url = eo_kube_url(eo_kube_config_server(eo_kube_client_config(w->c)), &coll, NULL, params);
+	if (!url) {
+		rc = eo_kube_fail(err, EO_KUBE_EINVALID, "cannot build watch URL");
+		goto out;
+	}
+	rc = eo_kube_config_token(eo_kube_client_config(w->c), &token, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
+	run.h = curl_easy_init();
+	if (!run.h) {
+		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "curl handle");
+		goto out;
+	}
+	/* Watches stay off the shared connection pool: each holds its own
+	 * HTTP/1.1 connection for minutes. */
+	rc = eo__kube_easy_setup(w->c, run.h, token, &hdrs, false, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
+	curl_easy_setopt(run.h, CURLOPT_URL, url);
+	curl_easy_setopt(run.h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(run.h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(run.h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(run.h, CURLOPT_WRITEDATA, &run);
+	/* The server ends the stream after timeoutSeconds; this is only a
+	 * safety net against a silently dead connection. */
+	curl_easy_setopt(run.h, CURLOPT_TIMEOUT_MS, (long)(timeout_s + 30) * 1000L);
+	if (curl_multi_add_handle(w->multi, run.h) != CURLM_OK) {
+		rc = eo_kube_fail(err, EO_KUBE_ETRANSPORT, "curl_multi_add_handle failed");
+		goto out;
+	}
+	added = true;
+
+	while (running) {
+		CURLMcode mc;
+
+		if (atomic_load(&w->cancelled))
+			break;
+		mc = curl_multi_perform(w->multi, &running);
+		if (mc != CURLM_OK) {
+			rc = eo_kube_fail(err, EO_KUBE_ETRANSPORT, "curl multi: %s",
+					  curl_multi_strerror(mc));
+			goto out;
+		}
+		if (!running)
+			break;
+		mc = curl_multi_poll(w->multi, NULL, 0, 1000, NULL);
+		if (mc != CURLM_OK) {
+			rc = eo_kube_fail(err, EO_KUBE_ETRANSPORT, "curl multi: %s",
+					  curl_multi_strerror(mc));
+			goto out;
+		}
+	}
+	if (atomic_load(&w->cancelled)) {
+		rc = eo_kube_fail(err, EO_KUBE_ECANCELED, "watch canceled");
+		goto out;
+	}
+	{
+		CURLMsg *msg;
+		int left;
+
+		while ((msg = curl_multi_info_read(w->multi, &left)))
+			if (msg->msg == CURLMSG_DONE && msg->easy_handle == run.h)
+				result = msg->data.result;
+	}
+	if (run.status == 0)
+		curl_easy_getinfo(run.h, CURLINFO_RESPONSE_CODE, &run.status);
+	if (run.stop_rc != EO_KUBE_OK) {
+		rc = run.stop_rc;
+		if (err)
+			*err = run.stop_err;
+		goto out;
+	}
+	if (result != CURLE_OK) {
+		rc = eo__kube_curl_err(result, errbuf, false, err);
+		goto out;
+	}
+	if (run.status < 200 || run.status >= 300) {
+		rc = eo_kube_status_parse((int)run.status, run.errbody, run.errlen, err);
+		goto out;
+	}
+	rc = EO_KUBE_OK; /* the server closed the stream: resume from the last version */
+out:
+	if (added)
+		curl_multi_remove_handle(w->multi, run.h);
+	if (run.h)
+		curl_easy_cleanup(run.h);
+	curl_slist_free_all(hdrs);
+	eo_kube_linebuf_free(&run.lb);
+	free(run.errbody);
+	free(url);
+	if (token) {
+		OPENSSL_cleanse(token, strlen(token));
+		free(token);
+	}
+	return rc;
+}

@@ -1,0 +1,103 @@
+/*
+ * kube/watch.h - one Kubernetes watch stream.
+ *
+ * A watch is a long GET (?watch=1&allowWatchBookmarks=true&timeoutSeconds=T
+ * &resourceVersion=RV) answering with one JSON event per line:
+ * {"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}.
+ * Lines are split in a buffer with a hard cap; a longer line aborts the
+ * stream with EO_KUBE_ETOOLARGE (the caller relists).
+ *
+ * The stream runs on its own HTTP/1.1 connection inside a private curl multi
+ * handle, so eo_kube_watch_cancel() can interrupt it at once from another
+ * thread.
+ */
+#ifndef EO_KUBE_WATCH_H
+#define EO_KUBE_WATCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube/client.h"
+#include "kube/err.h"
+
+enum eo_kube_watch_type {
+	EO_KUBE_WATCH_ADDED = 0,
+	EO_KUBE_WATCH_MODIFIED,
+	EO_KUBE_WATCH_DELETED,
+	EO_KUBE_WATCH_BOOKMARK,
+	EO_KUBE_WATCH_ERROR,
+};
+
+const char *eo_kube_watch_type_name(enum eo_kube_watch_type t);
+
+/*
+ * Parses one event line. On success *type is set and *object is a new
+ * reference to the event's object (for ERROR, the Status). For an ERROR
+ * event the return value is still EO_KUBE_OK; use eo_kube_watch_error() to
+ * map it. Bad JSON, a missing type/object or an unknown type give
+ * EO_KUBE_EPROTOCOL.
+ */
+eo_kube_err eo_kube_watch_parse_event(const char *line, size_t len, enum eo_kube_watch_type *type,
+				      json_t **object, struct eo_kube_error *err);
+
+/* Maps the Status of an ERROR event (410 Expired -> EO_KUBE_EGONE, ...). */
+eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err);
+
+/* A line splitter with a cap. Plain struct; zero it or use _init. */
+struct eo_kube_linebuf {
+	char *buf;
+	size_t len, cap, max;
+};
+
+void eo_kube_linebuf_init(struct eo_kube_linebuf *lb, size_t max);
+void eo_kube_linebuf_free(struct eo_kube_linebuf *lb);
+
+/*
+ * Appends data and calls on_line for every complete line (without the
+ * "\n", NUL-terminated in place; empty lines are skipped). A partial line
+ * waits for more data. Returns EO_KUBE_ETOOLARGE when a line would exceed
+ * max, ECANCELED when on_line returns nonzero, ENOMEM on allocation failure.
+ */
+eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, size_t n,
+				 int (*on_line)(void *ud, char *line, size_t len), void *ud);
+
+typedef struct eo_kube_watch eo_kube_watch;
+
+struct eo_kube_watch_opts {
+	const char *label_selector;
+	const char *field_selector;
+	const char *resource_version; /* start after this version; NULL = now */
+	int timeout_seconds;	      /* server-side end of the stream; 0 = 300 */
+	size_t max_line;	      /* 0 = the client's body cap */
+};
+
+/*
+ * Event callback: object is borrowed for the duration of the call. Return
+ * nonzero to stop the stream (eo_kube_watch_run then gives ECANCELED).
+ * Not called for ERROR events.
+ */
+typedef int (*eo_kube_watch_cb)(void *ud, enum eo_kube_watch_type type, json_t *object);
+
+/* The watch keeps a borrowed pointer to c. NULL on OOM. */
+eo_kube_watch *eo_kube_watch_new(eo_kube_client *c);
+
+/* Only when no run is in progress. */
+void eo_kube_watch_free(eo_kube_watch *w);
+
+/*
+ * Streams r (r->name ignored) until the server ends the stream
+ * (EO_KUBE_OK), an ERROR event arrives (its mapped result, EGONE for 410),
+ * the request fails (non-2xx: mapped status; transport errors), the
+ * callback stops it or eo_kube_watch_cancel() is called (ECANCELED).
+ * One run at a time per watch.
+ */
+eo_kube_err eo_kube_watch_run(eo_kube_watch *w, const struct eo_kube_resource *r,
+			      const struct eo_kube_watch_opts *opts, eo_kube_watch_cb cb, void *ud,
+			      struct eo_kube_error *err);
+
+/* Thread-safe; makes the current and every later run return ECANCELED
+ * promptly. */
+void eo_kube_watch_cancel(eo_kube_watch *w);
+
+#endif

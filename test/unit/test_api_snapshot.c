@@ -1,0 +1,222 @@
+/*
+ * Unit tests for api/snapshot: destination and phase accessors, object keys,
+ * and validation (one of s3/pvc, required fields, name length, immutability).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/names.h"
+#include "api/snapshot.h"
+
+static json_t *J(const char *text)
+{
+	char *s = strdup(text);
+	json_error_t err;
+	json_t *v = NULL;
+
+	assert_non_null(s);
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	v = json_loads(s, 0, &err);
+	if (v == NULL)
+		fail_msg("bad test JSON (%s): %s", err.text, text);
+	free(s);
+	return v;
+}
+
+/* The seed runbook's example snapshot. */
+#define SEED_SNAPSHOT                                                                              \
+	"{'metadata':{'name':'my-etcd-2026-06-02','namespace':'ns'},'spec':{"                      \
+	"'clusterRef':{'name':'my-etcd'},'destination':{'s3':{"                                    \
+	"'endpoint':'https://s3.example.com','bucket':'etcd-snapshots','key':'my-etcd',"           \
+	"'region':'us-east-1','forcePathStyle':true,'credentialsSecretRef':{'name':'s3-creds'}}}}" \
+	"}"
+
+static void test_accessors(void **state)
+{
+	json_t *s = J(SEED_SNAPSHOT);
+	struct eo_snapshot_location d;
+	char buf[EO_NAME_MAX];
+
+	(void)state;
+	assert_string_equal(eo_snapshot_cluster_name(s), "my-etcd");
+	eo_snapshot_destination(s, &d);
+	assert_int_equal(d.kind, EO_LOCATION_S3);
+	assert_string_equal(d.endpoint, "https://s3.example.com");
+	assert_string_equal(d.bucket, "etcd-snapshots");
+	assert_string_equal(d.key, "my-etcd");
+	assert_string_equal(d.region, "us-east-1");
+	assert_true(d.force_path_style);
+	assert_string_equal(d.credentials_secret, "s3-creds");
+	assert_int_equal(eo_snapshot_phase(s), EO_SNAPSHOT_PHASE_NONE);
+	assert_null(eo_snapshot_artifact_uri(s));
+	assert_int_equal(eo_snapshot_artifact_size(s), -1);
+	assert_null(eo_snapshot_artifact_checksum(s));
+	assert_int_equal(eo_snapshot_s3_key(buf, sizeof(buf), d.key, "my-etcd-2026-06-02"), 0);
+	assert_string_equal(buf, "my-etcd/my-etcd-2026-06-02.db");
+	assert_int_equal(eo_name_snapshot_job(buf, sizeof(buf), "my-etcd-2026-06-02"), 0);
+	assert_string_equal(buf, "my-etcd-2026-06-02-snapshot");
+	json_decref(s);
+
+	s = J("{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
+	      "'status':{'phase':'Complete','artifact':{'uri':'file:///snapshot/data/x.db',"
+	      "'sizeBytes':4096,'checksum':'sha256:ab'}}}");
+	eo_snapshot_destination(s, &d);
+	assert_int_equal(d.kind, EO_LOCATION_PVC);
+	assert_string_equal(d.claim_name, "b");
+	assert_string_equal(d.sub_path, "");
+	assert_string_equal(d.key, "");
+	assert_int_equal(eo_snapshot_phase(s), EO_SNAPSHOT_PHASE_COMPLETE);
+	assert_string_equal(eo_snapshot_artifact_uri(s), "file:///snapshot/data/x.db");
+	assert_int_equal(eo_snapshot_artifact_size(s), 4096);
+	assert_string_equal(eo_snapshot_artifact_checksum(s), "sha256:ab");
+	json_decref(s);
+}
+
+static void test_phases(void **state)
+{
+	struct {
+		const char *json;
+		enum eo_snapshot_phase phase;
+		bool terminal;
+	} cases[] = {
+	    {"{}", EO_SNAPSHOT_PHASE_NONE, false},
+	    {"{'status':{'phase':''}}", EO_SNAPSHOT_PHASE_NONE, false},
+	    {"{'status':{'phase':'Pending'}}", EO_SNAPSHOT_PHASE_PENDING, false},
+	    {"{'status':{'phase':'Started'}}", EO_SNAPSHOT_PHASE_STARTED, false},
+	    {"{'status':{'phase':'Complete'}}", EO_SNAPSHOT_PHASE_COMPLETE, true},
+	    {"{'status':{'phase':'Failed'}}", EO_SNAPSHOT_PHASE_FAILED, true},
+	    {"{'status':{'phase':'Exploded'}}", EO_SNAPSHOT_PHASE_UNKNOWN, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *s = J(cases[i].json);
+		enum eo_snapshot_phase p = eo_snapshot_phase(s);
+
+		assert_int_equal(p, cases[i].phase);
+		assert_int_equal(eo_snapshot_phase_is_terminal(p), cases[i].terminal);
+		json_decref(s);
+	}
+	assert_string_equal(eo_snapshot_phase_str(EO_SNAPSHOT_PHASE_STARTED), "Started");
+	assert_string_equal(eo_snapshot_phase_str(EO_SNAPSHOT_PHASE_FAILED), "Failed");
+	assert_null(eo_snapshot_phase_str(EO_SNAPSHOT_PHASE_NONE));
+	assert_null(eo_snapshot_phase_str(EO_SNAPSHOT_PHASE_UNKNOWN));
+}
+
+static void test_s3_key(void **state)
+{
+	struct {
+		const char *prefix;
+		const char *name;
+		int rc;
+		const char *want;
+	} cases[] = {
+	    {"my-etcd", "snap", 0, "my-etcd/snap.db"},
+	    {"my-etcd/", "snap", 0, "my-etcd/snap.db"},
+	    {"a/b", "snap", 0, "a/b/snap.db"},
+	    {"", "snap", 0, "snap.db"},
+	    {NULL, "snap", 0, "snap.db"},
+	    {"p", "", -1, ""},
+	    {"p", NULL, -1, ""},
+	};
+	char buf[64];
+	char tiny[8];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = eo_snapshot_s3_key(buf, sizeof(buf), cases[i].prefix, cases[i].name);
+
+		assert_int_equal(rc, cases[i].rc);
+		assert_string_equal(buf, cases[i].want);
+	}
+	assert_int_equal(eo_snapshot_s3_key(tiny, sizeof(tiny), "prefix", "name"), -1);
+	assert_string_equal(tiny, "");
+}
+
+struct vcase {
+	const char *what;
+	const char *obj;
+	const char *old;
+	const char *msg;
+};
+
+static const struct vcase vcases[] = {
+    {"seed example", SEED_SNAPSHOT, NULL, NULL},
+    {"pvc", "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}", NULL,
+     NULL},
+    {"no spec", "{'metadata':{'name':'s'}}", NULL, "spec: Required value"},
+    {"no cluster", "{'spec':{'destination':{'pvc':{'claimName':'b'}}}}", NULL,
+     "spec.clusterRef.name: Required value"},
+    {"no destination", "{'spec':{'clusterRef':{'name':'c'}}}", NULL,
+     "spec.destination: Required value"},
+    {"empty destination", "{'spec':{'clusterRef':{'name':'c'},'destination':{}}}", NULL,
+     EO_MSG_LOCATION_ONE_OF},
+    {"both",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'},"
+     "'s3':{'endpoint':'e','bucket':'b','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_LOCATION_ONE_OF},
+    {"s3 no endpoint",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'bucket':'b',"
+     "'credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, "spec.destination.s3.endpoint: Required value"},
+    {"s3 no credentials",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'e','bucket':'b'}}}}",
+     NULL, "spec.destination.s3.credentialsSecretRef.name: Required value"},
+    {"pvc no claim", "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{}}}}", NULL,
+     "spec.destination.pvc.claimName: Required value"},
+    {"name 54",
+     "{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij'},"
+     "'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}",
+     NULL, NULL},
+    {"name 55",
+     "{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-'},"
+     "'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}",
+     NULL, EO_MSG_SNAPSHOT_NAME},
+    {"spec change",
+     "{'spec':{'clusterRef':{'name':'other'},'destination':{'pvc':{'claimName':'b'}}}}",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}",
+     EO_MSG_SNAPSHOT_IMMUTABLE},
+    {"status-only change",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
+     "'status':{'phase':'Started'}}",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}", NULL},
+};
+
+static void test_validate_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
+		const struct vcase *c = &vcases[i];
+		json_t *obj = J(c->obj);
+		json_t *old = c->old ? J(c->old) : NULL;
+		char msg[512] = "untouched";
+		int rc = eo_snapshot_validate(obj, old, msg, sizeof(msg));
+
+		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
+			fail_msg("%s: rejected: %s", c->what, msg);
+		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
+			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
+		json_decref(obj);
+		json_decref(old);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_accessors),
+	    cmocka_unit_test(test_phases),
+	    cmocka_unit_test(test_s3_key),
+	    cmocka_unit_test(test_validate_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,415 @@
+/*
+ * Unit tests for kube/config: kubeconfig parsing, in-cluster config, token
+ * refresh, and that errors never carry secrets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kube/config.h"
+
+/* base64 of "CA-PEM", "CERT-PEM", "KEY-PEM-SECRET" */
+#define CA_B64	 "Q0EtUEVN"
+#define CERT_B64 "Q0VSVC1QRU0="
+#define KEY_B64	 "S0VZLVBFTS1TRUNSRVQ="
+
+static char tmpdir[64];
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/eo-kcfg-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *kc_two_contexts = "apiVersion: v1\n"
+				     "kind: Config\n"
+				     "current-context: dev\n"
+				     "clusters:\n"
+				     "- name: c-dev\n"
+				     "  cluster:\n"
+				     "    server: https://dev.example:6443/\n"
+				     "    certificate-authority-data: " CA_B64 "\n"
+				     "- name: c-prod\n"
+				     "  cluster:\n"
+				     "    server: https://prod.example:443\n"
+				     "    insecure-skip-tls-verify: true\n"
+				     "users:\n"
+				     "- name: u-dev\n"
+				     "  user:\n"
+				     "    client-certificate-data: " CERT_B64 "\n"
+				     "    client-key-data: " KEY_B64 "\n"
+				     "- name: u-prod\n"
+				     "  user:\n"
+				     "    token: prod-token-value\n"
+				     "contexts:\n"
+				     "- name: dev\n"
+				     "  context:\n"
+				     "    cluster: c-dev\n"
+				     "    user: u-dev\n"
+				     "    namespace: team-a\n"
+				     "- name: prod\n"
+				     "  context:\n"
+				     "    cluster: c-prod\n"
+				     "    user: u-prod\n";
+
+static void test_inline_data_current_context(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	const unsigned char *p;
+	size_t len;
+	char *tok = (char *)1;
+
+	(void)state;
+	assert_int_equal(eo_kube_config_parse_kubeconfig(kc_two_contexts, strlen(kc_two_contexts),
+							 NULL, NULL, &cfg, &err),
+			 EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://dev.example:6443");
+	assert_string_equal(eo_kube_config_namespace(cfg), "team-a");
+	p = eo_kube_config_ca(cfg, &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(p, "CA-PEM", 6);
+	p = eo_kube_config_client_cert(cfg, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(p, "CERT-PEM", 8);
+	p = eo_kube_config_client_key(cfg, &len);
+	assert_int_equal(len, 14);
+	assert_memory_equal(p, "KEY-PEM-SECRET", 14);
+	assert_false(eo_kube_config_insecure(cfg));
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_null(tok);
+	eo_kube_config_free(cfg);
+}
+
+static void test_context_switch(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char *tok = NULL;
+
+	(void)state;
+	assert_int_equal(eo_kube_config_parse_kubeconfig(kc_two_contexts, strlen(kc_two_contexts),
+							 NULL, "prod", &cfg, &err),
+			 EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://prod.example:443");
+	assert_string_equal(eo_kube_config_namespace(cfg), "default");
+	assert_true(eo_kube_config_insecure(cfg));
+	assert_null(eo_kube_config_ca(cfg, NULL));
+	assert_null(eo_kube_config_client_key(cfg, NULL));
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "prod-token-value");
+	assert_null(eo_kube_config_token_file(cfg));
+	free(tok);
+	eo_kube_config_free(cfg);
+}
+
+static void test_files_relative_to_kubeconfig(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	const unsigned char *p;
+	size_t len;
+	char path[256], *tok = NULL;
+
+	(void)state;
+	write_file("ca.pem", "FILE-CA");
+	write_file("client.crt", "FILE-CERT");
+	write_file("client.key", "FILE-KEY");
+	write_file("token", "  file-token-1\n");
+	write_file("config",
+		   "current-context: x\n"
+		   "clusters:\n"
+		   "- name: c\n"
+		   "  cluster: {server: 'https://10.0.0.1:6443', certificate-authority: ca.pem}\n"
+		   "users:\n"
+		   "- name: u\n"
+		   "  user:\n"
+		   "    client-certificate: client.crt\n"
+		   "    client-key: client.key\n"
+		   "    tokenFile: token\n"
+		   "contexts:\n"
+		   "- name: x\n"
+		   "  context: {cluster: c, user: u, namespace: ns1}\n");
+	snprintf(path, sizeof(path), "%s/config", tmpdir);
+	assert_int_equal(eo_kube_config_load_kubeconfig(path, NULL, &cfg, &err), EO_KUBE_OK);
+	p = eo_kube_config_ca(cfg, &len);
+	assert_int_equal(len, 7);
+	assert_memory_equal(p, "FILE-CA", 7);
+	p = eo_kube_config_client_cert(cfg, &len);
+	assert_memory_equal(p, "FILE-CERT", 9);
+	p = eo_kube_config_client_key(cfg, &len);
+	assert_memory_equal(p, "FILE-KEY", 8);
+	assert_string_equal(eo_kube_config_namespace(cfg), "ns1");
+	assert_non_null(eo_kube_config_token_file(cfg));
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "file-token-1"); /* trimmed */
+	free(tok);
+	eo_kube_config_free(cfg);
+
+	/* The same file through $KUBECONFIG and the default loader. */
+	setenv("KUBECONFIG", path, 1);
+	assert_int_equal(eo_kube_config_load(NULL, NULL, &cfg, &err), EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://10.0.0.1:6443");
+	eo_kube_config_free(cfg);
+	unsetenv("KUBECONFIG");
+}
+
+static void test_token_file_refresh(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char *tok = NULL, path[256];
+
+	(void)state;
+	write_file("tok", "first\n");
+	write_file("kc", "current-context: x\n"
+			 "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+			 "users: [{name: u, user: {tokenFile: tok}}]\n"
+			 "contexts: [{name: x, context: {cluster: c, user: u}}]\n");
+	snprintf(path, sizeof(path), "%s/kc", tmpdir);
+	assert_int_equal(eo_kube_config_load_kubeconfig(path, NULL, &cfg, &err), EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "first");
+	free(tok);
+
+	/* Rotated on disk: the cached token stays until the refresh interval. */
+	write_file("tok", "second\n");
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "first");
+	free(tok);
+
+	/* Invalidation (what the client does on a 401) forces a re-read. */
+	eo_kube_config_token_invalidate(cfg);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "second");
+	free(tok);
+
+	/* A short refresh interval re-reads on its own. */
+	eo_kube_config_set_token_refresh(cfg, 1);
+	write_file("tok", "third");
+	usleep(5000);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "third");
+	free(tok);
+
+	/* If the file disappears the last good token is still used. */
+	snprintf(path, sizeof(path), "%s/tok", tmpdir);
+	unlink(path);
+	usleep(5000);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "third");
+	free(tok);
+	eo_kube_config_free(cfg);
+}
+
+static void expect_config_error(const char *yaml, const char *context, eo_kube_err want,
+				const char *needle)
+{
+	eo_kube_config *cfg = (eo_kube_config *)1;
+	struct eo_kube_error err;
+
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), tmpdir, context, &cfg, &err), want);
+	assert_null(cfg);
+	if (!strstr(err.message, needle))
+		fail_msg("message \"%s\" lacks \"%s\"", err.message, needle);
+}
+
+static void test_missing_fields(void **state)
+{
+	(void)state;
+	expect_config_error("clusters: []\n", NULL, EO_KUBE_ECONFIG, "no current-context");
+	expect_config_error(kc_two_contexts, "staging", EO_KUBE_ECONFIG,
+			    "context \"staging\" not found");
+	expect_config_error("current-context: x\ncontexts: [{name: x, context: {user: u}}]\n", NULL,
+			    EO_KUBE_ECONFIG, "has no cluster");
+	expect_config_error("current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "cluster \"c\" not found");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {insecure-skip-tls-verify: true}}]\n"
+			    "contexts: [{name: x, context: {cluster: c}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "has no server");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: nobody}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "user \"nobody\" not found");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: u, user: {client-certificate-data: " CERT_B64 "}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "both a client certificate and a client key");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: u, user: {exec: {command: aws}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "not supported");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'ftp://a'}}]\n"
+			    "contexts: [{name: x, context: {cluster: c}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "https://");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a', "
+			    "certificate-authority: no-such-ca.pem}}]\n"
+			    "contexts: [{name: x, context: {cluster: c}}]\n",
+			    NULL, EO_KUBE_EIO, "certificate-authority");
+	expect_config_error("key: [unclosed\n", NULL, EO_KUBE_ECONFIG, "yaml error");
+}
+
+static void test_errors_carry_no_secrets(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	const char *yaml = "current-context: x\n"
+			   "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			   "users: [{name: u, user: {client-certificate-data: " CERT_B64 ", "
+			   "client-key-data: 'c2VjcmV0LWtleS1ieXRlcw=*'}}]\n"
+			   "contexts: [{name: x, context: {cluster: c, user: u}}]\n";
+
+	(void)state;
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), NULL, NULL, &cfg, &err),
+	    EO_KUBE_ECONFIG);
+	assert_non_null(strstr(err.message, "client-key-data"));
+	assert_null(strstr(err.message, "c2VjcmV0"));
+	assert_null(strstr(err.message, "secret"));
+
+	/* An empty token file is an error that names the file, not a token. */
+	write_file("empty-token", "\n");
+	yaml = "current-context: x\n"
+	       "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+	       "users: [{name: u, user: {tokenFile: empty-token, token2: hunter2}}]\n"
+	       "contexts: [{name: x, context: {cluster: c, user: u}}]\n";
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), tmpdir, NULL, &cfg, &err),
+	    EO_KUBE_ECONFIG);
+	assert_non_null(strstr(err.message, "empty-token"));
+	assert_null(strstr(err.message, "hunter2"));
+}
+
+static void test_in_cluster(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	struct eo_kube_incluster_paths paths;
+	char tok_path[256], ca_path[256], ns_path[256], *tok = NULL;
+	const unsigned char *p;
+	size_t len;
+
+	(void)state;
+	snprintf(tok_path, sizeof(tok_path), "%s/sa-token", tmpdir);
+	snprintf(ca_path, sizeof(ca_path), "%s/sa-ca.crt", tmpdir);
+	snprintf(ns_path, sizeof(ns_path), "%s/sa-namespace", tmpdir);
+	paths.token = tok_path;
+	paths.ca = ca_path;
+	paths.ns = ns_path;
+
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_ECONFIG);
+	assert_non_null(strstr(err.message, "KUBERNETES_SERVICE_HOST"));
+
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	/* No CA file yet. */
+	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_EIO);
+	assert_non_null(strstr(err.message, "sa-ca.crt"));
+
+	write_file("sa-ca.crt", "SA-CA");
+	/* No token file yet. */
+	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_EIO);
+	assert_non_null(strstr(err.message, "sa-token"));
+
+	write_file("sa-token", "sa-token-v1\n");
+	/* No namespace file: "default". */
+	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://10.96.0.1:443");
+	assert_string_equal(eo_kube_config_namespace(cfg), "default");
+	p = eo_kube_config_ca(cfg, &len);
+	assert_int_equal(len, 5);
+	assert_memory_equal(p, "SA-CA", 5);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "sa-token-v1");
+	free(tok);
+	/* The service-account token rotates: it must be re-read. */
+	write_file("sa-token", "sa-token-v2\n");
+	eo_kube_config_token_invalidate(cfg);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "sa-token-v2");
+	free(tok);
+	eo_kube_config_free(cfg);
+
+	write_file("sa-namespace", "operators\n");
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://[fd00::1]:443");
+	assert_string_equal(eo_kube_config_namespace(cfg), "operators");
+	eo_kube_config_free(cfg);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+static void test_new_simple(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char *tok = NULL;
+
+	(void)state;
+	assert_int_equal(eo_kube_config_new("http://127.0.0.1:8080//", "t", NULL, &cfg, &err),
+			 EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "http://127.0.0.1:8080");
+	assert_string_equal(eo_kube_config_namespace(cfg), "default");
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_string_equal(tok, "t");
+	free(tok);
+	eo_kube_config_free(cfg);
+	assert_int_equal(eo_kube_config_new("", NULL, NULL, &cfg, &err), EO_KUBE_ECONFIG);
+	assert_null(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_inline_data_current_context),
+	    cmocka_unit_test(test_context_switch),
+	    cmocka_unit_test(test_files_relative_to_kubeconfig),
+	    cmocka_unit_test(test_token_file_refresh),
+	    cmocka_unit_test(test_missing_fields),
+	    cmocka_unit_test(test_errors_carry_no_secrets),
+	    cmocka_unit_test(test_in_cluster),
+	    cmocka_unit_test(test_new_simple),
+	};
+
+	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
