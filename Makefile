@@ -39,8 +39,8 @@ endef
 $(eval $(call flavour,build,$(CFLAGS)))
 $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
-.PHONY: all test unit unit-asan integration e2e check demo format format-check clean \
-        tools cluster-up cluster-down cluster-logs images bench
+.PHONY: deps all test unit unit-asan integration e2e check demo format format-check clean \
+        tools cluster-up cluster-down cluster-logs images deploy bench
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -63,10 +63,13 @@ integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
 test: all unit unit-asan integration
 
 # --- local cluster, images, end-to-end (hack/, docs/development.md) ---
-tools:
+deps:
+	hack/deps.sh
+
+tools: deps
 	hack/tools.sh all
 
-cluster-up:
+cluster-up: deps
 	hack/cluster.sh up
 
 cluster-down:
@@ -75,15 +78,18 @@ cluster-down:
 cluster-logs:
 	hack/cluster.sh logs
 
-images: all
+images:
 	hack/images.sh
+
+deploy:
+	hack/deploy-operator.sh
 
 e2e: cluster-up images
 	hack/e2e.sh
 
-check: test e2e
+check: deps test e2e
 
-demo: cluster-up images
+demo: deps all
 	hack/demo.sh
 
 bench:

@@ -15,7 +15,6 @@ set -euo pipefail
 # (quay.io/coreos/etcd:v<version>): the seeds' 3.6.11, the latest 3.6 and 3.5.
 ETCD_TOOLS="etcd-3.6.11 etcd-3.6.16 etcd-3.5.35"
 TOOLS_IMAGE=localhost/etcd-operator-dev/busybox:1.35
-OPERATOR_IMAGE=${OPERATOR_IMAGE:-ghcr.io/cozystack/etcd-operator:dev}
 
 # A minimal root filesystem like the distroless base upstream etcd images use:
 # users root, nobody and nonroot (65532), a sticky /tmp, no shell.
@@ -69,7 +68,7 @@ tools_image() {
 }
 
 operator_image() {
-	"$REPO/hack/operator-image.sh" "$OPERATOR_IMAGE"
+	"$REPO/hack/operator-image.sh" "$(operator_image_ref)"
 }
 
 what=${1:-all}
@@ -77,7 +76,7 @@ case $what in
 all)
 	etcd_images
 	tools_image
-	if [ -f "$REPO/Dockerfile" ] && [ -x "$REPO/hack/operator-image.sh" ]; then operator_image; fi
+	operator_image
 	;;
 etcd) etcd_images ;;
 tools) tools_image ;;

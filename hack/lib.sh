@@ -99,3 +99,12 @@ build_image_from_dir() {
 import_archive() {
 	ctrk images import --no-unpack=false "$1" >/dev/null
 }
+
+# The operator image the local cluster runs: one tag per source revision, so
+# a helm upgrade rolls the Deployment whenever the code changed.
+OPERATOR_IMAGE_REPO=ghcr.io/cozystack/etcd-operator
+operator_image_ref() {
+	local key
+	key=$(cd "$REPO" && cat Dockerfile Makefile $(find src cmd -type f | sort) | sha256sum | cut -c1-10)
+	echo "$OPERATOR_IMAGE_REPO:dev-$key"
+}
