@@ -53,7 +53,9 @@ typedef enum {
 	EO_ETCD_LEARNER_NOT_READY, /* promote: the learner is not yet in sync with the leader */
 	EO_ETCD_NOT_LEARNER,	   /* promote: the member is not a learner */
 	EO_ETCD_TOO_MANY_LEARNERS, /* add learner: the cluster already has its maximum */
-	EO_ETCD_UNHEALTHY_CLUSTER, /* reconfiguration refused: quorum would be at risk */
+	EO_ETCD_UNHEALTHY_CLUSTER, /* reconfiguration refused for now ("unhealthy cluster", "not
+				    * enough started members"): etcd also answers this for ~5 s
+				    * after a member (re)connects; requeue */
 	EO_ETCD_PEER_URL_EXISTS,   /* add: a member with these peer URLs (or its id) exists */
 	EO_ETCD_LEARNER,	   /* the only endpoints left are learners, which refuse the call */
 	EO_ETCD_NOSPACE,	   /* database space exceeded (NOSPACE alarm) */

@@ -667,5 +667,5 @@ int main(void)
 	    cmocka_unit_test(test_member_add_voter),
 	};
 
-	return cmocka_run_group_tests_name("etcd_client", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("etcd_transport", tests, group_setup, group_teardown);
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Benchmarks on the local cluster. They print figures; they assert nothing
+# about speed. Each timing is shown beside the floor measured in the same run:
+# the time a bare etcd Pod of the same image takes to become Ready.
+#
+#   bench/run.sh            (needs make cluster-up; deploys the operator)
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+. "$(dirname "$0")/../hack/lib.sh"
+
+K8S_BIN=$(tool_bin kubernetes)
+VERSION=${ETCD_VERSION:-3.6.11}
+NS=bench-$$
+now_ms() { date +%s%3N; }
+
+cleanup() { kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+"$REPO/hack/images.sh" etcd >/dev/null
+"$REPO/hack/deploy-operator.sh" >/dev/null
+kc create namespace "$NS" >/dev/null
+
+# The floor: a bare etcd Pod, same image, same node, to Ready.
+floor() {
+	local t0 name=bare-$1
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $name}
+spec:
+  containers:
+  - name: etcd
+    image: quay.io/coreos/etcd:v$VERSION
+    imagePullPolicy: IfNotPresent
+    command: [etcd, --data-dir=/tmp/etcd, --listen-client-urls=http://0.0.0.0:2379,
+              --advertise-client-urls=http://127.0.0.1:2379, --listen-metrics-urls=http://0.0.0.0:2381]
+    readinessProbe:
+      httpGet: {path: /readyz, port: 2381}
+      periodSeconds: 1
+YAML
+	kc -n "$NS" wait pod "$name" --for=condition=Ready --timeout=3m >/dev/null
+	echo $(($(now_ms) - t0))
+	kc -n "$NS" delete pod "$name" --wait=false >/dev/null
+}
+
+available() { # available <name> <replicas>
+	local t0
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdCluster
+metadata: {name: $1}
+spec:
+  replicas: $2
+  version: "$VERSION"
+YAML
+	kc -n "$NS" wait "etcdcluster/$1" --for=condition=Available --timeout=5m >/dev/null
+	echo $(($(now_ms) - t0))
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+
+pod=$(kc -n etcd-operator-system get pods -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name}')
+sleep 10
+rss_idle=$(kc -n etcd-operator-system exec "$pod" -- cat /proc/1/status 2>/dev/null | awk '/^VmRSS/ {print $2 " " $3}') || true
+[ -n "$rss_idle" ] || rss_idle=$(kc -n etcd-operator-system get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
+	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
+
+f1=$(floor 1)
+a1=$(available one 1)
+echo "etcd $VERSION on $(kc get node -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}'), $(nproc) cores"
+printf '%-44s %10s\n' "operator resident memory, idle" "${rss_idle:-n/a}"
+printf '%-44s %8d ms\n' "bare etcd Pod to Ready (floor)" "$f1"
+printf '%-44s %8d ms  (%s of floor)\n' "EtcdCluster replicas=1 apply to Available" "$a1" "$(ratio "$a1" "$f1")"
