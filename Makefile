@@ -39,7 +39,7 @@ endef
 $(eval $(call flavour,build,$(CFLAGS)))
 $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
-.PHONY: deps all test unit unit-asan integration e2e check demo format format-check clean \
+.PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy bench
 .SECONDARY:
 
@@ -60,7 +60,12 @@ unit-asan: $(patsubst %,build/asan/test/%,$(UNIT_NAMES))
 integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
 	test/integration/run.sh $(patsubst %,build/itest/%,$(INT_NAMES))
 
-test: all unit unit-asan integration
+# Generated files must match their sources, and C layout must match .clang-format.
+lint: format-check
+	hack/sync-crds.sh --check
+	hack/render-manifests.sh --check
+
+test: all lint unit unit-asan integration
 
 # --- local cluster, images, end-to-end (hack/, docs/development.md) ---
 deps:

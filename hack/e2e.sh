@@ -14,6 +14,15 @@ export KUBECONFIG=$KUBECONFIG_FILE
 export PATH=$K8S_BIN:$PATH
 
 if [ $# -eq 0 ]; then set -- "$REPO/test/e2e"; fi
+# Suites under test/e2e/operator need the operator installed from its chart.
+for suite in "$@"; do
+	case $(realpath "$suite")/ in
+	"$REPO/test/e2e/" | "$REPO/test/e2e/operator/"*)
+		"$REPO/hack/deploy-operator.sh"
+		break
+		;;
+	esac
+done
 report=$LC/e2e-report
 mkdir -p "$report"
 rc=0
