@@ -40,7 +40,7 @@ $(eval $(call flavour,build,$(CFLAGS)))
 $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
 .PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
-        tools cluster-up cluster-down cluster-logs images deploy bench
+        tools cluster-up cluster-down cluster-logs images deploy undeploy bench
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -87,7 +87,10 @@ images:
 	hack/images.sh
 
 deploy:
-	hack/deploy-operator.sh
+	IMG=$(IMG) hack/deploy-operator.sh
+
+undeploy:
+	hack/deploy-operator.sh uninstall
 
 e2e: cluster-up images
 	hack/e2e.sh

@@ -3,19 +3,26 @@
 # its own image, built from the Dockerfile (hack/operator-image.sh).
 #
 #   hack/deploy-operator.sh            build + import the image, helm upgrade --install
+#   hack/deploy-operator.sh uninstall  helm uninstall (the CRDs stay)
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ -f "$KUBECONFIG_FILE" ] || die "no local cluster; run 'make cluster-up'"
-REF=$(operator_image_ref)
+# IMG=<repo>:<tag> installs an image that is already in the cluster's
+# containerd instead of building one.
+REF=${IMG:-$(operator_image_ref)}
 IMAGE_REPO=${REF%:*}
 TAG=${REF##*:}
 NAMESPACE=${OPERATOR_NAMESPACE:-etcd-operator-system}
 HELM=$(tool_bin helm)/helm
 K8S_BIN=$(tool_bin kubernetes)
 
-"$REPO/hack/operator-image.sh" "$IMAGE_REPO:$TAG"
+if [ "${1:-}" = uninstall ]; then
+	"$HELM" --kubeconfig "$KUBECONFIG_FILE" uninstall etcd-operator --namespace "$NAMESPACE"
+	exit 0
+fi
+[ -n "${IMG:-}" ] || "$REPO/hack/operator-image.sh" "$REF"
 
 log "helm upgrade --install etcd-operator ($IMAGE_REPO:$TAG) in $NAMESPACE"
 # kube-rbac-proxy is off: its image cannot be pulled here (no registry).
