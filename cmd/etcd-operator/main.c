@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "controller/manager.h"
 #include "core/flags.h"
 #include "core/version.h"
 #include "obs/http.h"
@@ -57,42 +58,37 @@ static int wait_for_stop(struct manager *m)
 }
 
 /*
- * run_manager - wiring point for the controllers.
- *
- * The finished version, in order:
- *   1. build the Kubernetes client from cfg->kubeconfig (or the in-cluster service account);
- *   2. start informers for EtcdCluster, EtcdMember, EtcdSnapshot and the owned kinds (limited to
- *      cfg->watch_namespaces when set), counting watch restarts via
- *      eo_operator_metrics_watch_restart();
- *   3. when every cache has synced, eo_ready_set(m->ready, true, NULL) - readiness is about the
- *      caches, not leadership, so a standby replica becomes ready too and rollouts complete;
- *   4. with cfg->leader_elect, acquire the Lease cfg->leader_election_id, publishing
- *      eo_operator_metrics_leader(); losing it ends the process (exit 1) so no two replicas act;
- *   5. run cfg->workers reconcile workers, each reporting eo_operator_metrics_reconcile() and
- *      the queue depth;
- *   6. on stop_fd: mark not ready, stop taking new work, let running reconciles finish within
- *      their request timeouts, join the workers, release the Lease (so a successor takes over
- *      without waiting for expiry), stop informers.
- *
- * Today steps 1-5 are not wired in yet, so the caches never sync and /readyz keeps answering
- * 503 with that reason. Returns 0 after a clean shutdown, 1 on a fatal error.
+ * run_manager - the controllers (controller/manager.h):
+ *   1. the Kubernetes client from cfg->kubeconfig (or the in-cluster service account);
+ *   2. informers for EtcdCluster, EtcdMember and the owned Pods, PVCs and Services (the owned
+ *      kinds filtered by app.kubernetes.io/managed-by=etcd-operator), per watched namespace;
+ *   3. once every cache has synced, /readyz turns ready - readiness is about the caches, not
+ *      leadership, so a standby replica becomes ready too and rollouts complete;
+ *   4. with cfg->leader_elect, the Lease cfg->leader_election_id; only the leader runs workers,
+ *      and losing the Lease ends the process (exit 1) so no two replicas act;
+ *   5. cfg->workers reconcile workers per controller;
+ *   6. on stop_fd: not ready, queues shut, workers joined, Lease released, informers stopped.
+ * Returns 0 after a clean shutdown, 1 on a fatal error.
  */
 static int run_manager(struct manager *m)
 {
 	struct eo_log_ctx lc;
-	int sig;
+	eo_manager *mgr = NULL;
+	int sig, rc = 1;
 
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_add(&lc, "component", "manager");
-	eo_ready_set(m->ready, false,
-		     "informer caches not synced: controllers are not wired into this build yet");
-	eo_log_kv(EO_LOG_WARN, &lc, "controllers not wired in; staying not ready", "leader_elect",
-		  m->cfg->leader_elect ? "true" : "false", NULL);
+	eo_ready_set(m->ready, false, "informer caches not synced yet");
+	mgr = eo_manager_new(m->cfg, m->om, m->ready);
+	if (mgr == NULL)
+		return 1;
+	if (eo_manager_start(mgr, 120000) != 0)
+		goto out;
 
 	sig = wait_for_stop(m);
 	if (sig < 0) {
 		eo_logf(EO_LOG_ERROR, &lc, "waiting for signals failed: %s", strerror(errno));
-		return 1;
+		goto out;
 	}
 	eo_ready_set(m->ready, false, "shutting down");
 	eo_log_kv(EO_LOG_INFO, &lc, "shutdown requested", "signal",
@@ -100,8 +96,12 @@ static int run_manager(struct manager *m)
 		  : sig == SIGINT ? "SIGINT"
 				  : "other",
 		  NULL);
-	/* Stop workers and release the leader Lease here once they exist. */
-	return 0;
+	rc = 0;
+out:
+	eo_ready_set(m->ready, false, "shutting down");
+	eo_manager_stop(mgr);
+	eo_manager_free(mgr);
+	return rc;
 }
 
 static void join_namespaces(const struct eo_config *cfg, char *buf, size_t cap)

@@ -31,7 +31,7 @@
 
 #define EO_DEFAULT_METRICS_ADDR	      ":8080"
 #define EO_DEFAULT_HEALTH_ADDR	      ":8081"
-#define EO_DEFAULT_LEADER_ELECTION_ID "etcd-operator-leader"
+#define EO_DEFAULT_LEADER_ELECTION_ID "aa20b3a9.etcd-operator.cozystack.io"
 #define EO_DEFAULT_CLUSTER_DOMAIN     "cluster.local"
 #define EO_DEFAULT_ETCD_IMAGE_REPO    "quay.io/coreos/etcd"
 #define EO_DEFAULT_WORKERS	      4

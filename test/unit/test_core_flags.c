@@ -72,7 +72,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.metrics_bind_address, ":8080");
 	assert_string_equal(cfg.health_probe_bind_address, ":8081");
 	assert_false(cfg.leader_elect);
-	assert_string_equal(cfg.leader_election_id, "etcd-operator-leader");
+	assert_string_equal(cfg.leader_election_id, "aa20b3a9.etcd-operator.cozystack.io");
 	assert_string_equal(cfg.leader_election_namespace, "");
 	assert_string_equal(cfg.cluster_domain, "cluster.local");
 	assert_int_equal(cfg.cluster_domain_source, EO_DOMAIN_DEFAULT);

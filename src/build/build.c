@@ -1,0 +1,656 @@
+/*
+ * build/build.c - desired objects of a cluster and its members. See build.h.
+ */
+#include "build/build.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/member.h"
+#include "api/names.h"
+
+#define DEFAULT_CLUSTER_DOMAIN "cluster.local"
+#define ETCD_UID	       65532
+#define CONTAINER_NAME	       "etcd"
+#define DATA_VOLUME	       "data"
+
+/* The value at a path of object keys (NULL-terminated), or NULL. Borrowed. */
+static json_t *at(const json_t *root, ...)
+{
+	va_list ap;
+	const char *key = NULL;
+	json_t *v = (json_t *)root;
+
+	va_start(ap, root);
+	while (v != NULL && (key = va_arg(ap, const char *)) != NULL)
+		v = json_is_object(v) ? json_object_get(v, key) : NULL;
+	va_end(ap);
+	return v;
+}
+
+static const char *str_at2(const json_t *root, const char *a, const char *b)
+{
+	return json_string_value(at(root, a, b, NULL));
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+/* json_object_set_new that remembers failure in *ok. */
+static void set(json_t *obj, const char *key, json_t *value, bool *ok)
+{
+	if (value == NULL || json_object_set_new(obj, key, value) != 0)
+		*ok = false;
+}
+
+/* Sets a deep copy of value when value is not NULL. */
+static void set_copy(json_t *obj, const char *key, const json_t *value, bool *ok)
+{
+	if (value != NULL)
+		set(obj, key, json_deep_copy(value), ok);
+}
+
+static void append(json_t *arr, json_t *value, bool *ok)
+{
+	if (value == NULL || json_array_append_new(arr, value) != 0)
+		*ok = false;
+}
+
+static json_t *finish(json_t *obj, bool ok)
+{
+	if (!ok) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static const char *domain_of(const struct eo_build_opts *o)
+{
+	return o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
+}
+
+/* --- helpers --- */
+
+json_t *eo_build_owner_ref(const json_t *owner)
+{
+	const char *api = json_string_value(json_object_get(owner, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(owner, "kind"));
+	const char *name = str_at2(owner, "metadata", "name");
+	const char *uid = str_at2(owner, "metadata", "uid");
+
+	if (!present(api) || !present(kind) || !present(name) || !present(uid))
+		return NULL;
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion", api, "kind", kind, "name",
+			 name, "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+}
+
+bool eo_build_is_controlled_by(const json_t *obj, const char *owner_uid)
+{
+	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
+	json_t *ref = NULL;
+	size_t i;
+
+	if (!present(owner_uid))
+		return false;
+	json_array_foreach(refs, i, ref)
+	{
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (json_is_true(json_object_get(ref, "controller")) && uid != NULL &&
+		    strcmp(uid, owner_uid) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Copies the string entries of src whose keys are not reserved into dst. */
+static void copy_unreserved(json_t *dst, const json_t *src, bool *ok)
+{
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach((json_t *)src, key, v)
+	{
+		if (json_is_string(v) && !eo_name_key_reserved(key))
+			set(dst, key, json_copy(v), ok);
+	}
+}
+
+json_t *eo_build_cluster_labels(const json_t *source, const char *cluster)
+{
+	json_t *l = NULL;
+	bool ok = true;
+
+	if (!present(cluster) || (l = json_object()) == NULL)
+		return NULL;
+	copy_unreserved(l, at(source, "spec", "additionalMetadata", "labels", NULL), &ok);
+	set(l, EO_LABEL_APP_NAME, json_string(EO_LABEL_APP_NAME_VALUE), &ok);
+	set(l, EO_LABEL_INSTANCE, json_string(cluster), &ok);
+	set(l, EO_LABEL_MANAGED_BY, json_string(EO_LABEL_MANAGED_BY_VALUE), &ok);
+	set(l, EO_LABEL_CLUSTER, json_string(cluster), &ok);
+	return finish(l, ok);
+}
+
+json_t *eo_build_extra_annotations(const json_t *source)
+{
+	json_t *a = json_object();
+	bool ok = a != NULL;
+
+	if (ok)
+		copy_unreserved(a, at(source, "spec", "additionalMetadata", "annotations", NULL),
+				&ok);
+	return finish(a, ok);
+}
+
+static int fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+	int len;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	va_start(ap, f);
+	len = vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= n) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int eo_build_member_fqdn(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
+			 const char *cluster, const char *ns)
+{
+	if (!present(member) || !present(cluster) || !present(ns)) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return fmt(buf, n, "%s.%s.%s.svc.%s", member, cluster, ns, domain_of(o));
+}
+
+static int member_url(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
+		      const char *cluster, const char *ns, int port)
+{
+	char host[EO_BUILD_URL_MAX];
+
+	if (eo_build_member_fqdn(host, sizeof(host), o, member, cluster, ns) != 0) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return fmt(buf, n, "http://%s:%d", host, port);
+}
+
+int eo_build_member_peer_url(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
+			     const char *cluster, const char *ns)
+{
+	return member_url(buf, n, o, member, cluster, ns, EO_PORT_PEER);
+}
+
+int eo_build_member_client_url(char *buf, size_t n, const struct eo_build_opts *o,
+			       const char *member, const char *cluster, const char *ns)
+{
+	return member_url(buf, n, o, member, cluster, ns, EO_PORT_CLIENT);
+}
+
+int eo_build_seed_initial_cluster(char *buf, size_t n, const struct eo_build_opts *o,
+				  const char *member, const char *cluster, const char *ns)
+{
+	char url[EO_BUILD_URL_MAX];
+
+	if (eo_build_member_peer_url(url, sizeof(url), o, member, cluster, ns) != 0) {
+		if (buf != NULL && n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return fmt(buf, n, "%s=%s", member, url);
+}
+
+/* metadata {name, namespace, labels, annotations (when any), ownerReferences [owner]} */
+static json_t *owned_metadata(const json_t *owner, const char *name, const char *ns, json_t *labels,
+			      json_t *annotations)
+{
+	json_t *md = json_object();
+	json_t *refs = json_array();
+	bool ok = md != NULL && refs != NULL && labels != NULL && annotations != NULL;
+
+	if (ok) {
+		set(md, "name", json_string(name), &ok);
+		set(md, "namespace", json_string(ns), &ok);
+		set(md, "labels", json_incref(labels), &ok);
+		if (json_object_size(annotations) > 0)
+			set(md, "annotations", json_incref(annotations), &ok);
+		append(refs, eo_build_owner_ref(owner), &ok);
+		set(md, "ownerReferences", json_incref(refs), &ok);
+	}
+	json_decref(refs);
+	json_decref(labels);
+	json_decref(annotations);
+	return finish(md, ok);
+}
+
+static json_t *port(const char *name, int number)
+{
+	return json_pack("{s:s, s:i, s:i, s:s}", "name", name, "port", number, "targetPort", number,
+			 "protocol", "TCP");
+}
+
+static json_t *service(const json_t *cluster, bool headless)
+{
+	const char *cname = eo_cluster_name(cluster);
+	const char *ns = eo_cluster_namespace(cluster);
+	char name[EO_NAME_MAX];
+	json_t *svc = NULL, *spec = NULL, *ports = NULL;
+	bool ok = true;
+
+	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)))
+		return NULL;
+	if ((headless ? eo_name_headless_service(name, sizeof(name), cname)
+		      : eo_name_client_service(name, sizeof(name), cname)) != 0)
+		return NULL;
+	svc = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Service");
+	spec = json_object();
+	ports = json_array();
+	if (svc == NULL || spec == NULL || ports == NULL) {
+		json_decref(spec);
+		json_decref(ports);
+		return finish(svc, false);
+	}
+	set(svc, "metadata",
+	    owned_metadata(cluster, name, ns, eo_build_cluster_labels(cluster, cname),
+			   eo_build_extra_annotations(cluster)),
+	    &ok);
+	if (headless) {
+		set(spec, "clusterIP", json_string("None"), &ok);
+		set(spec, "publishNotReadyAddresses", json_true(), &ok);
+	} else {
+		set(spec, "type", json_string("ClusterIP"), &ok);
+	}
+	set(spec, "selector", json_pack("{s:s}", EO_LABEL_CLUSTER, cname), &ok);
+	append(ports, port(EO_PORT_NAME_CLIENT, EO_PORT_CLIENT), &ok);
+	if (headless)
+		append(ports, port(EO_PORT_NAME_PEER, EO_PORT_PEER), &ok);
+	set(spec, "ports", ports, &ok);
+	set(svc, "spec", spec, &ok);
+	return finish(svc, ok);
+}
+
+json_t *eo_build_headless_service(const json_t *cluster)
+{
+	return service(cluster, true);
+}
+
+json_t *eo_build_client_service(const json_t *cluster)
+{
+	return service(cluster, false);
+}
+
+/* The port of actual's spec.ports with this name, or NULL. */
+static json_t *port_named(const json_t *svc, const char *name)
+{
+	json_t *p = NULL;
+	size_t i;
+
+	json_array_foreach(at(svc, "spec", "ports", NULL), i, p)
+	{
+		const char *n = json_string_value(json_object_get(p, "name"));
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static bool ports_match(const json_t *desired, const json_t *actual)
+{
+	json_t *want = NULL;
+	size_t i;
+
+	if (json_array_size(at(desired, "spec", "ports", NULL)) !=
+	    json_array_size(at(actual, "spec", "ports", NULL)))
+		return false;
+	json_array_foreach(at(desired, "spec", "ports", NULL), i, want)
+	{
+		json_t *have = port_named(actual, json_string_value(json_object_get(want, "name")));
+
+		if (have == NULL ||
+		    !json_equal(json_object_get(want, "port"), json_object_get(have, "port")) ||
+		    !json_equal(json_object_get(want, "targetPort"),
+				json_object_get(have, "targetPort")))
+			return false;
+	}
+	return true;
+}
+
+/* True when every key of want has the same value in have. */
+static bool subset(const json_t *want, const json_t *have)
+{
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach((json_t *)want, key, v)
+	{
+		if (!json_equal(v, json_object_get(have, key)))
+			return false;
+	}
+	return true;
+}
+
+json_t *eo_build_service_patch(const json_t *desired, const json_t *actual)
+{
+	json_t *patch = json_object(), *spec = json_object();
+	bool ok = patch != NULL && spec != NULL, drift = false;
+	json_t *want_labels = at(desired, "metadata", "labels", NULL);
+	json_t *pnra = at(desired, "spec", "publishNotReadyAddresses", NULL);
+
+	if (!ok)
+		goto out;
+	if (!subset(want_labels, at(actual, "metadata", "labels", NULL))) {
+		set(patch, "metadata", json_pack("{s:O}", "labels", want_labels), &ok);
+		drift = true;
+	}
+	if (!json_equal(at(desired, "spec", "selector", NULL),
+			at(actual, "spec", "selector", NULL))) {
+		set_copy(spec, "selector", at(desired, "spec", "selector", NULL), &ok);
+		drift = true;
+	}
+	if (pnra != NULL &&
+	    !json_equal(pnra, at(actual, "spec", "publishNotReadyAddresses", NULL))) {
+		set_copy(spec, "publishNotReadyAddresses", pnra, &ok);
+		drift = true;
+	}
+	if (!ports_match(desired, actual)) {
+		set_copy(spec, "ports", at(desired, "spec", "ports", NULL), &ok);
+		drift = true;
+	}
+	if (json_object_size(spec) > 0)
+		set(patch, "spec", json_incref(spec), &ok);
+out:
+	json_decref(spec);
+	if (!ok || !drift) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
+}
+
+/* Fields latched into status.observed and copied into new members, besides replicas. */
+static const char *const latched[] = {
+    "version", "storage",	   "resources",		 "affinity", "topologySpreadConstraints",
+    "options", "imagePullSecrets", "additionalMetadata", NULL,
+};
+
+json_t *eo_build_observed(const json_t *cluster)
+{
+	json_t *spec = json_object_get(cluster, "spec");
+	json_t *obs = NULL;
+	bool ok = true;
+
+	if (!json_is_object(spec) || (obs = json_object()) == NULL)
+		return NULL;
+	set(obs, "replicas", json_integer(eo_cluster_replicas(cluster)), &ok);
+	for (size_t i = 0; latched[i] != NULL; i++)
+		set_copy(obs, latched[i], json_object_get(spec, latched[i]), &ok);
+	return finish(obs, ok);
+}
+
+json_t *eo_build_seed_member(const json_t *cluster)
+{
+	const char *cname = eo_cluster_name(cluster);
+	const char *ns = eo_cluster_namespace(cluster);
+	const char *token = eo_cluster_cluster_token(cluster);
+	const json_t *src = eo_cluster_observed(cluster);
+	char prefix[EO_NAME_MAX];
+	json_t *m = NULL, *md = NULL, *spec = NULL, *refs = NULL, *labels = NULL,
+	       *annotations = NULL;
+	bool ok = true;
+
+	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	    eo_name_member_prefix(prefix, sizeof(prefix), cname) != 0)
+		return NULL;
+	if (src == NULL)
+		src = json_object_get(cluster, "spec");
+	m = json_pack("{s:s, s:s}", "apiVersion", EO_API_GROUP_VERSION, "kind", EO_KIND_MEMBER);
+	md = json_object();
+	spec = json_object();
+	refs = json_array();
+	labels = eo_build_cluster_labels(cluster, cname);
+	annotations = eo_build_extra_annotations(cluster);
+	if (m == NULL || md == NULL || spec == NULL || refs == NULL || labels == NULL ||
+	    annotations == NULL) {
+		ok = false;
+		goto out;
+	}
+	set(md, "generateName", json_string(prefix), &ok);
+	set(md, "namespace", json_string(ns), &ok);
+	set(md, "labels", json_incref(labels), &ok);
+	if (json_object_size(annotations) > 0)
+		set(md, "annotations", json_incref(annotations), &ok);
+	append(refs, eo_build_owner_ref(cluster), &ok);
+	set(md, "ownerReferences", json_incref(refs), &ok);
+	set(md, "finalizers", json_pack("[s]", EO_FINALIZER_MEMBER_CLEANUP), &ok);
+	set(m, "metadata", json_incref(md), &ok);
+
+	set(spec, "clusterName", json_string(cname), &ok);
+	for (size_t i = 0; latched[i] != NULL; i++)
+		set_copy(spec, latched[i], json_object_get(src, latched[i]), &ok);
+	set(spec, "bootstrap", json_true(), &ok);
+	set(spec, "initialCluster", json_string(""), &ok);
+	set(spec, "clusterToken", json_string(present(token) ? token : ""), &ok);
+	set(spec, "replicas", json_integer(1), &ok);
+	set(m, "spec", json_incref(spec), &ok);
+out:
+	json_decref(md);
+	json_decref(spec);
+	json_decref(refs);
+	json_decref(labels);
+	json_decref(annotations);
+	return finish(m, ok);
+}
+
+/* --- member-owned objects --- */
+
+json_t *eo_build_member_labels(const json_t *member, bool voter)
+{
+	const char *cname = eo_member_cluster_name(member);
+	const char *mname = eo_member_name(member);
+	json_t *l = NULL;
+	bool ok = true;
+
+	if (!present(mname) || (l = eo_build_cluster_labels(member, cname)) == NULL)
+		return NULL;
+	set(l, EO_LABEL_COMPONENT, json_string(mname), &ok);
+	if (voter)
+		set(l, EO_LABEL_ROLE, json_string(EO_LABEL_ROLE_VOTER), &ok);
+	return finish(l, ok);
+}
+
+static bool member_ids_ok(const json_t *member)
+{
+	return present(eo_member_name(member)) && present(eo_member_namespace(member)) &&
+	       present(eo_member_uid(member)) && present(eo_member_cluster_name(member));
+}
+
+json_t *eo_build_member_pvc(const json_t *member)
+{
+	char name[EO_NAME_MAX];
+	struct eo_storage st;
+	json_t *pvc = NULL, *spec = NULL;
+	bool ok = true;
+
+	if (!member_ids_ok(member) ||
+	    eo_name_member_pvc(name, sizeof(name), eo_member_name(member)) != 0)
+		return NULL;
+	eo_member_storage(member, &st);
+	pvc = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "PersistentVolumeClaim");
+	spec = json_object();
+	if (pvc == NULL || spec == NULL) {
+		json_decref(spec);
+		return finish(pvc, false);
+	}
+	set(pvc, "metadata",
+	    owned_metadata(member, name, eo_member_namespace(member),
+			   eo_build_member_labels(member, false),
+			   eo_build_extra_annotations(member)),
+	    &ok);
+	set(spec, "accessModes", json_pack("[s]", "ReadWriteOnce"), &ok);
+	set(spec, "resources", json_pack("{s:{s:s}}", "requests", "storage", st.size), &ok);
+	if (st.has_class)
+		set(spec, "storageClassName", json_string(st.class_name ? st.class_name : ""), &ok);
+	set(pvc, "spec", spec, &ok);
+	return finish(pvc, ok);
+}
+
+static void add_arg(json_t *cmd, bool *ok, const char *f, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_arg(json_t *cmd, bool *ok, const char *f, ...)
+{
+	char buf[4096];
+	va_list ap;
+	int len;
+
+	va_start(ap, f);
+	len = vsnprintf(buf, sizeof(buf), f, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(buf)) {
+		*ok = false;
+		return;
+	}
+	append(cmd, json_string(buf), ok);
+}
+
+static json_t *etcd_command(const json_t *member, const struct eo_build_opts *o, bool state_new)
+{
+	const char *m = eo_member_name(member), *c = eo_member_cluster_name(member);
+	const char *ns = eo_member_namespace(member);
+	char peer[EO_BUILD_URL_MAX], client[EO_BUILD_URL_MAX];
+	struct eo_etcd_options opt;
+	json_t *cmd = json_array();
+	bool ok = cmd != NULL;
+
+	if (!ok || eo_build_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0 ||
+	    eo_build_member_client_url(client, sizeof(client), o, m, c, ns) != 0)
+		return finish(cmd, false);
+	eo_member_options(member, &opt);
+	append(cmd, json_string("etcd"), &ok);
+	add_arg(cmd, &ok, "--name=%s", m);
+	add_arg(cmd, &ok, "--data-dir=%s", EO_ETCD_DATA_DIR);
+	add_arg(cmd, &ok, "--listen-peer-urls=http://0.0.0.0:%d", EO_PORT_PEER);
+	add_arg(cmd, &ok, "--listen-client-urls=http://0.0.0.0:%d", EO_PORT_CLIENT);
+	add_arg(cmd, &ok, "--advertise-client-urls=%s", client);
+	add_arg(cmd, &ok, "--initial-advertise-peer-urls=%s", peer);
+	add_arg(cmd, &ok, "--initial-cluster=%s", eo_member_initial_cluster(member));
+	add_arg(cmd, &ok, "--initial-cluster-token=%s", eo_member_cluster_token(member));
+	add_arg(cmd, &ok, "--initial-cluster-state=%s", state_new ? "new" : "existing");
+	add_arg(cmd, &ok, "--listen-metrics-urls=http://0.0.0.0:%d", EO_PORT_METRICS);
+	if (opt.quota_backend_bytes > 0)
+		add_arg(cmd, &ok, "--quota-backend-bytes=%lld", (long long)opt.quota_backend_bytes);
+	if (present(opt.auto_compaction_mode))
+		add_arg(cmd, &ok, "--auto-compaction-mode=%s", opt.auto_compaction_mode);
+	if (present(opt.auto_compaction_retention))
+		add_arg(cmd, &ok, "--auto-compaction-retention=%s", opt.auto_compaction_retention);
+	if (opt.snapshot_count > 0)
+		add_arg(cmd, &ok, "--snapshot-count=%lld", (long long)opt.snapshot_count);
+	return finish(cmd, ok);
+}
+
+static json_t *etcd_container(const json_t *member, const struct eo_build_opts *o, bool state_new)
+{
+	char image[640];
+	json_t *ctr = NULL;
+	bool ok = true;
+
+	if (eo_name_etcd_image(image, sizeof(image), o ? o->etcd_image_repository : NULL,
+			       eo_member_version(member)) != 0)
+		return NULL;
+	ctr = json_object();
+	if (ctr == NULL)
+		return NULL;
+	set(ctr, "name", json_string(CONTAINER_NAME), &ok);
+	set(ctr, "image", json_string(image), &ok);
+	set(ctr, "imagePullPolicy", json_string("IfNotPresent"), &ok);
+	set(ctr, "command", etcd_command(member, o, state_new), &ok);
+	set(ctr, "ports",
+	    json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}, {s:s, s:i, s:s}]", "name",
+		      EO_PORT_NAME_CLIENT, "containerPort", EO_PORT_CLIENT, "protocol", "TCP",
+		      "name", EO_PORT_NAME_PEER, "containerPort", EO_PORT_PEER, "protocol", "TCP",
+		      "name", EO_PORT_NAME_METRICS, "containerPort", EO_PORT_METRICS, "protocol",
+		      "TCP"),
+	    &ok);
+	set(ctr, "livenessProbe",
+	    json_pack("{s:{s:i}, s:i, s:i, s:i}", "tcpSocket", "port", EO_PORT_PEER,
+		      "initialDelaySeconds", 15, "periodSeconds", 10, "failureThreshold", 3),
+	    &ok);
+	set(ctr, "readinessProbe",
+	    json_pack("{s:{s:s, s:i, s:s}, s:i, s:i, s:i}", "httpGet", "path", "/health", "port",
+		      EO_PORT_METRICS, "scheme", "HTTP", "initialDelaySeconds", 5, "periodSeconds",
+		      5, "failureThreshold", 3),
+	    &ok);
+	set(ctr, "resources", eo_member_resources(member), &ok);
+	set(ctr, "securityContext",
+	    json_pack("{s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation", 0,
+		      "capabilities", "drop", "ALL"),
+	    &ok);
+	set(ctr, "volumeMounts",
+	    json_pack("[{s:s, s:s}]", "name", DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR), &ok);
+	return finish(ctr, ok);
+}
+
+json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
+			    bool cluster_bootstrapped)
+{
+	const char *mname = eo_member_name(member);
+	struct eo_storage st;
+	char pvc[EO_NAME_MAX];
+	json_t *pod = NULL, *spec = NULL, *vol = NULL;
+	bool ok = true, state_new;
+
+	if (!member_ids_ok(member) || !present(eo_member_version(member)) ||
+	    eo_name_member_pvc(pvc, sizeof(pvc), mname) != 0)
+		return NULL;
+	state_new = eo_member_bootstrap(member) && !present(eo_member_member_id(member)) &&
+		    !cluster_bootstrapped;
+	eo_member_storage(member, &st);
+	pod = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Pod");
+	spec = json_object();
+	if (pod == NULL || spec == NULL) {
+		json_decref(spec);
+		return finish(pod, false);
+	}
+	set(pod, "metadata",
+	    owned_metadata(member, mname, eo_member_namespace(member),
+			   eo_build_member_labels(member, eo_member_is_voter(member)),
+			   eo_build_extra_annotations(member)),
+	    &ok);
+	set(spec, "hostname", json_string(mname), &ok);
+	set(spec, "subdomain", json_string(eo_member_cluster_name(member)), &ok);
+	set(spec, "automountServiceAccountToken", json_false(), &ok);
+	set(spec, "enableServiceLinks", json_false(), &ok);
+	set(spec, "securityContext",
+	    json_pack("{s:b, s:i, s:i, s:i, s:{s:s}}", "runAsNonRoot", 1, "runAsUser", ETCD_UID,
+		      "runAsGroup", ETCD_UID, "fsGroup", ETCD_UID, "seccompProfile", "type",
+		      "RuntimeDefault"),
+	    &ok);
+	set(spec, "containers", json_pack("[o]", etcd_container(member, o, state_new)), &ok);
+	if (st.memory)
+		vol = json_pack("{s:s, s:{s:s, s:s}}", "name", DATA_VOLUME, "emptyDir", "medium",
+				EO_STORAGE_MEDIUM_MEMORY, "sizeLimit", st.size);
+	else
+		vol = json_pack("{s:s, s:{s:s}}", "name", DATA_VOLUME, "persistentVolumeClaim",
+				"claimName", pvc);
+	set(spec, "volumes", json_pack("[o]", vol), &ok);
+	set_copy(spec, "affinity", eo_member_affinity(member), &ok);
+	set_copy(spec, "topologySpreadConstraints", eo_member_topology_spread_constraints(member),
+		 &ok);
+	set_copy(spec, "imagePullSecrets", eo_member_image_pull_secrets(member), &ok);
+	set(pod, "spec", spec, &ok);
+	return finish(pod, ok);
+}

@@ -1,0 +1,692 @@
+/*
+ * controller/controller.c - cluster and member reconcilers. See controller.h.
+ */
+#include "controller/controller.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "etcd/client.h"
+#include "obs/log.h"
+#include "plan/member.h"
+#include "plan/plan.h"
+
+#define CONFLICT_REQUEUE_MS 1000L
+#define ETCD_TIMEOUT_MS	    5000L
+
+static const struct eo_kube_resource RES_CLUSTERS = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL,
+						     NULL};
+static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLURAL_MEMBERS, NULL,
+						    NULL};
+static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
+static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
+static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
+
+static struct eo_kube_resource at_res(struct eo_kube_resource r, const char *ns, const char *name)
+{
+	r.ns = ns;
+	r.name = name;
+	return r;
+}
+
+json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		json_t *o = eo_kube_cache_get(s->c[i], ns, name);
+
+		if (o != NULL)
+			return o;
+	}
+	return NULL;
+}
+
+json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid)
+{
+	json_t *all = json_array();
+
+	for (size_t i = 0; all != NULL && i < s->n; i++) {
+		json_t *part = eo_kube_cache_by_owner(s->c[i], uid);
+
+		if (part == NULL || json_array_extend(all, part) != 0) {
+			json_decref(part);
+			json_decref(all);
+			return NULL;
+		}
+		json_decref(part);
+	}
+	return all;
+}
+
+json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv)
+{
+	json_t *st = json_object(), *patch = NULL;
+	const char *key = NULL;
+	json_t *v = NULL;
+	bool ok = st != NULL;
+
+	json_object_foreach((json_t *)want, key, v)
+	{
+		if (ok && !json_equal(v, json_object_get(cur, key)))
+			ok = json_object_set(st, key, v) == 0;
+	}
+	json_object_foreach((json_t *)cur, key, v)
+	{
+		if (ok && json_object_get(want, key) == NULL)
+			ok = json_object_set_new(st, key, json_null()) == 0;
+	}
+	if (ok)
+		patch = rv != NULL ? json_pack("{s:{s:s}, s:O}", "metadata", "resourceVersion", rv,
+					       "status", st)
+				   : json_pack("{s:O}", "status", st);
+	json_decref(st);
+	return patch;
+}
+
+/* Deep copy of a cached object with apiVersion/kind filled in (list items lack them). */
+static json_t *typed_copy(json_t *obj, const char *api_version, const char *kind)
+{
+	json_t *c = json_deep_copy(obj);
+
+	if (c == NULL)
+		return NULL;
+	if (json_object_get(c, "apiVersion") == NULL)
+		json_object_set_new(c, "apiVersion", json_string(api_version));
+	if (json_object_get(c, "kind") == NULL)
+		json_object_set_new(c, "kind", json_string(kind));
+	return c;
+}
+
+static time_t now_of(const struct eo_controller *c)
+{
+	return c->now != NULL ? c->now() : time(NULL);
+}
+
+static long etcd_timeout(const struct eo_controller *c)
+{
+	return c->etcd_timeout_ms > 0 ? c->etcd_timeout_ms : ETCD_TIMEOUT_MS;
+}
+
+static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
+				 size_t n)
+{
+	struct eo_etcd_config cfg = {
+	    .endpoints = endpoints, .n_endpoints = n, .timeout_ms = etcd_timeout(c)};
+	eo_etcd_client *ec = NULL;
+
+	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
+		return NULL;
+	return ec;
+}
+
+/*
+ * Writes the desired status (when it differs) with the object's resourceVersion as the
+ * precondition. Returns 0 (written or nothing to write), 1 on a conflict (stale cache: come
+ * back soon), -1 on failure.
+ */
+static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc,
+			struct eo_kube_resource r, const json_t *obj, const json_t *want)
+{
+	struct eo_kube_error err = {0};
+	json_t *patch = NULL;
+	eo_kube_err e;
+
+	patch = eo_controller_status_patch(json_object_get(obj, "status"), want,
+					   eo_kube_obj_resource_version(obj));
+	if (patch == NULL)
+		return -1;
+	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_DEBUG, lc, "status updated", NULL);
+		return 0;
+	}
+	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
+		return 1;
+	eo_log_kv(EO_LOG_WARN, lc, "status update failed", "error", eo_kube_strerror(e), "detail",
+		  err.message, NULL);
+	return -1;
+}
+
+static void emit(struct eo_controller *c, const json_t *obj, const char *type, const char *reason,
+		 const char *msg)
+{
+	if (c->rec != NULL && type != NULL && reason != NULL)
+		eo_kube_event(c->rec, obj, type, reason, NULL, "%s", msg);
+}
+
+/* --- cluster --- */
+
+struct observed_members {
+	struct eo_plan_member *v;
+	json_t *members; /* the array of typed copies the entries borrow from */
+	json_t *owned;	 /* keeps pods/pvcs alive */
+	size_t n;
+};
+
+static void observed_members_free(struct observed_members *om)
+{
+	free(om->v);
+	json_decref(om->members);
+	json_decref(om->owned);
+	memset(om, 0, sizeof(*om));
+}
+
+static int observe_members(struct eo_controller *c, const json_t *cluster,
+			   struct observed_members *om)
+{
+	const char *ns = eo_cluster_namespace(cluster), *uid = eo_cluster_uid(cluster);
+	json_t *raw = eo_cache_set_by_owner(&c->members, uid);
+	json_t *m = NULL;
+	size_t i;
+
+	memset(om, 0, sizeof(*om));
+	om->members = json_array();
+	om->owned = json_array();
+	if (raw == NULL || om->members == NULL || om->owned == NULL)
+		goto fail;
+	om->v = calloc(json_array_size(raw) + 1, sizeof(*om->v));
+	if (om->v == NULL)
+		goto fail;
+	json_array_foreach(raw, i, m)
+	{
+		char pvc[EO_NAME_MAX];
+		json_t *copy = NULL, *pod = NULL, *claim = NULL;
+		const char *mname = eo_kube_obj_name(m);
+
+		if (!eo_build_is_controlled_by(m, uid) || mname == NULL)
+			continue;
+		copy = typed_copy(m, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
+		if (copy == NULL || json_array_append_new(om->members, copy) != 0)
+			goto fail;
+		pod = eo_cache_set_get(&c->pods, ns, mname);
+		if (pod != NULL && !eo_build_is_controlled_by(pod, eo_member_uid(copy))) {
+			json_decref(pod);
+			pod = NULL;
+		}
+		if (eo_name_member_pvc(pvc, sizeof(pvc), mname) == 0)
+			claim = eo_cache_set_get(&c->pvcs, ns, pvc);
+		om->v[om->n].member = copy;
+		om->v[om->n].pod = pod;
+		om->v[om->n].pvc = claim;
+		if ((pod && json_array_append_new(om->owned, pod) != 0) ||
+		    (claim && json_array_append_new(om->owned, claim) != 0))
+			goto fail;
+		om->n++;
+	}
+	json_decref(raw);
+	return 0;
+fail:
+	json_decref(raw);
+	observed_members_free(om);
+	return -1;
+}
+
+static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
+			  struct eo_etcd_members *list, eo_etcd_err *e)
+{
+	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	eo_etcd_client *ec = NULL;
+
+	for (size_t i = 0; i < r->n_endpoints; i++)
+		eps[i] = r->endpoints[i];
+	ec = etcd_dial(c, eps, r->n_endpoints);
+	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
+	eo_etcd_client_free(ec);
+}
+
+static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			  json_t *want, json_t *have)
+{
+	struct eo_kube_error err = {0};
+	const char *ns = eo_cluster_namespace(cluster), *name = eo_kube_obj_name(want);
+	struct eo_kube_resource r = at_res(RES_SERVICES, ns, name);
+	json_t *patch = NULL;
+	eo_kube_err e = EO_KUBE_OK;
+
+	if (have == NULL) {
+		e = eo_kube_create(c->kc, &r, want, NULL, &err);
+		if (e == EO_KUBE_OK) {
+			char msg[EO_NAME_MAX + 32];
+
+			snprintf(msg, sizeof(msg), "created Service %s", name);
+			eo_log_kv(EO_LOG_INFO, lc, "service created", "service", name, NULL);
+			emit(c, cluster, "Normal", "ServiceCreated", msg);
+		}
+		if (e == EO_KUBE_EEXISTS)
+			e = EO_KUBE_OK;
+	} else if ((patch = eo_build_service_patch(want, have)) != NULL) {
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+		json_decref(patch);
+		if (e == EO_KUBE_OK)
+			eo_log_kv(EO_LOG_INFO, lc, "service drift repaired", "service", name, NULL);
+	}
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "ensuring service failed", "service", name, "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
+{
+	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
+	char client[EO_NAME_MAX];
+	json_t *wh = eo_build_headless_service(cluster), *wc = eo_build_client_service(cluster);
+	json_t *hh = eo_cache_set_get(&c->services, ns, name), *hc = NULL;
+	int rc = -1;
+
+	if (eo_name_client_service(client, sizeof(client), name) == 0)
+		hc = eo_cache_set_get(&c->services, ns, client);
+	if (wh != NULL && wc != NULL && ensure_service(c, lc, cluster, wh, hh) == 0 &&
+	    ensure_service(c, lc, cluster, wc, hc) == 0)
+		rc = 0;
+	json_decref(wh);
+	json_decref(wc);
+	json_decref(hh);
+	json_decref(hc);
+	return rc;
+}
+
+static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
+{
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
+	json_t *seed = eo_build_seed_member(cluster), *created = NULL;
+	char msg[EO_NAME_MAX + 64];
+	eo_kube_err e;
+
+	if (seed == NULL)
+		return -1;
+	e = eo_kube_create(c->kc, &r, seed, &created, &err);
+	json_decref(seed);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "creating the seed member failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	snprintf(msg, sizeof(msg), "created seed member %s", eo_kube_obj_name(created));
+	eo_log_kv(EO_LOG_INFO, lc, "seed member created", "member", eo_kube_obj_name(created),
+		  NULL);
+	emit(c, cluster, "Normal", "SeedCreated", msg);
+	json_decref(created);
+	return 0;
+}
+
+static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     const struct eo_plan_result *pr)
+{
+	struct eo_kube_error err = {0};
+	const char *mname = eo_member_name(pr->member);
+	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_member_namespace(pr->member), mname);
+	json_t *sp = json_pack("{s:{s:b}}", "status", "isVoter", 1);
+	json_t *p = json_pack("{s:{s:s}}", "spec", "initialCluster", pr->initial_cluster);
+	eo_kube_err e = EO_KUBE_ENOMEM;
+
+	/* The voter mark first, so the Pod is created with the voter label. */
+	if (sp != NULL && p != NULL) {
+		e = eo_member_is_voter(pr->member)
+			? EO_KUBE_OK
+			: eo_kube_patch_status(c->kc, &r, sp, NULL, &err);
+		if (e == EO_KUBE_OK)
+			e = eo_kube_patch(c->kc, &r, p, NULL, &err);
+	}
+	json_decref(sp);
+	json_decref(p);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "completing the seed member failed", "member", mname,
+			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "seed member initial cluster set", "member", mname,
+		  "initial_cluster", pr->initial_cluster, NULL);
+	return 0;
+}
+
+void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out)
+{
+	struct eo_plan_result pr = {0};
+	struct eo_plan_input in = {0};
+	struct observed_members om = {0};
+	struct eo_etcd_members list = {0};
+	struct eo_log_ctx lc;
+	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL;
+	char client[EO_NAME_MAX];
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_cluster(&lc, ns, name);
+	raw = eo_cache_set_get(&c->clusters, ns, name);
+	if (raw == NULL)
+		goto out; /* deleted: owner references take the children */
+	cluster = typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
+		goto fail;
+	hh = eo_cache_set_get(&c->services, ns, name);
+	if (eo_name_client_service(client, sizeof(client), name) == 0)
+		hc = eo_cache_set_get(&c->services, ns, client);
+	in = (struct eo_plan_input){.cluster = cluster,
+				    .members = om.v,
+				    .n_members = om.n,
+				    .headless_svc = hh,
+				    .client_svc = hc,
+				    .build = &c->build,
+				    .now = now_of(c)};
+	if (eo_plan_cluster(&in, &pr) != 0)
+		goto fail;
+	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
+		in.etcd_queried = true;
+		query_members(c, &pr, &list, &in.etcd_err);
+		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
+		eo_plan_result_clear(&pr);
+		if (eo_plan_cluster(&in, &pr) != 0)
+			goto fail;
+	}
+	eo_log_ctx_add(&lc, "action", eo_plan_action_name(pr.action));
+
+	switch (pr.action) {
+	case EO_PLAN_ENSURE_SERVICES:
+		rc = act_services(c, &lc, cluster);
+		break;
+	case EO_PLAN_CREATE_SEED:
+		rc = act_create_seed(c, &lc, cluster);
+		break;
+	case EO_PLAN_COMPLETE_SEED:
+		rc = act_complete_seed(c, &lc, &pr);
+		break;
+	default:
+		break;
+	}
+	if (rc != 0)
+		goto fail;
+	if (pr.status != NULL && pr.status_changed) {
+		rc = write_status(c, &lc, at_res(RES_CLUSTERS, ns, name), cluster, pr.status);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
+		eo_log_kv(EO_LOG_INFO, &lc, "cluster status changed", "message", pr.message, NULL);
+		emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
+	} else if (pr.action != EO_PLAN_NONE && pr.action != EO_PLAN_WAIT) {
+		eo_log_kv(EO_LOG_INFO, &lc, "cluster action done", "message", pr.message, NULL);
+	} else {
+		eo_log_kv(EO_LOG_DEBUG, &lc, "cluster reconciled", "message", pr.message, NULL);
+	}
+	out->requeue_ms = pr.requeue_ms;
+	goto out;
+fail:
+	out->error = true;
+out:
+	eo_etcd_members_clear(&list);
+	eo_plan_result_clear(&pr);
+	observed_members_free(&om);
+	json_decref(hh);
+	json_decref(hc);
+	json_decref(cluster);
+	json_decref(raw);
+}
+
+/* --- member --- */
+
+static int patch_finalizers(struct eo_controller *c, const json_t *member, bool add)
+{
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r =
+	    at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
+	json_t *fins = json_array(), *f = NULL, *patch = NULL;
+	size_t i;
+	eo_kube_err e = EO_KUBE_ENOMEM;
+
+	if (fins == NULL)
+		return -1;
+	json_array_foreach(json_object_get(json_object_get(member, "metadata"), "finalizers"), i, f)
+	{
+		const char *s = json_string_value(f);
+
+		if (s != NULL && strcmp(s, EO_FINALIZER_MEMBER_CLEANUP) != 0)
+			json_array_append(fins, f);
+	}
+	if (add)
+		json_array_append_new(fins, json_string(EO_FINALIZER_MEMBER_CLEANUP));
+	patch = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", fins, "resourceVersion",
+			  eo_kube_obj_resource_version(member));
+	if (patch != NULL)
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
+		return 0;
+	return e == EO_KUBE_ECONFLICT ? 1 : -1;
+}
+
+/*
+ * MemberRemove through the cluster's other members. 0: removed or not a member (drop the
+ * finalizer); -1: try again later.
+ */
+static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc,
+			    const json_t *member, const json_t *cluster)
+{
+	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
+	const char *cname = eo_member_cluster_name(member);
+	char urls[EO_PLAN_MAX_ENDPOINTS][EO_BUILD_URL_MAX], peer[EO_BUILD_URL_MAX];
+	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_members list = {0};
+	const struct eo_etcd_member *em = NULL;
+	json_t *others = eo_cache_set_by_owner(&c->members, eo_cluster_uid(cluster)), *o = NULL;
+	eo_etcd_client *ec = NULL;
+	size_t i, n = 0;
+	eo_etcd_err e = EO_ETCD_OK;
+	int rc = -1;
+
+	json_array_foreach(others, i, o)
+	{
+		const char *on = eo_kube_obj_name(o);
+		json_t *pod = NULL;
+
+		if (n == EO_PLAN_MAX_ENDPOINTS || on == NULL || strcmp(on, mname) == 0 ||
+		    eo_member_is_deleting(o))
+			continue;
+		pod = eo_cache_set_get(&c->pods, ns, on);
+		if (pod != NULL && eo_build_member_client_url(urls[n], sizeof(urls[n]), &c->build,
+							      on, cname, ns) == 0) {
+			eps[n] = urls[n];
+			n++;
+		}
+		json_decref(pod);
+	}
+	json_decref(others);
+	if (n == 0) {
+		eo_log_kv(EO_LOG_INFO, lc,
+			  "no other member to remove it through; dropping finalizer", NULL);
+		return 0;
+	}
+	if ((ec = etcd_dial(c, eps, n)) == NULL)
+		goto out;
+	if ((e = eo_etcd_member_list(ec, &list, NULL)) != EO_ETCD_OK)
+		goto out;
+	if (eo_build_member_peer_url(peer, sizeof(peer), &c->build, mname, cname, ns) != 0)
+		goto out;
+	em = eo_plan_find_etcd_member(&list, mname, peer);
+	if (em == NULL) {
+		rc = 0;
+		goto out;
+	}
+	e = eo_etcd_member_remove(ec, em->id, NULL, NULL);
+	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
+		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", NULL);
+		emit(c, member, "Normal", "MemberRemoved", "removed the member from etcd");
+		rc = 0;
+	}
+out:
+	if (rc != 0)
+		eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
+			  eo_etcd_strerror(e), NULL);
+	eo_etcd_members_clear(&list);
+	eo_etcd_client_free(ec);
+	return rc;
+}
+
+static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
+			struct eo_kube_resource r, json_t *obj, const char *what)
+{
+	struct eo_kube_error err = {0};
+	char msg[EO_NAME_MAX + 32];
+	eo_kube_err e = eo_kube_create(c->kc, &r, obj, NULL, &err);
+
+	if (e == EO_KUBE_EEXISTS)
+		return 0; /* the cache lags; the next pass sees it */
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "create failed", "kind", what, "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	snprintf(msg, sizeof(msg), "created %s %s", what, eo_kube_obj_name(obj));
+	eo_log_kv(EO_LOG_INFO, lc, "created", "kind", what, "name", eo_kube_obj_name(obj), NULL);
+	emit(c, member, "Normal", strcmp(what, "Pod") == 0 ? "PodCreated" : "PVCCreated", msg);
+	return 0;
+}
+
+void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			 struct eo_reconcile_out *out)
+{
+	struct eo_mplan_result pr = {0};
+	struct eo_mplan_input in = {0};
+	struct eo_etcd_members list = {0};
+	struct eo_etcd_status est = {0};
+	struct eo_kube_error err = {0};
+	struct eo_log_ctx lc;
+	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
+	char pvc_name[EO_NAME_MAX];
+	eo_kube_err e;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	eo_log_ctx_init(&lc);
+	raw = eo_cache_set_get(&c->members, ns, name);
+	if (raw == NULL)
+		goto out;
+	member = typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
+	if (member == NULL)
+		goto fail;
+	eo_log_ctx_cluster(&lc, ns, eo_member_cluster_name(member));
+	eo_log_ctx_add(&lc, "member", name);
+	craw = eo_cache_set_get(&c->clusters, ns, eo_member_cluster_name(member));
+	if (craw != NULL &&
+	    (cluster = typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER)) == NULL)
+		goto fail;
+	pod = eo_cache_set_get(&c->pods, ns, name);
+	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), name) == 0)
+		pvc = eo_cache_set_get(&c->pvcs, ns, pvc_name);
+	in = (struct eo_mplan_input){.member = member,
+				     .cluster = cluster,
+				     .pod = pod,
+				     .pvc = pvc,
+				     .build = &c->build,
+				     .now = now_of(c)};
+	if (eo_member_plan(&in, &pr) != 0)
+		goto fail;
+	if (pr.action == EO_MPLAN_QUERY_ETCD) {
+		const char *ep = pr.endpoint;
+		eo_etcd_client *ec = etcd_dial(c, &ep, 1);
+
+		in.etcd_queried = true;
+		in.list_err = ec ? eo_etcd_member_list(ec, &list, NULL) : EO_ETCD_INVALID;
+		in.status_err = ec ? eo_etcd_status(ec, ep, &est, NULL) : EO_ETCD_INVALID;
+		in.list = in.list_err == EO_ETCD_OK ? &list : NULL;
+		in.status = in.status_err == EO_ETCD_OK ? &est : NULL;
+		eo_etcd_client_free(ec);
+		eo_member_plan_clear(&pr);
+		if (eo_member_plan(&in, &pr) != 0)
+			goto fail;
+	}
+	eo_log_ctx_add(&lc, "action", eo_mplan_action_name(pr.action));
+
+	switch (pr.action) {
+	case EO_MPLAN_ADD_FINALIZER:
+	case EO_MPLAN_DROP_FINALIZER:
+		rc = patch_finalizers(c, member, pr.action == EO_MPLAN_ADD_FINALIZER);
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
+		if (rc == 0)
+			eo_log_kv(EO_LOG_INFO, &lc,
+				  pr.action == EO_MPLAN_ADD_FINALIZER ? "finalizer added"
+								      : "finalizer dropped",
+				  "message", pr.message, NULL);
+		break;
+	case EO_MPLAN_REMOVE_MEMBER:
+		if (remove_from_etcd(c, &lc, member, cluster) != 0) {
+			out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+			goto out;
+		}
+		rc = patch_finalizers(c, member, false);
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
+		break;
+	case EO_MPLAN_CREATE_PVC:
+		rc = create_owned(c, &lc, member, at_res(RES_PVCS, ns, NULL), pr.object, "PVC");
+		break;
+	case EO_MPLAN_CREATE_POD:
+		rc = create_owned(c, &lc, member, at_res(RES_PODS, ns, NULL), pr.object, "Pod");
+		break;
+	case EO_MPLAN_DELETE_POD: {
+		struct eo_kube_resource r = at_res(RES_PODS, ns, name);
+		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(pod),
+						.grace_period_seconds = -1};
+
+		e = eo_kube_delete(c->kc, &r, &d, &err);
+		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? 0 : -1;
+		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc,
+			  "deleting the pod of a dormant member", "result", eo_kube_strerror(e),
+			  NULL);
+		break;
+	}
+	case EO_MPLAN_PATCH_POD: {
+		struct eo_kube_resource r = at_res(RES_PODS, ns, name);
+
+		e = eo_kube_patch(c->kc, &r, pr.object, NULL, &err);
+		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
+		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod labels synced", "message",
+			  pr.message, "result", eo_kube_strerror(e), NULL);
+		break;
+	}
+	default:
+		break;
+	}
+	if (rc < 0)
+		goto fail;
+	if (pr.status != NULL && pr.status_changed) {
+		rc = write_status(c, &lc, at_res(RES_MEMBERS, ns, name), member, pr.status);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
+		eo_log_kv(EO_LOG_INFO, &lc, "member status changed", "message", pr.message, NULL);
+		emit(c, member, pr.event_type, pr.event_reason, pr.message);
+	}
+	out->requeue_ms = pr.requeue_ms;
+	goto out;
+fail:
+	out->error = true;
+out:
+	eo_etcd_members_clear(&list);
+	eo_etcd_status_clear(&est);
+	eo_member_plan_clear(&pr);
+	json_decref(raw);
+	json_decref(member);
+	json_decref(craw);
+	json_decref(cluster);
+	json_decref(pod);
+	json_decref(pvc);
+}

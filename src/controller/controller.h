@@ -1,0 +1,68 @@
+/*
+ * controller/controller.h - the act part: cluster and member reconcilers.
+ *
+ * A reconcile reads the object and what it owns from the informer caches, asks plan/ for the
+ * one next action, performs it through the Kubernetes client (create, merge patch of the
+ * fields we own, status merge patch only when the status differs, guarded by the object's
+ * resourceVersion) or the etcd client, emits an Event for changes, logs one line per action
+ * (cluster=ns/name ...), and tells the caller when to come back.
+ *
+ * Ownership: struct eo_controller borrows everything it points to (client, recorder, caches);
+ * the manager (controller/manager.h) owns them. Reconcilers are thread-safe as long as one
+ * key is handled by one worker at a time (the work queue guarantees it).
+ */
+#ifndef EO_CONTROLLER_CONTROLLER_H
+#define EO_CONTROLLER_CONTROLLER_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "build/build.h"
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/events.h"
+
+#define EO_CTRL_MAX_CACHES 64 /* one per watched namespace */
+
+/* The caches of one kind, one per watched namespace (or a single all-namespaces one). */
+struct eo_cache_set {
+	eo_kube_cache *c[EO_CTRL_MAX_CACHES];
+	size_t n;
+};
+
+/* New reference to ns/name from whichever cache holds it, or NULL. */
+json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name);
+/* New array of the objects owned by uid, over every cache. NULL on OOM. */
+json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid);
+
+struct eo_controller {
+	eo_kube_client *kc;    /* borrowed */
+	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
+	struct eo_cache_set clusters, members, pods, pvcs, services;
+	struct eo_build_opts build; /* strings borrowed */
+	long etcd_timeout_ms;	    /* per etcd attempt; 0 = 5000 */
+	time_t (*now)(void);	    /* NULL = time(NULL) */
+};
+
+/* Outcome of one reconcile. */
+struct eo_reconcile_out {
+	long requeue_ms; /* > 0: come back after this long */
+	bool error;	 /* failed: retry with backoff */
+};
+
+/* Reconciles the EtcdCluster ns/name (which may be gone: then nothing happens). */
+void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdMember ns/name. */
+void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			 struct eo_reconcile_out *out);
+
+/*
+ * Merge patch that turns status cur into want at the top level (changed keys set, removed
+ * keys null) plus metadata.resourceVersion = rv as a precondition. New reference; NULL on
+ * OOM.
+ */
+json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv);
+
+#endif

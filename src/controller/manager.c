@@ -1,0 +1,453 @@
+/*
+ * controller/manager.c - informers, queues, workers, leader election. See manager.h.
+ */
+#include "controller/manager.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/names.h"
+#include "controller/controller.h"
+#include "kube/config.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/lease.h"
+#include "kube/queue.h"
+#include "obs/log.h"
+
+#define MANAGED_SELECTOR EO_LABEL_MANAGED_BY "=" EO_LABEL_MANAGED_BY_VALUE
+#define LEASE_TIMEOUT_MS 2000L
+#define QUEUE_WAIT_MS	 1000L
+
+enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_COUNT };
+
+static const struct {
+	const char *gv, *plural, *name, *selector;
+} kinds[K_COUNT] = {
+    [K_CLUSTER] = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, "EtcdCluster", NULL},
+    [K_MEMBER] = {EO_API_GROUP_VERSION, EO_PLURAL_MEMBERS, "EtcdMember", NULL},
+    [K_POD] = {"v1", "pods", "Pod", MANAGED_SELECTOR},
+    [K_PVC] = {"v1", "persistentvolumeclaims", "PersistentVolumeClaim", MANAGED_SELECTOR},
+    [K_SERVICE] = {"v1", "services", "Service", MANAGED_SELECTOR},
+};
+
+struct ctl {
+	const char *name; /* metrics label */
+	eo_kube_queue *q;
+	void (*reconcile)(struct eo_controller *, const char *, const char *,
+			  struct eo_reconcile_out *);
+};
+
+struct handler_ud {
+	struct eo_manager *m;
+	enum kind kind;
+};
+
+struct eo_manager {
+	const struct eo_config *cfg;
+	struct eo_operator_metrics *om;
+	struct eo_ready *ready;
+	eo_kube_client *kc;
+	eo_kube_client *lease_kc;
+	eo_kube_recorder *rec;
+	eo_kube_lease *lease;
+	eo_kube_informer *inf[K_COUNT][EO_CTRL_MAX_CACHES];
+	size_t ninf;
+	struct handler_ud hud[K_COUNT];
+	struct eo_controller ctrl;
+	struct ctl ctls[2];
+	pthread_t *threads;
+	size_t nthreads;
+	pthread_mutex_t mu;
+	bool workers_started;
+	atomic_bool stopping;
+};
+
+/* --- event handlers: map an object to the keys to enqueue --- */
+
+static void enqueue(eo_kube_queue *q, const char *ns, const char *name)
+{
+	char key[EO_KUBE_QUEUE_KEY_MAX];
+
+	if (ns == NULL || name == NULL)
+		return;
+	if (snprintf(key, sizeof(key), "%s/%s", ns, name) < (int)sizeof(key))
+		eo_kube_queue_add(q, key);
+}
+
+static const char *member_owner(const json_t *obj)
+{
+	json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	json_t *ref = NULL;
+	size_t i;
+
+	json_array_foreach(refs, i, ref)
+	{
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+		if (kind != NULL && strcmp(kind, EO_KIND_MEMBER) == 0)
+			return json_string_value(json_object_get(ref, "name"));
+	}
+	return NULL;
+}
+
+static void on_object(struct handler_ud *h, const json_t *obj)
+{
+	struct eo_manager *m = h->m;
+	const char *ns = eo_kube_obj_namespace(obj), *name = eo_kube_obj_name(obj);
+	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q;
+
+	switch (h->kind) {
+	case K_CLUSTER:
+		enqueue(cq, ns, name);
+		break;
+	case K_MEMBER:
+		enqueue(mq, ns, name);
+		enqueue(cq, ns,
+			json_string_value(
+			    json_object_get(json_object_get(obj, "spec"), "clusterName")));
+		break;
+	case K_POD:
+	case K_PVC:
+		enqueue(mq, ns, member_owner(obj));
+		enqueue(cq, ns, eo_kube_obj_label(obj, EO_LABEL_CLUSTER));
+		break;
+	case K_SERVICE:
+	default:
+		enqueue(cq, ns, eo_kube_obj_label(obj, EO_LABEL_CLUSTER));
+		break;
+	}
+}
+
+static void h_add(void *ud, json_t *obj)
+{
+	on_object(ud, obj);
+}
+
+static void h_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+	const char *a = eo_kube_obj_resource_version(old_obj);
+	const char *b = eo_kube_obj_resource_version(new_obj);
+
+	if (a != NULL && b != NULL && strcmp(a, b) == 0)
+		return; /* a relist saw the same object */
+	on_object(ud, new_obj);
+}
+
+static void h_delete(void *ud, json_t *obj)
+{
+	on_object(ud, obj);
+}
+
+/* --- workers --- */
+
+struct worker_arg {
+	struct eo_manager *m;
+	struct ctl *ctl;
+};
+
+static void *worker(void *p)
+{
+	struct worker_arg *wa = p;
+	struct eo_manager *m = wa->m;
+	struct ctl *ctl = wa->ctl;
+	char *key = NULL;
+
+	free(wa);
+	for (;;) {
+		enum eo_kube_queue_rc rc = eo_kube_queue_get(ctl->q, QUEUE_WAIT_MS, &key);
+		struct eo_reconcile_out out;
+		struct timespec t0, t1;
+		enum eo_reconcile_result res;
+		char *slash = NULL;
+
+		eo_operator_metrics_queue_depth(m->om, ctl->name, eo_kube_queue_len(ctl->q));
+		if (rc == EO_KUBE_QUEUE_SHUTDOWN)
+			break;
+		if (rc != EO_KUBE_QUEUE_ITEM)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		slash = strchr(key, '/');
+		if (slash != NULL) {
+			char ns[EO_KUBE_QUEUE_KEY_MAX];
+			size_t n = (size_t)(slash - key);
+
+			memcpy(ns, key, n);
+			ns[n] = '\0';
+			ctl->reconcile(&m->ctrl, ns, slash + 1, &out);
+		} else {
+			memset(&out, 0, sizeof(out));
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (out.error) {
+			res = EO_RECONCILE_ERROR;
+			eo_kube_queue_add_rate_limited(ctl->q, key);
+		} else {
+			eo_kube_queue_forget(ctl->q, key);
+			res =
+			    out.requeue_ms > 0 ? EO_RECONCILE_REQUEUE_AFTER : EO_RECONCILE_SUCCESS;
+			if (out.requeue_ms > 0)
+				eo_kube_queue_add_after(ctl->q, key, out.requeue_ms);
+		}
+		eo_operator_metrics_reconcile(m->om, ctl->name, res,
+					      (double)(t1.tv_sec - t0.tv_sec) +
+						  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		eo_kube_queue_done(ctl->q, key);
+		free(key);
+		key = NULL;
+	}
+	return NULL;
+}
+
+static void start_workers(struct eo_manager *m)
+{
+	size_t per = (size_t)(m->cfg->workers > 0 ? m->cfg->workers : 1);
+
+	pthread_mutex_lock(&m->mu);
+	if (m->workers_started || atomic_load(&m->stopping)) {
+		pthread_mutex_unlock(&m->mu);
+		return;
+	}
+	m->threads = calloc(per * 2, sizeof(*m->threads));
+	for (size_t c = 0; m->threads != NULL && c < 2; c++) {
+		for (size_t i = 0; i < per; i++) {
+			struct worker_arg *wa = malloc(sizeof(*wa));
+
+			if (wa == NULL)
+				continue;
+			*wa = (struct worker_arg){m, &m->ctls[c]};
+			if (pthread_create(&m->threads[m->nthreads], NULL, worker, wa) == 0)
+				m->nthreads++;
+			else
+				free(wa);
+		}
+	}
+	m->workers_started = true;
+	pthread_mutex_unlock(&m->mu);
+	eo_log_kv(EO_LOG_INFO, NULL, "reconcile workers started", "per_controller",
+		  m->cfg->workers > 0 ? "cfg" : "1", NULL);
+	/* Start from a full picture: every known cluster and member. */
+	for (size_t i = 0; i < m->ctrl.clusters.n; i++) {
+		json_t *all = eo_kube_cache_list(m->ctrl.clusters.c[i], NULL), *o = NULL;
+		size_t j;
+
+		json_array_foreach(all, j, o)
+		    enqueue(m->ctls[0].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_decref(all);
+	}
+	for (size_t i = 0; i < m->ctrl.members.n; i++) {
+		json_t *all = eo_kube_cache_list(m->ctrl.members.c[i], NULL), *o = NULL;
+		size_t j;
+
+		json_array_foreach(all, j, o)
+		    enqueue(m->ctls[1].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_decref(all);
+	}
+}
+
+static void on_started_leading(void *ud)
+{
+	struct eo_manager *m = ud;
+
+	eo_log_kv(EO_LOG_INFO, NULL, "became leader", "lease", m->cfg->leader_election_id, NULL);
+	eo_operator_metrics_leader(m->om, m->cfg->leader_election_id, true);
+	start_workers(m);
+}
+
+static void on_stopped_leading(void *ud)
+{
+	struct eo_manager *m = ud;
+
+	eo_operator_metrics_leader(m->om, m->cfg->leader_election_id, false);
+	if (atomic_load(&m->stopping))
+		return;
+	eo_log_kv(EO_LOG_ERROR, NULL, "lost the leader lease; exiting", "lease",
+		  m->cfg->leader_election_id, NULL);
+	_exit(1);
+}
+
+/* --- lifecycle --- */
+
+static eo_kube_client *new_client(const struct eo_config *cfg, long timeout_ms)
+{
+	struct eo_kube_client_opts o = {.timeout_ms = timeout_ms, .user_agent = "etcd-operator"};
+	struct eo_kube_error err = {0};
+	eo_kube_config *kcfg = NULL;
+	eo_kube_client *c = NULL;
+	eo_kube_err e;
+
+	e = eo_kube_config_load(cfg->kubeconfig[0] ? cfg->kubeconfig : NULL, NULL, &kcfg, &err);
+	if (e == EO_KUBE_OK)
+		e = eo_kube_client_new(kcfg, &o, &c, &err);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_ERROR, NULL, "kubernetes client setup failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return NULL;
+	}
+	return c;
+}
+
+eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metrics *om,
+			   struct eo_ready *ready)
+{
+	struct eo_manager *m = calloc(1, sizeof(*m));
+	size_t nns = cfg->nwatch_namespaces ? cfg->nwatch_namespaces : 1;
+
+	if (m == NULL)
+		return NULL;
+	m->cfg = cfg;
+	m->om = om;
+	m->ready = ready;
+	pthread_mutex_init(&m->mu, NULL);
+	atomic_init(&m->stopping, false);
+	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
+	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
+	m->kc = new_client(cfg, 0);
+	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL ||
+	    nns > EO_CTRL_MAX_CACHES)
+		goto fail;
+	m->rec = eo_kube_recorder_new(m->kc, &(struct eo_kube_recorder_opts){
+						 .component = "etcd-operator",
+						 .instance = getenv("POD_NAME"),
+					     });
+	m->ctrl = (struct eo_controller){
+	    .kc = m->kc,
+	    .rec = m->rec,
+	    .build = {.etcd_image_repository = cfg->etcd_image_repository,
+		      .cluster_domain = cfg->cluster_domain},
+	};
+	m->ninf = nns;
+	for (int k = 0; k < K_COUNT; k++) {
+		struct eo_cache_set *set = k == K_CLUSTER  ? &m->ctrl.clusters
+					   : k == K_MEMBER ? &m->ctrl.members
+					   : k == K_POD	   ? &m->ctrl.pods
+					   : k == K_PVC	   ? &m->ctrl.pvcs
+							   : &m->ctrl.services;
+
+		m->hud[k] = (struct handler_ud){m, (enum kind)k};
+		for (size_t i = 0; i < nns; i++) {
+			struct eo_kube_informer_opts io = {
+			    .res = {kinds[k].gv, kinds[k].plural,
+				    cfg->nwatch_namespaces ? cfg->watch_namespaces[i] : NULL, NULL},
+			    .label_selector = kinds[k].selector,
+			    .index_label = EO_LABEL_CLUSTER,
+			};
+			struct eo_kube_informer_handlers h = {h_add, h_update, h_delete,
+							      &m->hud[k]};
+
+			m->inf[k][i] = eo_kube_informer_new(m->kc, &io, &h);
+			if (m->inf[k][i] == NULL)
+				goto fail;
+			set->c[set->n++] = eo_kube_informer_cache(m->inf[k][i]);
+		}
+	}
+	return m;
+fail:
+	eo_log_kv(EO_LOG_ERROR, NULL, "manager setup failed", NULL);
+	eo_manager_free(m);
+	return NULL;
+}
+
+int eo_manager_start(eo_manager *m, long sync_timeout_ms)
+{
+	struct eo_kube_error err = {0};
+	char *identity = NULL;
+	const char *lease_ns = NULL;
+
+	for (int k = 0; k < K_COUNT; k++)
+		for (size_t i = 0; i < m->ninf; i++)
+			if (eo_kube_informer_start(m->inf[k][i], &err) != EO_KUBE_OK) {
+				eo_log_kv(EO_LOG_ERROR, NULL, "starting informer failed", "kind",
+					  kinds[k].name, "detail", err.message, NULL);
+				return -1;
+			}
+	for (int k = 0; k < K_COUNT; k++)
+		for (size_t i = 0; i < m->ninf; i++)
+			if (!eo_kube_informer_wait_synced(m->inf[k][i], sync_timeout_ms)) {
+				eo_log_kv(EO_LOG_ERROR, NULL, "informer cache did not sync", "kind",
+					  kinds[k].name, NULL);
+				return -1;
+			}
+	eo_ready_set(m->ready, true, NULL);
+	eo_log_kv(EO_LOG_INFO, NULL, "informer caches synced", NULL);
+
+	if (!m->cfg->leader_elect) {
+		start_workers(m);
+		return 0;
+	}
+	m->lease_kc = new_client(m->cfg, LEASE_TIMEOUT_MS);
+	if (m->lease_kc == NULL)
+		return -1;
+	lease_ns = m->cfg->leader_election_namespace[0] ? m->cfg->leader_election_namespace
+							: getenv("POD_NAMESPACE");
+	if (lease_ns == NULL || lease_ns[0] == '\0')
+		lease_ns = eo_kube_config_namespace(eo_kube_client_config(m->lease_kc));
+	identity = eo_kube_lease_identity(NULL);
+	if (identity == NULL)
+		return -1;
+	m->lease = eo_kube_lease_new(m->lease_kc, &(struct eo_kube_lease_opts){
+						      .ns = lease_ns,
+						      .name = m->cfg->leader_election_id,
+						      .identity = identity,
+						      .on_started = on_started_leading,
+						      .on_stopped = on_stopped_leading,
+						      .ud = m,
+						  });
+	eo_log_kv(EO_LOG_INFO, NULL, "waiting for leadership", "lease", m->cfg->leader_election_id,
+		  "namespace", lease_ns, "identity", identity, NULL);
+	free(identity);
+	if (m->lease == NULL || eo_kube_lease_start(m->lease, &err) != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_ERROR, NULL, "starting leader election failed", "detail",
+			  err.message, NULL);
+		return -1;
+	}
+	eo_operator_metrics_leader(m->om, m->cfg->leader_election_id, false);
+	return 0;
+}
+
+void eo_manager_stop(eo_manager *m)
+{
+	if (m == NULL)
+		return;
+	atomic_store(&m->stopping, true);
+	for (int c = 0; c < 2; c++)
+		if (m->ctls[c].q != NULL)
+			eo_kube_queue_shutdown(m->ctls[c].q);
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; i < m->nthreads; i++)
+		pthread_join(m->threads[i], NULL);
+	m->nthreads = 0;
+	pthread_mutex_unlock(&m->mu);
+	if (m->lease != NULL) {
+		eo_kube_lease_stop(m->lease); /* releases the Lease */
+		eo_log_kv(EO_LOG_INFO, NULL, "leader lease released", NULL);
+	}
+	for (int k = 0; k < K_COUNT; k++)
+		for (size_t i = 0; i < m->ninf; i++)
+			if (m->inf[k][i] != NULL)
+				eo_kube_informer_stop(m->inf[k][i]);
+}
+
+void eo_manager_free(eo_manager *m)
+{
+	if (m == NULL)
+		return;
+	eo_manager_stop(m);
+	eo_kube_lease_free(m->lease);
+	for (int k = 0; k < K_COUNT; k++)
+		for (size_t i = 0; i < EO_CTRL_MAX_CACHES; i++)
+			eo_kube_informer_free(m->inf[k][i]);
+	for (int c = 0; c < 2; c++)
+		eo_kube_queue_free(m->ctls[c].q);
+	eo_kube_recorder_free(m->rec);
+	eo_kube_client_free(m->lease_kc);
+	eo_kube_client_free(m->kc);
+	free(m->threads);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}

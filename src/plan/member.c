@@ -1,0 +1,315 @@
+/*
+ * plan/member.c - the member controller's decisions. See member.h.
+ */
+#include "plan/member.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "plan/plan.h"
+
+static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
+    [EO_MPLAN_NONE] = "none",
+    [EO_MPLAN_WAIT] = "wait",
+    [EO_MPLAN_ADD_FINALIZER] = "add-finalizer",
+    [EO_MPLAN_REMOVE_MEMBER] = "remove-member",
+    [EO_MPLAN_DROP_FINALIZER] = "drop-finalizer",
+    [EO_MPLAN_CREATE_PVC] = "create-pvc",
+    [EO_MPLAN_CREATE_POD] = "create-pod",
+    [EO_MPLAN_DELETE_POD] = "delete-pod",
+    [EO_MPLAN_PATCH_POD] = "patch-pod",
+    [EO_MPLAN_REFUSE] = "refuse",
+    [EO_MPLAN_QUERY_ETCD] = "query-etcd",
+};
+
+const char *eo_mplan_action_name(enum eo_mplan_action a)
+{
+	if ((unsigned)a < EO_MPLAN_ACTION_COUNT_ && names[a] != NULL)
+		return names[a];
+	return "unknown";
+}
+
+void eo_member_plan_clear(struct eo_mplan_result *r)
+{
+	if (r == NULL)
+		return;
+	json_decref(r->object);
+	json_decref(r->status);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+struct mctx {
+	const struct eo_mplan_input *in;
+	struct eo_mplan_result *out;
+	json_t *st;
+	bool ok;
+};
+
+static void msgf(struct mctx *x, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void msgf(struct mctx *x, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(x->out->message, sizeof(x->out->message), f, ap);
+	va_end(ap);
+}
+
+static void cond(struct mctx *x, const char *type, const char *status, const char *reason,
+		 const char *msg)
+{
+	struct eo_condition c = {type, status, reason, msg, -1};
+
+	if (eo_condition_set(x->st, &c, x->in->now) < 0)
+		x->ok = false;
+}
+
+static void set_status(struct mctx *x, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(x->st, key, v) != 0)
+		x->ok = false;
+}
+
+static const char *pod_phase(const json_t *pod)
+{
+	const char *p = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+
+	return p != NULL ? p : "Unknown";
+}
+
+static const char *pod_label(const json_t *pod, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"), key));
+}
+
+static void refuse(struct mctx *x, const char *kind, const char *name)
+{
+	msgf(x, "%s %s exists but is not controlled by this EtcdMember; not touching it", kind,
+	     name);
+	cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+	x->out->action = EO_MPLAN_REFUSE;
+	x->out->event_type = "Warning";
+	x->out->event_reason = "ForeignObject";
+}
+
+/* Status of a member with a controlled Pod. */
+static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
+	const char *pod_uid =
+	    json_string_value(json_object_get(json_object_get(in->pod, "metadata"), "uid"));
+	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
+	const char *mid = json_string_value(json_object_get(x->st, "memberID"));
+	const char *ver = json_string_value(json_object_get(x->st, "version"));
+	char peer[EO_BUILD_URL_MAX], buf[64];
+	bool ready = eo_plan_pod_ready(in->pod);
+	bool need = !present(mid) || !present(ver) || !present(old_uid) || pod_uid == NULL ||
+		    strcmp(old_uid, pod_uid) != 0;
+
+	set_status(x, "podName", json_string(mname));
+	if (pod_uid != NULL)
+		set_status(x, "podUID", json_string(pod_uid));
+	if (!memory)
+		set_status(x, "pvcName", json_string(pvc_name));
+	set_status(x, "replicas", json_integer(ready ? 1 : 0));
+	if (!ready) {
+		msgf(x, "pod phase: %s", pod_phase(in->pod));
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+		x->out->action = EO_MPLAN_NONE;
+		return;
+	}
+	if (need && !in->etcd_queried) {
+		if (eo_build_member_client_url(x->out->endpoint, sizeof(x->out->endpoint),
+					       in->build, mname, cname,
+					       eo_member_namespace(m)) != 0)
+			x->ok = false;
+		x->out->action = EO_MPLAN_QUERY_ETCD;
+		msgf(x, "reading the member ID and version from etcd");
+		return;
+	}
+	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
+	    eo_build_member_peer_url(peer, sizeof(peer), in->build, mname, cname,
+				     eo_member_namespace(m)) == 0) {
+		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
+
+		if (em != NULL) {
+			eo_plan_format_id(em->id, buf, sizeof(buf));
+			set_status(x, "memberID", json_string(buf));
+		}
+	}
+	if (in->etcd_queried && in->status_err == EO_ETCD_OK && in->status != NULL &&
+	    present(in->status->version))
+		set_status(x, "version", json_string(in->status->version));
+
+	mid = json_string_value(json_object_get(x->st, "memberID"));
+	ver = json_string_value(json_object_get(x->st, "version"));
+	if (!present(mid)) {
+		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
+		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
+								    : "not in the member list");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
+		     x->out->message);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	} else {
+		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
+	}
+	if (present(ver)) {
+		const char *want = eo_member_version(m);
+
+		if (want != NULL && strcmp(want, ver) == 0) {
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_FALSE, EO_REASON_VERSION_MATCHED,
+			     "");
+		} else {
+			msgf(x, "running etcd %s, spec.version is %s", ver, want ? want : "");
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_TRUE, EO_REASON_VERSION_MISMATCH,
+			     x->out->message);
+		}
+	} else if (in->etcd_queried && x->out->requeue_ms == 0) {
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	}
+	x->out->action = EO_MPLAN_NONE;
+}
+
+int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
+{
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
+	const char *uid = eo_member_uid(m);
+	json_t *cur = json_object_get(m, "status");
+	struct mctx x = {.in = in, .out = out, .ok = true};
+	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64];
+	struct eo_storage storage;
+	json_t *empty = NULL;
+	bool bootstrapped, voter, labelled;
+
+	memset(out, 0, sizeof(*out));
+	if (!present(mname) || !present(uid) || !present(cname) ||
+	    eo_name_member_pvc(pvc_name, sizeof(pvc_name), mname) != 0)
+		return -1;
+
+	if (eo_member_is_deleting(m)) {
+		if (!eo_member_has_finalizer(m)) {
+			out->action = EO_MPLAN_NONE;
+		} else if (in->cluster == NULL || eo_cluster_is_deleting(in->cluster)) {
+			msgf(&x,
+			     "cluster %s is gone or being deleted; skipping etcd member removal",
+			     cname);
+			out->action = EO_MPLAN_DROP_FINALIZER;
+		} else {
+			msgf(&x, "removing the member from etcd before deletion");
+			out->action = EO_MPLAN_REMOVE_MEMBER;
+		}
+		return 0;
+	}
+	if (!eo_member_has_finalizer(m)) {
+		out->action = EO_MPLAN_ADD_FINALIZER;
+		return 0;
+	}
+	if (eo_member_is_pending(m)) {
+		msgf(&x, "waiting for spec.initialCluster");
+		out->action = EO_MPLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		return 0;
+	}
+
+	x.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	if (x.st == NULL)
+		return -1;
+	snprintf(selector, sizeof(selector), "%s=%s,%s=%s", EO_LABEL_CLUSTER, cname,
+		 EO_LABEL_COMPONENT, mname);
+	set_status(&x, "selector", json_string(selector));
+	eo_member_storage(m, &storage);
+	bootstrapped = in->cluster != NULL && present(eo_cluster_cluster_id(in->cluster));
+
+	if (eo_member_dormant(m)) {
+		if (in->pod != NULL && eo_build_is_controlled_by(in->pod, uid) &&
+		    json_object_get(json_object_get(in->pod, "metadata"), "deletionTimestamp") ==
+			NULL) {
+			out->action = EO_MPLAN_DELETE_POD;
+		} else {
+			out->action = EO_MPLAN_NONE;
+		}
+		msgf(&x, "member is dormant (cluster paused); data is preserved on PVC %s",
+		     pvc_name);
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		set_status(&x, "replicas", json_integer(0));
+		json_object_del(x.st, "podUID");
+		goto done;
+	}
+	if (!storage.memory) {
+		if (in->pvc == NULL) {
+			out->action = EO_MPLAN_CREATE_PVC;
+			out->object = eo_build_member_pvc(m);
+			if (out->object == NULL)
+				x.ok = false;
+			msgf(&x, "creating PVC %s", pvc_name);
+			json_decref(x.st);
+			x.st = NULL;
+			goto done;
+		}
+		if (!eo_build_is_controlled_by(in->pvc, uid)) {
+			refuse(&x, "PVC", pvc_name);
+			goto done;
+		}
+	}
+	if (in->pod == NULL) {
+		out->action = EO_MPLAN_CREATE_POD;
+		out->object = eo_build_member_pod(m, in->build, bootstrapped);
+		if (out->object == NULL)
+			x.ok = false;
+		msgf(&x, "creating Pod %s", mname);
+		json_decref(x.st);
+		x.st = NULL;
+		goto done;
+	}
+	if (!eo_build_is_controlled_by(in->pod, uid)) {
+		refuse(&x, "Pod", mname);
+		goto done;
+	}
+	voter = eo_member_is_voter(m);
+	labelled = pod_label(in->pod, EO_LABEL_ROLE) != NULL &&
+		   strcmp(pod_label(in->pod, EO_LABEL_ROLE), EO_LABEL_ROLE_VOTER) == 0;
+	if (voter != labelled) {
+		out->action = EO_MPLAN_PATCH_POD;
+		out->object = voter
+				  ? json_pack("{s:{s:{s:s}}}", "metadata", "labels", EO_LABEL_ROLE,
+					      EO_LABEL_ROLE_VOTER)
+				  : json_pack("{s:{s:{s:n}}}", "metadata", "labels", EO_LABEL_ROLE);
+		if (out->object == NULL)
+			x.ok = false;
+		msgf(&x, "%s the voter label on Pod %s", voter ? "adding" : "removing", mname);
+		json_decref(x.st);
+		x.st = NULL;
+		goto done;
+	}
+	pod_status(&x, pvc_name, storage.memory);
+	if (out->action == EO_MPLAN_QUERY_ETCD) {
+		json_decref(x.st);
+		x.st = NULL;
+	}
+done:
+	if (!x.ok) {
+		json_decref(x.st);
+		eo_member_plan_clear(out);
+		return -1;
+	}
+	out->status = x.st;
+	empty = json_object();
+	out->status_changed =
+	    out->status != NULL && !json_equal(json_is_object(cur) ? cur : empty, out->status);
+	json_decref(empty);
+	return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * plan/member.h - decisions of the member controller (pure).
+ *
+ * One EtcdMember, its Pod and PVC, its cluster and (when asked for) what its etcd endpoint says
+ * about itself give the ONE next action and the member's desired status. Same two-phase use as
+ * plan/plan.h: EO_MPLAN_QUERY_ETCD asks the controller to list members / read the member's
+ * status through result->endpoint and plan again.
+ *
+ * Ownership: result->status and result->object are new references freed by
+ * eo_member_plan_clear(); everything in the input is borrowed.
+ */
+#ifndef EO_PLAN_MEMBER_H
+#define EO_PLAN_MEMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "build/build.h"
+#include "etcd/client.h"
+
+enum eo_mplan_action {
+	EO_MPLAN_NONE = 0,	 /* write the status if it differs */
+	EO_MPLAN_WAIT,		 /* e.g. initialCluster still empty */
+	EO_MPLAN_ADD_FINALIZER,	 /* merge-patch metadata.finalizers (+ ours) */
+	EO_MPLAN_REMOVE_MEMBER,	 /* deleting: MemberRemove via the other members, then drop */
+	EO_MPLAN_DROP_FINALIZER, /* deleting, nothing to remove in etcd: drop our finalizer */
+	EO_MPLAN_CREATE_PVC,	 /* create result->object */
+	EO_MPLAN_CREATE_POD,	 /* create result->object */
+	EO_MPLAN_DELETE_POD,	 /* dormant member: delete its Pod, keep the PVC */
+	EO_MPLAN_PATCH_POD,	 /* merge-patch result->object onto the Pod (labels) */
+	EO_MPLAN_REFUSE,	 /* a same-named PVC/Pod not controlled by this member */
+	EO_MPLAN_QUERY_ETCD,	 /* ask result->endpoint, then plan again */
+	EO_MPLAN_ACTION_COUNT_
+};
+
+const char *eo_mplan_action_name(enum eo_mplan_action a);
+
+struct eo_mplan_input {
+	const json_t *member;
+	const json_t *cluster; /* owning EtcdCluster, NULL when gone */
+	const json_t *pod;     /* Pod named after the member, NULL when absent */
+	const json_t *pvc;     /* PVC data-<member>, NULL when absent */
+	const struct eo_build_opts *build;
+	/* etcd, after EO_MPLAN_QUERY_ETCD */
+	bool etcd_queried;
+	eo_etcd_err list_err;		     /* member list through the endpoint */
+	const struct eo_etcd_members *list;  /* valid when list_err == OK */
+	eo_etcd_err status_err;		     /* Maintenance Status of the endpoint */
+	const struct eo_etcd_status *status; /* valid when status_err == OK */
+	time_t now;
+};
+
+#define EO_MPLAN_MSG_MAX 512
+
+struct eo_mplan_result {
+	enum eo_mplan_action action;
+	json_t *object;			 /* CREATE_*: object, PATCH_POD: patch */
+	char endpoint[EO_BUILD_URL_MAX]; /* QUERY_ETCD: the member's client URL */
+	json_t *status;			 /* desired status (new ref) or NULL */
+	bool status_changed;
+	long requeue_ms;
+	const char *event_type; /* NULL: no event */
+	const char *event_reason;
+	char message[EO_MPLAN_MSG_MAX];
+};
+
+int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out);
+void eo_member_plan_clear(struct eo_mplan_result *r);
+
+#endif

@@ -1,0 +1,569 @@
+/*
+ * plan/plan.c - the cluster controller's decisions. See plan.h.
+ */
+#include "plan/plan.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "api/timeutil.h"
+
+static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
+    [EO_PLAN_NONE] = "none",
+    [EO_PLAN_WAIT] = "wait",
+    [EO_PLAN_ENSURE_SERVICES] = "ensure-services",
+    [EO_PLAN_LATCH_TARGET] = "latch-target",
+    [EO_PLAN_CREATE_SEED] = "create-seed",
+    [EO_PLAN_COMPLETE_SEED] = "complete-seed",
+    [EO_PLAN_QUERY_MEMBERS] = "query-members",
+    [EO_PLAN_WRITE_STATUS] = "write-status",
+};
+
+const char *eo_plan_action_name(enum eo_plan_action a)
+{
+	if ((unsigned)a < EO_PLAN_ACTION_COUNT_ && action_names[a] != NULL)
+		return action_names[a];
+	return "unknown";
+}
+
+void eo_plan_result_clear(struct eo_plan_result *r)
+{
+	if (r == NULL)
+		return;
+	json_decref(r->status);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+bool eo_plan_pod_ready(const json_t *pod)
+{
+	json_t *conds = NULL, *c = NULL;
+	size_t i;
+
+	if (pod == NULL)
+		return false;
+	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+		return false;
+	conds = json_object_get(json_object_get(pod, "status"), "conditions");
+	json_array_foreach(conds, i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+		const char *st = json_string_value(json_object_get(c, "status"));
+
+		if (type != NULL && strcmp(type, "Ready") == 0)
+			return st != NULL && strcmp(st, "True") == 0;
+	}
+	return false;
+}
+
+void eo_plan_format_id(uint64_t id, char *buf, size_t n)
+{
+	snprintf(buf, n, "%" PRIx64, id);
+}
+
+const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_members *list,
+						      const char *member_name, const char *peer_url)
+{
+	if (list == NULL)
+		return NULL;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct eo_etcd_member *m = &list->v[i];
+
+		if (present(member_name) && m->name != NULL && strcmp(m->name, member_name) == 0)
+			return m;
+		for (size_t j = 0; present(peer_url) && j < m->n_peer_urls; j++)
+			if (strcmp(m->peer_urls[j], peer_url) == 0)
+				return m;
+	}
+	return NULL;
+}
+
+/* --- the plan --- */
+
+struct counts {
+	size_t n;			   /* members not being deleted */
+	size_t deleting;		   /* members being deleted */
+	size_t pending;			   /* members without initialCluster (not deleting) */
+	size_t ready;			   /* members whose Pod is ready (not deleting) */
+	const struct eo_plan_member *seed; /* first non-deleting bootstrap member */
+	char not_ready[256];		   /* names of the members that are not ready */
+};
+
+static void count_members(const struct eo_plan_input *in, struct counts *c)
+{
+	size_t len = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+
+		if (eo_member_is_deleting(pm->member)) {
+			c->deleting++;
+			continue;
+		}
+		c->n++;
+		if (eo_member_is_pending(pm->member))
+			c->pending++;
+		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
+			c->seed = pm;
+		if (eo_plan_pod_ready(pm->pod)) {
+			c->ready++;
+		} else if (len < sizeof(c->not_ready)) {
+			int w = snprintf(c->not_ready + len, sizeof(c->not_ready) - len, "%s%s",
+					 len ? ", " : "", eo_member_name(pm->member));
+			if (w > 0)
+				len += (size_t)w;
+		}
+	}
+}
+
+struct ctx {
+	const struct eo_plan_input *in;
+	struct eo_plan_result *out;
+	json_t *st; /* desired status being built */
+	int64_t gen;
+	bool ok;
+};
+
+static void cond(struct ctx *x, const char *type, const char *status, const char *reason,
+		 const char *msg)
+{
+	struct eo_condition c = {type, status, reason, msg, x->gen};
+
+	if (eo_condition_set(x->st, &c, x->in->now) < 0)
+		x->ok = false;
+}
+
+static void set_status(struct ctx *x, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(x->st, key, v) != 0)
+		x->ok = false;
+}
+
+static void msgf(struct ctx *x, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void msgf(struct ctx *x, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(x->out->message, sizeof(x->out->message), f, ap);
+	va_end(ap);
+}
+
+static void event(struct ctx *x, const char *type, const char *reason)
+{
+	x->out->event_type = type;
+	x->out->event_reason = reason;
+}
+
+static void set_deadline(struct ctx *x)
+{
+	char ts[EO_TIME_BUF];
+	time_t dl = x->in->now + (time_t)eo_cluster_progress_deadline_seconds(x->in->cluster);
+
+	if (eo_time_format(dl, ts, sizeof(ts)) != 0)
+		x->ok = false;
+	else
+		set_status(x, "progressDeadline", json_string(ts));
+}
+
+/* Whether the spec asks for something this build does not do yet; *what names it. */
+static bool unsupported(const json_t *cluster, const char **what)
+{
+	struct eo_cluster_tls tls;
+	struct eo_snapshot_location loc;
+
+	eo_cluster_tls(cluster, &tls);
+	if (tls.client != EO_TLS_NONE || tls.peer != EO_TLS_NONE)
+		*what = "spec.tls";
+	else if (eo_cluster_auth_enabled(cluster))
+		*what = "spec.auth";
+	else if (eo_cluster_restore_source(cluster, &loc))
+		*what = "spec.bootstrap.restore";
+	else
+		return false;
+	return true;
+}
+
+static bool services_ok(const struct eo_plan_input *in, bool *ok)
+{
+	json_t *want_h = eo_build_headless_service(in->cluster);
+	json_t *want_c = eo_build_client_service(in->cluster);
+	json_t *ph = NULL, *pc = NULL;
+	bool good = false;
+
+	if (want_h == NULL || want_c == NULL) {
+		*ok = false;
+		goto out;
+	}
+	if (in->headless_svc == NULL || in->client_svc == NULL)
+		goto out;
+	ph = eo_build_service_patch(want_h, in->headless_svc);
+	pc = eo_build_service_patch(want_c, in->client_svc);
+	good = ph == NULL && pc == NULL;
+out:
+	json_decref(want_h);
+	json_decref(want_c);
+	json_decref(ph);
+	json_decref(pc);
+	return good;
+}
+
+/*
+ * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
+ * over the members that exist (etcd's membership), not over the target: a cluster growing
+ * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
+ */
+static void health(struct ctx *x, const struct counts *c)
+{
+	size_t quorum = c->n / 2 + 1;
+	char m[EO_PLAN_MSG_MAX];
+
+	if (c->n > 0 && c->ready == c->n) {
+		snprintf(m, sizeof(m), "all %zu member(s) are ready", c->n);
+		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
+		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+		return;
+	}
+	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", c->ready, c->n,
+		 c->not_ready[0] ? c->not_ready : "(none)");
+	if (c->n > 0 && c->ready >= quorum) {
+		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_MEMBERS_UNHEALTHY, m);
+	} else {
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, m);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, m);
+	}
+}
+
+static void relatch(struct ctx *x, json_t *spec_obs, const char *reason)
+{
+	set_status(x, "observed", json_incref(spec_obs));
+	set_deadline(x);
+	msgf(x, "new target latched from the spec (generation %lld)", (long long)x->gen);
+	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
+	event(x, "Normal", reason);
+	x->out->action = EO_PLAN_WRITE_STATUS;
+}
+
+/* Before the cluster has an ID: bootstrap through the seed. */
+static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desired)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
+	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
+	char peer[EO_BUILD_URL_MAX], id[24];
+	const struct eo_etcd_member *em = NULL;
+
+	if (desired == 0) {
+		msgf(x, "no data has been written (cluster never bootstrapped); scale up to "
+			"bootstrap it");
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		out->action = EO_PLAN_NONE;
+		return;
+	}
+	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE,
+	     seed != NULL && c->seed->pod != NULL ? EO_REASON_INITIAL_SNAPSHOT
+						  : EO_REASON_WAITING_FOR_SEED,
+	     "bootstrapping the cluster from a single seed member");
+	if (c->deleting > 0) {
+		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		return;
+	}
+	if (c->n == 0) {
+		msgf(x, "creating the seed member");
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		out->action = EO_PLAN_CREATE_SEED;
+		return;
+	}
+	if (c->seed == NULL) {
+		/* Members without a seed and no clusterID: nothing safe to do. */
+		msgf(x, "%zu member(s) exist but none is the bootstrap seed", c->n);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		return;
+	}
+	if (eo_build_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns) != 0) {
+		x->ok = false;
+		return;
+	}
+	if (eo_member_is_pending(c->seed->member)) {
+		msgf(x, "seed member %s: setting its initial cluster", seed);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		out->action = EO_PLAN_COMPLETE_SEED;
+		out->member = c->seed->member;
+		if (eo_build_seed_initial_cluster(out->initial_cluster,
+						  sizeof(out->initial_cluster), in->build, seed,
+						  cname, ns) != 0)
+			x->ok = false;
+		return;
+	}
+	if (c->seed->pod == NULL || !eo_plan_pod_ready(c->seed->pod)) {
+		msgf(x, "waiting for the Pod of seed member %s to become ready", seed);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		return;
+	}
+	if (!in->etcd_queried) {
+		out->action = EO_PLAN_QUERY_MEMBERS;
+		if (eo_build_member_client_url(out->endpoints[0], sizeof(out->endpoints[0]),
+					       in->build, seed, cname, ns) != 0)
+			x->ok = false;
+		out->n_endpoints = 1;
+		msgf(x, "listing the members of seed %s", seed);
+		return;
+	}
+	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
+		msgf(
+		    x, "cannot list the members of seed %s: %s", seed,
+		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_CLUSTER_UNREACHABLE,
+		     out->message);
+		event(x, "Warning", EO_REASON_CLUSTER_UNREACHABLE);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+		return;
+	}
+	em = eo_plan_find_etcd_member(in->etcd, seed, peer);
+	if (em == NULL || in->etcd->n != 1 || in->etcd->cluster_id == 0) {
+		msgf(x, "the member list of seed %s does not show it as the only member", seed);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_CLUSTER_UNREACHABLE,
+		     out->message);
+		event(x, "Warning", EO_REASON_CLUSTER_UNREACHABLE);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+		return;
+	}
+	eo_plan_format_id(in->etcd->cluster_id, id, sizeof(id));
+	set_status(x, "clusterID", json_string(id));
+	msgf(x, "etcd cluster %s formed by seed member %s", id, seed);
+	cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_CLUSTER_DISCOVERED, out->message);
+	event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
+	out->action = EO_PLAN_WRITE_STATUS;
+}
+
+/* With a clusterID: membership steps (issue 4) and health. */
+static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
+{
+	struct eo_plan_result *out = x->out;
+
+	if (desired == 0) {
+		/* Pausing (dormant member) arrives with issue 4. */
+		msgf(x, "pausing a bootstrapped cluster is not implemented yet");
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	} else if (c->deleting > 0) {
+		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+	} else if (c->pending > 0 || (int32_t)c->n != desired) {
+		/* Learner joins and removals arrive with issue 4: wait here. */
+		msgf(x, "%zu member(s), %d wanted: membership changes are not implemented yet",
+		     c->n, desired);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	} else {
+		out->action = EO_PLAN_NONE;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	}
+	health(x, c);
+	if (in_flight) {
+		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
+
+		if (!eo_condition_is_true(x->st, EO_COND_PROGRESSING) || r == NULL ||
+		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
+		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0))
+			r = EO_REASON_INITIAL_SNAPSHOT;
+		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r,
+		     "working towards the target in status.observed");
+	} else {
+		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+		     "the cluster matches status.observed");
+	}
+}
+
+static void finish(struct ctx *x, const json_t *cur)
+{
+	json_t *empty = json_object();
+
+	if (x->out->action == EO_PLAN_QUERY_MEMBERS || x->out->action == EO_PLAN_ENSURE_SERVICES) {
+		/* No status write on these passes: the next pass computes it. */
+		json_decref(x->st);
+		x->st = NULL;
+	}
+	x->out->status = x->st;
+	x->st = NULL;
+	x->out->status_changed =
+	    x->out->status != NULL && !json_equal(cur != NULL ? cur : empty, x->out->status);
+	json_decref(empty);
+}
+
+int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
+{
+	const json_t *cluster = in->cluster;
+	const char *name = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
+	const char *uid = eo_cluster_uid(cluster), *what = NULL;
+	json_t *cur = json_object_get(cluster, "status");
+	json_t *spec_obs = NULL, *observed = NULL;
+	struct ctx x = {.in = in, .out = out, .ok = true};
+	char buf[EO_PLAN_MSG_MAX], token[EO_NAME_MAX], selector[EO_NAME_MAX];
+	struct counts c;
+	int32_t desired;
+	time_t dl = 0;
+	bool has_dl, complete;
+
+	memset(out, 0, sizeof(*out));
+	if (!present(name) || !present(ns) || !present(uid))
+		return -1;
+	if (eo_cluster_is_deleting(cluster)) {
+		out->action = EO_PLAN_NONE; /* children go with the owner references */
+		return 0;
+	}
+	x.gen = eo_cluster_generation(cluster);
+	x.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	if (x.st == NULL)
+		return -1;
+
+	if (eo_cluster_validate(cluster, NULL, buf, sizeof(buf)) != 0) {
+		msgf(&x, "invalid spec: %s", buf);
+		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
+		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
+		event(&x, "Warning", EO_REASON_INVALID_SPEC);
+		out->action = EO_PLAN_NONE;
+		goto done;
+	}
+	if (unsupported(cluster, &what)) {
+		msgf(&x, "%s is not supported by this operator build yet", what);
+		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED,
+		     out->message);
+		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED,
+		     out->message);
+		event(&x, "Warning", EO_PLAN_REASON_UNSUPPORTED);
+		out->action = EO_PLAN_NONE;
+		goto done;
+	}
+	if (!services_ok(in, &x.ok)) {
+		msgf(&x, "ensuring Services %s and %s-client", name, name);
+		out->action = EO_PLAN_ENSURE_SERVICES;
+		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		goto done;
+	}
+
+	/* The locking pattern: latch token and target on the first pass. */
+	desired = eo_cluster_replicas(cluster);
+	if (eo_name_cluster_selector(selector, sizeof(selector), name) != 0) {
+		x.ok = false;
+		goto done;
+	}
+	count_members(in, &c);
+	set_status(&x, "selector", json_string(selector));
+	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
+	set_status(&x, "brokenMembers", json_integer(0));
+	if (!present(eo_cluster_cluster_token(cluster))) {
+		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
+			x.ok = false;
+			goto done;
+		}
+		set_status(&x, "clusterToken", json_string(token));
+	}
+	spec_obs = eo_build_observed(cluster);
+	if (spec_obs == NULL) {
+		x.ok = false;
+		goto done;
+	}
+	observed = json_object_get(x.st, "observed");
+	if (!json_is_object(observed)) {
+		set_status(&x, "observed", json_incref(spec_obs));
+		set_deadline(&x);
+		msgf(&x, "latched the initial target: %d member(s) of etcd %s", desired,
+		     eo_cluster_version(cluster));
+		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT,
+		     "bootstrapping the cluster from a single seed member");
+		out->action = EO_PLAN_LATCH_TARGET;
+		goto done;
+	}
+	if (!present(eo_cluster_cluster_token(cluster))) {
+		out->action = EO_PLAN_LATCH_TARGET;
+		msgf(&x, "latched the cluster token");
+		goto done;
+	}
+	desired = (int32_t)json_integer_value(json_object_get(observed, "replicas"));
+	has_dl = eo_cluster_progress_deadline(cluster, &dl);
+	if (present(eo_cluster_cluster_id(cluster)))
+		complete = c.deleting == 0 && c.pending == 0 && (int32_t)c.n == desired &&
+			   (int32_t)c.ready == desired;
+	else
+		complete = desired == 0 && c.n == 0 && c.deleting == 0;
+
+	if (complete) {
+		if (!json_equal(spec_obs, observed)) {
+			/* Adopt the changed spec as the next target, then act on it. */
+			relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
+			if (present(eo_cluster_cluster_id(cluster)))
+				health(&x, &c);
+			goto done;
+		}
+		if (json_object_get(x.st, "progressDeadline") != NULL)
+			json_object_del(x.st, "progressDeadline");
+		has_dl = false;
+	} else if (has_dl && in->now >= dl) {
+		if (!present(eo_cluster_cluster_id(cluster))) {
+			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
+				 "delete and recreate it");
+			cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED,
+			     out->message);
+			cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED,
+			     out->message);
+			event(&x, "Warning", EO_REASON_BOOTSTRAP_FAILED);
+			out->action = EO_PLAN_NONE;
+			goto done;
+		}
+		if (!json_equal(spec_obs, observed)) {
+			relatch(&x, spec_obs, EO_REASON_RETRY_AFTER_DEADLINE);
+			health(&x, &c);
+			goto done;
+		}
+		msgf(&x, "the target in status.observed was not reached before "
+			 "status.progressDeadline; edit the spec to resume");
+		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
+		     out->message);
+		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
+		     out->message);
+		event(&x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
+		out->action = EO_PLAN_NONE;
+		goto done;
+	}
+
+	if (!present(eo_cluster_cluster_id(cluster)))
+		plan_bootstrap(&x, &c, desired);
+	else
+		plan_running(&x, &c, desired, has_dl && !complete);
+done:
+	json_decref(spec_obs);
+	if (x.ok)
+		finish(&x, cur);
+	json_decref(x.st);
+	if (!x.ok) {
+		eo_plan_result_clear(out);
+		return -1;
+	}
+	return 0;
+}

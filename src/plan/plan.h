@@ -1,0 +1,133 @@
+/*
+ * plan/plan.h - decisions of the cluster controller (pure).
+ *
+ * eo_plan_cluster() looks at what was observed about one EtcdCluster (the object with its
+ * status, its EtcdMembers with their Pods and PVCs, the owned Services, and - when asked for -
+ * etcd's member list) and returns the ONE next action plus the status the cluster should have.
+ * No I/O, no clock but input->now. The status is computed so that an unchanged world yields an
+ * identical status: no moving timestamps, lastTransitionTime kept, progressDeadline only while
+ * a target is in flight.
+ *
+ * Two-phase use: plan without etcd (input->etcd_queried false); when the action is
+ * EO_PLAN_QUERY_MEMBERS the controller lists etcd's members through result->endpoints and
+ * plans again with the answer. The second plan never asks again.
+ *
+ * The locking pattern: status.observed latches the target (a snapshot of the spec) on the first
+ * reconcile and status.progressDeadline bounds how long reaching it may take. While the target
+ * is in flight, spec edits wait. Once it is reached (clusterID known, as many members as
+ * observed.replicas, all ready) the deadline is dropped and a changed spec becomes the next
+ * target (Progressing=True/SpecChanged). An expired deadline is terminal: BootstrapFailed
+ * before a clusterID (delete and recreate), DeadlineExceeded after (edit the spec to resume:
+ * Progressing=True/RetryAfterDeadline).
+ *
+ * Ownership: the result's status is a new reference the caller frees with eo_plan_result_clear();
+ * member pointers in the result are borrowed from the input.
+ */
+#ifndef EO_PLAN_PLAN_H
+#define EO_PLAN_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "build/build.h"
+#include "etcd/client.h"
+
+/*
+ * Reason of the Available/Progressing conditions while the spec asks for something this build
+ * cannot do yet (TLS, auth, restore). Not in the seeds; temporary until those land.
+ */
+#define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
+
+/* Requeue intervals (ms), as in the reference operator. */
+#define EO_PLAN_REQUEUE_PENDING_MS 2000L
+#define EO_PLAN_REQUEUE_SHORT_MS   5000L
+#define EO_PLAN_REQUEUE_ETCD_MS	   10000L
+#define EO_PLAN_REQUEUE_STEADY_MS  30000L
+
+/*
+ * The next step of the cluster controller. Values are stable; later issues add actions at the
+ * end (learners, scale down, dormancy, PDB) without renumbering.
+ */
+enum eo_plan_action {
+	EO_PLAN_NONE = 0,	 /* nothing to do but write the status if it differs */
+	EO_PLAN_WAIT,		 /* wait for something (requeue_ms / an event), write status */
+	EO_PLAN_ENSURE_SERVICES, /* create / patch the headless and client Services */
+	EO_PLAN_LATCH_TARGET,	 /* write the status (token, observed, deadline) first */
+	EO_PLAN_CREATE_SEED,	 /* create the seed EtcdMember (then write status) */
+	EO_PLAN_COMPLETE_SEED,	 /* set the seed's initialCluster to itself, isVoter=true */
+	EO_PLAN_QUERY_MEMBERS,	 /* list etcd's members via endpoints, then plan again */
+	EO_PLAN_WRITE_STATUS,	 /* the status carries news (clusterID latched, ...) */
+	EO_PLAN_ACTION_COUNT_	 /* not an action */
+	/* issue 4: EO_PLAN_ADD_LEARNER, EO_PLAN_PROMOTE_LEARNER, EO_PLAN_REMOVE_MEMBER,
+	 * EO_PLAN_SET_DORMANT, EO_PLAN_WAKE_DORMANT, EO_PLAN_ENSURE_PDB, EO_PLAN_DELETE_PDB */
+};
+
+/* "none", "wait", "ensure-services", ...; never NULL. */
+const char *eo_plan_action_name(enum eo_plan_action a);
+
+/* One EtcdMember with what it owns (all borrowed, NULL when absent). */
+struct eo_plan_member {
+	const json_t *member;
+	const json_t *pod; /* the Pod named after the member, controlled by it */
+	const json_t *pvc; /* data-<member>, controlled by it */
+};
+
+struct eo_plan_input {
+	const json_t *cluster;		      /* the EtcdCluster, with status */
+	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
+	size_t n_members;
+	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
+	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
+	const struct eo_build_opts *build;
+	/* etcd's member list, when the controller was asked to query it */
+	bool etcd_queried;
+	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */
+	const struct eo_etcd_members *etcd; /* the list (borrowed), NULL unless OK */
+	time_t now;
+};
+
+#define EO_PLAN_MSG_MAX	      512
+#define EO_PLAN_MAX_ENDPOINTS 16
+
+struct eo_plan_result {
+	enum eo_plan_action action;
+	const json_t *member;			/* COMPLETE_SEED: the seed */
+	char initial_cluster[EO_BUILD_URL_MAX]; /* COMPLETE_SEED */
+	/* QUERY_MEMBERS: client URLs to ask, in order */
+	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_BUILD_URL_MAX];
+	size_t n_endpoints;
+	json_t *status;	     /* desired status (new reference), NULL when not to be written */
+	bool status_changed; /* status differs from the cluster's current status */
+	long requeue_ms;     /* 0: no timed requeue (events drive the next pass) */
+	/* What to tell: one log/event line (reason CamelCase, message stable) */
+	const char *event_type; /* "Normal" / "Warning", NULL: no event */
+	const char *event_reason;
+	char message[EO_PLAN_MSG_MAX];
+};
+
+/* Plans the next step. Returns 0, or -1 on allocation failure / missing metadata. */
+int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out);
+
+/* Frees the result's status and zeroes it. */
+void eo_plan_result_clear(struct eo_plan_result *r);
+
+/* --- small predicates shared with the controllers --- */
+
+/* True when the Pod exists, is not terminating and its Ready condition is True. */
+bool eo_plan_pod_ready(const json_t *pod);
+
+/* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
+void eo_plan_format_id(uint64_t id, char *buf, size_t n);
+
+/*
+ * The member of list whose name is member_name or whose peer URLs include peer_url, or NULL.
+ */
+const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_members *list,
+						      const char *member_name,
+						      const char *peer_url);
+
+#endif

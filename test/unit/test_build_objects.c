@@ -1,0 +1,322 @@
+/*
+ * Unit tests for build/: the desired objects of a cluster and a member compared with golden
+ * JSON (the files in test/unit/test_build_golden/; rerun with EO_UPDATE_GOLDEN=1 to rewrite them
+ * after an intended change, then review the diff), plus the Service drift patch, labels,
+ * owner references and the --initial-cluster-state rule.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/names.h"
+#include "build/build.h"
+
+#define GOLDEN_DIR "test/unit/test_build_golden/"
+
+static const char *CLUSTER_JSON =
+    "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdCluster\","
+    "\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\",\"uid\":\"c-uid-1\","
+    "\"generation\":1},"
+    "\"spec\":{\"replicas\":1,\"version\":\"3.6.11\",\"storage\":{\"size\":\"1Gi\","
+    "\"medium\":\"\"},\"progressDeadlineSeconds\":600,"
+    "\"additionalMetadata\":{\"labels\":{\"team\":\"db\",\"app.kubernetes.io/name\":\"x\","
+    "\"etcd-operator.cozystack.io/role\":\"sneaky\"},\"annotations\":{\"note\":\"hi\"}}},"
+    "\"status\":{\"clusterToken\":\"default-demo-c-uid-1\","
+    "\"observed\":{\"replicas\":1,\"version\":\"3.6.11\",\"storage\":{\"size\":\"1Gi\","
+    "\"medium\":\"\"},"
+    "\"additionalMetadata\":{\"labels\":{\"team\":\"db\",\"app.kubernetes.io/name\":\"x\","
+    "\"etcd-operator.cozystack.io/role\":\"sneaky\"},\"annotations\":{\"note\":\"hi\"}}}}}";
+
+static const char *MEMBER_JSON =
+    "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdMember\","
+    "\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\",\"uid\":\"m-uid-1\"},"
+    "\"spec\":{\"clusterName\":\"demo\",\"version\":\"3.6.11\",\"storage\":{\"size\":\"2Gi\","
+    "\"storageClassName\":\"standard\"},\"bootstrap\":true,"
+    "\"initialCluster\":\"demo-abcde=http://"
+    "demo-abcde.demo.default.svc.cluster.local:2380\","
+    "\"clusterToken\":\"default-demo-c-uid-1\",\"replicas\":1,"
+    "\"options\":{\"quotaBackendBytes\":4294967296,\"autoCompactionMode\":\"periodic\","
+    "\"autoCompactionRetention\":\"1h\"},"
+    "\"additionalMetadata\":{\"labels\":{\"team\":\"db\"}}},"
+    "\"status\":{\"isVoter\":true}}";
+
+static const struct eo_build_opts OPTS = {.etcd_image_repository = "quay.io/coreos/etcd",
+					  .cluster_domain = "cluster.local"};
+
+static json_t *load(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, 0, &e);
+
+	if (v == NULL)
+		fail_msg("bad test JSON: %s", e.text);
+	return v;
+}
+
+/* Compares obj with the golden file (or rewrites it with EO_UPDATE_GOLDEN=1). */
+static void golden(const char *file, const json_t *obj)
+{
+	char path[256];
+	json_error_t e;
+	json_t *want = NULL;
+
+	assert_non_null(obj);
+	snprintf(path, sizeof(path), GOLDEN_DIR "%s", file);
+	if (getenv("EO_UPDATE_GOLDEN") != NULL) {
+		assert_int_equal(json_dump_file(obj, path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+		return;
+	}
+	want = json_load_file(path, 0, &e);
+	if (want == NULL)
+		fail_msg("cannot read %s: %s", path, e.text);
+	if (!json_equal(want, obj)) {
+		char *got = json_dumps(obj, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		fprintf(stderr, "%s differs; got:\n%s\n", path, got ? got : "(null)");
+		free(got);
+		json_decref(want);
+		fail_msg("golden mismatch: %s", file);
+	}
+	json_decref(want);
+}
+
+static void test_headless_service(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *s = eo_build_headless_service(c);
+
+	(void)state;
+	golden("headless_service.json", s);
+	json_decref(s);
+	json_decref(c);
+}
+
+static void test_client_service(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *s = eo_build_client_service(c);
+
+	(void)state;
+	golden("client_service.json", s);
+	json_decref(s);
+	json_decref(c);
+}
+
+static void test_seed_member(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *m = eo_build_seed_member(c);
+
+	(void)state;
+	golden("seed_member.json", m);
+	json_decref(m);
+	json_decref(c);
+}
+
+static void test_member_pvc(void **state)
+{
+	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pvc(m);
+
+	(void)state;
+	golden("member_pvc.json", p);
+	json_decref(p);
+	json_decref(m);
+}
+
+static void test_member_pod(void **state)
+{
+	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pod(m, &OPTS, false);
+
+	(void)state;
+	golden("member_pod.json", p);
+	json_decref(p);
+	json_decref(m);
+}
+
+static const char *arg_with_prefix(const json_t *pod, const char *prefix)
+{
+	json_t *cmd = json_object_get(
+	    json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+	    "command");
+	json_t *a = NULL;
+	size_t i;
+
+	json_array_foreach(cmd, i, a)
+	{
+		const char *s = json_string_value(a);
+
+		if (s != NULL && strncmp(s, prefix, strlen(prefix)) == 0)
+			return s + strlen(prefix);
+	}
+	return NULL;
+}
+
+/* --initial-cluster-state: new only for a seed without memberID before bootstrap. */
+static void test_initial_cluster_state(void **state)
+{
+	static const struct {
+		bool bootstrap;
+		const char *member_id;
+		bool cluster_bootstrapped;
+		const char *want;
+	} cases[] = {
+	    {true, NULL, false, "new"},	     {true, "8e9e05c52164694d", false, "existing"},
+	    {true, NULL, true, "existing"},  {false, NULL, false, "existing"},
+	    {false, NULL, true, "existing"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *m = load(MEMBER_JSON), *p = NULL;
+
+		json_object_set_new(json_object_get(m, "spec"), "bootstrap",
+				    json_boolean(cases[i].bootstrap));
+		if (cases[i].member_id)
+			json_object_set_new(json_object_get(m, "status"), "memberID",
+					    json_string(cases[i].member_id));
+		p = eo_build_member_pod(m, &OPTS, cases[i].cluster_bootstrapped);
+		assert_non_null(p);
+		assert_string_equal(arg_with_prefix(p, "--initial-cluster-state="), cases[i].want);
+		json_decref(p);
+		json_decref(m);
+	}
+}
+
+static void test_memory_member_pod_uses_tmpfs(void **state)
+{
+	json_t *m = load(MEMBER_JSON), *p = NULL, *vol = NULL;
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
+	p = eo_build_member_pod(m, &OPTS, false);
+	vol = json_array_get(json_object_get(json_object_get(p, "spec"), "volumes"), 0);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(vol, "emptyDir"), "medium")),
+	    "Memory");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(vol, "emptyDir"), "sizeLimit")),
+	    "256Mi");
+	assert_null(json_object_get(vol, "persistentVolumeClaim"));
+	json_decref(p);
+	json_decref(m);
+}
+
+static void test_custom_domain_and_repository(void **state)
+{
+	struct eo_build_opts o = {.etcd_image_repository = "registry.local/etcd",
+				  .cluster_domain = "cozy.local"};
+	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pod(m, &o, true);
+	json_t *ctr = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
+	char url[EO_BUILD_URL_MAX];
+
+	(void)state;
+	assert_string_equal(json_string_value(json_object_get(ctr, "image")),
+			    "registry.local/etcd:v3.6.11");
+	assert_string_equal(arg_with_prefix(p, "--advertise-client-urls="),
+			    "http://demo-abcde.demo.default.svc.cozy.local:2379");
+	assert_int_equal(eo_build_seed_initial_cluster(url, sizeof(url), NULL, "m", "c", "ns"), 0);
+	assert_string_equal(url, "m=http://m.c.ns.svc.cluster.local:2380");
+	assert_int_equal(eo_build_seed_initial_cluster(url, 8, NULL, "m", "c", "ns"), -1);
+	json_decref(p);
+	json_decref(m);
+}
+
+static void test_service_patch(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *want = eo_build_headless_service(c);
+	json_t *have = json_deep_copy(want), *patch = NULL;
+
+	(void)state;
+	/* Identical, plus fields the apiserver adds: no patch. */
+	json_object_set_new(json_object_get(have, "spec"), "clusterIPs", json_pack("[s]", "None"));
+	json_object_set_new(json_object_get(json_object_get(have, "metadata"), "labels"), "extra",
+			    json_string("kept"));
+	assert_null(eo_build_service_patch(want, have));
+	/* Selector drift and a port renumbered: both repaired, nothing else. */
+	json_object_set_new(json_object_get(have, "spec"), "selector",
+			    json_pack("{s:s}", "app", "other"));
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(have, "spec"), "ports"), 1), "port",
+	    json_integer(9999));
+	patch = eo_build_service_patch(want, have);
+	assert_non_null(patch);
+	assert_non_null(json_object_get(json_object_get(patch, "spec"), "selector"));
+	assert_non_null(json_object_get(json_object_get(patch, "spec"), "ports"));
+	assert_null(json_object_get(json_object_get(patch, "spec"), "publishNotReadyAddresses"));
+	assert_null(json_object_get(patch, "metadata"));
+	json_decref(patch);
+	json_decref(have);
+	json_decref(want);
+	json_decref(c);
+}
+
+static void test_missing_metadata(void **state)
+{
+	json_t *c = load("{\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\"},"
+			 "\"spec\":{\"version\":\"3.6.11\"}}");
+	json_t *m = load("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
+
+	(void)state;
+	assert_null(eo_build_headless_service(c)); /* no uid: no owner reference */
+	assert_null(eo_build_seed_member(c));
+	assert_null(eo_build_member_pod(m, &OPTS, false));
+	assert_null(eo_build_member_pvc(m));
+	assert_null(eo_build_owner_ref(c));
+	json_decref(c);
+	json_decref(m);
+}
+
+static void test_controlled_by(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *s = eo_build_client_service(c);
+
+	(void)state;
+	assert_true(eo_build_is_controlled_by(s, "c-uid-1"));
+	assert_false(eo_build_is_controlled_by(s, "other"));
+	assert_false(eo_build_is_controlled_by(s, NULL));
+	assert_false(eo_build_is_controlled_by(c, "c-uid-1"));
+	json_decref(s);
+	json_decref(c);
+}
+
+static void test_observed_snapshot(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *o = eo_build_observed(c);
+
+	(void)state;
+	assert_non_null(o);
+	/* Same as what the status holds: nothing to re-latch. */
+	assert_true(json_equal(o, json_object_get(json_object_get(c, "status"), "observed")));
+	/* Absent fields stay absent, defaults only for replicas. */
+	assert_null(json_object_get(o, "resources"));
+	json_object_del(json_object_get(c, "spec"), "replicas");
+	json_decref(o);
+	o = eo_build_observed(c);
+	assert_int_equal(json_integer_value(json_object_get(o, "replicas")), 3);
+	json_decref(o);
+	json_decref(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_headless_service),
+	    cmocka_unit_test(test_client_service),
+	    cmocka_unit_test(test_seed_member),
+	    cmocka_unit_test(test_member_pvc),
+	    cmocka_unit_test(test_member_pod),
+	    cmocka_unit_test(test_initial_cluster_state),
+	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
+	    cmocka_unit_test(test_custom_domain_and_repository),
+	    cmocka_unit_test(test_service_patch),
+	    cmocka_unit_test(test_missing_metadata),
+	    cmocka_unit_test(test_controlled_by),
+	    cmocka_unit_test(test_observed_snapshot),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,77 @@
+/*
+ * Unit tests for controller/: the status merge patch (only changed keys, removed keys as null,
+ * the resourceVersion precondition) and the cache-set lookups over several namespaces.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "controller/controller.h"
+
+static void test_status_patch(void **state)
+{
+	json_t *cur = json_pack("{s:i, s:s, s:s}", "readyMembers", 0, "progressDeadline",
+				"2026-06-02T10:10:00Z", "selector", "x");
+	json_t *want =
+	    json_pack("{s:i, s:s, s:s}", "readyMembers", 1, "selector", "x", "clusterID", "abc");
+	json_t *p = eo_controller_status_patch(cur, want, "42"), *st = NULL;
+
+	(void)state;
+	assert_non_null(p);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(p, "metadata"), "resourceVersion")),
+	    "42");
+	st = json_object_get(p, "status");
+	assert_int_equal(json_object_size(st), 3);
+	assert_int_equal(json_integer_value(json_object_get(st, "readyMembers")), 1);
+	assert_string_equal(json_string_value(json_object_get(st, "clusterID")), "abc");
+	assert_true(json_is_null(json_object_get(st, "progressDeadline")));
+	assert_null(json_object_get(st, "selector"));
+	json_decref(p);
+	/* No current status, no precondition. */
+	p = eo_controller_status_patch(NULL, want, NULL);
+	assert_null(json_object_get(p, "metadata"));
+	assert_int_equal(json_object_size(json_object_get(p, "status")), 3);
+	json_decref(p);
+	json_decref(cur);
+	json_decref(want);
+}
+
+static void test_cache_set(void **state)
+{
+	struct eo_cache_set s = {.n = 2};
+	json_t *a = json_pack("{s:{s:s, s:s, s:[{s:s}]}}", "metadata", "name", "a", "namespace",
+			      "ns1", "ownerReferences", "uid", "u1");
+	json_t *b = json_pack("{s:{s:s, s:s, s:[{s:s}]}}", "metadata", "name", "b", "namespace",
+			      "ns2", "ownerReferences", "uid", "u1");
+	json_t *got = NULL;
+
+	(void)state;
+	s.c[0] = eo_kube_cache_new(NULL);
+	s.c[1] = eo_kube_cache_new(NULL);
+	eo_kube_cache_upsert(s.c[0], a, NULL);
+	eo_kube_cache_upsert(s.c[1], b, NULL);
+	got = eo_cache_set_get(&s, "ns2", "b");
+	assert_ptr_equal(got, b);
+	json_decref(got);
+	assert_null(eo_cache_set_get(&s, "ns1", "b"));
+	got = eo_cache_set_by_owner(&s, "u1");
+	assert_int_equal(json_array_size(got), 2);
+	json_decref(got);
+	eo_kube_cache_free(s.c[0]);
+	eo_kube_cache_free(s.c[1]);
+	json_decref(a);
+	json_decref(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_status_patch),
+	    cmocka_unit_test(test_cache_set),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,562 @@
+/*
+ * Unit tests for plan/plan.c: the cluster controller's next action and desired status, as a
+ * table of observed worlds, plus the no-churn property (an unchanged world yields an identical
+ * status) and the locking pattern (latch, deadline, SpecChanged, BootstrapFailed,
+ * DeadlineExceeded, RetryAfterDeadline).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/names.h"
+#include "build/build.h"
+#include "plan/plan.h"
+
+#define T0 1780394400 /* 2026-06-02T10:00:00Z */
+
+static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+
+/* --- fixtures --- */
+
+static json_t *cluster(int replicas, const char *status_json)
+{
+	json_t *c = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i}, s:{s:i, s:s, s:{s:s, s:s}, s:i}}",
+			      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata",
+			      "name", "demo", "namespace", "default", "uid", "c-uid", "generation",
+			      1, "spec", "replicas", replicas, "version", "3.6.11", "storage",
+			      "size", "1Gi", "medium", "", "progressDeadlineSeconds", 600);
+	json_error_t e;
+
+	if (status_json != NULL) {
+		json_t *st = json_loads(status_json, 0, &e);
+
+		if (st == NULL)
+			fail_msg("bad status JSON: %s", e.text);
+		json_object_set_new(c, "status", st);
+	}
+	return c;
+}
+
+/* status after the latch pass for replicas r at T0 */
+static char *latched_status(int r, const char *extra)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     "{\"clusterToken\":\"default-demo-c-uid\",\"selector\":"
+		     "\"etcd-operator.cozystack.io/cluster=demo\",\"readyMembers\":0,"
+		     "\"brokenMembers\":0,\"progressDeadline\":\"2026-06-02T10:10:00Z\","
+		     "\"observed\":{\"replicas\":%d,\"version\":\"3.6.11\",\"storage\":{\"size\":"
+		     "\"1Gi\",\"medium\":\"\"}}%s%s}",
+		     r, extra ? "," : "", extra ? extra : "") < 0)
+		fail();
+	return s;
+}
+
+static json_t *member(const char *name, bool seed, bool pending, const char *extra_status)
+{
+	char ic[EO_BUILD_URL_MAX];
+	json_t *m = NULL;
+
+	eo_build_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default");
+	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+		      "s:{s:s, s:s, s:b, s:s, s:s}}",
+		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
+		      name, "namespace", "default", "uid", name, "finalizers",
+		      EO_FINALIZER_MEMBER_CLEANUP, "ownerReferences", "apiVersion",
+		      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo", "uid", "c-uid",
+		      "controller", 1, "spec", "clusterName", "demo", "version", "3.6.11",
+		      "bootstrap", seed, "initialCluster", pending ? "" : ic, "clusterToken",
+		      "default-demo-c-uid");
+	if (extra_status != NULL)
+		json_object_set_new(m, "status", json_loads(extra_status, 0, NULL));
+	return m;
+}
+
+static json_t *pod(const char *name, bool ready)
+{
+	return json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "metadata", "name", name,
+			 "namespace", "default", "uid", "pod-uid", "status", "phase",
+			 ready ? "Running" : "Pending", "conditions", "type", "Ready", "status",
+			 ready ? "True" : "False");
+}
+
+struct world {
+	json_t *cluster;
+	json_t *hsvc, *csvc;
+	struct eo_plan_member members[4];
+	size_t n;
+	struct eo_etcd_members etcd;
+	struct eo_etcd_member etcd_v[2];
+	struct eo_plan_input in;
+};
+
+static void world_init(struct world *w, json_t *c, bool services)
+{
+	memset(w, 0, sizeof(*w));
+	w->cluster = c;
+	if (services) {
+		w->hsvc = eo_build_headless_service(c);
+		w->csvc = eo_build_client_service(c);
+	}
+	w->in = (struct eo_plan_input){.cluster = c,
+				       .members = w->members,
+				       .headless_svc = w->hsvc,
+				       .client_svc = w->csvc,
+				       .build = &OPTS,
+				       .now = T0};
+}
+
+static void world_add(struct world *w, json_t *m, json_t *p)
+{
+	w->members[w->n].member = m;
+	w->members[w->n].pod = p;
+	w->n++;
+	w->in.n_members = w->n;
+}
+
+/* etcd answers: one member named name (peer URL of name) in cluster cid. */
+static void world_etcd(struct world *w, eo_etcd_err err, const char *name, uint64_t cid, size_t n)
+{
+	static char peer[EO_BUILD_URL_MAX];
+	static char *peers[1];
+
+	eo_build_member_peer_url(peer, sizeof(peer), &OPTS, name, "demo", "default");
+	peers[0] = peer;
+	w->etcd_v[0] = (struct eo_etcd_member){.id = 0x96e78c8d1de8ec76ULL,
+					       .name = (char *)name,
+					       .peer_urls = peers,
+					       .n_peer_urls = 1};
+	w->etcd_v[1] = (struct eo_etcd_member){.id = 2, .name = (char *)"other"};
+	w->etcd = (struct eo_etcd_members){.cluster_id = cid, .v = w->etcd_v, .n = n};
+	w->in.etcd_queried = true;
+	w->in.etcd_err = err;
+	w->in.etcd = err == EO_ETCD_OK ? &w->etcd : NULL;
+}
+
+static void world_free(struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		json_decref((json_t *)w->members[i].member);
+		json_decref((json_t *)w->members[i].pod);
+	}
+	json_decref(w->hsvc);
+	json_decref(w->csvc);
+	json_decref(w->cluster);
+}
+
+static const char *cond_reason(const json_t *st, const char *type)
+{
+	return eo_condition_reason(st, type);
+}
+
+static void assert_cond(const json_t *st, const char *type, const char *status, const char *reason)
+{
+	if (!eo_condition_matches(st, type, status, reason))
+		fail_msg("%s: want %s/%s, have %s/%s", type, status, reason,
+			 eo_condition_status(st, type) ? eo_condition_status(st, type) : "-",
+			 cond_reason(st, type) ? cond_reason(st, type) : "-");
+}
+
+/* Plans, then replays the result's status onto the cluster and plans again later: an
+ * unchanged world must give the same status and no write. */
+static void assert_stable(struct world *w, const struct eo_plan_result *r)
+{
+	struct eo_plan_result again = {0};
+
+	if (r->status == NULL)
+		return;
+	json_object_set(w->cluster, "status", r->status);
+	w->in.now += 300;
+	assert_int_equal(eo_plan_cluster(&w->in, &again), 0);
+	if (again.action != EO_PLAN_QUERY_MEMBERS) {
+		assert_non_null(again.status);
+		assert_false(again.status_changed);
+		assert_true(json_equal(again.status, r->status));
+	}
+	eo_plan_result_clear(&again);
+	w->in.now -= 300;
+}
+
+/* --- cases --- */
+
+static void test_services_first(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+
+	(void)state;
+	world_init(&w, cluster(1, NULL), false);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	assert_null(r.status);
+	eo_plan_result_clear(&r);
+	/* A drifted Service also counts. */
+	w.hsvc = eo_build_headless_service(w.cluster);
+	w.csvc = eo_build_client_service(w.cluster);
+	json_object_set_new(json_object_get(w.hsvc, "spec"), "publishNotReadyAddresses",
+			    json_false());
+	w.in.headless_svc = w.hsvc;
+	w.in.client_svc = w.csvc;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_latch_target(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	json_t *st;
+
+	(void)state;
+	world_init(&w, cluster(1, NULL), true);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	assert_true(r.status_changed);
+	st = r.status;
+	assert_string_equal(json_string_value(json_object_get(st, "clusterToken")),
+			    "default-demo-c-uid");
+	assert_string_equal(json_string_value(json_object_get(st, "progressDeadline")),
+			    "2026-06-02T10:10:00Z");
+	assert_string_equal(json_string_value(json_object_get(st, "selector")),
+			    "etcd-operator.cozystack.io/cluster=demo");
+	assert_int_equal(json_integer_value(json_object_get(st, "readyMembers")), 0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(st, "observed"), "replicas")), 1);
+	assert_cond(st, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+/* The bootstrap table: one world per step of the seed flow. */
+static void test_bootstrap_table(void **state)
+{
+	struct {
+		const char *what;
+		bool has_member, pending, has_pod, pod_ready, queried;
+		eo_etcd_err err;
+		size_t etcd_n;
+		enum eo_plan_action want;
+		long want_requeue;
+		const char *avail_status, *avail_reason, *prog_reason;
+	} cases[] = {
+	    {"no members", false, false, false, false, false, EO_ETCD_OK, 0, EO_PLAN_CREATE_SEED, 0,
+	     "False", EO_REASON_WAITING_FOR_SEED, EO_REASON_WAITING_FOR_SEED},
+	    {"pending seed", true, true, false, false, false, EO_ETCD_OK, 0, EO_PLAN_COMPLETE_SEED,
+	     0, "False", EO_REASON_WAITING_FOR_SEED, EO_REASON_WAITING_FOR_SEED},
+	    {"seed without Pod", true, false, false, false, false, EO_ETCD_OK, 0, EO_PLAN_WAIT,
+	     EO_PLAN_REQUEUE_SHORT_MS, "False", EO_REASON_WAITING_FOR_SEED,
+	     EO_REASON_WAITING_FOR_SEED},
+	    {"seed Pod not ready", true, false, true, false, false, EO_ETCD_OK, 0, EO_PLAN_WAIT,
+	     EO_PLAN_REQUEUE_SHORT_MS, "False", EO_REASON_WAITING_FOR_SEED,
+	     EO_REASON_INITIAL_SNAPSHOT},
+	    {"seed ready, ask etcd", true, false, true, true, false, EO_ETCD_OK, 0,
+	     EO_PLAN_QUERY_MEMBERS, 0, NULL, NULL, NULL},
+	    {"etcd unreachable", true, false, true, true, true, EO_ETCD_UNAVAILABLE, 0,
+	     EO_PLAN_WAIT, EO_PLAN_REQUEUE_ETCD_MS, "False", EO_REASON_CLUSTER_UNREACHABLE,
+	     EO_REASON_INITIAL_SNAPSHOT},
+	    {"unexpected member list", true, false, true, true, true, EO_ETCD_OK, 2, EO_PLAN_WAIT,
+	     EO_PLAN_REQUEUE_ETCD_MS, "False", EO_REASON_CLUSTER_UNREACHABLE,
+	     EO_REASON_INITIAL_SNAPSHOT},
+	    {"discovered", true, false, true, true, true, EO_ETCD_OK, 1, EO_PLAN_WRITE_STATUS, 0,
+	     "True", EO_REASON_CLUSTER_DISCOVERED, EO_REASON_INITIAL_SNAPSHOT},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct world w;
+		struct eo_plan_result r;
+		char *st = latched_status(1, NULL);
+
+		world_init(&w, cluster(1, st), true);
+		free(st);
+		if (cases[i].has_member)
+			world_add(&w, member("demo-aaaaa", true, cases[i].pending, NULL),
+				  cases[i].has_pod ? pod("demo-aaaaa", cases[i].pod_ready) : NULL);
+		if (cases[i].queried)
+			world_etcd(&w, cases[i].err, "demo-aaaaa", 0x248adce0359142baULL,
+				   cases[i].etcd_n);
+		if (eo_plan_cluster(&w.in, &r) != 0)
+			fail_msg("%s: plan failed", cases[i].what);
+		if (r.action != cases[i].want)
+			fail_msg("%s: action %s, want %s", cases[i].what,
+				 eo_plan_action_name(r.action), eo_plan_action_name(cases[i].want));
+		assert_int_equal(r.requeue_ms, cases[i].want_requeue);
+		if (cases[i].avail_status != NULL) {
+			assert_non_null(r.status);
+			assert_cond(r.status, EO_COND_AVAILABLE, cases[i].avail_status,
+				    cases[i].avail_reason);
+			assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE,
+				    cases[i].prog_reason);
+			assert_null(eo_condition_find(r.status, EO_COND_DEGRADED));
+			/* The discovery write changes the world (clusterID); others must not. */
+			if (r.action != EO_PLAN_WRITE_STATUS)
+				assert_stable(&w, &r);
+		} else {
+			assert_null(r.status);
+		}
+		if (r.action == EO_PLAN_COMPLETE_SEED) {
+			assert_string_equal(r.initial_cluster,
+					    "demo-aaaaa=http://"
+					    "demo-aaaaa.demo.default.svc.cluster.local:2380");
+			assert_ptr_equal(r.member, w.members[0].member);
+		}
+		if (r.action == EO_PLAN_QUERY_MEMBERS) {
+			assert_int_equal(r.n_endpoints, 1);
+			assert_string_equal(
+			    r.endpoints[0],
+			    "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
+		}
+		if (r.action == EO_PLAN_WRITE_STATUS) {
+			assert_string_equal(
+			    json_string_value(json_object_get(r.status, "clusterID")),
+			    "248adce0359142ba");
+			assert_string_equal(r.event_reason, EO_REASON_CLUSTER_DISCOVERED);
+		}
+		eo_plan_result_clear(&r);
+		world_free(&w);
+	}
+}
+
+/* After discovery: steady state is reached, the deadline dropped and nothing moves. */
+static void test_steady_state_no_churn(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	world_init(&w, cluster(1, st), true);
+	free(st);
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
+	assert_true(r.status_changed);
+	assert_null(json_object_get(r.status, "progressDeadline"));
+	assert_int_equal(json_integer_value(json_object_get(r.status, "readyMembers")), 1);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
+	assert_stable(&w, &r);
+	/* Even after the deadline would have passed: complete targets have none. */
+	w.in.now = T0 + 3600;
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_member_not_ready_after_bootstrap(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	world_init(&w, cluster(1, st), true);
+	free(st);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", false));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST);
+	/* No target in flight: not Progressing, and no deadline can expire. */
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED);
+	w.in.now = T0 + 7200;
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_spec_changed_relatches(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	world_init(&w, cluster(3, st), true); /* spec says 3, observed 1 */
+	free(st);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	w.in.now = T0 + 1000;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(r.status, "observed"), "replicas")),
+	    3);
+	assert_string_equal(json_string_value(json_object_get(r.status, "progressDeadline")),
+			    "2026-06-02T10:26:40Z");
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	/* Next pass with the new target: N>1 membership changes wait (issue 4), no crash. */
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WAIT);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_deadlines(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, NULL);
+
+	(void)state;
+	/* Before a clusterID: terminal BootstrapFailed. */
+	world_init(&w, cluster(1, st), true);
+	free(st);
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", false));
+	w.in.now = T0 + 600;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_int_equal(r.requeue_ms, 0);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
+	assert_string_equal(r.event_reason, EO_REASON_BOOTSTRAP_FAILED);
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+
+	/* After a clusterID: DeadlineExceeded, then a spec edit resumes. */
+	st = latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
+	world_init(&w, cluster(3, st), true);
+	free(st);
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	w.in.now = T0 + 601;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_stable(&w, &r);
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_RETRY_AFTER_DEADLINE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_invalid_and_unsupported_specs(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+
+	(void)state;
+	world_init(&w, cluster(1, NULL), true);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "version", json_string("latest"));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC);
+	assert_string_equal(r.event_type, "Warning");
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+
+	world_init(&w, cluster(1, NULL), true);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}}}", "peer", "secretRef", "name", "p"));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_paused_from_start(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(0, NULL);
+
+	(void)state;
+	world_init(&w, cluster(0, st), true);
+	free(st);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED);
+	assert_null(json_object_get(r.status, "progressDeadline"));
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_deleting_and_waiting(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, NULL);
+	json_t *m = member("demo-aaaaa", true, false, NULL);
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	world_init(&w, cluster(1, st), true);
+	free(st);
+	world_add(&w, m, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WAIT);
+	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_SHORT_MS);
+	eo_plan_result_clear(&r);
+	/* A cluster being deleted: nothing, no status. */
+	json_object_set_new(json_object_get(w.cluster, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_null(r.status);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+static void test_helpers(void **state)
+{
+	char buf[24];
+	json_t *p = pod("x", true);
+
+	(void)state;
+	eo_plan_format_id(0x248adce0359142baULL, buf, sizeof(buf));
+	assert_string_equal(buf, "248adce0359142ba");
+	assert_true(eo_plan_pod_ready(p));
+	json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	assert_false(eo_plan_pod_ready(p));
+	assert_false(eo_plan_pod_ready(NULL));
+	assert_string_equal(eo_plan_action_name(EO_PLAN_CREATE_SEED), "create-seed");
+	assert_string_equal(eo_plan_action_name((enum eo_plan_action)99), "unknown");
+	json_decref(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_services_first),
+	    cmocka_unit_test(test_latch_target),
+	    cmocka_unit_test(test_bootstrap_table),
+	    cmocka_unit_test(test_steady_state_no_churn),
+	    cmocka_unit_test(test_member_not_ready_after_bootstrap),
+	    cmocka_unit_test(test_spec_changed_relatches),
+	    cmocka_unit_test(test_deadlines),
+	    cmocka_unit_test(test_invalid_and_unsupported_specs),
+	    cmocka_unit_test(test_paused_from_start),
+	    cmocka_unit_test(test_deleting_and_waiting),
+	    cmocka_unit_test(test_helpers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/*
+ * Unit tests for plan/member.c: the member controller's next action and desired status, as a
+ * table over the member's world (finalizer, pending, PVC, Pod, ownership, voter label, readiness,
+ * etcd answers, dormancy, deletion), plus no-churn once everything is known.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/names.h"
+#include "kube/client.h"
+#include "plan/member.h"
+
+#define T0 1780394400
+
+static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+
+static json_t *member(void)
+{
+	return json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s]}, s:{s:s, s:s, s:b, s:s, s:s, s:i}, s:{s:b}}",
+	    "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name", "demo-a",
+	    "namespace", "default", "uid", "m-uid", "resourceVersion", "7", "finalizers",
+	    EO_FINALIZER_MEMBER_CLEANUP, "spec", "clusterName", "demo", "version", "3.6.11",
+	    "bootstrap", 1, "initialCluster",
+	    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380", "clusterToken", "tok",
+	    "replicas", 1, "status", "isVoter", 1);
+}
+
+static json_t *owned(const char *name, const char *owner_uid, bool ready, bool voter_label)
+{
+	json_t *o = json_pack("{s:{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}], s:{}}, "
+			      "s:{s:s, s:[{s:s, s:s}]}}",
+			      "metadata", "name", name, "namespace", "default", "uid", "pod-uid-1",
+			      "ownerReferences", "apiVersion", EO_API_GROUP_VERSION, "kind",
+			      "EtcdMember", "name", "demo-a", "uid", owner_uid, "controller", 1,
+			      "labels", "status", "phase", ready ? "Running" : "Pending",
+			      "conditions", "type", "Ready", "status", ready ? "True" : "False");
+
+	if (voter_label)
+		json_object_set_new(json_object_get(json_object_get(o, "metadata"), "labels"),
+				    EO_LABEL_ROLE, json_string(EO_LABEL_ROLE_VOTER));
+	return o;
+}
+
+static json_t *cluster(bool bootstrapped)
+{
+	json_t *c =
+	    json_pack("{s:{s:s, s:s, s:s}, s:{s:s}, s:{}}", "metadata", "name", "demo", "namespace",
+		      "default", "uid", "c-uid", "spec", "version", "3.6.11", "status");
+
+	if (bootstrapped)
+		json_object_set_new(json_object_get(c, "status"), "clusterID",
+				    json_string("248adce0359142ba"));
+	return c;
+}
+
+enum mut { M_NONE, M_NO_FINALIZER, M_PENDING, M_DELETING, M_DORMANT };
+
+static void mutate(json_t *m, enum mut mu)
+{
+	json_t *md = json_object_get(m, "metadata"), *spec = json_object_get(m, "spec");
+
+	switch (mu) {
+	case M_NO_FINALIZER:
+		json_object_del(md, "finalizers");
+		break;
+	case M_PENDING:
+		json_object_set_new(spec, "initialCluster", json_string(""));
+		break;
+	case M_DELETING:
+		json_object_set_new(md, "deletionTimestamp", json_string("2026-06-02T10:00:00Z"));
+		break;
+	case M_DORMANT:
+		json_object_set_new(spec, "dormant", json_true());
+		break;
+	default:
+		break;
+	}
+}
+
+static void test_member_table(void **state)
+{
+	struct {
+		const char *what;
+		enum mut mu;
+		bool has_cluster, has_pvc, pvc_ours, has_pod, pod_ours, ready, voter_label;
+		enum eo_mplan_action want;
+		const char *ready_status, *ready_reason;
+	} cases[] = {
+	    {"no finalizer", M_NO_FINALIZER, true, false, false, false, false, false, false,
+	     EO_MPLAN_ADD_FINALIZER, NULL, NULL},
+	    {"pending", M_PENDING, true, false, false, false, false, false, false, EO_MPLAN_WAIT,
+	     NULL, NULL},
+	    {"deleting, cluster gone", M_DELETING, false, true, true, true, true, true, true,
+	     EO_MPLAN_DROP_FINALIZER, NULL, NULL},
+	    {"deleting", M_DELETING, true, true, true, true, true, true, true,
+	     EO_MPLAN_REMOVE_MEMBER, NULL, NULL},
+	    {"no PVC", M_NONE, true, false, false, false, false, false, false, EO_MPLAN_CREATE_PVC,
+	     NULL, NULL},
+	    {"foreign PVC", M_NONE, true, true, false, false, false, false, false, EO_MPLAN_REFUSE,
+	     "False", EO_REASON_POD_NOT_READY},
+	    {"no Pod", M_NONE, true, true, true, false, false, false, false, EO_MPLAN_CREATE_POD,
+	     NULL, NULL},
+	    {"foreign Pod", M_NONE, true, true, true, true, false, false, false, EO_MPLAN_REFUSE,
+	     "False", EO_REASON_POD_NOT_READY},
+	    {"voter label missing", M_NONE, true, true, true, true, true, false, false,
+	     EO_MPLAN_PATCH_POD, NULL, NULL},
+	    {"Pod not ready", M_NONE, true, true, true, true, true, false, true, EO_MPLAN_NONE,
+	     "False", EO_REASON_POD_NOT_READY},
+	    {"Pod ready, ask etcd", M_NONE, true, true, true, true, true, true, true,
+	     EO_MPLAN_QUERY_ETCD, NULL, NULL},
+	    {"dormant with Pod", M_DORMANT, true, true, true, true, true, true, true,
+	     EO_MPLAN_DELETE_POD, "False", EO_REASON_PAUSED},
+	    {"dormant without Pod", M_DORMANT, true, true, true, false, false, false, false,
+	     EO_MPLAN_NONE, "False", EO_REASON_PAUSED},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *m = member(), *c = cases[i].has_cluster ? cluster(false) : NULL;
+		json_t *pvc =
+		    cases[i].has_pvc
+			? owned("data-demo-a", cases[i].pvc_ours ? "m-uid" : "x", false, false)
+			: NULL;
+		json_t *pod = cases[i].has_pod ? owned("demo-a", cases[i].pod_ours ? "m-uid" : "x",
+						       cases[i].ready, cases[i].voter_label)
+					       : NULL;
+		struct eo_mplan_input in = {
+		    .member = m, .cluster = c, .pod = pod, .pvc = pvc, .build = &OPTS, .now = T0};
+		struct eo_mplan_result r;
+
+		mutate(m, cases[i].mu);
+		if (eo_member_plan(&in, &r) != 0)
+			fail_msg("%s: plan failed", cases[i].what);
+		if (r.action != cases[i].want)
+			fail_msg("%s: action %s, want %s", cases[i].what,
+				 eo_mplan_action_name(r.action),
+				 eo_mplan_action_name(cases[i].want));
+		if (cases[i].ready_status != NULL) {
+			assert_non_null(r.status);
+			assert_true(eo_condition_matches(
+			    r.status, EO_COND_READY, cases[i].ready_status, cases[i].ready_reason));
+		}
+		if (r.action == EO_MPLAN_CREATE_PVC)
+			assert_string_equal(eo_kube_obj_name(r.object), "data-demo-a");
+		if (r.action == EO_MPLAN_CREATE_POD)
+			assert_string_equal(eo_kube_obj_name(r.object), "demo-a");
+		if (r.action == EO_MPLAN_QUERY_ETCD)
+			assert_string_equal(r.endpoint,
+					    "http://demo-a.demo.default.svc.cluster.local:2379");
+		eo_member_plan_clear(&r);
+		json_decref(m);
+		json_decref(c);
+		json_decref(pvc);
+		json_decref(pod);
+	}
+}
+
+/* etcd answers, then the status is stable and etcd is not asked again. */
+static void test_discovery_then_no_churn(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+	json_t *pod = owned("demo-a", "m-uid", true, true);
+	char peer[] = "http://demo-a.demo.default.svc.cluster.local:2380";
+	char *peers[] = {peer};
+	struct eo_etcd_member em = {.id = 0x96e78c8d1de8ec76ULL,
+				    .name = (char *)"demo-a",
+				    .peer_urls = peers,
+				    .n_peer_urls = 1};
+	struct eo_etcd_members list = {.cluster_id = 1, .v = &em, .n = 1};
+	struct eo_etcd_status est = {.version = "3.6.11"};
+	struct eo_mplan_input in = {.member = m,
+				    .cluster = c,
+				    .pod = pod,
+				    .pvc = pvc,
+				    .build = &OPTS,
+				    .etcd_queried = true,
+				    .list = &list,
+				    .status = &est,
+				    .now = T0};
+	struct eo_mplan_result r, again;
+
+	(void)state;
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_NONE);
+	assert_true(r.status_changed);
+	assert_string_equal(json_string_value(json_object_get(r.status, "memberID")),
+			    "96e78c8d1de8ec76");
+	assert_string_equal(json_string_value(json_object_get(r.status, "version")), "3.6.11");
+	assert_string_equal(json_string_value(json_object_get(r.status, "pvcName")), "data-demo-a");
+	assert_int_equal(json_integer_value(json_object_get(r.status, "replicas")), 1);
+	assert_true(eo_condition_matches(r.status, EO_COND_READY, "True", EO_REASON_POD_READY));
+	assert_true(eo_condition_matches(r.status, EO_COND_VERSION_DRIFTED, "False",
+					 EO_REASON_VERSION_MATCHED));
+	json_object_set(m, "status", r.status);
+	in.etcd_queried = false;
+	in.list = NULL;
+	in.status = NULL;
+	in.now = T0 + 600;
+	assert_int_equal(eo_member_plan(&in, &again), 0);
+	assert_int_equal(again.action, EO_MPLAN_NONE);
+	assert_false(again.status_changed);
+	assert_true(json_equal(again.status, r.status));
+	eo_member_plan_clear(&again);
+
+	/* etcd not answering: Ready=False/DiscoveringMemberID, retry in 10 s. */
+	json_object_del(json_object_get(m, "status"), "memberID");
+	in.etcd_queried = true;
+	in.list_err = EO_ETCD_UNAVAILABLE;
+	in.status_err = EO_ETCD_UNAVAILABLE;
+	assert_int_equal(eo_member_plan(&in, &again), 0);
+	assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
+					 EO_REASON_DISCOVERING_MEMBER_ID));
+	assert_int_equal(again.requeue_ms, 10000);
+	eo_member_plan_clear(&again);
+	eo_member_plan_clear(&r);
+	json_decref(m);
+	json_decref(c);
+	json_decref(pvc);
+	json_decref(pod);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_member_table),
+	    cmocka_unit_test(test_discovery_then_no_churn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
