@@ -2,6 +2,8 @@
  * kube/client.c - REST calls over libcurl easy handles.
  */
 #include "kube/client.h"
+
+#include "core/strbuf.h"
 #include "kube/client_int.h"
 
 #include <openssl/crypto.h>
@@ -62,49 +64,11 @@ static void curl_init(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* ---- small string builder with a hard cap ---------------------------- */
+/* ---- URLs and small bodies we build ourselves ------------------------ */
 
-#define SB_MAX (64u << 10) /* URLs and small bodies we build ourselves */
+#define SB_MAX (64u << 10)
 
-struct sb {
-	char *p;
-	size_t len, cap;
-	bool bad;
-};
-
-static void sb_add_n(struct sb *b, const char *s, size_t n)
-{
-	if (b->bad)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap : 128;
-		char *np;
-
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if (ncap > SB_MAX) {
-			b->bad = true;
-			return;
-		}
-		np = realloc(b->p, ncap);
-		if (!np) {
-			b->bad = true;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_add(struct sb *b, const char *s)
-{
-	sb_add_n(b, s, strlen(s));
-}
-
-static void sb_add_escaped(struct sb *b, const char *s)
+static void sb_add_escaped(struct eo_strbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
@@ -113,37 +77,22 @@ static void sb_add_escaped(struct sb *b, const char *s)
 
 		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
 		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-			sb_add_n(b, (const char *)&ch, 1);
+			eo_strbuf_add_n(b, (const char *)&ch, 1);
 		} else {
 			char enc[3] = {'%', hex[ch >> 4], hex[ch & 15]};
 
-			sb_add_n(b, enc, 3);
+			eo_strbuf_add_n(b, enc, 3);
 		}
 	}
 }
 
-/* Returns the built string (caller frees) or NULL if building failed. */
-static char *sb_take(struct sb *b)
-{
-	char *p;
-
-	if (b->bad || !b->p) {
-		free(b->p);
-		b->p = NULL;
-		return NULL;
-	}
-	p = b->p;
-	b->p = NULL;
-	return p;
-}
-
 char *eo_kube_escape(const char *s)
 {
-	struct sb b = {0};
+	struct eo_strbuf b = EO_STRBUF_INIT(SB_MAX);
 
-	sb_add(&b, "");
+	eo_strbuf_add(&b, "");
 	sb_add_escaped(&b, s);
-	return sb_take(&b);
+	return eo_strbuf_take(&b, NULL);
 }
 
 static bool nonempty(const char *s)
@@ -154,7 +103,7 @@ static bool nonempty(const char *s)
 char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const char *subresource,
 		  const char *const *params)
 {
-	struct sb b = {0};
+	struct eo_strbuf b = EO_STRBUF_INIT(SB_MAX);
 	const char *slash;
 	bool first = true;
 
@@ -162,48 +111,48 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 		return NULL;
 	if (nonempty(subresource) && !nonempty(r->name))
 		return NULL;
-	sb_add(&b, server);
+	eo_strbuf_add(&b, server);
 	/* The core group has no group part and lives under /api. */
 	slash = strchr(r->gv, '/');
-	sb_add(&b, slash ? "/apis/" : "/api/");
+	eo_strbuf_add(&b, slash ? "/apis/" : "/api/");
 	if (slash) {
 		/* Escape group and version separately to keep the '/' between them. */
 		char *group = strndup(r->gv, (size_t)(slash - r->gv));
 
 		if (!group)
-			b.bad = true;
+			b.failed = true;
 		else
 			sb_add_escaped(&b, group);
 		free(group);
-		sb_add(&b, "/");
+		eo_strbuf_add(&b, "/");
 		sb_add_escaped(&b, slash + 1);
 	} else {
 		sb_add_escaped(&b, r->gv);
 	}
 	if (nonempty(r->ns)) {
-		sb_add(&b, "/namespaces/");
+		eo_strbuf_add(&b, "/namespaces/");
 		sb_add_escaped(&b, r->ns);
 	}
-	sb_add(&b, "/");
+	eo_strbuf_add(&b, "/");
 	sb_add_escaped(&b, r->plural);
 	if (nonempty(r->name)) {
-		sb_add(&b, "/");
+		eo_strbuf_add(&b, "/");
 		sb_add_escaped(&b, r->name);
 		if (nonempty(subresource)) {
-			sb_add(&b, "/");
+			eo_strbuf_add(&b, "/");
 			sb_add_escaped(&b, subresource);
 		}
 	}
 	for (; params && params[0]; params += 2) {
 		if (!params[1])
 			continue;
-		sb_add(&b, first ? "?" : "&");
+		eo_strbuf_add(&b, first ? "?" : "&");
 		first = false;
 		sb_add_escaped(&b, params[0]);
-		sb_add(&b, "=");
+		eo_strbuf_add(&b, "=");
 		sb_add_escaped(&b, params[1]);
 	}
-	return sb_take(&b);
+	return eo_strbuf_take(&b, NULL);
 }
 
 /* ---- object accessors ------------------------------------------------- */

@@ -3,6 +3,8 @@
  */
 #include "obs/metrics.h"
 
+#include "core/strbuf.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -486,51 +488,7 @@ char *eo_metrics_format_double(char *buf, size_t cap, double v)
 	return buf;
 }
 
-/* A growing output buffer that refuses to pass EO_METRICS_RENDER_MAX. */
-struct sbuf {
-	char *p;
-	size_t len;
-	size_t cap;
-	bool err;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-	size_t ncap;
-	char *np;
-
-	if (b->err)
-		return;
-	if (n >= EO_METRICS_RENDER_MAX - b->len) {
-		b->err = true;
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		ncap = b->cap ? b->cap : 4096;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if (ncap > EO_METRICS_RENDER_MAX)
-			ncap = EO_METRICS_RENDER_MAX;
-		np = realloc(b->p, ncap);
-		if (!np) {
-			b->err = true;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
-/* Escapes backslash and newline (HELP) and also the double quote (label values). */
-static void sb_escaped(struct sbuf *b, const char *s, bool quote)
+static void sb_escaped(struct eo_strbuf *b, const char *s, bool quote)
 {
 	const char *run = s;
 
@@ -544,59 +502,59 @@ static void sb_escaped(struct sbuf *b, const char *s, bool quote)
 		else if (quote && *s == '"')
 			rep = "\\\"";
 		if (rep) {
-			sb_put(b, run, (size_t)(s - run));
-			sb_puts(b, rep);
+			eo_strbuf_add_n(b, run, (size_t)(s - run));
+			eo_strbuf_add(b, rep);
 			run = s + 1;
 		}
 	}
-	sb_put(b, run, (size_t)(s - run));
+	eo_strbuf_add_n(b, run, (size_t)(s - run));
 }
 
-static void sb_double(struct sbuf *b, double v)
+static void sb_double(struct eo_strbuf *b, double v)
 {
 	char num[40];
 
-	sb_puts(b, eo_metrics_format_double(num, sizeof(num), v));
+	eo_strbuf_add(b, eo_metrics_format_double(num, sizeof(num), v));
 }
 
-static void sb_u64(struct sbuf *b, uint64_t v)
+static void sb_u64(struct eo_strbuf *b, uint64_t v)
 {
 	char num[24];
 
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
-	sb_puts(b, num);
+	eo_strbuf_add(b, num);
 }
 
 /* name{l1="v1",...[,le="x"]}; le may be NULL. */
-static void sb_series_name(struct sbuf *b, const struct eo_metric_family *fam,
+static void sb_series_name(struct eo_strbuf *b, const struct eo_metric_family *fam,
 			   const struct eo_metric *m, const char *suffix, const char *le)
 {
 	size_t i;
 
-	sb_puts(b, fam->name);
-	sb_puts(b, suffix);
+	eo_strbuf_add(b, fam->name);
+	eo_strbuf_add(b, suffix);
 	if (fam->nlabels == 0 && !le)
 		return;
-	sb_puts(b, "{");
+	eo_strbuf_add(b, "{");
 	for (i = 0; i < fam->nlabels; i++) {
 		if (i > 0)
-			sb_puts(b, ",");
-		sb_puts(b, fam->labels[i]);
-		sb_puts(b, "=\"");
+			eo_strbuf_add(b, ",");
+		eo_strbuf_add(b, fam->labels[i]);
+		eo_strbuf_add(b, "=\"");
 		sb_escaped(b, m->values[i], true);
-		sb_puts(b, "\"");
+		eo_strbuf_add(b, "\"");
 	}
 	if (le) {
 		if (fam->nlabels > 0)
-			sb_puts(b, ",");
-		sb_puts(b, "le=\"");
-		sb_puts(b, le);
-		sb_puts(b, "\"");
+			eo_strbuf_add(b, ",");
+		eo_strbuf_add(b, "le=\"");
+		eo_strbuf_add(b, le);
+		eo_strbuf_add(b, "\"");
 	}
-	sb_puts(b, "}");
+	eo_strbuf_add(b, "}");
 }
 
-static void render_family(struct sbuf *b, struct eo_metric_family *fam)
+static void render_family(struct eo_strbuf *b, struct eo_metric_family *fam)
 {
 	static const char *const type_names[] = {"counter", "gauge", "histogram"};
 	char le[40];
@@ -604,23 +562,23 @@ static void render_family(struct sbuf *b, struct eo_metric_family *fam)
 	size_t i, k;
 
 	pthread_mutex_lock(&fam->mu);
-	sb_puts(b, "# HELP ");
-	sb_puts(b, fam->name);
-	sb_puts(b, " ");
+	eo_strbuf_add(b, "# HELP ");
+	eo_strbuf_add(b, fam->name);
+	eo_strbuf_add(b, " ");
 	sb_escaped(b, fam->help, false);
-	sb_puts(b, "\n# TYPE ");
-	sb_puts(b, fam->name);
-	sb_puts(b, " ");
-	sb_puts(b, type_names[fam->type]);
-	sb_puts(b, "\n");
+	eo_strbuf_add(b, "\n# TYPE ");
+	eo_strbuf_add(b, fam->name);
+	eo_strbuf_add(b, " ");
+	eo_strbuf_add(b, type_names[fam->type]);
+	eo_strbuf_add(b, "\n");
 	for (i = 0; i < fam->nseries; i++) {
 		struct eo_metric *m = fam->series[i];
 
 		if (fam->type != EO_METRIC_HISTOGRAM) {
 			sb_series_name(b, fam, m, "", NULL);
-			sb_puts(b, " ");
+			eo_strbuf_add(b, " ");
 			sb_double(b, m->value);
-			sb_puts(b, "\n");
+			eo_strbuf_add(b, "\n");
 			continue;
 		}
 		acc = 0;
@@ -631,18 +589,18 @@ static void render_family(struct sbuf *b, struct eo_metric_family *fam)
 			else
 				snprintf(le, sizeof(le), "+Inf");
 			sb_series_name(b, fam, m, "_bucket", le);
-			sb_puts(b, " ");
+			eo_strbuf_add(b, " ");
 			sb_u64(b, acc);
-			sb_puts(b, "\n");
+			eo_strbuf_add(b, "\n");
 		}
 		sb_series_name(b, fam, m, "_sum", NULL);
-		sb_puts(b, " ");
+		eo_strbuf_add(b, " ");
 		sb_double(b, m->sum);
-		sb_puts(b, "\n");
+		eo_strbuf_add(b, "\n");
 		sb_series_name(b, fam, m, "_count", NULL);
-		sb_puts(b, " ");
+		eo_strbuf_add(b, " ");
 		sb_u64(b, m->count);
-		sb_puts(b, "\n");
+		eo_strbuf_add(b, "\n");
 	}
 	pthread_mutex_unlock(&fam->mu);
 }
@@ -654,7 +612,7 @@ int eo_metrics_render(struct eo_metrics *reg, char **out, size_t *len)
 		eo_metrics_collect_fn fn;
 		void *ud;
 	} hooks[EO_METRICS_MAX_HOOKS];
-	struct sbuf b = {0};
+	struct eo_strbuf b = EO_STRBUF_INIT(EO_METRICS_RENDER_MAX);
 	size_t nfams, nhooks, i;
 
 	*out = NULL;
@@ -671,16 +629,10 @@ int eo_metrics_render(struct eo_metrics *reg, char **out, size_t *len)
 
 	for (i = 0; i < nhooks; i++)
 		hooks[i].fn(hooks[i].ud);
-	sb_put(&b, "", 0);
-	for (i = 0; i < nfams && !b.err; i++)
+	for (i = 0; i < nfams && !b.failed; i++)
 		render_family(&b, fams[i]);
-	if (b.err || !b.p) {
-		free(b.p);
-		return -1;
-	}
-	*out = b.p;
-	*len = b.len;
-	return 0;
+	*out = eo_strbuf_take(&b, len);
+	return *out ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------------------------ */

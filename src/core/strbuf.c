@@ -1,0 +1,66 @@
+#include "core/strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void eo_strbuf_add_n(struct eo_strbuf *b, const char *s, size_t n)
+{
+	size_t need, ncap;
+	char *np;
+
+	if (b->failed)
+		return;
+	if (n >= b->max || b->len >= b->max - n) {
+		b->failed = true;
+		return;
+	}
+	need = b->len + n + 1;
+	if (need > b->cap) {
+		ncap = b->cap ? b->cap : 128;
+		while (ncap < need)
+			ncap *= 2;
+		if (ncap > b->max)
+			ncap = b->max;
+		np = realloc(b->p, ncap);
+		if (!np) {
+			b->failed = true;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void eo_strbuf_add(struct eo_strbuf *b, const char *s)
+{
+	eo_strbuf_add_n(b, s, strlen(s));
+}
+
+char *eo_strbuf_take(struct eo_strbuf *b, size_t *len)
+{
+	char *p = NULL;
+
+	if (!b->failed) {
+		if (!b->p)
+			eo_strbuf_add_n(b, "", 0);
+		if (!b->failed) {
+			p = b->p;
+			b->p = NULL;
+			if (len)
+				*len = b->len;
+		}
+	}
+	eo_strbuf_free(b);
+	return p;
+}
+
+void eo_strbuf_free(struct eo_strbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = 0;
+	b->cap = 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * A growing string with a hard size cap, for text the operator builds itself
+ * (URLs, query strings, metrics pages).
+ *
+ * Appending never fails loudly: an allocation failure or an append that would
+ * pass the cap marks the buffer failed, later appends are ignored, and
+ * eo_strbuf_take() reports the failure by returning NULL. Callers build the
+ * whole string and check once at the end.
+ */
+#ifndef EO_CORE_STRBUF_H
+#define EO_CORE_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct eo_strbuf {
+	char *p;     /* owned; NUL-terminated once anything was appended */
+	size_t len;  /* bytes used, without the NUL */
+	size_t cap;  /* bytes allocated */
+	size_t max;  /* the cap: len + 1 never exceeds it */
+	bool failed; /* out of memory or over the cap */
+};
+
+/* An empty buffer that may grow to max bytes including the terminating NUL. */
+#define EO_STRBUF_INIT(max_bytes)                                                                  \
+	{                                                                                          \
+		NULL, 0, 0, (max_bytes), false                                                     \
+	}
+
+void eo_strbuf_add_n(struct eo_strbuf *b, const char *s, size_t n);
+void eo_strbuf_add(struct eo_strbuf *b, const char *s);
+
+/*
+ * Hands the string to the caller (free() it) and stores its length in *len
+ * when len is not NULL. Returns NULL if the buffer failed. Either way the
+ * buffer is left empty and owns nothing.
+ */
+char *eo_strbuf_take(struct eo_strbuf *b, size_t *len);
+
+/* Releases the buffer's memory; the buffer is left empty. */
+void eo_strbuf_free(struct eo_strbuf *b);
+
+#endif

@@ -1,0 +1,85 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/strbuf.h"
+
+static void test_appends_and_takes(void **state)
+{
+	struct eo_strbuf b = EO_STRBUF_INIT(1024);
+	size_t len = 0;
+	char *s;
+
+	(void)state;
+	eo_strbuf_add(&b, "abc");
+	eo_strbuf_add_n(&b, "defgh", 2);
+	s = eo_strbuf_take(&b, &len);
+	assert_non_null(s);
+	assert_string_equal(s, "abcde");
+	assert_int_equal(len, 5);
+	assert_null(b.p);
+	free(s);
+}
+
+static void test_empty_take_is_empty_string(void **state)
+{
+	struct eo_strbuf b = EO_STRBUF_INIT(16);
+	char *s;
+
+	(void)state;
+	s = eo_strbuf_take(&b, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void test_cap_counts_the_terminator(void **state)
+{
+	struct eo_strbuf b = EO_STRBUF_INIT(8);
+	char *s;
+
+	(void)state;
+	eo_strbuf_add(&b, "1234567"); /* 7 bytes + NUL = 8: fits exactly */
+	assert_false(b.failed);
+	eo_strbuf_add(&b, "8"); /* would need 9 */
+	assert_true(b.failed);
+	eo_strbuf_add(&b, ""); /* ignored once failed */
+	s = eo_strbuf_take(&b, NULL);
+	assert_null(s);
+	assert_null(b.p);
+}
+
+static void test_growth_past_initial_capacity(void **state)
+{
+	struct eo_strbuf b = EO_STRBUF_INIT(1 << 20);
+	char chunk[100];
+	size_t len = 0;
+	char *s;
+	int i;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	for (i = 0; i < 1000; i++)
+		eo_strbuf_add_n(&b, chunk, sizeof(chunk));
+	s = eo_strbuf_take(&b, &len);
+	assert_non_null(s);
+	assert_int_equal(len, 100000);
+	assert_int_equal(strlen(s), 100000);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_appends_and_takes),
+	    cmocka_unit_test(test_empty_take_is_empty_string),
+	    cmocka_unit_test(test_cap_counts_the_terminator),
+	    cmocka_unit_test(test_growth_past_initial_capacity),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
