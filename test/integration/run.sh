@@ -17,7 +17,7 @@
 #   EO_ITEST_WORKDIR     a scratch directory of its own
 #   EO_ITEST_ETCD_FLAGS  extra etcd flags for this version (space separated)
 #   EO_ITEST_TLS_DIR     test PKI: ca.crt, server.{crt,key}, client.{crt,key},
-#                        other-ca.crt (empty when openssl is missing)
+#                        other-ca.crt
 #
 # Knobs:
 #   EO_ITEST_VERSIONS  etcd versions to cover (default "3.4 3.5.35 3.6.11 3.6.16";
@@ -180,17 +180,14 @@ make_pki() {
 		leaf client /O=eo-itest "subjectAltName=DNS:eo-itest-client\nextendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature"
 }
 
-tls_dir=
-if command -v openssl >/dev/null; then
-	if make_pki "$tmp/pki" >"$tmp/pki.log" 2>&1; then
-		tls_dir=$tmp/pki
-	else
-		log "cannot create test certificates; TLS tests will be skipped:"
-		tail -n 5 "$tmp/pki.log" >&2
-	fi
-else
-	log "openssl not found; TLS tests will be skipped"
+# The TLS scenarios are part of the suite: without a test PKI the run fails.
+command -v openssl >/dev/null || { log "openssl is required (Debian package openssl)"; exit 1; }
+if ! make_pki "$tmp/pki" >"$tmp/pki.log" 2>&1; then
+	log "cannot create test certificates:"
+	tail -n 5 "$tmp/pki.log" >&2
+	exit 1
 fi
+tls_dir=$tmp/pki
 
 passed=0
 failed=0
