@@ -163,8 +163,15 @@ static int parse_term(const char **p, int64_t *ms_out)
 		return -EINVAL;
 	if (whole > INT64_MAX / unit)
 		return -ERANGE;
-	if (ms_out != NULL)
-		*ms_out = whole * unit + (int64_t)((__int128)frac * unit / frac_div);
+	{
+		/* The whole part fits; the fraction (< one unit) may still carry it over. */
+		__int128 total = (__int128)whole * unit + (__int128)frac * unit / frac_div;
+
+		if (total > INT64_MAX)
+			return -ERANGE;
+		if (ms_out != NULL)
+			*ms_out = (int64_t)total;
+	}
 	*p = s;
 	return 0;
 }

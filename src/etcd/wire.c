@@ -765,10 +765,13 @@ char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_le
 {
 	json_t *o = json_object(), *a = json_array();
 
-	if (o == NULL || a == NULL || json_object_set_new(o, "peerURLs", a) != 0) {
+	if (o == NULL || a == NULL) {
 		json_decref(a);
 		goto fail;
 	}
+	/* _set_new steals a even when it fails: no decref of a after this. */
+	if (json_object_set_new(o, "peerURLs", a) != 0)
+		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if (json_array_append_new(a, json_string(peer_urls[i])) != 0)
 			goto fail;

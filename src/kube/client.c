@@ -405,7 +405,7 @@ static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
 
 		while (ncap < b->len + n + 1)
 			ncap *= 2;
-		if (ncap > b->max + 1)
+		if (ncap - 1 > b->max) /* not "max + 1": max may be SIZE_MAX */
 			ncap = b->max + 1;
 		np = realloc(b->p, ncap);
 		if (!np)

@@ -109,7 +109,7 @@ eo_kube_err eo_kube_read_file(const char *path, size_t max, char **data, size_t 
 			size_t ncap = cap ? cap * 2 : 4096;
 			char *nb;
 
-			if (ncap > max + 1)
+			if (ncap - 1 > max) /* not "max + 1": max may be SIZE_MAX */
 				ncap = max + 1;
 			if (ncap <= n) {
 				rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE,

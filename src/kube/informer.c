@@ -252,6 +252,7 @@ static void apply_delete(eo_kube_informer *inf, json_t *obj)
 static void replace_all(eo_kube_informer *inf, json_t *items)
 {
 	json_t *seen = json_object(), *keys, *item, *k;
+	bool seen_all = seen != NULL;
 	size_t i;
 
 	json_array_foreach(items, i, item)
@@ -260,9 +261,13 @@ static void replace_all(eo_kube_informer *inf, json_t *items)
 		json_t *cur;
 		const char *a, *b;
 
-		if (!key)
+		if (!key) {
+			if (eo_kube_obj_name(item))
+				seen_all = false; /* out of memory, not a nameless item */
 			continue;
-		json_object_set_new_nocheck(seen, key, json_true());
+		}
+		if (json_object_set_new_nocheck(seen, key, json_true()) != 0)
+			seen_all = false;
 		cur = eo_kube_cache_get(inf->cache, eo_kube_obj_namespace(item),
 					eo_kube_obj_name(item));
 		a = eo_kube_obj_resource_version(cur);
@@ -272,7 +277,10 @@ static void replace_all(eo_kube_informer *inf, json_t *items)
 		json_decref(cur);
 		free(key);
 	}
-	keys = eo_kube_cache_keys(inf->cache);
+	/* Deleting what the list lacks needs a complete record of what it had: out of
+	 * memory, keep the extra objects (a later relist drops them) rather than
+	 * report objects that still exist as deleted. */
+	keys = seen_all ? eo_kube_cache_keys(inf->cache) : NULL;
 	json_array_foreach(keys, i, k)
 	{
 		const char *key = json_string_value(k);
@@ -439,7 +447,8 @@ void eo_kube_informer_stop(eo_kube_informer *inf)
 	inf->stopping = true;
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->mu);
-	eo_kube_watch_cancel(inf->watch);
+	if (inf->watch) /* NULL when eo_kube_informer_new() ran out of memory */
+		eo_kube_watch_cancel(inf->watch);
 	if (inf->started) {
 		pthread_join(inf->thread, NULL);
 		inf->started = false;

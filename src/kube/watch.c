@@ -130,7 +130,7 @@ eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, s
 
 			while (ncap < lb->len + take + 1)
 				ncap *= 2;
-			if (ncap > lb->max + 1)
+			if (ncap - 1 > lb->max) /* not "max + 1": max may be SIZE_MAX */
 				ncap = lb->max + 1;
 			nb = realloc(lb->buf, ncap);
 			if (!nb)

@@ -428,6 +428,8 @@ void eo_log_kv(enum eo_log_level lvl, const struct eo_log_ctx *ctx, const char *
 
 		if (nkv >= EO_LOG_KV_MAX) {
 			truncated = true;
+			if (!v)
+				break; /* the list ends here: reading on would pass the sentinel */
 			continue;
 		}
 		kv[2 * nkv] = k;

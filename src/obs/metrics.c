@@ -282,39 +282,45 @@ static struct eo_metric *series_new(struct eo_metric_family *fam, const char *co
 	return m;
 }
 
-struct eo_metric *eo_metrics_series(struct eo_metric_family *fam, const char *const *values)
+/* Finds or creates the series for values. Values checked, fam->mu held. */
+static struct eo_metric *series_get_locked(struct eo_metric_family *fam, const char *const *values)
 {
-	struct eo_metric *m = NULL;
+	struct eo_metric *m;
 	struct eo_metric **grown;
 	size_t idx, ncap;
 	bool found;
 
-	if (!fam || !values_ok(fam, values))
-		return NULL;
-	pthread_mutex_lock(&fam->mu);
 	idx = series_find(fam, values, &found);
-	if (found) {
-		m = fam->series[idx];
-		goto out;
-	}
+	if (found)
+		return fam->series[idx];
 	if (fam->nseries >= EO_METRICS_MAX_SERIES)
-		goto out;
+		return NULL;
 	if (fam->nseries == fam->cap) {
 		ncap = fam->cap ? fam->cap * 2 : 8;
 		grown = realloc(fam->series, ncap * sizeof(*grown));
 		if (!grown)
-			goto out;
+			return NULL;
 		fam->series = grown;
 		fam->cap = ncap;
 	}
 	m = series_new(fam, values);
 	if (!m)
-		goto out;
+		return NULL;
 	memmove(&fam->series[idx + 1], &fam->series[idx],
 		(fam->nseries - idx) * sizeof(fam->series[0]));
 	fam->series[idx] = m;
 	fam->nseries++;
-out:
+	return m;
+}
+
+struct eo_metric *eo_metrics_series(struct eo_metric_family *fam, const char *const *values)
+{
+	struct eo_metric *m;
+
+	if (!fam || !values_ok(fam, values))
+		return NULL;
+	pthread_mutex_lock(&fam->mu);
+	m = series_get_locked(fam, values);
 	pthread_mutex_unlock(&fam->mu);
 	return m;
 }
@@ -366,14 +372,45 @@ size_t eo_metrics_remove_matching(struct eo_metric_family *fam, const char *labe
 	return removed;
 }
 
+/* The updates below run with m->fam->mu held; the checks are the callers'. */
+static void add_locked(struct eo_metric *m, double delta)
+{
+	m->value += delta;
+}
+
+static void set_locked(struct eo_metric *m, double v)
+{
+	m->value = v;
+}
+
+static void observe_locked(struct eo_metric *m, double v)
+{
+	struct eo_metric_family *fam = m->fam;
+	size_t i;
+
+	/* Bucket i counts observations v <= buckets[i] not counted by an earlier bucket. */
+	for (i = 0; i < fam->nbuckets; i++) {
+		if (v <= fam->buckets[i])
+			break;
+	}
+	m->hist[i]++;
+	m->count++;
+	m->sum += v;
+}
+
+static bool add_ok(const struct eo_metric_family *fam, double delta)
+{
+	if (fam->type == EO_METRIC_HISTOGRAM || isnan(delta))
+		return false;
+	return !(fam->type == EO_METRIC_COUNTER && delta < 0);
+}
+
 void eo_metric_add(struct eo_metric *m, double delta)
 {
-	if (!m || m->fam->type == EO_METRIC_HISTOGRAM || isnan(delta))
-		return;
-	if (m->fam->type == EO_METRIC_COUNTER && delta < 0)
+	if (!m || !add_ok(m->fam, delta))
 		return;
 	pthread_mutex_lock(&m->fam->mu);
-	m->value += delta;
+	add_locked(m, delta);
 	pthread_mutex_unlock(&m->fam->mu);
 }
 
@@ -387,48 +424,70 @@ void eo_metric_set(struct eo_metric *m, double v)
 	if (!m || m->fam->type != EO_METRIC_GAUGE)
 		return;
 	pthread_mutex_lock(&m->fam->mu);
-	m->value = v;
+	set_locked(m, v);
 	pthread_mutex_unlock(&m->fam->mu);
 }
 
 void eo_metric_observe(struct eo_metric *m, double v)
 {
-	struct eo_metric_family *fam;
-	size_t i;
-
 	if (!m || m->fam->type != EO_METRIC_HISTOGRAM || isnan(v))
 		return;
-	fam = m->fam;
-	/* Bucket i counts observations v <= buckets[i] not counted by an earlier bucket. */
-	for (i = 0; i < fam->nbuckets; i++) {
-		if (v <= fam->buckets[i])
-			break;
-	}
+	pthread_mutex_lock(&m->fam->mu);
+	observe_locked(m, v);
+	pthread_mutex_unlock(&m->fam->mu);
+}
+
+/*
+ * The family-level helpers look the series up and update it under one hold of the family
+ * lock: a series pointer must not outlive the lock, or a concurrent eo_metrics_remove() of
+ * the same labels (a deleted cluster) could free it in between.
+ */
+enum family_op { OP_ADD, OP_SET, OP_OBSERVE };
+
+static void family_update(struct eo_metric_family *fam, const char *const *values,
+			  enum family_op op, double v)
+{
+	struct eo_metric *m;
+
+	if (!fam || !values_ok(fam, values))
+		return;
+	if (op == OP_ADD && !add_ok(fam, v))
+		return;
+	if (op == OP_SET && fam->type != EO_METRIC_GAUGE)
+		return;
+	if (op == OP_OBSERVE && (fam->type != EO_METRIC_HISTOGRAM || isnan(v)))
+		return;
 	pthread_mutex_lock(&fam->mu);
-	m->hist[i]++;
-	m->count++;
-	m->sum += v;
+	m = series_get_locked(fam, values);
+	if (m) {
+		if (op == OP_ADD)
+			add_locked(m, v);
+		else if (op == OP_SET)
+			set_locked(m, v);
+		else
+			observe_locked(m, v);
+	}
 	pthread_mutex_unlock(&fam->mu);
 }
 
 void eo_metrics_inc(struct eo_metric_family *fam, const char *const *values)
 {
-	eo_metric_inc(eo_metrics_series(fam, values));
+	family_update(fam, values, OP_ADD, 1.0);
 }
 
 void eo_metrics_add(struct eo_metric_family *fam, const char *const *values, double delta)
 {
-	eo_metric_add(eo_metrics_series(fam, values), delta);
+	family_update(fam, values, OP_ADD, delta);
 }
 
 void eo_metrics_set(struct eo_metric_family *fam, const char *const *values, double v)
 {
-	eo_metric_set(eo_metrics_series(fam, values), v);
+	family_update(fam, values, OP_SET, v);
 }
 
 void eo_metrics_observe(struct eo_metric_family *fam, const char *const *values, double v)
 {
-	eo_metric_observe(eo_metrics_series(fam, values), v);
+	family_update(fam, values, OP_OBSERVE, v);
 }
 
 double eo_metric_value(struct eo_metric *m)

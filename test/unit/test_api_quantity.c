@@ -269,6 +269,9 @@ static void test_duration(void **state)
 	    {"99999999999999999999h", -ERANGE, 0},
 	    {"2562047788015h", 0, 2562047788015LL * 3600000LL},
 	    {"2562047788016h", -ERANGE, 0}, /* more than INT64_MAX ms */
+	    /* The whole part fits, the fraction carries it past INT64_MAX ms. */
+	    {"2562047788015.9h", -ERANGE, 0},
+	    {"2562047788015.0001h", 0, 2562047788015LL * 3600000LL + 360},
 	    {"2562047788015h2562047788015h", -ERANGE, 0},
 	};
 	int64_t ms = 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "etcd/internal.h"
@@ -525,6 +526,48 @@ static void test_strerror(void **state)
 	assert_string_equal(eo_etcd_strerror(EO_ETCD_OK), "ok");
 }
 
+/* ---- allocation failures ---------------------------------------------------- */
+
+/* jansson allocator that fails exactly the fail_at-th allocation (counted from 1). */
+static int alloc_count, alloc_fail_at;
+
+static void *failing_malloc(size_t n)
+{
+	if (++alloc_count == alloc_fail_at)
+		return NULL;
+	return malloc(n);
+}
+
+/*
+ * Every request builder, with each of its jansson allocations failing in turn: the result is
+ * NULL or valid JSON, and nothing is freed twice or leaked (checked under ASan).
+ */
+static void test_requests_out_of_memory(void **state)
+{
+	const char *peers[] = {"https://m1:2380", "https://m2:2380"};
+	struct eo_etcd_range_opts o = {.prefix = true, .limit = 10, .serializable = true};
+	int done = 0;
+
+	(void)state;
+	for (alloc_fail_at = 1; alloc_fail_at < 200 && done < 4; alloc_fail_at++) {
+		char *s[4];
+
+		json_set_alloc_funcs(failing_malloc, free);
+		alloc_count = 0;
+		s[0] = eo__etcd_req_member_add(peers, 2, true);
+		s[1] = eo__etcd_req_member_id(42);
+		s[2] = eo__etcd_req_put("k", 1, "v", 1);
+		s[3] = eo__etcd_req_range("abc", 3, &o);
+		json_set_alloc_funcs(malloc, free);
+		done = 0;
+		for (int i = 0; i < 4; i++) {
+			done += s[i] != NULL;
+			free(s[i]);
+		}
+	}
+	assert_int_equal(done, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +583,7 @@ int main(void)
 	    cmocka_unit_test(test_range),
 	    cmocka_unit_test(test_put),
 	    cmocka_unit_test(test_requests),
+	    cmocka_unit_test(test_requests_out_of_memory),
 	    cmocka_unit_test(test_error_mapping),
 	    cmocka_unit_test(test_error_message_truncated),
 	    cmocka_unit_test(test_strerror),

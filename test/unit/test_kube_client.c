@@ -589,6 +589,22 @@ static void test_body_cap_and_timeout(void **state)
 	fixture_free(fx);
 }
 
+/* The largest cap works like no cap: "max + 1" in the buffer growth must not wrap to 0. */
+static void test_body_cap_size_max(void **state)
+{
+	struct eo_kube_client_opts opts = {.max_body = SIZE_MAX};
+	struct fixture *fx = fixture_new(NULL, &opts);
+	struct eo_kube_resource cm = {"v1", "configmaps", "ns1", "cm"};
+	struct eo_kube_error err;
+	json_t *obj = NULL;
+
+	(void)state;
+	assert_int_equal(eo_kube_get(fx->c, &cm, &obj, &err), EO_KUBE_OK);
+	assert_string_equal(eo_kube_obj_resource_version(obj), "7");
+	json_decref(obj);
+	fixture_free(fx);
+}
+
 static void test_connection_refused(void **state)
 {
 	eo_kube_config *cfg = NULL;
@@ -663,6 +679,7 @@ int main(void)
 	    cmocka_unit_test(test_delete_options),
 	    cmocka_unit_test(test_401_rereads_token_file),
 	    cmocka_unit_test(test_body_cap_and_timeout),
+	    cmocka_unit_test(test_body_cap_size_max),
 	    cmocka_unit_test(test_connection_refused),
 	    cmocka_unit_test(test_concurrent_calls),
 	};

@@ -398,6 +398,23 @@ static void test_new_simple(void **state)
 	assert_null(cfg);
 }
 
+/* eo_kube_read_file with the largest cap reads the file (the cap arithmetic must not wrap). */
+static void test_read_file_max_cap(void **state)
+{
+	char path[256], *data = NULL;
+	size_t len = 0;
+
+	(void)state;
+	write_file("plain.txt", "hello\n");
+	snprintf(path, sizeof(path), "%s/plain.txt", tmpdir);
+	assert_int_equal(eo_kube_read_file(path, SIZE_MAX, &data, &len, NULL), EO_KUBE_OK);
+	assert_int_equal(len, 6);
+	assert_string_equal(data, "hello\n");
+	free(data);
+	assert_int_equal(eo_kube_read_file(path, 5, &data, &len, NULL), EO_KUBE_ETOOLARGE);
+	assert_null(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +426,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_carry_no_secrets),
 	    cmocka_unit_test(test_in_cluster),
 	    cmocka_unit_test(test_new_simple),
+	    cmocka_unit_test(test_read_file_max_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -118,6 +118,14 @@ static void test_linebuf(void **state)
 			 EO_KUBE_ECANCELED);
 	assert_int_equal(l.n, 1);
 	eo_kube_linebuf_free(&lb);
+
+	/* A cap at the top of size_t: "max + 1" must not wrap to a zero-sized buffer. */
+	eo_kube_linebuf_init(&lb, SIZE_MAX);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(eo_kube_linebuf_feed(&lb, "abc\nxyz\n", 8, collect_line, &l), EO_KUBE_OK);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.got[1], "xyz");
+	eo_kube_linebuf_free(&lb);
 }
 
 /* ---- streaming against the fake apiserver ----------------------------- */

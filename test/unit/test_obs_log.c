@@ -332,6 +332,13 @@ static void test_levels_and_sink(void **state)
 	eo_log_kv(EO_LOG_ERROR, NULL, "odd", "lonely", NULL);
 	assert_non_null(strstr(cap.lines[3], "msg=\"odd\" lonely=\"\"\n"));
 
+	/* Past the cap too: an odd list's NULL value is its end, nothing after it is read. */
+	eo_log_kv(EO_LOG_ERROR, NULL, "many odd", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5",
+		  "f", "6", "g", "7", "h", "8", "i", "9", "j", "10", "k", "11", "l", "12", "m",
+		  "13", "n", "14", "o", "15", "p", "16", "q", NULL);
+	assert_int_equal(cap.n, 5);
+	assert_non_null(strstr(cap.lines[4], " p=16 truncated=true\n"));
+
 	eo_log_set_sink(NULL, NULL);
 	eo_log_set_level(EO_LOG_INFO);
 }

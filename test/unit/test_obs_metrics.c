@@ -473,6 +473,67 @@ static void test_operator_metrics(void **state)
 	eo_metrics_free(reg);
 }
 
+/* The family-level helpers must stay safe while another thread removes the same series (a
+ * deleted cluster's series go away while workers still record for it). */
+struct remove_race {
+	struct eo_metric_family *counter;
+	struct eo_metric_family *gauge;
+	struct eo_metric_family *hist;
+	int rounds;
+};
+
+static void *remove_race_writer(void *arg)
+{
+	struct remove_race *rr = arg;
+	const char *v[1] = {"ns/c"};
+
+	for (int i = 0; i < rr->rounds; i++) {
+		eo_metrics_inc(rr->counter, v);
+		eo_metrics_add(rr->counter, v, 2);
+		eo_metrics_set(rr->gauge, v, i);
+		eo_metrics_observe(rr->hist, v, 0.5);
+	}
+	return NULL;
+}
+
+static void *remove_race_remover(void *arg)
+{
+	struct remove_race *rr = arg;
+	const char *v[1] = {"ns/c"};
+
+	for (int i = 0; i < rr->rounds; i++) {
+		eo_metrics_remove(rr->counter, v);
+		eo_metrics_remove_matching(rr->gauge, "cluster", "ns/c");
+		eo_metrics_remove(rr->hist, v);
+	}
+	return NULL;
+}
+
+static void test_family_helpers_vs_remove(void **state)
+{
+	static const char *const labels[] = {"cluster", NULL};
+	static const double b[] = {1};
+	struct eo_metrics *reg = eo_metrics_new();
+	struct remove_race rr;
+	pthread_t w[2], r;
+
+	(void)state;
+	rr.counter = eo_metrics_counter(reg, "race_total", "h", labels);
+	rr.gauge = eo_metrics_gauge(reg, "race_gauge", "h", labels);
+	rr.hist = eo_metrics_histogram(reg, "race_seconds", "h", labels, b, 1);
+	rr.rounds = 20000;
+	assert_non_null(rr.counter);
+	assert_non_null(rr.gauge);
+	assert_non_null(rr.hist);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&w[i], NULL, remove_race_writer, &rr), 0);
+	assert_int_equal(pthread_create(&r, NULL, remove_race_remover, &rr), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(r, NULL);
+	eo_metrics_free(reg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +549,7 @@ int main(void)
 	    cmocka_unit_test(test_collect_hook),
 	    cmocka_unit_test(test_read_rss),
 	    cmocka_unit_test(test_operator_metrics),
+	    cmocka_unit_test(test_family_helpers_vs_remove),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
