@@ -402,7 +402,7 @@ json_t *eo_build_observed(const json_t *cluster)
 	return finish(obs, ok);
 }
 
-json_t *eo_build_seed_member(const json_t *cluster)
+static json_t *new_member(const json_t *cluster, bool seed)
 {
 	const char *cname = eo_cluster_name(cluster);
 	const char *ns = eo_cluster_namespace(cluster);
@@ -442,7 +442,7 @@ json_t *eo_build_seed_member(const json_t *cluster)
 	set(spec, "clusterName", json_string(cname), &ok);
 	for (size_t i = 0; latched[i] != NULL; i++)
 		set_copy(spec, latched[i], json_object_get(src, latched[i]), &ok);
-	set(spec, "bootstrap", json_true(), &ok);
+	set(spec, "bootstrap", json_boolean(seed), &ok);
 	set(spec, "initialCluster", json_string(""), &ok);
 	set(spec, "clusterToken", json_string(present(token) ? token : ""), &ok);
 	set(spec, "replicas", json_integer(1), &ok);
@@ -454,6 +454,67 @@ out:
 	json_decref(labels);
 	json_decref(annotations);
 	return finish(m, ok);
+}
+
+json_t *eo_build_seed_member(const json_t *cluster)
+{
+	return new_member(cluster, true);
+}
+
+json_t *eo_build_joining_member(const json_t *cluster)
+{
+	return new_member(cluster, false);
+}
+
+int eo_build_pdb_min_available(int voters, int target)
+{
+	int n = voters > target ? voters : target;
+
+	return n < 0 ? 1 : n / 2 + 1;
+}
+
+json_t *eo_build_pdb(const json_t *cluster, int min_available)
+{
+	const char *cname = eo_cluster_name(cluster);
+	const char *ns = eo_cluster_namespace(cluster);
+	char name[EO_NAME_MAX];
+	json_t *pdb = NULL, *spec = NULL;
+	bool ok = true;
+
+	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	    eo_name_headless_service(name, sizeof(name), cname) != 0)
+		return NULL;
+	pdb = json_pack("{s:s, s:s}", "apiVersion", "policy/v1", "kind", "PodDisruptionBudget");
+	spec = json_object();
+	if (pdb == NULL || spec == NULL) {
+		json_decref(spec);
+		return finish(pdb, false);
+	}
+	set(pdb, "metadata",
+	    owned_metadata(cluster, name, ns, eo_build_cluster_labels(cluster, cname),
+			   eo_build_extra_annotations(cluster)),
+	    &ok);
+	set(spec, "minAvailable", json_integer(min_available), &ok);
+	set(spec, "selector",
+	    json_pack("{s:{s:s, s:s}}", "matchLabels", EO_LABEL_CLUSTER, cname, EO_LABEL_ROLE,
+		      EO_LABEL_ROLE_VOTER),
+	    &ok);
+	set(pdb, "spec", spec, &ok);
+	return finish(pdb, ok);
+}
+
+json_t *eo_build_pdb_patch(const json_t *desired, const json_t *actual)
+{
+	json_t *want = json_object_get(desired, "spec"), *have = json_object_get(actual, "spec");
+
+	if (json_equal(json_object_get(want, "minAvailable"),
+		       json_object_get(have, "minAvailable")) &&
+	    json_equal(json_object_get(want, "selector"), json_object_get(have, "selector")) &&
+	    json_object_get(have, "maxUnavailable") == NULL)
+		return NULL;
+	return json_pack("{s:{s:O, s:O, s:n}}", "spec", "minAvailable",
+			 json_object_get(want, "minAvailable"), "selector",
+			 json_object_get(want, "selector"), "maxUnavailable");
 }
 
 /* --- member-owned objects --- */

@@ -10,6 +10,8 @@
  *   cluster    headless Service                    <cluster>
  *   cluster    client Service                      <cluster>-client
  *   cluster    seed EtcdMember                     generateName <cluster>-
+ *   cluster    joining EtcdMember                  generateName <cluster>-
+ *   cluster    PodDisruptionBudget                 <cluster>
  *   member     data PVC                            data-<member>
  *   member     Pod                                 <member>
  *
@@ -96,6 +98,27 @@ json_t *eo_build_observed(const json_t *cluster);
  * planner refuses clusters that ask for them (see plan/plan.h).
  */
 json_t *eo_build_seed_member(const json_t *cluster);
+
+/*
+ * A member that joins a bootstrapped cluster: the same as the seed member but bootstrap false.
+ * initialCluster stays empty until the cluster controller has added it to etcd as a learner.
+ */
+json_t *eo_build_joining_member(const json_t *cluster);
+
+/*
+ * PodDisruptionBudget <cluster> (policy/v1) over the voting members: selector cluster=<cluster>
+ * and role=voter, minAvailable as given.
+ */
+json_t *eo_build_pdb(const json_t *cluster, int min_available);
+
+/* minAvailable of the PDB: max(voters, target) / 2 + 1 (1->1, 3->2, 4->3, 5->3, 7->4). */
+int eo_build_pdb_min_available(int voters, int target);
+
+/*
+ * Merge patch bringing an existing PDB's spec (minAvailable, selector; maxUnavailable dropped)
+ * in line with the desired one; NULL when nothing differs or on allocation failure.
+ */
+json_t *eo_build_pdb_patch(const json_t *desired, const json_t *actual);
 
 /* --- member-owned objects --- */
 

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/cluster.h"
 #include "api/member.h"
@@ -24,6 +25,7 @@ static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLU
 static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
 static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
+static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
 
 static struct eo_kube_resource at_res(struct eo_kube_resource r, const char *ns, const char *name)
 {
@@ -291,6 +293,25 @@ static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, js
 	return rc;
 }
 
+/*
+ * Blocks (up to ~2 s) until the member cache shows ns/name: a pass planned on a cache that
+ * lags behind our own create would create a second member. The work queue runs one pass per
+ * cluster at a time, so waiting here holds back only this cluster.
+ */
+static void await_cached_member(struct eo_controller *c, const char *ns, const char *name)
+{
+	const struct timespec step = {0, 50 * 1000 * 1000};
+
+	for (int i = 0; i < 40 && name != NULL; i++) {
+		json_t *o = eo_cache_set_get(&c->members, ns, name);
+
+		json_decref(o);
+		if (o != NULL)
+			return;
+		nanosleep(&step, NULL);
+	}
+}
+
 static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
 {
 	struct eo_kube_error err = {0};
@@ -312,6 +333,7 @@ static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
 	eo_log_kv(EO_LOG_INFO, lc, "seed member created", "member", eo_kube_obj_name(created),
 		  NULL);
 	emit(c, cluster, "Normal", "SeedCreated", msg);
+	await_cached_member(c, eo_cluster_namespace(cluster), eo_kube_obj_name(created));
 	json_decref(created);
 	return 0;
 }
@@ -346,6 +368,252 @@ static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *l
 	return 0;
 }
 
+/* --- membership --- */
+
+static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_plan_result *pr)
+{
+	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+
+	if (pr->n_endpoints == 0)
+		return NULL;
+	for (size_t i = 0; i < pr->n_endpoints; i++)
+		eps[i] = pr->endpoints[i];
+	return etcd_dial(c, eps, pr->n_endpoints);
+}
+
+/* Whether an etcd answer means "not now" rather than failure: come back shortly. */
+static bool etcd_retryable(eo_etcd_err e)
+{
+	return e == EO_ETCD_LEARNER_NOT_READY || e == EO_ETCD_TOO_MANY_LEARNERS ||
+	       e == EO_ETCD_UNHEALTHY_CLUSTER || e == EO_ETCD_UNAVAILABLE || e == EO_ETCD_TIMEOUT ||
+	       e == EO_ETCD_LEARNER;
+}
+
+static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *member,
+			json_t *patch, bool status)
+{
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r =
+	    at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
+	eo_kube_err e = EO_KUBE_ENOMEM;
+
+	if (patch != NULL)
+		e = status ? eo_kube_patch_status(c->kc, &r, patch, NULL, &err)
+			   : eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "patching member failed", "member",
+			  eo_member_name(member), "error", eo_kube_strerror(e), "detail",
+			  err.message, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int act_create_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
+{
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
+	json_t *m = eo_build_joining_member(cluster), *created = NULL;
+	char msg[EO_NAME_MAX + 64];
+	eo_kube_err e;
+
+	if (m == NULL)
+		return -1;
+	e = eo_kube_create(c->kc, &r, m, &created, &err);
+	json_decref(m);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "creating a member failed", "error", eo_kube_strerror(e),
+			  "detail", err.message, NULL);
+		return -1;
+	}
+	snprintf(msg, sizeof(msg), "created member %s to scale up", eo_kube_obj_name(created));
+	eo_log_kv(EO_LOG_INFO, lc, "member created", "member", eo_kube_obj_name(created), NULL);
+	emit(c, cluster, "Normal", "MemberCreated", msg);
+	await_cached_member(c, eo_cluster_namespace(cluster), eo_kube_obj_name(created));
+	json_decref(created);
+	return 0;
+}
+
+static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			   const struct eo_plan_result *pr, long *requeue)
+{
+	const char *mname = eo_member_name(pr->member);
+	const char *peer = pr->peer_url;
+	struct eo_etcd_member added = {0};
+	struct eo_etcd_members list = {0};
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *ec = dial_plan(c, pr);
+	char *ic = NULL, msg[EO_NAME_MAX + 96], id[24];
+	eo_etcd_err e = EO_ETCD_INVALID;
+	int rc = -1;
+
+	if (ec == NULL)
+		goto out;
+	e = eo_etcd_member_add(ec, &peer, 1, true, &added, &list, &d);
+	if (e == EO_ETCD_PEER_URL_EXISTS || etcd_retryable(e)) {
+		/* already added (an earlier attempt), or not now: the next pass knows */
+		eo_log_kv(EO_LOG_DEBUG, lc, "adding learner deferred", "member", mname, "reason",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		rc = 0;
+		goto out;
+	}
+	if (e != EO_ETCD_OK)
+		goto out;
+	eo_plan_format_id(added.id, id, sizeof(id));
+	snprintf(msg, sizeof(msg), "added member %s to etcd as learner %s", mname, id);
+	eo_log_kv(EO_LOG_INFO, lc, "learner added", "member", mname, "member_id", id, NULL);
+	emit(c, cluster, "Normal", "LearnerAdded", msg);
+	rc = 0;
+	/* Its initial cluster right away; if that fails, SET_INITIAL_CLUSTER does it later. */
+	ic = malloc(EO_PLAN_INITIAL_CLUSTER_MAX);
+	if (ic != NULL &&
+	    eo_plan_initial_cluster(&list, mname, peer, ic, EO_PLAN_INITIAL_CLUSTER_MAX) == 0 &&
+	    patch_member(c, lc, pr->member, json_pack("{s:{s:s}}", "spec", "initialCluster", ic),
+			 false) == 0)
+		eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member", mname,
+			  "initial_cluster", ic, NULL);
+	else
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+out:
+	if (rc != 0)
+		eo_log_kv(EO_LOG_WARN, lc, "adding learner failed", "member", mname, "error",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+	free(ic);
+	eo_etcd_member_clear(&added);
+	eo_etcd_members_clear(&list);
+	eo_etcd_client_free(ec);
+	return rc;
+}
+
+static int act_set_initial_cluster(struct eo_controller *c, const struct eo_log_ctx *lc,
+				   const struct eo_plan_result *pr)
+{
+	if (patch_member(c, lc, pr->member,
+			 json_pack("{s:{s:s}}", "spec", "initialCluster", pr->initial_cluster),
+			 false) != 0)
+		return -1;
+	eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member",
+		  eo_member_name(pr->member), "initial_cluster", pr->initial_cluster, NULL);
+	return 0;
+}
+
+static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+		       const struct eo_plan_result *pr, long *requeue)
+{
+	const char *mname = eo_member_name(pr->member);
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *ec = dial_plan(c, pr);
+	eo_etcd_err e = EO_ETCD_INVALID;
+	char msg[EO_NAME_MAX + 64], id[24];
+
+	if (ec != NULL)
+		e = eo_etcd_member_promote(ec, pr->etcd_id, NULL, &d);
+	eo_etcd_client_free(ec);
+	if (etcd_retryable(e)) {
+		eo_log_kv(EO_LOG_DEBUG, lc, "promotion deferred", "member", mname, "reason",
+			  eo_etcd_strerror(e), NULL);
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return 0;
+	}
+	if (e != EO_ETCD_OK && e != EO_ETCD_NOT_LEARNER) {
+		eo_log_kv(EO_LOG_WARN, lc, "promoting learner failed", "member", mname, "error",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+		return -1;
+	}
+	eo_plan_format_id(pr->etcd_id, id, sizeof(id));
+	if (e == EO_ETCD_OK) {
+		snprintf(msg, sizeof(msg), "promoted learner %s (%s) to a voting member", mname,
+			 id);
+		eo_log_kv(EO_LOG_INFO, lc, "learner promoted", "member", mname, "member_id", id,
+			  NULL);
+		emit(c, cluster, "Normal", "MemberPromoted", msg);
+	}
+	return patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1),
+			    true);
+}
+
+static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     const struct eo_plan_result *pr)
+{
+	struct eo_kube_error err = {0};
+	const char *mname = eo_member_name(pr->member);
+	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_member_namespace(pr->member), mname);
+	struct eo_kube_delete_opts d = {.uid = eo_member_uid(pr->member),
+					.grace_period_seconds = -1};
+	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
+	char msg[EO_NAME_MAX + 64];
+
+	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+		return 0;
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "deleting member failed", "member", mname, "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
+	eo_log_kv(EO_LOG_INFO, lc, "member deleted", "member", mname, NULL);
+	emit(c, cluster, "Normal", "MemberRemoving", msg);
+	return 0;
+}
+
+static int act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    const struct eo_plan_result *pr, long *requeue)
+{
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *ec = dial_plan(c, pr);
+	eo_etcd_err e = EO_ETCD_INVALID;
+
+	if (ec != NULL)
+		e = eo_etcd_member_remove(ec, pr->etcd_id, NULL, &d);
+	eo_etcd_client_free(ec);
+	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
+		eo_log_kv(EO_LOG_INFO, lc, "stray learner removed", "message", pr->message, NULL);
+		if (e == EO_ETCD_OK)
+			emit(c, cluster, "Normal", "MemberRemoved", pr->message);
+		return 0;
+	}
+	if (etcd_retryable(e)) {
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return 0;
+	}
+	eo_log_kv(EO_LOG_WARN, lc, "removing stray learner failed", "error", eo_etcd_strerror(e),
+		  "detail", d.message, NULL);
+	return -1;
+}
+
+static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+		   const struct eo_plan_result *pr)
+{
+	struct eo_kube_error err = {0};
+	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
+	struct eo_kube_resource r = at_res(RES_PDBS, ns, name);
+	eo_kube_err e;
+
+	if (pr->action == EO_PLAN_DELETE_PDB) {
+		struct eo_kube_delete_opts d = {.grace_period_seconds = -1};
+
+		e = eo_kube_delete(c->kc, &r, &d, &err);
+		if (e == EO_KUBE_ENOTFOUND)
+			e = EO_KUBE_OK;
+	} else if (pr->patch != NULL) {
+		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
+	} else {
+		r.name = NULL;
+		e = eo_kube_create(c->kc, &r, pr->object, NULL, &err);
+		if (e == EO_KUBE_EEXISTS)
+			e = EO_KUBE_OK; /* the cache lags */
+	}
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "PodDisruptionBudget change failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "PodDisruptionBudget reconciled", "message", pr->message, NULL);
+	return 0;
+}
+
 void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			  struct eo_reconcile_out *out)
 {
@@ -354,8 +622,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
 	struct eo_log_ctx lc;
-	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL;
+	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
+	long requeue = 0;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -370,11 +639,17 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	hh = eo_cache_set_get(&c->services, ns, name);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
 		hc = eo_cache_set_get(&c->services, ns, client);
+	pdb = eo_cache_set_get(&c->pdbs, ns, name);
+	if (pdb != NULL && !eo_build_is_controlled_by(pdb, eo_cluster_uid(cluster))) {
+		json_decref(pdb); /* not ours: the create will fail and say so */
+		pdb = NULL;
+	}
 	in = (struct eo_plan_input){.cluster = cluster,
 				    .members = om.v,
 				    .n_members = om.n,
 				    .headless_svc = hh,
 				    .client_svc = hc,
+				    .pdb = pdb,
 				    .build = &c->build,
 				    .now = now_of(c)};
 	if (eo_plan_cluster(&in, &pr) != 0)
@@ -399,6 +674,32 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_COMPLETE_SEED:
 		rc = act_complete_seed(c, &lc, &pr);
 		break;
+	case EO_PLAN_CREATE_MEMBER:
+		rc = act_create_member(c, &lc, cluster);
+		break;
+	case EO_PLAN_ADD_LEARNER:
+		rc = act_add_learner(c, &lc, cluster, &pr, &requeue);
+		break;
+	case EO_PLAN_SET_INITIAL_CLUSTER:
+		rc = act_set_initial_cluster(c, &lc, &pr);
+		break;
+	case EO_PLAN_PROMOTE_LEARNER:
+		rc = act_promote(c, &lc, cluster, &pr, &requeue);
+		break;
+	case EO_PLAN_REMOVE_MEMBER:
+		rc = act_remove_member(c, &lc, cluster, &pr);
+		break;
+	case EO_PLAN_REMOVE_STRAY:
+		rc = act_remove_stray(c, &lc, cluster, &pr, &requeue);
+		break;
+	case EO_PLAN_SET_VOTER:
+		rc = patch_member(c, &lc, pr.member,
+				  json_pack("{s:{s:b}}", "status", "isVoter", pr.voter), true);
+		break;
+	case EO_PLAN_ENSURE_PDB:
+	case EO_PLAN_DELETE_PDB:
+		rc = act_pdb(c, &lc, cluster, &pr);
+		break;
 	default:
 		break;
 	}
@@ -419,7 +720,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	} else {
 		eo_log_kv(EO_LOG_DEBUG, &lc, "cluster reconciled", "message", pr.message, NULL);
 	}
-	out->requeue_ms = pr.requeue_ms;
+	out->requeue_ms = requeue > 0 ? requeue : pr.requeue_ms;
 	goto out;
 fail:
 	out->error = true;
@@ -427,6 +728,7 @@ out:
 	eo_etcd_members_clear(&list);
 	eo_plan_result_clear(&pr);
 	observed_members_free(&om);
+	json_decref(pdb);
 	json_decref(hh);
 	json_decref(hc);
 	json_decref(cluster);
@@ -520,7 +822,11 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 	e = eo_etcd_member_remove(ec, em->id, NULL, NULL);
 	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
 		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", NULL);
-		emit(c, member, "Normal", "MemberRemoved", "removed the member from etcd");
+		char msg[EO_NAME_MAX + 64];
+
+		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
+		emit(c, member, "Normal", "MemberRemoved", msg);
+		emit(c, cluster, "Normal", "MemberRemoved", msg);
 		rc = 0;
 	}
 out:

@@ -38,7 +38,7 @@ json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid);
 struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
-	struct eo_cache_set clusters, members, pods, pvcs, services;
+	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
 	struct eo_build_opts build; /* strings borrowed */
 	long etcd_timeout_ms;	    /* per etcd attempt; 0 = 5000 */
 	time_t (*now)(void);	    /* NULL = time(NULL) */

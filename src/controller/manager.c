@@ -24,7 +24,7 @@
 #define LEASE_TIMEOUT_MS 2000L
 #define QUEUE_WAIT_MS	 1000L
 
-enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_COUNT };
+enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_COUNT };
 
 static const struct {
 	const char *gv, *plural, *name, *selector;
@@ -34,6 +34,7 @@ static const struct {
     [K_POD] = {"v1", "pods", "Pod", MANAGED_SELECTOR},
     [K_PVC] = {"v1", "persistentvolumeclaims", "PersistentVolumeClaim", MANAGED_SELECTOR},
     [K_SERVICE] = {"v1", "services", "Service", MANAGED_SELECTOR},
+    [K_PDB] = {"policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", MANAGED_SELECTOR},
 };
 
 struct ctl {
@@ -327,6 +328,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 					   : k == K_MEMBER ? &m->ctrl.members
 					   : k == K_POD	   ? &m->ctrl.pods
 					   : k == K_PVC	   ? &m->ctrl.pvcs
+					   : k == K_PDB	   ? &m->ctrl.pdbs
 							   : &m->ctrl.services;
 
 		m->hud[k] = (struct handler_ud){m, (enum kind)k};

@@ -23,6 +23,15 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_COMPLETE_SEED] = "complete-seed",
     [EO_PLAN_QUERY_MEMBERS] = "query-members",
     [EO_PLAN_WRITE_STATUS] = "write-status",
+    [EO_PLAN_CREATE_MEMBER] = "create-member",
+    [EO_PLAN_ADD_LEARNER] = "add-learner",
+    [EO_PLAN_SET_INITIAL_CLUSTER] = "set-initial-cluster",
+    [EO_PLAN_PROMOTE_LEARNER] = "promote-learner",
+    [EO_PLAN_REMOVE_MEMBER] = "remove-member",
+    [EO_PLAN_REMOVE_STRAY] = "remove-stray",
+    [EO_PLAN_SET_VOTER] = "set-voter",
+    [EO_PLAN_ENSURE_PDB] = "ensure-pdb",
+    [EO_PLAN_DELETE_PDB] = "delete-pdb",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -37,6 +46,8 @@ void eo_plan_result_clear(struct eo_plan_result *r)
 	if (r == NULL)
 		return;
 	json_decref(r->status);
+	json_decref(r->object);
+	json_decref(r->patch);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -88,6 +99,40 @@ const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_membe
 	return NULL;
 }
 
+int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *member_name,
+			    const char *peer_url, char *buf, size_t n)
+{
+	const struct eo_etcd_member *self = NULL;
+	size_t len = 0;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (list == NULL || !present(member_name) || !present(peer_url))
+		return -1;
+	self = eo_plan_find_etcd_member(list, member_name, peer_url);
+	if (self == NULL)
+		return -1;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct eo_etcd_member *m = &list->v[i];
+		const char *name = m == self ? member_name : m->name;
+		int w;
+
+		if (!present(name) || m->n_peer_urls == 0)
+			continue; /* another member that never started: it cannot be named */
+		for (size_t j = 0; j < m->n_peer_urls; j++) {
+			w = snprintf(buf + len, n - len, "%s%s=%s", len ? "," : "", name,
+				     m->peer_urls[j]);
+			if (w < 0 || (size_t)w >= n - len) {
+				buf[0] = '\0';
+				return -1;
+			}
+			len += (size_t)w;
+		}
+	}
+	return 0;
+}
+
 /* --- the plan --- */
 
 struct counts {
@@ -95,15 +140,38 @@ struct counts {
 	size_t deleting;		   /* members being deleted */
 	size_t pending;			   /* members without initialCluster (not deleting) */
 	size_t ready;			   /* members whose Pod is ready (not deleting) */
+	size_t voters;			   /* members with status.isVoter (not deleting) */
+	size_t voters_ready;		   /* ... whose Pod is ready */
 	const struct eo_plan_member *seed; /* first non-deleting bootstrap member */
 	char not_ready[256];		   /* names of the members that are not ready */
+	char voters_not_ready[256];	   /* names of the voters that are not ready */
 };
+
+static void append_name(char *buf, size_t cap, const char *name)
+{
+	size_t len = strlen(buf);
+
+	if (len < cap)
+		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name ? name : "");
+}
 
 static void count_members(const struct eo_plan_input *in, struct counts *c)
 {
 	size_t len = 0;
 
 	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+
+		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member))
+			continue;
+		c->voters++;
+		if (eo_plan_pod_ready(pm->pod))
+			c->voters_ready++;
+		else
+			append_name(c->voters_not_ready, sizeof(c->voters_not_ready),
+				    eo_member_name(pm->member));
+	}
 	for (size_t i = 0; i < in->n_members; i++) {
 		const struct eo_plan_member *pm = &in->members[i];
 
@@ -226,18 +294,22 @@ out:
  */
 static void health(struct ctx *x, const struct counts *c)
 {
-	size_t quorum = c->n / 2 + 1;
+	/* Learners and members still joining do not vote: quorum is over the voters. */
+	size_t n = c->voters > 0 ? c->voters : c->n;
+	size_t ready = c->voters > 0 ? c->voters_ready : c->ready;
+	const char *not_ready = c->voters > 0 ? c->voters_not_ready : c->not_ready;
+	size_t quorum = n / 2 + 1;
 	char m[EO_PLAN_MSG_MAX];
 
-	if (c->n > 0 && c->ready == c->n) {
-		snprintf(m, sizeof(m), "all %zu member(s) are ready", c->n);
+	if (n > 0 && ready == n) {
+		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
 		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
 		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
 		return;
 	}
-	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", c->ready, c->n,
-		 c->not_ready[0] ? c->not_ready : "(none)");
-	if (c->n > 0 && c->ready >= quorum) {
+	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", ready, n,
+		 not_ready[0] ? not_ready : "(none)");
+	if (n > 0 && ready >= quorum) {
 		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
 		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_MEMBERS_UNHEALTHY, m);
 	} else {
@@ -360,13 +432,340 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	out->action = EO_PLAN_WRITE_STATUS;
 }
 
-/* With a clusterID: membership steps (issue 4) and health. */
+/* --- membership of a bootstrapped cluster --- */
+
+static const char *creation_timestamp(const json_t *obj)
+{
+	const char *t = json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
+
+	return t != NULL ? t : "";
+}
+
+/* > 0 when a is newer than b: creationTimestamp, then name (both descending). */
+static int newer(const json_t *a, const json_t *b)
+{
+	int d = strcmp(creation_timestamp(a), creation_timestamp(b));
+	const char *na = eo_member_name(a), *nb = eo_member_name(b);
+
+	if (d != 0)
+		return d;
+	return strcmp(na != NULL ? na : "", nb != NULL ? nb : "");
+}
+
+static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
+{
+	const struct eo_plan_input *in = x->in;
+
+	if (eo_build_member_peer_url(buf, n, in->build, eo_member_name(member),
+				     eo_cluster_name(in->cluster),
+				     eo_cluster_namespace(in->cluster)) != 0) {
+		x->ok = false;
+		return -1;
+	}
+	return 0;
+}
+
+/* etcd's entry for an EtcdMember, or NULL. */
+static const struct eo_etcd_member *etcd_entry(struct ctx *x, const json_t *member)
+{
+	char peer[EO_BUILD_URL_MAX];
+
+	if (x->in->etcd == NULL || peer_url_of(x, member, peer, sizeof(peer)) != 0)
+		return NULL;
+	return eo_plan_find_etcd_member(x->in->etcd, eo_member_name(member), peer);
+}
+
+/* The EtcdMember (deleting or not) etcd's entry em stands for, or NULL. */
+static const struct eo_plan_member *member_of(struct ctx *x, const struct eo_etcd_member *em)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+
+		if (etcd_entry(x, pm->member) == em)
+			return pm;
+	}
+	return NULL;
+}
+
+/*
+ * Client URLs to reach etcd through: the voters that have a Pod (never a learner), or, when
+ * no member is marked as a voter, every member with a Pod.
+ */
+static void voter_endpoints(struct ctx *x)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
+
+	out->n_endpoints = 0;
+	for (int pass = 0; pass < 2 && out->n_endpoints == 0; pass++) {
+		for (size_t i = 0; i < in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS;
+		     i++) {
+			const struct eo_plan_member *pm = &in->members[i];
+			char *buf = out->endpoints[out->n_endpoints];
+
+			if (pm->pod == NULL || eo_member_is_deleting(pm->member) ||
+			    (pass == 0 && !eo_member_is_voter(pm->member)))
+				continue;
+			if (eo_build_member_client_url(buf, EO_BUILD_URL_MAX, in->build,
+						       eo_member_name(pm->member), cname,
+						       ns) != 0) {
+				x->ok = false;
+				return;
+			}
+			out->n_endpoints++;
+		}
+	}
+}
+
+static void wait_for(struct ctx *x, long requeue_ms)
+{
+	x->out->action = EO_PLAN_WAIT;
+	x->out->requeue_ms = requeue_ms;
+}
+
+/* One membership step towards desired (> 0) members, from etcd's member list. */
+static void plan_membership(struct ctx *x, const struct counts *c, int32_t desired)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	const struct eo_etcd_member *stray = NULL, *unknown = NULL;
+	const struct eo_plan_member *pending = NULL, *victim = NULL;
+	size_t learners = 0;
+	char id[24];
+
+	if (!in->etcd_queried) {
+		voter_endpoints(x);
+		if (out->n_endpoints == 0) {
+			msgf(x, "no member Pod to reach etcd through");
+			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+			return;
+		}
+		msgf(x, "listing etcd's members through the voters");
+		out->action = EO_PLAN_QUERY_MEMBERS;
+		return;
+	}
+	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
+		msgf(
+		    x, "cannot list etcd's members: %s",
+		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
+		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		return;
+	}
+
+	/* 1. Every etcd member must stand for an EtcdMember. */
+	for (size_t i = 0; i < in->etcd->n; i++) {
+		const struct eo_etcd_member *em = &in->etcd->v[i];
+
+		if (em->is_learner)
+			learners++;
+		if (member_of(x, em) != NULL)
+			continue;
+		if (em->is_learner || !present(em->name)) {
+			if (stray == NULL)
+				stray = em;
+		} else if (unknown == NULL) {
+			unknown = em;
+		}
+	}
+	if (!x->ok)
+		return;
+	if (stray != NULL) {
+		eo_plan_format_id(stray->id, id, sizeof(id));
+		msgf(x, "removing etcd learner %s (%s): no EtcdMember stands for it", id,
+		     stray->n_peer_urls > 0 ? stray->peer_urls[0] : "no peer URL");
+		voter_endpoints(x);
+		out->action = EO_PLAN_REMOVE_STRAY;
+		out->etcd_id = stray->id;
+		out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return;
+	}
+	if (unknown != NULL) {
+		/* A voting member nobody manages: never remove a voter we cannot identify. */
+		eo_plan_format_id(unknown->id, id, sizeof(id));
+		msgf(x, "etcd voting member %s (%s) has no EtcdMember; membership changes wait", id,
+		     unknown->name);
+		event(x, "Warning", "UnknownMember");
+		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		return;
+	}
+
+	/* 2. status.isVoter follows etcd (the Pod's voter label and the PDB follow it). */
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+		const struct eo_etcd_member *em = NULL;
+		bool voter;
+
+		if (eo_member_is_deleting(pm->member))
+			continue;
+		em = etcd_entry(x, pm->member);
+		voter = em != NULL && !em->is_learner;
+		if (voter != eo_member_is_voter(pm->member)) {
+			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
+			     voter ? "a voter" : "not a voter");
+			out->action = EO_PLAN_SET_VOTER;
+			out->member = pm->member;
+			out->voter = voter;
+			return;
+		}
+	}
+
+	/*
+	 * 3. A member that was given its initial cluster but that etcd does not list (removed
+	 * behind our back): its Pod can never join. Delete it; the scale-up path replaces it.
+	 */
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+
+		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
+		    etcd_entry(x, pm->member) != NULL)
+			continue;
+		msgf(x, "member %s is not in etcd's member list; removing it to replace it",
+		     eo_member_name(pm->member));
+		event(x, "Warning", "MemberLost");
+		out->action = EO_PLAN_REMOVE_MEMBER;
+		out->member = pm->member;
+		return;
+	}
+
+	/* 4. Scale down: the newest member goes first (its finalizer leaves etcd). */
+	if ((int32_t)c->n > desired) {
+		for (size_t i = 0; i < in->n_members; i++) {
+			const struct eo_plan_member *pm = &in->members[i];
+
+			if (eo_member_is_deleting(pm->member))
+				continue;
+			if (victim == NULL || newer(pm->member, victim->member) > 0)
+				victim = pm;
+		}
+		msgf(x, "scaling down from %zu to %d member(s): removing member %s", c->n, desired,
+		     eo_member_name(victim->member));
+		out->action = EO_PLAN_REMOVE_MEMBER;
+		out->member = victim->member;
+		return;
+	}
+
+	/* 5. A joining member that etcd already knows: give it its initial cluster. */
+	for (size_t i = 0; i < in->n_members && pending == NULL; i++)
+		if (!eo_member_is_deleting(in->members[i].member) &&
+		    eo_member_is_pending(in->members[i].member))
+			pending = &in->members[i];
+	if (pending != NULL && etcd_entry(x, pending->member) != NULL) {
+		char peer[EO_BUILD_URL_MAX];
+
+		if (peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
+			return;
+		if (eo_plan_initial_cluster(in->etcd, eo_member_name(pending->member), peer,
+					    out->initial_cluster,
+					    sizeof(out->initial_cluster)) != 0) {
+			x->ok = false;
+			return;
+		}
+		msgf(x, "member %s: setting its initial cluster from etcd's member list",
+		     eo_member_name(pending->member));
+		out->action = EO_PLAN_SET_INITIAL_CLUSTER;
+		out->member = pending->member;
+		return;
+	}
+
+	/* 6. A learner is promoted once its Pod is ready; nothing else moves meanwhile. */
+	if (learners > 0) {
+		const struct eo_plan_member *waiting = NULL;
+
+		for (size_t i = 0; i < in->etcd->n; i++) {
+			const struct eo_etcd_member *em = &in->etcd->v[i];
+			const struct eo_plan_member *pm = NULL;
+
+			if (!em->is_learner || (pm = member_of(x, em)) == NULL ||
+			    eo_member_is_deleting(pm->member))
+				continue;
+			if (eo_plan_pod_ready(pm->pod)) {
+				msgf(x, "promoting learner %s", eo_member_name(pm->member));
+				voter_endpoints(x);
+				out->action = EO_PLAN_PROMOTE_LEARNER;
+				out->member = pm->member;
+				out->etcd_id = em->id;
+				return;
+			}
+			if (waiting == NULL)
+				waiting = pm;
+		}
+		msgf(x, "waiting for learner %s to become ready",
+		     waiting != NULL ? eo_member_name(waiting->member) : "(being deleted)");
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return;
+	}
+
+	/* 7. Everything that votes must be ready before the next member joins. */
+	if (pending == NULL && (int32_t)c->n >= desired) {
+		out->action = EO_PLAN_NONE;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		return;
+	}
+	if (c->ready < c->n - c->pending) {
+		msgf(x,
+		     "waiting for every member to be ready before the next one joins "
+		     "(not ready: %s)",
+		     c->not_ready);
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return;
+	}
+	if (pending != NULL) {
+		if (peer_url_of(x, pending->member, out->peer_url, sizeof(out->peer_url)) != 0)
+			return;
+		msgf(x, "adding member %s to etcd as a learner", eo_member_name(pending->member));
+		voter_endpoints(x);
+		out->action = EO_PLAN_ADD_LEARNER;
+		out->member = pending->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		return;
+	}
+	msgf(x, "scaling up from %zu to %d member(s): creating a member", c->n, desired);
+	out->action = EO_PLAN_CREATE_MEMBER;
+}
+
+/* The PodDisruptionBudget over the voters; true when it is the next step. */
+static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	int min;
+
+	if (c->voters == 0) {
+		if (in->pdb == NULL)
+			return false;
+		msgf(x, "deleting the PodDisruptionBudget: no voting member");
+		out->action = EO_PLAN_DELETE_PDB;
+		return true;
+	}
+	min = eo_build_pdb_min_available((int)c->voters, desired);
+	out->object = eo_build_pdb(in->cluster, min);
+	if (out->object == NULL) {
+		x->ok = false;
+		return true;
+	}
+	if (in->pdb != NULL && (out->patch = eo_build_pdb_patch(out->object, in->pdb)) == NULL) {
+		json_decref(out->object);
+		out->object = NULL;
+		return false;
+	}
+	msgf(x, "%s the PodDisruptionBudget: minAvailable %d over %zu voter(s)",
+	     in->pdb == NULL ? "creating" : "updating", min, c->voters);
+	out->action = EO_PLAN_ENSURE_PDB;
+	return true;
+}
+
+/* With a clusterID: membership steps, the PDB and health. */
 static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
 {
 	struct eo_plan_result *out = x->out;
+	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
 
-	if (desired == 0) {
-		/* Pausing (dormant member) arrives with issue 4. */
+	if (plan_pdb(x, c, desired)) {
+		/* the PDB first: cheap, and it must follow every voter change */
+	} else if (desired == 0) {
+		/* Pausing (dormant member) arrives later. */
 		msgf(x, "pausing a bootstrapped cluster is not implemented yet");
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
@@ -374,12 +773,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-	} else if (c->pending > 0 || (int32_t)c->n != desired) {
-		/* Learner joins and removals arrive with issue 4: wait here. */
-		msgf(x, "%zu member(s), %d wanted: membership changes are not implemented yet",
-		     c->n, desired);
-		out->action = EO_PLAN_WAIT;
-		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	} else if (!settled || in_flight || c->ready < c->n) {
+		plan_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
@@ -509,7 +904,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	has_dl = eo_cluster_progress_deadline(cluster, &dl);
 	if (present(eo_cluster_cluster_id(cluster)))
 		complete = c.deleting == 0 && c.pending == 0 && (int32_t)c.n == desired &&
-			   (int32_t)c.ready == desired;
+			   (int32_t)c.ready == desired && c.voters == c.n;
 	else
 		complete = desired == 0 && c.n == 0 && c.deleting == 0;
 

@@ -61,9 +61,26 @@ enum eo_plan_action {
 	EO_PLAN_COMPLETE_SEED,	 /* set the seed's initialCluster to itself, isVoter=true */
 	EO_PLAN_QUERY_MEMBERS,	 /* list etcd's members via endpoints, then plan again */
 	EO_PLAN_WRITE_STATUS,	 /* the status carries news (clusterID latched, ...) */
-	EO_PLAN_ACTION_COUNT_	 /* not an action */
-	/* issue 4: EO_PLAN_ADD_LEARNER, EO_PLAN_PROMOTE_LEARNER, EO_PLAN_REMOVE_MEMBER,
-	 * EO_PLAN_SET_DORMANT, EO_PLAN_WAKE_DORMANT, EO_PLAN_ENSURE_PDB, EO_PLAN_DELETE_PDB */
+	/*
+	 * Membership (one change at a time). A member joins in four steps, each resumable:
+	 * CREATE_MEMBER (a pending EtcdMember, initialCluster empty: no Pod yet), ADD_LEARNER
+	 * (MemberAddAsLearner of its peer URL through the voters, then its initialCluster from
+	 * the returned member list), SET_INITIAL_CLUSTER (the same patch, when the operator
+	 * stopped between the two), PROMOTE_LEARNER once its Pod is ready.
+	 */
+	EO_PLAN_CREATE_MEMBER,	     /* create a joining EtcdMember (generateName) */
+	EO_PLAN_ADD_LEARNER,	     /* MemberAddAsLearner(peer_url) via endpoints, then patch */
+	EO_PLAN_SET_INITIAL_CLUSTER, /* patch member's spec.initialCluster = initial_cluster */
+	EO_PLAN_PROMOTE_LEARNER,     /* MemberPromote(etcd_id) via endpoints, then isVoter */
+	EO_PLAN_REMOVE_MEMBER,	     /* scale down: delete EtcdMember member (its finalizer
+				      * removes it from etcd) */
+	EO_PLAN_REMOVE_STRAY,	     /* MemberRemove(etcd_id) of an etcd learner no EtcdMember
+				      * stands for (left by an interrupted join) */
+	EO_PLAN_SET_VOTER,	     /* patch member's status.isVoter = voter (from etcd) */
+	EO_PLAN_ENSURE_PDB,	     /* create / patch the PodDisruptionBudget <cluster> */
+	EO_PLAN_DELETE_PDB,	     /* delete the PodDisruptionBudget <cluster> (no voter) */
+	EO_PLAN_ACTION_COUNT_	     /* not an action */
+				     /* later: EO_PLAN_SET_DORMANT, EO_PLAN_WAKE_DORMANT */
 };
 
 /* "none", "wait", "ensure-services", ...; never NULL. */
@@ -82,6 +99,7 @@ struct eo_plan_input {
 	size_t n_members;
 	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
+	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
 	const struct eo_build_opts *build;
 	/* etcd's member list, when the controller was asked to query it */
 	bool etcd_queried;
@@ -92,12 +110,23 @@ struct eo_plan_input {
 
 #define EO_PLAN_MSG_MAX	      512
 #define EO_PLAN_MAX_ENDPOINTS 16
+/* Room for "<name>=<peer url>" of every member of a large cluster. */
+#define EO_PLAN_INITIAL_CLUSTER_MAX (EO_PLAN_MAX_ENDPOINTS * EO_BUILD_URL_MAX)
+/* Requeue after a learner is not yet in sync, or an etcd-only change (no watch event). */
+#define EO_PLAN_REQUEUE_PROMOTE_MS 1000L
 
 struct eo_plan_result {
 	enum eo_plan_action action;
-	const json_t *member;			/* COMPLETE_SEED: the seed */
-	char initial_cluster[EO_BUILD_URL_MAX]; /* COMPLETE_SEED */
-	/* QUERY_MEMBERS: client URLs to ask, in order */
+	/* COMPLETE_SEED, ADD_LEARNER, SET_INITIAL_CLUSTER, PROMOTE_LEARNER, REMOVE_MEMBER,
+	 * SET_VOTER: the member concerned */
+	const json_t *member;
+	char initial_cluster[EO_PLAN_INITIAL_CLUSTER_MAX]; /* COMPLETE_SEED, SET_INITIAL_CLUSTER */
+	char peer_url[EO_BUILD_URL_MAX];		   /* ADD_LEARNER: the member's peer URL */
+	uint64_t etcd_id;				   /* PROMOTE_LEARNER, REMOVE_STRAY */
+	bool voter;					   /* SET_VOTER */
+	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
+	json_t *patch;	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create */
+	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY: voter client URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_BUILD_URL_MAX];
 	size_t n_endpoints;
 	json_t *status;	     /* desired status (new reference), NULL when not to be written */
@@ -112,7 +141,15 @@ struct eo_plan_result {
 /* Plans the next step. Returns 0, or -1 on allocation failure / missing metadata. */
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out);
 
-/* Frees the result's status and zeroes it. */
+/*
+ * spec.initialCluster of a joining member from etcd's member list: "<name>=<peer url>" for
+ * every member, comma separated, the joining member (not started yet, so nameless in the list)
+ * under member_name. 0, or -1 when it does not fit or the member is not in the list.
+ */
+int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *member_name,
+			    const char *peer_url, char *buf, size_t n);
+
+/* Frees the result's status, object and patch and zeroes it. */
 void eo_plan_result_clear(struct eo_plan_result *r);
 
 /* --- small predicates shared with the controllers --- */

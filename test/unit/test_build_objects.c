@@ -116,6 +116,45 @@ static void test_seed_member(void **state)
 	json_decref(c);
 }
 
+static void test_joining_member(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *m = eo_build_joining_member(c);
+	json_t *seed = eo_build_seed_member(c);
+
+	(void)state;
+	golden("joining_member.json", m);
+	/* The same as the seed but for the bootstrap mark. */
+	assert_false(json_is_true(json_object_get(json_object_get(m, "spec"), "bootstrap")));
+	json_object_set_new(json_object_get(seed, "spec"), "bootstrap", json_false());
+	assert_true(json_equal(seed, m));
+	json_decref(seed);
+	json_decref(m);
+	json_decref(c);
+}
+
+static void test_pdb(void **state)
+{
+	json_t *c = load(CLUSTER_JSON), *p = eo_build_pdb(c, 2), *q = NULL, *patch = NULL;
+
+	(void)state;
+	golden("pdb.json", p);
+	/* In line: no patch. Drifted: minAvailable back, maxUnavailable dropped. */
+	q = json_deep_copy(p);
+	assert_null(eo_build_pdb_patch(p, q));
+	json_object_set_new(json_object_get(q, "spec"), "minAvailable", json_integer(1));
+	json_object_set_new(json_object_get(q, "spec"), "maxUnavailable", json_integer(1));
+	patch = eo_build_pdb_patch(p, q);
+	assert_non_null(patch);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(patch, "spec"), "minAvailable")), 2);
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(patch, "spec"), "maxUnavailable")));
+	json_decref(patch);
+	json_decref(q);
+	json_decref(p);
+	json_decref(c);
+}
+
 static void test_member_pvc(void **state)
 {
 	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pvc(m);
@@ -307,6 +346,8 @@ int main(void)
 	    cmocka_unit_test(test_headless_service),
 	    cmocka_unit_test(test_client_service),
 	    cmocka_unit_test(test_seed_member),
+	    cmocka_unit_test(test_joining_member),
+	    cmocka_unit_test(test_pdb),
 	    cmocka_unit_test(test_member_pvc),
 	    cmocka_unit_test(test_member_pod),
 	    cmocka_unit_test(test_initial_cluster_state),

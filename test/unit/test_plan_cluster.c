@@ -18,7 +18,8 @@
 #include "build/build.h"
 #include "plan/plan.h"
 
-#define T0 1780394400 /* 2026-06-02T10:00:00Z */
+#define T0    1780394400 /* 2026-06-02T10:00:00Z */
+#define VOTER "{\"isVoter\":true}"
 
 static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
 
@@ -90,12 +91,23 @@ static json_t *pod(const char *name, bool ready)
 struct world {
 	json_t *cluster;
 	json_t *hsvc, *csvc;
-	struct eo_plan_member members[4];
+	json_t *pdb;
+	struct eo_plan_member members[8];
 	size_t n;
 	struct eo_etcd_members etcd;
-	struct eo_etcd_member etcd_v[2];
+	struct eo_etcd_member etcd_v[8];
+	char etcd_peer[8][EO_BUILD_URL_MAX];
+	char *etcd_peer_p[8];
 	struct eo_plan_input in;
 };
+
+/* The observed PDB: as built with minAvailable min. */
+static void world_pdb(struct world *w, int min)
+{
+	json_decref(w->pdb);
+	w->pdb = eo_build_pdb(w->cluster, min);
+	w->in.pdb = w->pdb;
+}
 
 static void world_init(struct world *w, json_t *c, bool services)
 {
@@ -148,6 +160,7 @@ static void world_free(struct world *w)
 	}
 	json_decref(w->hsvc);
 	json_decref(w->csvc);
+	json_decref(w->pdb);
 	json_decref(w->cluster);
 }
 
@@ -336,7 +349,8 @@ static void test_steady_state_no_churn(void **state)
 	(void)state;
 	world_init(&w, cluster(1, st), true);
 	free(st);
-	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	world_add(&w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", true));
+	world_pdb(&w, 1);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
@@ -364,7 +378,13 @@ static void test_member_not_ready_after_bootstrap(void **state)
 	world_init(&w, cluster(1, st), true);
 	free(st);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", false));
+	world_add(&w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", false));
+	world_pdb(&w, 1);
+	/* A member not ready: etcd is asked whether it still lists it; it does. */
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	eo_plan_result_clear(&r);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST);
@@ -387,7 +407,8 @@ static void test_spec_changed_relatches(void **state)
 	world_init(&w, cluster(3, st), true); /* spec says 3, observed 1 */
 	free(st);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	world_add(&w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", true));
+	world_pdb(&w, 1);
 	w.in.now = T0 + 1000;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
@@ -398,12 +419,30 @@ static void test_spec_changed_relatches(void **state)
 	assert_string_equal(json_string_value(json_object_get(r.status, "progressDeadline")),
 			    "2026-06-02T10:26:40Z");
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
-	/* Next pass with the new target: N>1 membership changes wait (issue 4), no crash. */
+	/* Next pass with the new target: the PDB follows the target (3 -> minAvailable 2)... */
 	json_object_set(w.cluster, "status", r.status);
 	eo_plan_result_clear(&r);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WAIT);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	assert_non_null(r.patch);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(r.patch, "spec"), "minAvailable")),
+	    2);
 	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	eo_plan_result_clear(&r);
+	/* ... then etcd's member list is read through the voter, and a member is created. */
+	world_pdb(&w, 2);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(r.n_endpoints, 1);
+	assert_string_equal(r.endpoints[0],
+			    "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
+	eo_plan_result_clear(&r);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_CREATE_MEMBER);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	assert_stable(&w, &r);
 	eo_plan_result_clear(&r);
 	world_free(&w);

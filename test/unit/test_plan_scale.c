@@ -1,0 +1,638 @@
+/*
+ * Unit tests for plan/plan.c after bootstrap: scale up one learner at a time, promotion,
+ * scale down newest first, the crash-resume states between the steps (an etcd learner no
+ * EtcdMember stands for, an EtcdMember etcd does not list, a pending member etcd already
+ * knows, two learners at once), status.isVoter following etcd, and the PodDisruptionBudget.
+ *
+ * A world is written as a table row: the members (name, creationTimestamp, voter mark,
+ * pending, Pod ready) and etcd's member list (which member, learner or not, started or not).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/names.h"
+#include "build/build.h"
+#include "plan/plan.h"
+
+#define T0   1780394400 /* 2026-06-02T10:00:00Z */
+#define MAXM 8
+
+static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+
+/* One EtcdMember of a row. */
+struct m {
+	const char *name;    /* demo-<x> */
+	const char *created; /* creationTimestamp */
+	bool voter;	     /* status.isVoter */
+	bool pending;	     /* initialCluster empty */
+	int pod;	     /* 0 none, 1 not ready, 2 ready */
+	bool deleting;
+};
+
+/* One entry of etcd's member list. */
+struct e {
+	const char *peer_of; /* peer URL of this member name */
+	bool started;	     /* has a name (else "" as for a member that never started) */
+	bool learner;
+	uint64_t id;
+};
+
+struct row {
+	const char *what;
+	int target; /* observed.replicas (and spec.replicas) */
+	struct m members[MAXM];
+	struct e etcd[MAXM];
+	enum eo_plan_action want;
+	const char *want_member; /* result->member's name, or NULL */
+	uint64_t want_id;	 /* result->etcd_id, or 0 */
+};
+
+struct world {
+	json_t *cluster, *hsvc, *csvc, *pdb;
+	struct eo_plan_member pm[MAXM];
+	size_t n;
+	struct eo_etcd_member ev[MAXM];
+	char peer[MAXM][EO_BUILD_URL_MAX];
+	char *peer_p[MAXM];
+	struct eo_etcd_members etcd;
+	struct eo_plan_input in;
+};
+
+static json_t *cluster(int target)
+{
+	json_t *c = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i}, s:{s:i, s:s, s:{s:s, s:s}, s:i}, "
+			      "s:{s:s, s:s, s:s, s:i, s:i, s:{s:i, s:s, s:{s:s, s:s}}}}",
+			      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata",
+			      "name", "demo", "namespace", "default", "uid", "c-uid", "generation",
+			      2, "spec", "replicas", target, "version", "3.6.11", "storage", "size",
+			      "1Gi", "medium", "", "progressDeadlineSeconds", 600, "status",
+			      "clusterToken", "default-demo-c-uid", "clusterID", "248adce0359142ba",
+			      "selector", "etcd-operator.cozystack.io/cluster=demo", "readyMembers",
+			      0, "brokenMembers", 0, "observed", "replicas", target, "version",
+			      "3.6.11", "storage", "size", "1Gi", "medium", "");
+
+	assert_non_null(c);
+	json_object_set_new(json_object_get(c, "status"), "progressDeadline",
+			    json_string("2026-06-02T10:10:00Z"));
+	return c;
+}
+
+static json_t *member(const struct m *d)
+{
+	char ic[EO_BUILD_URL_MAX];
+	json_t *m = NULL;
+
+	eo_build_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
+	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
+		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
+		      d->name, "namespace", "default", "uid", d->name, "creationTimestamp",
+		      d->created ? d->created : "2026-06-02T09:00:00Z", "finalizers",
+		      EO_FINALIZER_MEMBER_CLEANUP, "ownerReferences", "apiVersion",
+		      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo", "uid", "c-uid",
+		      "controller", 1, "spec", "clusterName", "demo", "version", "3.6.11",
+		      "bootstrap", 0, "initialCluster", d->pending ? "" : ic, "clusterToken",
+		      "default-demo-c-uid", "status", "isVoter", d->voter);
+	assert_non_null(m);
+	if (d->deleting)
+		json_object_set_new(json_object_get(m, "metadata"), "deletionTimestamp",
+				    json_string("2026-06-02T10:00:00Z"));
+	return m;
+}
+
+static json_t *pod(const char *name, bool ready)
+{
+	return json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "metadata", "name", name,
+			 "namespace", "default", "uid", "pod-uid", "status", "phase",
+			 ready ? "Running" : "Pending", "conditions", "type", "Ready", "status",
+			 ready ? "True" : "False");
+}
+
+/* Builds the world of a row; voters counted for the PDB, which is observed as desired. */
+static void world_init(struct world *w, const struct row *r)
+{
+	size_t voters = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->cluster = cluster(r->target);
+	w->hsvc = eo_build_headless_service(w->cluster);
+	w->csvc = eo_build_client_service(w->cluster);
+	for (size_t i = 0; i < MAXM && r->members[i].name != NULL; i++) {
+		const struct m *d = &r->members[i];
+
+		w->pm[i].member = member(d);
+		w->pm[i].pod = d->pod ? pod(d->name, d->pod == 2) : NULL;
+		w->n++;
+		if (d->voter && !d->deleting)
+			voters++;
+	}
+	for (size_t i = 0; i < MAXM && r->etcd[i].peer_of != NULL; i++) {
+		const struct e *d = &r->etcd[i];
+
+		eo_build_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, d->peer_of, "demo",
+					 "default");
+		w->peer_p[i] = w->peer[i];
+		w->ev[i] = (struct eo_etcd_member){.id = d->id ? d->id : 0x100 + i,
+						   .name = (char *)(d->started ? d->peer_of : ""),
+						   .peer_urls = &w->peer_p[i],
+						   .n_peer_urls = 1,
+						   .is_learner = d->learner};
+		w->etcd.n++;
+	}
+	w->etcd.v = w->ev;
+	w->etcd.cluster_id = 0x248adce0359142baULL;
+	if (voters > 0)
+		w->pdb =
+		    eo_build_pdb(w->cluster, eo_build_pdb_min_available((int)voters, r->target));
+	w->in = (struct eo_plan_input){.cluster = w->cluster,
+				       .members = w->pm,
+				       .n_members = w->n,
+				       .headless_svc = w->hsvc,
+				       .client_svc = w->csvc,
+				       .pdb = w->pdb,
+				       .build = &OPTS,
+				       .etcd_queried = true,
+				       .etcd_err = EO_ETCD_OK,
+				       .etcd = &w->etcd,
+				       .now = T0};
+}
+
+static void world_free(struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		json_decref((json_t *)w->pm[i].member);
+		json_decref((json_t *)w->pm[i].pod);
+	}
+	json_decref(w->cluster);
+	json_decref(w->hsvc);
+	json_decref(w->csvc);
+	json_decref(w->pdb);
+}
+
+#define A "2026-06-02T09:00:00Z"
+#define B "2026-06-02T09:01:00Z"
+#define C "2026-06-02T09:02:00Z"
+#define D "2026-06-02T09:03:00Z"
+
+/* members */
+#define V(n, t)                                                                                    \
+	{                                                                                          \
+		n, t, true, false, 2, false                                                        \
+	} /* ready voter */
+#define VNR(n, t)                                                                                  \
+	{                                                                                          \
+		n, t, true, false, 1, false                                                        \
+	} /* voter, Pod not ready */
+#define L(n, t, p)                                                                                 \
+	{                                                                                          \
+		n, t, false, false, p, false                                                       \
+	} /* joined, not (yet) a voter */
+#define P(n, t)                                                                                    \
+	{                                                                                          \
+		n, t, false, true, 0, false                                                        \
+	} /* pending: no initialCluster */
+#define DEL(n, t)                                                                                  \
+	{                                                                                          \
+		n, t, true, false, 2, true                                                         \
+	} /* being deleted */
+/* etcd entries */
+#define EV(n)                                                                                      \
+	{                                                                                          \
+		n, true, false, 0                                                                  \
+	}
+#define EL(n, id)                                                                                  \
+	{                                                                                          \
+		n, true, true, id                                                                  \
+	} /* started learner */
+#define ELNEW(n, id)                                                                               \
+	{                                                                                          \
+		n, false, true, id                                                                 \
+	} /* learner that never started */
+
+static const struct row rows[] = {
+    {"scale up 1->3: create a member",
+     3,
+     {V("demo-a", A)},
+     {EV("demo-a")},
+     EO_PLAN_CREATE_MEMBER,
+     NULL,
+     0},
+    {"pending member not in etcd: add it as a learner",
+     3,
+     {V("demo-a", A), P("demo-b", B)},
+     {EV("demo-a")},
+     EO_PLAN_ADD_LEARNER,
+     "demo-b",
+     0},
+    {"crash after MemberAddAsLearner: the pending member gets its initial cluster",
+     3,
+     {V("demo-a", A), P("demo-b", B)},
+     {EV("demo-a"), ELNEW("demo-b", 0xb)},
+     EO_PLAN_SET_INITIAL_CLUSTER,
+     "demo-b",
+     0},
+    {"learner Pod not ready: wait",
+     3,
+     {V("demo-a", A), L("demo-b", B, 1)},
+     {EV("demo-a"), EL("demo-b", 0xb)},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"learner without Pod yet: wait",
+     3,
+     {V("demo-a", A), L("demo-b", B, 0)},
+     {EV("demo-a"), ELNEW("demo-b", 0xb)},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"learner Pod ready: promote it",
+     3,
+     {V("demo-a", A), L("demo-b", B, 2)},
+     {EV("demo-a"), EL("demo-b", 0xb)},
+     EO_PLAN_PROMOTE_LEARNER,
+     "demo-b",
+     0xb},
+    {"crash after MemberPromote: mark the voter",
+     3,
+     {V("demo-a", A), L("demo-b", B, 2)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_SET_VOTER,
+     "demo-b",
+     0},
+    {"then the next member",
+     3,
+     {V("demo-a", A), V("demo-b", B)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_CREATE_MEMBER,
+     NULL,
+     0},
+    {"a voter not ready: no new member",
+     3,
+     {V("demo-a", A), VNR("demo-b", B)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"a voter not ready: no learner added",
+     3,
+     {V("demo-a", A), VNR("demo-b", B), P("demo-c", C)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"etcd learner without EtcdMember (never started): remove it",
+     3,
+     {V("demo-a", A)},
+     {EV("demo-a"), ELNEW("demo-x", 0x77)},
+     EO_PLAN_REMOVE_STRAY,
+     NULL,
+     0x77},
+    {"etcd learner without EtcdMember (started): remove it",
+     3,
+     {V("demo-a", A), V("demo-b", B)},
+     {EV("demo-a"), EV("demo-b"), EL("demo-x", 0x78)},
+     EO_PLAN_REMOVE_STRAY,
+     NULL,
+     0x78},
+    {"stray learner goes before anything else",
+     3,
+     {V("demo-a", A), P("demo-b", B)},
+     {EV("demo-a"), ELNEW("demo-x", 0x79)},
+     EO_PLAN_REMOVE_STRAY,
+     NULL,
+     0x79},
+    {"unknown voting member: never removed, wait",
+     3,
+     {V("demo-a", A)},
+     {EV("demo-a"), EV("demo-x")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"EtcdMember that etcd does not list: delete it to replace it",
+     3,
+     {V("demo-a", A), V("demo-b", B), L("demo-c", C, 1)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_REMOVE_MEMBER,
+     "demo-c",
+     0},
+    {"etcd lost a voter: its mark goes first",
+     3,
+     {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_SET_VOTER,
+     "demo-c",
+     0},
+    {"a voter's Pod restarts: etcd still lists it, nothing to do",
+     3,
+     {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+     EO_PLAN_NONE,
+     NULL,
+     0},
+    {"two learners: promote the ready one, add nothing",
+     5,
+     {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 1), L("demo-e", D, 2)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd), EL("demo-e", 0xe)},
+     EO_PLAN_PROMOTE_LEARNER,
+     "demo-e",
+     0xe},
+    {"two learners, none ready: wait",
+     5,
+     {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 1), L("demo-e", D, 1)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd), EL("demo-e", 0xe)},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"scale down 5->3: newest first",
+     3,
+     {V("demo-e", B), V("demo-a", A), V("demo-c", D), V("demo-b", A), V("demo-d", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c"), EV("demo-d"), EV("demo-e")},
+     EO_PLAN_REMOVE_MEMBER,
+     "demo-c",
+     0},
+    {"scale down: same creationTimestamp, name descending",
+     1,
+     {V("demo-b", A), V("demo-z", A), V("demo-m", A)},
+     {EV("demo-b"), EV("demo-z"), EV("demo-m")},
+     EO_PLAN_REMOVE_MEMBER,
+     "demo-z",
+     0},
+    {"scale down: a pending joiner is the newest",
+     1,
+     {V("demo-a", A), P("demo-b", B)},
+     {EV("demo-a")},
+     EO_PLAN_REMOVE_MEMBER,
+     "demo-b",
+     0},
+    {"scale down: one removal at a time",
+     3,
+     {V("demo-a", A), V("demo-b", A), V("demo-c", A), V("demo-d", B), DEL("demo-e", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c"), EV("demo-d"), EV("demo-e")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"settled 3: nothing",
+     3,
+     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+     EO_PLAN_NONE,
+     NULL,
+     0},
+};
+
+static void test_membership_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct world w;
+		struct eo_plan_result res;
+
+		world_init(&w, r);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != r->want)
+			fail_msg("%s: action %s, want %s (%s)", r->what,
+				 eo_plan_action_name(res.action), eo_plan_action_name(r->want),
+				 res.message);
+		if (r->want_member != NULL) {
+			assert_non_null(res.member);
+			if (strcmp(json_string_value(json_object_get(
+				       json_object_get(res.member, "metadata"), "name")),
+				   r->want_member) != 0)
+				fail_msg("%s: member %s, want %s", r->what,
+					 json_string_value(json_object_get(
+					     json_object_get(res.member, "metadata"), "name")),
+					 r->want_member);
+		}
+		if (r->want_id != 0 && res.etcd_id != r->want_id)
+			fail_msg("%s: etcd id %llx, want %llx", r->what,
+				 (unsigned long long)res.etcd_id, (unsigned long long)r->want_id);
+		/* Every etcd call goes to voters only. */
+		for (size_t j = 0; j < res.n_endpoints; j++)
+			for (size_t k = 0; k < w.n; k++)
+				if (!r->members[k].voter &&
+				    strstr(res.endpoints[j], r->members[k].name) != NULL)
+					fail_msg("%s: endpoint %s is not a voter", r->what,
+						 res.endpoints[j]);
+		/* While scaling, Progressing stays True. */
+		assert_non_null(res.status);
+		if (r->want != EO_PLAN_NONE &&
+		    !eo_condition_is_true(res.status, EO_COND_PROGRESSING))
+			fail_msg("%s: Progressing is wrong", r->what);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
+/* The learner's add and its initial cluster carry the right URLs. */
+static void test_add_learner_details(void **state)
+{
+	const struct row r = {"", 3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct row r2 = {
+	    "",	  3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a"), ELNEW("demo-b", 0xb)}, 0,
+	    NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &r);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+	assert_string_equal(res.peer_url, "http://demo-b.demo.default.svc.cluster.local:2380");
+	assert_int_equal(res.n_endpoints, 1);
+	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	world_init(&w, &r2);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_SET_INITIAL_CLUSTER);
+	assert_string_equal(res.initial_cluster,
+			    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380,"
+			    "demo-b=http://demo-b.demo.default.svc.cluster.local:2380");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* The first pass asks etcd through the voters only; a steady cluster does not ask at all. */
+static void test_query_through_voters(void **state)
+{
+	const struct row r = {
+	    "", 3, {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)}, {{0}}, 0, NULL, 0};
+	const struct row steady = {
+	    "", 3, {V("demo-a", A), V("demo-b", B), V("demo-c", C)}, {{0}}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res, again;
+
+	(void)state;
+	world_init(&w, &r);
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(res.n_endpoints, 2);
+	assert_null(res.status);
+	eo_plan_result_clear(&res);
+	/* etcd cannot be listed: wait, health still from the Pods. */
+	w.in.etcd_queried = true;
+	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_int_equal(res.requeue_ms, EO_PLAN_REQUEUE_ETCD_MS);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Settled: the deadline drops, no etcd query, and the status does not move. */
+	world_init(&w, &steady);
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_FALSE,
+					 EO_REASON_RECONCILED));
+	assert_true(eo_condition_matches(res.status, EO_COND_AVAILABLE, EO_COND_TRUE,
+					 EO_REASON_QUORUM_HEALTHY));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 3);
+	json_object_set(w.cluster, "status", res.status);
+	w.in.now += 600;
+	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
+	assert_int_equal(again.action, EO_PLAN_NONE);
+	assert_false(again.status_changed);
+	eo_plan_result_clear(&again);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* A learner joining a 1-member cluster does not count for quorum. */
+static void test_health_counts_voters(void **state)
+{
+	const struct row r = {
+	    "",	  3, {V("demo-a", A), L("demo-b", B, 1)}, {EV("demo-a"), EL("demo-b", 2)}, 0,
+	    NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &r);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_true(eo_condition_matches(res.status, EO_COND_AVAILABLE, EO_COND_TRUE,
+					 EO_REASON_QUORUM_HEALTHY));
+	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_TRUE,
+					 EO_REASON_INITIAL_SNAPSHOT));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+static void test_pdb_math(void **state)
+{
+	static const int cases[][3] = {
+	    /* voters, target, minAvailable */
+	    {1, 1, 1}, {3, 3, 2}, {4, 4, 3}, {5, 5, 3}, {7, 7, 4},
+	    {1, 3, 2}, {3, 5, 3}, {5, 3, 3}, {4, 3, 3}, {2, 1, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (eo_build_pdb_min_available(cases[i][0], cases[i][1]) != cases[i][2])
+			fail_msg("voters %d target %d: minAvailable %d, want %d", cases[i][0],
+				 cases[i][1], eo_build_pdb_min_available(cases[i][0], cases[i][1]),
+				 cases[i][2]);
+}
+
+static void test_pdb_plan(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	const struct row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *sel = NULL;
+
+	(void)state;
+	/* Missing: created with minAvailable 2 over the voters. */
+	world_init(&w, &r);
+	json_decref(w.pdb);
+	w.pdb = NULL;
+	w.in.pdb = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	assert_null(res.patch);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(res.object, "spec"), "minAvailable")),
+			 2);
+	sel = json_object_get(json_object_get(json_object_get(res.object, "spec"), "selector"),
+			      "matchLabels");
+	assert_string_equal(json_string_value(json_object_get(sel, EO_LABEL_ROLE)), "voter");
+	assert_string_equal(json_string_value(json_object_get(sel, EO_LABEL_CLUSTER)), "demo");
+	eo_plan_result_clear(&res);
+	/* Drifted (maxUnavailable set by hand, wrong minAvailable): patched back. */
+	w.pdb = eo_build_pdb(w.cluster, 1);
+	json_object_set_new(json_object_get(w.pdb, "spec"), "maxUnavailable", json_integer(1));
+	w.in.pdb = w.pdb;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	assert_non_null(res.patch);
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(res.patch, "spec"), "maxUnavailable")));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* No voter left: the PDB goes. */
+	world_init(&w, &none);
+	w.pdb = eo_build_pdb(w.cluster, 1);
+	w.in.pdb = w.pdb;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+static void test_initial_cluster_helper(void **state)
+{
+	char a[EO_BUILD_URL_MAX] = "http://a:2380", b[EO_BUILD_URL_MAX] = "http://b:2380";
+	char *pa = a, *pb = b, buf[64], small[8];
+	struct eo_etcd_member v[2] = {
+	    {.id = 1, .name = (char *)"a", .peer_urls = &pa, .n_peer_urls = 1},
+	    {.id = 2, .name = (char *)"", .peer_urls = &pb, .n_peer_urls = 1, .is_learner = true}};
+	struct eo_etcd_members list = {.v = v, .n = 2};
+
+	(void)state;
+	assert_int_equal(eo_plan_initial_cluster(&list, "b", "http://b:2380", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "a=http://a:2380,b=http://b:2380");
+	assert_int_equal(eo_plan_initial_cluster(&list, "c", "http://c:2380", buf, sizeof(buf)),
+			 -1);
+	assert_int_equal(eo_plan_initial_cluster(&list, "b", "http://b:2380", small, sizeof(small)),
+			 -1);
+	assert_string_equal(small, "");
+	assert_string_equal(eo_plan_action_name(EO_PLAN_PROMOTE_LEARNER), "promote-learner");
+	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_membership_table),
+	    cmocka_unit_test(test_add_learner_details),
+	    cmocka_unit_test(test_query_through_voters),
+	    cmocka_unit_test(test_health_counts_voters),
+	    cmocka_unit_test(test_pdb_math),
+	    cmocka_unit_test(test_pdb_plan),
+	    cmocka_unit_test(test_initial_cluster_helper),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
