@@ -44,7 +44,7 @@ YAML
 	kc -n "$NS" delete pod "$name" --wait=false >/dev/null
 }
 
-available() { # available <name> <replicas>
+available() { # available <name> <replicas>: apply, wait for Available and every member ready
 	local t0
 	t0=$(now_ms)
 	kc -n "$NS" apply -f - >/dev/null <<YAML
@@ -56,6 +56,7 @@ spec:
   version: "$VERSION"
 YAML
 	kc -n "$NS" wait "etcdcluster/$1" --for=condition=Available --timeout=5m >/dev/null
+	ready "$1" "$2"
 	echo $(($(now_ms) - t0))
 }
 
@@ -67,9 +68,32 @@ rss_idle=$(kc -n etcd-operator-system exec "$pod" -- cat /proc/1/status 2>/dev/n
 [ -n "$rss_idle" ] || rss_idle=$(kc -n etcd-operator-system get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
 	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
 
+# ready <name> <replicas>: wait until readyMembers reaches the count.
+ready() {
+	local deadline=$(($(date +%s) + 300))
+	until [ "$(kc -n "$NS" get etcdcluster "$1" -o jsonpath='{.status.readyMembers}')" = "$2" ] &&
+		[ "$(kc -n "$NS" get etcdcluster "$1" -o jsonpath='{.status.conditions[?(@.type=="Progressing")].status}')" = False ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for $1 to reach $2 ready members" >&2; exit 1; }
+		sleep 0.2
+	done
+}
+
 f1=$(floor 1)
 a1=$(available one 1)
+a3=$(available three 3)
+t0=$(now_ms)
+kc -n "$NS" patch etcdcluster three --type=merge -p '{"spec":{"replicas":5}}' >/dev/null
+ready three 5
+step=$((($(now_ms) - t0) / 2))
+f2=$(floor 2)
+floor_avg=$(((f1 + f2) / 2))
+rss_busy=$(kc get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
+	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
+
 echo "etcd $VERSION on $(kc get node -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}'), $(nproc) cores"
-printf '%-44s %10s\n' "operator resident memory, idle" "${rss_idle:-n/a}"
-printf '%-44s %8d ms\n' "bare etcd Pod to Ready (floor)" "$f1"
-printf '%-44s %8d ms  (%s of floor)\n' "EtcdCluster replicas=1 apply to Available" "$a1" "$(ratio "$a1" "$f1")"
+printf '%-46s %10s\n' "operator resident memory, idle" "${rss_idle:-n/a}"
+printf '%-46s %10s\n' "operator resident memory, 2 clusters/6 members" "${rss_busy:-n/a}"
+printf '%-46s %8d ms  (runs: %d, %d)\n' "bare etcd Pod to Ready (floor)" "$floor_avg" "$f1" "$f2"
+printf '%-46s %8d ms  (%s of floor)\n' "replicas=1: apply to 1 ready member" "$a1" "$(ratio "$a1" "$floor_avg")"
+printf '%-46s %8d ms  (%s of floor)\n' "replicas=3: apply to 3 ready members" "$a3" "$(ratio "$a3" "$floor_avg")"
+printf '%-46s %8d ms  (%s of floor)\n' "scale-up step (3->5, per member)" "$step" "$(ratio "$step" "$floor_avg")"
