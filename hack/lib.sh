@@ -103,8 +103,10 @@ import_archive() {
 # The operator image the local cluster runs: one tag per source revision, so
 # a helm upgrade rolls the Deployment whenever the code changed.
 OPERATOR_IMAGE_REPO=ghcr.io/cozystack/etcd-operator
+# The hash of everything the Dockerfile copies into the operator image.
+operator_source_key() {
+	(cd "$REPO" && cat Dockerfile Makefile $(find src cmd -type f | sort)) | sha256sum | cut -c1-12
+}
 operator_image_ref() {
-	local key
-	key=$(cd "$REPO" && cat Dockerfile Makefile $(find src cmd -type f | sort) | sha256sum | cut -c1-10)
-	echo "$OPERATOR_IMAGE_REPO:dev-$key"
+	echo "$OPERATOR_IMAGE_REPO:dev-$(operator_source_key | cut -c1-10)"
 }

@@ -41,7 +41,7 @@ base_images() {
 }
 
 # The image is keyed by everything the Dockerfile copies in.
-key=$(cd "$REPO" && cat Dockerfile Makefile $(find src cmd -type f | sort) | sha256sum | cut -c1-12)
+key=$(operator_source_key)
 archive=$(image_archive "$ref" "$key")
 if [ ! -f "$archive" ]; then
 	mkdir -p "$LOGDIR"
