@@ -665,12 +665,25 @@ static json_t *etcd_container(const json_t *member, const struct eo_build_opts *
 	return finish(ctr, ok);
 }
 
+/*
+ * When spec.affinity is empty: prefer spreading the cluster's member Pods over nodes (soft, so
+ * a one-node cluster still schedules every member).
+ */
+static json_t *default_affinity(const char *cluster)
+{
+	return json_pack("{s:{s:[{s:i, s:{s:s, s:{s:{s:s}}}}]}}", "podAntiAffinity",
+			 "preferredDuringSchedulingIgnoredDuringExecution", "weight", 100,
+			 "podAffinityTerm", "topologyKey", "kubernetes.io/hostname",
+			 "labelSelector", "matchLabels", EO_LABEL_CLUSTER, cluster);
+}
+
 json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
 			    bool cluster_bootstrapped)
 {
 	const char *mname = eo_member_name(member);
 	struct eo_storage st;
 	char pvc[EO_NAME_MAX];
+	const json_t *aff = NULL;
 	json_t *pod = NULL, *spec = NULL, *vol = NULL;
 	bool ok = true, state_new;
 
@@ -708,7 +721,11 @@ json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
 		vol = json_pack("{s:s, s:{s:s}}", "name", DATA_VOLUME, "persistentVolumeClaim",
 				"claimName", pvc);
 	set(spec, "volumes", json_pack("[o]", vol), &ok);
-	set_copy(spec, "affinity", eo_member_affinity(member), &ok);
+	aff = eo_member_affinity(member);
+	if (aff != NULL && json_object_size(aff) > 0)
+		set_copy(spec, "affinity", aff, &ok);
+	else
+		set(spec, "affinity", default_affinity(eo_member_cluster_name(member)), &ok);
 	set_copy(spec, "topologySpreadConstraints", eo_member_topology_spread_constraints(member),
 		 &ok);
 	set_copy(spec, "imagePullSecrets", eo_member_image_pull_secrets(member), &ok);

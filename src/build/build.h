@@ -132,7 +132,11 @@ json_t *eo_build_member_pvc(const json_t *member);
  * The member's Pod. cluster_bootstrapped tells whether the cluster already has a clusterID:
  * --initial-cluster-state is "new" only for a seed without a memberID in a cluster that has
  * not bootstrapped; "existing" otherwise, so a seed whose data dir is lost never forms a
- * second cluster.
+ * second cluster. Pass-through from the member's spec: resources (default requests 100m CPU,
+ * 128Mi memory), affinity, topologySpreadConstraints, imagePullSecrets, additionalMetadata
+ * (operator labels win), options as etcd flags, storage (PVC, or a tmpfs emptyDir with
+ * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
+ * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
  */
 json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
 			    bool cluster_bootstrapped);

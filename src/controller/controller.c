@@ -535,7 +535,7 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 }
 
 static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     const struct eo_plan_result *pr)
+			     struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
@@ -552,8 +552,15 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
 	eo_log_kv(EO_LOG_INFO, lc, "member deleted", "member", mname, NULL);
+	if (pr->event_reason != NULL) {
+		/* A replacement (lost member): the plan's reason, told once. */
+		emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+		pr->event_type = NULL;
+		pr->event_reason = NULL;
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
 	emit(c, cluster, "Normal", "MemberRemoving", msg);
 	return 0;
 }
@@ -611,6 +618,26 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 		return -1;
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "PodDisruptionBudget reconciled", "message", pr->message, NULL);
+	return 0;
+}
+
+/*
+ * Pause / resume: spec.dormant of the member. The event is told here, once the patch is in
+ * (the status write that follows may carry no change and so tell nothing).
+ */
+static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+		       struct eo_plan_result *pr)
+{
+	bool dormant = pr->action == EO_PLAN_SET_DORMANT;
+
+	if (patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "spec", "dormant", dormant),
+			 false) != 0)
+		return -1;
+	eo_log_kv(EO_LOG_INFO, lc, dormant ? "member marked dormant" : "waking dormant member",
+		  "member", eo_member_name(pr->member), "message", pr->message, NULL);
+	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+	pr->event_type = NULL;
+	pr->event_reason = NULL;
 	return 0;
 }
 
@@ -699,6 +726,10 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_ENSURE_PDB:
 	case EO_PLAN_DELETE_PDB:
 		rc = act_pdb(c, &lc, cluster, &pr);
+		break;
+	case EO_PLAN_SET_DORMANT:
+	case EO_PLAN_WAKE_DORMANT:
+		rc = act_dormant(c, &lc, cluster, &pr);
 		break;
 	default:
 		break;

@@ -249,6 +249,14 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 		json_object_del(x.st, "podUID");
 		goto done;
 	}
+	if (eo_plan_memory_member_lost(m, in->pod)) {
+		/* Never a second Pod on an empty tmpfs: the cluster controller replaces it. */
+		msgf(&x, "memory member lost its Pod and its data; waiting to be replaced");
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
+		set_status(&x, "replicas", json_integer(0));
+		out->action = EO_MPLAN_WAIT;
+		goto done;
+	}
 	if (!storage.memory) {
 		if (in->pvc == NULL) {
 			out->action = EO_MPLAN_CREATE_PVC;

@@ -32,6 +32,8 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_SET_VOTER] = "set-voter",
     [EO_PLAN_ENSURE_PDB] = "ensure-pdb",
     [EO_PLAN_DELETE_PDB] = "delete-pdb",
+    [EO_PLAN_SET_DORMANT] = "set-dormant",
+    [EO_PLAN_WAKE_DORMANT] = "wake-dormant",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -75,6 +77,17 @@ bool eo_plan_pod_ready(const json_t *pod)
 			return st != NULL && strcmp(st, "True") == 0;
 	}
 	return false;
+}
+
+bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
+{
+	struct eo_storage st;
+
+	if (pod != NULL || eo_member_is_deleting(member) || eo_member_is_pending(member))
+		return false;
+	eo_member_storage(member, &st);
+	return st.memory && present(json_string_value(
+				json_object_get(json_object_get(member, "status"), "podUID")));
 }
 
 void eo_plan_format_id(uint64_t id, char *buf, size_t n)
@@ -136,15 +149,18 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 /* --- the plan --- */
 
 struct counts {
-	size_t n;			   /* members not being deleted */
-	size_t deleting;		   /* members being deleted */
-	size_t pending;			   /* members without initialCluster (not deleting) */
-	size_t ready;			   /* members whose Pod is ready (not deleting) */
-	size_t voters;			   /* members with status.isVoter (not deleting) */
-	size_t voters_ready;		   /* ... whose Pod is ready */
-	const struct eo_plan_member *seed; /* first non-deleting bootstrap member */
-	char not_ready[256];		   /* names of the members that are not ready */
-	char voters_not_ready[256];	   /* names of the voters that are not ready */
+	size_t n;			      /* members not being deleted */
+	size_t deleting;		      /* members being deleted */
+	size_t pending;			      /* members without initialCluster (not deleting) */
+	size_t ready;			      /* members whose Pod is ready (not deleting) */
+	size_t voters;			      /* members with status.isVoter (not deleting, not
+					       * dormant: a dormant member has no Pod to protect) */
+	size_t voters_ready;		      /* ... whose Pod is ready */
+	size_t dormant;			      /* members with spec.dormant (not deleting) */
+	const struct eo_plan_member *seed;    /* first non-deleting bootstrap member */
+	const struct eo_plan_member *sleeper; /* first non-deleting dormant member */
+	char not_ready[256];		      /* names of the members that are not ready */
+	char voters_not_ready[256];	      /* names of the voters that are not ready */
 };
 
 static void append_name(char *buf, size_t cap, const char *name)
@@ -163,7 +179,8 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 	for (size_t i = 0; i < in->n_members; i++) {
 		const struct eo_plan_member *pm = &in->members[i];
 
-		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member))
+		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member) ||
+		    eo_member_dormant(pm->member))
 			continue;
 		c->voters++;
 		if (eo_plan_pod_ready(pm->pod))
@@ -184,6 +201,11 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 			c->pending++;
 		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
 			c->seed = pm;
+		if (eo_member_dormant(pm->member)) {
+			c->dormant++;
+			if (c->sleeper == NULL)
+				c->sleeper = pm;
+		}
 		if (eo_plan_pod_ready(pm->pod)) {
 			c->ready++;
 		} else if (len < sizeof(c->not_ready)) {
@@ -612,7 +634,24 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	}
 
 	/*
-	 * 3. A member that was given its initial cluster but that etcd does not list (removed
+	 * 3. A memory member that lost its Pod lost its data: remove it (its finalizer takes it
+	 * out of etcd through the others, who keep quorum); the scale-up path replaces it.
+	 */
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+
+		if (!eo_plan_memory_member_lost(pm->member, pm->pod))
+			continue;
+		msgf(x, "memory member %s lost its Pod and its data; removing it to replace it",
+		     eo_member_name(pm->member));
+		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+		out->action = EO_PLAN_REMOVE_MEMBER;
+		out->member = pm->member;
+		return;
+	}
+
+	/*
+	 * 3b. A member that was given its initial cluster but that etcd does not list (removed
 	 * behind our back): its Pod can never join. Delete it; the scale-up path replaces it.
 	 */
 	for (size_t i = 0; i < in->n_members; i++) {
@@ -756,19 +795,83 @@ static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
 	return true;
 }
 
+/* The three conditions of a paused cluster, with the message in out->message. */
+static void paused_conditions(struct ctx *x)
+{
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+	cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+}
+
+/*
+ * replicas 0 on a bootstrapped cluster once one member (or none) is left and nothing is being
+ * deleted: mark the last member dormant, or, when it already is, stay paused. Sets the Paused
+ * conditions (health and Progressing do not apply while paused).
+ */
+static void plan_pause(struct ctx *x, const struct counts *c)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	char pvc[EO_NAME_MAX];
+
+	if (c->n == 0) {
+		msgf(x, "cluster is paused; no member is left (data is lost)");
+		paused_conditions(x);
+		out->action = EO_PLAN_NONE;
+		return;
+	}
+	for (size_t i = 0; i < in->n_members; i++) {
+		const struct eo_plan_member *pm = &in->members[i];
+
+		if (eo_member_is_deleting(pm->member))
+			continue;
+		if (eo_name_member_pvc(pvc, sizeof(pvc), eo_member_name(pm->member)) != 0) {
+			x->ok = false;
+			return;
+		}
+		if (eo_member_dormant(pm->member)) {
+			msgf(x, "cluster is paused; data is preserved on PVC %s", pvc);
+			out->action = EO_PLAN_NONE;
+		} else {
+			msgf(x,
+			     "pausing the cluster: member %s goes dormant; data is preserved on "
+			     "PVC %s",
+			     eo_member_name(pm->member), pvc);
+			event(x, "Normal", EO_REASON_PAUSED);
+			out->action = EO_PLAN_SET_DORMANT;
+			out->member = pm->member;
+		}
+		paused_conditions(x);
+		return;
+	}
+}
+
 /* With a clusterID: membership steps, the PDB and health. */
 static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
 {
 	struct eo_plan_result *out = x->out;
 	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
 
-	if (plan_pdb(x, c, desired)) {
+	if (desired > 0 && c->sleeper != NULL) {
+		/* Resume first: the dormant member's Pod comes back on its PVC. */
+		msgf(x, "waking dormant member %s", eo_member_name(c->sleeper->member));
+		event(x, "Normal", EO_PLAN_REASON_RESUMED);
+		out->action = EO_PLAN_WAKE_DORMANT;
+		out->member = c->sleeper->member;
+	} else if (desired == 0 && c->deleting == 0 && c->n <= 1) {
+		plan_pause(x, c);
+		/* Paused: the PDB goes once no voter is left (the dormant one has no Pod). */
+		if (out->action == EO_PLAN_NONE)
+			(void)plan_pdb(x, c, 0);
+		return;
+	} else if (plan_pdb(x, c, desired)) {
 		/* the PDB first: cheap, and it must follow every voter change */
+	} else if (desired == 0 && c->deleting > 0) {
+		msgf(x, "pausing: waiting for %zu member(s) being deleted", c->deleting);
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 	} else if (desired == 0) {
-		/* Pausing (dormant member) arrives later. */
-		msgf(x, "pausing a bootstrapped cluster is not implemented yet");
-		out->action = EO_PLAN_WAIT;
-		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		/* The staged descent: the newest member goes, one at a time, down to one. */
+		plan_membership(x, c, 1);
 	} else if (c->deleting > 0) {
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
@@ -902,9 +1005,12 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	}
 	desired = (int32_t)json_integer_value(json_object_get(observed, "replicas"));
 	has_dl = eo_cluster_progress_deadline(cluster, &dl);
-	if (present(eo_cluster_cluster_id(cluster)))
-		complete = c.deleting == 0 && c.pending == 0 && (int32_t)c.n == desired &&
-			   (int32_t)c.ready == desired && c.voters == c.n;
+	if (present(eo_cluster_cluster_id(cluster)) && desired == 0)
+		complete = c.deleting == 0 && c.n == 1 && c.dormant == 1; /* paused */
+	else if (present(eo_cluster_cluster_id(cluster)))
+		complete = c.deleting == 0 && c.pending == 0 && c.dormant == 0 &&
+			   (int32_t)c.n == desired && (int32_t)c.ready == desired &&
+			   c.voters == c.n;
 	else
 		complete = desired == 0 && c.n == 0 && c.deleting == 0;
 
@@ -912,7 +1018,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (!json_equal(spec_obs, observed)) {
 			/* Adopt the changed spec as the next target, then act on it. */
 			relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
-			if (present(eo_cluster_cluster_id(cluster)))
+			if (present(eo_cluster_cluster_id(cluster)) && c.dormant == 0)
 				health(&x, &c);
 			goto done;
 		}

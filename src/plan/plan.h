@@ -42,6 +42,9 @@
  */
 #define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
 
+/* Event reason when a paused cluster's dormant member is woken (pausing uses "Paused"). */
+#define EO_PLAN_REASON_RESUMED "Resumed"
+
 /* Requeue intervals (ms), as in the reference operator. */
 #define EO_PLAN_REQUEUE_PENDING_MS 2000L
 #define EO_PLAN_REQUEUE_SHORT_MS   5000L
@@ -79,8 +82,16 @@ enum eo_plan_action {
 	EO_PLAN_SET_VOTER,	     /* patch member's status.isVoter = voter (from etcd) */
 	EO_PLAN_ENSURE_PDB,	     /* create / patch the PodDisruptionBudget <cluster> */
 	EO_PLAN_DELETE_PDB,	     /* delete the PodDisruptionBudget <cluster> (no voter) */
-	EO_PLAN_ACTION_COUNT_	     /* not an action */
-				     /* later: EO_PLAN_SET_DORMANT, EO_PLAN_WAKE_DORMANT */
+	/*
+	 * Pause and resume. replicas 0 on a bootstrapped cluster descends one member at a time
+	 * (REMOVE_MEMBER) to the last one, which SET_DORMANT marks spec.dormant=true: the member
+	 * controller deletes its Pod and keeps its PVC and its place in etcd. replicas >= 1 on a
+	 * paused cluster first WAKE_DORMANTs it (spec.dormant=false): its Pod comes back on the
+	 * same PVC with the same cluster and member IDs, then scale-up proceeds as usual.
+	 */
+	EO_PLAN_SET_DORMANT,  /* patch member's spec.dormant = true (event Paused) */
+	EO_PLAN_WAKE_DORMANT, /* patch member's spec.dormant = false (event Resumed) */
+	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
 /* "none", "wait", "ensure-services", ...; never NULL. */
@@ -118,7 +129,7 @@ struct eo_plan_input {
 struct eo_plan_result {
 	enum eo_plan_action action;
 	/* COMPLETE_SEED, ADD_LEARNER, SET_INITIAL_CLUSTER, PROMOTE_LEARNER, REMOVE_MEMBER,
-	 * SET_VOTER: the member concerned */
+	 * SET_VOTER, SET_DORMANT, WAKE_DORMANT: the member concerned */
 	const json_t *member;
 	char initial_cluster[EO_PLAN_INITIAL_CLUSTER_MAX]; /* COMPLETE_SEED, SET_INITIAL_CLUSTER */
 	char peer_url[EO_BUILD_URL_MAX];		   /* ADD_LEARNER: the member's peer URL */
@@ -156,6 +167,17 @@ void eo_plan_result_clear(struct eo_plan_result *r);
 
 /* True when the Pod exists, is not terminating and its Ready condition is True. */
 bool eo_plan_pod_ready(const json_t *pod);
+
+/*
+ * True when a memory-backed member (storage.medium Memory) lost its Pod: it is not pending or
+ * being deleted, its status.podUID says a Pod ran, and that Pod is gone. Its data went with the
+ * tmpfs, so it never gets a Pod again: the cluster controller removes it from etcd (through its
+ * finalizer) and the scale-up path replaces it with a new member.
+ */
+bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod);
+
+/* Event reason when a lost memory member is removed to be replaced. */
+#define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
 
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);

@@ -175,6 +175,77 @@ static void test_member_pod(void **state)
 	json_decref(m);
 }
 
+/* Every pass-through field set on the member: all of it lands on the Pod and the PVC. */
+static const char *MEMBER_FULL_JSON =
+    "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdMember\","
+    "\"metadata\":{\"name\":\"demo-fghij\",\"namespace\":\"default\",\"uid\":\"m-uid-2\"},"
+    "\"spec\":{\"clusterName\":\"demo\",\"version\":\"3.6.11\",\"storage\":{\"size\":\"5Gi\","
+    "\"storageClassName\":\"fast\"},\"bootstrap\":false,"
+    "\"initialCluster\":\"demo-abcde=http://demo-abcde.demo.default.svc.cluster.local:2380,"
+    "demo-fghij=http://demo-fghij.demo.default.svc.cluster.local:2380\","
+    "\"clusterToken\":\"default-demo-c-uid-1\",\"replicas\":1,"
+    "\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},"
+    "\"limits\":{\"memory\":\"2Gi\"}},"
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"In\","
+    "\"values\":[\"ssd\"]}]}]}}},"
+    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+    "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
+    "\"labelSelector\":{\"matchLabels\":{\"etcd-operator.cozystack.io/cluster\":\"demo\"}}}],"
+    "\"imagePullSecrets\":[{\"name\":\"regcred\"}],"
+    "\"options\":{\"quotaBackendBytes\":8589934592,\"autoCompactionMode\":\"revision\","
+    "\"autoCompactionRetention\":\"1000\",\"snapshotCount\":50000},"
+    "\"additionalMetadata\":{\"labels\":{\"team\":\"db\",\"app.kubernetes.io/name\":\"x\","
+    "\"etcd-operator.cozystack.io/role\":\"sneaky\"},\"annotations\":{\"note\":\"hi\","
+    "\"etcd-operator.cozystack.io/x\":\"no\"}}},"
+    "\"status\":{\"isVoter\":false}}";
+
+static void test_member_pod_passthrough(void **state)
+{
+	json_t *m = load(MEMBER_FULL_JSON), *p = eo_build_member_pod(m, &OPTS, true);
+	json_t *pvc = eo_build_member_pvc(m);
+
+	(void)state;
+	golden("member_pod_passthrough.json", p);
+	golden("member_pvc_passthrough.json", pvc);
+	json_decref(pvc);
+	json_decref(p);
+	json_decref(m);
+}
+
+/* No spec.affinity, or an empty one: the soft anti-affinity by hostname. */
+static void test_member_pod_default_affinity(void **state)
+{
+	(void)state;
+	for (int empty = 0; empty < 2; empty++) {
+		json_t *m = load(MEMBER_JSON), *p = NULL, *term = NULL;
+
+		if (empty)
+			json_object_set_new(json_object_get(m, "spec"), "affinity", json_object());
+		p = eo_build_member_pod(m, &OPTS, false);
+		term = json_array_get(
+		    json_object_get(
+			json_object_get(json_object_get(json_object_get(p, "spec"), "affinity"),
+					"podAntiAffinity"),
+			"preferredDuringSchedulingIgnoredDuringExecution"),
+		    0);
+		assert_non_null(term);
+		assert_int_equal(json_integer_value(json_object_get(term, "weight")), 100);
+		assert_string_equal(json_string_value(json_object_get(
+					json_object_get(term, "podAffinityTerm"), "topologyKey")),
+				    "kubernetes.io/hostname");
+		assert_string_equal(
+		    json_string_value(json_object_get(
+			json_object_get(json_object_get(json_object_get(term, "podAffinityTerm"),
+							"labelSelector"),
+					"matchLabels"),
+			"etcd-operator.cozystack.io/cluster")),
+		    "demo");
+		json_decref(p);
+		json_decref(m);
+	}
+}
+
 static const char *arg_with_prefix(const json_t *pod, const char *prefix)
 {
 	json_t *cmd = json_object_get(
@@ -350,6 +421,8 @@ int main(void)
 	    cmocka_unit_test(test_pdb),
 	    cmocka_unit_test(test_member_pvc),
 	    cmocka_unit_test(test_member_pod),
+	    cmocka_unit_test(test_member_pod_passthrough),
+	    cmocka_unit_test(test_member_pod_default_affinity),
 	    cmocka_unit_test(test_initial_cluster_state),
 	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
 	    cmocka_unit_test(test_custom_domain_and_repository),

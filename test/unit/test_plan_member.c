@@ -15,6 +15,7 @@
 #include "api/names.h"
 #include "kube/client.h"
 #include "plan/member.h"
+#include "plan/plan.h"
 
 #define T0 1780394400
 
@@ -227,11 +228,78 @@ static void test_discovery_then_no_churn(void **state)
 	json_decref(pod);
 }
 
+/*
+ * Resume: the seed woken from dormancy (spec.dormant back to false, memberID kept) gets its Pod
+ * back on the same PVC, joining the existing cluster (never "new", so the same cluster ID).
+ */
+static void test_woken_member_gets_its_pod_back(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+	struct eo_mplan_input in = {
+	    .member = m, .cluster = c, .pod = NULL, .pvc = pvc, .build = &OPTS, .now = T0};
+	struct eo_mplan_result r;
+	json_t *spec = NULL, *vol = NULL, *cmd = NULL, *a = NULL;
+	bool existing = false;
+	size_t i;
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "spec"), "dormant", json_false());
+	json_object_set_new(json_object_get(m, "status"), "memberID",
+			    json_string("8e9e05c52164694d"));
+	json_object_set_new(json_object_get(m, "status"), "replicas", json_integer(0));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	spec = json_object_get(r.object, "spec");
+	vol = json_array_get(json_object_get(spec, "volumes"), 0);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(vol, "persistentVolumeClaim"), "claimName")),
+			    "data-demo-a");
+	cmd = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "command");
+	json_array_foreach(cmd, i, a)
+	{
+		if (strcmp(json_string_value(a), "--initial-cluster-state=existing") == 0)
+			existing = true;
+	}
+	assert_true(existing);
+	eo_member_plan_clear(&r);
+	json_decref(pvc);
+	json_decref(c);
+	json_decref(m);
+}
+
+/* A memory member whose Pod is gone never gets a second Pod on an empty tmpfs. */
+static void test_lost_memory_member_waits(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	struct eo_mplan_input in = {
+	    .member = m, .cluster = c, .pod = NULL, .pvc = NULL, .build = &OPTS, .now = T0};
+	struct eo_mplan_result r;
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
+	/* Never had a Pod: it gets one (no PVC for memory members). */
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	eo_member_plan_clear(&r);
+	/* Had one, lost it: wait for the cluster controller to replace the member. */
+	json_object_set_new(json_object_get(m, "status"), "podUID", json_string("old-pod-uid"));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_WAIT);
+	assert_null(r.object);
+	eo_member_plan_clear(&r);
+	json_decref(c);
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_member_table),
 	    cmocka_unit_test(test_discovery_then_no_churn),
+	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
+	    cmocka_unit_test(test_lost_memory_member_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

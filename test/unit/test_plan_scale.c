@@ -35,6 +35,7 @@ struct m {
 	bool pending;	     /* initialCluster empty */
 	int pod;	     /* 0 none, 1 not ready, 2 ready */
 	bool deleting;
+	bool dormant; /* spec.dormant */
 };
 
 /* One entry of etcd's member list. */
@@ -105,6 +106,8 @@ static json_t *member(const struct m *d)
 	if (d->deleting)
 		json_object_set_new(json_object_get(m, "metadata"), "deletionTimestamp",
 				    json_string("2026-06-02T10:00:00Z"));
+	if (d->dormant)
+		json_object_set_new(json_object_get(m, "spec"), "dormant", json_true());
 	return m;
 }
 
@@ -185,24 +188,28 @@ static void world_free(struct world *w)
 /* members */
 #define V(n, t)                                                                                    \
 	{                                                                                          \
-		n, t, true, false, 2, false                                                        \
+		n, t, true, false, 2, false, false                                                 \
 	} /* ready voter */
 #define VNR(n, t)                                                                                  \
 	{                                                                                          \
-		n, t, true, false, 1, false                                                        \
+		n, t, true, false, 1, false, false                                                 \
 	} /* voter, Pod not ready */
 #define L(n, t, p)                                                                                 \
 	{                                                                                          \
-		n, t, false, false, p, false                                                       \
+		n, t, false, false, p, false, false                                                \
 	} /* joined, not (yet) a voter */
 #define P(n, t)                                                                                    \
 	{                                                                                          \
-		n, t, false, true, 0, false                                                        \
+		n, t, false, true, 0, false, false                                                 \
 	} /* pending: no initialCluster */
 #define DEL(n, t)                                                                                  \
 	{                                                                                          \
-		n, t, true, false, 2, true                                                         \
+		n, t, true, false, 2, true, false                                                  \
 	} /* being deleted */
+#define DORM(n, t)                                                                                 \
+	{                                                                                          \
+		n, t, true, false, 0, false, true                                                  \
+	} /* dormant voter: no Pod */
 /* etcd entries */
 #define EV(n)                                                                                      \
 	{                                                                                          \
@@ -601,6 +608,256 @@ static void test_pdb_plan(void **state)
 	world_free(&w);
 }
 
+/* Condition type's reason and message in a status, for the pause checks. */
+static void want_cond(const json_t *st, const char *type, const char *status, const char *reason,
+		      const char *msg_part)
+{
+	json_t *c = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "conditions"), i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+
+		if (t == NULL || strcmp(t, type) != 0)
+			continue;
+		assert_string_equal(json_string_value(json_object_get(c, "status")), status);
+		assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
+		if (msg_part != NULL &&
+		    strstr(json_string_value(json_object_get(c, "message")), msg_part) == NULL)
+			fail_msg("%s: message \"%s\" lacks \"%s\"", type,
+				 json_string_value(json_object_get(c, "message")), msg_part);
+		return;
+	}
+	fail_msg("no %s condition", type);
+}
+
+static void want_paused(const json_t *st, const char *msg_part)
+{
+	want_cond(st, EO_COND_AVAILABLE, "False", EO_REASON_PAUSED, msg_part);
+	want_cond(st, EO_COND_PROGRESSING, "False", EO_REASON_PAUSED, msg_part);
+	want_cond(st, EO_COND_DEGRADED, "False", EO_REASON_PAUSED, msg_part);
+}
+
+static const char *name_of(const json_t *member)
+{
+	return json_string_value(json_object_get(json_object_get(member, "metadata"), "name"));
+}
+
+/* 3 -> 0: the staged descent, newest first, never below one member. */
+static void test_pause_descends(void **state)
+{
+	const struct row three = {"",
+				  0,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct row two = {
+	    "", 0, {V("demo-a", A), V("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
+	const struct row deleting = {
+	    "", 0, {V("demo-a", A), DEL("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &three);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-c");
+	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	world_init(&w, &two);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* The last member is not paused while another one is still leaving. */
+	world_init(&w, &deleting);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* 1 -> 0: the last member goes dormant; then the PDB goes; then nothing moves. */
+static void test_pause_last_member(void **state)
+{
+	const struct row one = {"", 0, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const char *msg = "data is preserved on PVC data-demo-a";
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &one);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_SET_DORMANT);
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
+	want_paused(res.status, msg);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Dormant, the PDB still there: it goes (no voter Pod is left to protect). */
+	world_init(&w, &dormant);
+	assert_non_null(w.pdb);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
+	want_paused(res.status, msg);
+	eo_plan_result_clear(&res);
+
+	/* Paused and settled: no action, the deadline dropped, readyMembers 0. */
+	json_decref(w.pdb);
+	w.pdb = NULL;
+	w.in.pdb = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_paused(res.status, msg);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 0);
+	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
+			    "248adce0359142ba");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* Resume: a new target is latched, then the dormant member is woken before anything else. */
+static void test_resume(void **state)
+{
+	const struct row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct row woken_target = {"", 3, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	/* spec.replicas 0 -> 3 on a paused cluster: the target is latched first. */
+	world_init(&w, &dormant);
+	json_decref(w.pdb);
+	w.pdb = NULL;
+	w.in.pdb = NULL;
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(3));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
+			 3);
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* With the target latched: wake the dormant member (same member, same PVC). */
+	world_init(&w, &woken_target);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAKE_DORMANT);
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_RESUMED);
+	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
+			    "248adce0359142ba");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
+static void test_paused_from_start(void **state)
+{
+	const struct row none = {"", 0, {{0}}, {{0}}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &none);
+	json_object_del(json_object_get(w.cluster, "status"), "clusterID");
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_paused(res.status, "no data has been written (cluster never bootstrapped)");
+	eo_plan_result_clear(&res);
+	/* Scaled up: a new target, then the seed. */
+	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	json_object_set(w.cluster, "status", res.status);
+	eo_plan_result_clear(&res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* Makes a row's member memory-backed with a Pod that ran (status.podUID). */
+static void make_memory(struct world *w, size_t i, bool lose_pod)
+{
+	json_t *m = (json_t *)w->pm[i].member;
+
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
+	json_object_set_new(json_object_get(m, "status"), "podUID", json_string("old-pod-uid"));
+	if (lose_pod) {
+		json_decref((json_t *)w->pm[i].pod);
+		w->pm[i].pod = NULL;
+	}
+}
+
+/* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
+static void test_memory_member_replaced(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	const struct row two = {
+	    "", 3, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &r);
+	for (size_t i = 0; i < 3; i++)
+		make_memory(&w, i, i == 1);
+	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
+	assert_false(eo_plan_memory_member_lost(w.pm[0].member, w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
+	/* Etcd calls only through the members that still have a Pod. */
+	for (size_t j = 0; j < res.n_endpoints; j++)
+		assert_null(strstr(res.endpoints[j], "demo-b"));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* A PVC-backed member without a Pod is not replaced (its Pod comes back). */
+	world_init(&w, &r);
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod = NULL;
+	json_object_set_new(json_object_get((json_t *)w.pm[1].member, "status"), "podUID",
+			    json_string("old-pod-uid"));
+	assert_false(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Once it is gone: back to 3 through the scale-up path. */
+	world_init(&w, &two);
+	for (size_t i = 0; i < 2; i++)
+		make_memory(&w, i, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 static void test_initial_cluster_helper(void **state)
 {
 	char a[EO_BUILD_URL_MAX] = "http://a:2380", b[EO_BUILD_URL_MAX] = "http://b:2380";
@@ -631,6 +888,11 @@ int main(void)
 	    cmocka_unit_test(test_health_counts_voters),
 	    cmocka_unit_test(test_pdb_math),
 	    cmocka_unit_test(test_pdb_plan),
+	    cmocka_unit_test(test_pause_descends),
+	    cmocka_unit_test(test_pause_last_member),
+	    cmocka_unit_test(test_resume),
+	    cmocka_unit_test(test_paused_from_start),
+	    cmocka_unit_test(test_memory_member_replaced),
 	    cmocka_unit_test(test_initial_cluster_helper),
 	};
 
