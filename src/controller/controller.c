@@ -982,9 +982,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_delete(c->kc, &r, &d, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? 0 : -1;
-		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc,
-			  "deleting the pod of a dormant member", "result", eo_kube_strerror(e),
-			  NULL);
+		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod deleted", "message", pr.message,
+			  "result", eo_kube_strerror(e), NULL);
 		break;
 	}
 	case EO_MPLAN_PATCH_POD: {

@@ -87,6 +87,16 @@ static const char *pod_phase(const json_t *pod)
 	return p != NULL ? p : "Unknown";
 }
 
+/* True for a Pod in a phase it never leaves, that is not already going away. */
+static bool pod_terminal(const json_t *pod)
+{
+	const char *p = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+
+	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+		return false;
+	return p != NULL && (strcmp(p, "Failed") == 0 || strcmp(p, "Succeeded") == 0);
+}
+
 static const char *pod_label(const json_t *pod, const char *key)
 {
 	return json_string_value(
@@ -285,6 +295,18 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 	}
 	if (!eo_build_is_controlled_by(in->pod, uid)) {
 		refuse(&x, "Pod", mname);
+		goto done;
+	}
+	if (pod_terminal(in->pod)) {
+		/*
+		 * A Pod that ended (Failed or Succeeded, e.g. after a node shutdown)
+		 * never runs again. Delete it: a PVC member comes back on its data
+		 * with the same member ID; a memory member is then lost and replaced.
+		 */
+		out->action = EO_MPLAN_DELETE_POD;
+		msgf(&x, "Pod %s ended in phase %s; deleting it so the member starts again", mname,
+		     pod_phase(in->pod));
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
 		goto done;
 	}
 	voter = eo_member_is_voter(m);

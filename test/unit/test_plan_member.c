@@ -163,6 +163,51 @@ static void test_member_table(void **state)
 	}
 }
 
+/* A Pod that ended (node shutdown, eviction) is deleted so the member starts
+ * again on its PVC; a running Pod, or an ended one already being deleted, is not. */
+static void test_terminal_pod_is_deleted(void **state)
+{
+	const struct {
+		const char *phase;
+		bool terminating, want_delete;
+	} cases[] = {
+	    {"Failed", false, true},
+	    {"Succeeded", false, true},
+	    {"Failed", true, false},
+	    {"Running", false, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *m = member(), *c = cluster(false);
+		json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+		json_t *pod = owned("demo-a", "m-uid", true, true);
+		struct eo_mplan_input in = {
+		    .member = m, .cluster = c, .pod = pod, .pvc = pvc, .build = &OPTS, .now = T0};
+		struct eo_mplan_result r;
+
+		json_object_set_new(json_object_get(pod, "status"), "phase",
+				    json_string(cases[i].phase));
+		if (cases[i].terminating)
+			json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp",
+					    json_string("2026-01-01T00:00:00Z"));
+		assert_int_equal(eo_member_plan(&in, &r), 0);
+		if ((r.action == EO_MPLAN_DELETE_POD) != cases[i].want_delete)
+			fail_msg("case %zu (%s): action %s", i, cases[i].phase,
+				 eo_mplan_action_name(r.action));
+		if (cases[i].want_delete) {
+			assert_non_null(strstr(r.message, cases[i].phase));
+			assert_true(eo_condition_matches(r.status, EO_COND_READY, "False",
+							 EO_REASON_POD_NOT_READY));
+		}
+		eo_member_plan_clear(&r);
+		json_decref(m);
+		json_decref(c);
+		json_decref(pvc);
+		json_decref(pod);
+	}
+}
+
 /* etcd answers, then the status is stable and etcd is not asked again. */
 static void test_discovery_then_no_churn(void **state)
 {
@@ -297,6 +342,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_member_table),
+	    cmocka_unit_test(test_terminal_pod_is_deleted),
 	    cmocka_unit_test(test_discovery_then_no_churn),
 	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
 	    cmocka_unit_test(test_lost_memory_member_waits),
