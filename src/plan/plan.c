@@ -90,6 +90,53 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 				json_object_get(json_object_get(member, "status"), "podUID")));
 }
 
+/* The status of the etcd container in a Pod, or NULL. */
+static const json_t *etcd_container_status(const json_t *pod)
+{
+	const json_t *cs = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i,
+			   cs)
+	{
+		const char *name = json_string_value(json_object_get(cs, "name"));
+
+		if (name != NULL && strcmp(name, "etcd") == 0)
+			return cs;
+	}
+	return NULL;
+}
+
+bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *why, size_t n)
+{
+	const json_t *cs = NULL, *last = NULL;
+	const char *waiting = NULL, *reason = NULL;
+	json_int_t restarts;
+
+	if (why != NULL && n > 0)
+		why[0] = '\0';
+	if (pod == NULL || eo_member_is_deleting(member) || eo_member_is_pending(member) ||
+	    eo_member_dormant(member) || eo_plan_pod_ready(pod) ||
+	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+		return false;
+	if ((cs = etcd_container_status(pod)) == NULL)
+		return false;
+	restarts = json_integer_value(json_object_get(cs, "restartCount"));
+	waiting = json_string_value(
+	    json_object_get(json_object_get(json_object_get(cs, "state"), "waiting"), "reason"));
+	last = json_object_get(json_object_get(cs, "lastState"), "terminated");
+	reason = json_string_value(json_object_get(last, "reason"));
+	if (restarts < EO_PLAN_CRASHLOOP_RESTARTS || waiting == NULL ||
+	    strcmp(waiting, "CrashLoopBackOff") != 0 ||
+	    (reason != NULL && strcmp(reason, "OOMKilled") == 0))
+		return false;
+	if (why != NULL && n > 0)
+		snprintf(why, n, "%lld restarts, last exit code %lld (%s)", (long long)restarts,
+			 (long long)json_integer_value(json_object_get(last, "exitCode")),
+			 reason != NULL ? reason : "unknown");
+	return true;
+}
+
 void eo_plan_format_id(uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%" PRIx64, id);
@@ -157,10 +204,14 @@ struct counts {
 					       * dormant: a dormant member has no Pod to protect) */
 	size_t voters_ready;		      /* ... whose Pod is ready */
 	size_t dormant;			      /* members with spec.dormant (not deleting) */
+	size_t broken;			      /* memory members that lost their Pod and members
+					       * whose etcd crash-loops (not deleting) */
+	size_t voters_lost;		      /* voters that are memory members without a Pod */
 	const struct eo_plan_member *seed;    /* first non-deleting bootstrap member */
 	const struct eo_plan_member *sleeper; /* first non-deleting dormant member */
 	char not_ready[256];		      /* names of the members that are not ready */
 	char voters_not_ready[256];	      /* names of the voters that are not ready */
+	char voters_lost_names[256];	      /* names of the voters_lost */
 };
 
 static void append_name(char *buf, size_t cap, const char *name)
@@ -183,6 +234,11 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		    eo_member_dormant(pm->member))
 			continue;
 		c->voters++;
+		if (eo_plan_memory_member_lost(pm->member, pm->pod)) {
+			c->voters_lost++;
+			append_name(c->voters_lost_names, sizeof(c->voters_lost_names),
+				    eo_member_name(pm->member));
+		}
 		if (eo_plan_pod_ready(pm->pod))
 			c->voters_ready++;
 		else
@@ -199,6 +255,9 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		c->n++;
 		if (eo_member_is_pending(pm->member))
 			c->pending++;
+		if (eo_plan_memory_member_lost(pm->member, pm->pod) ||
+		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0))
+			c->broken++;
 		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
 			c->seed = pm;
 		if (eo_member_dormant(pm->member)) {
@@ -668,6 +727,36 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		return;
 	}
 
+	/*
+	 * 3c. A voter whose etcd crash-loops (corrupt data dir, full disk, ...) is removed and
+	 * replaced by a new member with fresh storage - but only when nothing else is changing
+	 * and the other voters hold quorum without it, so that MemberRemove commits and the
+	 * cluster keeps every acknowledged write. A crash-looping learner is left alone: it
+	 * holds no data the cluster needs and the deadline tells about the stuck scale-up.
+	 */
+	if ((int32_t)c->n <= desired && learners == 0 && c->pending == 0 && c->deleting == 0 &&
+	    c->voters_ready >= c->voters / 2 + 1) {
+		for (size_t i = 0; i < in->n_members; i++) {
+			const struct eo_plan_member *pm = &in->members[i];
+			const struct eo_etcd_member *em = NULL;
+			char why[128];
+
+			if (!eo_plan_member_crashlooping(pm->member, pm->pod, why, sizeof(why)) ||
+			    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
+				continue;
+			msgf(x,
+			     "member %s is crash-looping (%s) while the other voters hold quorum; "
+			     "removing it to replace it with a new member",
+			     eo_member_name(pm->member), why);
+			event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+			out->action = EO_PLAN_REMOVE_MEMBER;
+			out->member = pm->member;
+			return;
+		}
+		if (!x->ok)
+			return;
+	}
+
 	/* 4. Scale down: the newest member goes first (its finalizer leaves etcd). */
 	if ((int32_t)c->n > desired) {
 		for (size_t i = 0; i < in->n_members; i++) {
@@ -852,6 +941,24 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 	struct eo_plan_result *out = x->out;
 	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
 
+	if (c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
+		/*
+		 * A majority of the voters kept their data in memory and lost their Pods: that
+		 * data is gone and no MemberRemove can commit any more. Say so instead of
+		 * waiting for Pods that will never come back.
+		 */
+		msgf(x,
+		     "%zu of %zu voting member(s) lost their Pods and the data they held in "
+		     "memory (%s); the etcd quorum is gone for good: delete and recreate the "
+		     "EtcdCluster",
+		     c->voters_lost, c->voters, c->voters_lost_names);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, out->message);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, out->message);
+		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_QUORUM_LOST, out->message);
+		event(x, "Warning", EO_REASON_QUORUM_LOST);
+		out->action = EO_PLAN_NONE;
+		return;
+	}
 	if (desired > 0 && c->sleeper != NULL) {
 		/* Resume first: the dormant member's Pod comes back on its PVC. */
 		msgf(x, "waking dormant member %s", eo_member_name(c->sleeper->member));
@@ -974,7 +1081,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	count_members(in, &c);
 	set_status(&x, "selector", json_string(selector));
 	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
-	set_status(&x, "brokenMembers", json_integer(0));
+	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
 	if (!present(eo_cluster_cluster_token(cluster))) {
 		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
 			x.ok = false;

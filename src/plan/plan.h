@@ -179,6 +179,23 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod);
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
 
+/*
+ * Restarts of the etcd container after which a crash-looping voter counts as broken. With the
+ * kubelet's back-off (10 s, 20 s, 40 s, ...) the third restart comes about a minute after the
+ * first crash.
+ */
+#define EO_PLAN_CRASHLOOP_RESTARTS 3
+
+/*
+ * True when a member's etcd keeps crashing: the member is running (not pending, dormant or
+ * being deleted), its Pod exists, is not ready, and its etcd container has restarted at least
+ * EO_PLAN_CRASHLOOP_RESTARTS times and now waits in CrashLoopBackOff. A container killed for
+ * memory (OOMKilled) does not count: a new member with the same limits would die the same
+ * way, so that is left to the user. When why is not NULL it receives "<restarts> restarts,
+ * last exit code <n> (<reason>)".
+ */
+bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *why, size_t n);
+
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);
 

@@ -858,6 +858,134 @@ static void test_memory_member_replaced(void **state)
 	world_free(&w);
 }
 
+/* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
+static void crash(struct world *w, size_t i, int restarts, const char *waiting,
+		  const char *last_reason)
+{
+	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
+
+	json_object_set_new(st, "containerStatuses",
+			    json_pack("[{s:s, s:i, s:b, s:{s:{s:s}}, s:{s:{s:i, s:s}}}]", "name",
+				      "etcd", "restartCount", restarts, "ready", 0, "state",
+				      "waiting", "reason", waiting, "lastState", "terminated",
+				      "exitCode", 2, "reason", last_reason));
+}
+
+/* A crash-looping voter is replaced while the other voters hold quorum, and only then. */
+static void test_crashloop_member_replaced(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	const struct row two_down = {"",
+				     3,
+				     {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	const struct row alone = {"", 1, {VNR("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+	char why[128];
+
+	(void)state;
+	world_init(&w, &r);
+	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
+	assert_true(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, why, sizeof(why)));
+	assert_string_equal(why, "3 restarts, last exit code 2 (Error)");
+	assert_false(eo_plan_member_crashlooping(w.pm[0].member, w.pm[0].pod, NULL, 0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
+	assert_non_null(strstr(res.message, "crash-looping (3 restarts"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+	eo_plan_result_clear(&res);
+
+	/* Not yet: too few restarts, or not in back-off (it is starting again). */
+	crash(&w, 1, 2, "CrashLoopBackOff", "Error");
+	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 0);
+	eo_plan_result_clear(&res);
+	crash(&w, 1, 7, "ContainerCreating", "Error");
+	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	/* Killed for memory: a new member would die the same way. */
+	crash(&w, 1, 7, "CrashLoopBackOff", "OOMKilled");
+	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Two of three voters down: removing one would need the quorum that is missing. */
+	world_init(&w, &two_down);
+	crash(&w, 1, 5, "CrashLoopBackOff", "Error");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* The only member is never replaced: its data is all there is. */
+	world_init(&w, &alone);
+	crash(&w, 0, 9, "CrashLoopBackOff", "Error");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* A memory cluster that lost a majority of its voters says so and stops there. */
+static void test_memory_quorum_gone(void **state)
+{
+	const struct row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct row three = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &one);
+	make_memory(&w, 0, true);
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_int_equal(res.requeue_ms, 0);
+	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "1 of 1 voting member(s) lost their Pods");
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_QUORUM_LOST, "demo-a");
+	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
+		  "delete and recreate");
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Two of three: gone for good. One of three: replaced (test above). */
+	world_init(&w, &three);
+	for (size_t i = 0; i < 3; i++)
+		make_memory(&w, i, i != 0);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "2 of 3 voting member(s)");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 static void test_initial_cluster_helper(void **state)
 {
 	char a[EO_BUILD_URL_MAX] = "http://a:2380", b[EO_BUILD_URL_MAX] = "http://b:2380";
@@ -893,6 +1021,8 @@ int main(void)
 	    cmocka_unit_test(test_resume),
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_memory_member_replaced),
+	    cmocka_unit_test(test_crashloop_member_replaced),
+	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_initial_cluster_helper),
 	};
 
