@@ -29,6 +29,13 @@ const char *eo_member_uid(const json_t *member)
 	return eo__json_str_at(member, "metadata.uid");
 }
 
+int64_t eo_member_generation(const json_t *member)
+{
+	int64_t g = 0;
+
+	return eo__json_int_at(member, "metadata.generation", &g) ? g : 0;
+}
+
 bool eo_member_is_deleting(const json_t *member)
 {
 	return eo__json_str_at(member, "metadata.deletionTimestamp") != NULL;

@@ -22,6 +22,9 @@
 const char *eo_member_name(const json_t *member);
 const char *eo_member_namespace(const json_t *member);
 const char *eo_member_uid(const json_t *member);
+
+/* metadata.generation, or 0 when absent. */
+int64_t eo_member_generation(const json_t *member);
 bool eo_member_is_deleting(const json_t *member);
 /* True when metadata.finalizers holds the member-cleanup finalizer. */
 bool eo_member_has_finalizer(const json_t *member);

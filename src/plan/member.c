@@ -68,7 +68,7 @@ static void msgf(struct mctx *x, const char *f, ...)
 static void cond(struct mctx *x, const char *type, const char *status, const char *reason,
 		 const char *msg)
 {
-	struct eo_condition c = {type, status, reason, msg, -1};
+	struct eo_condition c = {type, status, reason, msg, eo_member_generation(x->in->member)};
 
 	if (eo_condition_set(x->st, &c, x->in->now) < 0)
 		x->ok = false;
@@ -273,9 +273,10 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 			out->object = eo_build_member_pvc(m);
 			if (out->object == NULL)
 				x.ok = false;
-			msgf(&x, "creating PVC %s", pvc_name);
-			json_decref(x.st);
-			x.st = NULL;
+			msgf(&x, "PVC %s is missing; creating it", pvc_name);
+			cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
+			     out->message);
+			set_status(&x, "replicas", json_integer(0));
 			goto done;
 		}
 		if (!eo_build_is_controlled_by(in->pvc, uid)) {
@@ -288,9 +289,9 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 		out->object = eo_build_member_pod(m, in->build, bootstrapped);
 		if (out->object == NULL)
 			x.ok = false;
-		msgf(&x, "creating Pod %s", mname);
-		json_decref(x.st);
-		x.st = NULL;
+		msgf(&x, "Pod %s is missing; creating it", mname);
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
+		set_status(&x, "replicas", json_integer(0));
 		goto done;
 	}
 	if (!eo_build_is_controlled_by(in->pod, uid)) {

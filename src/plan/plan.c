@@ -282,6 +282,9 @@ struct ctx {
 	json_t *st; /* desired status being built */
 	int64_t gen;
 	bool ok;
+	/* A problem seen through etcd (not in Pod readiness) that Degraded tells about. */
+	const char *etcd_problem; /* reason, NULL: none */
+	char etcd_problem_msg[EO_PLAN_MSG_MAX];
 };
 
 static void cond(struct ctx *x, const char *type, const char *status, const char *reason,
@@ -372,8 +375,10 @@ out:
  * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
  * over the members that exist (etcd's membership), not over the target: a cluster growing
  * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
+ * With available false only Degraded is set (a terminal reason owns Available). A problem
+ * seen through etcd (x->etcd_problem) makes a cluster whose Pods are all ready Degraded.
  */
-static void health(struct ctx *x, const struct counts *c)
+static void health_of(struct ctx *x, const struct counts *c, bool available)
 {
 	/* Learners and members still joining do not vote: quorum is over the voters. */
 	size_t n = c->voters > 0 ? c->voters : c->n;
@@ -384,19 +389,37 @@ static void health(struct ctx *x, const struct counts *c)
 
 	if (n > 0 && ready == n) {
 		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
-		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
-		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+		if (available)
+			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
+		if (x->etcd_problem != NULL)
+			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
+			     x->etcd_problem_msg);
+		else
+			cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
 		return;
 	}
 	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", ready, n,
 		 not_ready[0] ? not_ready : "(none)");
 	if (n > 0 && ready >= quorum) {
-		cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
+		if (available)
+			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
 		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_MEMBERS_UNHEALTHY, m);
 	} else {
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, m);
+		if (available)
+			cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, m);
 		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, m);
 	}
+}
+
+static void health(struct ctx *x, const struct counts *c)
+{
+	health_of(x, c, true);
+}
+
+static void etcd_problem(struct ctx *x, const char *reason)
+{
+	x->etcd_problem = reason;
+	snprintf(x->etcd_problem_msg, sizeof(x->etcd_problem_msg), "%s", x->out->message);
 }
 
 static void relatch(struct ctx *x, json_t *spec_obs, const char *reason)
@@ -631,6 +654,7 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		msgf(
 		    x, "cannot list etcd's members: %s",
 		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
+		etcd_problem(x, EO_REASON_CLUSTER_UNREACHABLE);
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return;
 	}
@@ -667,7 +691,8 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		eo_plan_format_id(unknown->id, id, sizeof(id));
 		msgf(x, "etcd voting member %s (%s) has no EtcdMember; membership changes wait", id,
 		     unknown->name);
-		event(x, "Warning", "UnknownMember");
+		event(x, "Warning", EO_PLAN_REASON_UNKNOWN_MEMBER);
+		etcd_problem(x, EO_PLAN_REASON_UNKNOWN_MEMBER);
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return;
 	}
@@ -935,12 +960,34 @@ static void plan_pause(struct ctx *x, const struct counts *c)
 	}
 }
 
+/* The data is gone for good (message in out->message): say so and do nothing. */
+static void quorum_gone(struct ctx *x)
+{
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, x->out->message);
+	cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, x->out->message);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_QUORUM_LOST, x->out->message);
+	event(x, "Warning", EO_REASON_QUORUM_LOST);
+	x->out->action = EO_PLAN_NONE;
+}
+
 /* With a clusterID: membership steps, the PDB and health. */
 static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
 {
 	struct eo_plan_result *out = x->out;
 	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
 
+	if (desired > 0 && c->n == 0 && c->deleting == 0) {
+		/*
+		 * Bootstrapped, but every EtcdMember is gone (deleted by hand): the PVCs and the
+		 * data went with them and a new seed would start a different cluster. Say so.
+		 */
+		msgf(x,
+		     "no member of etcd cluster %s is left and its data went with them; the "
+		     "etcd quorum is gone for good: delete and recreate the EtcdCluster",
+		     eo_cluster_cluster_id(x->in->cluster));
+		quorum_gone(x);
+		return;
+	}
 	if (c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
 		/*
 		 * A majority of the voters kept their data in memory and lost their Pods: that
@@ -952,11 +999,7 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		     "memory (%s); the etcd quorum is gone for good: delete and recreate the "
 		     "EtcdCluster",
 		     c->voters_lost, c->voters, c->voters_lost_names);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, out->message);
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, out->message);
-		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_QUORUM_LOST, out->message);
-		event(x, "Warning", EO_REASON_QUORUM_LOST);
-		out->action = EO_PLAN_NONE;
+		quorum_gone(x);
 		return;
 	}
 	if (desired > 0 && c->sleeper != NULL) {
@@ -1033,7 +1076,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	struct counts c;
 	int32_t desired;
 	time_t dl = 0;
-	bool has_dl, complete;
+	bool has_dl, complete, running;
 
 	memset(out, 0, sizeof(*out));
 	if (!present(name) || !present(ns) || !present(uid))
@@ -1047,10 +1090,23 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	if (x.st == NULL)
 		return -1;
 
+	/* What the status says about the members holds whatever the spec says. */
+	if (eo_name_cluster_selector(selector, sizeof(selector), name) != 0) {
+		x.ok = false;
+		goto done;
+	}
+	count_members(in, &c);
+	set_status(&x, "selector", json_string(selector));
+	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
+	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
+	running = present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
+
 	if (eo_cluster_validate(cluster, NULL, buf, sizeof(buf)) != 0) {
 		msgf(&x, "invalid spec: %s", buf);
 		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
+		if (running)
+			health_of(&x, &c, false);
 		event(&x, "Warning", EO_REASON_INVALID_SPEC);
 		out->action = EO_PLAN_NONE;
 		goto done;
@@ -1061,6 +1117,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		     out->message);
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED,
 		     out->message);
+		if (running)
+			health_of(&x, &c, false);
 		event(&x, "Warning", EO_PLAN_REASON_UNSUPPORTED);
 		out->action = EO_PLAN_NONE;
 		goto done;
@@ -1074,14 +1132,6 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 
 	/* The locking pattern: latch token and target on the first pass. */
 	desired = eo_cluster_replicas(cluster);
-	if (eo_name_cluster_selector(selector, sizeof(selector), name) != 0) {
-		x.ok = false;
-		goto done;
-	}
-	count_members(in, &c);
-	set_status(&x, "selector", json_string(selector));
-	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
-	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
 	if (!present(eo_cluster_cluster_token(cluster))) {
 		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
 			x.ok = false;
@@ -1101,7 +1151,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		msgf(&x, "latched the initial target: %d member(s) of etcd %s", desired,
 		     eo_cluster_version(cluster));
 		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT,
-		     "bootstrapping the cluster from a single seed member");
+		     desired > 0 ? "bootstrapping the cluster from a single seed member"
+				 : out->message);
 		out->action = EO_PLAN_LATCH_TARGET;
 		goto done;
 	}
@@ -1132,6 +1183,16 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (json_object_get(x.st, "progressDeadline") != NULL)
 			json_object_del(x.st, "progressDeadline");
 		has_dl = false;
+	} else if (!has_dl && !json_equal(spec_obs, observed)) {
+		/*
+		 * The last target was reached (its deadline dropped) and the cluster drifted since
+		 * (a member down): nothing is in flight, so the edit becomes the next target now
+		 * rather than waiting for a health that may depend on it.
+		 */
+		relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
+		if (running)
+			health(&x, &c);
+		goto done;
 	} else if (has_dl && in->now >= dl) {
 		if (!present(eo_cluster_cluster_id(cluster))) {
 			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
@@ -1155,6 +1216,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		     out->message);
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
 		     out->message);
+		if (running)
+			health_of(&x, &c, false);
 		event(&x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
 		out->action = EO_PLAN_NONE;
 		goto done;

@@ -42,6 +42,12 @@
  */
 #define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
 
+/*
+ * Reason of Degraded=True (and a Warning Event) while etcd lists a voting member that no
+ * EtcdMember stands for: membership changes wait. Not in the seeds.
+ */
+#define EO_PLAN_REASON_UNKNOWN_MEMBER "UnknownMember"
+
 /* Event reason when a paused cluster's dormant member is woken (pausing uses "Paused"). */
 #define EO_PLAN_REASON_RESUMED "Resumed"
 

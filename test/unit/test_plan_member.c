@@ -338,11 +338,53 @@ static void test_lost_memory_member_waits(void **state)
 	json_decref(m);
 }
 
+/* A member whose Pod is missing says so (not a stale Ready=True), with observedGeneration. */
+static void test_missing_pod_not_ready(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+	struct eo_mplan_input in = {
+	    .member = m, .cluster = c, .pod = NULL, .pvc = pvc, .build = &OPTS, .now = T0};
+	struct eo_mplan_result r;
+	json_t *cond = NULL;
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "metadata"), "generation", json_integer(4));
+	json_object_set_new(json_object_get(m, "status"), "conditions",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:s, s:i}]", "type", "Ready", "status",
+				      "True", "reason", "PodReady", "message", "",
+				      "lastTransitionTime", "2026-06-02T09:00:00Z",
+				      "observedGeneration", 3));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	assert_non_null(r.status);
+	assert_true(r.status_changed);
+	cond = json_array_get(json_object_get(r.status, "conditions"), 0);
+	assert_string_equal(json_string_value(json_object_get(cond, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(cond, "reason")),
+			    EO_REASON_POD_NOT_READY);
+	assert_int_equal(json_integer_value(json_object_get(cond, "observedGeneration")), 4);
+	assert_non_null(strstr(r.message, "Pod demo-a is missing"));
+	eo_member_plan_clear(&r);
+
+	/* No PVC either: the same, naming the PVC. */
+	in.pvc = NULL;
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_CREATE_PVC);
+	assert_non_null(r.status);
+	assert_non_null(strstr(r.message, "PVC data-demo-a is missing"));
+	eo_member_plan_clear(&r);
+	json_decref(pvc);
+	json_decref(c);
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_member_table),
 	    cmocka_unit_test(test_terminal_pod_is_deleted),
+	    cmocka_unit_test(test_missing_pod_not_ready),
 	    cmocka_unit_test(test_discovery_then_no_churn),
 	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
 	    cmocka_unit_test(test_lost_memory_member_waits),

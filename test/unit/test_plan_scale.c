@@ -986,6 +986,82 @@ static void test_memory_quorum_gone(void **state)
 	world_free(&w);
 }
 
+/* Conditions the audit of the runbook found wrong, each on its own world. */
+static void test_condition_audit(void **state)
+{
+	const struct row drifted = {"",
+				    3,
+				    {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				    {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				    0,
+				    NULL,
+				    0};
+	const struct row growing = {"",
+				    5,
+				    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				    {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				    0,
+				    NULL,
+				    0};
+	const struct row empty = {"", 3, {{NULL}}, {{NULL}}, 0, NULL, 0};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *st = NULL;
+
+	(void)state;
+	/* A spec edit while a member is down and no target is in flight is latched at once. */
+	world_init(&w, &drifted);
+	st = json_object_get(w.cluster, "status");
+	json_object_del(st, "progressDeadline");
+	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(5));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
+			 5);
+	assert_non_null(json_object_get(res.status, "progressDeadline"));
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* DeadlineExceeded owns Available; Degraded still tells about the members. */
+	world_init(&w, &drifted);
+	st = json_object_get(w.cluster, "status");
+	json_object_set_new(st, "progressDeadline", json_string("2026-06-02T09:59:00Z"));
+	json_object_set_new(st, "conditions",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:s, s:i}]", "type", "Degraded",
+				      "status", "False", "reason", "QuorumHealthy", "message", "",
+				      "lastTransitionTime", "2026-06-02T09:00:00Z",
+				      "observedGeneration", 2));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* etcd does not answer though every Pod is ready: Degraded says so. */
+	world_init(&w, &growing);
+	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
+		  "cannot list etcd's members");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Every EtcdMember deleted by hand: the data is gone, say so and stop. */
+	world_init(&w, &empty);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "no member of etcd cluster 248adce0359142ba is left");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 static void test_initial_cluster_helper(void **state)
 {
 	char a[EO_BUILD_URL_MAX] = "http://a:2380", b[EO_BUILD_URL_MAX] = "http://b:2380";
@@ -1023,6 +1099,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_member_replaced),
 	    cmocka_unit_test(test_crashloop_member_replaced),
 	    cmocka_unit_test(test_memory_quorum_gone),
+	    cmocka_unit_test(test_condition_audit),
 	    cmocka_unit_test(test_initial_cluster_helper),
 	};
 
