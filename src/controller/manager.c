@@ -414,9 +414,8 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 
 void eo_manager_stop(eo_manager *m)
 {
-	if (m == NULL)
-		return;
-	atomic_store(&m->stopping, true);
+	if (m == NULL || atomic_exchange(&m->stopping, true))
+		return; /* already stopped (stop, then free) */
 	for (int c = 0; c < 2; c++)
 		if (m->ctls[c].q != NULL)
 			eo_kube_queue_shutdown(m->ctls[c].q);
@@ -426,8 +425,12 @@ void eo_manager_stop(eo_manager *m)
 	m->nthreads = 0;
 	pthread_mutex_unlock(&m->mu);
 	if (m->lease != NULL) {
-		eo_kube_lease_stop(m->lease); /* releases the Lease */
-		eo_log_kv(EO_LOG_INFO, NULL, "leader lease released", NULL);
+		bool leader = eo_kube_lease_is_leader(m->lease);
+
+		eo_kube_lease_stop(m->lease); /* releases the Lease if we hold it */
+		eo_log_kv(EO_LOG_INFO, NULL,
+			  leader ? "leader lease released" : "leader election stopped (standby)",
+			  NULL);
 	}
 	for (int k = 0; k < K_COUNT; k++)
 		for (size_t i = 0; i < m->ninf; i++)
