@@ -813,7 +813,7 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 	const struct eo_etcd_member *em = NULL;
 	json_t *others = eo_cache_set_by_owner(&c->members, eo_cluster_uid(cluster)), *o = NULL;
 	eo_etcd_client *ec = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, with_pod = 0;
 	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
@@ -826,18 +826,26 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 		    eo_member_is_deleting(o))
 			continue;
 		pod = eo_cache_set_get(&c->pods, ns, on);
-		if (pod != NULL && eo_build_member_client_url(urls[n], sizeof(urls[n]), &c->build,
-							      on, cname, ns) == 0) {
+		if (pod != NULL)
+			with_pod++;
+		if (eo_plan_pod_running(pod) &&
+		    eo_build_member_client_url(urls[n], sizeof(urls[n]), &c->build, on, cname,
+					       ns) == 0) {
 			eps[n] = urls[n];
 			n++;
 		}
 		json_decref(pod);
 	}
 	json_decref(others);
-	if (n == 0) {
+	if (with_pod == 0) {
 		eo_log_kv(EO_LOG_INFO, lc,
 			  "no other member to remove it through; dropping finalizer", NULL);
 		return 0;
+	}
+	if (n == 0) {
+		/* Other members have Pods, but none is running now: try again later. */
+		eo_log_kv(EO_LOG_INFO, lc, "no other member Pod is running; removal waits", NULL);
+		return -1;
 	}
 	if ((ec = etcd_dial(c, eps, n)) == NULL)
 		goto out;

@@ -79,6 +79,17 @@ bool eo_plan_pod_ready(const json_t *pod)
 	return false;
 }
 
+bool eo_plan_pod_running(const json_t *pod)
+{
+	const char *phase = NULL;
+
+	if (pod == NULL ||
+	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+		return false;
+	phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+	return phase == NULL || (strcmp(phase, "Failed") != 0 && strcmp(phase, "Succeeded") != 0);
+}
+
 bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 {
 	struct eo_storage st;
@@ -609,7 +620,7 @@ static void voter_endpoints(struct ctx *x)
 			const struct eo_plan_member *pm = &in->members[i];
 			char *buf = out->endpoints[out->n_endpoints];
 
-			if (pm->pod == NULL || eo_member_is_deleting(pm->member) ||
+			if (!eo_plan_pod_running(pm->pod) || eo_member_is_deleting(pm->member) ||
 			    (pass == 0 && !eo_member_is_voter(pm->member)))
 				continue;
 			if (eo_build_member_client_url(buf, EO_BUILD_URL_MAX, in->build,

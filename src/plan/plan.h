@@ -175,6 +175,13 @@ void eo_plan_result_clear(struct eo_plan_result *r);
 bool eo_plan_pod_ready(const json_t *pod);
 
 /*
+ * True when the Pod exists, is not being deleted and has not ended (phase Failed or
+ * Succeeded): an etcd in it may answer. Endpoint lists skip the others, whose address would
+ * only cost a connect timeout.
+ */
+bool eo_plan_pod_running(const json_t *pod);
+
+/*
  * True when a memory-backed member (storage.medium Memory) lost its Pod: it is not pending or
  * being deleted, its status.podUID says a Pod ran, and that Pod is gone. Its data went with the
  * tmpfs, so it never gets a Pod again: the cluster controller removes it from etcd (through its

@@ -488,6 +488,25 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(res.n_endpoints, 2);
 	assert_null(res.status);
 	eo_plan_result_clear(&res);
+	/* A voter whose Pod ended (or is being deleted) is not dialled: it would only time out. */
+	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "status"), "phase",
+			    json_string("Succeeded"));
+	assert_false(eo_plan_pod_running(w.pm[1].pod));
+	assert_true(eo_plan_pod_running(w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(res.n_endpoints, 1);
+	assert_non_null(strstr(res.endpoints[0], "demo-a"));
+	eo_plan_result_clear(&res);
+	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "status"), "phase",
+			    json_string("Running"));
+	json_object_set_new(json_object_get((json_t *)w.pm[0].pod, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.n_endpoints, 1);
+	assert_non_null(strstr(res.endpoints[0], "demo-b"));
+	eo_plan_result_clear(&res);
+	json_object_del(json_object_get((json_t *)w.pm[0].pod, "metadata"), "deletionTimestamp");
 	/* etcd cannot be listed: wait, health still from the Pods. */
 	w.in.etcd_queried = true;
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
