@@ -330,8 +330,8 @@ static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return -1;
 	}
 	snprintf(msg, sizeof(msg), "created seed member %s", eo_kube_obj_name(created));
-	eo_log_kv(EO_LOG_INFO, lc, "seed member created", "member", eo_kube_obj_name(created),
-		  NULL);
+	eo_log_kv(EO_LOG_INFO, lc, "bootstrapping single-node cluster: seed member created",
+		  "member", eo_kube_obj_name(created), NULL);
 	emit(c, cluster, "Normal", "SeedCreated", msg);
 	await_cached_member(c, eo_cluster_namespace(cluster), eo_kube_obj_name(created));
 	json_decref(created);
@@ -463,7 +463,8 @@ static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc,
 		goto out;
 	eo_plan_format_id(added.id, id, sizeof(id));
 	snprintf(msg, sizeof(msg), "added member %s to etcd as learner %s", mname, id);
-	eo_log_kv(EO_LOG_INFO, lc, "learner added", "member", mname, "member_id", id, NULL);
+	eo_log_kv(EO_LOG_INFO, lc, "added member as learner", "member", mname, "member_id", id,
+		  NULL);
 	emit(c, cluster, "Normal", "LearnerAdded", msg);
 	rc = 0;
 	/* Its initial cluster right away; if that fails, SET_INITIAL_CLUSTER does it later. */
@@ -512,8 +513,11 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 		e = eo_etcd_member_promote(ec, pr->etcd_id, NULL, &d);
 	eo_etcd_client_free(ec);
 	if (etcd_retryable(e)) {
-		eo_log_kv(EO_LOG_DEBUG, lc, "promotion deferred", "member", mname, "reason",
-			  eo_etcd_strerror(e), NULL);
+		/* The runbook's signal for the benign "not in sync with leader" answer. */
+		eo_log_kv(e == EO_ETCD_LEARNER_NOT_READY ? EO_LOG_INFO : EO_LOG_DEBUG, lc,
+			  e == EO_ETCD_LEARNER_NOT_READY ? "learner not yet promotable; will retry"
+							 : "promotion deferred",
+			  "member", mname, "reason", eo_etcd_strerror(e), NULL);
 		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
@@ -526,7 +530,7 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 	if (e == EO_ETCD_OK) {
 		snprintf(msg, sizeof(msg), "promoted learner %s (%s) to a voting member", mname,
 			 id);
-		eo_log_kv(EO_LOG_INFO, lc, "learner promoted", "member", mname, "member_id", id,
+		eo_log_kv(EO_LOG_INFO, lc, "promoted learner", "member", mname, "member_id", id,
 			  NULL);
 		emit(c, cluster, "Normal", "MemberPromoted", msg);
 	}

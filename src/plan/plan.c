@@ -474,7 +474,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		return;
 	}
 	if (c->n == 0) {
-		msgf(x, "creating the seed member");
+		msgf(x, "bootstrapping single-node cluster: creating the seed member");
 		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
 		out->action = EO_PLAN_CREATE_SEED;
 		return;
@@ -503,7 +503,10 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		return;
 	}
 	if (c->seed->pod == NULL || !eo_plan_pod_ready(c->seed->pod)) {
-		msgf(x, "waiting for the Pod of seed member %s to become ready", seed);
+		msgf(x,
+		     "waiting for bootstrap member to form cluster: the Pod of seed member %s "
+		     "is not ready yet",
+		     seed);
 		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
@@ -826,7 +829,9 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 			x->ok = false;
 			return;
 		}
-		msgf(x, "member %s: setting its initial cluster from etcd's member list",
+		msgf(x,
+		     "completing pending scale-up member before further action: member %s: "
+		     "setting its initial cluster from etcd's member list",
 		     eo_member_name(pending->member));
 		out->action = EO_PLAN_SET_INITIAL_CLUSTER;
 		out->member = pending->member;
@@ -869,7 +874,7 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	}
 	if (c->ready < c->n - c->pending) {
 		msgf(x,
-		     "waiting for every member to be ready before the next one joins "
+		     "waiting for existing members to become Ready before next scale-up step "
 		     "(not ready: %s)",
 		     c->not_ready);
 		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
