@@ -44,7 +44,8 @@ YAML
 	kc -n "$NS" delete pod "$name" --wait=false >/dev/null
 }
 
-available() { # available <name> <replicas>: apply, wait for Available and every member ready
+# available <name> <replicas> [<spec line>]: apply, wait for Available and every member ready
+available() {
 	local t0
 	t0=$(now_ms)
 	kc -n "$NS" apply -f - >/dev/null <<YAML
@@ -54,6 +55,7 @@ metadata: {name: $1}
 spec:
   replicas: $2
   version: "$VERSION"
+  ${3:-}
 YAML
 	kc -n "$NS" wait "etcdcluster/$1" --for=condition=Available --timeout=5m >/dev/null
 	ready "$1" "$2"
@@ -78,6 +80,35 @@ ready() {
 	done
 }
 
+# members <cluster>: "<name> <Ready> <isVoter>" per EtcdMember of the cluster.
+members() {
+	kc -n "$NS" get etcdmembers -l "etcd-operator.cozystack.io/cluster=$1" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.status.isVoter}{"\n"}{end}'
+}
+
+# settled <cluster> <replicas> [<old member names...>]: succeeds when the
+# cluster has <replicas> EtcdMembers, all ready voters, readyMembers agrees and
+# nothing is in progress; given old names, also when none of them is the lost
+# one (the first) and at least one member is not among them.
+settled() {
+	local cluster=$1 want=$2 list
+	shift 2
+	list=$(members "$cluster") &&
+		[ "$(grep -c . <<<"$list")" = "$want" ] &&
+		! grep -qv ' True true$' <<<"$list" &&
+		{ [ $# = 0 ] || { ! grep -q "^$1 " <<<"$list" && grep -qvF -f <(printf '%s \n' "$@") <<<"$list"; }; } &&
+		[ "$(kc -n "$NS" get etcdcluster "$cluster" -o jsonpath='{.status.readyMembers}')" = "$want" ] &&
+		[ "$(kc -n "$NS" get etcdcluster "$cluster" -o jsonpath='{.status.conditions[?(@.type=="Progressing")].status}')" = False ]
+}
+
+# wait_settled <cluster> <replicas> [<old member names...>]: poll settled.
+wait_settled() {
+	local deadline=$(($(date +%s) + 300))
+	until settled "$@"; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for $1 to settle with $2 ready members" >&2; exit 1; }
+		sleep 0.2
+	done
+}
+
 f1=$(floor 1)
 a1=$(available one 1)
 a3=$(available three 3)
@@ -90,6 +121,20 @@ floor_avg=$(((f1 + f2) / 2))
 rss_busy=$(kc get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
 	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
 
+# A memory member whose Pod is lost has lost its data: the operator removes it
+# and adds a fresh EtcdMember. Timed from the Pod delete to three ready voters
+# again, the new member among them and the lost one's EtcdMember gone. The
+# Pod is deleted only once the cluster has settled (every EtcdMember Ready):
+# readyMembers counts the last member from its promotion on, and a loss right
+# then also times the end of the cluster's own formation.
+available mem 3 'storage: {size: 256Mi, medium: Memory}' >/dev/null
+wait_settled mem 3
+mapfile -t old < <(members mem | cut -d' ' -f1 | sort)
+t0=$(now_ms)
+kc -n "$NS" delete pod "${old[0]}" --wait=false >/dev/null
+wait_settled mem 3 "${old[@]}"
+replace=$(($(now_ms) - t0))
+
 echo "etcd $VERSION on $(kc get node -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}'), $(nproc) cores"
 printf '%-46s %10s\n' "operator resident memory, idle" "${rss_idle:-n/a}"
 printf '%-46s %10s\n' "operator resident memory, 2 clusters/6 members" "${rss_busy:-n/a}"
@@ -97,3 +142,4 @@ printf '%-46s %8d ms  (runs: %d, %d)\n' "bare etcd Pod to Ready (floor)" "$floor
 printf '%-46s %8d ms  (%s of floor)\n' "replicas=1: apply to 1 ready member" "$a1" "$(ratio "$a1" "$floor_avg")"
 printf '%-46s %8d ms  (%s of floor)\n' "replicas=3: apply to 3 ready members" "$a3" "$(ratio "$a3" "$floor_avg")"
 printf '%-46s %8d ms  (%s of floor)\n' "scale-up step (3->5, per member)" "$step" "$(ratio "$step" "$floor_avg")"
+printf '%-46s %8d ms  (%s of floor)\n' "memory member lost: Pod delete to 3 ready" "$replace" "$(ratio "$replace" "$floor_avg")"

@@ -292,6 +292,11 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 EOF
 
+	# As kubeadm writes it since v1.32 (kubernetes/kubernetes#128359): the cache
+	# plugin does not cache the cluster domain. The kubernetes plugin answers
+	# from its own watch, so caching only delays changes; cached denials in
+	# particular keep a new Pod's name (<host>.<subdomain>.<ns>.svc) NXDOMAIN
+	# for 30 s after its first lookup, even once the Pod has its address.
 	cat >"$CONF/Corefile" <<EOF
 .:53 {
     bind $NODE_IP
@@ -305,7 +310,10 @@ EOF
         ttl 30
     }
     forward . /etc/resolv.conf
-    cache 30
+    cache 30 {
+        disable success $CLUSTER_DOMAIN
+        disable denial $CLUSTER_DOMAIN
+    }
     loop
     loadbalance
 }

@@ -650,10 +650,16 @@ static json_t *etcd_container(const json_t *member, const struct eo_build_opts *
 	    json_pack("{s:{s:i}, s:i, s:i, s:i}", "tcpSocket", "port", EO_PORT_PEER,
 		      "initialDelaySeconds", 15, "periodSeconds", 10, "failureThreshold", 3),
 	    &ok);
+	/*
+	 * Readiness gates the next step (the seed's cluster discovery, a learner's promotion), so
+	 * it is probed every second from the first second on, as kubeadm probes its etcd: a member
+	 * is reported ready about a second after /health passes, not after a 5 s delay and period.
+	 * 15 failures in a row still take it out of ready, the same 15 s as before.
+	 */
 	set(ctr, "readinessProbe",
 	    json_pack("{s:{s:s, s:i, s:s}, s:i, s:i, s:i}", "httpGet", "path", "/health", "port",
-		      EO_PORT_METRICS, "scheme", "HTTP", "initialDelaySeconds", 5, "periodSeconds",
-		      5, "failureThreshold", 3),
+		      EO_PORT_METRICS, "scheme", "HTTP", "initialDelaySeconds", 1, "periodSeconds",
+		      1, "failureThreshold", 15),
 	    &ok);
 	set(ctr, "resources", eo_member_resources(member), &ok);
 	set(ctr, "securityContext",

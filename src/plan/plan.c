@@ -607,33 +607,51 @@ static const struct eo_plan_member *member_of(struct ctx *x, const struct eo_etc
 }
 
 /*
- * Client URLs to reach etcd through: the voters that have a Pod (never a learner), or, when
- * no member is marked as a voter, every member with a Pod.
+ * Client URLs to reach etcd through: the voters that have a running Pod (never a learner), or,
+ * when no member is marked as a voter, every member with a running Pod; the oldest Pod first.
+ *
+ * The order matters for membership changes. etcd's strict reconfiguration check runs on the
+ * member that receives the request: a member add is refused ("unhealthy cluster") unless that
+ * member has been connected, for the last 5 s, to a quorum of the voters plus the newcomer
+ * (etcd 3.6), which counts as absent. A voter promoted a moment ago has had its connections
+ * only since its Pod started, so asked first it refuses for up to 5 s; the oldest Pod has had
+ * them longest, and accepts at once whenever the voters without the newest make that quorum
+ * (4 voters -> 5: three connected members suffice).
  */
 static void voter_endpoints(struct ctx *x)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
 	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
+	const struct eo_plan_member *pick[EO_PLAN_MAX_ENDPOINTS];
+	size_t n = 0;
 
 	out->n_endpoints = 0;
-	for (int pass = 0; pass < 2 && out->n_endpoints == 0; pass++) {
-		for (size_t i = 0; i < in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS;
-		     i++) {
+	for (int pass = 0; pass < 2 && n == 0; pass++) {
+		for (size_t i = 0; i < in->n_members; i++) {
 			const struct eo_plan_member *pm = &in->members[i];
-			char *buf = out->endpoints[out->n_endpoints];
+			size_t j;
 
 			if (!eo_plan_pod_running(pm->pod) || eo_member_is_deleting(pm->member) ||
 			    (pass == 0 && !eo_member_is_voter(pm->member)))
 				continue;
-			if (eo_build_member_client_url(buf, EO_BUILD_URL_MAX, in->build,
-						       eo_member_name(pm->member), cname,
-						       ns) != 0) {
-				x->ok = false;
-				return;
-			}
-			out->n_endpoints++;
+			/* Insertion by Pod age, oldest first; the newest fall off. */
+			for (j = n; j > 0 && newer(pick[j - 1]->pod, pm->pod) > 0; j--)
+				if (j < EO_PLAN_MAX_ENDPOINTS)
+					pick[j] = pick[j - 1];
+			if (j < EO_PLAN_MAX_ENDPOINTS)
+				pick[j] = pm;
+			if (n < EO_PLAN_MAX_ENDPOINTS)
+				n++;
 		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (eo_build_member_client_url(out->endpoints[i], EO_BUILD_URL_MAX, in->build,
+					       eo_member_name(pick[i]->member), cname, ns) != 0) {
+			x->ok = false;
+			return;
+		}
+		out->n_endpoints++;
 	}
 }
 

@@ -538,6 +538,38 @@ static void test_query_through_voters(void **state)
 	world_free(&w);
 }
 
+/*
+ * etcd is asked through the oldest Pods first: a voter promoted a moment ago refuses a member
+ * add for 5 s (its peer connections are new), the oldest accepts it at once.
+ */
+static void test_endpoints_oldest_pod_first(void **state)
+{
+	const struct row r = {
+	    "",	  5, {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)}, {{0}}, 0,
+	    NULL, 0};
+	/* Pod ages: d oldest, then b, c, a (a's Pod was recreated last). */
+	const char *created[] = {"2026-06-01T10:09:00Z", "2026-06-01T10:02:00Z",
+				 "2026-06-01T10:03:00Z", "2026-06-01T10:01:00Z"};
+	const char *want[] = {"demo-d", "demo-b", "demo-c", "demo-a"};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &r);
+	for (size_t i = 0; i < 4; i++)
+		json_object_set_new(json_object_get((json_t *)w.pm[i].pod, "metadata"),
+				    "creationTimestamp", json_string(created[i]));
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(res.n_endpoints, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_non_null(strstr(res.endpoints[i], want[i]));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 /* A learner joining a 1-member cluster does not count for quorum. */
 static void test_health_counts_voters(void **state)
 {
@@ -1108,6 +1140,7 @@ int main(void)
 	    cmocka_unit_test(test_membership_table),
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_query_through_voters),
+	    cmocka_unit_test(test_endpoints_oldest_pod_first),
 	    cmocka_unit_test(test_health_counts_voters),
 	    cmocka_unit_test(test_pdb_math),
 	    cmocka_unit_test(test_pdb_plan),
