@@ -1004,6 +1004,38 @@ static void quorum_gone(struct ctx *x)
 	x->out->action = EO_PLAN_NONE;
 }
 
+/*
+ * While a paused cluster's only member is woken and its Pod not ready yet, the cluster still
+ * reads Paused (with what is happening) rather than QuorumLost: nothing was lost.
+ */
+static void resuming(struct ctx *x)
+{
+	const json_t *cur = json_object_get(x->in->cluster, "status");
+	const char *r = eo_condition_reason(cur, EO_COND_AVAILABLE);
+	char pvc[EO_NAME_MAX];
+
+	if (r == NULL || strcmp(r, EO_REASON_PAUSED) != 0 ||
+	    eo_condition_is_true(cur, EO_COND_AVAILABLE))
+		return;
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const json_t *m = x->in->members[i].member;
+		char msg[EO_PLAN_MSG_MAX];
+
+		if (eo_member_is_deleting(m))
+			continue;
+		if (eo_name_member_pvc(pvc, sizeof(pvc), eo_member_name(m)) != 0) {
+			x->ok = false;
+			return;
+		}
+		snprintf(msg, sizeof(msg),
+			 "resuming: member %s is starting again; data is preserved on PVC %s",
+			 eo_member_name(m), pvc);
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, msg);
+		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, msg);
+		return;
+	}
+}
+
 /* With a clusterID: membership steps, the PDB and health. */
 static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
 {
@@ -1067,6 +1099,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 	}
 	health(x, c);
+	if (desired > 0 && c->n == 1 && c->deleting == 0 && c->ready == 0)
+		resuming(x);
 	if (in_flight) {
 		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
 

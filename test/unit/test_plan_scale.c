@@ -813,6 +813,30 @@ static void test_resume(void **state)
 			    "248adce0359142ba");
 	eo_plan_result_clear(&res);
 	world_free(&w);
+
+	/* Woken, its Pod not ready yet: still Paused (resuming), not QuorumLost. */
+	world_init(&w, &woken_target);
+	json_object_del(json_object_get((json_t *)w.pm[0].member, "spec"), "dormant");
+	json_object_set_new(json_object_get(w.cluster, "status"), "conditions",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:s, s:i}]", "type", "Available",
+				      "status", "False", "reason", "Paused", "message", "",
+				      "lastTransitionTime", "2026-06-02T09:00:00Z",
+				      "observedGeneration", 2));
+	json_decref((json_t *)w.pm[0].pod);
+	w.pm[0].pod = NULL;
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(
+	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_PAUSED,
+	    "resuming: member demo-a is starting again; data is preserved on PVC data-demo-a");
+	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_PAUSED, "resuming");
+	eo_plan_result_clear(&res);
+	/* Without a Paused past the same world is an outage. */
+	json_object_del(json_object_get(w.cluster, "status"), "conditions");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
 }
 
 /* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
