@@ -564,7 +564,8 @@ down() {
 kill_cgroup_procs() {
 	local f
 	for f in $(find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/unified/kubepods -name cgroup.procs 2>/dev/null); do
-		xargs -r kill -KILL <"$f" 2>/dev/null || true
+		# the cgroup may vanish between find and read: quiet, and not an error
+		{ xargs -r kill -KILL <"$f"; } 2>/dev/null || true
 	done
 }
 
