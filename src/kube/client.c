@@ -17,6 +17,7 @@ struct eo_kube_client {
 	long timeout_ms;
 	long connect_timeout_ms;
 	size_t max_body;
+	size_t max_list;
 	char *user_agent;
 	CURLSH *share;
 	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
@@ -237,6 +238,7 @@ eo_kube_err eo_kube_client_new(eo_kube_config *cfg, const struct eo_kube_client_
 	c->connect_timeout_ms =
 	    opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
 	c->max_body = opts && opts->max_body > 0 ? opts->max_body : EO_KUBE_DEFAULT_MAX_BODY;
+	c->max_list = opts && opts->max_list > 0 ? opts->max_list : EO_KUBE_LIST_MAX_BYTES;
 	c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "etcd-operator");
 	c->share = curl_share_init();
 	if (!c->user_agent || !c->share) {
@@ -719,6 +721,7 @@ eo_kube_err eo_kube_list(eo_kube_client *c, const struct eo_kube_resource *r,
 	bool paged = true, restarted = false;
 	eo_kube_err rc;
 	int pages = 0;
+	size_t total = 0;
 
 	*out = NULL;
 	x.name = NULL;
@@ -726,6 +729,7 @@ restart:
 	rc = list_page(c, &x, opts, NULL, paged, &acc, err);
 	if (rc != EO_KUBE_OK)
 		goto out;
+	total = json_dumpb(acc, NULL, 0, JSON_COMPACT);
 	for (;;) {
 		const char *next = json_string_value(
 		    json_object_get(json_object_get(acc, "metadata"), "continue"));
@@ -756,6 +760,13 @@ restart:
 		}
 		if (rc != EO_KUBE_OK)
 			goto out;
+		total += json_dumpb(page, NULL, 0, JSON_COMPACT);
+		if (total > c->max_list) {
+			rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE,
+					  "list exceeds its cap of %zu bytes over %d pages",
+					  c->max_list, pages + 1);
+			goto out;
+		}
 		if (json_array_extend(json_object_get(acc, "items"),
 				      json_object_get(page, "items")) != 0) {
 			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "merging list pages");

@@ -48,11 +48,14 @@ struct eo_kube_resource {
 #define EO_KUBE_CLIENT_POOL	   8 /* idle curl handles kept for reuse */
 #define EO_KUBE_DEFAULT_TIMEOUT_MS 30000L
 #define EO_KUBE_DEFAULT_MAX_BODY   (16u << 20)
+/* Cap on a merged LIST: the pages' compact JSON may add up to this many bytes. */
+#define EO_KUBE_LIST_MAX_BYTES (256u << 20)
 
 struct eo_kube_client_opts {
 	long timeout_ms;	 /* whole request; 0 = EO_KUBE_DEFAULT_TIMEOUT_MS */
 	long connect_timeout_ms; /* 0 = 10 s */
 	size_t max_body;	 /* response cap; 0 = EO_KUBE_DEFAULT_MAX_BODY */
+	size_t max_list;	 /* merged LIST cap; 0 = EO_KUBE_LIST_MAX_BYTES */
 	const char *user_agent;	 /* copied; NULL = "etcd-operator" */
 };
 
@@ -83,7 +86,10 @@ struct eo_kube_list_opts {
  * is one list object: apiVersion/kind of the response, metadata of the last
  * page (its resourceVersion is the list's) and all pages' items merged in
  * order. If a continue token expires (410) the list restarts once without
- * paging. opts may be NULL.
+ * paging. A list whose pages add up to more than EO_KUBE_LIST_MAX_BYTES of
+ * JSON (the client's max_list) fails with EO_KUBE_ETOOLARGE (each page is also
+ * capped by max_body).
+ * opts may be NULL.
  */
 eo_kube_err eo_kube_list(eo_kube_client *c, const struct eo_kube_resource *r,
 			 const struct eo_kube_list_opts *opts, json_t **out,

@@ -390,6 +390,27 @@ static void test_list_pagination_merge(void **state)
 	fixture_free(fx);
 }
 
+/* A merged LIST is capped as a whole, not only page by page. */
+static void test_list_total_cap(void **state)
+{
+	struct eo_kube_client_opts opts = {.max_list = 100};
+	struct fixture *fx = fixture_new(NULL, &opts);
+	struct eo_kube_resource r = {"v1", "configmaps", "ns1", NULL};
+	struct eo_kube_list_opts lo = {.limit = 2};
+	struct eo_kube_error err;
+	json_t *list = NULL;
+
+	(void)state;
+	assert_int_equal(eo_kube_list(fx->c, &r, &lo, &list, &err), EO_KUBE_ETOOLARGE);
+	assert_null(list);
+	assert_non_null(strstr(err.message, "list exceeds its cap of 100 bytes"));
+	/* One page fits the same cap: without paging it is one response, capped by max_body. */
+	assert_int_equal(eo_kube_list(fx->c, &r, NULL, &list, &err), EO_KUBE_OK);
+	assert_int_equal(json_array_size(json_object_get(list, "items")), 5);
+	json_decref(list);
+	fixture_free(fx);
+}
+
 static void test_create_generate_name_and_exists(void **state)
 {
 	struct fixture *fx = fixture_new(NULL, NULL);
@@ -673,6 +694,7 @@ int main(void)
 	    cmocka_unit_test(test_status_parsing),
 	    cmocka_unit_test(test_get_sends_auth_and_parses),
 	    cmocka_unit_test(test_list_pagination_merge),
+	    cmocka_unit_test(test_list_total_cap),
 	    cmocka_unit_test(test_create_generate_name_and_exists),
 	    cmocka_unit_test(test_update_conflict_is_a_result),
 	    cmocka_unit_test(test_patch_and_status),
