@@ -302,6 +302,15 @@ static eo_etcd_err call(eo_etcd_client *c, const char *path, const char *req, bo
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/* Frees a header list, wiping the credentials it holds first. */
+static void free_headers(struct curl_slist *h)
+{
+	for (struct curl_slist *i = h; i != NULL; i = i->next)
+		if (i->data != NULL && strncmp(i->data, "Authorization:", 14) == 0)
+			explicit_bzero(i->data, strlen(i->data));
+	curl_slist_free_all(h);
+}
+
 static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
 {
 	struct curl_slist *h = NULL, *t;
@@ -338,12 +347,14 @@ static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
 	}
 	if (curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h) != CURLE_OK)
 		goto out;
-	curl_slist_free_all(c->headers);
+	free_headers(c->headers);
 	c->headers = h;
 	h = NULL;
 	err = EO_ETCD_OK;
 out:
-	curl_slist_free_all(h);
+	free_headers(h);
+	if (auth != NULL)
+		explicit_bzero(auth, strlen(auth));
 	free(auth);
 	return err;
 }
@@ -485,7 +496,7 @@ void eo_etcd_client_free(eo_etcd_client *c)
 		return;
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
-	curl_slist_free_all(c->headers);
+	free_headers(c->headers);
 	free(c->body.data);
 	free(c->eps);
 	free(c);
