@@ -1108,8 +1108,12 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
 		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0))
 			r = EO_REASON_INITIAL_SNAPSHOT;
-		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r,
-		     "working towards the target in status.observed");
+		char m[EO_PLAN_MSG_MAX + 64];
+
+		/* The step under way, so that status and log say what the operator waits for. */
+		snprintf(m, sizeof(m), "working towards the target in status.observed%s%s",
+			 out->message[0] ? ": " : "", out->message);
+		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r, m);
 	} else {
 		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
 		     "the cluster matches status.observed");
