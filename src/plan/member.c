@@ -90,11 +90,9 @@ static const char *pod_phase(const json_t *pod)
 /* True for a Pod in a phase it never leaves, that is not already going away. */
 static bool pod_terminal(const json_t *pod)
 {
-	const char *p = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
-
-	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
-		return false;
-	return p != NULL && (strcmp(p, "Failed") == 0 || strcmp(p, "Succeeded") == 0);
+	return pod != NULL &&
+	       json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") == NULL &&
+	       !eo_plan_pod_running(pod);
 }
 
 static const char *pod_label(const json_t *pod, const char *key)
