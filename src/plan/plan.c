@@ -1136,6 +1136,20 @@ static void finish(struct ctx *x, const json_t *cur)
 	json_decref(empty);
 }
 
+/*
+ * A terminal or refusing state (message in out->message): Available and Progressing False with
+ * reason, Degraded still from the members when the cluster runs, a Warning Event, no action.
+ */
+static void stop_with(struct ctx *x, const struct counts *c, bool running, const char *reason)
+{
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
+	if (running)
+		health_of(x, c, false);
+	event(x, "Warning", reason);
+	x->out->action = EO_PLAN_NONE;
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -1175,24 +1189,12 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 
 	if (eo_cluster_validate(cluster, NULL, buf, sizeof(buf)) != 0) {
 		msgf(&x, "invalid spec: %s", buf);
-		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
-		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_INVALID_SPEC, out->message);
-		if (running)
-			health_of(&x, &c, false);
-		event(&x, "Warning", EO_REASON_INVALID_SPEC);
-		out->action = EO_PLAN_NONE;
+		stop_with(&x, &c, running, EO_REASON_INVALID_SPEC);
 		goto done;
 	}
 	if (unsupported(cluster, &what)) {
 		msgf(&x, "%s is not supported by this operator build yet", what);
-		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED,
-		     out->message);
-		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED,
-		     out->message);
-		if (running)
-			health_of(&x, &c, false);
-		event(&x, "Warning", EO_PLAN_REASON_UNSUPPORTED);
-		out->action = EO_PLAN_NONE;
+		stop_with(&x, &c, running, EO_PLAN_REASON_UNSUPPORTED);
 		goto done;
 	}
 	if (!services_ok(in, &x.ok)) {
@@ -1269,12 +1271,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (!present(eo_cluster_cluster_id(cluster))) {
 			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
 				 "delete and recreate it");
-			cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED,
-			     out->message);
-			cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED,
-			     out->message);
-			event(&x, "Warning", EO_REASON_BOOTSTRAP_FAILED);
-			out->action = EO_PLAN_NONE;
+			stop_with(&x, &c, false, EO_REASON_BOOTSTRAP_FAILED);
 			goto done;
 		}
 		if (!json_equal(spec_obs, observed)) {
@@ -1284,14 +1281,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		}
 		msgf(&x, "the target in status.observed was not reached before "
 			 "status.progressDeadline; edit the spec to resume");
-		cond(&x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
-		     out->message);
-		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
-		     out->message);
-		if (running)
-			health_of(&x, &c, false);
-		event(&x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
-		out->action = EO_PLAN_NONE;
+		stop_with(&x, &c, running, EO_REASON_DEADLINE_EXCEEDED);
 		goto done;
 	}
 
