@@ -5,8 +5,15 @@
 CC      ?= gcc
 .DEFAULT_GOAL := all
 PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# The library flags are asked of pkg-config when a recipe first needs them (and
+# then kept), not when the Makefile is read: on a fresh machine the packages are
+# installed by the deps stamp below, after this file has been parsed.
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkgconf,--cflags))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $$(call pkgconf,--libs) -lpthread -lm)$(PKG_LIBS)
+pkgconf = $(if $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo y),$(shell pkg-config $(1) $(PKGS)),$(error pkg-config does not know all of $(PKGS): run 'make deps' (hack/deps.sh)))
+# Every compile waits for the Debian packages (hack/deps.sh), once per change of
+# the package list.
+DEPS_STAMP := build/.deps-$(shell cat .ci/packages hack/deps.sh 2>/dev/null | cksum | cut -d' ' -f1)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 BASEFLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(WARN) $(PKG_CFLAGS) -g
 CFLAGS  ?= -O2
@@ -21,7 +28,7 @@ CMD_NAMES := $(notdir $(wildcard cmd/*))
 
 # $(1) = build flavour dir, $(2) = extra flags
 define flavour
-$(1)/obj/%.o: %.c
+$(1)/obj/%.o: %.c | $$(DEPS_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASEFLAGS) $(2) -MMD -MP -c $$< -o $$@
 $(1)/libeo.a: $$(patsubst %.c,$(1)/obj/%.o,$$(LIB_SRCS))
@@ -61,7 +68,7 @@ integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
 	test/integration/run.sh $(patsubst %,build/itest/%,$(INT_NAMES))
 
 # Generated files must match their sources, and C layout must match .clang-format.
-lint: format-check
+lint: $(DEPS_STAMP) format-check
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
@@ -70,6 +77,10 @@ test: all lint unit unit-asan integration
 # --- local cluster, images, end-to-end (hack/, docs/development.md) ---
 deps:
 	hack/deps.sh
+
+$(DEPS_STAMP):
+	hack/deps.sh
+	@mkdir -p build && rm -f build/.deps-* && touch $@
 
 tools: deps
 	hack/tools.sh all
@@ -106,7 +117,7 @@ bench:
 format:
 	clang-format -i $(shell find src cmd test -name '*.[ch]' 2>/dev/null)
 
-format-check:
+format-check: | $(DEPS_STAMP)
 	clang-format --dry-run --Werror $(shell find src cmd test -name '*.[ch]' 2>/dev/null)
 
 clean:

@@ -4,7 +4,8 @@
 # kube-scheduler + kubelet + kube-proxy + CoreDNS. No systemd here, so every
 # component runs under a small restart loop of our own (see supervise()).
 #
-#   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers
+#   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers;
+#                           starts only what stopped, keeping the cluster's state
 #   hack/cluster.sh down    stops everything up started and cleans the machine
 #   hack/cluster.sh status  what is running
 #   hack/cluster.sh logs    bundles the component logs into a tarball
@@ -426,9 +427,13 @@ up() {
 	t0=$(date +%s)
 	[ -n "$NODE_IP" ] || die "cannot find this machine's address (no default route?)"
 	mkdir -p "$LC"
+	# A component that stopped (or a machine that rebooted) is started again on
+	# the state it left: the cluster's etcd, PersistentVolumes and namespaces
+	# are kept. Only `down` deletes them.
 	if [ -d "$RUNDIR/pids" ] && ! all_running; then
-		log "found a partly running or crashed cluster; cleaning it up first"
-		down
+		local c stopped=""
+		for c in $COMPONENTS; do running "$c" || stopped="$stopped $c"; done
+		log "found a partly running cluster (stopped:$stopped); starting what is missing, state kept (make cluster-down resets)"
 	fi
 	if [ ! -d "$RUNDIR/pids" ]; then
 		# A fresh start: keep the previous run's logs one generation back.
