@@ -15,7 +15,7 @@ pkgconf = $(if $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo y),$(shel
 # the package list.
 DEPS_STAMP := build/.deps-$(shell cat .ci/packages hack/deps.sh 2>/dev/null | cksum | cut -d' ' -f1)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
-BASEFLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(WARN) $(PKG_CFLAGS) -g
+BASEFLAGS = -std=c17 -D_GNU_SOURCE -Isrc $(WARN) $(PKG_CFLAGS) -g
 CFLAGS  ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
