@@ -198,13 +198,13 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		json_t *copy = NULL, *pod = NULL, *claim = NULL;
 		const char *mname = eo_kube_obj_name(m);
 
-		if (!eo_build_is_controlled_by(m, uid) || mname == NULL)
+		if (!eo_desired_is_controlled_by(m, uid) || mname == NULL)
 			continue;
 		copy = typed_copy(m, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
 		if (copy == NULL || json_array_append_new(om->members, copy) != 0)
 			goto fail;
 		pod = eo_cache_set_get(&c->pods, ns, mname);
-		if (pod != NULL && !eo_build_is_controlled_by(pod, eo_member_uid(copy))) {
+		if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_member_uid(copy))) {
 			json_decref(pod);
 			pod = NULL;
 		}
@@ -259,7 +259,7 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 		}
 		if (e == EO_KUBE_EEXISTS)
 			e = EO_KUBE_OK;
-	} else if ((patch = eo_build_service_patch(want, have)) != NULL) {
+	} else if ((patch = eo_desired_service_patch(want, have)) != NULL) {
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 		json_decref(patch);
 		if (e == EO_KUBE_OK)
@@ -277,7 +277,7 @@ static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, js
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
 	char client[EO_NAME_MAX];
-	json_t *wh = eo_build_headless_service(cluster), *wc = eo_build_client_service(cluster);
+	json_t *wh = eo_desired_headless_service(cluster), *wc = eo_desired_client_service(cluster);
 	json_t *hh = eo_cache_set_get(&c->services, ns, name), *hc = NULL;
 	int rc = -1;
 
@@ -316,7 +316,7 @@ static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
-	json_t *seed = eo_build_seed_member(cluster), *created = NULL;
+	json_t *seed = eo_desired_seed_member(cluster), *created = NULL;
 	char msg[EO_NAME_MAX + 64];
 	eo_kube_err e;
 
@@ -414,7 +414,7 @@ static int act_create_member(struct eo_controller *c, const struct eo_log_ctx *l
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
-	json_t *m = eo_build_joining_member(cluster), *created = NULL;
+	json_t *m = eo_desired_joining_member(cluster), *created = NULL;
 	char msg[EO_NAME_MAX + 64];
 	eo_kube_err e;
 
@@ -671,7 +671,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
 		hc = eo_cache_set_get(&c->services, ns, client);
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
-	if (pdb != NULL && !eo_build_is_controlled_by(pdb, eo_cluster_uid(cluster))) {
+	if (pdb != NULL && !eo_desired_is_controlled_by(pdb, eo_cluster_uid(cluster))) {
 		json_decref(pdb); /* not ours: the create will fail and say so */
 		pdb = NULL;
 	}
@@ -811,7 +811,7 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 {
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
 	const char *cname = eo_member_cluster_name(member);
-	char urls[EO_PLAN_MAX_ENDPOINTS][EO_BUILD_URL_MAX], peer[EO_BUILD_URL_MAX];
+	char urls[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX], peer[EO_DESIRED_URL_MAX];
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	struct eo_etcd_members list = {0};
 	const struct eo_etcd_member *em = NULL;
@@ -833,8 +833,8 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 		if (pod != NULL)
 			with_pod++;
 		if (eo_plan_pod_running(pod) &&
-		    eo_build_member_client_url(urls[n], sizeof(urls[n]), &c->build, on, cname,
-					       ns) == 0) {
+		    eo_desired_member_client_url(urls[n], sizeof(urls[n]), &c->build, on, cname,
+						 ns) == 0) {
 			eps[n] = urls[n];
 			n++;
 		}
@@ -855,7 +855,7 @@ static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc
 		goto out;
 	if ((e = eo_etcd_member_list(ec, &list, NULL)) != EO_ETCD_OK)
 		goto out;
-	if (eo_build_member_peer_url(peer, sizeof(peer), &c->build, mname, cname, ns) != 0)
+	if (eo_desired_member_peer_url(peer, sizeof(peer), &c->build, mname, cname, ns) != 0)
 		goto out;
 	em = eo_plan_find_etcd_member(&list, mname, peer);
 	if (em == NULL) {

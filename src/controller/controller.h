@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "build/build.h"
+#include "desired/desired.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -39,9 +39,9 @@ struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
-	struct eo_build_opts build; /* strings borrowed */
-	long etcd_timeout_ms;	    /* per etcd attempt; 0 = 5000 */
-	time_t (*now)(void);	    /* NULL = time(NULL) */
+	struct eo_desired_opts build; /* strings borrowed */
+	long etcd_timeout_ms;	      /* per etcd attempt; 0 = 5000 */
+	time_t (*now)(void);	      /* NULL = time(NULL) */
 };
 
 /* Outcome of one reconcile. */

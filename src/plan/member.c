@@ -122,7 +122,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
 	const char *mid = json_string_value(json_object_get(x->st, "memberID"));
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
-	char peer[EO_BUILD_URL_MAX], buf[64];
+	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
 	bool need = !present(mid) || !present(ver) || !present(old_uid) || pod_uid == NULL ||
 		    strcmp(old_uid, pod_uid) != 0;
@@ -140,17 +140,17 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		return;
 	}
 	if (need && !in->etcd_queried) {
-		if (eo_build_member_client_url(x->out->endpoint, sizeof(x->out->endpoint),
-					       in->build, mname, cname,
-					       eo_member_namespace(m)) != 0)
+		if (eo_desired_member_client_url(x->out->endpoint, sizeof(x->out->endpoint),
+						 in->build, mname, cname,
+						 eo_member_namespace(m)) != 0)
 			x->ok = false;
 		x->out->action = EO_MPLAN_QUERY_ETCD;
 		msgf(x, "reading the member ID and version from etcd");
 		return;
 	}
 	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
-	    eo_build_member_peer_url(peer, sizeof(peer), in->build, mname, cname,
-				     eo_member_namespace(m)) == 0) {
+	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, cname,
+				       eo_member_namespace(m)) == 0) {
 		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
 
 		if (em != NULL) {
@@ -243,7 +243,7 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 	bootstrapped = in->cluster != NULL && present(eo_cluster_cluster_id(in->cluster));
 
 	if (eo_member_dormant(m)) {
-		if (in->pod != NULL && eo_build_is_controlled_by(in->pod, uid) &&
+		if (in->pod != NULL && eo_desired_is_controlled_by(in->pod, uid) &&
 		    json_object_get(json_object_get(in->pod, "metadata"), "deletionTimestamp") ==
 			NULL) {
 			out->action = EO_MPLAN_DELETE_POD;
@@ -268,7 +268,7 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 	if (!storage.memory) {
 		if (in->pvc == NULL) {
 			out->action = EO_MPLAN_CREATE_PVC;
-			out->object = eo_build_member_pvc(m);
+			out->object = eo_desired_member_pvc(m);
 			if (out->object == NULL)
 				x.ok = false;
 			msgf(&x, "PVC %s is missing; creating it", pvc_name);
@@ -277,14 +277,14 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 			set_status(&x, "replicas", json_integer(0));
 			goto done;
 		}
-		if (!eo_build_is_controlled_by(in->pvc, uid)) {
+		if (!eo_desired_is_controlled_by(in->pvc, uid)) {
 			refuse(&x, "PVC", pvc_name);
 			goto done;
 		}
 	}
 	if (in->pod == NULL) {
 		out->action = EO_MPLAN_CREATE_POD;
-		out->object = eo_build_member_pod(m, in->build, bootstrapped);
+		out->object = eo_desired_member_pod(m, in->build, bootstrapped);
 		if (out->object == NULL)
 			x.ok = false;
 		msgf(&x, "Pod %s is missing; creating it", mname);
@@ -292,7 +292,7 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 		set_status(&x, "replicas", json_integer(0));
 		goto done;
 	}
-	if (!eo_build_is_controlled_by(in->pod, uid)) {
+	if (!eo_desired_is_controlled_by(in->pod, uid)) {
 		refuse(&x, "Pod", mname);
 		goto done;
 	}

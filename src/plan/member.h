@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "build/build.h"
+#include "desired/desired.h"
 #include "etcd/client.h"
 
 enum eo_mplan_action {
@@ -43,7 +43,7 @@ struct eo_mplan_input {
 	const json_t *cluster; /* owning EtcdCluster, NULL when gone */
 	const json_t *pod;     /* Pod named after the member, NULL when absent */
 	const json_t *pvc;     /* PVC data-<member>, NULL when absent */
-	const struct eo_build_opts *build;
+	const struct eo_desired_opts *build;
 	/* etcd, after EO_MPLAN_QUERY_ETCD */
 	bool etcd_queried;
 	eo_etcd_err list_err;		     /* member list through the endpoint */
@@ -57,9 +57,9 @@ struct eo_mplan_input {
 
 struct eo_mplan_result {
 	enum eo_mplan_action action;
-	json_t *object;			 /* CREATE_*: object, PATCH_POD: patch */
-	char endpoint[EO_BUILD_URL_MAX]; /* QUERY_ETCD: the member's client URL */
-	json_t *status;			 /* desired status (new ref) or NULL */
+	json_t *object;			   /* CREATE_*: object, PATCH_POD: patch */
+	char endpoint[EO_DESIRED_URL_MAX]; /* QUERY_ETCD: the member's client URL */
+	json_t *status;			   /* desired status (new ref) or NULL */
 	bool status_changed;
 	long requeue_ms;
 	const char *event_type; /* NULL: no event */

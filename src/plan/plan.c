@@ -360,8 +360,8 @@ static bool unsupported(const json_t *cluster, const char **what)
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
 {
-	json_t *want_h = eo_build_headless_service(in->cluster);
-	json_t *want_c = eo_build_client_service(in->cluster);
+	json_t *want_h = eo_desired_headless_service(in->cluster);
+	json_t *want_c = eo_desired_client_service(in->cluster);
 	json_t *ph = NULL, *pc = NULL;
 	bool good = false;
 
@@ -371,8 +371,8 @@ static bool services_ok(const struct eo_plan_input *in, bool *ok)
 	}
 	if (in->headless_svc == NULL || in->client_svc == NULL)
 		goto out;
-	ph = eo_build_service_patch(want_h, in->headless_svc);
-	pc = eo_build_service_patch(want_c, in->client_svc);
+	ph = eo_desired_service_patch(want_h, in->headless_svc);
+	pc = eo_desired_service_patch(want_c, in->client_svc);
 	good = ph == NULL && pc == NULL;
 out:
 	json_decref(want_h);
@@ -450,7 +450,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	struct eo_plan_result *out = x->out;
 	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
 	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
-	char peer[EO_BUILD_URL_MAX], id[24];
+	char peer[EO_DESIRED_URL_MAX], id[24];
 	const struct eo_etcd_member *em = NULL;
 
 	if (desired == 0) {
@@ -487,7 +487,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
 	}
-	if (eo_build_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns) != 0) {
+	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns) != 0) {
 		x->ok = false;
 		return;
 	}
@@ -496,9 +496,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
 		out->action = EO_PLAN_COMPLETE_SEED;
 		out->member = c->seed->member;
-		if (eo_build_seed_initial_cluster(out->initial_cluster,
-						  sizeof(out->initial_cluster), in->build, seed,
-						  cname, ns) != 0)
+		if (eo_desired_seed_initial_cluster(out->initial_cluster,
+						    sizeof(out->initial_cluster), in->build, seed,
+						    cname, ns) != 0)
 			x->ok = false;
 		return;
 	}
@@ -514,8 +514,8 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	}
 	if (!in->etcd_queried) {
 		out->action = EO_PLAN_QUERY_MEMBERS;
-		if (eo_build_member_client_url(out->endpoints[0], sizeof(out->endpoints[0]),
-					       in->build, seed, cname, ns) != 0)
+		if (eo_desired_member_client_url(out->endpoints[0], sizeof(out->endpoints[0]),
+						 in->build, seed, cname, ns) != 0)
 			x->ok = false;
 		out->n_endpoints = 1;
 		msgf(x, "listing the members of seed %s", seed);
@@ -575,9 +575,9 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 {
 	const struct eo_plan_input *in = x->in;
 
-	if (eo_build_member_peer_url(buf, n, in->build, eo_member_name(member),
-				     eo_cluster_name(in->cluster),
-				     eo_cluster_namespace(in->cluster)) != 0) {
+	if (eo_desired_member_peer_url(buf, n, in->build, eo_member_name(member),
+				       eo_cluster_name(in->cluster),
+				       eo_cluster_namespace(in->cluster)) != 0) {
 		x->ok = false;
 		return -1;
 	}
@@ -587,7 +587,7 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 /* etcd's entry for an EtcdMember, or NULL. */
 static const struct eo_etcd_member *etcd_entry(struct ctx *x, const json_t *member)
 {
-	char peer[EO_BUILD_URL_MAX];
+	char peer[EO_DESIRED_URL_MAX];
 
 	if (x->in->etcd == NULL || peer_url_of(x, member, peer, sizeof(peer)) != 0)
 		return NULL;
@@ -646,8 +646,8 @@ static void voter_endpoints(struct ctx *x)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (eo_build_member_client_url(out->endpoints[i], EO_BUILD_URL_MAX, in->build,
-					       eo_member_name(pick[i]->member), cname, ns) != 0) {
+		if (eo_desired_member_client_url(out->endpoints[i], EO_DESIRED_URL_MAX, in->build,
+						 eo_member_name(pick[i]->member), cname, ns) != 0) {
 			x->ok = false;
 			return;
 		}
@@ -837,7 +837,7 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		    eo_member_is_pending(in->members[i].member))
 			pending = &in->members[i];
 	if (pending != NULL && etcd_entry(x, pending->member) != NULL) {
-		char peer[EO_BUILD_URL_MAX];
+		char peer[EO_DESIRED_URL_MAX];
 
 		if (peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
 			return;
@@ -926,13 +926,13 @@ static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
 		out->action = EO_PLAN_DELETE_PDB;
 		return true;
 	}
-	min = eo_build_pdb_min_available((int)c->voters, desired);
-	out->object = eo_build_pdb(in->cluster, min);
+	min = eo_desired_pdb_min_available((int)c->voters, desired);
+	out->object = eo_desired_pdb(in->cluster, min);
 	if (out->object == NULL) {
 		x->ok = false;
 		return true;
 	}
-	if (in->pdb != NULL && (out->patch = eo_build_pdb_patch(out->object, in->pdb)) == NULL) {
+	if (in->pdb != NULL && (out->patch = eo_desired_pdb_patch(out->object, in->pdb)) == NULL) {
 		json_decref(out->object);
 		out->object = NULL;
 		return false;
@@ -1213,7 +1213,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		}
 		set_status(&x, "clusterToken", json_string(token));
 	}
-	spec_obs = eo_build_observed(cluster);
+	spec_obs = eo_desired_observed(cluster);
 	if (spec_obs == NULL) {
 		x.ok = false;
 		goto done;

@@ -33,7 +33,7 @@
 
 #include <jansson.h>
 
-#include "build/build.h"
+#include "desired/desired.h"
 #include "etcd/client.h"
 
 /*
@@ -117,7 +117,7 @@ struct eo_plan_input {
 	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
-	const struct eo_build_opts *build;
+	const struct eo_desired_opts *build;
 	/* etcd's member list, when the controller was asked to query it */
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */
@@ -128,7 +128,7 @@ struct eo_plan_input {
 #define EO_PLAN_MSG_MAX	      512
 #define EO_PLAN_MAX_ENDPOINTS 16
 /* Room for "<name>=<peer url>" of every member of a large cluster. */
-#define EO_PLAN_INITIAL_CLUSTER_MAX (EO_PLAN_MAX_ENDPOINTS * EO_BUILD_URL_MAX)
+#define EO_PLAN_INITIAL_CLUSTER_MAX (EO_PLAN_MAX_ENDPOINTS * EO_DESIRED_URL_MAX)
 /* Requeue after a learner is not yet in sync, or an etcd-only change (no watch event). */
 #define EO_PLAN_REQUEUE_PROMOTE_MS 1000L
 
@@ -138,13 +138,13 @@ struct eo_plan_result {
 	 * SET_VOTER, SET_DORMANT, WAKE_DORMANT: the member concerned */
 	const json_t *member;
 	char initial_cluster[EO_PLAN_INITIAL_CLUSTER_MAX]; /* COMPLETE_SEED, SET_INITIAL_CLUSTER */
-	char peer_url[EO_BUILD_URL_MAX];		   /* ADD_LEARNER: the member's peer URL */
+	char peer_url[EO_DESIRED_URL_MAX];		   /* ADD_LEARNER: the member's peer URL */
 	uint64_t etcd_id;				   /* PROMOTE_LEARNER, REMOVE_STRAY */
 	bool voter;					   /* SET_VOTER */
 	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
 	json_t *patch;	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create */
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY: voter client URLs */
-	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_BUILD_URL_MAX];
+	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
 	json_t *status;	     /* desired status (new reference), NULL when not to be written */
 	bool status_changed; /* status differs from the cluster's current status */

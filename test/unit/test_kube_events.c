@@ -25,7 +25,7 @@ static json_t *cluster(void)
 			 "42");
 }
 
-static void test_build_golden(void **state)
+static void test_desired_golden(void **state)
 {
 	json_t *inv = cluster();
 	json_t *ev = eo_kube_event_build(inv, "Normal", "MemberAdded", "added member main-abcde",
@@ -211,7 +211,7 @@ static void test_recorder_dedup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_golden),
+	    cmocka_unit_test(test_desired_golden),
 	    cmocka_unit_test(test_build_caps_message_at_utf8_boundary),
 	    cmocka_unit_test(test_recorder_dedup),
 	};

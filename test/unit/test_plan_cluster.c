@@ -15,13 +15,13 @@
 
 #include "api/conditions.h"
 #include "api/names.h"
-#include "build/build.h"
+#include "desired/desired.h"
 #include "plan/plan.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
 #define VOTER "{\"isVoter\":true}"
 
-static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
 /* --- fixtures --- */
 
@@ -62,10 +62,10 @@ static char *latched_status(int r, const char *extra)
 
 static json_t *member(const char *name, bool seed, bool pending, const char *extra_status)
 {
-	char ic[EO_BUILD_URL_MAX];
+	char ic[EO_DESIRED_URL_MAX];
 	json_t *m = NULL;
 
-	eo_build_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default");
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default");
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s}}",
 		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
@@ -96,7 +96,7 @@ struct world {
 	size_t n;
 	struct eo_etcd_members etcd;
 	struct eo_etcd_member etcd_v[8];
-	char etcd_peer[8][EO_BUILD_URL_MAX];
+	char etcd_peer[8][EO_DESIRED_URL_MAX];
 	char *etcd_peer_p[8];
 	struct eo_plan_input in;
 };
@@ -105,7 +105,7 @@ struct world {
 static void world_pdb(struct world *w, int min)
 {
 	json_decref(w->pdb);
-	w->pdb = eo_build_pdb(w->cluster, min);
+	w->pdb = eo_desired_pdb(w->cluster, min);
 	w->in.pdb = w->pdb;
 }
 
@@ -114,8 +114,8 @@ static void world_init(struct world *w, json_t *c, bool services)
 	memset(w, 0, sizeof(*w));
 	w->cluster = c;
 	if (services) {
-		w->hsvc = eo_build_headless_service(c);
-		w->csvc = eo_build_client_service(c);
+		w->hsvc = eo_desired_headless_service(c);
+		w->csvc = eo_desired_client_service(c);
 	}
 	w->in = (struct eo_plan_input){.cluster = c,
 				       .members = w->members,
@@ -136,10 +136,10 @@ static void world_add(struct world *w, json_t *m, json_t *p)
 /* etcd answers: one member named name (peer URL of name) in cluster cid. */
 static void world_etcd(struct world *w, eo_etcd_err err, const char *name, uint64_t cid, size_t n)
 {
-	static char peer[EO_BUILD_URL_MAX];
+	static char peer[EO_DESIRED_URL_MAX];
 	static char *peers[1];
 
-	eo_build_member_peer_url(peer, sizeof(peer), &OPTS, name, "demo", "default");
+	eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, name, "demo", "default");
 	peers[0] = peer;
 	w->etcd_v[0] = (struct eo_etcd_member){.id = 0x96e78c8d1de8ec76ULL,
 					       .name = (char *)name,
@@ -211,8 +211,8 @@ static void test_services_first(void **state)
 	assert_null(r.status);
 	eo_plan_result_clear(&r);
 	/* A drifted Service also counts. */
-	w.hsvc = eo_build_headless_service(w.cluster);
-	w.csvc = eo_build_client_service(w.cluster);
+	w.hsvc = eo_desired_headless_service(w.cluster);
+	w.csvc = eo_desired_client_service(w.cluster);
 	json_object_set_new(json_object_get(w.hsvc, "spec"), "publishNotReadyAddresses",
 			    json_false());
 	w.in.headless_svc = w.hsvc;

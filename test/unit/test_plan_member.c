@@ -19,7 +19,7 @@
 
 #define T0 1780394400
 
-static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
 static json_t *member(void)
 {

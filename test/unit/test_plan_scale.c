@@ -19,13 +19,13 @@
 
 #include "api/conditions.h"
 #include "api/names.h"
-#include "build/build.h"
+#include "desired/desired.h"
 #include "plan/plan.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define MAXM 8
 
-static const struct eo_build_opts OPTS = {.cluster_domain = "cluster.local"};
+static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
 /* One EtcdMember of a row. */
 struct m {
@@ -61,7 +61,7 @@ struct world {
 	struct eo_plan_member pm[MAXM];
 	size_t n;
 	struct eo_etcd_member ev[MAXM];
-	char peer[MAXM][EO_BUILD_URL_MAX];
+	char peer[MAXM][EO_DESIRED_URL_MAX];
 	char *peer_p[MAXM];
 	struct eo_etcd_members etcd;
 	struct eo_plan_input in;
@@ -88,10 +88,10 @@ static json_t *cluster(int target)
 
 static json_t *member(const struct m *d)
 {
-	char ic[EO_BUILD_URL_MAX];
+	char ic[EO_DESIRED_URL_MAX];
 	json_t *m = NULL;
 
-	eo_build_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
 		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
@@ -126,8 +126,8 @@ static void world_init(struct world *w, const struct row *r)
 
 	memset(w, 0, sizeof(*w));
 	w->cluster = cluster(r->target);
-	w->hsvc = eo_build_headless_service(w->cluster);
-	w->csvc = eo_build_client_service(w->cluster);
+	w->hsvc = eo_desired_headless_service(w->cluster);
+	w->csvc = eo_desired_client_service(w->cluster);
 	for (size_t i = 0; i < MAXM && r->members[i].name != NULL; i++) {
 		const struct m *d = &r->members[i];
 
@@ -140,8 +140,8 @@ static void world_init(struct world *w, const struct row *r)
 	for (size_t i = 0; i < MAXM && r->etcd[i].peer_of != NULL; i++) {
 		const struct e *d = &r->etcd[i];
 
-		eo_build_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, d->peer_of, "demo",
-					 "default");
+		eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, d->peer_of,
+					   "demo", "default");
 		w->peer_p[i] = w->peer[i];
 		w->ev[i] = (struct eo_etcd_member){.id = d->id ? d->id : 0x100 + i,
 						   .name = (char *)(d->started ? d->peer_of : ""),
@@ -153,8 +153,8 @@ static void world_init(struct world *w, const struct row *r)
 	w->etcd.v = w->ev;
 	w->etcd.cluster_id = 0x248adce0359142baULL;
 	if (voters > 0)
-		w->pdb =
-		    eo_build_pdb(w->cluster, eo_build_pdb_min_available((int)voters, r->target));
+		w->pdb = eo_desired_pdb(w->cluster,
+					eo_desired_pdb_min_available((int)voters, r->target));
 	w->in = (struct eo_plan_input){.cluster = w->cluster,
 				       .members = w->pm,
 				       .n_members = w->n,
@@ -600,9 +600,10 @@ static void test_pdb_math(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (eo_build_pdb_min_available(cases[i][0], cases[i][1]) != cases[i][2])
+		if (eo_desired_pdb_min_available(cases[i][0], cases[i][1]) != cases[i][2])
 			fail_msg("voters %d target %d: minAvailable %d, want %d", cases[i][0],
-				 cases[i][1], eo_build_pdb_min_available(cases[i][0], cases[i][1]),
+				 cases[i][1],
+				 eo_desired_pdb_min_available(cases[i][0], cases[i][1]),
 				 cases[i][2]);
 }
 
@@ -638,7 +639,7 @@ static void test_pdb_plan(void **state)
 	assert_string_equal(json_string_value(json_object_get(sel, EO_LABEL_CLUSTER)), "demo");
 	eo_plan_result_clear(&res);
 	/* Drifted (maxUnavailable set by hand, wrong minAvailable): patched back. */
-	w.pdb = eo_build_pdb(w.cluster, 1);
+	w.pdb = eo_desired_pdb(w.cluster, 1);
 	json_object_set_new(json_object_get(w.pdb, "spec"), "maxUnavailable", json_integer(1));
 	w.in.pdb = w.pdb;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -651,7 +652,7 @@ static void test_pdb_plan(void **state)
 
 	/* No voter left: the PDB goes. */
 	world_init(&w, &none);
-	w.pdb = eo_build_pdb(w.cluster, 1);
+	w.pdb = eo_desired_pdb(w.cluster, 1);
 	w.in.pdb = w.pdb;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
@@ -1139,7 +1140,7 @@ static void test_condition_audit(void **state)
 
 static void test_initial_cluster_helper(void **state)
 {
-	char a[EO_BUILD_URL_MAX] = "http://a:2380", b[EO_BUILD_URL_MAX] = "http://b:2380";
+	char a[EO_DESIRED_URL_MAX] = "http://a:2380", b[EO_DESIRED_URL_MAX] = "http://b:2380";
 	char *pa = a, *pb = b, buf[64], small[8];
 	struct eo_etcd_member v[2] = {
 	    {.id = 1, .name = (char *)"a", .peer_urls = &pa, .n_peer_urls = 1},

@@ -1,5 +1,5 @@
 /*
- * build/build.h - the desired Kubernetes objects of a cluster and its members (pure).
+ * desired/desired.h - the desired Kubernetes objects of a cluster and its members (pure).
  *
  * Every function here is a pure function of its arguments: no I/O, no clock, no globals.
  * The objects are what the operator creates (or the fields it owns and patches); they carry
@@ -15,14 +15,14 @@
  *   member     data PVC                            data-<member>
  *   member     Pod                                 <member>
  *
- * Ownership: every eo_build_* function that returns json_t * returns a NEW reference the
+ * Ownership: every eo_desired_* function that returns json_t * returns a NEW reference the
  * caller json_decref()s, or NULL when an argument is missing (no name/namespace/uid) or on
  * allocation failure. json_t arguments are borrowed and never modified. Strings written into
  * caller buffers are NUL-terminated; functions writing them return 0, or -1 when an argument
  * is missing or the result does not fit.
  */
-#ifndef EO_BUILD_BUILD_H
-#define EO_BUILD_BUILD_H
+#ifndef EO_DESIRED_BUILD_H
+#define EO_DESIRED_BUILD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,21 +30,21 @@
 #include <jansson.h>
 
 /* Settings of the operator that shape the objects (borrowed strings). */
-struct eo_build_opts {
+struct eo_desired_opts {
 	const char *etcd_image_repository; /* NULL/"" = quay.io/coreos/etcd */
 	const char *cluster_domain;	   /* NULL/"" = cluster.local */
 };
 
 /* Size of a buffer for a member URL or a one-member initial-cluster entry. */
-#define EO_BUILD_URL_MAX 512
+#define EO_DESIRED_URL_MAX 512
 
 /* --- helpers shared with plan/ and controller/ --- */
 
 /* ownerReference to owner (apiVersion, kind, name, uid), controller + blockOwnerDeletion. */
-json_t *eo_build_owner_ref(const json_t *owner);
+json_t *eo_desired_owner_ref(const json_t *owner);
 
 /* True when obj has a controller ownerReference with this uid. */
-bool eo_build_is_controlled_by(const json_t *obj, const char *owner_uid);
+bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid);
 
 /*
  * Labels of every object of a cluster: spec.additionalMetadata.labels of source (a cluster or
@@ -52,43 +52,43 @@ bool eo_build_is_controlled_by(const json_t *obj, const char *owner_uid);
  * (app.kubernetes.io/name=etcd, instance=<cluster>, managed-by=etcd-operator,
  * etcd-operator.cozystack.io/cluster=<cluster>), which win on collision.
  */
-json_t *eo_build_cluster_labels(const json_t *source, const char *cluster);
+json_t *eo_desired_cluster_labels(const json_t *source, const char *cluster);
 
 /* additionalMetadata.annotations of source without reserved keys (never NULL on success). */
-json_t *eo_build_extra_annotations(const json_t *source);
+json_t *eo_desired_extra_annotations(const json_t *source);
 
 /* "<member>.<cluster>.<ns>.svc.<domain>" (the headless Service is named after the cluster). */
-int eo_build_member_fqdn(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
-			 const char *cluster, const char *ns);
+int eo_desired_member_fqdn(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
+			   const char *cluster, const char *ns);
 /* "http://<fqdn>:2380" and "http://<fqdn>:2379". */
-int eo_build_member_peer_url(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
-			     const char *cluster, const char *ns);
-int eo_build_member_client_url(char *buf, size_t n, const struct eo_build_opts *o,
+int eo_desired_member_peer_url(char *buf, size_t n, const struct eo_desired_opts *o,
 			       const char *member, const char *cluster, const char *ns);
+int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_opts *o,
+				 const char *member, const char *cluster, const char *ns);
 /* "<member>=<peer url>": the initialCluster of a seed. */
-int eo_build_seed_initial_cluster(char *buf, size_t n, const struct eo_build_opts *o,
-				  const char *member, const char *cluster, const char *ns);
+int eo_desired_seed_initial_cluster(char *buf, size_t n, const struct eo_desired_opts *o,
+				    const char *member, const char *cluster, const char *ns);
 
 /* --- cluster-owned objects --- */
 
 /* Headless Service <cluster>: clusterIP None, publishNotReadyAddresses, ports client + peer. */
-json_t *eo_build_headless_service(const json_t *cluster);
+json_t *eo_desired_headless_service(const json_t *cluster);
 /* ClusterIP Service <cluster>-client: port client 2379. */
-json_t *eo_build_client_service(const json_t *cluster);
+json_t *eo_desired_client_service(const json_t *cluster);
 /*
  * Merge patch that brings an existing Service in line with the desired one, touching only the
  * fields the operator owns (our labels, spec.selector, spec.publishNotReadyAddresses,
  * spec.ports by name); NULL when nothing differs (or on allocation failure: callers treat it
  * as "no drift" and retry on the next pass).
  */
-json_t *eo_build_service_patch(const json_t *desired, const json_t *actual);
+json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual);
 
 /*
  * status.observed snapshot of the cluster's spec: replicas, version, storage, and the
  * latched pass-through fields (resources, affinity, topologySpreadConstraints,
  * additionalMetadata, options, imagePullSecrets) copied as written; absent fields stay absent.
  */
-json_t *eo_build_observed(const json_t *cluster);
+json_t *eo_desired_observed(const json_t *cluster);
 
 /*
  * The seed EtcdMember of a cluster: generateName <cluster>-, the member finalizer, spec from
@@ -97,36 +97,36 @@ json_t *eo_build_observed(const json_t *cluster);
  * controller fills it once the name is known). TLS and restore are not mapped yet: the
  * planner refuses clusters that ask for them (see plan/plan.h).
  */
-json_t *eo_build_seed_member(const json_t *cluster);
+json_t *eo_desired_seed_member(const json_t *cluster);
 
 /*
  * A member that joins a bootstrapped cluster: the same as the seed member but bootstrap false.
  * initialCluster stays empty until the cluster controller has added it to etcd as a learner.
  */
-json_t *eo_build_joining_member(const json_t *cluster);
+json_t *eo_desired_joining_member(const json_t *cluster);
 
 /*
  * PodDisruptionBudget <cluster> (policy/v1) over the voting members: selector cluster=<cluster>
  * and role=voter, minAvailable as given.
  */
-json_t *eo_build_pdb(const json_t *cluster, int min_available);
+json_t *eo_desired_pdb(const json_t *cluster, int min_available);
 
 /* minAvailable of the PDB: max(voters, target) / 2 + 1 (1->1, 3->2, 4->3, 5->3, 7->4). */
-int eo_build_pdb_min_available(int voters, int target);
+int eo_desired_pdb_min_available(int voters, int target);
 
 /*
  * Merge patch bringing an existing PDB's spec (minAvailable, selector; maxUnavailable dropped)
  * in line with the desired one; NULL when nothing differs or on allocation failure.
  */
-json_t *eo_build_pdb_patch(const json_t *desired, const json_t *actual);
+json_t *eo_desired_pdb_patch(const json_t *desired, const json_t *actual);
 
 /* --- member-owned objects --- */
 
 /* Labels of a member's objects: cluster labels + component=<member> (+ role=voter). */
-json_t *eo_build_member_labels(const json_t *member, bool voter);
+json_t *eo_desired_member_labels(const json_t *member, bool voter);
 
 /* PVC data-<member>: ReadWriteOnce, spec.storage.size, storageClassName when set. */
-json_t *eo_build_member_pvc(const json_t *member);
+json_t *eo_desired_member_pvc(const json_t *member);
 
 /*
  * The member's Pod. cluster_bootstrapped tells whether the cluster already has a clusterID:
@@ -138,7 +138,7 @@ json_t *eo_build_member_pvc(const json_t *member);
  * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
  * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
  */
-json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
-			    bool cluster_bootstrapped);
+json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
+			      bool cluster_bootstrapped);
 
 #endif

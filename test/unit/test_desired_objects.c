@@ -1,6 +1,6 @@
 /*
  * Unit tests for build/: the desired objects of a cluster and a member compared with golden
- * JSON (the files in test/unit/test_build_golden/; rerun with EO_UPDATE_GOLDEN=1 to rewrite them
+ * JSON (the files in test/unit/test_desired_golden/; rerun with EO_UPDATE_GOLDEN=1 to rewrite them
  * after an intended change, then review the diff), plus the Service drift patch, labels,
  * owner references and the --initial-cluster-state rule.
  */
@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "api/names.h"
-#include "build/build.h"
+#include "desired/desired.h"
 
-#define GOLDEN_DIR "test/unit/test_build_golden/"
+#define GOLDEN_DIR "test/unit/test_desired_golden/"
 
 static const char *CLUSTER_JSON =
     "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdCluster\","
@@ -46,8 +46,8 @@ static const char *MEMBER_JSON =
     "\"additionalMetadata\":{\"labels\":{\"team\":\"db\"}}},"
     "\"status\":{\"isVoter\":true}}";
 
-static const struct eo_build_opts OPTS = {.etcd_image_repository = "quay.io/coreos/etcd",
-					  .cluster_domain = "cluster.local"};
+static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/coreos/etcd",
+					    .cluster_domain = "cluster.local"};
 
 static json_t *load(const char *text)
 {
@@ -88,7 +88,7 @@ static void golden(const char *file, const json_t *obj)
 
 static void test_headless_service(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_build_headless_service(c);
+	json_t *c = load(CLUSTER_JSON), *s = eo_desired_headless_service(c);
 
 	(void)state;
 	golden("headless_service.json", s);
@@ -98,7 +98,7 @@ static void test_headless_service(void **state)
 
 static void test_client_service(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_build_client_service(c);
+	json_t *c = load(CLUSTER_JSON), *s = eo_desired_client_service(c);
 
 	(void)state;
 	golden("client_service.json", s);
@@ -108,7 +108,7 @@ static void test_client_service(void **state)
 
 static void test_seed_member(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *m = eo_build_seed_member(c);
+	json_t *c = load(CLUSTER_JSON), *m = eo_desired_seed_member(c);
 
 	(void)state;
 	golden("seed_member.json", m);
@@ -118,8 +118,8 @@ static void test_seed_member(void **state)
 
 static void test_joining_member(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *m = eo_build_joining_member(c);
-	json_t *seed = eo_build_seed_member(c);
+	json_t *c = load(CLUSTER_JSON), *m = eo_desired_joining_member(c);
+	json_t *seed = eo_desired_seed_member(c);
 
 	(void)state;
 	golden("joining_member.json", m);
@@ -134,16 +134,16 @@ static void test_joining_member(void **state)
 
 static void test_pdb(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *p = eo_build_pdb(c, 2), *q = NULL, *patch = NULL;
+	json_t *c = load(CLUSTER_JSON), *p = eo_desired_pdb(c, 2), *q = NULL, *patch = NULL;
 
 	(void)state;
 	golden("pdb.json", p);
 	/* In line: no patch. Drifted: minAvailable back, maxUnavailable dropped. */
 	q = json_deep_copy(p);
-	assert_null(eo_build_pdb_patch(p, q));
+	assert_null(eo_desired_pdb_patch(p, q));
 	json_object_set_new(json_object_get(q, "spec"), "minAvailable", json_integer(1));
 	json_object_set_new(json_object_get(q, "spec"), "maxUnavailable", json_integer(1));
-	patch = eo_build_pdb_patch(p, q);
+	patch = eo_desired_pdb_patch(p, q);
 	assert_non_null(patch);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(patch, "spec"), "minAvailable")), 2);
@@ -157,7 +157,7 @@ static void test_pdb(void **state)
 
 static void test_member_pvc(void **state)
 {
-	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pvc(m);
+	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pvc(m);
 
 	(void)state;
 	golden("member_pvc.json", p);
@@ -167,7 +167,7 @@ static void test_member_pvc(void **state)
 
 static void test_member_pod(void **state)
 {
-	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pod(m, &OPTS, false);
+	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pod(m, &OPTS, false);
 
 	(void)state;
 	golden("member_pod.json", p);
@@ -202,8 +202,8 @@ static const char *MEMBER_FULL_JSON =
 
 static void test_member_pod_passthrough(void **state)
 {
-	json_t *m = load(MEMBER_FULL_JSON), *p = eo_build_member_pod(m, &OPTS, true);
-	json_t *pvc = eo_build_member_pvc(m);
+	json_t *m = load(MEMBER_FULL_JSON), *p = eo_desired_member_pod(m, &OPTS, true);
+	json_t *pvc = eo_desired_member_pvc(m);
 
 	(void)state;
 	golden("member_pod_passthrough.json", p);
@@ -222,7 +222,7 @@ static void test_member_pod_default_affinity(void **state)
 
 		if (empty)
 			json_object_set_new(json_object_get(m, "spec"), "affinity", json_object());
-		p = eo_build_member_pod(m, &OPTS, false);
+		p = eo_desired_member_pod(m, &OPTS, false);
 		term = json_array_get(
 		    json_object_get(
 			json_object_get(json_object_get(json_object_get(p, "spec"), "affinity"),
@@ -287,7 +287,7 @@ static void test_initial_cluster_state(void **state)
 		if (cases[i].member_id)
 			json_object_set_new(json_object_get(m, "status"), "memberID",
 					    json_string(cases[i].member_id));
-		p = eo_build_member_pod(m, &OPTS, cases[i].cluster_bootstrapped);
+		p = eo_desired_member_pod(m, &OPTS, cases[i].cluster_bootstrapped);
 		assert_non_null(p);
 		assert_string_equal(arg_with_prefix(p, "--initial-cluster-state="), cases[i].want);
 		json_decref(p);
@@ -302,7 +302,7 @@ static void test_memory_member_pod_uses_tmpfs(void **state)
 	(void)state;
 	json_object_set_new(json_object_get(m, "spec"), "storage",
 			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
-	p = eo_build_member_pod(m, &OPTS, false);
+	p = eo_desired_member_pod(m, &OPTS, false);
 	vol = json_array_get(json_object_get(json_object_get(p, "spec"), "volumes"), 0);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(vol, "emptyDir"), "medium")),
@@ -317,27 +317,28 @@ static void test_memory_member_pod_uses_tmpfs(void **state)
 
 static void test_custom_domain_and_repository(void **state)
 {
-	struct eo_build_opts o = {.etcd_image_repository = "registry.local/etcd",
-				  .cluster_domain = "cozy.local"};
-	json_t *m = load(MEMBER_JSON), *p = eo_build_member_pod(m, &o, true);
+	struct eo_desired_opts o = {.etcd_image_repository = "registry.local/etcd",
+				    .cluster_domain = "cozy.local"};
+	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pod(m, &o, true);
 	json_t *ctr = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
-	char url[EO_BUILD_URL_MAX];
+	char url[EO_DESIRED_URL_MAX];
 
 	(void)state;
 	assert_string_equal(json_string_value(json_object_get(ctr, "image")),
 			    "registry.local/etcd:v3.6.11");
 	assert_string_equal(arg_with_prefix(p, "--advertise-client-urls="),
 			    "http://demo-abcde.demo.default.svc.cozy.local:2379");
-	assert_int_equal(eo_build_seed_initial_cluster(url, sizeof(url), NULL, "m", "c", "ns"), 0);
+	assert_int_equal(eo_desired_seed_initial_cluster(url, sizeof(url), NULL, "m", "c", "ns"),
+			 0);
 	assert_string_equal(url, "m=http://m.c.ns.svc.cluster.local:2380");
-	assert_int_equal(eo_build_seed_initial_cluster(url, 8, NULL, "m", "c", "ns"), -1);
+	assert_int_equal(eo_desired_seed_initial_cluster(url, 8, NULL, "m", "c", "ns"), -1);
 	json_decref(p);
 	json_decref(m);
 }
 
 static void test_service_patch(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *want = eo_build_headless_service(c);
+	json_t *c = load(CLUSTER_JSON), *want = eo_desired_headless_service(c);
 	json_t *have = json_deep_copy(want), *patch = NULL;
 
 	(void)state;
@@ -345,14 +346,14 @@ static void test_service_patch(void **state)
 	json_object_set_new(json_object_get(have, "spec"), "clusterIPs", json_pack("[s]", "None"));
 	json_object_set_new(json_object_get(json_object_get(have, "metadata"), "labels"), "extra",
 			    json_string("kept"));
-	assert_null(eo_build_service_patch(want, have));
+	assert_null(eo_desired_service_patch(want, have));
 	/* Selector drift and a port renumbered: both repaired, nothing else. */
 	json_object_set_new(json_object_get(have, "spec"), "selector",
 			    json_pack("{s:s}", "app", "other"));
 	json_object_set_new(
 	    json_array_get(json_object_get(json_object_get(have, "spec"), "ports"), 1), "port",
 	    json_integer(9999));
-	patch = eo_build_service_patch(want, have);
+	patch = eo_desired_service_patch(want, have);
 	assert_non_null(patch);
 	assert_non_null(json_object_get(json_object_get(patch, "spec"), "selector"));
 	assert_non_null(json_object_get(json_object_get(patch, "spec"), "ports"));
@@ -371,31 +372,31 @@ static void test_missing_metadata(void **state)
 	json_t *m = load("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
 
 	(void)state;
-	assert_null(eo_build_headless_service(c)); /* no uid: no owner reference */
-	assert_null(eo_build_seed_member(c));
-	assert_null(eo_build_member_pod(m, &OPTS, false));
-	assert_null(eo_build_member_pvc(m));
-	assert_null(eo_build_owner_ref(c));
+	assert_null(eo_desired_headless_service(c)); /* no uid: no owner reference */
+	assert_null(eo_desired_seed_member(c));
+	assert_null(eo_desired_member_pod(m, &OPTS, false));
+	assert_null(eo_desired_member_pvc(m));
+	assert_null(eo_desired_owner_ref(c));
 	json_decref(c);
 	json_decref(m);
 }
 
 static void test_controlled_by(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_build_client_service(c);
+	json_t *c = load(CLUSTER_JSON), *s = eo_desired_client_service(c);
 
 	(void)state;
-	assert_true(eo_build_is_controlled_by(s, "c-uid-1"));
-	assert_false(eo_build_is_controlled_by(s, "other"));
-	assert_false(eo_build_is_controlled_by(s, NULL));
-	assert_false(eo_build_is_controlled_by(c, "c-uid-1"));
+	assert_true(eo_desired_is_controlled_by(s, "c-uid-1"));
+	assert_false(eo_desired_is_controlled_by(s, "other"));
+	assert_false(eo_desired_is_controlled_by(s, NULL));
+	assert_false(eo_desired_is_controlled_by(c, "c-uid-1"));
 	json_decref(s);
 	json_decref(c);
 }
 
 static void test_observed_snapshot(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *o = eo_build_observed(c);
+	json_t *c = load(CLUSTER_JSON), *o = eo_desired_observed(c);
 
 	(void)state;
 	assert_non_null(o);
@@ -405,7 +406,7 @@ static void test_observed_snapshot(void **state)
 	assert_null(json_object_get(o, "resources"));
 	json_object_del(json_object_get(c, "spec"), "replicas");
 	json_decref(o);
-	o = eo_build_observed(c);
+	o = eo_desired_observed(c);
 	assert_int_equal(json_integer_value(json_object_get(o, "replicas")), 3);
 	json_decref(o);
 	json_decref(c);

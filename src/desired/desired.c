@@ -1,7 +1,7 @@
 /*
  * build/build.c - desired objects of a cluster and its members. See build.h.
  */
-#include "build/build.h"
+#include "desired/desired.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,14 +69,14 @@ static json_t *finish(json_t *obj, bool ok)
 	return obj;
 }
 
-static const char *domain_of(const struct eo_build_opts *o)
+static const char *domain_of(const struct eo_desired_opts *o)
 {
 	return o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
 }
 
 /* --- helpers --- */
 
-json_t *eo_build_owner_ref(const json_t *owner)
+json_t *eo_desired_owner_ref(const json_t *owner)
 {
 	const char *api = json_string_value(json_object_get(owner, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(owner, "kind"));
@@ -89,7 +89,7 @@ json_t *eo_build_owner_ref(const json_t *owner)
 			 name, "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
 }
 
-bool eo_build_is_controlled_by(const json_t *obj, const char *owner_uid)
+bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid)
 {
 	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
 	json_t *ref = NULL;
@@ -121,7 +121,7 @@ static void copy_unreserved(json_t *dst, const json_t *src, bool *ok)
 	}
 }
 
-json_t *eo_build_cluster_labels(const json_t *source, const char *cluster)
+json_t *eo_desired_cluster_labels(const json_t *source, const char *cluster)
 {
 	json_t *l = NULL;
 	bool ok = true;
@@ -136,7 +136,7 @@ json_t *eo_build_cluster_labels(const json_t *source, const char *cluster)
 	return finish(l, ok);
 }
 
-json_t *eo_build_extra_annotations(const json_t *source)
+json_t *eo_desired_extra_annotations(const json_t *source)
 {
 	json_t *a = json_object();
 	bool ok = a != NULL;
@@ -165,8 +165,8 @@ static int fmt(char *buf, size_t n, const char *f, ...)
 	return 0;
 }
 
-int eo_build_member_fqdn(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
-			 const char *cluster, const char *ns)
+int eo_desired_member_fqdn(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
+			   const char *cluster, const char *ns)
 {
 	if (!present(member) || !present(cluster) || !present(ns)) {
 		if (buf != NULL && n > 0)
@@ -176,12 +176,12 @@ int eo_build_member_fqdn(char *buf, size_t n, const struct eo_build_opts *o, con
 	return fmt(buf, n, "%s.%s.%s.svc.%s", member, cluster, ns, domain_of(o));
 }
 
-static int member_url(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
+static int member_url(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
 		      const char *cluster, const char *ns, int port)
 {
-	char host[EO_BUILD_URL_MAX];
+	char host[EO_DESIRED_URL_MAX];
 
-	if (eo_build_member_fqdn(host, sizeof(host), o, member, cluster, ns) != 0) {
+	if (eo_desired_member_fqdn(host, sizeof(host), o, member, cluster, ns) != 0) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -189,24 +189,24 @@ static int member_url(char *buf, size_t n, const struct eo_build_opts *o, const 
 	return fmt(buf, n, "http://%s:%d", host, port);
 }
 
-int eo_build_member_peer_url(char *buf, size_t n, const struct eo_build_opts *o, const char *member,
-			     const char *cluster, const char *ns)
+int eo_desired_member_peer_url(char *buf, size_t n, const struct eo_desired_opts *o,
+			       const char *member, const char *cluster, const char *ns)
 {
 	return member_url(buf, n, o, member, cluster, ns, EO_PORT_PEER);
 }
 
-int eo_build_member_client_url(char *buf, size_t n, const struct eo_build_opts *o,
-			       const char *member, const char *cluster, const char *ns)
+int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_opts *o,
+				 const char *member, const char *cluster, const char *ns)
 {
 	return member_url(buf, n, o, member, cluster, ns, EO_PORT_CLIENT);
 }
 
-int eo_build_seed_initial_cluster(char *buf, size_t n, const struct eo_build_opts *o,
-				  const char *member, const char *cluster, const char *ns)
+int eo_desired_seed_initial_cluster(char *buf, size_t n, const struct eo_desired_opts *o,
+				    const char *member, const char *cluster, const char *ns)
 {
-	char url[EO_BUILD_URL_MAX];
+	char url[EO_DESIRED_URL_MAX];
 
-	if (eo_build_member_peer_url(url, sizeof(url), o, member, cluster, ns) != 0) {
+	if (eo_desired_member_peer_url(url, sizeof(url), o, member, cluster, ns) != 0) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -228,7 +228,7 @@ static json_t *owned_metadata(const json_t *owner, const char *name, const char 
 		set(md, "labels", json_incref(labels), &ok);
 		if (json_object_size(annotations) > 0)
 			set(md, "annotations", json_incref(annotations), &ok);
-		append(refs, eo_build_owner_ref(owner), &ok);
+		append(refs, eo_desired_owner_ref(owner), &ok);
 		set(md, "ownerReferences", json_incref(refs), &ok);
 	}
 	json_decref(refs);
@@ -265,8 +265,8 @@ static json_t *service(const json_t *cluster, bool headless)
 		return finish(svc, false);
 	}
 	set(svc, "metadata",
-	    owned_metadata(cluster, name, ns, eo_build_cluster_labels(cluster, cname),
-			   eo_build_extra_annotations(cluster)),
+	    owned_metadata(cluster, name, ns, eo_desired_cluster_labels(cluster, cname),
+			   eo_desired_extra_annotations(cluster)),
 	    &ok);
 	if (headless) {
 		set(spec, "clusterIP", json_string("None"), &ok);
@@ -283,12 +283,12 @@ static json_t *service(const json_t *cluster, bool headless)
 	return finish(svc, ok);
 }
 
-json_t *eo_build_headless_service(const json_t *cluster)
+json_t *eo_desired_headless_service(const json_t *cluster)
 {
 	return service(cluster, true);
 }
 
-json_t *eo_build_client_service(const json_t *cluster)
+json_t *eo_desired_client_service(const json_t *cluster)
 {
 	return service(cluster, false);
 }
@@ -344,7 +344,7 @@ static bool subset(const json_t *want, const json_t *have)
 	return true;
 }
 
-json_t *eo_build_service_patch(const json_t *desired, const json_t *actual)
+json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual)
 {
 	json_t *patch = json_object(), *spec = json_object();
 	bool ok = patch != NULL && spec != NULL, drift = false;
@@ -388,7 +388,7 @@ static const char *const latched[] = {
     "options", "imagePullSecrets", "additionalMetadata", NULL,
 };
 
-json_t *eo_build_observed(const json_t *cluster)
+json_t *eo_desired_observed(const json_t *cluster)
 {
 	json_t *spec = json_object_get(cluster, "spec");
 	json_t *obs = NULL;
@@ -422,8 +422,8 @@ static json_t *new_member(const json_t *cluster, bool seed)
 	md = json_object();
 	spec = json_object();
 	refs = json_array();
-	labels = eo_build_cluster_labels(cluster, cname);
-	annotations = eo_build_extra_annotations(cluster);
+	labels = eo_desired_cluster_labels(cluster, cname);
+	annotations = eo_desired_extra_annotations(cluster);
 	if (m == NULL || md == NULL || spec == NULL || refs == NULL || labels == NULL ||
 	    annotations == NULL) {
 		ok = false;
@@ -434,7 +434,7 @@ static json_t *new_member(const json_t *cluster, bool seed)
 	set(md, "labels", json_incref(labels), &ok);
 	if (json_object_size(annotations) > 0)
 		set(md, "annotations", json_incref(annotations), &ok);
-	append(refs, eo_build_owner_ref(cluster), &ok);
+	append(refs, eo_desired_owner_ref(cluster), &ok);
 	set(md, "ownerReferences", json_incref(refs), &ok);
 	set(md, "finalizers", json_pack("[s]", EO_FINALIZER_MEMBER_CLEANUP), &ok);
 	set(m, "metadata", json_incref(md), &ok);
@@ -456,24 +456,24 @@ out:
 	return finish(m, ok);
 }
 
-json_t *eo_build_seed_member(const json_t *cluster)
+json_t *eo_desired_seed_member(const json_t *cluster)
 {
 	return new_member(cluster, true);
 }
 
-json_t *eo_build_joining_member(const json_t *cluster)
+json_t *eo_desired_joining_member(const json_t *cluster)
 {
 	return new_member(cluster, false);
 }
 
-int eo_build_pdb_min_available(int voters, int target)
+int eo_desired_pdb_min_available(int voters, int target)
 {
 	int n = voters > target ? voters : target;
 
 	return n < 0 ? 1 : n / 2 + 1;
 }
 
-json_t *eo_build_pdb(const json_t *cluster, int min_available)
+json_t *eo_desired_pdb(const json_t *cluster, int min_available)
 {
 	const char *cname = eo_cluster_name(cluster);
 	const char *ns = eo_cluster_namespace(cluster);
@@ -491,8 +491,8 @@ json_t *eo_build_pdb(const json_t *cluster, int min_available)
 		return finish(pdb, false);
 	}
 	set(pdb, "metadata",
-	    owned_metadata(cluster, name, ns, eo_build_cluster_labels(cluster, cname),
-			   eo_build_extra_annotations(cluster)),
+	    owned_metadata(cluster, name, ns, eo_desired_cluster_labels(cluster, cname),
+			   eo_desired_extra_annotations(cluster)),
 	    &ok);
 	set(spec, "minAvailable", json_integer(min_available), &ok);
 	set(spec, "selector",
@@ -503,7 +503,7 @@ json_t *eo_build_pdb(const json_t *cluster, int min_available)
 	return finish(pdb, ok);
 }
 
-json_t *eo_build_pdb_patch(const json_t *desired, const json_t *actual)
+json_t *eo_desired_pdb_patch(const json_t *desired, const json_t *actual)
 {
 	json_t *want = json_object_get(desired, "spec"), *have = json_object_get(actual, "spec");
 
@@ -519,14 +519,14 @@ json_t *eo_build_pdb_patch(const json_t *desired, const json_t *actual)
 
 /* --- member-owned objects --- */
 
-json_t *eo_build_member_labels(const json_t *member, bool voter)
+json_t *eo_desired_member_labels(const json_t *member, bool voter)
 {
 	const char *cname = eo_member_cluster_name(member);
 	const char *mname = eo_member_name(member);
 	json_t *l = NULL;
 	bool ok = true;
 
-	if (!present(mname) || (l = eo_build_cluster_labels(member, cname)) == NULL)
+	if (!present(mname) || (l = eo_desired_cluster_labels(member, cname)) == NULL)
 		return NULL;
 	set(l, EO_LABEL_COMPONENT, json_string(mname), &ok);
 	if (voter)
@@ -540,7 +540,7 @@ static bool member_ids_ok(const json_t *member)
 	       present(eo_member_uid(member)) && present(eo_member_cluster_name(member));
 }
 
-json_t *eo_build_member_pvc(const json_t *member)
+json_t *eo_desired_member_pvc(const json_t *member)
 {
 	char name[EO_NAME_MAX];
 	struct eo_storage st;
@@ -559,8 +559,8 @@ json_t *eo_build_member_pvc(const json_t *member)
 	}
 	set(pvc, "metadata",
 	    owned_metadata(member, name, eo_member_namespace(member),
-			   eo_build_member_labels(member, false),
-			   eo_build_extra_annotations(member)),
+			   eo_desired_member_labels(member, false),
+			   eo_desired_extra_annotations(member)),
 	    &ok);
 	set(spec, "accessModes", json_pack("[s]", "ReadWriteOnce"), &ok);
 	set(spec, "resources", json_pack("{s:{s:s}}", "requests", "storage", st.size), &ok);
@@ -588,17 +588,17 @@ static void add_arg(json_t *cmd, bool *ok, const char *f, ...)
 	append(cmd, json_string(buf), ok);
 }
 
-static json_t *etcd_command(const json_t *member, const struct eo_build_opts *o, bool state_new)
+static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *o, bool state_new)
 {
 	const char *m = eo_member_name(member), *c = eo_member_cluster_name(member);
 	const char *ns = eo_member_namespace(member);
-	char peer[EO_BUILD_URL_MAX], client[EO_BUILD_URL_MAX];
+	char peer[EO_DESIRED_URL_MAX], client[EO_DESIRED_URL_MAX];
 	struct eo_etcd_options opt;
 	json_t *cmd = json_array();
 	bool ok = cmd != NULL;
 
-	if (!ok || eo_build_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0 ||
-	    eo_build_member_client_url(client, sizeof(client), o, m, c, ns) != 0)
+	if (!ok || eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0 ||
+	    eo_desired_member_client_url(client, sizeof(client), o, m, c, ns) != 0)
 		return finish(cmd, false);
 	eo_member_options(member, &opt);
 	append(cmd, json_string("etcd"), &ok);
@@ -623,7 +623,7 @@ static json_t *etcd_command(const json_t *member, const struct eo_build_opts *o,
 	return finish(cmd, ok);
 }
 
-static json_t *etcd_container(const json_t *member, const struct eo_build_opts *o, bool state_new)
+static json_t *etcd_container(const json_t *member, const struct eo_desired_opts *o, bool state_new)
 {
 	char image[640];
 	json_t *ctr = NULL;
@@ -683,8 +683,8 @@ static json_t *default_affinity(const char *cluster)
 			 "labelSelector", "matchLabels", EO_LABEL_CLUSTER, cluster);
 }
 
-json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
-			    bool cluster_bootstrapped)
+json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
+			      bool cluster_bootstrapped)
 {
 	const char *mname = eo_member_name(member);
 	struct eo_storage st;
@@ -707,8 +707,8 @@ json_t *eo_build_member_pod(const json_t *member, const struct eo_build_opts *o,
 	}
 	set(pod, "metadata",
 	    owned_metadata(member, mname, eo_member_namespace(member),
-			   eo_build_member_labels(member, eo_member_is_voter(member)),
-			   eo_build_extra_annotations(member)),
+			   eo_desired_member_labels(member, eo_member_is_voter(member)),
+			   eo_desired_extra_annotations(member)),
 	    &ok);
 	set(spec, "hostname", json_string(mname), &ok);
 	set(spec, "subdomain", json_string(eo_member_cluster_name(member)), &ok);
