@@ -9,6 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../hack/lib.sh"
 
 K8S_BIN=$(tool_bin kubernetes)
+cluster_lock
 VERSION=${ETCD_VERSION:-3.6.11}
 NS=bench-$$
 now_ms() { date +%s%3N; }

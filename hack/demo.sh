@@ -7,6 +7,7 @@ set -euo pipefail
 
 EXAMPLE=${EXAMPLE:-$REPO/examples/etcdcluster-1.yaml}
 K8S_BIN=$(tool_bin kubernetes)
+cluster_lock
 
 "$REPO/hack/cluster.sh" up
 "$REPO/hack/images.sh" etcd

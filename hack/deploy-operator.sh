@@ -17,6 +17,7 @@ TAG=${REF##*:}
 NAMESPACE=${OPERATOR_NAMESPACE:-etcd-operator-system}
 HELM=$(tool_bin helm)/helm
 K8S_BIN=$(tool_bin kubernetes)
+cluster_lock
 
 if [ "${1:-}" = uninstall ]; then
 	"$HELM" --kubeconfig "$KUBECONFIG_FILE" uninstall etcd-operator --namespace "$NAMESPACE"

@@ -8,6 +8,7 @@ set -euo pipefail
 
 [ -f "$KUBECONFIG_FILE" ] || die "no local cluster ($KUBECONFIG_FILE missing); run 'make cluster-up'"
 K8S_BIN=$(tool_bin kubernetes)
+cluster_lock
 CHAINSAW=$(tool_bin chainsaw)/chainsaw
 export KUBECONFIG=$KUBECONFIG_FILE
 # Scripts inside the tests call kubectl: use the cluster's own version.

@@ -110,3 +110,17 @@ operator_source_key() {
 operator_image_ref() {
 	echo "$OPERATOR_IMAGE_REPO:dev-$(operator_source_key | cut -c1-10)"
 }
+
+# cluster_lock: one checkout at a time deploys its operator to the machine's
+# one local cluster and runs tests or benchmarks against it (several clones or
+# worktrees share the cluster). Held until the calling script exits; nested
+# scripts inherit it.
+cluster_lock() {
+	[ -n "${EO_CLUSTER_LOCKED:-}" ] && return 0
+	exec 8>/tmp/etcd-operator-cluster.lock
+	if ! flock -n 8; then
+		log "waiting for another checkout's use of the local cluster to finish (/tmp/etcd-operator-cluster.lock)"
+		flock 8
+	fi
+	export EO_CLUSTER_LOCKED=1
+}
