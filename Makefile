@@ -1,6 +1,7 @@
 # etcd-operator build. `make` builds bin/etcd-operator; `make test` runs the unit
-# tests (plain and under ASan/UBSan) and the integration tests; `make check` adds
-# the end-to-end suite on the local cluster (see docs/development.md).
+# tests (plain and under ASan/UBSan), the fuzz targets for a bounded time and the
+# integration tests; `make check` adds the end-to-end suite on the local cluster
+# (see docs/development.md).
 
 CC      ?= gcc
 .DEFAULT_GOAL := all
@@ -46,8 +47,29 @@ endef
 $(eval $(call flavour,build,$(CFLAGS)))
 $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
+# libFuzzer targets (test/fuzz/fuzz_*.c, docs/development.md): clang, the library
+# built with coverage instrumentation and ASan/UBSan. `make fuzz` replays every
+# target's seeds and regressions, then fuzzes each for FUZZ_SECONDS (0: replay only).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_SAN     := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_NAMES   := $(patsubst test/fuzz/%.c,%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
+# The kubeconfig target confines file reads to its scratch directory.
+FUZZ_LDFLAGS_fuzz_kubeconfig := -Wl,--wrap=fopen
+
+build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build/fuzz/libeo.a: $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $< build/fuzz/libeo.a $(PKG_LIBS) $(FUZZ_LDFLAGS_$*) -o $@
+
 .PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
-        tools cluster-up cluster-down cluster-logs images deploy undeploy bench
+        tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -64,6 +86,11 @@ unit: $(patsubst %,build/test/%,$(UNIT_NAMES))
 unit-asan: $(patsubst %,build/asan/test/%,$(UNIT_NAMES))
 	@set -e; for t in $^; do echo "== $$t (asan+ubsan)"; ASAN_OPTIONS=detect_leaks=1 $$t; done
 
+fuzz-build: $(patsubst %,build/fuzz/bin/%,$(FUZZ_NAMES))
+
+fuzz: fuzz-build
+	test/fuzz/run.sh $(FUZZ_SECONDS) $(patsubst %,build/fuzz/bin/%,$(FUZZ_NAMES))
+
 integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
 	test/integration/run.sh $(patsubst %,build/itest/%,$(INT_NAMES))
 
@@ -72,7 +99,7 @@ lint: $(DEPS_STAMP) format-check
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
-test: all lint unit unit-asan integration
+test: all lint unit unit-asan fuzz integration
 
 # --- local cluster, images, end-to-end (hack/, docs/development.md) ---
 deps:
