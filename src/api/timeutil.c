@@ -13,10 +13,16 @@ int eo_time_format(time_t t, char *buf, size_t n)
 			buf[0] = '\0';
 		return -1;
 	}
-	if (strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+	/*
+	 * Four-digit years only, zero-padded: strftime's %Y writes year 622 as "622", which is not
+	 * RFC 3339 and which eo_time_parse (and the apiserver) then refuse.
+	 */
+	if (tm.tm_year < 0 - 1900 || tm.tm_year > 9999 - 1900) {
 		buf[0] = '\0';
 		return -1;
 	}
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 	return 0;
 }
 

@@ -14,7 +14,10 @@
 /* Buffer size for eo_time_format: "2006-01-02T15:04:05Z" plus NUL. */
 #define EO_TIME_BUF 21
 
-/* Format t as UTC "YYYY-MM-DDTHH:MM:SSZ". Returns 0, or -1 if it does not fit. */
+/*
+ * Format t as UTC "YYYY-MM-DDTHH:MM:SSZ". Returns 0, or -1 (and "") when it does not fit or
+ * the year is outside 0000-9999.
+ */
 int eo_time_format(time_t t, char *buf, size_t n);
 
 /*

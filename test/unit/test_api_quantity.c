@@ -241,6 +241,16 @@ static void test_time_format_parse(void **state)
 	assert_int_equal(eo_time_format(1999999999, buf, sizeof(buf)), 0);
 	assert_int_equal(eo_time_parse(buf, &t), 0);
 	assert_int_equal(t, 1999999999);
+	/* Years before 1000 keep four digits (found by test/fuzz/fuzz_quantity_time). */
+	assert_int_equal(eo_time_parse("0622-06-02T10:00:00Z", &t), 0);
+	assert_int_equal(eo_time_format(t, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0622-06-02T10:00:00Z");
+	/* Years RFC 3339 cannot write are refused. */
+	assert_int_equal(eo_time_parse("0000-01-01T00:00:00+01:00", &t), 0);
+	assert_int_equal(eo_time_format(t, buf, sizeof(buf)), -1);
+	assert_string_equal(buf, "");
+	assert_int_equal(eo_time_parse("9999-12-31T23:59:59-01:00", &t), 0);
+	assert_int_equal(eo_time_format(t, buf, sizeof(buf)), -1);
 }
 
 static void test_duration(void **state)
