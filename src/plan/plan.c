@@ -661,6 +661,41 @@ static void wait_for(struct ctx *x, long requeue_ms)
 	x->out->requeue_ms = requeue_ms;
 }
 
+/*
+ * Whether removing etcd member em (NULL: etcd does not list it) leaves a quorum of the
+ * remaining voters ready, every voter whose Pod is not ready counted as down. A learner does
+ * not vote, so removing one never costs quorum. When not, says so and waits.
+ */
+static bool removal_keeps_quorum(struct ctx *x, const struct eo_etcd_member *em, const char *who)
+{
+	const struct eo_plan_member *pm = NULL;
+	size_t voters = 0, ready = 0, after, after_ready;
+
+	if (em == NULL || em->is_learner || x->in->etcd == NULL)
+		return true;
+	for (size_t i = 0; i < x->in->etcd->n; i++) {
+		const struct eo_etcd_member *e = &x->in->etcd->v[i];
+
+		if (e->is_learner)
+			continue;
+		voters++;
+		pm = member_of(x, e);
+		if (pm != NULL && eo_plan_pod_ready(pm->pod))
+			ready++;
+	}
+	pm = member_of(x, em);
+	after = voters - 1;
+	after_ready = ready - (pm != NULL && eo_plan_pod_ready(pm->pod) ? 1 : 0);
+	if (after == 0 || after_ready >= after / 2 + 1)
+		return true;
+	msgf(x,
+	     "not removing %s: %zu of the %zu remaining voters would be ready, below their quorum "
+	     "of %zu; waiting for voters to become ready",
+	     who, after_ready, after, after / 2 + 1);
+	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	return false;
+}
+
 /* One membership step towards desired (> 0) members, from etcd's member list. */
 static void plan_membership(struct ctx *x, const struct counts *c, int32_t desired)
 {
@@ -710,7 +745,10 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		return;
 	if (stray != NULL) {
 		eo_plan_format_id(stray->id, id, sizeof(id));
-		msgf(x, "removing etcd learner %s (%s): no EtcdMember stands for it", id,
+		if (!removal_keeps_quorum(x, stray, id))
+			return;
+		msgf(x, "removing etcd %s %s (%s): no EtcdMember stands for it",
+		     stray->is_learner ? "learner" : "voter that never started", id,
 		     stray->n_peer_urls > 0 ? stray->peer_urls[0] : "no peer URL");
 		voter_endpoints(x);
 		out->action = EO_PLAN_REMOVE_STRAY;
@@ -758,6 +796,8 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 
 		if (!eo_plan_memory_member_lost(pm->member, pm->pod))
 			continue;
+		if (!removal_keeps_quorum(x, etcd_entry(x, pm->member), eo_member_name(pm->member)))
+			return;
 		msgf(x, "memory member %s lost its Pod and its data; removing it to replace it",
 		     eo_member_name(pm->member));
 		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
@@ -814,16 +854,26 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 			return;
 	}
 
-	/* 4. Scale down: the newest member goes first (its finalizer leaves etcd). */
+	/*
+	 * 4. Scale down: a member that is not ready goes first, then the newest (its finalizer
+	 * leaves etcd), and only when the voters left keep quorum.
+	 */
 	if ((int32_t)c->n > desired) {
 		for (size_t i = 0; i < in->n_members; i++) {
 			const struct eo_plan_member *pm = &in->members[i];
+			bool r, vr;
 
 			if (eo_member_is_deleting(pm->member))
 				continue;
-			if (victim == NULL || newer(pm->member, victim->member) > 0)
+			r = eo_plan_pod_ready(pm->pod);
+			vr = victim != NULL && eo_plan_pod_ready(victim->pod);
+			if (victim == NULL || (vr && !r) ||
+			    (vr == r && newer(pm->member, victim->member) > 0))
 				victim = pm;
 		}
+		if (victim == NULL || !removal_keeps_quorum(x, etcd_entry(x, victim->member),
+							    eo_member_name(victim->member)))
+			return;
 		msgf(x, "scaling down from %zu to %d member(s): removing member %s", c->n, desired,
 		     eo_member_name(victim->member));
 		out->action = EO_PLAN_REMOVE_MEMBER;

@@ -1,8 +1,9 @@
 /*
  * Unit tests for plan/plan.c after bootstrap: scale up one learner at a time, promotion,
- * scale down newest first, the crash-resume states between the steps (an etcd learner no
- * EtcdMember stands for, an EtcdMember etcd does not list, a pending member etcd already
- * knows, two learners at once), status.isVoter following etcd, and the PodDisruptionBudget.
+ * scale down (not-ready members first, then newest; never below a quorum of ready voters), the
+ * crash-resume states between the steps (an etcd learner no EtcdMember stands for, an EtcdMember
+ * etcd does not list, a pending member etcd already knows, two learners at once), status.isVoter
+ * following etcd, and the PodDisruptionBudget.
  *
  * A world is written as a table row: the members (name, creationTimestamp, voter mark,
  * pending, Pod ready) and etcd's member list (which member, learner or not, started or not).
@@ -386,6 +387,35 @@ static const struct row rows[] = {
      EO_PLAN_WAIT,
      NULL,
      0},
+    /* Found by test/fuzz/fuzz_plan: a removal must leave a quorum of ready voters. */
+    {"scale down 3->2: a member that is not ready goes first",
+     2,
+     {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+     EO_PLAN_REMOVE_MEMBER,
+     "demo-a",
+     0},
+    {"scale down 3->2 with two voters down: removing any would lose quorum, wait",
+     2,
+     {VNR("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"an etcd voter that never started, quorum already short: not removed, wait",
+     3,
+     {V("demo-a", A), VNR("demo-b", B)},
+     {EV("demo-a"), EV("demo-b"), {"demo-z", false, false, 0x1f}},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"an etcd voter that never started, the others ready: removed",
+     3,
+     {V("demo-a", A), V("demo-b", B)},
+     {EV("demo-a"), EV("demo-b"), {"demo-z", false, false, 0x1f}},
+     EO_PLAN_REMOVE_STRAY,
+     NULL,
+     0x1f},
     {"settled 3: nothing",
      3,
      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
