@@ -21,6 +21,9 @@ CFLAGS  ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS  := $(sort $(shell find src -name '*.c' 2>/dev/null))
+# Test-only code (the fake apiserver, shared unit-test helpers): linked into the
+# unit and integration tests, never into libeo.a or the operator binary.
+TEST_SUPPORT_SRCS := $(sort $(wildcard test/support/*.c))
 UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
 UNIT_NAMES := $(patsubst test/unit/%.c,%,$(UNIT_SRCS))
 INT_SRCS  := $(sort $(wildcard test/integration/test_*.c))
@@ -32,16 +35,23 @@ define flavour
 $(1)/obj/%.o: %.c | $$(DEPS_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASEFLAGS) $(2) -MMD -MP -c $$< -o $$@
+$(1)/obj/test/%.o: test/%.c | $$(DEPS_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASEFLAGS) -Itest $(2) -MMD -MP -c $$< -o $$@
+$(1)/libeotest.a: $$(patsubst %.c,$(1)/obj/%.o,$$(TEST_SUPPORT_SRCS))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@
+	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)
 $(1)/libeo.a: $$(patsubst %.c,$(1)/obj/%.o,$$(LIB_SRCS))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@
 	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)
-$(1)/test/%: $(1)/obj/test/unit/%.o $(1)/libeo.a
+$(1)/test/%: $(1)/obj/test/unit/%.o $(1)/libeotest.a $(1)/libeo.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $(2) $$< $(1)/libeo.a -lcmocka $$(PKG_LIBS) -o $$@
-$(1)/itest/%: $(1)/obj/test/integration/%.o $(1)/libeo.a
+	$$(CC) $(2) $$< $(1)/libeotest.a $(1)/libeo.a -lcmocka $$(PKG_LIBS) -o $$@
+$(1)/itest/%: $(1)/obj/test/integration/%.o $(1)/libeotest.a $(1)/libeo.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $(2) $$< $(1)/libeo.a -lcmocka $$(PKG_LIBS) -o $$@
+	$$(CC) $(2) $$< $(1)/libeotest.a $(1)/libeo.a -lcmocka $$(PKG_LIBS) -o $$@
 endef
 
 $(eval $(call flavour,build,$(CFLAGS)))

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "kube/client.h"
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 
 /* ---- pure helpers ---------------------------------------------------- */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kube/events.h"
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 
 static json_t *cluster(void)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 #include "kube/informer.h"
 
 #define CLUSTER_LABEL "etcd-operator.cozystack.io/cluster"

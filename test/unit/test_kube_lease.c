@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 #include "kube/lease.h"
 
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/ops/leases/etcd-operator"

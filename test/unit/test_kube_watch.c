@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 #include "kube/watch.h"
 
 /* ---- parsing ---------------------------------------------------------- */

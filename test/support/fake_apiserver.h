@@ -1,5 +1,5 @@
 /*
- * kube/fake_apiserver.h - an in-process HTTP server (libmicrohttpd) that
+ * support/fake_apiserver.h - an in-process HTTP server (libmicrohttpd) that
  * plays the apiserver in tests.
  *
  * The test supplies a handler that sees each request (method, decoded path,
@@ -12,8 +12,8 @@
  * The handler runs on the server's connection threads, possibly several at
  * once; it must do its own locking for shared state.
  */
-#ifndef EO_KUBE_FAKE_APISERVER_H
-#define EO_KUBE_FAKE_APISERVER_H
+#ifndef EO_TEST_FAKE_APISERVER_H
+#define EO_TEST_FAKE_APISERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>

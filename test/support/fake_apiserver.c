@@ -1,7 +1,7 @@
 /*
- * kube/fake_apiserver.c - libmicrohttpd based fake apiserver for tests.
+ * support/fake_apiserver.c - libmicrohttpd based fake apiserver for tests.
  */
-#include "kube/fake_apiserver.h"
+#include "support/fake_apiserver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
