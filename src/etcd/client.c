@@ -45,37 +45,6 @@ struct eo_etcd_client {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-static const char *const err_text[EO_ETCD_ERR_COUNT_] = {
-    [EO_ETCD_OK] = "ok",
-    [EO_ETCD_UNAVAILABLE] = "etcd unavailable",
-    [EO_ETCD_TIMEOUT] = "etcd request timed out",
-    [EO_ETCD_NOTFOUND] = "member not found",
-    [EO_ETCD_KEY_NOT_FOUND] = "key not found",
-    [EO_ETCD_LEARNER_NOT_READY] = "learner not yet in sync with the leader",
-    [EO_ETCD_NOT_LEARNER] = "member is not a learner",
-    [EO_ETCD_TOO_MANY_LEARNERS] = "too many learner members",
-    [EO_ETCD_UNHEALTHY_CLUSTER] = "cluster too unhealthy for reconfiguration",
-    [EO_ETCD_PEER_URL_EXISTS] = "member with these peer URLs already exists",
-    [EO_ETCD_LEARNER] = "request not supported by a learner endpoint",
-    [EO_ETCD_NOSPACE] = "etcd database space exceeded",
-    [EO_ETCD_COMPACTED] = "revision compacted",
-    [EO_ETCD_AUTH] = "etcd authentication or permission error",
-    [EO_ETCD_INVALID] = "invalid argument",
-    [EO_ETCD_UNSUPPORTED] = "etcd v3 gateway not available",
-    [EO_ETCD_INTERNAL] = "etcd internal error",
-    [EO_ETCD_PROTOCOL] = "unexpected response from etcd",
-    [EO_ETCD_TOOBIG] = "etcd response too large",
-    [EO_ETCD_TRANSPORT] = "transport error",
-    [EO_ETCD_NOMEM] = "out of memory",
-};
-
-const char *eo_etcd_strerror(eo_etcd_err err)
-{
-	if ((unsigned)err >= EO_ETCD_ERR_COUNT_ || err_text[err] == NULL)
-		return "unknown etcd error";
-	return err_text[err];
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;

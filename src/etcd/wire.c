@@ -434,41 +434,6 @@ static eo_etcd_err string_array(const json_t *a, char ***out, size_t *n_out)
 	return EO_ETCD_OK;
 }
 
-static void free_strings(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-void eo_etcd_member_clear(struct eo_etcd_member *m)
-{
-	if (m == NULL)
-		return;
-	free(m->name);
-	free_strings(m->peer_urls, m->n_peer_urls);
-	free_strings(m->client_urls, m->n_client_urls);
-	memset(m, 0, sizeof(*m));
-}
-
-void eo_etcd_members_clear(struct eo_etcd_members *ms)
-{
-	if (ms == NULL)
-		return;
-	for (size_t i = 0; i < ms->n; i++)
-		eo_etcd_member_clear(&ms->v[i]);
-	free(ms->v);
-	memset(ms, 0, sizeof(*ms));
-}
-
-const struct eo_etcd_member *eo_etcd_members_find(const struct eo_etcd_members *ms, uint64_t id)
-{
-	for (size_t i = 0; ms != NULL && i < ms->n; i++)
-		if (ms->v[i].id == id)
-			return &ms->v[i];
-	return NULL;
-}
-
 /* Fills *m from one member object; on failure *m may be partly filled. */
 static eo_etcd_err parse_member(const json_t *o, struct eo_etcd_member *m)
 {
@@ -587,14 +552,6 @@ out:
 	}
 	json_decref(root);
 	return err;
-}
-
-void eo_etcd_status_clear(struct eo_etcd_status *st)
-{
-	if (st == NULL)
-		return;
-	free_strings(st->errors, st->n_errors);
-	memset(st, 0, sizeof(*st));
 }
 
 static bool opt_string(const json_t *root, const char *key, char *dst, size_t cap)

@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "desired/desired.h"
-#include "etcd/client.h"
+#include "etcd/types.h"
 
 enum eo_mplan_action {
 	EO_MPLAN_NONE = 0,	 /* write the status if it differs */

@@ -34,7 +34,7 @@
 #include <jansson.h>
 
 #include "desired/desired.h"
-#include "etcd/client.h"
+#include "etcd/types.h"
 
 /*
  * Reason of the Available/Progressing conditions while the spec asks for something this build
