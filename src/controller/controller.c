@@ -780,18 +780,23 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 	json_t *fins = json_array(), *f = NULL, *patch = NULL;
 	size_t i;
 	eo_kube_err e = EO_KUBE_ENOMEM;
+	int bad = fins == NULL;
 
-	if (fins == NULL)
-		return -1;
 	json_array_foreach(json_object_get(json_object_get(member, "metadata"), "finalizers"), i, f)
 	{
 		const char *s = json_string_value(f);
 
-		if (s != NULL && strcmp(s, EO_FINALIZER_MEMBER_CLEANUP) != 0)
-			json_array_append(fins, f);
+		if (!bad && s != NULL && strcmp(s, EO_FINALIZER_MEMBER_CLEANUP) != 0)
+			bad |= json_array_append(fins, f);
 	}
-	if (add)
-		json_array_append_new(fins, json_string(EO_FINALIZER_MEMBER_CLEANUP));
+	if (!bad && add)
+		bad |= json_array_append_new(fins, json_string(EO_FINALIZER_MEMBER_CLEANUP));
+	if (bad) { /* never send a list that lost another controller's finalizer */
+		eo_log_kv(EO_LOG_WARN, NULL, "finalizer patch not sent", "error", "out of memory",
+			  "member", eo_member_name(member), NULL);
+		json_decref(fins);
+		return -1;
+	}
 	patch = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", fins, "resourceVersion",
 			  eo_kube_obj_resource_version(member));
 	if (patch != NULL)

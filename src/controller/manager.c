@@ -205,14 +205,20 @@ static void *worker(void *p)
 	return NULL;
 }
 
-static void start_workers(struct eo_manager *m)
+/*
+ * Starts cfg->workers threads per controller. -1 (logged) when any of them
+ * could not be started (out of memory, thread limit): the caller fails
+ * rather than run with fewer workers than asked, or none.
+ */
+static int start_workers(struct eo_manager *m)
 {
-	size_t per = (size_t)(m->cfg->workers > 0 ? m->cfg->workers : 1);
+	size_t per = (size_t)(m->cfg->workers > 0 ? m->cfg->workers : 1), started;
+	char want[24], got[24];
 
 	pthread_mutex_lock(&m->mu);
 	if (m->workers_started || atomic_load(&m->stopping)) {
 		pthread_mutex_unlock(&m->mu);
-		return;
+		return 0;
 	}
 	m->threads = calloc(per * 2, sizeof(*m->threads));
 	for (size_t c = 0; m->threads != NULL && c < 2; c++) {
@@ -229,9 +235,17 @@ static void start_workers(struct eo_manager *m)
 		}
 	}
 	m->workers_started = true;
+	started = m->nthreads;
 	pthread_mutex_unlock(&m->mu);
-	eo_log_kv(EO_LOG_INFO, NULL, "reconcile workers started", "per_controller",
-		  m->cfg->workers > 0 ? "cfg" : "1", NULL);
+	if (started != per * 2) {
+		snprintf(want, sizeof(want), "%zu", per * 2);
+		snprintf(got, sizeof(got), "%zu", started);
+		eo_log_kv(EO_LOG_ERROR, NULL, "starting reconcile workers failed", "error",
+			  "out of memory or thread limit", "wanted", want, "started", got, NULL);
+		return -1;
+	}
+	snprintf(want, sizeof(want), "%zu", per);
+	eo_log_kv(EO_LOG_INFO, NULL, "reconcile workers started", "per_controller", want, NULL);
 	/* Start from a full picture: every known cluster and member. */
 	for (size_t i = 0; i < m->ctrl.clusters.n; i++) {
 		json_t *all = eo_kube_cache_list(m->ctrl.clusters.c[i], NULL), *o = NULL;
@@ -249,6 +263,7 @@ static void start_workers(struct eo_manager *m)
 		    enqueue(m->ctls[1].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
 		json_decref(all);
 	}
+	return 0;
 }
 
 static void on_started_leading(void *ud)
@@ -257,7 +272,11 @@ static void on_started_leading(void *ud)
 
 	eo_log_kv(EO_LOG_INFO, NULL, "became leader", "lease", m->cfg->leader_election_id, NULL);
 	eo_operator_metrics_leader(m->om, m->cfg->leader_election_id, true);
-	start_workers(m);
+	if (start_workers(m) != 0) {
+		/* A leader without workers would hold the lease and do nothing. */
+		eo_log_kv(EO_LOG_ERROR, NULL, "leader cannot reconcile; exiting", NULL);
+		_exit(1);
+	}
 }
 
 static void on_stopped_leading(void *ud)
@@ -378,10 +397,8 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 	eo_ready_set(m->ready, true, NULL);
 	eo_log_kv(EO_LOG_INFO, NULL, "informer caches synced", NULL);
 
-	if (!m->cfg->leader_elect) {
-		start_workers(m);
-		return 0;
-	}
+	if (!m->cfg->leader_elect)
+		return start_workers(m);
 	m->lease_kc = new_client(m->cfg, LEASE_TIMEOUT_MS);
 	if (m->lease_kc == NULL)
 		return -1;

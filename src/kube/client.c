@@ -641,26 +641,34 @@ eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
 {
 	json_t *body = NULL, *pre = NULL;
 	eo_kube_err rc;
+	int bad = 0;
 
 	if (!nonempty(r->name))
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "delete needs a name");
 	body = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
 	if (!body)
 		return eo_kube_fail(err, EO_KUBE_ENOMEM, "delete options");
+	/* Every set is checked: a precondition that silently went missing would
+	 * turn a guarded DELETE into an unguarded one. */
 	if (opts && opts->propagation_policy)
-		json_object_set_new(body, "propagationPolicy",
-				    json_string(opts->propagation_policy));
+		bad |= json_object_set_new(body, "propagationPolicy",
+					   json_string(opts->propagation_policy));
 	if (opts && opts->grace_period_seconds >= 0)
-		json_object_set_new(body, "gracePeriodSeconds",
-				    json_integer(opts->grace_period_seconds));
+		bad |= json_object_set_new(body, "gracePeriodSeconds",
+					   json_integer(opts->grace_period_seconds));
 	if (opts && (opts->uid || opts->resource_version)) {
 		pre = json_object();
-		if (opts->uid)
-			json_object_set_new(pre, "uid", json_string(opts->uid));
-		if (opts->resource_version)
-			json_object_set_new(pre, "resourceVersion",
-					    json_string(opts->resource_version));
-		json_object_set_new(body, "preconditions", pre);
+		if (pre && opts->uid)
+			bad |= json_object_set_new(pre, "uid", json_string(opts->uid));
+		if (pre && opts->resource_version)
+			bad |= json_object_set_new(pre, "resourceVersion",
+						   json_string(opts->resource_version));
+		bad |= json_object_set_new(body, "preconditions", pre);
+	}
+	if (bad) {
+		json_decref(body);
+		return eo_kube_fail(err, EO_KUBE_ENOMEM,
+				    "delete options: out of memory (or a value that is not UTF-8)");
 	}
 	rc = simple(c, "DELETE", r, NULL, "application/json", body, NULL, err);
 	json_decref(body);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +539,60 @@ static void test_delete_options(void **state)
 	fixture_free(fx);
 }
 
+/* Only the alloc_fail_at-th jansson allocation fails (0: none), so later
+ * steps run on and show what an unchecked failure would have dropped. */
+static atomic_int alloc_count, alloc_fail_at;
+
+static void *failing_malloc(size_t n)
+{
+	int at = atomic_load(&alloc_fail_at);
+
+	if (at > 0 && atomic_fetch_add(&alloc_count, 1) + 1 == at)
+		return NULL;
+	return malloc(n);
+}
+
+/* Out of memory while building DeleteOptions: the call fails with ENOMEM and
+ * sends nothing, or it sends the uid precondition; never a DELETE without it. */
+static void test_delete_out_of_memory(void **state)
+{
+	struct fixture *fx = fixture_new(NULL, NULL);
+	struct eo_kube_resource cm = {"v1", "configmaps", "ns1", "cm"};
+	struct eo_kube_delete_opts o = {
+	    .propagation_policy = "Foreground", .uid = "u-1", .grace_period_seconds = 5};
+	struct eo_kube_error err;
+	int enomem = 0, at;
+
+	(void)state;
+	for (at = 1; at < 200; at++) {
+		int before = fx->srv.requests;
+		eo_kube_err e;
+
+		atomic_store(&alloc_count, 0);
+		atomic_store(&alloc_fail_at, at);
+		json_set_alloc_funcs(failing_malloc, free);
+		e = eo_kube_delete(fx->c, &cm, &o, &err);
+		json_set_alloc_funcs(malloc, free);
+		atomic_store(&alloc_fail_at, 0);
+		if (e == EO_KUBE_ENOMEM) {
+			enomem++;
+			assert_int_equal(fx->srv.requests, before);
+			continue;
+		}
+		assert_int_equal(e, EO_KUBE_OK);
+		assert_int_equal(fx->srv.requests, before + 1);
+		assert_string_equal(fx->srv.last.method, "DELETE");
+		assert_non_null(strstr(fx->srv.last.body, "\"uid\":\"u-1\""));
+		assert_non_null(strstr(fx->srv.last.body, "\"gracePeriodSeconds\":5"));
+		assert_non_null(strstr(fx->srv.last.body, "\"propagationPolicy\":\"Foreground\""));
+		if (atomic_load(&alloc_count) < at)
+			break; /* no allocation failed this time: every step was tried */
+	}
+	assert_true(at < 200);
+	assert_true(enomem >= 5); /* pack, three values, preconditions */
+	fixture_free(fx);
+}
+
 static void test_401_rereads_token_file(void **state)
 {
 	struct server srv = {.good_token = "rotated"};
@@ -699,6 +754,7 @@ int main(void)
 	    cmocka_unit_test(test_update_conflict_is_a_result),
 	    cmocka_unit_test(test_patch_and_status),
 	    cmocka_unit_test(test_delete_options),
+	    cmocka_unit_test(test_delete_out_of_memory),
 	    cmocka_unit_test(test_401_rereads_token_file),
 	    cmocka_unit_test(test_body_cap_and_timeout),
 	    cmocka_unit_test(test_body_cap_size_max),
