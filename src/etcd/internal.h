@@ -23,11 +23,6 @@ bool eo__etcd_json_i64(const json_t *v, int64_t *out);
 /* Parses exactly [s, s+len) as a decimal uint64 with no sign or spaces. */
 bool eo__etcd_parse_u64(const char *s, size_t len, uint64_t *out);
 
-/* Standard base64 with padding. Result malloc'd, NUL-terminated; caller frees. */
-char *eo__etcd_b64_encode(const void *data, size_t len);
-/* Decodes standard base64; result malloc'd with a trailing NUL not counted in *out_len. */
-bool eo__etcd_b64_decode(const char *s, size_t len, unsigned char **out, size_t *out_len);
-
 /*
  * range_end for "every key with this prefix": the prefix with its last byte
  * that is not 0xff incremented and the rest dropped; a prefix of only 0xff

@@ -8,11 +8,13 @@
  * default value (0, false, "", empty list) are omitted altogether. Every
  * accessor below therefore treats a missing field as its zero value.
  */
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core/base64.h"
 #include "etcd/internal.h"
 
 /* A duplicate key would make "which value counts" ambiguous: refuse it. */
@@ -102,90 +104,6 @@ static bool json_bool_or_false(const json_t *v, bool *out)
 	if (!json_is_boolean(v))
 		return false;
 	*out = json_is_true(v);
-	return true;
-}
-
-/* ---- base64 ------------------------------------------------------------- */
-
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *eo__etcd_b64_encode(const void *data, size_t len)
-{
-	const unsigned char *in = data;
-	char *out, *p;
-
-	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	out = malloc((len + 2) / 3 * 4 + 1);
-	if (out == NULL)
-		return NULL;
-	p = out;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t w = (uint32_t)in[i] << 16;
-		size_t left = len - i;
-
-		if (left > 1)
-			w |= (uint32_t)in[i + 1] << 8;
-		if (left > 2)
-			w |= in[i + 2];
-		*p++ = b64_alphabet[(w >> 18) & 63];
-		*p++ = b64_alphabet[(w >> 12) & 63];
-		*p++ = left > 1 ? b64_alphabet[(w >> 6) & 63] : '=';
-		*p++ = left > 2 ? b64_alphabet[w & 63] : '=';
-	}
-	*p = '\0';
-	return out;
-}
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-/* Accepts the standard and URL-safe alphabets, with or without padding. */
-bool eo__etcd_b64_decode(const char *s, size_t len, unsigned char **out, size_t *out_len)
-{
-	unsigned char *buf = NULL;
-	size_t n = 0;
-	uint32_t acc = 0;
-	unsigned bits = 0;
-
-	while (len > 0 && s[len - 1] == '=')
-		len--;
-	if (len % 4 == 1)
-		return false;
-	buf = malloc(len / 4 * 3 + 3);
-	if (buf == NULL)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		int v = b64_value(s[i]);
-
-		if (v < 0) {
-			free(buf);
-			return false;
-		}
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[n++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*out_len = n;
 	return true;
 }
 
@@ -623,13 +541,17 @@ void eo_etcd_range_clear(struct eo_etcd_range *r)
 /* Optional base64 bytes; absent means empty (still a NUL-terminated buffer). */
 static eo_etcd_err opt_bytes(const json_t *v, unsigned char **out, size_t *len)
 {
-	if (v == NULL)
-		return eo__etcd_b64_decode("", 0, out, len) ? EO_ETCD_OK : EO_ETCD_NOMEM;
-	if (!json_is_string(v))
+	int rc;
+
+	if (v != NULL && !json_is_string(v))
 		return EO_ETCD_PROTOCOL;
-	if (!eo__etcd_b64_decode(json_string_value(v), json_string_length(v), out, len))
-		return EO_ETCD_PROTOCOL;
-	return EO_ETCD_OK;
+	/* etcd's gateway writes standard padded base64; URL-safe or unpadded
+	 * input is accepted too. */
+	rc = eo_base64_decode(v ? json_string_value(v) : "", v ? json_string_length(v) : 0,
+			      EO_BASE64_LENIENT, out, len);
+	if (rc == -ENOMEM)
+		return EO_ETCD_NOMEM;
+	return rc == 0 ? EO_ETCD_OK : EO_ETCD_PROTOCOL;
 }
 
 static eo_etcd_err parse_kv(const json_t *o, struct eo_etcd_kv *kv)
@@ -750,8 +672,8 @@ char *eo__etcd_req_member_id(uint64_t id)
 
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len)
 {
-	char *k = eo__etcd_b64_encode(key, key_len);
-	char *v = eo__etcd_b64_encode(value, value_len);
+	char *k = eo_base64_encode(key, key_len);
+	char *v = eo_base64_encode(value, value_len);
 	char *s = NULL;
 
 	if (k != NULL && v != NULL)
@@ -772,17 +694,17 @@ char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_r
 
 	if (opts == NULL)
 		opts = &none;
-	k = eo__etcd_b64_encode(key, key_len);
+	k = eo_base64_encode(key, key_len);
 	if (k == NULL)
 		goto out;
 	if (opts->range_end != NULL) {
-		e = eo__etcd_b64_encode(opts->range_end, opts->range_end_len);
+		e = eo_base64_encode(opts->range_end, opts->range_end_len);
 		if (e == NULL)
 			goto out;
 	} else if (opts->prefix) {
 		if (!eo__etcd_prefix_end(key, key_len, &pend, &pend_len))
 			goto out;
-		e = eo__etcd_b64_encode(pend, pend_len);
+		e = eo_base64_encode(pend, pend_len);
 		if (e == NULL)
 			goto out;
 	}

@@ -2,10 +2,11 @@
  * kube/config.c - kubeconfig (libyaml) and in-cluster configuration.
  */
 #include "kube/config.h"
+#include "core/base64.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <openssl/evp.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,59 +346,29 @@ static eo_kube_err load_blob_file(struct blob *b, const char *base_dir, const ch
 	return EO_KUBE_OK;
 }
 
-/* Decodes standard base64 (white space ignored) into b. */
+/* Decodes standard padded base64 (white space ignored) into b. */
 static eo_kube_err load_blob_b64(struct blob *b, const char *text, const char *what,
 				 struct eo_kube_error *err)
 {
-	size_t n = strlen(text), m = 0, pad = 0;
-	char *clean = NULL;
+	size_t n = strlen(text), len = 0;
 	unsigned char *out = NULL;
-	int got;
-	eo_kube_err rc = EO_KUBE_OK;
+	int rc;
 
 	if (n > EO_KUBE_CONFIG_FILE_MAX * 2)
 		return eo_kube_fail(err, EO_KUBE_ETOOLARGE, "%s is too large", what);
-	clean = malloc(n + 1);
-	if (!clean) {
-		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "%s", what);
-		goto out;
+	rc = eo_base64_decode(text, n, EO_BASE64_SPACE, &out, &len);
+	if (rc == -ENOMEM)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "%s", what);
+	if (rc != 0 || len == 0) {
+		if (out) {
+			OPENSSL_cleanse(out, len);
+			free(out);
+		}
+		return eo_kube_fail(err, EO_KUBE_ECONFIG, "%s: invalid base64", what);
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!isspace((unsigned char)text[i]))
-			clean[m++] = text[i];
-	clean[m] = '\0';
-	if (m == 0 || m % 4 != 0) {
-		rc = eo_kube_fail(err, EO_KUBE_ECONFIG, "%s: invalid base64", what);
-		goto out;
-	}
-	if (clean[m - 1] == '=')
-		pad++;
-	if (clean[m - 2] == '=')
-		pad++;
-	out = malloc(m / 4 * 3 + 1);
-	if (!out) {
-		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "%s", what);
-		goto out;
-	}
-	got = EVP_DecodeBlock(out, (const unsigned char *)clean, (int)m);
-	if (got < 0 || (size_t)got < pad) {
-		rc = eo_kube_fail(err, EO_KUBE_ECONFIG, "%s: invalid base64", what);
-		goto out;
-	}
-	b->len = (size_t)got - pad;
-	out[b->len] = '\0';
 	b->data = out;
-	out = NULL;
-out:
-	if (clean) {
-		OPENSSL_cleanse(clean, n + 1);
-		free(clean);
-	}
-	if (out) {
-		OPENSSL_cleanse(out, m / 4 * 3 + 1);
-		free(out);
-	}
-	return rc;
+	b->len = len;
+	return EO_KUBE_OK;
 }
 
 /* ---- kubeconfig (libyaml document API) ------------------------------- */

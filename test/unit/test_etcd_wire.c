@@ -1,7 +1,7 @@
 /*
  * Unit tests of the etcd gateway JSON layer (src/etcd/wire.c): response
  * parsing per call, 64-bit ids as strings, omitted default fields, learner
- * flags, base64, error mapping for the 3.4/3.5 and 3.6 error shapes.
+ * flags, error mapping (base64 itself: test_core_base64.c) for the 3.4/3.5 and 3.6 error shapes.
  * Response samples are shaped like what the real servers return.
  */
 #include <stdarg.h>
@@ -64,48 +64,6 @@ static void test_json_numbers(void **state)
 	json_decref(ns);
 	json_decref(big);
 	json_decref(t);
-}
-
-static void test_base64(void **state)
-{
-	static const struct {
-		const char *plain;
-		size_t len;
-		const char *b64;
-	} cases[] = {
-	    {"", 0, ""},
-	    {"f", 1, "Zg=="},
-	    {"fo", 2, "Zm8="},
-	    {"foo", 3, "Zm9v"},
-	    {"foob", 4, "Zm9vYg=="},
-	    {"health", 6, "aGVhbHRo"},
-	    {"\0\xff\xfe", 3, "AP/+"},
-	};
-	unsigned char *out;
-	size_t len;
-	char *enc;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enc = eo__etcd_b64_encode(cases[i].plain, cases[i].len);
-		assert_non_null(enc);
-		assert_string_equal(enc, cases[i].b64);
-		free(enc);
-		assert_true(eo__etcd_b64_decode(cases[i].b64, strlen(cases[i].b64), &out, &len));
-		assert_int_equal(len, cases[i].len);
-		assert_memory_equal(out, cases[i].plain, len);
-		assert_int_equal(out[len], 0);
-		free(out);
-	}
-	/* Unpadded and URL-safe input is accepted too. */
-	assert_true(eo__etcd_b64_decode(S("Zm8"), &out, &len));
-	assert_int_equal(len, 2);
-	free(out);
-	assert_true(eo__etcd_b64_decode(S("AP_-"), &out, &len));
-	assert_memory_equal(out, "\0\xff\xfe", 3);
-	free(out);
-	assert_false(eo__etcd_b64_decode(S("Z"), &out, &len));
-	assert_false(eo__etcd_b64_decode(S("Zm9v!"), &out, &len));
 }
 
 static void test_prefix_end(void **state)
@@ -573,7 +531,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_u64),
 	    cmocka_unit_test(test_json_numbers),
-	    cmocka_unit_test(test_base64),
 	    cmocka_unit_test(test_prefix_end),
 	    cmocka_unit_test(test_members),
 	    cmocka_unit_test(test_members_edge),

@@ -317,6 +317,54 @@ static void test_errors_carry_no_secrets(void **state)
 	assert_null(strstr(err.message, "hunter2"));
 }
 
+/* *-data fields: standard padded base64, line-wrapped as `base64` writes it. */
+static void test_inline_data_base64(void **state)
+{
+	static const struct {
+		const char *ca;	  /* YAML scalar */
+		const char *want; /* NULL: rejected */
+	} rows[] = {
+	    {"'Q0Et\nUEVN'", "CA-PEM"},		    /* wrapped (YAML keeps the newline) */
+	    {"\" Q0VS VC1Q\\tRU0= \"", "CERT-PEM"}, /* spaces and a tab inside */
+	    {"Q0VSVC1QRU0", NULL},		    /* padding missing */
+	    {"Q0VSVC1QRU0==", NULL},		    /* padding too long */
+	    {"Q0VS=C1QRU0=", NULL},		    /* '=' inside */
+	    {"Q0VSVC1QRU0_", NULL},		    /* URL-safe alphabet */
+	    {"'   '", NULL},			    /* nothing but space */
+	    {"'===='", NULL},			    /* nothing but padding */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char yaml[512];
+		eo_kube_config *cfg = NULL;
+		struct eo_kube_error err;
+		const unsigned char *ca;
+		size_t len = 0;
+		eo_kube_err rc;
+
+		snprintf(yaml, sizeof(yaml),
+			 "current-context: x\n"
+			 "clusters: [{name: c, cluster: {server: 'https://a', "
+			 "certificate-authority-data: %s}}]\n"
+			 "contexts: [{name: x, context: {cluster: c}}]\n",
+			 rows[i].ca);
+		rc = eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), NULL, NULL, &cfg, &err);
+		if (rows[i].want == NULL) {
+			if (rc != EO_KUBE_ECONFIG || strstr(err.message, "invalid base64") == NULL)
+				fail_msg("row %zu: rc %d (%s), want invalid base64", i, rc,
+					 err.message);
+			continue;
+		}
+		if (rc != EO_KUBE_OK)
+			fail_msg("row %zu: rc %d (%s)", i, rc, err.message);
+		ca = eo_kube_config_ca(cfg, &len);
+		assert_int_equal(len, strlen(rows[i].want));
+		assert_memory_equal(ca, rows[i].want, len);
+		eo_kube_config_free(cfg);
+	}
+}
+
 static void test_in_cluster(void **state)
 {
 	eo_kube_config *cfg = NULL;
@@ -424,6 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_token_file_refresh),
 	    cmocka_unit_test(test_missing_fields),
 	    cmocka_unit_test(test_errors_carry_no_secrets),
+	    cmocka_unit_test(test_inline_data_base64),
 	    cmocka_unit_test(test_in_cluster),
 	    cmocka_unit_test(test_new_simple),
 	    cmocka_unit_test(test_read_file_max_cap),
