@@ -69,22 +69,26 @@ static void curl_init(void)
 
 #define SB_MAX (64u << 10)
 
+/* Appends s percent-encoded: libcurl keeps only RFC 3986's unreserved
+ * characters (ALPHA DIGIT - . _ ~) and writes %XX, upper case, for the rest. */
 static void sb_add_escaped(struct eo_strbuf *b, const char *s)
 {
-	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(s);
+	char *e;
 
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-			eo_strbuf_add_n(b, (const char *)&ch, 1);
-		} else {
-			char enc[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-
-			eo_strbuf_add_n(b, enc, 3);
-		}
+	if (n == 0 || b->failed)
+		return;
+	if (n > SB_MAX) {
+		b->failed = true;
+		return;
 	}
+	e = curl_easy_escape(NULL, s, (int)n);
+	if (e == NULL) {
+		b->failed = true;
+		return;
+	}
+	eo_strbuf_add(b, e);
+	curl_free(e);
 }
 
 char *eo_kube_escape(const char *s)

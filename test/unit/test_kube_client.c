@@ -57,6 +57,39 @@ static void test_url_building(void **state)
 	free(u);
 }
 
+/* Percent-encoding: only RFC 3986 unreserved characters stay as they are. */
+static void test_escape_edges(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} rows[] = {
+	    {"", ""},
+	    {"AZaz09-._~", "AZaz09-._~"},
+	    {"a+b", "a%2Bb"}, /* '+' is not a space to keep */
+	    {"%41", "%2541"}, /* no double decoding */
+	    {"?#[]@!$'*;,", "%3F%23%5B%5D%40%21%24%27%2A%3B%2C"},
+	    {"\xc3\xa9t\xc3\xa9", "%C3%A9t%C3%A9"}, /* UTF-8 bytes, upper-case hex */
+	    {"tab\tnl\n", "tab%09nl%0A"},
+	    {"\x7f\xff", "%7F%FF"},
+	};
+	struct eo_kube_resource cm = {"v1", "configmaps", "ns", "a b"};
+	const char *params[] = {"labelSelector", "k in (x y)", "empty", "", NULL};
+	char *u;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		u = eo_kube_escape(rows[i].in);
+		assert_non_null(u);
+		if (strcmp(u, rows[i].want) != 0)
+			fail_msg("row %zu: got %s, want %s", i, u, rows[i].want);
+		free(u);
+	}
+	u = eo_kube_url("https://k", &cm, NULL, params);
+	assert_string_equal(u, "https://k/api/v1/namespaces/ns/configmaps/a%20b"
+			       "?labelSelector=k%20in%20%28x%20y%29&empty=");
+	free(u);
+}
+
 static void test_status_parsing(void **state)
 {
 	struct eo_kube_error err;
@@ -746,6 +779,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_url_building),
+	    cmocka_unit_test(test_escape_edges),
 	    cmocka_unit_test(test_status_parsing),
 	    cmocka_unit_test(test_get_sends_auth_and_parses),
 	    cmocka_unit_test(test_list_pagination_merge),
