@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int eo_time_format(time_t t, char *buf, size_t n)
 {
@@ -26,88 +27,86 @@ int eo_time_format(time_t t, char *buf, size_t n)
 	return 0;
 }
 
-/* Read exactly width digits at *p into *out and advance. */
-static bool digits(const char **p, int width, int *out)
+/*
+ * True when s starts with the shape of tmpl: 'd' a digit, 'T' either 'T' or
+ * 't', anything else itself. strptime(3) alone would also take one-digit
+ * fields and leading blanks, which RFC 3339 does not allow.
+ */
+static bool shaped(const char *s, const char *tmpl)
 {
-	int v = 0;
-
-	for (int i = 0; i < width; i++) {
-		char c = (*p)[i];
-
-		if (c < '0' || c > '9')
+	for (; *tmpl; tmpl++, s++) {
+		if (*tmpl == 'd'   ? (*s < '0' || *s > '9')
+		    : *tmpl == 'T' ? (*s != 'T' && *s != 't')
+				   : *s != *tmpl)
 			return false;
-		v = v * 10 + (c - '0');
 	}
-	*p += width;
-	*out = v;
 	return true;
 }
 
-static bool expect(const char **p, char c)
+/* strptime over exactly n bytes of s (a shaped prefix), all of them consumed. */
+static bool scan(const char *s, size_t n, const char *fmt, struct tm *tm)
 {
-	if (**p != c)
+	char buf[24];
+	const char *end;
+
+	if (n >= sizeof(buf))
 		return false;
-	(*p)++;
-	return true;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (n > 10 && buf[10] == 't')
+		buf[10] = 'T';
+	end = strptime(buf, fmt, tm);
+	return end == buf + n;
 }
 
 int eo_time_parse(const char *s, time_t *out)
 {
-	struct tm tm;
-	int year = 0, mon = 0, day = 0, hour = 0, min = 0, sec = 0;
-	int off_h = 0, off_m = 0;
+	struct tm tm, off;
 	long offset = 0;
-	time_t t = 0;
-	const char *p = s;
+	int leap = 0, mday, mon;
+	time_t t;
+	const char *p;
 
-	if (s == NULL || out == NULL)
+	if (s == NULL || out == NULL || !shaped(s, "dddd-dd-ddTdd:dd:dd"))
 		return -EINVAL;
-	if (!digits(&p, 4, &year) || !expect(&p, '-') || !digits(&p, 2, &mon) || !expect(&p, '-') ||
-	    !digits(&p, 2, &day))
+	memset(&tm, 0, sizeof(tm));
+	if (!scan(s, 19, "%Y-%m-%dT%H:%M:%S", &tm) || tm.tm_sec > 60)
 		return -EINVAL;
-	if (*p != 'T' && *p != 't')
-		return -EINVAL;
-	p++;
-	if (!digits(&p, 2, &hour) || !expect(&p, ':') || !digits(&p, 2, &min) || !expect(&p, ':') ||
-	    !digits(&p, 2, &sec))
-		return -EINVAL;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
+	p = s + 19;
+	if (*p == '.') { /* fractional seconds: at least one digit, dropped */
+		size_t n = strspn(p + 1, "0123456789");
+
+		if (n == 0)
 			return -EINVAL;
-		while (*p >= '0' && *p <= '9')
-			p++;
+		p += 1 + n;
 	}
 	if (*p == 'Z' || *p == 'z') {
 		p++;
-	} else if (*p == '+' || *p == '-') {
-		int sign = *p == '-' ? -1 : 1;
-
-		p++;
-		if (!digits(&p, 2, &off_h) || !expect(&p, ':') || !digits(&p, 2, &off_m))
+	} else if ((*p == '+' || *p == '-') && shaped(p + 1, "dd:dd")) {
+		memset(&off, 0, sizeof(off));
+		if (!scan(p + 1, 5, "%H:%M", &off))
 			return -EINVAL;
-		if (off_h > 23 || off_m > 59)
-			return -EINVAL;
-		offset = sign * (off_h * 3600L + off_m * 60L);
+		offset = (*p == '-' ? -1 : 1) * (off.tm_hour * 3600L + off.tm_min * 60L);
+		p += 6;
 	} else {
 		return -EINVAL;
 	}
 	if (*p != '\0')
 		return -EINVAL;
-	if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60)
-		return -EINVAL;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = year - 1900;
-	tm.tm_mon = mon - 1;
-	tm.tm_mday = day;
-	tm.tm_hour = hour;
-	tm.tm_min = min;
-	tm.tm_sec = sec;
+	/* A leap second (:60) is the instant after :59; POSIX time has no room
+	 * for it. Computed from :59 so it never rolls the date over first. */
+	if (tm.tm_sec == 60) {
+		tm.tm_sec = 59;
+		leap = 1;
+	}
+	mday = tm.tm_mday;
+	mon = tm.tm_mon;
+	tm.tm_isdst = 0;
 	t = timegm(&tm);
-	/* timegm normalises 31 February into March; reject such dates. */
-	if (tm.tm_mday != day || tm.tm_mon != mon - 1)
+	/* strptime takes 31 February; timegm would make it March: reject. */
+	if (tm.tm_mday != mday || tm.tm_mon != mon)
 		return -EINVAL;
-	*out = t - offset;
+	*out = t + leap - offset;
 	return 0;
 }
 

@@ -22,8 +22,10 @@ int eo_time_format(time_t t, char *buf, size_t n);
 
 /*
  * Parse an RFC 3339 timestamp ("2026-06-02T10:00:00Z", optional fractional
- * seconds, "Z" or a "+hh:mm"/"-hh:mm" offset). Fractions are dropped. Returns
- * 0 and sets *out, or -EINVAL.
+ * seconds, "Z" or a "+hh:mm"/"-hh:mm" offset; 'T' and 'Z' in either case)
+ * with strptime(3) and timegm(3). Every field has its exact width.
+ * Fractions are dropped; a leap second (:60) counts as the next second.
+ * Returns 0 and sets *out, or -EINVAL.
  */
 int eo_time_parse(const char *s, time_t *out);
 
