@@ -7,6 +7,7 @@
 
 #include "api/jsonpath.h"
 #include "api/names.h"
+#include "api/spec.h"
 #include "api/timeutil.h"
 #include "api/validate.h"
 
@@ -234,50 +235,34 @@ json_t *eo_api_default_resources(void)
 			 EO_DEFAULT_MEMORY_REQUEST);
 }
 
-static bool non_empty_container(const json_t *v)
-{
-	return (json_is_object(v) && json_object_size(v) > 0) ||
-	       (json_is_array(v) && json_array_size(v) > 0);
-}
-
 json_t *eo_cluster_resources(const json_t *cluster)
 {
-	json_t *r = eo__json_object_at(cluster, "spec.resources");
-
-	if (r != NULL && (non_empty_container(json_object_get(r, "limits")) ||
-			  non_empty_container(json_object_get(r, "requests")) ||
-			  non_empty_container(json_object_get(r, "claims"))))
-		return json_deep_copy(r);
-	return eo_api_default_resources();
+	return eo__spec_resources(cluster);
 }
 
 const json_t *eo_cluster_affinity(const json_t *cluster)
 {
-	return eo__json_object_at(cluster, "spec.affinity");
+	return eo__spec_affinity(cluster);
 }
 
 const json_t *eo_cluster_topology_spread_constraints(const json_t *cluster)
 {
-	json_t *v = eo__json_at(cluster, "spec.topologySpreadConstraints");
-
-	return json_is_array(v) ? v : NULL;
+	return eo__spec_topology_spread_constraints(cluster);
 }
 
 const json_t *eo_cluster_image_pull_secrets(const json_t *cluster)
 {
-	json_t *v = eo__json_at(cluster, "spec.imagePullSecrets");
-
-	return json_is_array(v) ? v : NULL;
+	return eo__spec_image_pull_secrets(cluster);
 }
 
 const json_t *eo_cluster_extra_labels(const json_t *cluster)
 {
-	return eo__json_object_at(cluster, "spec.additionalMetadata.labels");
+	return eo__spec_extra_labels(cluster);
 }
 
 const json_t *eo_cluster_extra_annotations(const json_t *cluster)
 {
-	return eo__json_object_at(cluster, "spec.additionalMetadata.annotations");
+	return eo__spec_extra_annotations(cluster);
 }
 
 void eo_options_read(const json_t *options, struct eo_etcd_options *out)
@@ -295,7 +280,7 @@ void eo_options_read(const json_t *options, struct eo_etcd_options *out)
 
 void eo_cluster_options(const json_t *cluster, struct eo_etcd_options *out)
 {
-	eo_options_read(eo__json_at(cluster, "spec.options"), out);
+	eo__spec_options(cluster, out);
 }
 
 /* --- status --- */

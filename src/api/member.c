@@ -5,6 +5,7 @@
 #include "api/conditions.h"
 #include "api/jsonpath.h"
 #include "api/names.h"
+#include "api/spec.h"
 #include "api/validate.h"
 
 static const char *str_or_empty(const json_t *obj, const char *path)
@@ -98,51 +99,37 @@ bool eo_member_dormant(const json_t *member)
 
 void eo_member_options(const json_t *member, struct eo_etcd_options *out)
 {
-	eo_options_read(eo__json_at(member, "spec.options"), out);
+	eo__spec_options(member, out);
 }
 
 json_t *eo_member_resources(const json_t *member)
 {
-	json_t *r = eo__json_object_at(member, "spec.resources");
-	const char *keys[] = {"limits", "requests", "claims"};
-
-	for (size_t i = 0; r != NULL && i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(r, keys[i]);
-
-		if ((json_is_object(v) && json_object_size(v) > 0) ||
-		    (json_is_array(v) && json_array_size(v) > 0))
-			return json_deep_copy(r);
-	}
-	return eo_api_default_resources();
+	return eo__spec_resources(member);
 }
 
 const json_t *eo_member_affinity(const json_t *member)
 {
-	return eo__json_object_at(member, "spec.affinity");
+	return eo__spec_affinity(member);
 }
 
 const json_t *eo_member_topology_spread_constraints(const json_t *member)
 {
-	json_t *v = eo__json_at(member, "spec.topologySpreadConstraints");
-
-	return json_is_array(v) ? v : NULL;
+	return eo__spec_topology_spread_constraints(member);
 }
 
 const json_t *eo_member_image_pull_secrets(const json_t *member)
 {
-	json_t *v = eo__json_at(member, "spec.imagePullSecrets");
-
-	return json_is_array(v) ? v : NULL;
+	return eo__spec_image_pull_secrets(member);
 }
 
 const json_t *eo_member_extra_labels(const json_t *member)
 {
-	return eo__json_object_at(member, "spec.additionalMetadata.labels");
+	return eo__spec_extra_labels(member);
 }
 
 const json_t *eo_member_extra_annotations(const json_t *member)
 {
-	return eo__json_object_at(member, "spec.additionalMetadata.annotations");
+	return eo__spec_extra_annotations(member);
 }
 
 void eo_member_tls(const json_t *member, struct eo_member_tls *out)

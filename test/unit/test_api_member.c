@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
 
@@ -209,6 +210,52 @@ static const struct vcase vcases[] = {
     {"dormant flip", M(",'dormant':true"), M(",'dormant':false"), NULL},
 };
 
+/* The pod-shaping fields read the same from an EtcdCluster and an EtcdMember. */
+static void test_shared_spec_fields_agree(void **state)
+{
+	static const char *const specs[] = {
+	    "{}",
+	    "{\"resources\":{}}",
+	    "{\"resources\":{\"limits\":{}, \"requests\":{}, \"claims\":[]}}",
+	    "{\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}",
+	    "{\"resources\":{\"limits\":{\"memory\":\"1Gi\"}}}",
+	    "{\"resources\":\"bad\", \"affinity\":[], \"imagePullSecrets\":{}}",
+	    "{\"affinity\":{\"nodeAffinity\":{}}, \"topologySpreadConstraints\":[{}],"
+	    " \"imagePullSecrets\":[{\"name\":\"r\"}], \"additionalMetadata\":"
+	    "{\"labels\":{\"a\":\"b\"}, \"annotations\":{\"c\":\"d\"}},"
+	    " \"options\":{\"quotaBackendBytes\":1024, \"autoCompactionMode\":\"revision\"}}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		json_t *spec = json_loads(specs[i], 0, NULL);
+		json_t *obj = json_pack("{s:O}", "spec", spec);
+		json_t *rc, *rm;
+		struct eo_etcd_options oc, om;
+
+		assert_non_null(obj);
+		rc = eo_cluster_resources(obj);
+		rm = eo_member_resources(obj);
+		if (!json_equal(rc, rm))
+			fail_msg("spec %zu: resources differ", i);
+		assert_ptr_equal(eo_cluster_affinity(obj), eo_member_affinity(obj));
+		assert_ptr_equal(eo_cluster_topology_spread_constraints(obj),
+				 eo_member_topology_spread_constraints(obj));
+		assert_ptr_equal(eo_cluster_image_pull_secrets(obj),
+				 eo_member_image_pull_secrets(obj));
+		assert_ptr_equal(eo_cluster_extra_labels(obj), eo_member_extra_labels(obj));
+		assert_ptr_equal(eo_cluster_extra_annotations(obj),
+				 eo_member_extra_annotations(obj));
+		eo_cluster_options(obj, &oc);
+		eo_member_options(obj, &om);
+		assert_memory_equal(&oc, &om, sizeof(oc));
+		json_decref(rc);
+		json_decref(rm);
+		json_decref(obj);
+		json_decref(spec);
+	}
+}
+
 static void test_validate_table(void **state)
 {
 	(void)state;
@@ -233,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_accessors_defaults),
 	    cmocka_unit_test(test_accessors_full),
+	    cmocka_unit_test(test_shared_spec_fields_agree),
 	    cmocka_unit_test(test_validate_table),
 	};
 
