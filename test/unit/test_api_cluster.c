@@ -16,31 +16,14 @@
 
 #include "api/cluster.h"
 #include "api/names.h"
-
-/* Parse JSON written with single quotes (tests only); fails the test on error. */
-static json_t *J(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t err;
-	json_t *v = NULL;
-
-	assert_non_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	v = json_loads(s, 0, &err);
-	if (v == NULL)
-		fail_msg("bad test JSON (%s): %s", err.text, text);
-	free(s);
-	return v;
-}
+#include "support/testutil.h"
 
 /* --- accessors and defaults --- */
 
 static void test_defaults_minimal(void **state)
 {
-	json_t *c = J("{'metadata':{'name':'my-etcd','namespace':'default','uid':'u1',"
-		      "'generation':4},'spec':{'version':'3.6.11'}}");
+	json_t *c = tu_jsonq("{'metadata':{'name':'my-etcd','namespace':'default','uid':'u1',"
+			     "'generation':4},'spec':{'version':'3.6.11'}}");
 	json_t *d = NULL;
 	struct eo_storage st;
 	struct eo_cluster_tls tls;
@@ -97,9 +80,10 @@ static void test_defaults_minimal(void **state)
 
 	/* Applying the defaults gives what the apiserver stores. */
 	assert_int_equal(eo_cluster_apply_defaults(c), 0);
-	d = J("{'metadata':{'name':'my-etcd','namespace':'default','uid':'u1','generation':4},"
-	      "'spec':{'version':'3.6.11','replicas':3,'progressDeadlineSeconds':600,"
-	      "'storage':{'size':'1Gi','medium':''}}}");
+	d = tu_jsonq(
+	    "{'metadata':{'name':'my-etcd','namespace':'default','uid':'u1','generation':4},"
+	    "'spec':{'version':'3.6.11','replicas':3,'progressDeadlineSeconds':600,"
+	    "'storage':{'size':'1Gi','medium':''}}}");
 	assert_true(json_equal(c, d));
 	/* And is idempotent. */
 	assert_int_equal(eo_cluster_apply_defaults(c), 0);
@@ -112,10 +96,10 @@ static void test_defaults_partial(void **state)
 {
 	/* A storage object without size gets the size default only. */
 	json_t *c =
-	    J("{'spec':{'version':'3.6.11','replicas':0,'progressDeadlineSeconds':30,"
-	      "'storage':{'medium':'Memory'},"
-	      "'tls':{'client':{'certManager':{'serverIssuerRef':{'name':'i'}}},"
-	      "'peer':{'certManager':{'issuerRef':{'name':'p','kind':'ClusterIssuer'}}}}}}");
+	    tu_jsonq("{'spec':{'version':'3.6.11','replicas':0,'progressDeadlineSeconds':30,"
+		     "'storage':{'medium':'Memory'},"
+		     "'tls':{'client':{'certManager':{'serverIssuerRef':{'name':'i'}}},"
+		     "'peer':{'certManager':{'issuerRef':{'name':'p','kind':'ClusterIssuer'}}}}}}");
 	struct eo_storage st;
 
 	(void)state;
@@ -142,7 +126,7 @@ static void test_defaults_partial(void **state)
 	    "Issuer");
 	json_decref(c);
 	/* No spec: nothing to default. */
-	c = J("{'metadata':{'name':'x'}}");
+	c = tu_jsonq("{'metadata':{'name':'x'}}");
 	assert_int_equal(eo_cluster_apply_defaults(c), -1);
 	json_decref(c);
 }
@@ -168,7 +152,7 @@ static void test_storage_variants(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *s = J(cases[i].json);
+		json_t *s = tu_jsonq(cases[i].json);
 		struct eo_storage st;
 
 		eo_storage_read(s, &st);
@@ -185,16 +169,16 @@ static void test_storage_variants(void **state)
 
 static void test_tls_views(void **state)
 {
-	json_t *byo = J("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
-			"'client':{'serverSecretRef':{'name':'srv'},"
-			"'operatorClientSecretRef':{'name':'op'}},"
-			"'peer':{'secretRef':{'name':'peer'}}}}}");
-	json_t *srv_only = J("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
-			     "'client':{'serverSecretRef':{'name':'srv'}}}}}");
-	json_t *cm = J("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
-		       "'client':{'certManager':{'serverIssuerRef':{'name':'i'},"
-		       "'operatorClientIssuerRef':{'name':'ci','kind':'ClusterIssuer'}}},"
-		       "'peer':{'certManager':{'issuerRef':{'name':'pi'}}}}}}");
+	json_t *byo = tu_jsonq("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
+			       "'client':{'serverSecretRef':{'name':'srv'},"
+			       "'operatorClientSecretRef':{'name':'op'}},"
+			       "'peer':{'secretRef':{'name':'peer'}}}}}");
+	json_t *srv_only = tu_jsonq("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
+				    "'client':{'serverSecretRef':{'name':'srv'}}}}}");
+	json_t *cm = tu_jsonq("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
+			      "'client':{'certManager':{'serverIssuerRef':{'name':'i'},"
+			      "'operatorClientIssuerRef':{'name':'ci','kind':'ClusterIssuer'}}},"
+			      "'peer':{'certManager':{'issuerRef':{'name':'pi'}}}}}}");
 	struct eo_cluster_tls t;
 	char buf[EO_NAME_MAX];
 
@@ -245,19 +229,19 @@ static void test_tls_views(void **state)
 static void test_auth_restore_options_passthrough(void **state)
 {
 	json_t *c =
-	    J("{'spec':{'version':'3.6.11',"
-	      "'auth':{'enabled':true,'rootCredentialsSecretRef':{'name':'root-creds'}},"
-	      "'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3.example.com',"
-	      "'bucket':'b','key':'my-etcd/x.db','region':'us-east-1','forcePathStyle':true,"
-	      "'credentialsSecretRef':{'name':'s3-creds'}}}}},"
-	      "'options':{'quotaBackendBytes':8589934592,'autoCompactionMode':'periodic',"
-	      "'autoCompactionRetention':'1h','snapshotCount':10000},"
-	      "'affinity':{'podAntiAffinity':{}},'topologySpreadConstraints':[],"
-	      "'imagePullSecrets':[{'name':'reg'}],"
-	      "'additionalMetadata':{'labels':{'team':'a'},'annotations':{'x':'y'}}},"
-	      "'status':{'readyMembers':3,'clusterID':'769f1c9e0d723d0b','clusterToken':'t',"
-	      "'authEnabled':true,'observed':{'replicas':3},"
-	      "'progressDeadline':'2026-06-02T10:00:00Z'}}");
+	    tu_jsonq("{'spec':{'version':'3.6.11',"
+		     "'auth':{'enabled':true,'rootCredentialsSecretRef':{'name':'root-creds'}},"
+		     "'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3.example.com',"
+		     "'bucket':'b','key':'my-etcd/x.db','region':'us-east-1','forcePathStyle':true,"
+		     "'credentialsSecretRef':{'name':'s3-creds'}}}}},"
+		     "'options':{'quotaBackendBytes':8589934592,'autoCompactionMode':'periodic',"
+		     "'autoCompactionRetention':'1h','snapshotCount':10000},"
+		     "'affinity':{'podAntiAffinity':{}},'topologySpreadConstraints':[],"
+		     "'imagePullSecrets':[{'name':'reg'}],"
+		     "'additionalMetadata':{'labels':{'team':'a'},'annotations':{'x':'y'}}},"
+		     "'status':{'readyMembers':3,'clusterID':'769f1c9e0d723d0b','clusterToken':'t',"
+		     "'authEnabled':true,'observed':{'replicas':3},"
+		     "'progressDeadline':'2026-06-02T10:00:00Z'}}");
 	struct eo_snapshot_location loc;
 	struct eo_etcd_options o;
 	time_t t = 0;
@@ -316,8 +300,8 @@ static void test_resources(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *c = J(cases[i].cluster);
-		json_t *want = J(cases[i].want);
+		json_t *c = tu_jsonq(cases[i].cluster);
+		json_t *want = tu_jsonq(cases[i].want);
 		json_t *got = eo_cluster_resources(c);
 
 		assert_non_null(got);
@@ -546,8 +530,8 @@ static void test_validate_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
 		const struct vcase *c = &vcases[i];
-		json_t *obj = J(c->obj);
-		json_t *old = c->old ? J(c->old) : NULL;
+		json_t *obj = tu_jsonq(c->obj);
+		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
 		json_t *copy = json_deep_copy(obj);
 		char msg[512] = "untouched";
 		int rc = eo_cluster_validate(obj, old, msg, sizeof(msg));
@@ -569,7 +553,7 @@ static void test_validate_table(void **state)
 
 static void test_validate_truncates_message(void **state)
 {
-	json_t *obj = J("{'spec':{'version':'latest'}}");
+	json_t *obj = tu_jsonq("{'spec':{'version':'latest'}}");
 	char msg[16];
 
 	(void)state;

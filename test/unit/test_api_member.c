@@ -14,28 +14,12 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
-
-static json_t *J(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t err;
-	json_t *v = NULL;
-
-	assert_non_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	v = json_loads(s, 0, &err);
-	if (v == NULL)
-		fail_msg("bad test JSON (%s): %s", err.text, text);
-	free(s);
-	return v;
-}
+#include "support/testutil.h"
 
 static void test_accessors_defaults(void **state)
 {
-	json_t *m = J("{'metadata':{'name':'my-etcd-7xq2k','namespace':'ns','uid':'u'},"
-		      "'spec':{'clusterName':'my-etcd','version':'3.6.11'}}");
+	json_t *m = tu_jsonq("{'metadata':{'name':'my-etcd-7xq2k','namespace':'ns','uid':'u'},"
+			     "'spec':{'clusterName':'my-etcd','version':'3.6.11'}}");
 	struct eo_storage st;
 	struct eo_member_tls tls;
 	struct eo_snapshot_location loc;
@@ -68,7 +52,7 @@ static void test_accessors_defaults(void **state)
 	eo_member_options(m, &o);
 	assert_int_equal(o.snapshot_count, 0);
 	r = eo_member_resources(m);
-	want = J("{'requests':{'cpu':'100m','memory':'128Mi'}}");
+	want = tu_jsonq("{'requests':{'cpu':'100m','memory':'128Mi'}}");
 	assert_true(json_equal(r, want));
 	json_decref(r);
 	json_decref(want);
@@ -86,9 +70,9 @@ static void test_accessors_defaults(void **state)
 	assert_false(eo_member_is_ready(m));
 
 	assert_int_equal(eo_member_apply_defaults(m), 0);
-	want = J("{'metadata':{'name':'my-etcd-7xq2k','namespace':'ns','uid':'u'},"
-		 "'spec':{'clusterName':'my-etcd','version':'3.6.11','replicas':1,"
-		 "'storage':{'size':'1Gi','medium':''}}}");
+	want = tu_jsonq("{'metadata':{'name':'my-etcd-7xq2k','namespace':'ns','uid':'u'},"
+			"'spec':{'clusterName':'my-etcd','version':'3.6.11','replicas':1,"
+			"'storage':{'size':'1Gi','medium':''}}}");
 	assert_true(json_equal(m, want));
 	json_decref(want);
 	json_decref(m);
@@ -96,24 +80,24 @@ static void test_accessors_defaults(void **state)
 
 static void test_accessors_full(void **state)
 {
-	json_t *m =
-	    J("{'metadata':{'name':'c-abcde','deletionTimestamp':'2026-06-02T10:00:00Z',"
-	      "'finalizers':['other','etcd-operator.cozystack.io/member-cleanup']},"
-	      "'spec':{'clusterName':'c','version':'3.6.11','bootstrap':true,"
-	      "'initialCluster':'c-abcde=https://c-abcde.c.ns.svc:2380','clusterToken':'ns-c-u',"
-	      "'dormant':true,'storage':{'size':'256Mi','medium':'Memory'},"
-	      "'resources':{'limits':{'memory':'512Mi'}},"
-	      "'options':{'snapshotCount':5000,'autoCompactionMode':'periodic'},"
-	      "'affinity':{'podAntiAffinity':{}},'topologySpreadConstraints':[{}],"
-	      "'imagePullSecrets':[{'name':'r'}],"
-	      "'additionalMetadata':{'labels':{'a':'b'},'annotations':{'c':'d'}},"
-	      "'tls':{'clientServerSecretRef':{'name':'srv'},'clientMTLS':true,"
-	      "'peerSecretRef':{'name':'peer'},'peerAutoTLS':false},"
-	      "'restore':{'source':{'pvc':{'claimName':'backups','subPath':'x/y.db'}}}},"
-	      "'status':{'memberID':'ae36f238164a08ad','podName':'c-abcde','podUID':'p-1',"
-	      "'isVoter':true,'pvcName':'data-c-abcde','version':'3.6.10',"
-	      "'conditions':[{'type':'Ready','status':'True','reason':'PodReady','message':'',"
-	      "'lastTransitionTime':'2026-06-02T10:00:00Z'}]}}");
+	json_t *m = tu_jsonq(
+	    "{'metadata':{'name':'c-abcde','deletionTimestamp':'2026-06-02T10:00:00Z',"
+	    "'finalizers':['other','etcd-operator.cozystack.io/member-cleanup']},"
+	    "'spec':{'clusterName':'c','version':'3.6.11','bootstrap':true,"
+	    "'initialCluster':'c-abcde=https://c-abcde.c.ns.svc:2380','clusterToken':'ns-c-u',"
+	    "'dormant':true,'storage':{'size':'256Mi','medium':'Memory'},"
+	    "'resources':{'limits':{'memory':'512Mi'}},"
+	    "'options':{'snapshotCount':5000,'autoCompactionMode':'periodic'},"
+	    "'affinity':{'podAntiAffinity':{}},'topologySpreadConstraints':[{}],"
+	    "'imagePullSecrets':[{'name':'r'}],"
+	    "'additionalMetadata':{'labels':{'a':'b'},'annotations':{'c':'d'}},"
+	    "'tls':{'clientServerSecretRef':{'name':'srv'},'clientMTLS':true,"
+	    "'peerSecretRef':{'name':'peer'},'peerAutoTLS':false},"
+	    "'restore':{'source':{'pvc':{'claimName':'backups','subPath':'x/y.db'}}}},"
+	    "'status':{'memberID':'ae36f238164a08ad','podName':'c-abcde','podUID':'p-1',"
+	    "'isVoter':true,'pvcName':'data-c-abcde','version':'3.6.10',"
+	    "'conditions':[{'type':'Ready','status':'True','reason':'PodReady','message':'',"
+	    "'lastTransitionTime':'2026-06-02T10:00:00Z'}]}}");
 	struct eo_storage st;
 	struct eo_member_tls tls;
 	struct eo_snapshot_location loc;
@@ -261,8 +245,8 @@ static void test_validate_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
 		const struct vcase *c = &vcases[i];
-		json_t *obj = J(c->obj);
-		json_t *old = c->old ? J(c->old) : NULL;
+		json_t *obj = tu_jsonq(c->obj);
+		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
 		char msg[512] = "untouched";
 		int rc = eo_member_validate(obj, old, msg, sizeof(msg));
 

@@ -13,23 +13,7 @@
 
 #include "api/names.h"
 #include "api/snapshot.h"
-
-static json_t *J(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t err;
-	json_t *v = NULL;
-
-	assert_non_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	v = json_loads(s, 0, &err);
-	if (v == NULL)
-		fail_msg("bad test JSON (%s): %s", err.text, text);
-	free(s);
-	return v;
-}
+#include "support/testutil.h"
 
 /* The seed runbook's example snapshot. */
 #define SEED_SNAPSHOT                                                                              \
@@ -41,7 +25,7 @@ static json_t *J(const char *text)
 
 static void test_accessors(void **state)
 {
-	json_t *s = J(SEED_SNAPSHOT);
+	json_t *s = tu_jsonq(SEED_SNAPSHOT);
 	struct eo_snapshot_location d;
 	char buf[EO_NAME_MAX];
 
@@ -65,9 +49,9 @@ static void test_accessors(void **state)
 	assert_string_equal(buf, "my-etcd-2026-06-02-snapshot");
 	json_decref(s);
 
-	s = J("{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
-	      "'status':{'phase':'Complete','artifact':{'uri':'file:///snapshot/data/x.db',"
-	      "'sizeBytes':4096,'checksum':'sha256:ab'}}}");
+	s = tu_jsonq("{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
+		     "'status':{'phase':'Complete','artifact':{'uri':'file:///snapshot/data/x.db',"
+		     "'sizeBytes':4096,'checksum':'sha256:ab'}}}");
 	eo_snapshot_destination(s, &d);
 	assert_int_equal(d.kind, EO_LOCATION_PVC);
 	assert_string_equal(d.claim_name, "b");
@@ -98,7 +82,7 @@ static void test_phases(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *s = J(cases[i].json);
+		json_t *s = tu_jsonq(cases[i].json);
 		enum eo_snapshot_phase p = eo_snapshot_phase(s);
 
 		assert_int_equal(p, cases[i].phase);
@@ -195,8 +179,8 @@ static void test_validate_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
 		const struct vcase *c = &vcases[i];
-		json_t *obj = J(c->obj);
-		json_t *old = c->old ? J(c->old) : NULL;
+		json_t *obj = tu_jsonq(c->obj);
+		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
 		char msg[512] = "untouched";
 		int rc = eo_snapshot_validate(obj, old, msg, sizeof(msg));
 

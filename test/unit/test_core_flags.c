@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/flags.h"
+#include "support/testutil.h"
 
 #define MAX_ARGS 16
 
@@ -33,15 +34,6 @@ static const char *const BASE_ENV[] = {"OPERATOR_IMAGE", "ghcr.io/cozystack/etcd
 				       NULL};
 
 static char resolv_path[64];
-
-static void write_resolv(const char *content)
-{
-	FILE *f = fopen(resolv_path, "w");
-
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
-}
 
 /* Parses argv (NULL-terminated, without argv[0]) against env and the temporary resolv.conf. */
 static enum eo_flags_status parse(const char *const *args, const char *const *env,
@@ -378,7 +370,7 @@ static void test_resolv_conf_discovery(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		write_resolv(cases[i].content);
+		tu_write_file(NULL, resolv_path, cases[i].content);
 		out[0] = '\0';
 		if (cases[i].domain) {
 			assert_int_equal(eo_cluster_domain_discover(resolv_path, out, sizeof(out)),
@@ -405,7 +397,7 @@ static void test_resolv_conf_long_line(void **state)
 	for (i = 11; i < 3000; i++)
 		content[i] = 'x';
 	snprintf(content + 3000, sizeof(content) - 3000, "\nsearch ns.svc.long.local\n");
-	write_resolv(content);
+	tu_write_file(NULL, resolv_path, content);
 	assert_int_equal(eo_cluster_domain_discover(resolv_path, out, sizeof(out)), 0);
 	assert_string_equal(out, "long.local");
 	unlink(resolv_path);
@@ -418,7 +410,7 @@ static void test_cluster_domain_sources(void **state)
 	char err[256];
 
 	(void)state;
-	write_resolv("search ns.svc.cozy.local svc.cozy.local cozy.local\n");
+	tu_write_file(NULL, resolv_path, "search ns.svc.cozy.local svc.cozy.local cozy.local\n");
 	assert_int_equal(parse(NULL, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
 	assert_string_equal(cfg.cluster_domain, "cozy.local");
 	assert_int_equal(cfg.cluster_domain_source, EO_DOMAIN_FROM_RESOLV_CONF);
@@ -427,7 +419,7 @@ static void test_cluster_domain_sources(void **state)
 	assert_string_equal(cfg.cluster_domain, "override.local");
 	assert_int_equal(cfg.cluster_domain_source, EO_DOMAIN_FROM_FLAG);
 
-	write_resolv("search example.com\n");
+	tu_write_file(NULL, resolv_path, "search example.com\n");
 	assert_int_equal(parse(NULL, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
 	assert_string_equal(cfg.cluster_domain, "cluster.local");
 	assert_int_equal(cfg.cluster_domain_source, EO_DOMAIN_DEFAULT);

@@ -16,6 +16,7 @@
 
 #include "api/names.h"
 #include "desired/desired.h"
+#include "support/testutil.h"
 
 #define GOLDEN_DIR "test/unit/test_desired_golden/"
 
@@ -49,16 +50,6 @@ static const char *MEMBER_JSON =
 static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/coreos/etcd",
 					    .cluster_domain = "cluster.local"};
 
-static json_t *load(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (v == NULL)
-		fail_msg("bad test JSON: %s", e.text);
-	return v;
-}
-
 /* Compares obj with the golden file (or rewrites it with EO_UPDATE_GOLDEN=1). */
 static void golden(const char *file, const json_t *obj)
 {
@@ -88,7 +79,7 @@ static void golden(const char *file, const json_t *obj)
 
 static void test_headless_service(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_desired_headless_service(c);
+	json_t *c = tu_json(CLUSTER_JSON), *s = eo_desired_headless_service(c);
 
 	(void)state;
 	golden("headless_service.json", s);
@@ -98,7 +89,7 @@ static void test_headless_service(void **state)
 
 static void test_client_service(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_desired_client_service(c);
+	json_t *c = tu_json(CLUSTER_JSON), *s = eo_desired_client_service(c);
 
 	(void)state;
 	golden("client_service.json", s);
@@ -108,7 +99,7 @@ static void test_client_service(void **state)
 
 static void test_seed_member(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *m = eo_desired_seed_member(c);
+	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_seed_member(c);
 
 	(void)state;
 	golden("seed_member.json", m);
@@ -118,7 +109,7 @@ static void test_seed_member(void **state)
 
 static void test_joining_member(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *m = eo_desired_joining_member(c);
+	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_joining_member(c);
 	json_t *seed = eo_desired_seed_member(c);
 
 	(void)state;
@@ -134,7 +125,7 @@ static void test_joining_member(void **state)
 
 static void test_pdb(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *p = eo_desired_pdb(c, 2), *q = NULL, *patch = NULL;
+	json_t *c = tu_json(CLUSTER_JSON), *p = eo_desired_pdb(c, 2), *q = NULL, *patch = NULL;
 
 	(void)state;
 	golden("pdb.json", p);
@@ -157,7 +148,7 @@ static void test_pdb(void **state)
 
 static void test_member_pvc(void **state)
 {
-	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pvc(m);
+	json_t *m = tu_json(MEMBER_JSON), *p = eo_desired_member_pvc(m);
 
 	(void)state;
 	golden("member_pvc.json", p);
@@ -167,7 +158,7 @@ static void test_member_pvc(void **state)
 
 static void test_member_pod(void **state)
 {
-	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pod(m, &OPTS, false);
+	json_t *m = tu_json(MEMBER_JSON), *p = eo_desired_member_pod(m, &OPTS, false);
 
 	(void)state;
 	golden("member_pod.json", p);
@@ -202,7 +193,7 @@ static const char *MEMBER_FULL_JSON =
 
 static void test_member_pod_passthrough(void **state)
 {
-	json_t *m = load(MEMBER_FULL_JSON), *p = eo_desired_member_pod(m, &OPTS, true);
+	json_t *m = tu_json(MEMBER_FULL_JSON), *p = eo_desired_member_pod(m, &OPTS, true);
 	json_t *pvc = eo_desired_member_pvc(m);
 
 	(void)state;
@@ -218,7 +209,7 @@ static void test_member_pod_default_affinity(void **state)
 {
 	(void)state;
 	for (int empty = 0; empty < 2; empty++) {
-		json_t *m = load(MEMBER_JSON), *p = NULL, *term = NULL;
+		json_t *m = tu_json(MEMBER_JSON), *p = NULL, *term = NULL;
 
 		if (empty)
 			json_object_set_new(json_object_get(m, "spec"), "affinity", json_object());
@@ -280,7 +271,7 @@ static void test_initial_cluster_state(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *m = load(MEMBER_JSON), *p = NULL;
+		json_t *m = tu_json(MEMBER_JSON), *p = NULL;
 
 		json_object_set_new(json_object_get(m, "spec"), "bootstrap",
 				    json_boolean(cases[i].bootstrap));
@@ -297,7 +288,7 @@ static void test_initial_cluster_state(void **state)
 
 static void test_memory_member_pod_uses_tmpfs(void **state)
 {
-	json_t *m = load(MEMBER_JSON), *p = NULL, *vol = NULL;
+	json_t *m = tu_json(MEMBER_JSON), *p = NULL, *vol = NULL;
 
 	(void)state;
 	json_object_set_new(json_object_get(m, "spec"), "storage",
@@ -319,7 +310,7 @@ static void test_custom_domain_and_repository(void **state)
 {
 	struct eo_desired_opts o = {.etcd_image_repository = "registry.local/etcd",
 				    .cluster_domain = "cozy.local"};
-	json_t *m = load(MEMBER_JSON), *p = eo_desired_member_pod(m, &o, true);
+	json_t *m = tu_json(MEMBER_JSON), *p = eo_desired_member_pod(m, &o, true);
 	json_t *ctr = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
 	char url[EO_DESIRED_URL_MAX];
 
@@ -338,7 +329,7 @@ static void test_custom_domain_and_repository(void **state)
 
 static void test_service_patch(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *want = eo_desired_headless_service(c);
+	json_t *c = tu_json(CLUSTER_JSON), *want = eo_desired_headless_service(c);
 	json_t *have = json_deep_copy(want), *patch = NULL;
 
 	(void)state;
@@ -367,9 +358,9 @@ static void test_service_patch(void **state)
 
 static void test_missing_metadata(void **state)
 {
-	json_t *c = load("{\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\"},"
-			 "\"spec\":{\"version\":\"3.6.11\"}}");
-	json_t *m = load("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
+	json_t *c = tu_json("{\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\"},"
+			    "\"spec\":{\"version\":\"3.6.11\"}}");
+	json_t *m = tu_json("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
 
 	(void)state;
 	assert_null(eo_desired_headless_service(c)); /* no uid: no owner reference */
@@ -383,7 +374,7 @@ static void test_missing_metadata(void **state)
 
 static void test_controlled_by(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *s = eo_desired_client_service(c);
+	json_t *c = tu_json(CLUSTER_JSON), *s = eo_desired_client_service(c);
 
 	(void)state;
 	assert_true(eo_desired_is_controlled_by(s, "c-uid-1"));
@@ -396,7 +387,7 @@ static void test_controlled_by(void **state)
 
 static void test_observed_snapshot(void **state)
 {
-	json_t *c = load(CLUSTER_JSON), *o = eo_desired_observed(c);
+	json_t *c = tu_json(CLUSTER_JSON), *o = eo_desired_observed(c);
 
 	(void)state;
 	assert_non_null(o);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "etcd/internal.h"
+#include "support/testutil.h"
 
 #define S(lit) (lit), (sizeof(lit) - 1)
 
@@ -306,18 +307,6 @@ static void test_put(void **state)
 
 /* ---- requests ----------------------------------------------------------------- */
 
-static void assert_json_equal(const char *got, const char *want)
-{
-	json_t *g = json_loads(got, 0, NULL), *w = json_loads(want, 0, NULL);
-
-	assert_non_null(g);
-	assert_non_null(w);
-	if (!json_equal(g, w))
-		fail_msg("JSON differs:\n got  %s\n want %s", got, want);
-	json_decref(g);
-	json_decref(w);
-}
-
 static void test_requests(void **state)
 {
 	const char *peers[] = {"https://m1:2380", "https://10.0.0.1:2380"};
@@ -326,31 +315,32 @@ static void test_requests(void **state)
 
 	(void)state;
 	s = eo__etcd_req_member_add(peers, 2, true);
-	assert_json_equal(s, "{\"peerURLs\":[\"https://m1:2380\",\"https://10.0.0.1:2380\"],"
-			     "\"isLearner\":true}");
+	tu_assert_json_text_equal(s,
+				  "{\"peerURLs\":[\"https://m1:2380\",\"https://10.0.0.1:2380\"],"
+				  "\"isLearner\":true}");
 	free(s);
 	s = eo__etcd_req_member_add(peers, 1, false);
-	assert_json_equal(s, "{\"peerURLs\":[\"https://m1:2380\"]}");
+	tu_assert_json_text_equal(s, "{\"peerURLs\":[\"https://m1:2380\"]}");
 	free(s);
 	/* Ids go out as strings: they do not fit a double. */
 	s = eo__etcd_req_member_id(18446744073709551615ull);
-	assert_json_equal(s, "{\"ID\":\"18446744073709551615\"}");
+	tu_assert_json_text_equal(s, "{\"ID\":\"18446744073709551615\"}");
 	free(s);
 	s = eo__etcd_req_put("a", 1, "\0\xff", 2);
-	assert_json_equal(s, "{\"key\":\"YQ==\",\"value\":\"AP8=\"}");
+	tu_assert_json_text_equal(s, "{\"key\":\"YQ==\",\"value\":\"AP8=\"}");
 	free(s);
 	s = eo__etcd_req_range("abc", 3, NULL);
-	assert_json_equal(s, "{\"key\":\"YWJj\"}");
+	tu_assert_json_text_equal(s, "{\"key\":\"YWJj\"}");
 	free(s);
 	s = eo__etcd_req_range("abc", 3, &o);
-	assert_json_equal(s, "{\"key\":\"YWJj\",\"range_end\":\"YWJk\",\"limit\":\"10\","
-			     "\"serializable\":true}");
+	tu_assert_json_text_equal(s, "{\"key\":\"YWJj\",\"range_end\":\"YWJk\",\"limit\":\"10\","
+				     "\"serializable\":true}");
 	free(s);
 	o = (struct eo_etcd_range_opts){
 	    .range_end = "b", .range_end_len = 1, .keys_only = true, .count_only = true};
 	s = eo__etcd_req_range("a", 1, &o);
-	assert_json_equal(s, "{\"key\":\"YQ==\",\"range_end\":\"Yg==\",\"keys_only\":true,"
-			     "\"count_only\":true}");
+	tu_assert_json_text_equal(s, "{\"key\":\"YQ==\",\"range_end\":\"Yg==\",\"keys_only\":true,"
+				     "\"count_only\":true}");
 	free(s);
 }
 
@@ -486,16 +476,6 @@ static void test_strerror(void **state)
 
 /* ---- allocation failures ---------------------------------------------------- */
 
-/* jansson allocator that fails exactly the fail_at-th allocation (counted from 1). */
-static int alloc_count, alloc_fail_at;
-
-static void *failing_malloc(size_t n)
-{
-	if (++alloc_count == alloc_fail_at)
-		return NULL;
-	return malloc(n);
-}
-
 /*
  * Every request builder, with each of its jansson allocations failing in turn: the result is
  * NULL or valid JSON, and nothing is freed twice or leaked (checked under ASan).
@@ -507,16 +487,15 @@ static void test_requests_out_of_memory(void **state)
 	int done = 0;
 
 	(void)state;
-	for (alloc_fail_at = 1; alloc_fail_at < 200 && done < 4; alloc_fail_at++) {
+	for (int at = 1; at < 200 && done < 4; at++) {
 		char *s[4];
 
-		json_set_alloc_funcs(failing_malloc, free);
-		alloc_count = 0;
+		tu_json_alloc_fail_at(at);
 		s[0] = eo__etcd_req_member_add(peers, 2, true);
 		s[1] = eo__etcd_req_member_id(42);
 		s[2] = eo__etcd_req_put("k", 1, "v", 1);
 		s[3] = eo__etcd_req_range("abc", 3, &o);
-		json_set_alloc_funcs(malloc, free);
+		tu_json_alloc_fail_at(0);
 		done = 0;
 		for (int i = 0; i < 4; i++) {
 			done += s[i] != NULL;

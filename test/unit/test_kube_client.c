@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "kube/client.h"
 #include "support/fake_apiserver.h"
+#include "support/testutil.h"
 
 /* ---- pure helpers ---------------------------------------------------- */
 
@@ -190,13 +190,6 @@ static char *dump(json_t *j)
 	return s;
 }
 
-static char *status_body(int code, const char *reason, const char *message)
-{
-	return dump(json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
-			      "v1", "status", "Failure", "reason", reason, "message", message,
-			      "code", code));
-}
-
 /* Five config maps served in pages of up to `limit`; the continue token is
  * the index of the next item. */
 static char *list_page(const struct eo_kube_fake_request *rq, int *status, struct server *s)
@@ -209,7 +202,7 @@ static char *list_page(const struct eo_kube_fake_request *rq, int *status, struc
 	if (cont && s->expire_continue > 0) {
 		s->expire_continue--;
 		*status = 410;
-		return status_body(410, "Expired", "continue token expired");
+		return tu_status_body(410, "Expired", "continue token expired");
 	}
 	items = json_array();
 	for (i = start; i < 5 && i < start + limit; i++) {
@@ -253,7 +246,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		snprintf(want, sizeof(want), "Bearer %s", s->good_token);
 		if (!auth || strcmp(auth, want) != 0) {
 			rs->status = 401;
-			rs->body = status_body(401, "Unauthorized", "Unauthorized");
+			rs->body = tu_status_body(401, "Unauthorized", "Unauthorized");
 			goto out;
 		}
 	}
@@ -278,7 +271,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			json_decref(obj);
 			rs->status = 409;
 			rs->body =
-			    status_body(409, "AlreadyExists", "configmaps \"x\" already exists");
+			    tu_status_body(409, "AlreadyExists", "configmaps \"x\" already exists");
 		}
 	} else if (strcmp(rq->path, "/api/v1/namespaces/ns1/configmaps/cm") == 0) {
 		if (strcmp(rq->method, "PUT") == 0) {
@@ -286,9 +279,10 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 
 			if (strcmp(eo_kube_obj_resource_version(obj), "7") != 0) {
 				rs->status = 409;
-				rs->body = status_body(409, "Conflict",
-						       "the object has been modified; please apply "
-						       "your changes to the latest version");
+				rs->body =
+				    tu_status_body(409, "Conflict",
+						   "the object has been modified; please apply "
+						   "your changes to the latest version");
 				json_decref(obj);
 			} else {
 				json_object_set_new(json_object_get(obj, "metadata"),
@@ -296,7 +290,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 				rs->body = dump(obj);
 			}
 		} else if (strcmp(rq->method, "DELETE") == 0) {
-			rs->body = status_body(200, "", "deleted");
+			rs->body = tu_status_body(200, "", "deleted");
 		} else {
 			rs->body = str("{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
 				       "\"resourceVersion\":\"7\"},\"data\":{\"k\":\"v\"}}");
@@ -315,7 +309,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		rs->body = b;
 	} else {
 		rs->status = 404;
-		rs->body = status_body(404, "NotFound", "not found");
+		rs->body = tu_status_body(404, "NotFound", "not found");
 	}
 out:
 	pthread_mutex_unlock(&s->mu);
@@ -572,19 +566,6 @@ static void test_delete_options(void **state)
 	fixture_free(fx);
 }
 
-/* Only the alloc_fail_at-th jansson allocation fails (0: none), so later
- * steps run on and show what an unchecked failure would have dropped. */
-static atomic_int alloc_count, alloc_fail_at;
-
-static void *failing_malloc(size_t n)
-{
-	int at = atomic_load(&alloc_fail_at);
-
-	if (at > 0 && atomic_fetch_add(&alloc_count, 1) + 1 == at)
-		return NULL;
-	return malloc(n);
-}
-
 /* Out of memory while building DeleteOptions: the call fails with ENOMEM and
  * sends nothing, or it sends the uid precondition; never a DELETE without it. */
 static void test_delete_out_of_memory(void **state)
@@ -598,15 +579,13 @@ static void test_delete_out_of_memory(void **state)
 
 	(void)state;
 	for (at = 1; at < 200; at++) {
-		int before = fx->srv.requests;
+		int before = fx->srv.requests, n;
 		eo_kube_err e;
 
-		atomic_store(&alloc_count, 0);
-		atomic_store(&alloc_fail_at, at);
-		json_set_alloc_funcs(failing_malloc, free);
+		tu_json_alloc_fail_at(at);
 		e = eo_kube_delete(fx->c, &cm, &o, &err);
-		json_set_alloc_funcs(malloc, free);
-		atomic_store(&alloc_fail_at, 0);
+		n = tu_json_alloc_count();
+		tu_json_alloc_fail_at(0);
 		if (e == EO_KUBE_ENOMEM) {
 			enomem++;
 			assert_int_equal(fx->srv.requests, before);
@@ -618,7 +597,7 @@ static void test_delete_out_of_memory(void **state)
 		assert_non_null(strstr(fx->srv.last.body, "\"uid\":\"u-1\""));
 		assert_non_null(strstr(fx->srv.last.body, "\"gracePeriodSeconds\":5"));
 		assert_non_null(strstr(fx->srv.last.body, "\"propagationPolicy\":\"Foreground\""));
-		if (atomic_load(&alloc_count) < at)
+		if (n < at)
 			break; /* no allocation failed this time: every step was tried */
 	}
 	assert_true(at < 200);

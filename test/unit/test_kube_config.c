@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kube/config.h"
+#include "support/testutil.h"
 
 /* base64 of "CA-PEM", "CERT-PEM", "KEY-PEM-SECRET" */
 #define CA_B64	 "Q0EtUEVN"
@@ -21,18 +22,6 @@
 #define KEY_B64	 "S0VZLVBFTS1TRUNSRVQ="
 
 static char tmpdir[64];
-
-static void write_file(const char *name, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static int setup_dir(void **state)
 {
@@ -143,24 +132,25 @@ static void test_files_relative_to_kubeconfig(void **state)
 	char path[256], *tok = NULL;
 
 	(void)state;
-	write_file("ca.pem", "FILE-CA");
-	write_file("client.crt", "FILE-CERT");
-	write_file("client.key", "FILE-KEY");
-	write_file("token", "  file-token-1\n");
-	write_file("config",
-		   "current-context: x\n"
-		   "clusters:\n"
-		   "- name: c\n"
-		   "  cluster: {server: 'https://10.0.0.1:6443', certificate-authority: ca.pem}\n"
-		   "users:\n"
-		   "- name: u\n"
-		   "  user:\n"
-		   "    client-certificate: client.crt\n"
-		   "    client-key: client.key\n"
-		   "    tokenFile: token\n"
-		   "contexts:\n"
-		   "- name: x\n"
-		   "  context: {cluster: c, user: u, namespace: ns1}\n");
+	tu_write_file(tmpdir, "ca.pem", "FILE-CA");
+	tu_write_file(tmpdir, "client.crt", "FILE-CERT");
+	tu_write_file(tmpdir, "client.key", "FILE-KEY");
+	tu_write_file(tmpdir, "token", "  file-token-1\n");
+	tu_write_file(
+	    tmpdir, "config",
+	    "current-context: x\n"
+	    "clusters:\n"
+	    "- name: c\n"
+	    "  cluster: {server: 'https://10.0.0.1:6443', certificate-authority: ca.pem}\n"
+	    "users:\n"
+	    "- name: u\n"
+	    "  user:\n"
+	    "    client-certificate: client.crt\n"
+	    "    client-key: client.key\n"
+	    "    tokenFile: token\n"
+	    "contexts:\n"
+	    "- name: x\n"
+	    "  context: {cluster: c, user: u, namespace: ns1}\n");
 	snprintf(path, sizeof(path), "%s/config", tmpdir);
 	assert_int_equal(eo_kube_config_load_kubeconfig(path, NULL, &cfg, &err), EO_KUBE_OK);
 	p = eo_kube_config_ca(cfg, &len);
@@ -192,11 +182,12 @@ static void test_token_file_refresh(void **state)
 	char *tok = NULL, path[256];
 
 	(void)state;
-	write_file("tok", "first\n");
-	write_file("kc", "current-context: x\n"
-			 "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
-			 "users: [{name: u, user: {tokenFile: tok}}]\n"
-			 "contexts: [{name: x, context: {cluster: c, user: u}}]\n");
+	tu_write_file(tmpdir, "tok", "first\n");
+	tu_write_file(tmpdir, "kc",
+		      "current-context: x\n"
+		      "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+		      "users: [{name: u, user: {tokenFile: tok}}]\n"
+		      "contexts: [{name: x, context: {cluster: c, user: u}}]\n");
 	snprintf(path, sizeof(path), "%s/kc", tmpdir);
 	assert_int_equal(eo_kube_config_load_kubeconfig(path, NULL, &cfg, &err), EO_KUBE_OK);
 	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
@@ -204,7 +195,7 @@ static void test_token_file_refresh(void **state)
 	free(tok);
 
 	/* Rotated on disk: the cached token stays until the refresh interval. */
-	write_file("tok", "second\n");
+	tu_write_file(tmpdir, "tok", "second\n");
 	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
 	assert_string_equal(tok, "first");
 	free(tok);
@@ -217,7 +208,7 @@ static void test_token_file_refresh(void **state)
 
 	/* A short refresh interval re-reads on its own. */
 	eo_kube_config_set_token_refresh(cfg, 1);
-	write_file("tok", "third");
+	tu_write_file(tmpdir, "tok", "third");
 	usleep(5000);
 	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
 	assert_string_equal(tok, "third");
@@ -305,7 +296,7 @@ static void test_errors_carry_no_secrets(void **state)
 	assert_null(strstr(err.message, "secret"));
 
 	/* An empty token file is an error that names the file, not a token. */
-	write_file("empty-token", "\n");
+	tu_write_file(tmpdir, "empty-token", "\n");
 	yaml = "current-context: x\n"
 	       "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
 	       "users: [{name: u, user: {tokenFile: empty-token, token2: hunter2}}]\n"
@@ -393,12 +384,12 @@ static void test_in_cluster(void **state)
 	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_EIO);
 	assert_non_null(strstr(err.message, "sa-ca.crt"));
 
-	write_file("sa-ca.crt", "SA-CA");
+	tu_write_file(tmpdir, "sa-ca.crt", "SA-CA");
 	/* No token file yet. */
 	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_EIO);
 	assert_non_null(strstr(err.message, "sa-token"));
 
-	write_file("sa-token", "sa-token-v1\n");
+	tu_write_file(tmpdir, "sa-token", "sa-token-v1\n");
 	/* No namespace file: "default". */
 	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_OK);
 	assert_string_equal(eo_kube_config_server(cfg), "https://10.96.0.1:443");
@@ -410,14 +401,14 @@ static void test_in_cluster(void **state)
 	assert_string_equal(tok, "sa-token-v1");
 	free(tok);
 	/* The service-account token rotates: it must be re-read. */
-	write_file("sa-token", "sa-token-v2\n");
+	tu_write_file(tmpdir, "sa-token", "sa-token-v2\n");
 	eo_kube_config_token_invalidate(cfg);
 	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
 	assert_string_equal(tok, "sa-token-v2");
 	free(tok);
 	eo_kube_config_free(cfg);
 
-	write_file("sa-namespace", "operators\n");
+	tu_write_file(tmpdir, "sa-namespace", "operators\n");
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	assert_int_equal(eo_kube_config_in_cluster(&paths, &cfg, &err), EO_KUBE_OK);
 	assert_string_equal(eo_kube_config_server(cfg), "https://[fd00::1]:443");
@@ -453,7 +444,7 @@ static void test_read_file_max_cap(void **state)
 	size_t len = 0;
 
 	(void)state;
-	write_file("plain.txt", "hello\n");
+	tu_write_file(tmpdir, "plain.txt", "hello\n");
 	snprintf(path, sizeof(path), "%s/plain.txt", tmpdir);
 	assert_int_equal(eo_kube_read_file(path, SIZE_MAX, &data, &len, NULL), EO_KUBE_OK);
 	assert_int_equal(len, 6);

@@ -16,6 +16,7 @@
 
 #include "kube/events.h"
 #include "support/fake_apiserver.h"
+#include "support/testutil.h"
 
 static json_t *cluster(void)
 {
@@ -46,12 +47,7 @@ static void test_desired_golden(void **state)
 	(void)state;
 	assert_non_null(ev);
 	assert_non_null(want);
-	if (!json_equal(ev, want)) {
-		char *got = json_dumps(ev, JSON_SORT_KEYS | JSON_COMPACT);
-
-		fail_msg("event differs: %s", got);
-		free(got);
-	}
+	tu_assert_json_equal(ev, want, "event");
 	json_decref(ev);
 	json_decref(want);
 
@@ -120,11 +116,6 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 	pthread_mutex_unlock(&s->mu);
 }
 
-static int64_t fake_now(void *ud)
-{
-	return *(int64_t *)ud;
-}
-
 static void test_recorder_dedup(void **state)
 {
 	struct server srv = {0};
@@ -137,7 +128,7 @@ static void test_recorder_dedup(void **state)
 	    .instance = "op-0",
 	    .dedup_window_ms = 60000,
 	    .max_tracked = 2,
-	    .now_ms = fake_now,
+	    .now_ms = tu_clock_now,
 	    .clock_ud = &clock_ms,
 	};
 	json_t *inv = cluster();

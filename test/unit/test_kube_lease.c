@@ -19,6 +19,7 @@
 
 #include "support/fake_apiserver.h"
 #include "kube/lease.h"
+#include "support/testutil.h"
 
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/ops/leases/etcd-operator"
 
@@ -29,15 +30,6 @@ struct store {
 	int force_conflicts; /* answer this many PUTs with 409 */
 	int puts, creates;
 };
-
-static char *status(int code, const char *reason)
-{
-	char *s = NULL;
-
-	if (asprintf(&s, "{\"kind\":\"Status\",\"code\":%d,\"reason\":\"%s\"}", code, reason) < 0)
-		return NULL;
-	return s;
-}
 
 static void bump(struct store *s, json_t *obj)
 {
@@ -58,7 +50,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		s->creates++;
 		if (s->lease) {
 			rs->status = 409;
-			rs->body = status(409, "AlreadyExists");
+			rs->body = tu_status_body(409, "AlreadyExists", NULL);
 		} else {
 			s->lease = json_loads(rq->body, 0, NULL);
 			bump(s, s->lease);
@@ -67,7 +59,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		}
 	} else if (strcmp(rq->path, LEASE_PATH) != 0 || !s->lease) {
 		rs->status = 404;
-		rs->body = status(404, "NotFound");
+		rs->body = tu_status_body(404, "NotFound", NULL);
 	} else if (strcmp(rq->method, "GET") == 0) {
 		rs->body = json_dumps(s->lease, JSON_COMPACT);
 	} else if (strcmp(rq->method, "PUT") == 0) {
@@ -80,7 +72,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			if (s->force_conflicts > 0)
 				s->force_conflicts--;
 			rs->status = 409;
-			rs->body = status(409, "Conflict");
+			rs->body = tu_status_body(409, "Conflict", NULL);
 			json_decref(obj);
 		} else {
 			json_decref(s->lease);
@@ -151,18 +143,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int64_t fake_now(void *ud)
-{
-	return *(int64_t *)ud;
-}
-
 static eo_kube_lease *elector(struct fixture *fx, const char *id)
 {
 	struct eo_kube_lease_opts o = {
 	    .ns = "ops",
 	    .name = "etcd-operator",
 	    .identity = id,
-	    .now_ms = fake_now,
+	    .now_ms = tu_clock_now,
 	    .clock_ud = &fx->clock_ms,
 	};
 	eo_kube_lease *le = eo_kube_lease_new(fx->c, &o);

@@ -16,18 +16,14 @@
 #include <unistd.h>
 
 #include "kube/queue.h"
-
-static int64_t fake_now(void *ud)
-{
-	return *(int64_t *)ud;
-}
+#include "support/testutil.h"
 
 static eo_kube_queue *fake_queue(int64_t *clock_ms)
 {
 	struct eo_kube_queue_opts o = {
 	    .base_delay_ms = 5,
 	    .max_delay_ms = 300000,
-	    .now_ms = fake_now,
+	    .now_ms = tu_clock_now,
 	    .clock_ud = clock_ms,
 	};
 	eo_kube_queue *q = eo_kube_queue_new(&o);

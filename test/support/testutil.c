@@ -1,0 +1,128 @@
+/*
+ * support/testutil.c - helpers shared by the unit tests (testutil.h).
+ */
+#include "support/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+json_t *tu_json(const char *text)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, 0, &err);
+
+	if (v == NULL)
+		fail_msg("bad test JSON (%s, column %d): %s", err.text, err.column, text);
+	return v;
+}
+
+json_t *tu_jsonq(const char *text)
+{
+	char *s = strdup(text);
+	json_t *v;
+
+	assert_non_null(s);
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	v = tu_json(s);
+	free(s);
+	return v;
+}
+
+void tu_assert_json_equal(const json_t *got, const json_t *want, const char *what)
+{
+	char *g, *w;
+
+	if (got == NULL || want == NULL) {
+		if (got != want)
+			fail_msg("%s: %s is NULL", what, got == NULL ? "got" : "want");
+		return;
+	}
+	if (json_equal(got, want))
+		return;
+	g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+	w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
+	print_error("%s differs:\n got  %s\n want %s\n", what, g ? g : "?", w ? w : "?");
+	free(g);
+	free(w);
+	fail_msg("%s: JSON differs", what);
+}
+
+void tu_assert_json_text_equal(const char *got, const char *want)
+{
+	json_t *g = tu_json(got), *w = tu_json(want);
+
+	tu_assert_json_equal(g, w, "JSON text");
+	json_decref(g);
+	json_decref(w);
+}
+
+int64_t tu_clock_now(void *ud)
+{
+	return *(int64_t *)ud;
+}
+
+static atomic_int alloc_count, alloc_fail_at;
+
+static void *failing_malloc(size_t n)
+{
+	int at = atomic_load(&alloc_fail_at);
+
+	if (atomic_fetch_add(&alloc_count, 1) + 1 == at)
+		return NULL;
+	return malloc(n);
+}
+
+void tu_json_alloc_fail_at(int n)
+{
+	atomic_store(&alloc_count, 0);
+	atomic_store(&alloc_fail_at, n);
+	if (n > 0)
+		json_set_alloc_funcs(failing_malloc, free);
+	else
+		json_set_alloc_funcs(malloc, free);
+}
+
+int tu_json_alloc_count(void)
+{
+	return atomic_load(&alloc_count);
+}
+
+char *tu_status_body(int code, const char *reason, const char *message)
+{
+	json_t *j =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+		      "status", code < 300 ? "Success" : "Failure", "reason", reason ? reason : "",
+		      "message", message ? message : "", "code", code);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+void tu_write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	if (dir != NULL)
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		snprintf(path, sizeof(path), "%s", name);
+	f = fopen(path, "w");
+	if (f == NULL)
+		fail_msg("cannot write %s", path);
+	if (fputs(text, f) == EOF) {
+		fclose(f);
+		fail_msg("cannot write %s", path);
+	}
+	if (fclose(f) != 0)
+		fail_msg("cannot write %s", path);
+}
