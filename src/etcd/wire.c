@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/base64.h"
+#include "core/json.h"
 #include "etcd/internal.h"
 
 /* A duplicate key would make "which value counts" ambiguous: refuse it. */
@@ -635,7 +636,7 @@ static char *dump_steal(json_t *obj)
 	char *s = NULL;
 
 	if (obj != NULL)
-		s = json_dumps(obj, JSON_COMPACT);
+		s = eo_json_dumps(obj, JSON_COMPACT, NULL);
 	json_decref(obj);
 	return s;
 }

@@ -3,6 +3,7 @@
  */
 #include "kube/client.h"
 
+#include "core/json.h"
 #include "core/strbuf.h"
 #include "kube/client_int.h"
 
@@ -525,7 +526,7 @@ static eo_kube_err request(eo_kube_client *c, const char *method, const char *ur
 	if (out)
 		*out = NULL;
 	if (body) {
-		payload = json_dumps(body, JSON_COMPACT);
+		payload = eo_json_dumps(body, JSON_COMPACT, NULL);
 		if (!payload)
 			return eo_kube_fail(err, EO_KUBE_ENOMEM, "encoding request body");
 	}

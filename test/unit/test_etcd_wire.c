@@ -498,6 +498,8 @@ static void test_requests_out_of_memory(void **state)
 		tu_json_alloc_fail_at(0);
 		done = 0;
 		for (int i = 0; i < 4; i++) {
+			if (s[i] != NULL) /* what came out is whole JSON */
+				json_decref(tu_json(s[i]));
 			done += s[i] != NULL;
 			free(s[i]);
 		}
