@@ -50,7 +50,7 @@ supervise() {
 			wait $child; rc=$?
 			echo "=== $(date -u +%FT%TZ) exited rc=$rc; restarting in 2s"
 			sleep 2
-		done' supervise "$(pidfile "$name")" "$@" >>"$LOGDIR/$name.log" 2>&1 </dev/null &
+		done' supervise "$(pidfile "$name")" "$@" >>"$LOGDIR/$name.log" 2>&1 </dev/null 7>&- 8>&- &
 	local i
 	for i in $(seq 50); do
 		[ -s "$(pidfile "$name")" ] && return 0
@@ -78,11 +78,15 @@ stop_component() {
 
 cert() { # cert <name> <subject> <extensions>
 	local n=$1 subj=$2 ext=$3
-	[ -f "$PKI/$n.crt" ] && return 0
+	[ -f "$PKI/$n.crt" ] && [ -f "$PKI/$n.key" ] && return 0
+	# Key and certificate are written under temporary names and renamed, key
+	# first, so a pair on disk always matches.
 	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-		-keyout "$PKI/$n.key" -out "$PKI/$n.csr" -subj "$subj" 2>/dev/null
+		-keyout "$PKI/$n.key.tmp" -out "$PKI/$n.csr" -subj "$subj" 2>/dev/null
 	openssl x509 -req -in "$PKI/$n.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-		-days 3650 -out "$PKI/$n.crt" -extfile <(printf '%s\n' "$ext") 2>/dev/null
+		-days 3650 -out "$PKI/$n.crt.tmp" -extfile <(printf '%s\n' "$ext") 2>/dev/null
+	mv -f "$PKI/$n.key.tmp" "$PKI/$n.key"
+	mv -f "$PKI/$n.crt.tmp" "$PKI/$n.crt"
 	rm -f "$PKI/$n.csr"
 }
 
@@ -612,9 +616,20 @@ bundle_logs() {
 	echo "$out"
 }
 
+# One up or down at a time on this machine: several checkouts share the one
+# cluster, and two concurrent first starts would each write half of the PKI.
+# (The supervised components close this descriptor, see supervise.)
+host_lock() {
+	exec 7>/tmp/etcd-operator-cluster-up.lock
+	if ! flock -n 7; then
+		log "another 'cluster.sh up/down' is running; waiting for it"
+		flock 7
+	fi
+}
+
 case ${1:-} in
-up) up ;;
-down) down ;;
+up) host_lock && up ;;
+down) host_lock && down ;;
 status) status ;;
 logs) bundle_logs ;;
 *)
