@@ -660,6 +660,51 @@ static int check_lists(const json_t *spec, char *msg, size_t n)
 	return 0;
 }
 
+/* One map of additionalMetadata: an object of at most max string values. */
+static int check_metadata_map(const json_t *m, const char *path, size_t max, bool labels, char *msg,
+			      size_t n)
+{
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	if (m == NULL)
+		return 0;
+	if (!json_is_object(m))
+		return eo__fail(msg, n, "%s: must be an object", path);
+	if (json_object_size(m) > max)
+		return eo__fail(msg, n, "%s: must have at most %zu entries", path, max);
+	json_object_foreach((json_t *)m, key, v)
+	{
+		if (!eo_name_is_label_key(key))
+			return eo__fail(msg, n, "%s",
+					labels ? EO_MSG_LABEL_KEY : EO_MSG_ANNOTATION_KEY);
+		if (!json_is_string(v))
+			return eo__fail(msg, n, "%s: every value must be a string", path);
+		if (labels && !eo_name_is_label_value(json_string_value(v)))
+			return eo__fail(msg, n, "%s", EO_MSG_LABEL_VALUE);
+		if (!labels && json_string_length(v) > EO_EXTRA_ANNOTATION_VALUE_MAX)
+			return eo__fail(msg, n, "%s: every value must be at most %d bytes", path,
+					EO_EXTRA_ANNOTATION_VALUE_MAX);
+	}
+	return 0;
+}
+
+int eo_extra_metadata_validate(const json_t *am, char *msg, size_t n)
+{
+	eo__clear(msg, n);
+	if (am == NULL)
+		return 0;
+	if (!json_is_object(am))
+		return eo__fail(msg, n, "spec.additionalMetadata: must be an object");
+	if (check_metadata_map(json_object_get(am, "labels"), "spec.additionalMetadata.labels",
+			       EO_EXTRA_LABELS_MAX, true, msg, n) != 0 ||
+	    check_metadata_map(json_object_get(am, "annotations"),
+			       "spec.additionalMetadata.annotations", EO_EXTRA_ANNOTATIONS_MAX,
+			       false, msg, n) != 0)
+		return -1;
+	return 0;
+}
+
 /* Rules that compare with the previous object (both defaulted). */
 static int check_transitions(const json_t *spec, const json_t *old_spec, char *msg, size_t n)
 {
@@ -708,6 +753,10 @@ static int check_spec(const json_t *spec, char *msg, size_t n)
 	    check_storage(spec, msg, n) != 0)
 		return -1;
 	eo__json_int_at(spec, "replicas", &replicas);
+	if (replicas > EO_MAX_REPLICAS)
+		return eo__fail(msg, n, "%s", EO_MSG_REPLICAS_MAX);
+	if (eo_extra_metadata_validate(json_object_get(spec, "additionalMetadata"), msg, n) != 0)
+		return -1;
 	eo_storage_read(json_object_get(spec, "storage"), &storage);
 	if (storage.memory && replicas == 0)
 		return eo__fail(msg, n, "%s", EO_MSG_MEMORY_PAUSE);

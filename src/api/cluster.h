@@ -33,6 +33,16 @@
 
 #define EO_STORAGE_MEDIUM_MEMORY "Memory"
 #define EO_CLUSTER_NAME_MAX	 56
+/*
+ * Upper bound of spec.replicas. etcd recommends 3, 5 or 7 voters; 9 still allows
+ * three members in each of three zones, and refuses a typo such as 1000.
+ */
+#define EO_MAX_REPLICAS 9
+/* Bounds of spec.additionalMetadata (EtcdCluster and EtcdMember). */
+#define EO_EXTRA_LABELS_MAX	      64
+#define EO_EXTRA_ANNOTATIONS_MAX      32
+#define EO_LABEL_VALUE_MAX	      63
+#define EO_EXTRA_ANNOTATION_VALUE_MAX 4096
 
 /*
  * Validation messages. Those of CEL rules are the exact x-kubernetes-validations
@@ -41,6 +51,20 @@
 #define EO_MSG_CLUSTER_NAME                                                                        \
 	"metadata.name must start with a letter, hold only lowercase letters, digits and '-', "    \
 	"and be at most 56 characters long (it becomes part of Service, Pod and PVC names)"
+#define EO_MSG_REPLICAS_MAX                                                                        \
+	"spec.replicas must be at most 9: etcd recommends 3, 5 or 7 voting members, and every "    \
+	"member beyond that slows each write without a useful gain in fault tolerance"
+#define EO_MSG_LABEL_KEY                                                                           \
+	"spec.additionalMetadata.labels: every key must be a valid label key: an optional DNS "    \
+	"subdomain prefix of at most 253 characters and '/', then a name of 1 to 63 letters, "     \
+	"digits, '-', '_' or '.' that starts and ends with a letter or digit"
+#define EO_MSG_LABEL_VALUE                                                                         \
+	"spec.additionalMetadata.labels: every value must be empty or 1 to 63 letters, digits, "   \
+	"'-', '_' or '.' that starts and ends with a letter or digit"
+#define EO_MSG_ANNOTATION_KEY                                                                      \
+	"spec.additionalMetadata.annotations: every key must be a valid annotation key: an "       \
+	"optional DNS subdomain prefix of at most 253 characters and '/', then a name of 1 to 63 " \
+	"letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
 #define EO_MSG_VERSION                                                                             \
 	"spec.version must be an etcd release number such as 3.6.11 (digits only, no leading v, "  \
 	"no tags such as latest)"
@@ -228,5 +252,15 @@ int eo_cluster_apply_defaults(json_t *cluster);
  * EO_MSG_* text above.
  */
 int eo_cluster_validate(const json_t *cluster, const json_t *old, char *msg, size_t n);
+
+/*
+ * Check spec.additionalMetadata (am: that object, or NULL when absent) as the CRDs
+ * of EtcdCluster and EtcdMember do: at most EO_EXTRA_LABELS_MAX labels and
+ * EO_EXTRA_ANNOTATIONS_MAX annotations, label and annotation keys with the
+ * Kubernetes key syntax, label values with the label value syntax, annotation
+ * values of at most EO_EXTRA_ANNOTATION_VALUE_MAX bytes. 0 when valid, else -1
+ * and the reason in msg (truncated to n).
+ */
+int eo_extra_metadata_validate(const json_t *am, char *msg, size_t n);
 
 #endif

@@ -268,6 +268,8 @@ int eo_member_validate(const json_t *member, const json_t *old, char *msg, size_
 		    (medium[0] != '\0' && strcmp(medium, EO_STORAGE_MEDIUM_MEMORY) != 0))
 			return eo__fail(msg, n, "spec.storage.medium: must be \"\" or Memory");
 	}
+	if (eo_extra_metadata_validate(json_object_get(spec, "additionalMetadata"), msg, n) != 0)
+		return -1;
 	restore = json_object_get(spec, "restore");
 	if (restore != NULL && eo_location_validate(json_object_get(restore, "source"),
 						    "spec.restore.source", msg, n) != 0)

@@ -170,3 +170,60 @@ bool eo_name_is_dns1035_label(const char *s, size_t max)
 	}
 	return s[len - 1] != '-';
 }
+
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The name part of a qualified name (label value syntax, but never empty). */
+static bool qualified_name_part(const char *s, size_t len)
+{
+	if (len == 0 || len > EO_DNS_LABEL_MAX || !alnum(s[0]) || !alnum(s[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* A DNS-1123 subdomain: dot-separated lowercase labels, at most 253 characters. */
+static bool dns1123_subdomain(const char *s, size_t len)
+{
+	size_t start = 0;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.') {
+			char c = s[i];
+
+			if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+				return false;
+			continue;
+		}
+		/* s[start, i) is one label: non-empty, no '-' at either end. */
+		if (i == start || s[start] == '-' || s[i - 1] == '-')
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+bool eo_name_is_label_key(const char *s)
+{
+	const char *slash = NULL;
+
+	if (s == NULL)
+		return false;
+	slash = strchr(s, '/');
+	if (slash == NULL)
+		return qualified_name_part(s, strlen(s));
+	return dns1123_subdomain(s, (size_t)(slash - s)) &&
+	       qualified_name_part(slash + 1, strlen(slash + 1));
+}
+
+bool eo_name_is_label_value(const char *s)
+{
+	return s != NULL && (s[0] == '\0' || qualified_name_part(s, strlen(s)));
+}

@@ -131,4 +131,15 @@ bool eo_name_key_reserved(const char *key);
  */
 bool eo_name_is_dns1035_label(const char *s, size_t max);
 
+/*
+ * True when s is a Kubernetes label (or annotation) key: an optional prefix, a
+ * DNS-1123 subdomain of at most 253 characters, and '/', then a name of 1 to 63
+ * characters of letters, digits, '-', '_' and '.' that starts and ends with a
+ * letter or digit.
+ */
+bool eo_name_is_label_key(const char *s);
+
+/* True when s is a Kubernetes label value: empty, or a name as above (at most 63). */
+bool eo_name_is_label_value(const char *s);
+
 #endif

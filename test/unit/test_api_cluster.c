@@ -363,6 +363,38 @@ static const struct vcase vcases[] = {
     {"replicas string", SPEC(",'replicas':'3'"), NULL, "spec.replicas: must be an integer"},
     {"replicas too big", SPEC(",'replicas':2147483648"), NULL, "spec.replicas"},
     {"replicas 0 pvc", SPEC(",'replicas':0"), NULL, NULL},
+    {"replicas 9", SPEC(",'replicas':9"), NULL, NULL},
+    {"replicas 10", SPEC(",'replicas':10"), NULL, EO_MSG_REPLICAS_MAX},
+    {"replicas 1000", SPEC(",'replicas':1000"), NULL, EO_MSG_REPLICAS_MAX},
+    {"labels ok",
+     SPEC(",'additionalMetadata':{'labels':{'team':'a','example.com/tier':'',"
+	  "'A_b.c':'V-1.x_y'},'annotations':{'example.com/note':'any text, even spaces!'}}"),
+     NULL, NULL},
+    {"label key with space", SPEC(",'additionalMetadata':{'labels':{'bad key!':'x'}}"), NULL,
+     EO_MSG_LABEL_KEY},
+    {"label key empty", SPEC(",'additionalMetadata':{'labels':{'':'x'}}"), NULL, EO_MSG_LABEL_KEY},
+    {"label key upper prefix", SPEC(",'additionalMetadata':{'labels':{'Example.com/a':'x'}}"), NULL,
+     EO_MSG_LABEL_KEY},
+    {"label key two slashes", SPEC(",'additionalMetadata':{'labels':{'a/b/c':'x'}}"), NULL,
+     EO_MSG_LABEL_KEY},
+    {"label value with space", SPEC(",'additionalMetadata':{'labels':{'a':'x y'}}"), NULL,
+     EO_MSG_LABEL_VALUE},
+    {"label value 64",
+     SPEC(",'additionalMetadata':{'labels':{'a':"
+	  "'abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcd'}}"),
+     NULL, EO_MSG_LABEL_VALUE},
+    {"label value 63",
+     SPEC(",'additionalMetadata':{'labels':{'a':"
+	  "'abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabc'}}"),
+     NULL, NULL},
+    {"label value not string", SPEC(",'additionalMetadata':{'labels':{'a':1}}"), NULL,
+     "spec.additionalMetadata.labels: every value must be a string"},
+    {"labels not object", SPEC(",'additionalMetadata':{'labels':['a']}"), NULL,
+     "spec.additionalMetadata.labels: must be an object"},
+    {"annotation key bad", SPEC(",'additionalMetadata':{'annotations':{'a:b':'x'}}"), NULL,
+     EO_MSG_ANNOTATION_KEY},
+    {"annotation value free text",
+     SPEC(",'additionalMetadata':{'annotations':{'a':'{\\\"json\\\": [1, 2]} \\n'}}"), NULL, NULL},
     {"deadline 0", SPEC(",'progressDeadlineSeconds':0"), NULL,
      "spec.progressDeadlineSeconds: must be between 1"},
     {"memory cluster", SPEC(",'storage':{'size':'256Mi','medium':'Memory'}"), NULL, NULL},
@@ -551,6 +583,57 @@ static void test_validate_table(void **state)
 	}
 }
 
+/* Map sizes and annotation value length at and past their bounds. */
+static void test_validate_metadata_bounds(void **state)
+{
+	struct {
+		const char *map;
+		size_t keys;
+		size_t value_len;
+		const char *msg;
+	} cases[] = {
+	    {"labels", EO_EXTRA_LABELS_MAX, 1, NULL},
+	    {"labels", EO_EXTRA_LABELS_MAX + 1, 1,
+	     "spec.additionalMetadata.labels: must have at most 64 entries"},
+	    {"annotations", EO_EXTRA_ANNOTATIONS_MAX, EO_EXTRA_ANNOTATION_VALUE_MAX, NULL},
+	    {"annotations", EO_EXTRA_ANNOTATIONS_MAX + 1, 1,
+	     "spec.additionalMetadata.annotations: must have at most 32 entries"},
+	    {"annotations", 1, EO_EXTRA_ANNOTATION_VALUE_MAX + 1,
+	     "spec.additionalMetadata.annotations: every value must be at most 4096 bytes"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *obj = tu_jsonq(SPEC(",'additionalMetadata':{}"));
+		json_t *map = json_object();
+		char *value = malloc(cases[i].value_len + 1);
+		char msg[512];
+		int rc = 0;
+
+		assert_non_null(value);
+		memset(value, 'v', cases[i].value_len);
+		value[cases[i].value_len] = '\0';
+		for (size_t k = 0; k < cases[i].keys; k++) {
+			char key[48];
+
+			snprintf(key, sizeof(key), "example.com/k%zu", k);
+			json_object_set_new(map, key, json_string(value));
+		}
+		json_object_set_new(
+		    json_object_get(json_object_get(obj, "spec"), "additionalMetadata"),
+		    cases[i].map, map);
+		rc = eo_cluster_validate(obj, NULL, msg, sizeof(msg));
+		if (cases[i].msg == NULL && rc != 0)
+			fail_msg("%s %zu x %zu: rejected: %s", cases[i].map, cases[i].keys,
+				 cases[i].value_len, msg);
+		if (cases[i].msg != NULL && (rc != -1 || strcmp(msg, cases[i].msg) != 0))
+			fail_msg("%s %zu x %zu: rc %d msg \"%s\", want \"%s\"", cases[i].map,
+				 cases[i].keys, cases[i].value_len, rc, msg, cases[i].msg);
+		free(value);
+		json_decref(obj);
+	}
+}
+
 static void test_validate_truncates_message(void **state)
 {
 	json_t *obj = tu_jsonq("{'spec':{'version':'latest'}}");
@@ -573,6 +656,7 @@ int main(void)
 	    cmocka_unit_test(test_auth_restore_options_passthrough),
 	    cmocka_unit_test(test_resources),
 	    cmocka_unit_test(test_validate_table),
+	    cmocka_unit_test(test_validate_metadata_bounds),
 	    cmocka_unit_test(test_validate_truncates_message),
 	};
 

@@ -37,6 +37,10 @@ struct crd {
 
 static const char *const cluster_messages[] = {
     EO_MSG_CLUSTER_NAME,
+    EO_MSG_REPLICAS_MAX,
+    EO_MSG_LABEL_KEY,
+    EO_MSG_LABEL_VALUE,
+    EO_MSG_ANNOTATION_KEY,
     EO_MSG_VERSION,
     EO_MSG_MEMORY_PAUSE,
     EO_MSG_MEMORY_SIZE,
@@ -65,6 +69,9 @@ static const char *const cluster_messages[] = {
 
 static const char *const member_messages[] = {
     EO_MSG_VERSION,
+    EO_MSG_LABEL_KEY,
+    EO_MSG_LABEL_VALUE,
+    EO_MSG_ANNOTATION_KEY,
     EO_MSG_MEMBER_CLUSTER_NAME_IMMUTABLE,
     EO_MSG_MEMBER_MEDIUM_IMMUTABLE,
     EO_MSG_MEMBER_INITIAL_CLUSTER,

@@ -192,6 +192,12 @@ static const struct vcase vcases[] = {
      EO_MSG_MEMBER_CLUSTER_NAME_IMMUTABLE},
     {"change medium", M(",'storage':{'medium':'Memory'}"), M(""), EO_MSG_MEMBER_MEDIUM_IMMUTABLE},
     {"dormant flip", M(",'dormant':true"), M(",'dormant':false"), NULL},
+    {"labels copied", M(",'additionalMetadata':{'labels':{'example.com/a':'b'}}"), NULL, NULL},
+    {"bad label key", M(",'additionalMetadata':{'labels':{'bad key!':'x'}}"), NULL,
+     EO_MSG_LABEL_KEY},
+    {"bad label value", M(",'additionalMetadata':{'labels':{'a':'-x'}}"), NULL, EO_MSG_LABEL_VALUE},
+    {"bad annotation key", M(",'additionalMetadata':{'annotations':{'a b':'x'}}"), NULL,
+     EO_MSG_ANNOTATION_KEY},
 };
 
 /* The pod-shaping fields read the same from an EtcdCluster and an EtcdMember. */

@@ -146,12 +146,83 @@ static void test_dns1035(void **state)
 				 cases[i].ok);
 }
 
+#define S63                                                                                        \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abc"
+#define S50                                                                                        \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"                                                                               \
+	"abcdefghij"
+/* A DNS subdomain of 253 characters: four labels of 50 and one of 49, dot-separated. */
+#define SUB253                                                                                     \
+	S50 "." S50 "." S50 "." S50 "."                                                            \
+	    "abcdefghij"                                                                           \
+	    "abcdefghij"                                                                           \
+	    "abcdefghij"                                                                           \
+	    "abcdefghij"                                                                           \
+	    "abcdefghi"
+
+static void test_label_key_value(void **state)
+{
+	struct {
+		const char *s;
+		bool key, value;
+	} cases[] = {
+	    {"app", true, true},
+	    {"a", true, true},
+	    {"A_b.c-D9", true, true},
+	    {S63, true, true},
+	    {S63 "d", false, false},
+	    {"app.kubernetes.io/name", true, false},
+	    {"example.com/Team_A", true, false},
+	    {SUB253 "/x", true, false},
+	    {"x" SUB253 "/x", false, false}, /* prefix of 254 */
+	    {"a.b/" S63, true, false},
+	    {"a.b/" S63 "d", false, false},
+	    {"bad key!", false, false},
+	    {"", false, true},
+	    {"/name", false, false},
+	    {"prefix/", false, false},
+	    {"a/b/c", false, false},
+	    {"Upper.com/x", false, false}, /* the prefix is lowercase */
+	    {"-a", false, false},
+	    {"a-", false, false},
+	    {"_a", false, false},
+	    {"a.", false, false},
+	    {"a..b/x", false, false},
+	    {"-a.b/x", false, false},
+	    {"a-.b/x", false, false},
+	    {"a b", false, false},
+	    {"caf\xc3\xa9", false, false},
+	    {NULL, false, false},
+	};
+
+	(void)state;
+	assert_int_equal(strlen(SUB253), 253);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *s = cases[i].s ? cases[i].s : "(null)";
+
+		if (eo_name_is_label_key(cases[i].s) != cases[i].key)
+			fail_msg("key \"%s\": want %d", s, cases[i].key);
+		if (eo_name_is_label_value(cases[i].s) != cases[i].value)
+			fail_msg("value \"%s\": want %d", s, cases[i].value);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_name_table),	     cmocka_unit_test(test_exact_fit),
 	    cmocka_unit_test(test_multi_part_names), cmocka_unit_test(test_constants),
 	    cmocka_unit_test(test_reserved_keys),    cmocka_unit_test(test_dns1035),
+	    cmocka_unit_test(test_label_key_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
