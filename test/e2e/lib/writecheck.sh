@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Write checker for the chaos cases of the e2e suite (issue 8, item 12).
+#
+# A Pod in the test namespace writes sequential keys through the cluster's
+# <cluster>-client Service while a case injects its fault, and logs one line
+# per write that etcd acknowledged ("ACK <key> <value>"). When the fault is
+# over, `verify` stops the writer and reads every acknowledged key back from
+# every member Pod with a serializable read (that member's own copy of the
+# data, not a read forwarded to the leader). Writes that failed or timed out
+# are allowed to be lost or to have landed; acknowledged ones must be on every
+# member with their value.
+#
+#   writecheck.sh start  <cluster> [name] [max-seconds] [max-writes]
+#       Start the writer Pod <name> (default wc-<cluster>). It stops by itself
+#       after max-seconds (default 600) or max-writes (default 5000), or when
+#       `verify` tells it to.
+#   writecheck.sh verify <cluster> [name] [min-acked]
+#       Stop the writer, wait for it to exit, and check every acknowledged key
+#       on every member of <cluster>. Fails when fewer than min-acked (default 20)
+#       writes were acknowledged, so a writer that never reached etcd cannot pass.
+#       Prints "acked=<n> members=<m> ok" on success.
+#   writecheck.sh expect <cluster> <prefix>
+#       Read "<key> <value>" lines on stdin and check each on every member of
+#       <cluster> (keys under <prefix>). Prints "keys=<n> members=<m> ok".
+#
+# Runs on the machine that runs Chainsaw (kubectl on PATH, $NAMESPACE set by
+# Chainsaw or by the caller). The writer Pod runs etcdctl from the etcd image
+# (WRITECHECK_ETCD_IMAGE) with a shell copied in from the e2e tools image
+# (WRITECHECK_TOOLS_IMAGE): no image of its own to build. Plain-text client
+# port only (the e2e clusters have no client TLS).
+set -euo pipefail
+
+ns=${NAMESPACE:?NAMESPACE must be set (Chainsaw sets it)}
+etcd_image=${WRITECHECK_ETCD_IMAGE:-quay.io/coreos/etcd:v3.6.11}
+tools_image=${WRITECHECK_TOOLS_IMAGE:-localhost/etcd-operator-dev/busybox:1.35}
+# How long a member may take to catch up with the writes it missed.
+converge_s=${WRITECHECK_CONVERGE_SECONDS:-60}
+
+die() {
+	echo "writecheck: $*" >&2
+	exit 1
+}
+
+kc() { kubectl -n "$ns" "$@"; }
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+start() {
+	local cluster=$1 name=${2:-wc-$1} max_s=${3:-600} max_n=${4:-5000}
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+  labels: {app.kubernetes.io/name: writecheck, writecheck/cluster: $cluster}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - {name: tools, emptyDir: {}}
+  initContainers:
+  - name: shell
+    image: $tools_image
+    imagePullPolicy: Never
+    command: [/bin/busybox, cp, /bin/busybox, /tools/busybox]
+    volumeMounts: [{name: tools, mountPath: /tools}]
+  containers:
+  - name: writer
+    image: $etcd_image
+    imagePullPolicy: IfNotPresent
+    command: [/tools/busybox, sh, -c]
+    env:
+    - {name: ENDPOINT, value: "http://$cluster-client:2379"}
+    - {name: PREFIX, value: "/writecheck/$name/"}
+    - {name: MAX_SECONDS, value: "$max_s"}
+    - {name: MAX_WRITES, value: "$max_n"}
+    args:
+    - |
+      set -u
+      /tools/busybox mkdir -p /tools/bin && /tools/busybox --install -s /tools/bin
+      export PATH=/tools/bin:/usr/local/bin
+      run=\$(date +%s)
+      end=\$((run + MAX_SECONDS))
+      i=0 acked=0 failed=0
+      echo "START endpoint=\$ENDPOINT prefix=\$PREFIX max_seconds=\$MAX_SECONDS max_writes=\$MAX_WRITES"
+      while [ "\$i" -lt "\$MAX_WRITES" ] && [ "\$(date +%s)" -lt "\$end" ] && [ ! -e /tools/stop ]; do
+        i=\$((i + 1))
+        k=\$(printf '%s%06d' "\$PREFIX" "\$i")
+        v="\$run-\$i"
+        # Only etcd's OK after a zero exit counts as acknowledged.
+        if out=\$(etcdctl --endpoints="\$ENDPOINT" --dial-timeout=2s --command-timeout=3s put "\$k" "\$v" 2>&1) && [ "\$out" = OK ]; then
+          echo "ACK \$k \$v"
+          acked=\$((acked + 1))
+        else
+          echo "ERR \$k \$(echo "\$out" | tr '\n' ' ' | cut -c1-160)"
+          failed=\$((failed + 1))
+          sleep 0.5
+        fi
+        sleep 0.1
+      done
+      echo "END attempted=\$i acked=\$acked failed=\$failed"
+    volumeMounts: [{name: tools, mountPath: /tools}]
+YAML
+	kc wait pod "$name" --for=condition=Ready --timeout=90s >/dev/null ||
+		die "writer Pod $name did not start"
+	echo "writer $name started"
+}
+
+# Member Pods of a cluster that are not being deleted.
+members() {
+	kc get pods -l "etcd-operator.cozystack.io/cluster=$1" \
+		-o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{"-"}{.metadata.name}{"\n"}{end}{range .items[*]}{.metadata.name}{"\n"}{end}' |
+		awk '/^-/ { gone[substr($0, 2)] = 1; next } NF && !($0 in gone)'
+}
+
+# check_members <cluster> <prefix> <expected-file>: every "<key> <value>" line
+# of expected-file is on every member (serializable reads, retried while a
+# member catches up). Prints the number of members checked.
+check_members() {
+	local cluster=$1 prefix=$2 expected=$3 pods p dump bad deadline count=0
+	pods=$(members "$cluster")
+	[ -n "$pods" ] || die "no member Pods of $cluster"
+	dump=$(mktemp)
+	bad=$(mktemp)
+	for p in $pods; do
+		deadline=$(($(date +%s) + converge_s))
+		while :; do
+			# `get` prints key and value on alternate lines.
+			if kc exec "$p" -- etcdctl get --consistency=s --prefix "$prefix" 2>"$bad.err" |
+				awk 'NR % 2 == 1 { k = $0; next } { print k, $0 }' >"$dump"; then
+				awk 'NR == FNR { have[$0] = 1; key[$1] = 1; next }
+				     !($0 in have) { print ($1 in key ? "wrong value: " : "missing: ") $0 }' \
+					"$dump" "$expected" >"$bad"
+				[ -s "$bad" ] || break
+			else
+				echo "read failed: $(head -c 300 "$bad.err")" >"$bad"
+			fi
+			if [ "$(date +%s)" -ge "$deadline" ]; then
+				echo "writecheck: member $p lacks $(grep -c . "$bad") of $(grep -c . "$expected") acknowledged keys after ${converge_s}s:" >&2
+				head -20 "$bad" >&2
+				rm -f "$dump" "$bad" "$bad.err"
+				exit 1
+			fi
+			sleep 2
+		done
+		count=$((count + 1))
+	done
+	rm -f "$dump" "$bad" "$bad.err"
+	echo "$count"
+}
+
+verify() {
+	local cluster=$1 name=${2:-wc-$1} min=${3:-20} phase log acked n tail
+	# Let the writer show that the cluster takes writes again after the fault
+	# (its last three writes acknowledged, at least min in all), so the check
+	# covers writes made after the fault too; then ask it to stop (it may have
+	# stopped by itself).
+	for _ in $(seq 1 90); do
+		tail=$(kc logs "$name" -c writer --tail=3 2>/dev/null | grep -c '^ACK ' || true)
+		n=$(kc logs "$name" -c writer 2>/dev/null | grep -c '^ACK ' || true)
+		[ "$tail" = 3 ] && [ "$n" -ge "$min" ] && break
+		[ "$(kc get pod "$name" -o jsonpath='{.status.phase}')" = Running ] || break
+		sleep 1
+	done
+	kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null || true
+	for _ in $(seq 1 60); do
+		phase=$(kc get pod "$name" -o jsonpath='{.status.phase}')
+		case $phase in Succeeded | Failed) break ;; esac
+		sleep 1
+	done
+	[ "$phase" = Succeeded ] || die "writer Pod $name is $phase, not Succeeded"
+	log=$(mktemp)
+	acked=$(mktemp)
+	kc logs "$name" -c writer >"$log"
+	grep -q '^END ' "$log" || die "writer log of $name has no END line (truncated?)"
+	awk '$1 == "ACK" { print $2, $3 }' "$log" >"$acked"
+	n=$(grep -c . "$acked" || true)
+	echo "writer: $(grep '^END ' "$log")"
+	if [ "$n" -lt "$min" ]; then
+		grep '^ERR ' "$log" | tail -5 >&2 || true
+		rm -f "$log" "$acked"
+		die "only $n acknowledged writes (want at least $min)"
+	fi
+	local m
+	m=$(check_members "$cluster" "/writecheck/$name/" "$acked")
+	rm -f "$log" "$acked"
+	echo "acked=$n members=$m ok"
+}
+
+expect() {
+	local cluster=$1 prefix=$2 expected n m
+	expected=$(mktemp)
+	cat >"$expected"
+	n=$(grep -c . "$expected" || true)
+	[ "$n" -gt 0 ] || die "expect: no keys on stdin"
+	m=$(check_members "$cluster" "$prefix" "$expected")
+	rm -f "$expected"
+	echo "keys=$n members=$m ok"
+}
+
+cmd=${1:-}
+shift || true
+case $cmd in
+start) [ $# -ge 1 ] || usage; start "$@" ;;
+verify) [ $# -ge 1 ] || usage; verify "$@" ;;
+expect) [ $# -eq 2 ] || usage; expect "$@" ;;
+*) usage ;;
+esac
