@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "agent/cli.h"
 #include "controller/manager.h"
 #include "core/flags.h"
 #include "core/version.h"
@@ -147,6 +148,12 @@ int main(int argc, char **argv)
 	struct eo_http_config hc;
 	char err[512], nsbuf[1024], mport[16], hport[16];
 	int rc = 1;
+
+	/* The agent subcommands (snapshot Jobs, restore init containers) run instead. */
+	rc = eo_agent_main(argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
 
 	switch (eo_flags_parse(argc, argv, &env, &cfg, err, sizeof(err))) {
 	case EO_FLAGS_RUN:

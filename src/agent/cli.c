@@ -1,0 +1,917 @@
+/* The agent subcommands of the operator binary (cli.h). */
+#include "agent/cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "agent/etcdsnap.h"
+#include "agent/filestore.h"
+#include "agent/integrity.h"
+#include "agent/s3.h"
+#include "agent/store.h"
+#include "api/snapshot.h"
+#include "core/version.h"
+#include "etcd/client.h"
+#include "obs/log.h"
+
+extern char **environ;
+
+#define MAX_ENDPOINTS 32
+#define STAGED_NAME   "snapshot.db"
+#define REBUILD_NAME  "rebuild"
+#define FREE_MARGIN   (16ull * 1024 * 1024)
+
+struct opts {
+	const char *endpoints[MAX_ENDPOINTS];
+	size_t nendpoints;
+	const char *cacert, *cert, *key;
+	const char *name, *uid;
+	const char *s3_endpoint, *s3_bucket, *s3_key, *s3_region, *s3_ca, *cred_dir;
+	bool path_style;
+	uint64_t part_size;
+	const char *pvc_dir;
+	const char *termination_log;
+	long stall_s;
+	const char *data_dir, *staging_dir, *file, *install_self;
+	const char *etcdutl, *member_name, *initial_cluster, *cluster_token, *peer_url;
+};
+
+enum {
+	O_ENDPOINT = 256,
+	O_CACERT,
+	O_CERT,
+	O_KEY,
+	O_NAME,
+	O_UID,
+	O_S3_ENDPOINT,
+	O_S3_BUCKET,
+	O_S3_KEY,
+	O_S3_REGION,
+	O_S3_CA,
+	O_S3_PATH_STYLE,
+	O_S3_PART_SIZE,
+	O_CRED_DIR,
+	O_PVC_DIR,
+	O_TERMLOG,
+	O_STALL,
+	O_DATA_DIR,
+	O_STAGING_DIR,
+	O_FILE,
+	O_INSTALL_SELF,
+	O_ETCDUTL,
+	O_MEMBER_NAME,
+	O_INITIAL_CLUSTER,
+	O_CLUSTER_TOKEN,
+	O_PEER_URL,
+	O_HELP,
+};
+
+static const struct option all_options[] = {
+    {"endpoint", required_argument, NULL, O_ENDPOINT},
+    {"cacert", required_argument, NULL, O_CACERT},
+    {"cert", required_argument, NULL, O_CERT},
+    {"key", required_argument, NULL, O_KEY},
+    {"snapshot-name", required_argument, NULL, O_NAME},
+    {"snapshot-uid", required_argument, NULL, O_UID},
+    {"s3-endpoint", required_argument, NULL, O_S3_ENDPOINT},
+    {"s3-bucket", required_argument, NULL, O_S3_BUCKET},
+    {"s3-key", required_argument, NULL, O_S3_KEY},
+    {"s3-region", required_argument, NULL, O_S3_REGION},
+    {"s3-ca-file", required_argument, NULL, O_S3_CA},
+    {"s3-force-path-style", no_argument, NULL, O_S3_PATH_STYLE},
+    {"s3-part-size", required_argument, NULL, O_S3_PART_SIZE},
+    {"credentials-dir", required_argument, NULL, O_CRED_DIR},
+    {"pvc-dir", required_argument, NULL, O_PVC_DIR},
+    {"termination-log", required_argument, NULL, O_TERMLOG},
+    {"stall-timeout", required_argument, NULL, O_STALL},
+    {"data-dir", required_argument, NULL, O_DATA_DIR},
+    {"staging-dir", required_argument, NULL, O_STAGING_DIR},
+    {"file", required_argument, NULL, O_FILE},
+    {"install-self", required_argument, NULL, O_INSTALL_SELF},
+    {"etcdutl", required_argument, NULL, O_ETCDUTL},
+    {"name", required_argument, NULL, O_MEMBER_NAME},
+    {"initial-cluster", required_argument, NULL, O_INITIAL_CLUSTER},
+    {"initial-cluster-token", required_argument, NULL, O_CLUSTER_TOKEN},
+    {"initial-advertise-peer-urls", required_argument, NULL, O_PEER_URL},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage_snapshot[] =
+    "usage: etcd-operator snapshot-agent --snapshot-name NAME --snapshot-uid UID\n"
+    "         --endpoint URL [--endpoint URL...] [--cacert F --cert F --key F]\n"
+    "         (--s3-endpoint URL --s3-bucket B [--s3-key PREFIX] [--s3-region R]\n"
+    "          [--s3-force-path-style] [--s3-ca-file F] [--s3-part-size BYTES]\n"
+    "          [--credentials-dir DIR] | --pvc-dir DIR)\n"
+    "         [--termination-log PATH] [--stall-timeout SECONDS]\n"
+    "Takes a snapshot from the first voter among the endpoints that answers, verifies\n"
+    "its integrity hash and stores it as <prefix>/<name>.db (S3) or <dir>/<name>.db.\n"
+    "S3 credentials: files AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in\n"
+    "--credentials-dir, else the environment variables of those names.\n"
+    "Prints {\"uri\",\"sizeBytes\",\"checksum\"} as the last line on stdout.\n";
+
+static const char usage_restore[] =
+    "usage: etcd-operator restore-agent --data-dir DIR --staging-dir DIR\n"
+    "         (--s3-endpoint URL --s3-bucket B --s3-key KEY [--s3-region R]\n"
+    "          [--s3-force-path-style] [--s3-ca-file F] [--credentials-dir DIR] | --file PATH)\n"
+    "         [--install-self DIR]\n"
+    "Does nothing when DIR/member exists. Otherwise checks the source (HeadObject),\n"
+    "the free space (2x the snapshot for S3, 1x for a file), downloads an S3 object to\n"
+    "STAGING/" STAGED_NAME " and verifies the integrity hash. --install-self copies\n"
+    "this binary and its libraries to DIR for the restore-rebuild step.\n";
+
+static const char usage_rebuild[] =
+    "usage: etcd-operator restore-rebuild --data-dir DIR --staging-dir DIR [--file PATH]\n"
+    "         --name N --initial-cluster C --initial-cluster-token T\n"
+    "         --initial-advertise-peer-urls U [--etcdutl PATH]\n"
+    "Does nothing when DIR/member exists. Otherwise runs 'etcdutl snapshot restore' on\n"
+    "the staged snapshot (or PATH) into STAGING/" REBUILD_NAME ", moves its member\n"
+    "directory into DIR and removes the staging directory.\n";
+
+static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
+{
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->etcdutl = "etcdutl";
+	optind = 0;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "", all_options, NULL)) != -1) {
+		switch (c) {
+		case O_ENDPOINT:
+			if (o->nendpoints == MAX_ENDPOINTS) {
+				fprintf(stderr, "etcd-operator: at most %d --endpoint\n",
+					MAX_ENDPOINTS);
+				return 2;
+			}
+			o->endpoints[o->nendpoints++] = optarg;
+			break;
+		case O_CACERT:
+			o->cacert = optarg;
+			break;
+		case O_CERT:
+			o->cert = optarg;
+			break;
+		case O_KEY:
+			o->key = optarg;
+			break;
+		case O_NAME:
+			o->name = optarg;
+			break;
+		case O_UID:
+			o->uid = optarg;
+			break;
+		case O_S3_ENDPOINT:
+			o->s3_endpoint = optarg;
+			break;
+		case O_S3_BUCKET:
+			o->s3_bucket = optarg;
+			break;
+		case O_S3_KEY:
+			o->s3_key = optarg;
+			break;
+		case O_S3_REGION:
+			o->s3_region = optarg;
+			break;
+		case O_S3_CA:
+			o->s3_ca = optarg;
+			break;
+		case O_S3_PATH_STYLE:
+			o->path_style = true;
+			break;
+		case O_S3_PART_SIZE:
+			errno = 0;
+			o->part_size = strtoull(optarg, &end, 10);
+			if (errno || *end || o->part_size < EO_S3_MIN_PART ||
+			    o->part_size > EO_S3_MAX_PART) {
+				fprintf(
+				    stderr,
+				    "etcd-operator: --s3-part-size must be a byte count between "
+				    "%llu and %llu\n",
+				    (unsigned long long)EO_S3_MIN_PART,
+				    (unsigned long long)EO_S3_MAX_PART);
+				return 2;
+			}
+			break;
+		case O_CRED_DIR:
+			o->cred_dir = optarg;
+			break;
+		case O_PVC_DIR:
+			o->pvc_dir = optarg;
+			break;
+		case O_TERMLOG:
+			o->termination_log = optarg;
+			break;
+		case O_STALL:
+			o->stall_s = strtol(optarg, &end, 10);
+			if (*end || o->stall_s <= 0) {
+				fprintf(stderr,
+					"etcd-operator: --stall-timeout must be seconds > 0\n");
+				return 2;
+			}
+			break;
+		case O_DATA_DIR:
+			o->data_dir = optarg;
+			break;
+		case O_STAGING_DIR:
+			o->staging_dir = optarg;
+			break;
+		case O_FILE:
+			o->file = optarg;
+			break;
+		case O_INSTALL_SELF:
+			o->install_self = optarg;
+			break;
+		case O_ETCDUTL:
+			o->etcdutl = optarg;
+			break;
+		case O_MEMBER_NAME:
+			o->member_name = optarg;
+			break;
+		case O_INITIAL_CLUSTER:
+			o->initial_cluster = optarg;
+			break;
+		case O_CLUSTER_TOKEN:
+			o->cluster_token = optarg;
+			break;
+		case O_PEER_URL:
+			o->peer_url = optarg;
+			break;
+		case O_HELP:
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "etcd-operator: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	return -1;
+}
+
+/* snprintf for messages and bounded paths, where cutting a long text short is acceptable. */
+__attribute__((format(printf, 3, 4))) static void errf(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+}
+
+static int fail(const struct eo_log_ctx *lc, const char *msg, const char *err)
+{
+	eo_log_kv(EO_LOG_ERROR, lc, msg, "error", err, NULL);
+	return 1;
+}
+
+/* Prints the result line and writes it to the termination log when asked. */
+static int report(const struct opts *o, json_t *j, const struct eo_log_ctx *lc)
+{
+	char *line = json_dumps(j, JSON_COMPACT);
+	int fd;
+
+	if (!line)
+		return fail(lc, "cannot format the result", "out of memory");
+	printf("%s\n", line);
+	fflush(stdout);
+	if (o->termination_log) {
+		fd = open(o->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || eo_write_all(fd, line, strlen(line)) != 0)
+			eo_log_kv(EO_LOG_WARN, lc, "cannot write the termination log", "path",
+				  o->termination_log, "error", strerror(errno), NULL);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(line);
+	return 0;
+}
+
+static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
+{
+	char ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX], tok[EO_S3_CRED_MAX];
+	struct eo_s3_config c;
+	int rc;
+
+	if (eo_s3_load_credentials(o->cred_dir, ak, sk, tok, err, errcap) != 0)
+		return -1;
+	c = (struct eo_s3_config){
+	    .endpoint = o->s3_endpoint,
+	    .bucket = o->s3_bucket,
+	    .region = o->s3_region,
+	    .path_style = o->path_style,
+	    .access_key = ak,
+	    .secret_key = sk,
+	    .session_token = tok,
+	    .ca_file = o->s3_ca,
+	    .stall_timeout_s = o->stall_s,
+	};
+	rc = eo_s3_new(&c, s3, err, errcap);
+	memset(sk, 0, sizeof(sk));
+	memset(tok, 0, sizeof(tok));
+	return rc;
+}
+
+/* Status of one endpoint: -1 when unreachable, 1 for a learner, 0 for a voter. */
+static int probe_member(const struct opts *o, const char *endpoint, int64_t *db_size, char *err,
+			size_t errcap)
+{
+	const char *eps[1] = {endpoint};
+	struct eo_etcd_config cfg = {
+	    .endpoints = eps,
+	    .n_endpoints = 1,
+	    .ca_file = o->cacert,
+	    .cert_file = o->cert,
+	    .key_file = o->key,
+	};
+	struct eo_etcd_detail d = {0};
+	struct eo_etcd_status st = {0};
+	eo_etcd_client *c = NULL;
+	eo_etcd_err e;
+	int rc = -1;
+
+	e = eo_etcd_client_new(&cfg, &c, &d);
+	if (e == EO_ETCD_OK)
+		e = eo_etcd_status(c, endpoint, &st, &d);
+	if (e != EO_ETCD_OK) {
+		snprintf(err, errcap, "%s: %s%s%s", endpoint, eo_etcd_strerror(e),
+			 d.message[0] ? ": " : "", d.message);
+	} else {
+		*db_size = st.db_size;
+		rc = st.is_learner ? 1 : 0;
+	}
+	eo_etcd_status_clear(&st);
+	eo_etcd_client_free(c);
+	return rc;
+}
+
+static int snapshot_agent(const struct opts *o)
+{
+	struct eo_log_ctx lc;
+	struct eo_store_target t = {0};
+	struct eo_store_upload up;
+	struct eo_snapfetch_opts fo;
+	struct eo_snapfetch_result res;
+	eo_s3 *s3 = NULL;
+	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
+	int64_t db_size = 0;
+	uint64_t free_bytes, part;
+	bool replace, stored = false;
+	size_t i;
+	int rc = 1, p;
+	json_t *j;
+
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "component", "snapshot-agent");
+	if (o->name)
+		eo_log_ctx_add(&lc, "snapshot", o->name);
+	if (!o->name || !o->name[0] || !o->uid || !o->uid[0] || o->nendpoints == 0) {
+		fputs(usage_snapshot, stderr);
+		return fail(&lc, "invalid arguments",
+			    "--snapshot-name, --snapshot-uid and --endpoint are required");
+	}
+	if (!!o->pvc_dir == !!(o->s3_endpoint || o->s3_bucket))
+		return fail(&lc, "invalid arguments",
+			    "exactly one destination: --s3-endpoint/--s3-bucket or --pvc-dir");
+	if (o->s3_bucket) {
+		if (make_s3(o, &s3, err, sizeof(err)) != 0)
+			return fail(&lc, "S3 setup failed", err);
+		if (eo_snapshot_s3_key(key, sizeof(key), o->s3_key ? o->s3_key : "", o->name) !=
+		    0) {
+			eo_s3_free(s3);
+			return fail(&lc, "invalid arguments", "S3 key too long");
+		}
+		t.s3 = s3;
+		t.key = key;
+	} else {
+		snprintf(file, sizeof(file), "%s%s", o->name, EO_SNAPSHOT_FILE_SUFFIX);
+		t.dir = o->pvc_dir;
+		t.name = file;
+	}
+	eo_store_uri(&t, uri, sizeof(uri));
+	eo_log_ctx_add(&lc, "uri", uri);
+
+	if (eo_store_guard(&t, o->uid, &replace, err, sizeof(err)) != 0) {
+		fail(&lc, "refusing to write the snapshot", err);
+		goto out;
+	}
+	if (replace)
+		eo_log_kv(EO_LOG_INFO, &lc,
+			  "the target holds an earlier attempt of this snapshot; "
+			  "replacing it",
+			  NULL);
+
+	for (i = 0; i < o->nendpoints && !stored; i++) {
+		const char *ep = o->endpoints[i];
+
+		p = probe_member(o, ep, &db_size, err, sizeof(err));
+		if (p != 0) {
+			eo_log_kv(EO_LOG_WARN, &lc,
+				  p > 0 ? "skipping a learner" : "skipping an endpoint", "endpoint",
+				  ep, "error", p > 0 ? "learner" : err, NULL);
+			continue;
+		}
+		if (!s3) {
+			if (eo_fs_free_bytes(o->pvc_dir, &free_bytes, err, sizeof(err)) != 0) {
+				fail(&lc, "free-space check failed", err);
+				goto out;
+			}
+			if (free_bytes < (uint64_t)db_size + FREE_MARGIN) {
+				snprintf(err, sizeof(err),
+					 "%s has %llu bytes free; the snapshot needs about %lld: "
+					 "give the "
+					 "volume more room",
+					 o->pvc_dir, (unsigned long long)free_bytes,
+					 (long long)db_size);
+				fail(&lc, "not enough space for the snapshot", err);
+				goto out;
+			}
+		}
+		part = eo_s3_part_size((uint64_t)db_size, o->part_size);
+		snprintf(sizebuf, sizeof(sizebuf), "%lld", (long long)db_size);
+		eo_log_kv(EO_LOG_INFO, &lc, "taking the snapshot", "endpoint", ep, "db_size",
+			  sizebuf, NULL);
+		if (eo_store_open(&up, &t, o->uid, replace, part, err, sizeof(err)) != 0) {
+			fail(&lc, "cannot start writing", err);
+			goto out;
+		}
+		fo = (struct eo_snapfetch_opts){
+		    .endpoint = ep,
+		    .ca_file = o->cacert,
+		    .cert_file = o->cert,
+		    .key_file = o->key,
+		    .stall_timeout_s = o->stall_s,
+		};
+		if (eo_snapshot_fetch(&fo, eo_store_write, &up, &res, err, sizeof(err)) != 0) {
+			eo_store_abort(&up);
+			eo_log_kv(EO_LOG_WARN, &lc, "snapshot failed; nothing was stored",
+				  "endpoint", ep, "error", err, NULL);
+			continue;
+		}
+		if (eo_store_commit(&up, err, sizeof(err)) != 0) {
+			eo_store_abort(&up);
+			fail(&lc, "storing the snapshot failed; nothing was stored", err);
+			goto out;
+		}
+		eo_store_abort(&up);
+		stored = true;
+	}
+	if (!stored) {
+		fail(&lc, "no voter delivered a complete snapshot", err);
+		goto out;
+	}
+	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
+	snprintf(checksum, sizeof(checksum), "sha256:%s", res.sha256);
+	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
+		  "storage_version", res.storage_version, NULL);
+	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
+		      checksum);
+	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
+	json_decref(j);
+out:
+	eo_s3_free(s3);
+	return rc;
+}
+
+/* ---- restore ------------------------------------------------------------------ */
+
+static bool data_dir_initialised(const char *data_dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/member", data_dir);
+	return stat(path, &st) == 0;
+}
+
+static int mkdir_p(const char *path, char *err, size_t errcap)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		snprintf(err, errcap, "path too long");
+		return -1;
+	}
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+			goto bad;
+		*p = '/';
+	}
+	if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+		goto bad;
+	return 0;
+bad:
+	errf(err, errcap, "mkdir %s: %s", buf, strerror(errno));
+	return -1;
+}
+
+static int copy_file(const char *src, const char *dstdir, const char *name, char *err,
+		     size_t errcap)
+{
+	struct eo_filestore_writer w;
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errcap, "open %s: %s", src, strerror(errno));
+		return -1;
+	}
+	if (eo_filestore_begin(&w, dstdir, name, err, errcap) != 0) {
+		close(fd);
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (eo_filestore_write(&w, buf, (size_t)n, err, errcap) != 0)
+			goto bad;
+	if (n < 0) {
+		snprintf(err, errcap, "read %s: %s", src, strerror(errno));
+		goto bad;
+	}
+	if (fchmod(w.fd, 0755) != 0) {
+		snprintf(err, errcap, "chmod: %s", strerror(errno));
+		goto bad;
+	}
+	close(fd);
+	return eo_filestore_commit(&w, NULL, true, err, errcap);
+bad:
+	close(fd);
+	eo_filestore_abort(&w);
+	return -1;
+}
+
+/*
+ * Copies this binary to DIR/bin and the libraries beside it (PREFIX/lib, as
+ * the image lays them out) to DIR/lib, so a container of another image can
+ * start it through DIR/lib/ld-linux-*.so.
+ */
+static int install_self(const char *dir, char *err, size_t errcap)
+{
+	char exe[PATH_MAX], prefix[PATH_MAX], sub[PATH_MAX], src[PATH_MAX * 2];
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		snprintf(err, errcap, "readlink /proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	exe[n] = '\0';
+	snprintf(prefix, sizeof(prefix), "%s", exe);
+	snprintf(prefix, sizeof(prefix), "%s", dirname(dirname(prefix)));
+	snprintf(sub, sizeof(sub), "%s/bin", dir);
+	if (mkdir_p(sub, err, errcap) != 0 ||
+	    copy_file(exe, sub, "etcd-operator", err, errcap) != 0)
+		return -1;
+	snprintf(src, sizeof(src), "%s/lib", prefix);
+	d = opendir(src);
+	if (!d)
+		return 0; /* a development build: the system's libraries */
+	snprintf(sub, sizeof(sub), "%s/lib", dir);
+	if (mkdir_p(sub, err, errcap) != 0) {
+		closedir(d);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(src, sizeof(src), "%s/lib/%s", prefix, de->d_name);
+		if (copy_file(src, sub, de->d_name, err, errcap) != 0) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+struct checked_sink {
+	struct eo_snapcheck check;
+	struct eo_store_upload *up;
+};
+
+static int check_and_store(void *ud, const void *p, size_t n, char *err, size_t errcap)
+{
+	struct checked_sink *c = ud;
+
+	eo_snapcheck_feed(&c->check, p, n);
+	return eo_store_write(c->up, p, n, err, errcap);
+}
+
+static int need_space(const char *dir, uint64_t need, const char *why, struct eo_log_ctx *lc)
+{
+	uint64_t free_bytes;
+	char err[1024];
+
+	if (eo_fs_free_bytes(dir, &free_bytes, err, sizeof(err)) != 0)
+		return fail(lc, "free-space check failed", err);
+	if (free_bytes < need) {
+		snprintf(err, sizeof(err),
+			 "the data volume has %llu bytes free; %s needs about %llu: make "
+			 "spec.storage.size larger and recreate the cluster",
+			 (unsigned long long)free_bytes, why, (unsigned long long)need);
+		return fail(lc, "restore volume too small", err);
+	}
+	return 0;
+}
+
+static int restore_agent(const struct opts *o)
+{
+	struct eo_log_ctx lc;
+	struct eo_store_target t = {0};
+	struct eo_store_upload up = {0};
+	struct checked_sink cs = {.up = &up};
+	struct eo_s3_head h;
+	enum eo_snapcheck_result v;
+	eo_s3 *s3 = NULL;
+	char err[2048], uri[2048], sha[EO_SNAP_SHA_HEX_LEN + 1], checksum[80], staged[PATH_MAX];
+	uint64_t size = 0, got;
+	int rc = 1;
+	json_t *j;
+
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "component", "restore-agent");
+	if (!o->data_dir || !o->staging_dir) {
+		fputs(usage_restore, stderr);
+		return fail(&lc, "invalid arguments", "--data-dir and --staging-dir are required");
+	}
+	if (!!o->file == !!(o->s3_endpoint || o->s3_bucket) || (o->s3_bucket && !o->s3_key)) {
+		fputs(usage_restore, stderr);
+		return fail(&lc, "invalid arguments",
+			    "exactly one source: --s3-endpoint/--s3-bucket/--s3-key or --file");
+	}
+	if (o->install_self && install_self(o->install_self, err, sizeof(err)) != 0)
+		return fail(&lc, "cannot install the agent for the rebuild step", err);
+	if (data_dir_initialised(o->data_dir)) {
+		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
+			  "data_dir", o->data_dir, NULL);
+		return 0;
+	}
+	if (mkdir_p(o->data_dir, err, sizeof(err)) != 0)
+		return fail(&lc, "cannot create the data dir", err);
+	snprintf(staged, sizeof(staged), "%s/%s", o->staging_dir, STAGED_NAME);
+	if (o->file) {
+		/* A PVC source: verify in place; only the rebuild takes data-volume space. */
+		eo_log_ctx_add(&lc, "source", o->file);
+		v = eo_snapcheck_file(o->file, &size, sha, err, sizeof(err));
+		if (v != EO_SNAPCHECK_OK)
+			return fail(&lc, "the snapshot is not usable", err);
+		if (need_space(o->data_dir, size + FREE_MARGIN, "rebuilding the data dir", &lc) !=
+		    0)
+			return 1;
+		snprintf(staged, sizeof(staged), "%s", o->file);
+		snprintf(uri, sizeof(uri), "file://%s", o->file);
+		goto done;
+	}
+	if (make_s3(o, &s3, err, sizeof(err)) != 0)
+		return fail(&lc, "S3 setup failed", err);
+	eo_s3_uri(s3, o->s3_key, uri, sizeof(uri));
+	eo_log_ctx_add(&lc, "source", uri);
+	if (eo_s3_head(s3, o->s3_key, &h, err, sizeof(err)) != 0) {
+		fail(&lc, "cannot look up the snapshot", err);
+		goto out;
+	}
+	if (!h.exists) {
+		errf(err, sizeof(err), "%s does not exist (HeadObject answered 404)", uri);
+		fail(&lc, "restore object missing", err);
+		goto out;
+	}
+	if (mkdir_p(o->staging_dir, err, sizeof(err)) != 0) {
+		fail(&lc, "cannot create the staging directory", err);
+		goto out;
+	}
+	if (need_space(o->staging_dir, 2 * h.size + FREE_MARGIN,
+		       "staging the snapshot and rebuilding the data dir (2x the snapshot)",
+		       &lc) != 0)
+		goto out;
+	t.dir = o->staging_dir;
+	t.name = STAGED_NAME;
+	if (eo_snapcheck_init(&cs.check) != 0) {
+		fail(&lc, "cannot set up SHA-256", "OpenSSL");
+		goto out;
+	}
+	if (eo_store_open(&up, &t, NULL, true, 0, err, sizeof(err)) != 0) {
+		fail(&lc, "cannot stage the snapshot", err);
+		goto out_check;
+	}
+	if (eo_s3_get(s3, o->s3_key, check_and_store, &cs, &got, err, sizeof(err)) != 0) {
+		fail(&lc, "downloading the snapshot failed", err);
+		goto out_abort;
+	}
+	v = eo_snapcheck_finish(&cs.check, sha);
+	if (v != EO_SNAPCHECK_OK) {
+		errf(err, sizeof(err), "%s: %s", uri, eo_snapcheck_strerror(v));
+		fail(&lc, "the snapshot is not usable; etcd will not start on it", err);
+		goto out_abort;
+	}
+	if (eo_store_commit(&up, err, sizeof(err)) != 0) {
+		fail(&lc, "staging the snapshot failed", err);
+		goto out_abort;
+	}
+	size = got;
+	eo_store_abort(&up);
+	eo_snapcheck_free(&cs.check);
+done:
+	snprintf(checksum, sizeof(checksum), "sha256:%s", sha);
+	eo_log_kv(EO_LOG_INFO, &lc, "snapshot staged and verified", "staged", staged, "checksum",
+		  checksum, NULL);
+	j = json_pack("{s:s, s:s, s:I, s:s}", "uri", uri, "staged", staged, "sizeBytes",
+		      (json_int_t)size, "checksum", checksum);
+	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
+	json_decref(j);
+	goto out;
+out_abort:
+	eo_store_abort(&up);
+out_check:
+	eo_snapcheck_free(&cs.check);
+out:
+	eo_s3_free(s3);
+	return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static int rm_rf(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static int restore_rebuild(const struct opts *o)
+{
+	struct eo_log_ctx lc;
+	char src[PATH_MAX], rebuild[PATH_MAX], from[PATH_MAX], to[PATH_MAX], err[1024];
+	char *args[16];
+	struct stat st;
+	pid_t pid;
+	int status, n = 0, e;
+
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "component", "restore-rebuild");
+	if (!o->data_dir || !o->staging_dir || !o->member_name || !o->initial_cluster ||
+	    !o->cluster_token || !o->peer_url) {
+		fputs(usage_rebuild, stderr);
+		return fail(
+		    &lc, "invalid arguments",
+		    "--data-dir, --staging-dir, --name, --initial-cluster, "
+		    "--initial-cluster-token and --initial-advertise-peer-urls are required");
+	}
+	if (data_dir_initialised(o->data_dir)) {
+		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
+			  "data_dir", o->data_dir, NULL);
+		if (!o->file)
+			rm_rf(o->staging_dir);
+		return 0;
+	}
+	snprintf(src, sizeof(src), "%s", o->file ? o->file : "");
+	if (!o->file)
+		snprintf(src, sizeof(src), "%s/%s", o->staging_dir, STAGED_NAME);
+	if (stat(src, &st) != 0) {
+		errf(err, sizeof(err), "%s: %s (the restore step should have staged it)", src,
+		     strerror(errno));
+		return fail(&lc, "no snapshot to restore", err);
+	}
+	if (mkdir_p(o->staging_dir, err, sizeof(err)) != 0)
+		return fail(&lc, "cannot create the staging directory", err);
+	snprintf(rebuild, sizeof(rebuild), "%s/%s", o->staging_dir, REBUILD_NAME);
+	if (rm_rf(rebuild) != 0) {
+		errf(err, sizeof(err), "remove %s: %s", rebuild, strerror(errno));
+		return fail(&lc, "cannot clear an earlier attempt", err);
+	}
+	args[n++] = (char *)o->etcdutl;
+	args[n++] = "snapshot";
+	args[n++] = "restore";
+	args[n++] = src;
+	args[n++] = "--data-dir";
+	args[n++] = rebuild;
+	args[n++] = "--name";
+	args[n++] = (char *)o->member_name;
+	args[n++] = "--initial-cluster";
+	args[n++] = (char *)o->initial_cluster;
+	args[n++] = "--initial-cluster-token";
+	args[n++] = (char *)o->cluster_token;
+	args[n++] = "--initial-advertise-peer-urls";
+	args[n++] = (char *)o->peer_url;
+	args[n] = NULL;
+	eo_log_kv(EO_LOG_INFO, &lc, "rebuilding the data dir", "etcdutl", o->etcdutl, "snapshot",
+		  src, "name", o->member_name, NULL);
+	fflush(NULL);
+	e = posix_spawnp(&pid, o->etcdutl, NULL, NULL, args, environ);
+	if (e != 0) {
+		snprintf(err, sizeof(err), "%s: %s", o->etcdutl, strerror(e));
+		return fail(&lc, "cannot run etcdutl", err);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return fail(&lc, "waiting for etcdutl failed", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, sizeof(err), "etcdutl snapshot restore exited with %s %d",
+			 WIFEXITED(status) ? "status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		rm_rf(rebuild);
+		return fail(&lc, "rebuilding the data dir failed", err);
+	}
+	errf(from, sizeof(from), "%s/member", rebuild);
+	snprintf(to, sizeof(to), "%s/member", o->data_dir);
+	if (mkdir_p(o->data_dir, err, sizeof(err)) != 0)
+		return fail(&lc, "cannot create the data dir", err);
+	if (fsync_dir(from) != 0 || rename(from, to) != 0 || fsync_dir(o->data_dir) != 0) {
+		errf(err, sizeof(err), "move %s to %s: %s", from, to, strerror(errno));
+		return fail(&lc, "cannot put the rebuilt data dir in place", err);
+	}
+	rm_rf(rebuild);
+	if (!o->file)
+		rm_rf(o->staging_dir);
+	else
+		rmdir(o->staging_dir); /* only when empty: nothing else of ours is there */
+	eo_log_kv(EO_LOG_INFO, &lc, "data dir rebuilt from the snapshot", "data_dir", o->data_dir,
+		  NULL);
+	return 0;
+}
+
+int eo_agent_main(int argc, char **argv)
+{
+	int (*run)(const struct opts *) = NULL;
+	const char *usage = NULL;
+	struct opts o;
+	int rc;
+
+	if (argc < 2)
+		return -1;
+	if (strcmp(argv[1], "snapshot-agent") == 0) {
+		run = snapshot_agent;
+		usage = usage_snapshot;
+	} else if (strcmp(argv[1], "restore-agent") == 0) {
+		run = restore_agent;
+		usage = usage_restore;
+	} else if (strcmp(argv[1], "restore-rebuild") == 0) {
+		run = restore_rebuild;
+		usage = usage_rebuild;
+	} else {
+		return -1;
+	}
+	rc = parse_opts(argc - 1, argv + 1, &o, usage);
+	if (rc >= 0)
+		return rc;
+	if ((o.data_dir && strlen(o.data_dir) > 1024) ||
+	    (o.staging_dir && strlen(o.staging_dir) > 1024) || (o.file && strlen(o.file) > 1024) ||
+	    (o.pvc_dir && strlen(o.pvc_dir) > 1024)) {
+		fprintf(stderr, "etcd-operator: paths must be at most 1024 bytes long\n");
+		return 2;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "etcd-operator: curl_global_init failed\n");
+		return 1;
+	}
+	eo_log_kv(EO_LOG_INFO, NULL, "agent starting", "subcommand", argv[1], "version", EO_VERSION,
+		  NULL);
+	rc = run(&o);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,377 @@
+/* Reading a snapshot from one etcd member over the v3 gRPC gateway (etcdsnap.h). */
+#include "agent/etcdsnap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+
+/* ---- decoding -------------------------------------------------------------- */
+
+static bool parse_u64_field(const json_t *v, uint64_t *out)
+{
+	const char *s, *end;
+	char *e = NULL;
+	unsigned long long x;
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return true;
+	}
+	if (!json_is_string(v))
+		return false;
+	s = json_string_value(v);
+	end = s + json_string_length(v);
+	if (s == end || *s < '0' || *s > '9')
+		return false;
+	x = strtoull(s, &e, 10);
+	if (e != end)
+		return false;
+	*out = x;
+	return true;
+}
+
+static int b64_decode(const char *in, size_t len, unsigned char *out, size_t outcap, size_t *outlen)
+{
+	int n, pad = 0;
+
+	*outlen = 0;
+	if (len == 0)
+		return 0;
+	if (len % 4 != 0 || len / 4 * 3 > outcap || len > (size_t)INT32_MAX)
+		return -1;
+	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
+	if (n < 0)
+		return -1;
+	if (in[len - 1] == '=')
+		pad++;
+	if (in[len - 2] == '=')
+		pad++;
+	*outlen = (size_t)n - (size_t)pad;
+	return 0;
+}
+
+int eo_snapstream_decode_line(const char *line, size_t len, unsigned char *out, size_t outcap,
+			      size_t *outlen, uint64_t *remaining, bool *has_remaining,
+			      char *version, size_t versioncap, char *err, size_t errcap)
+{
+	json_t *root, *res, *blob, *rem, *ver, *e, *msg;
+	json_error_t je;
+	int rc = -1;
+
+	*outlen = 0;
+	*has_remaining = false;
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	if (len == 0)
+		return 0;
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(root)) {
+		snprintf(err, errcap, "snapshot stream: malformed message: %s",
+			 root ? "not an object" : je.text);
+		goto out;
+	}
+	e = json_object_get(root, "error");
+	if (e) {
+		msg = json_object_get(e, "message");
+		snprintf(err, errcap, "etcd aborted the snapshot stream: %s",
+			 json_is_string(msg) ? json_string_value(msg) : "(no message)");
+		goto out;
+	}
+	res = json_object_get(root, "result");
+	if (!json_is_object(res)) {
+		snprintf(err, errcap, "snapshot stream: message without result");
+		goto out;
+	}
+	blob = json_object_get(res, "blob");
+	if (blob && !json_is_string(blob)) {
+		snprintf(err, errcap, "snapshot stream: blob is not a string");
+		goto out;
+	}
+	if (blob && b64_decode(json_string_value(blob), json_string_length(blob), out, outcap,
+			       outlen) != 0) {
+		snprintf(err, errcap,
+			 "snapshot stream: blob is not valid base64 of at most %zu bytes", outcap);
+		goto out;
+	}
+	rem = json_object_get(res, "remaining_bytes");
+	if (!rem)
+		rem = json_object_get(res, "remainingBytes");
+	*remaining = 0;
+	if (rem) {
+		if (!parse_u64_field(rem, remaining)) {
+			snprintf(err, errcap, "snapshot stream: remaining_bytes is not a number");
+			goto out;
+		}
+		*has_remaining = true;
+	}
+	ver = json_object_get(res, "version");
+	if (version && versioncap > 0 && json_is_string(ver))
+		snprintf(version, versioncap, "%s", json_string_value(ver));
+	rc = 1;
+out:
+	json_decref(root);
+	return rc;
+}
+
+int eo_snapstream_init(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
+{
+	memset(s, 0, sizeof(*s));
+	s->cap = EO_SNAPSTREAM_LINE_MAX;
+	s->line = malloc(s->cap);
+	s->blob_cap = EO_SNAPSTREAM_LINE_MAX / 4 * 3;
+	s->blob = malloc(s->blob_cap);
+	s->sink = sink;
+	s->ud = ud;
+	if (!s->line || !s->blob) {
+		eo_snapstream_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void eo_snapstream_free(struct eo_snapstream *s)
+{
+	free(s->line);
+	free(s->blob);
+	s->line = NULL;
+	s->blob = NULL;
+}
+
+static int handle_line(struct eo_snapstream *s, const char *line, size_t len)
+{
+	uint64_t remaining;
+	bool has_rem;
+	size_t n;
+	int r;
+
+	r = eo_snapstream_decode_line(line, len, s->blob, s->blob_cap, &n, &remaining, &has_rem,
+				      s->storage_version, sizeof(s->storage_version), s->err,
+				      sizeof(s->err));
+	if (r <= 0)
+		return r;
+	if (s->messages++ == 0) {
+		/* The first message announces the database size. */
+		if (remaining > UINT64_MAX - n) {
+			snprintf(s->err, sizeof(s->err), "snapshot stream: absurd remaining_bytes");
+			return -1;
+		}
+		s->expected = n + remaining;
+		s->have_expected = true;
+	}
+	if (s->bytes + n > s->expected + EO_SNAP_HASH_LEN) {
+		snprintf(s->err, sizeof(s->err),
+			 "snapshot stream: more bytes than announced (%llu announced)",
+			 (unsigned long long)s->expected);
+		return -1;
+	}
+	s->bytes += n;
+	if (n > 0 && s->sink(s->ud, s->blob, n, s->err, sizeof(s->err)) != 0)
+		return -1;
+	return 0;
+}
+
+int eo_snapstream_feed(struct eo_snapstream *s, const char *p, size_t n)
+{
+	const char *nl;
+	size_t take;
+
+	if (s->failed)
+		return -1;
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		take = nl ? (size_t)(nl - p) : n;
+		if (s->len == 0 && nl) {
+			/* A whole line in the input: no copy. */
+			if (handle_line(s, p, take) != 0)
+				goto fail;
+		} else {
+			if (take > s->cap - s->len) {
+				snprintf(s->err, sizeof(s->err),
+					 "snapshot stream: message longer than %d bytes",
+					 EO_SNAPSTREAM_LINE_MAX);
+				goto fail;
+			}
+			memcpy(s->line + s->len, p, take);
+			s->len += take;
+			if (nl) {
+				if (handle_line(s, s->line, s->len) != 0)
+					goto fail;
+				s->len = 0;
+			}
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+		n -= take + 1;
+	}
+	return 0;
+fail:
+	s->failed = true;
+	return -1;
+}
+
+int eo_snapstream_finish(struct eo_snapstream *s)
+{
+	if (s->failed)
+		return -1;
+	if (s->len > 0 && handle_line(s, s->line, s->len) != 0) {
+		/* A last line without its newline that does not parse: cut off. */
+		s->failed = true;
+		return -1;
+	}
+	s->len = 0;
+	if (s->messages == 0) {
+		snprintf(s->err, sizeof(s->err), "snapshot stream: empty response");
+		return -1;
+	}
+	if (s->bytes != s->expected + EO_SNAP_HASH_LEN) {
+		snprintf(s->err, sizeof(s->err),
+			 "snapshot stream ended after %llu of %llu bytes (database plus 32-byte "
+			 "integrity hash): truncated",
+			 (unsigned long long)s->bytes,
+			 (unsigned long long)(s->expected + EO_SNAP_HASH_LEN));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- fetching --------------------------------------------------------------- */
+
+struct fetch {
+	CURL *h;
+	struct eo_snapstream ss;
+	struct eo_snapcheck check;
+	eo_snap_sink_fn sink;
+	void *ud;
+	long status;
+	char body[1024]; /* start of a non-200 answer */
+	size_t body_len;
+};
+
+static int check_then_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
+{
+	struct fetch *f = ud;
+
+	eo_snapcheck_feed(&f->check, p, n);
+	return f->sink(f->ud, p, n, err, errcap);
+}
+
+static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct fetch *f = ud;
+	size_t n = size * nmemb, take;
+
+	if (f->status == 0)
+		curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &f->status);
+	if (f->status != 200) {
+		take =
+		    n < sizeof(f->body) - 1 - f->body_len ? n : sizeof(f->body) - 1 - f->body_len;
+		memcpy(f->body + f->body_len, p, take);
+		f->body_len += take;
+		f->body[f->body_len] = '\0';
+		return n;
+	}
+	return eo_snapstream_feed(&f->ss, p, n) == 0 ? n : 0;
+}
+
+int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, void *ud,
+		      struct eo_snapfetch_result *res, char *err, size_t errcap)
+{
+	struct fetch f = {.sink = sink, .ud = ud};
+	struct curl_slist *hdr = NULL, *nh;
+	char url[1024], auth[4096], curl_err[CURL_ERROR_SIZE] = "";
+	enum eo_snapcheck_result verdict;
+	CURLcode cc;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (snprintf(url, sizeof(url), "%s/v3/maintenance/snapshot", o->endpoint) >=
+	    (int)sizeof(url)) {
+		snprintf(err, errcap, "endpoint too long");
+		return -1;
+	}
+	if (eo_snapstream_init(&f.ss, check_then_sink, &f) != 0) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	if (eo_snapcheck_init(&f.check) != 0) {
+		snprintf(err, errcap, "cannot set up SHA-256");
+		eo_snapstream_free(&f.ss);
+		return -1;
+	}
+	f.h = curl_easy_init();
+	if (!f.h) {
+		snprintf(err, errcap, "curl_easy_init failed");
+		goto out;
+	}
+	nh = curl_slist_append(hdr, "Content-Type: application/json");
+	if (nh)
+		hdr = nh;
+	if (o->auth_token && o->auth_token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: %s", o->auth_token);
+		nh = curl_slist_append(hdr, auth);
+		if (nh)
+			hdr = nh;
+	}
+	curl_easy_setopt(f.h, CURLOPT_URL, url);
+	curl_easy_setopt(f.h, CURLOPT_POSTFIELDS, "{}");
+	curl_easy_setopt(f.h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(f.h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(f.h, CURLOPT_WRITEDATA, &f);
+	curl_easy_setopt(f.h, CURLOPT_ERRORBUFFER, curl_err);
+	curl_easy_setopt(f.h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(f.h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(f.h, CURLOPT_CONNECTTIMEOUT_MS,
+			 o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000L);
+	/* No overall timeout: a large snapshot takes long. A stall aborts. */
+	curl_easy_setopt(f.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(f.h, CURLOPT_LOW_SPEED_TIME,
+			 o->stall_timeout_s > 0 ? o->stall_timeout_s : 60L);
+	if (o->ca_file && o->ca_file[0])
+		curl_easy_setopt(f.h, CURLOPT_CAINFO, o->ca_file);
+	if (o->cert_file && o->cert_file[0])
+		curl_easy_setopt(f.h, CURLOPT_SSLCERT, o->cert_file);
+	if (o->key_file && o->key_file[0])
+		curl_easy_setopt(f.h, CURLOPT_SSLKEY, o->key_file);
+
+	cc = curl_easy_perform(f.h);
+	curl_easy_getinfo(f.h, CURLINFO_RESPONSE_CODE, &f.status);
+	res->http_status = f.status;
+	if (f.ss.failed) {
+		snprintf(err, errcap, "%s: %s", o->endpoint, f.ss.err);
+		goto out;
+	}
+	if (cc != CURLE_OK) {
+		snprintf(err, errcap, "%s: snapshot transfer failed: %s", o->endpoint,
+			 curl_err[0] ? curl_err : curl_easy_strerror(cc));
+		goto out;
+	}
+	if (f.status != 200) {
+		snprintf(err, errcap, "%s: snapshot refused: HTTP %ld: %.300s", o->endpoint,
+			 f.status, f.body);
+		goto out;
+	}
+	if (eo_snapstream_finish(&f.ss) != 0) {
+		snprintf(err, errcap, "%s: %s", o->endpoint, f.ss.err);
+		goto out;
+	}
+	verdict = eo_snapcheck_finish(&f.check, res->sha256);
+	res->size = f.check.total;
+	snprintf(res->storage_version, sizeof(res->storage_version), "%s", f.ss.storage_version);
+	if (verdict != EO_SNAPCHECK_OK) {
+		snprintf(err, errcap, "%s: %s", o->endpoint, eo_snapcheck_strerror(verdict));
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_slist_free_all(hdr);
+	if (f.h)
+		curl_easy_cleanup(f.h);
+	eo_snapcheck_free(&f.check);
+	eo_snapstream_free(&f.ss);
+	return rc;
+}
