@@ -155,7 +155,8 @@ uint64_t eo_s3_part_size(uint64_t expected, uint64_t requested)
 		p = EO_S3_MIN_PART;
 	if (p > EO_S3_MAX_PART)
 		p = EO_S3_MAX_PART;
-	if (expected / p >= EO_S3_MAX_PARTS) {
+	if (expected / p > EO_S3_MAX_PARTS ||
+	    (expected / p == EO_S3_MAX_PARTS && expected % p != 0)) {
 		need = (expected + EO_S3_MAX_PARTS - 1) / EO_S3_MAX_PARTS;
 		need = (need + mib - 1) / mib * mib;
 		p = need > EO_S3_MAX_PART ? EO_S3_MAX_PART : need;

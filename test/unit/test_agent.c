@@ -1,0 +1,633 @@
+/*
+ * Unit tests of the snapshot agent's pure parts (src/agent): the integrity
+ * trailer check on good, truncated and corrupted data in every split, the
+ * gateway stream decoder (3.5 and 3.6 message shapes, errors mid-stream,
+ * truncation, over-long lines), S3 URL construction for both addressing
+ * styles, multipart part sizing, XML answers, the overwrite-guard decision
+ * table, credentials, and the file store's temporary-file discipline.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "agent/etcdsnap.h"
+#include "agent/filestore.h"
+#include "agent/guard.h"
+#include "agent/integrity.h"
+#include "agent/s3.h"
+
+/* A fake snapshot: `pages` 4 KiB pages of pseudo-random bytes plus the trailer. */
+static unsigned char *fake_snapshot(size_t pages, size_t *len)
+{
+	size_t n = pages * 4096, i;
+	unsigned char *b = malloc(n + 32);
+	unsigned int dl = 0;
+	uint32_t x = 12345;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (unsigned char)(x >> 16);
+	}
+	assert_int_equal(EVP_Digest(b, n, b + n, &dl, EVP_sha256(), NULL), 1);
+	assert_int_equal(dl, 32);
+	*len = n + 32;
+	return b;
+}
+
+static enum eo_snapcheck_result check_split(const unsigned char *b, size_t n, size_t chunk,
+					    char *hex)
+{
+	struct eo_snapcheck c;
+	enum eo_snapcheck_result r;
+	size_t off, take;
+
+	assert_int_equal(eo_snapcheck_init(&c), 0);
+	for (off = 0; off < n; off += take) {
+		take = n - off < chunk ? n - off : chunk;
+		eo_snapcheck_feed(&c, b + off, take);
+	}
+	r = eo_snapcheck_finish(&c, hex);
+	eo_snapcheck_free(&c);
+	return r;
+}
+
+static void test_integrity(void **state)
+{
+	static const size_t chunks[] = {1, 7, 31, 32, 33, 511, 4096, 32768, 1 << 20};
+	char hex[65], want[65];
+	unsigned char d[32];
+	unsigned int dl;
+	size_t n, i, k;
+	unsigned char *b;
+
+	(void)state;
+	b = fake_snapshot(9, &n);
+	EVP_Digest(b, n, d, &dl, EVP_sha256(), NULL);
+	for (k = 0; k < 32; k++)
+		snprintf(want + 2 * k, 3, "%02x", d[k]);
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		/* Good, in every split; the checksum covers every byte, trailer included. */
+		assert_int_equal(check_split(b, n, chunks[i], hex), EO_SNAPCHECK_OK);
+		assert_string_equal(hex, want);
+		/* Truncated by one byte, by the trailer, by a page. */
+		assert_int_equal(check_split(b, n - 1, chunks[i], hex), EO_SNAPCHECK_NO_TRAILER);
+		assert_int_equal(check_split(b, n - 32, chunks[i], hex), EO_SNAPCHECK_NO_TRAILER);
+		/* A page short still has the trailer's size: its last 32 bytes do not match. */
+		assert_int_equal(check_split(b, n - 4096, chunks[i], hex), EO_SNAPCHECK_MISMATCH);
+		/* One flipped bit in the body, or in the trailer. */
+		b[4000] ^= 1;
+		assert_int_equal(check_split(b, n, chunks[i], hex), EO_SNAPCHECK_MISMATCH);
+		b[4000] ^= 1;
+		b[n - 1] ^= 0x80;
+		assert_int_equal(check_split(b, n, chunks[i], hex), EO_SNAPCHECK_MISMATCH);
+		b[n - 1] ^= 0x80;
+	}
+	/* Nothing, or only a trailer-sized blob. */
+	assert_int_equal(check_split(b, 0, 1, hex), EO_SNAPCHECK_NO_TRAILER);
+	assert_int_equal(check_split(b, 32, 32, hex), EO_SNAPCHECK_MISMATCH);
+	free(b);
+}
+
+static void test_integrity_file(void **state)
+{
+	char path[] = "/tmp/eo-agent-test-XXXXXX", err[256], hex[65];
+	uint64_t size = 0;
+	unsigned char *b;
+	size_t n;
+	int fd;
+
+	(void)state;
+	b = fake_snapshot(300, &n); /* larger than the 1 MiB read chunk */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(eo_write_all(fd, b, n), 0);
+	assert_int_equal(eo_snapcheck_file(path, &size, hex, err, sizeof(err)), EO_SNAPCHECK_OK);
+	assert_int_equal(size, n);
+	assert_int_equal(ftruncate(fd, (off_t)n - 100), 0);
+	assert_int_equal(eo_snapcheck_file(path, &size, hex, err, sizeof(err)),
+			 EO_SNAPCHECK_NO_TRAILER);
+	assert_non_null(strstr(err, "truncated"));
+	close(fd);
+	unlink(path);
+	assert_int_equal(eo_snapcheck_file(path, &size, hex, err, sizeof(err)), EO_SNAPCHECK_ERROR);
+	free(b);
+}
+
+/* ---- the stream decoder --------------------------------------------------------- */
+
+struct collect {
+	unsigned char *buf;
+	size_t len, cap;
+	int fail_after; /* fail the sink call with this index (0: never) */
+	int calls;
+};
+
+static int collect_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
+{
+	struct collect *c = ud;
+
+	if (c->fail_after && ++c->calls >= c->fail_after) {
+		snprintf(err, errcap, "sink full");
+		return -1;
+	}
+	assert_true(c->len + n <= c->cap);
+	memcpy(c->buf + c->len, p, n);
+	c->len += n;
+	return 0;
+}
+
+/* Encodes a snapshot as the gateway does: 32 KiB blobs, then the trailer. */
+static char *gateway_stream(const unsigned char *b, size_t n, bool v36, size_t *outlen)
+{
+	size_t db = n - 32, off = 0, cap = n * 2 + 4096, len = 0, take;
+	char *out = malloc(cap), *enc = malloc(45000);
+
+	assert_non_null(out);
+	assert_non_null(enc);
+	while (off < n) {
+		take = off < db ? (db - off < 32768 ? db - off : 32768) : 32;
+		EVP_EncodeBlock((unsigned char *)enc, b + off, (int)take);
+		off += take;
+		if (off < db)
+			len += (size_t)snprintf(out + len, cap - len,
+						"{\"result\":{\"remaining_bytes\":\"%zu\",\"blob\":"
+						"\"%s\"%s}}\n",
+						db - off, enc, v36 ? ",\"version\":\"3.6.0\"" : "");
+		else
+			len += (size_t)snprintf(out + len, cap - len,
+						"{\"result\":{\"blob\":\"%s\"%s}}\n", enc,
+						v36 ? ",\"version\":\"3.6.0\"" : "");
+	}
+	free(enc);
+	*outlen = len;
+	return out;
+}
+
+static int decode_all(const char *s, size_t n, size_t chunk, struct collect *c,
+		      struct eo_snapstream *ss)
+{
+	size_t off, take;
+
+	assert_int_equal(eo_snapstream_init(ss, collect_sink, c), 0);
+	for (off = 0; off < n; off += take) {
+		take = n - off < chunk ? n - off : chunk;
+		if (eo_snapstream_feed(ss, s + off, take) != 0)
+			return -1;
+	}
+	return eo_snapstream_finish(ss);
+}
+
+static void test_stream_roundtrip(void **state)
+{
+	static const size_t chunks[] = {1, 100, 16384, 1 << 20};
+	struct eo_snapstream ss;
+	struct collect c = {0};
+	unsigned char *b;
+	size_t n, sn, i;
+	char *s, *last;
+	int v;
+
+	(void)state;
+	b = fake_snapshot(20, &n); /* 80 KiB: three data messages and the trailer */
+	c.cap = n;
+	c.buf = malloc(n);
+	for (v = 0; v < 2; v++) {
+		s = gateway_stream(b, n, v == 1, &sn);
+		for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+			c.len = 0;
+			assert_int_equal(decode_all(s, sn, chunks[i], &c, &ss), 0);
+			assert_int_equal(c.len, n);
+			assert_memory_equal(c.buf, b, n);
+			assert_int_equal(ss.messages, 4);
+			assert_int_equal(ss.expected, n - 32);
+			assert_string_equal(ss.storage_version, v ? "3.6.0" : "");
+			eo_snapstream_free(&ss);
+		}
+		/* Cut after the last data message: the trailer never came. */
+		c.len = 0;
+		s[sn - 1] = '\0';
+		last = strrchr(s, '\n');
+		s[sn - 1] = '\n';
+		assert_non_null(last);
+		assert_int_not_equal(decode_all(s, (size_t)(last - s) + 1, 4096, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "truncated"));
+		eo_snapstream_free(&ss);
+		/* Cut in the middle of a line. */
+		c.len = 0;
+		assert_int_not_equal(decode_all(s, sn / 2, 4096, &c, &ss), 0);
+		eo_snapstream_free(&ss);
+		free(s);
+	}
+	/* The sink refuses: the decoder stops and reports the sink's words. */
+	s = gateway_stream(b, n, false, &sn);
+	c.len = 0;
+	c.fail_after = 2;
+	assert_int_not_equal(decode_all(s, sn, 4096, &c, &ss), 0);
+	assert_string_equal(ss.err, "sink full");
+	assert_int_not_equal(eo_snapstream_feed(&ss, "{}", 2), 0);
+	eo_snapstream_free(&ss);
+	free(s);
+	free(c.buf);
+	free(b);
+}
+
+static void test_stream_lines(void **state)
+{
+	static const struct {
+		const char *line;
+		int want; /* 1 data, 0 empty, -1 error */
+		size_t outlen;
+		uint64_t remaining;
+		bool has_remaining;
+		const char *err; /* substring */
+	} cases[] = {
+	    {"{\"result\":{\"remaining_bytes\":\"5\",\"blob\":\"aGVsbG8=\"}}", 1, 5, 5, true, NULL},
+	    {"{\"result\":{\"remainingBytes\":\"7\",\"blob\":\"aGk=\"}}", 1, 2, 7, true, NULL},
+	    {"{\"result\":{\"blob\":\"aGVsbG8h\",\"version\":\"3.6.0\"}}\r", 1, 6, 0, false, NULL},
+	    {"{\"result\":{\"remaining_bytes\":12}}", 1, 0, 12, true, NULL},
+	    {"", 0, 0, 0, false, NULL},
+	    {"  ", 0, 0, 0, false, NULL},
+	    /* 3.4/3.5 (grpc-gateway v1) and 3.6 (v2) stream errors. */
+	    {"{\"error\":{\"grpc_code\":14,\"http_code\":503,\"message\":\"etcdserver: no "
+	     "leader\",\"http_status\":\"Service Unavailable\"}}",
+	     -1, 0, 0, false, "etcdserver: no leader"},
+	    {"{\"error\":{\"code\":2,\"message\":\"snapshot failed\",\"details\":[]}}", -1, 0, 0,
+	     false, "snapshot failed"},
+	    {"{\"result\":{\"blob\":\"a\"}}", -1, 0, 0, false, "base64"},
+	    {"{\"result\":{\"blob\":\"!!!!\"}}", -1, 0, 0, false, "base64"},
+	    {"{\"result\":{\"blob\":5}}", -1, 0, 0, false, "not a string"},
+	    {"{\"result\":{\"remaining_bytes\":\"-1\"}}", -1, 0, 0, false, "remaining_bytes"},
+	    {"{\"result\":{\"remaining_bytes\":\"1x\"}}", -1, 0, 0, false, "remaining_bytes"},
+	    {"{\"result\":{}", -1, 0, 0, false, "malformed"},
+	    {"[1]", -1, 0, 0, false, "not an object"},
+	    {"{\"other\":1}", -1, 0, 0, false, "without result"},
+	};
+	unsigned char out[64];
+	char err[256], ver[32];
+	uint64_t rem;
+	size_t i, n;
+	bool has;
+	int r;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = ver[0] = '\0';
+		r = eo_snapstream_decode_line(cases[i].line, strlen(cases[i].line), out,
+					      sizeof(out), &n, &rem, &has, ver, sizeof(ver), err,
+					      sizeof(err));
+		if (r != cases[i].want)
+			fail_msg("case %zu (%s): got %d, want %d (%s)", i, cases[i].line, r,
+				 cases[i].want, err);
+		if (r == 1) {
+			assert_int_equal(n, cases[i].outlen);
+			assert_int_equal(rem, cases[i].remaining);
+			assert_int_equal(has, cases[i].has_remaining);
+		}
+		if (cases[i].err && !strstr(err, cases[i].err))
+			fail_msg("case %zu: error '%s' lacks '%s'", i, err, cases[i].err);
+	}
+	/* The blob must fit the caller's buffer. */
+	assert_int_equal(eo_snapstream_decode_line("{\"result\":{\"blob\":\"aGVsbG8=\"}}", 30, out,
+						   3, &n, &rem, &has, NULL, 0, err, sizeof(err)),
+			 -1);
+}
+
+static void test_stream_limits(void **state)
+{
+	struct collect c = {.cap = 1 << 20};
+	struct eo_snapstream ss;
+	char *big;
+
+	(void)state;
+	c.buf = malloc(c.cap);
+	/* A line longer than the cap is refused, whatever the split. */
+	big = malloc(EO_SNAPSTREAM_LINE_MAX + 10);
+	memset(big, 'x', EO_SNAPSTREAM_LINE_MAX + 10);
+	assert_int_equal(eo_snapstream_init(&ss, collect_sink, &c), 0);
+	assert_int_equal(eo_snapstream_feed(&ss, big, 1000), 0);
+	assert_int_not_equal(eo_snapstream_feed(&ss, big, EO_SNAPSTREAM_LINE_MAX), 0);
+	assert_non_null(strstr(ss.err, "longer than"));
+	eo_snapstream_free(&ss);
+	/* More bytes than the first message announced. */
+	assert_int_equal(eo_snapstream_init(&ss, collect_sink, &c), 0);
+	assert_int_not_equal(
+	    eo_snapstream_feed(&ss,
+			       "{\"result\":{\"remaining_bytes\":\"0\",\"blob\":\"aGVsbG8=\"}}\n"
+			       "{\"result\":{\"blob\":\"" /* 40 bytes: more than 32 */
+			       "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\"}}\n",
+			       140),
+	    0);
+	assert_non_null(strstr(ss.err, "more bytes than announced"));
+	eo_snapstream_free(&ss);
+	/* An empty answer. */
+	assert_int_equal(eo_snapstream_init(&ss, collect_sink, &c), 0);
+	assert_int_not_equal(eo_snapstream_finish(&ss), 0);
+	assert_non_null(strstr(ss.err, "empty"));
+	eo_snapstream_free(&ss);
+	free(big);
+	free(c.buf);
+}
+
+/* ---- S3 ---------------------------------------------------------------------- */
+
+static void test_s3_url(void **state)
+{
+	static const struct {
+		const char *endpoint, *bucket;
+		bool path_style;
+		const char *key, *query, *want; /* want NULL: an error */
+	} cases[] = {
+	    {"http://127.0.0.1:9000", "snaps", true, "my-etcd/s1.db", NULL,
+	     "http://127.0.0.1:9000/snaps/my-etcd/s1.db"},
+	    {"http://127.0.0.1:9000/", "snaps", true, "s1.db",
+	     "uploads=", "http://127.0.0.1:9000/snaps/s1.db?uploads="},
+	    {"https://s3.us-east-1.amazonaws.com", "snaps", false, "p/s1.db", NULL,
+	     "https://snaps.s3.us-east-1.amazonaws.com/p/s1.db"},
+	    {"https://s3.example.com:8443/gw/", "etcd-snapshots", false, "a b+c.db",
+	     "partNumber=2&uploadId=x",
+	     "https://etcd-snapshots.s3.example.com:8443/gw/a%20b%2Bc.db?partNumber=2&uploadId=x"},
+	    {"https://minio.example.com/base", "b.with.dots", true, "k~_.-/x.db", NULL,
+	     "https://minio.example.com/base/b.with.dots/k~_.-/x.db"},
+	    {"http://[::1]:9000", "snaps", true, "", NULL, "http://[::1]:9000/snaps"},
+	    {"https://s3.example.com", "snaps", true, "ü.db", NULL,
+	     "https://s3.example.com/snaps/%C3%BC.db"},
+	    {"ftp://s3.example.com", "snaps", true, "k", NULL, NULL},
+	    {"not a url", "snaps", true, "k", NULL, NULL},
+	    {"https://s3.example.com?x=1", "snaps", true, "k", NULL, NULL},
+	    {"https://s3.example.com", "Bad_Bucket", true, "k", NULL, NULL},
+	    {"https://s3.example.com", "ab", true, "k", NULL, NULL},
+	    {"https://s3.example.com", "snaps", true, "/abs", NULL, NULL},
+	};
+	char url[512], err[256];
+	size_t i;
+	int r;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		r = eo_s3_object_url(url, sizeof(url), cases[i].endpoint, cases[i].bucket,
+				     cases[i].path_style, cases[i].key, cases[i].query, err,
+				     sizeof(err));
+		if (!cases[i].want) {
+			if (r == 0)
+				fail_msg("case %zu: accepted as %s", i, url);
+			assert_true(err[0] != '\0');
+			continue;
+		}
+		if (r != 0)
+			fail_msg("case %zu: %s", i, err);
+		assert_string_equal(url, cases[i].want);
+	}
+	/* Too long for the buffer. */
+	assert_int_equal(eo_s3_object_url(url, 20, "http://127.0.0.1:9000", "snaps", true, "k",
+					  NULL, err, sizeof(err)),
+			 -1);
+}
+
+static void test_s3_part_size(void **state)
+{
+	const uint64_t mib = 1024 * 1024, gib = 1024 * mib;
+	static const struct {
+		uint64_t expected, requested, want;
+	} cases[] = {
+	    {0, 0, 16 * 1024 * 1024},		      /* unknown size: the default */
+	    {100 * 1024 * 1024, 0, 16 * 1024 * 1024}, /* fits */
+	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024},  /* raised to S3's minimum */
+	    {0, 6ull << 30, 5ull << 30},	      /* lowered to S3's maximum */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(eo_s3_part_size(cases[i].expected, cases[i].requested),
+				 cases[i].want);
+	/* 200 GiB in 16 MiB parts would need 12,800: raised to whole MiB within 10,000. */
+	assert_true(eo_s3_part_size(200 * gib, 0) * EO_S3_MAX_PARTS >= 200 * gib);
+	assert_int_equal(eo_s3_part_size(200 * gib, 0) % mib, 0);
+	assert_int_equal(eo_s3_part_size(200 * gib, 0), 21 * mib);
+	/* Exactly 10,000 parts of the requested size still fits... */
+	assert_int_equal(eo_s3_part_size(10000 * 5 * mib, 5 * mib), 5 * mib);
+	/* ...one byte more does not. */
+	assert_int_equal(eo_s3_part_size(10000 * 5 * mib + 1, 5 * mib), 6 * mib);
+	/* 8 GiB (etcd's largest quota) in 5 MiB parts: 1,639 parts, no change. */
+	assert_int_equal(eo_s3_part_size(8 * gib, 5 * mib), 5 * mib);
+	/* Beyond 50 TB the part size caps at 5 GiB. */
+	assert_int_equal(eo_s3_part_size(UINT64_MAX / 2, 0), 5 * gib);
+}
+
+static void test_s3_xml(void **state)
+{
+	static const char init[] =
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<InitiateMultipartUploadResult "
+	    "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Bucket>b</Bucket><Key>k</Key>"
+	    "<UploadId>YjQ1&amp;Zm==</UploadId></InitiateMultipartUploadResult>";
+	static const char error[] =
+	    "<Error><Code>AccessDenied</Code><Message>Access &quot;denied&quot; &lt;x&gt;</Message>"
+	    "</Error>";
+	char out[64];
+
+	(void)state;
+	assert_int_equal(eo_s3_xml_value(init, strlen(init), "UploadId", out, sizeof(out)), 0);
+	assert_string_equal(out, "YjQ1&Zm==");
+	assert_int_equal(eo_s3_xml_value(error, strlen(error), "Code", out, sizeof(out)), 0);
+	assert_string_equal(out, "AccessDenied");
+	assert_int_equal(eo_s3_xml_value(error, strlen(error), "Message", out, sizeof(out)), 0);
+	assert_string_equal(out, "Access \"denied\" <x>");
+	assert_int_equal(eo_s3_xml_value(error, strlen(error), "UploadId", out, sizeof(out)), -1);
+	assert_int_equal(eo_s3_xml_value(error, strlen(error), "Code", out, 5), -1);
+	assert_int_equal(eo_s3_xml_value("<Code>open", 10, "Code", out, sizeof(out)), -1);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(eo_write_all(fd, text, strlen(text)), 0);
+	close(fd);
+}
+
+static void test_s3_credentials(void **state)
+{
+	char dir[] = "/tmp/eo-creds-XXXXXX", path[256], ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX],
+	     tok[EO_S3_CRED_MAX], err[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* A mounted Secret: values with the trailing newline kubectl often leaves. */
+	snprintf(path, sizeof(path), "%s/AWS_ACCESS_KEY_ID", dir);
+	write_file(path, "AKIDEXAMPLE\n");
+	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "AWS_SECRET_ACCESS_KEY"));
+	snprintf(path, sizeof(path), "%s/AWS_SECRET_ACCESS_KEY", dir);
+	write_file(path, "s3cr3t");
+	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), 0);
+	assert_string_equal(ak, "AKIDEXAMPLE");
+	assert_string_equal(sk, "s3cr3t");
+	assert_string_equal(tok, "");
+	/* An empty value is an error that names the file, not the value. */
+	write_file(path, "\n");
+	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "empty"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/AWS_ACCESS_KEY_ID", dir);
+	unlink(path);
+	rmdir(dir);
+	/* The environment. */
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	setenv("AWS_ACCESS_KEY_ID", "envak", 1);
+	assert_int_equal(eo_s3_load_credentials(NULL, ak, sk, tok, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "AWS_SECRET_ACCESS_KEY"));
+	setenv("AWS_SECRET_ACCESS_KEY", "envsk", 1);
+	setenv("AWS_SESSION_TOKEN", "tok", 1);
+	assert_int_equal(eo_s3_load_credentials(NULL, ak, sk, tok, err, sizeof(err)), 0);
+	assert_string_equal(ak, "envak");
+	assert_string_equal(sk, "envsk");
+	assert_string_equal(tok, "tok");
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_SESSION_TOKEN");
+}
+
+/* ---- the overwrite guard -------------------------------------------------------- */
+
+static void test_guard_table(void **state)
+{
+	static const struct {
+		enum eo_guard_target target;
+		const char *existing, *ours;
+		enum eo_guard_decision want;
+		const char *msg; /* substring of the refusal */
+	} cases[] = {
+	    {EO_TARGET_ABSENT, NULL, "u1", EO_GUARD_WRITE_NEW, NULL},
+	    {EO_TARGET_PRESENT, "u1", "u1", EO_GUARD_OVERWRITE_OWN, NULL},
+	    {EO_TARGET_PRESENT, "u2", "u1", EO_GUARD_REFUSE, "another snapshot (UID u2)"},
+	    {EO_TARGET_PRESENT, "", "u1", EO_GUARD_REFUSE, "no UID stamp"},
+	    {EO_TARGET_PRESENT, NULL, "u1", EO_GUARD_REFUSE, "no UID stamp"},
+	    {EO_TARGET_PRESENT, "u1-suffix", "u1", EO_GUARD_REFUSE, "another snapshot"},
+	    {EO_TARGET_FORBIDDEN, NULL, "u1", EO_GUARD_REFUSE, "s3:ListBucket"},
+	    {EO_TARGET_ERROR, NULL, "u1", EO_GUARD_REFUSE, "cannot tell"},
+	    {EO_TARGET_ABSENT, NULL, "", EO_GUARD_REFUSE, "no snapshot UID"},
+	    {EO_TARGET_PRESENT, "", NULL, EO_GUARD_REFUSE, "no snapshot UID"},
+	};
+	char msg[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		msg[0] = '\0';
+		assert_int_equal(eo_guard_decide(cases[i].target, cases[i].existing, cases[i].ours,
+						 "s3://b/k.db", msg, sizeof(msg)),
+				 cases[i].want);
+		if (cases[i].msg && !strstr(msg, cases[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, msg, cases[i].msg);
+		if (cases[i].want == EO_GUARD_REFUSE)
+			assert_non_null(strstr(msg, "s3://b/k.db"));
+	}
+}
+
+/* ---- the file store ------------------------------------------------------------- */
+
+static int count_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_filestore(void **state)
+{
+	char dir[] = "/tmp/eo-fs-XXXXXX", err[512], uid[64], path[256];
+	struct eo_filestore_writer w;
+	struct stat st;
+	uint64_t free_bytes = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(eo_filestore_probe(dir, "s.db", uid, sizeof(uid), err, sizeof(err)),
+			 EO_TARGET_ABSENT);
+	/* While writing only a hidden temporary file exists. */
+	assert_int_equal(eo_filestore_begin(&w, dir, "s.db", err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_write(&w, "hello", 5, err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_probe(dir, "s.db", uid, sizeof(uid), err, sizeof(err)),
+			 EO_TARGET_ABSENT);
+	assert_int_equal(count_entries(dir), 1);
+	eo_filestore_abort(&w);
+	assert_int_equal(count_entries(dir), 0);
+	/* A commit makes it visible with its stamp. */
+	assert_int_equal(eo_filestore_begin(&w, dir, "s.db", err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_write(&w, "hello", 5, err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_commit(&w, "uid-1", false, err, sizeof(err)), 0);
+	eo_filestore_abort(&w); /* harmless after a commit */
+	assert_int_equal(eo_filestore_probe(dir, "s.db", uid, sizeof(uid), err, sizeof(err)),
+			 EO_TARGET_PRESENT);
+	assert_string_equal(uid, "uid-1");
+	snprintf(path, sizeof(path), "%s/s.db", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	/* Without replace an existing file is never clobbered. */
+	assert_int_equal(eo_filestore_begin(&w, dir, "s.db", err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_write(&w, "other!", 6, err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_commit(&w, NULL, false, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "appeared meanwhile"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	assert_int_equal(count_entries(dir), 2); /* s.db and s.db.uid, no temporary file */
+	/* With replace (our own retry) it is. */
+	assert_int_equal(eo_filestore_begin(&w, dir, "s.db", err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_write(&w, "again!!", 7, err, sizeof(err)), 0);
+	assert_int_equal(eo_filestore_commit(&w, "uid-1", true, err, sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	/* A file without a stamp is present with no UID. */
+	snprintf(path, sizeof(path), "%s/foreign.db", dir);
+	write_file(path, "x");
+	assert_int_equal(eo_filestore_probe(dir, "foreign.db", uid, sizeof(uid), err, sizeof(err)),
+			 EO_TARGET_PRESENT);
+	assert_string_equal(uid, "");
+	/* Names with a '/' are refused; a missing directory is an error. */
+	assert_int_equal(eo_filestore_begin(&w, dir, "../x", err, sizeof(err)), -1);
+	assert_int_equal(eo_filestore_begin(&w, "/nonexistent/eo", "x", err, sizeof(err)), -1);
+	assert_int_equal(eo_fs_free_bytes(dir, &free_bytes, err, sizeof(err)), 0);
+	assert_true(free_bytes > 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/s.db", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/s.db.uid", dir);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_integrity),	     cmocka_unit_test(test_integrity_file),
+	    cmocka_unit_test(test_stream_roundtrip), cmocka_unit_test(test_stream_lines),
+	    cmocka_unit_test(test_stream_limits),    cmocka_unit_test(test_s3_url),
+	    cmocka_unit_test(test_s3_part_size),     cmocka_unit_test(test_s3_xml),
+	    cmocka_unit_test(test_s3_credentials),   cmocka_unit_test(test_guard_table),
+	    cmocka_unit_test(test_filestore),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
