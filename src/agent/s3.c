@@ -644,6 +644,7 @@ int eo_s3_head(eo_s3 *s, const char *key, struct eo_s3_head *out, char *err, siz
 		out->exists = true;
 		out->size = r.content_length;
 		snprintf(out->uid, sizeof(out->uid), "%s", r.uid);
+		snprintf(out->etag, sizeof(out->etag), "%s", r.etag);
 		rc = 0;
 	} else if (r.status == 404) {
 		rc = 0;

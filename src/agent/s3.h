@@ -100,6 +100,7 @@ struct eo_s3_head {
 	bool exists; /* 200 */
 	uint64_t size;
 	char uid[EO_S3_UID_MAX]; /* the etcd-snapshot-uid metadata, "" if none */
+	char etag[256];		 /* as sent, quotes included; "<md5>-<parts>" after multipart */
 };
 
 /* HEAD: 0 for 200 (exists) or 404 (not), -1 with err for anything else (403 included). */

@@ -18,6 +18,8 @@
 #   EO_ITEST_ETCD_FLAGS  extra etcd flags for this version (space separated)
 #   EO_ITEST_TLS_DIR     test PKI: ca.crt, server.{crt,key}, client.{crt,key},
 #                        other-ca.crt
+#   EO_ITEST_MINIO       a MinIO server binary (hack/tools/build.sh minio)
+#   EO_ITEST_ETCDUTL_LATEST  etcdutl of the newest etcd version covered
 #
 # Knobs:
 #   EO_ITEST_VERSIONS  etcd versions to cover (default "3.4 3.5.35 3.6.11 3.6.16";
@@ -189,6 +191,16 @@ if ! make_pki "$tmp/pki" >"$tmp/pki.log" 2>&1; then
 fi
 tls_dir=$tmp/pki
 
+# The agent tests store snapshots in a real MinIO and restore them with the
+# newest etcdutl as well as each version's own.
+minio=$("$root/hack/tools/build.sh" minio)/minio || { log "cannot build minio"; exit 1; }
+etcdutl_latest=
+for v in $versions; do
+	case $v in 3.4 | 3.4.*) continue ;; esac
+	etcdutl_latest=$(dirname "$(etcd_bin "$v")")/etcdutl
+done
+[ -n "$etcdutl_latest" ] || { log "no etcd version with an etcdutl among: $versions"; exit 1; }
+
 passed=0
 failed=0
 runs=0
@@ -230,6 +242,7 @@ for v in $versions; do
 			EO_ITEST_ETCD=$bin EO_ITEST_VERSION=$version EO_ITEST_ENDPOINT=$endpoint \
 				EO_ITEST_PEER_URL=$peer_url EO_ITEST_NAME=a EO_ITEST_WORKDIR=$dir/work \
 				EO_ITEST_ETCD_FLAGS=$flags EO_ITEST_TLS_DIR=$tls_dir \
+				EO_ITEST_MINIO=$minio EO_ITEST_ETCDUTL_LATEST=$etcdutl_latest \
 				timeout "$per_run_timeout" "${cmd[@]}" &
 			test_pid=$!
 			wait "$test_pid" || rc=$?
