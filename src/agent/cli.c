@@ -26,6 +26,7 @@
 #include "agent/s3.h"
 #include "agent/store.h"
 #include "api/snapshot.h"
+#include "core/json.h"
 #include "core/version.h"
 #include "etcd/client.h"
 #include "obs/log.h"
@@ -288,7 +289,7 @@ static int fail(const struct eo_log_ctx *lc, const char *msg, const char *err)
 /* Prints the result line and writes it to the termination log when asked. */
 static int report(const struct opts *o, json_t *j, const struct eo_log_ctx *lc)
 {
-	char *line = json_dumps(j, JSON_COMPACT);
+	char *line = eo_json_dumps(j, JSON_COMPACT, NULL);
 	int fd;
 
 	if (!line)

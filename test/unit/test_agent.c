@@ -27,6 +27,7 @@
 #include "agent/guard.h"
 #include "agent/integrity.h"
 #include "agent/s3.h"
+#include "support/testutil.h"
 
 /* A fake snapshot: `pages` 4 KiB pages of pseudo-random bytes plus the trailer. */
 static unsigned char *fake_snapshot(size_t pages, size_t *len)
@@ -451,15 +452,6 @@ static void test_s3_xml(void **state)
 	assert_int_equal(eo_s3_xml_value("<Code>open", 10, "Code", out, sizeof(out)), -1);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(eo_write_all(fd, text, strlen(text)), 0);
-	close(fd);
-}
-
 static void test_s3_credentials(void **state)
 {
 	char dir[] = "/tmp/eo-creds-XXXXXX", path[256], ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX],
@@ -468,20 +460,19 @@ static void test_s3_credentials(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	/* A mounted Secret: values with the trailing newline kubectl often leaves. */
-	snprintf(path, sizeof(path), "%s/AWS_ACCESS_KEY_ID", dir);
-	write_file(path, "AKIDEXAMPLE\n");
+	tu_write_file(dir, "AWS_ACCESS_KEY_ID", "AKIDEXAMPLE\n");
 	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "AWS_SECRET_ACCESS_KEY"));
-	snprintf(path, sizeof(path), "%s/AWS_SECRET_ACCESS_KEY", dir);
-	write_file(path, "s3cr3t");
+	tu_write_file(dir, "AWS_SECRET_ACCESS_KEY", "s3cr3t");
 	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), 0);
 	assert_string_equal(ak, "AKIDEXAMPLE");
 	assert_string_equal(sk, "s3cr3t");
 	assert_string_equal(tok, "");
 	/* An empty value is an error that names the file, not the value. */
-	write_file(path, "\n");
+	tu_write_file(dir, "AWS_SECRET_ACCESS_KEY", "\n");
 	assert_int_equal(eo_s3_load_credentials(dir, ak, sk, tok, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "empty"));
+	snprintf(path, sizeof(path), "%s/AWS_SECRET_ACCESS_KEY", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/AWS_ACCESS_KEY_ID", dir);
 	unlink(path);
@@ -600,8 +591,8 @@ static void test_filestore(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 7);
 	/* A file without a stamp is present with no UID. */
+	tu_write_file(dir, "foreign.db", "x");
 	snprintf(path, sizeof(path), "%s/foreign.db", dir);
-	write_file(path, "x");
 	assert_int_equal(eo_filestore_probe(dir, "foreign.db", uid, sizeof(uid), err, sizeof(err)),
 			 EO_TARGET_PRESENT);
 	assert_string_equal(uid, "");
