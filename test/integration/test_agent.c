@@ -47,7 +47,7 @@
 extern char **environ;
 
 #define NKEYS	  1000
-#define VALUE_LEN 12000 /* 1,000 x 12 KB: a ~13 MB database, three 5 MiB parts */
+#define VALUE_LEN 6000 /* 1,000 x 6 KB: a ~7 MB database, two 5 MiB parts */
 #define AK	  "eo-itest-ak"
 #define SK	  "eo-itest-secret-key"
 #define BUCKET	  "snaps"
@@ -417,8 +417,8 @@ static void test_multipart(void **state)
 	json_decref(r);
 	assert_int_equal(eo_s3_head(E.client, "mp/multi.db", &h, err, sizeof(err)), 0);
 	assert_string_equal(h.uid, "uid-multi");
-	/* S3 marks a multipart object's ETag with its part count: 13 MB in 5 MiB parts. */
-	assert_non_null(strstr(h.etag, "-3\""));
+	/* S3 marks a multipart object's ETag with its part count: ~7 MB in 5 MiB parts. */
+	assert_non_null(strstr(h.etag, "-2\""));
 	/* A retry of the same snapshot through multipart replaces it in place. */
 	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "multi", "--snapshot-uid",
 			       "uid-multi", "--endpoint", E.endpoint, "--s3-endpoint", ep,
