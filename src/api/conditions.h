@@ -56,8 +56,10 @@
 #define EO_REASON_POD_READY		"PodReady"
 #define EO_REASON_POD_NOT_READY		"PodNotReady"
 #define EO_REASON_DISCOVERING_MEMBER_ID "DiscoveringMemberID"
-#define EO_REASON_VERSION_MISMATCH	"VersionMismatch"
-#define EO_REASON_VERSION_MATCHED	"VersionMatched"
+/* Ready=False: the member's PVC was lost or replaced after it ran (not in the seeds). */
+#define EO_REASON_DATA_VOLUME_LOST "DataVolumeLost"
+#define EO_REASON_VERSION_MISMATCH "VersionMismatch"
+#define EO_REASON_VERSION_MATCHED  "VersionMatched"
 /* EO_REASON_PAUSED is shared with EtcdCluster. */
 
 /* EtcdSnapshot: the single condition is EO_COND_READY; its reasons. */

@@ -201,6 +201,7 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64];
 	struct eo_storage storage;
 	json_t *empty = NULL;
+	const char *pvc_uid = NULL;
 	bool bootstrapped, voter, labelled;
 
 	memset(out, 0, sizeof(*out));
@@ -265,6 +266,20 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 		out->action = EO_MPLAN_WAIT;
 		goto done;
 	}
+	if (eo_plan_data_volume_lost(m, in->pvc)) {
+		/*
+		 * Never an empty PVC under a member ID: the member's raft log and vote went
+		 * with its volume. The cluster controller removes it and adds a new member.
+		 */
+		msgf(&x,
+		     "data volume %s was %s after the member ran on it; it never starts again "
+		     "under its member ID: waiting to be replaced",
+		     pvc_name, in->pvc == NULL ? "lost" : "replaced");
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_VOLUME_LOST, out->message);
+		set_status(&x, "replicas", json_integer(0));
+		out->action = EO_MPLAN_WAIT;
+		goto done;
+	}
 	if (!storage.memory) {
 		if (in->pvc == NULL) {
 			out->action = EO_MPLAN_CREATE_PVC;
@@ -281,6 +296,12 @@ int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 			refuse(&x, "PVC", pvc_name);
 			goto done;
 		}
+		/* The identity of the volume the Pod runs on, to notice it being replaced. */
+		pvc_uid =
+		    json_string_value(json_object_get(json_object_get(in->pvc, "metadata"), "uid"));
+		if (!present(json_string_value(json_object_get(x.st, "dataVolumeUID"))) &&
+		    present(pvc_uid))
+			set_status(&x, "dataVolumeUID", json_string(pvc_uid));
 	}
 	if (in->pod == NULL) {
 		out->action = EO_MPLAN_CREATE_POD;

@@ -101,6 +101,33 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 				json_object_get(json_object_get(member, "status"), "podUID")));
 }
 
+bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc)
+{
+	const json_t *st = json_object_get(member, "status");
+	const char *recorded = json_string_value(json_object_get(st, "dataVolumeUID"));
+	const char *uid = NULL;
+	struct eo_storage s;
+
+	if (member == NULL || eo_member_is_deleting(member) || eo_member_is_pending(member) ||
+	    eo_member_dormant(member))
+		return false;
+	eo_member_storage(member, &s);
+	if (s.memory)
+		return false;
+	if (!present(recorded) && !present(json_string_value(json_object_get(st, "memberID"))))
+		return false; /* never ran on its data: a missing PVC is simply created */
+	if (pvc == NULL ||
+	    json_object_get(json_object_get(pvc, "metadata"), "deletionTimestamp") != NULL)
+		return true; /* gone, or going as soon as the Pod lets go of it */
+	uid = json_string_value(json_object_get(json_object_get(pvc, "metadata"), "uid"));
+	return present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
+}
+
+bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const json_t *pvc)
+{
+	return eo_plan_memory_member_lost(member, pod) || eo_plan_data_volume_lost(member, pvc);
+}
+
 /* The status of the etcd container in a Pod, or NULL. */
 static const json_t *etcd_container_status(const json_t *pod)
 {
@@ -217,7 +244,8 @@ struct counts {
 	size_t dormant;			      /* members with spec.dormant (not deleting) */
 	size_t broken;			      /* memory members that lost their Pod and members
 					       * whose etcd crash-loops (not deleting) */
-	size_t voters_lost;		      /* voters that are memory members without a Pod */
+	size_t voters_lost;		      /* voters that lost their data (memory member
+					       * without a Pod, PVC member without its PVC) */
 	const struct eo_plan_member *seed;    /* first non-deleting bootstrap member */
 	const struct eo_plan_member *sleeper; /* first non-deleting dormant member */
 	char not_ready[256];		      /* names of the members that are not ready */
@@ -245,7 +273,7 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		    eo_member_dormant(pm->member))
 			continue;
 		c->voters++;
-		if (eo_plan_memory_member_lost(pm->member, pm->pod)) {
+		if (eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc)) {
 			c->voters_lost++;
 			append_name(c->voters_lost_names, sizeof(c->voters_lost_names),
 				    eo_member_name(pm->member));
@@ -266,7 +294,7 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		c->n++;
 		if (eo_member_is_pending(pm->member))
 			c->pending++;
-		if (eo_plan_memory_member_lost(pm->member, pm->pod) ||
+		if (eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0))
 			c->broken++;
 		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
@@ -788,18 +816,27 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	}
 
 	/*
-	 * 3. A memory member that lost its Pod lost its data: remove it (its finalizer takes it
-	 * out of etcd through the others, who keep quorum); the scale-up path replaces it.
+	 * 3. A member that lost its data (a memory member its Pod, a PVC member its PVC) must
+	 * never start again under its member ID: remove it (its finalizer takes it out of etcd
+	 * through the others, who keep quorum); the scale-up path replaces it.
 	 */
 	for (size_t i = 0; i < in->n_members; i++) {
 		const struct eo_plan_member *pm = &in->members[i];
 
-		if (!eo_plan_memory_member_lost(pm->member, pm->pod))
+		if (eo_plan_memory_member_lost(pm->member, pm->pod))
+			msgf(
+			    x,
+			    "memory member %s lost its Pod and its data; removing it to replace it",
+			    eo_member_name(pm->member));
+		else if (eo_plan_data_volume_lost(pm->member, pm->pvc))
+			msgf(x,
+			     "member %s lost its data volume (PVC %s); removing it from etcd to "
+			     "replace it with a new member",
+			     eo_member_name(pm->member), pm->pvc == NULL ? "gone" : "replaced");
+		else
 			continue;
 		if (!removal_keeps_quorum(x, etcd_entry(x, pm->member), eo_member_name(pm->member)))
 			return;
-		msgf(x, "memory member %s lost its Pod and its data; removing it to replace it",
-		     eo_member_name(pm->member));
 		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
 		out->action = EO_PLAN_REMOVE_MEMBER;
 		out->member = pm->member;
@@ -1106,14 +1143,14 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 	}
 	if (c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
 		/*
-		 * A majority of the voters kept their data in memory and lost their Pods: that
-		 * data is gone and no MemberRemove can commit any more. Say so instead of
-		 * waiting for Pods that will never come back.
+		 * A majority of the voters lost their data (memory members their Pods, PVC
+		 * members their PVCs): that data is gone and no MemberRemove can commit any more.
+		 * Say so instead of waiting for Pods that will never come back.
 		 */
 		msgf(x,
-		     "%zu of %zu voting member(s) lost their Pods and the data they held in "
-		     "memory (%s); the etcd quorum is gone for good: delete and recreate the "
-		     "EtcdCluster",
+		     "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
+		     "a member's PVC is gone); the etcd quorum is gone for good: delete and "
+		     "recreate the EtcdCluster",
 		     c->voters_lost, c->voters, c->voters_lost_names);
 		quorum_gone(x);
 		return;
@@ -1142,7 +1179,7 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-	} else if (!settled || in_flight || c->ready < c->n) {
+	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0) {
 		plan_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;

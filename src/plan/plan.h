@@ -189,6 +189,20 @@ bool eo_plan_pod_running(const json_t *pod);
  */
 bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod);
 
+/*
+ * True when a PVC-backed member lost its data volume: it is not pending, dormant or being
+ * deleted, it has run on a volume (status.dataVolumeUID recorded, or status.memberID known),
+ * and its PVC is gone (pvc NULL), being deleted (it goes once the Pod lets go of it) or is
+ * another one (its UID differs from status.dataVolumeUID). Such a member must never start again
+ * under its member ID: its raft log and vote are gone. The member controller creates nothing for
+ * it; the cluster controller removes it from etcd through the other voters and the scale-up path
+ * replaces it.
+ */
+bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc);
+
+/* eo_plan_memory_member_lost() or eo_plan_data_volume_lost(): the member's data is gone. */
+bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const json_t *pvc);
+
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
 

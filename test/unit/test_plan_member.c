@@ -61,7 +61,16 @@ static json_t *cluster(bool bootstrapped)
 	return c;
 }
 
-enum mut { M_NONE, M_NO_FINALIZER, M_PENDING, M_DELETING, M_DORMANT };
+enum mut {
+	M_NONE,
+	M_NO_FINALIZER,
+	M_PENDING,
+	M_DELETING,
+	M_DORMANT,
+	M_HAS_ID,      /* status.memberID known: the member ran */
+	M_VOLUME_SAME, /* status.dataVolumeUID is the observed PVC's UID */
+	M_VOLUME_OLD,  /* status.dataVolumeUID names a PVC that is gone */
+};
 
 static void mutate(json_t *m, enum mut mu)
 {
@@ -79,6 +88,15 @@ static void mutate(json_t *m, enum mut mu)
 		break;
 	case M_DORMANT:
 		json_object_set_new(spec, "dormant", json_true());
+		break;
+	case M_HAS_ID:
+		json_object_set_new(json_object_get(m, "status"), "memberID",
+				    json_string("8e9e05c52164694d"));
+		break;
+	case M_VOLUME_SAME:
+	case M_VOLUME_OLD:
+		json_object_set_new(json_object_get(m, "status"), "dataVolumeUID",
+				    json_string(mu == M_VOLUME_SAME ? "pod-uid-1" : "pvc-old"));
 		break;
 	default:
 		break;
@@ -102,8 +120,21 @@ static void test_member_table(void **state)
 	     EO_MPLAN_DROP_FINALIZER, NULL, NULL},
 	    {"deleting", M_DELETING, true, true, true, true, true, true, true,
 	     EO_MPLAN_REMOVE_MEMBER, NULL, NULL},
-	    {"no PVC", M_NONE, true, false, false, false, false, false, false, EO_MPLAN_CREATE_PVC,
-	     NULL, NULL},
+	    {"no PVC, never ran", M_NONE, true, false, false, false, false, false, false,
+	     EO_MPLAN_CREATE_PVC, NULL, NULL},
+	    /* A member that ran never gets an empty PVC under its member ID. */
+	    {"no PVC, member ID known", M_HAS_ID, true, false, false, false, false, false, false,
+	     EO_MPLAN_WAIT, "False", EO_REASON_DATA_VOLUME_LOST},
+	    {"no PVC, volume recorded", M_VOLUME_SAME, true, false, false, false, false, false,
+	     false, EO_MPLAN_WAIT, "False", EO_REASON_DATA_VOLUME_LOST},
+	    {"PVC replaced (other UID)", M_VOLUME_OLD, true, true, true, false, false, false, false,
+	     EO_MPLAN_WAIT, "False", EO_REASON_DATA_VOLUME_LOST},
+	    {"PVC replaced, Pod still there", M_VOLUME_OLD, true, true, true, true, true, true,
+	     true, EO_MPLAN_WAIT, "False", EO_REASON_DATA_VOLUME_LOST},
+	    {"same PVC, no Pod", M_VOLUME_SAME, true, true, true, false, false, false, false,
+	     EO_MPLAN_CREATE_POD, NULL, NULL},
+	    {"dormant, no PVC: nothing", M_DORMANT, true, false, false, false, false, false, false,
+	     EO_MPLAN_NONE, "False", EO_REASON_PAUSED},
 	    {"foreign PVC", M_NONE, true, true, false, false, false, false, false, EO_MPLAN_REFUSE,
 	     "False", EO_REASON_POD_NOT_READY},
 	    {"no Pod", M_NONE, true, true, true, false, false, false, false, EO_MPLAN_CREATE_POD,
@@ -150,6 +181,8 @@ static void test_member_table(void **state)
 		}
 		if (r.action == EO_MPLAN_CREATE_PVC)
 			assert_string_equal(eo_kube_obj_name(r.object), "data-demo-a");
+		if (r.action == EO_MPLAN_WAIT && cases[i].mu != M_PENDING)
+			assert_null(r.object);
 		if (r.action == EO_MPLAN_CREATE_POD)
 			assert_string_equal(eo_kube_obj_name(r.object), "demo-a");
 		if (r.action == EO_MPLAN_QUERY_ETCD)
@@ -365,6 +398,9 @@ static void test_missing_pod_not_ready(void **state)
 			    EO_REASON_POD_NOT_READY);
 	assert_int_equal(json_integer_value(json_object_get(cond, "observedGeneration")), 4);
 	assert_non_null(strstr(r.message, "Pod demo-a is missing"));
+	/* The Pod is created on this volume: its identity is recorded with it. */
+	assert_string_equal(json_string_value(json_object_get(r.status, "dataVolumeUID")),
+			    "pod-uid-1");
 	eo_member_plan_clear(&r);
 
 	/* No PVC either: the same, naming the PVC. */
@@ -373,6 +409,19 @@ static void test_missing_pod_not_ready(void **state)
 	assert_int_equal(r.action, EO_MPLAN_CREATE_PVC);
 	assert_non_null(r.status);
 	assert_non_null(strstr(r.message, "PVC data-demo-a is missing"));
+	eo_member_plan_clear(&r);
+	/*
+	 * Once the member has a member ID its data is on that volume: a missing PVC is never
+	 * recreated empty (it would restart under its old ID without its raft log and vote).
+	 */
+	json_object_set_new(json_object_get(m, "status"), "memberID",
+			    json_string("8e9e05c52164694d"));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_equal(r.action, EO_MPLAN_WAIT);
+	assert_null(r.object);
+	assert_true(
+	    eo_condition_matches(r.status, EO_COND_READY, "False", EO_REASON_DATA_VOLUME_LOST));
+	assert_int_equal(json_integer_value(json_object_get(r.status, "replicas")), 0);
 	eo_member_plan_clear(&r);
 	json_decref(pvc);
 	json_decref(c);

@@ -174,6 +174,7 @@ static void world_free(struct world *w)
 	for (size_t i = 0; i < w->n; i++) {
 		json_decref((json_t *)w->pm[i].member);
 		json_decref((json_t *)w->pm[i].pod);
+		json_decref((json_t *)w->pm[i].pvc);
 	}
 	json_decref(w->cluster);
 	json_decref(w->hsvc);
@@ -964,6 +965,96 @@ static void test_memory_member_replaced(void **state)
 	world_free(&w);
 }
 
+/*
+ * Makes a row's member one that ran on a PVC (status.memberID, status.dataVolumeUID "pvc-1")
+ * and gives it the PVC with UID pvc_uid, none (NULL), or its PVC being deleted ("deleting").
+ */
+static void make_ran_on_pvc(struct world *w, size_t i, const char *pvc_uid)
+{
+	json_t *st = json_object_get((json_t *)w->pm[i].member, "status");
+	char name[64];
+
+	json_object_set_new(st, "memberID", json_string("8e9e05c52164694d"));
+	json_object_set_new(st, "dataVolumeUID", json_string("pvc-1"));
+	json_decref((json_t *)w->pm[i].pvc);
+	w->pm[i].pvc = NULL;
+	if (pvc_uid == NULL)
+		return;
+	snprintf(name, sizeof(name), "data-%s", name_of(w->pm[i].member));
+	w->pm[i].pvc = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", name, "namespace",
+				 "default", "uid", "pvc-1");
+	if (strcmp(pvc_uid, "deleting") == 0)
+		json_object_set_new(json_object_get((json_t *)w->pm[i].pvc, "metadata"),
+				    "deletionTimestamp", json_string("2026-06-02T10:00:00Z"));
+	else
+		json_object_set_new(json_object_get((json_t *)w->pm[i].pvc, "metadata"), "uid",
+				    json_string(pvc_uid));
+}
+
+/*
+ * A PVC-backed member whose PVC is gone or replaced is removed through the others at once and
+ * replaced by the scale-up path; it never comes back under its member ID.
+ */
+static void test_pvc_member_replaced(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	const struct {
+		const char *what;
+		const char *pvc_b; /* demo-b's PVC UID, NULL: gone */
+		bool pod_b;	   /* demo-b keeps its Pod */
+		bool remove;
+	} cases[] = {
+	    {"PVC and Pod deleted", NULL, false, true},
+	    {"PVC deleted, Pod still running", NULL, true, true},
+	    {"PVC replaced by another one", "pvc-2", false, true},
+	    {"PVC being deleted, Pod still running", "deleting", true, true},
+	    {"same PVC, Pod deleted: it comes back on its data", "pvc-1", false, false},
+	};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		world_init(&w, &r);
+		for (size_t i = 0; i < 3; i++)
+			make_ran_on_pvc(&w, i, i == 1 ? cases[k].pvc_b : "pvc-1");
+		if (!cases[k].pod_b) {
+			json_decref((json_t *)w.pm[1].pod);
+			w.pm[1].pod = NULL;
+		}
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if ((res.action == EO_PLAN_REMOVE_MEMBER) != cases[k].remove)
+			fail_msg("%s: action %s (%s)", cases[k].what,
+				 eo_plan_action_name(res.action), res.message);
+		if (cases[k].remove) {
+			assert_string_equal(name_of(res.member), "demo-b");
+			assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
+			assert_non_null(strstr(res.message, "lost its data volume"));
+			assert_int_equal(
+			    json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+		}
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+
+	/* Two of three voters lost their volumes: the quorum is gone for good. */
+	world_init(&w, &r);
+	for (size_t i = 0; i < 3; i++)
+		make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "2 of 3 voting member(s) lost their data");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 /* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
 static void crash(struct world *w, size_t i, int restarts, const char *waiting,
 		  const char *last_reason)
@@ -1072,7 +1163,7 @@ static void test_memory_quorum_gone(void **state)
 	assert_int_equal(res.requeue_ms, 0);
 	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "1 of 1 voting member(s) lost their Pods");
+		  "1 of 1 voting member(s) lost their data");
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_QUORUM_LOST, "demo-a");
 	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
 		  "delete and recreate");
@@ -1204,6 +1295,7 @@ int main(void)
 	    cmocka_unit_test(test_resume),
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_memory_member_replaced),
+	    cmocka_unit_test(test_pvc_member_replaced),
 	    cmocka_unit_test(test_crashloop_member_replaced),
 	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_condition_audit),
