@@ -646,41 +646,50 @@ static const struct eo_plan_member *member_of(struct ctx *x, const struct eo_etc
  * them longest, and accepts at once whenever the voters without the newest make that quorum
  * (4 voters -> 5: three connected members suffice).
  */
-static void voter_endpoints(struct ctx *x)
+int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_members,
+			    const json_t *exclude, const json_t *cluster,
+			    const struct eo_desired_opts *build,
+			    char endpoints[][EO_DESIRED_URL_MAX], size_t cap)
 {
-	const struct eo_plan_input *in = x->in;
-	struct eo_plan_result *out = x->out;
-	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
+	const char *ns = eo_cluster_namespace(cluster), *cname = eo_cluster_name(cluster);
 	const struct eo_plan_member *pick[EO_PLAN_MAX_ENDPOINTS];
 	size_t n = 0;
 
-	out->n_endpoints = 0;
+	if (cap > EO_PLAN_MAX_ENDPOINTS)
+		cap = EO_PLAN_MAX_ENDPOINTS;
 	for (int pass = 0; pass < 2 && n == 0; pass++) {
-		for (size_t i = 0; i < in->n_members; i++) {
-			const struct eo_plan_member *pm = &in->members[i];
+		for (size_t i = 0; i < n_members; i++) {
+			const struct eo_plan_member *pm = &members[i];
 			size_t j;
 
 			if (!eo_plan_pod_running(pm->pod) || eo_member_is_deleting(pm->member) ||
-			    (pass == 0 && !eo_member_is_voter(pm->member)))
+			    pm->member == exclude || (pass == 0 && !eo_member_is_voter(pm->member)))
 				continue;
 			/* Insertion by Pod age, oldest first; the newest fall off. */
 			for (j = n; j > 0 && newer(pick[j - 1]->pod, pm->pod) > 0; j--)
-				if (j < EO_PLAN_MAX_ENDPOINTS)
+				if (j < cap)
 					pick[j] = pick[j - 1];
-			if (j < EO_PLAN_MAX_ENDPOINTS)
+			if (j < cap)
 				pick[j] = pm;
-			if (n < EO_PLAN_MAX_ENDPOINTS)
+			if (n < cap)
 				n++;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (eo_desired_member_client_url(out->endpoints[i], EO_DESIRED_URL_MAX, in->build,
-						 eo_member_name(pick[i]->member), cname, ns) != 0) {
-			x->ok = false;
-			return;
-		}
-		out->n_endpoints++;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (eo_desired_member_client_url(endpoints[i], EO_DESIRED_URL_MAX, build,
+						 eo_member_name(pick[i]->member), cname, ns) != 0)
+			return -1;
+	return (int)n;
+}
+
+static void voter_endpoints(struct ctx *x)
+{
+	int n = eo_plan_voter_endpoints(x->in->members, x->in->n_members, NULL, x->in->cluster,
+					x->in->build, x->out->endpoints, EO_PLAN_MAX_ENDPOINTS);
+
+	x->out->n_endpoints = n > 0 ? (size_t)n : 0;
+	if (n < 0)
+		x->ok = false;
 }
 
 static void wait_for(struct ctx *x, long requeue_ms)
@@ -689,61 +698,112 @@ static void wait_for(struct ctx *x, long requeue_ms)
 	x->out->requeue_ms = requeue_ms;
 }
 
-/*
- * Whether removing etcd member em (NULL: etcd does not list it) leaves a quorum of the
- * remaining voters ready, every voter whose Pod is not ready counted as down. A learner does
- * not vote, so removing one never costs quorum. When not, says so and waits.
- */
-static bool removal_keeps_quorum(struct ctx *x, const struct eo_etcd_member *em, const char *who)
+/* Whether a member counts as a voter for quorum: marked, not being deleted, not dormant. */
+static bool counted_voter(const json_t *member)
 {
-	const struct eo_plan_member *pm = NULL;
-	size_t voters = 0, ready = 0, after, after_ready;
-
-	if (em == NULL || em->is_learner || x->in->etcd == NULL)
-		return true;
-	for (size_t i = 0; i < x->in->etcd->n; i++) {
-		const struct eo_etcd_member *e = &x->in->etcd->v[i];
-
-		if (e->is_learner)
-			continue;
-		voters++;
-		pm = member_of(x, e);
-		if (pm != NULL && eo_plan_pod_ready(pm->pod))
-			ready++;
-	}
-	pm = member_of(x, em);
-	after = voters - 1;
-	after_ready = ready - (pm != NULL && eo_plan_pod_ready(pm->pod) ? 1 : 0);
-	if (after == 0 || after_ready >= after / 2 + 1)
-		return true;
-	msgf(x,
-	     "not removing %s: %zu of the %zu remaining voters would be ready, below their quorum "
-	     "of %zu; waiting for voters to become ready",
-	     who, after_ready, after, after / 2 + 1);
-	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
-	return false;
+	return eo_member_is_voter(member) && !eo_member_is_deleting(member) &&
+	       !eo_member_dormant(member);
 }
 
-/* One membership step towards desired (> 0) members, from etcd's member list. */
-static void plan_membership(struct ctx *x, const struct counts *c, int32_t desired)
+bool eo_plan_removal_keeps_quorum(const struct eo_plan_member *members, size_t n,
+				  const struct eo_plan_member *victim, size_t *ready_after,
+				  size_t *voters_after)
+{
+	size_t voters = 0, ready = 0, voters_left = 0, ready_left = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool up = eo_plan_pod_ready(members[i].pod);
+
+		if (!counted_voter(members[i].member))
+			continue;
+		voters++;
+		ready += up;
+		if (&members[i] == victim)
+			continue;
+		voters_left++;
+		ready_left += up;
+	}
+	if (ready_after != NULL)
+		*ready_after = ready_left;
+	if (voters_after != NULL)
+		*voters_after = voters_left;
+	/* The change commits in today's membership, and the one after it keeps a quorum. */
+	return voters_left > 0 && ready >= voters / 2 + 1 && ready_left >= voters_left / 2 + 1;
+}
+
+/* Rank of a scale-down candidate: lower goes first. */
+static int scale_down_rank(const struct eo_plan_member *pm)
+{
+	if (eo_member_is_pending(pm->member))
+		return 0; /* never joined: nothing in etcd needs it */
+	if (!eo_member_is_voter(pm->member))
+		return 1; /* a learner: holds no vote */
+	if (!eo_plan_pod_ready(pm->pod))
+		return 2; /* a voter that is down: removing it costs no live redundancy */
+	return 3;
+}
+
+const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_member *members,
+						       size_t n)
+{
+	const struct eo_plan_member *victim = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct eo_plan_member *pm = &members[i];
+		int d;
+
+		if (eo_member_is_deleting(pm->member))
+			continue;
+		if (victim == NULL) {
+			victim = pm;
+			continue;
+		}
+		d = scale_down_rank(pm) - scale_down_rank(victim);
+		if (d < 0 || (d == 0 && newer(pm->member, victim->member) > 0))
+			victim = pm;
+	}
+	return victim;
+}
+
+/*
+ * Removes pm (its finalizer takes it out of etcd through the others) when the voters left
+ * keep quorum with the members that are down counted as down; otherwise waits and says why.
+ * Returns true either way (the step decided).
+ */
+static bool remove_if_safe(struct ctx *x, const struct eo_plan_member *pm, const char *what)
+{
+	size_t ready = 0, voters = 0, ready_now = 0, voters_now = 0;
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready, &voters)) {
+		(void)eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, NULL,
+						   &ready_now, &voters_now);
+		msgf(x,
+		     "%s waits: removing member %s needs a quorum of ready voters before and "
+		     "after (%zu of %zu voting member(s) ready now, %zu of %zu without it)",
+		     what, eo_member_name(pm->member), ready_now, voters_now, ready, voters);
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return true;
+	}
+	x->out->action = EO_PLAN_REMOVE_MEMBER;
+	x->out->member = pm->member;
+	return true;
+}
+
+/* Membership needs etcd's member list: ask for it, or wait when it cannot be read. */
+static bool step_query(struct ctx *x)
 {
 	const struct eo_plan_input *in = x->in;
-	struct eo_plan_result *out = x->out;
-	const struct eo_etcd_member *stray = NULL, *unknown = NULL;
-	const struct eo_plan_member *pending = NULL, *victim = NULL;
-	size_t learners = 0;
-	char id[24];
 
 	if (!in->etcd_queried) {
 		voter_endpoints(x);
-		if (out->n_endpoints == 0) {
+		if (x->out->n_endpoints == 0) {
 			msgf(x, "no member Pod to reach etcd through");
 			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
-			return;
+			return true;
 		}
 		msgf(x, "listing etcd's members through the voters");
-		out->action = EO_PLAN_QUERY_MEMBERS;
-		return;
+		x->out->action = EO_PLAN_QUERY_MEMBERS;
+		return true;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
 		msgf(
@@ -751,15 +811,57 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
 		etcd_problem(x, EO_REASON_CLUSTER_UNREACHABLE);
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
-		return;
+		return true;
 	}
+	return false;
+}
 
-	/* 1. Every etcd member must stand for an EtcdMember. */
+/*
+ * Whether removing stray, an etcd member no EtcdMember stands for, is safe: a learner does not
+ * vote; a voter that never started counts as down, so the ready voters (etcd's voters whose
+ * member's Pod is ready) must be a quorum of today's voters and of the voters left. When not,
+ * says so and waits.
+ */
+static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_member *stray,
+				       const char *id)
+{
+	size_t voters = 0, ready = 0;
+
+	if (stray->is_learner)
+		return true;
+	for (size_t i = 0; i < x->in->etcd->n; i++) {
+		const struct eo_etcd_member *e = &x->in->etcd->v[i];
+		const struct eo_plan_member *pm = NULL;
+
+		if (e->is_learner)
+			continue;
+		voters++;
+		if (e != stray && (pm = member_of(x, e)) != NULL && eo_plan_pod_ready(pm->pod))
+			ready++;
+	}
+	if (voters > 1 && ready >= voters / 2 + 1 && ready >= (voters - 1) / 2 + 1)
+		return true;
+	msgf(x,
+	     "not removing etcd voter %s that never started: %zu of the %zu voters are ready, "
+	     "no quorum to commit the change; waiting for voters to become ready",
+	     id, ready, voters);
+	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	return false;
+}
+
+/*
+ * 1. Every etcd member must stand for an EtcdMember: a learner nobody manages (left by an
+ * interrupted join) is removed; a voter nobody manages is never removed (the cluster waits).
+ */
+static bool step_unmanaged(struct ctx *x)
+{
+	const struct eo_plan_input *in = x->in;
+	const struct eo_etcd_member *stray = NULL, *unknown = NULL;
+	char id[24];
+
 	for (size_t i = 0; i < in->etcd->n; i++) {
 		const struct eo_etcd_member *em = &in->etcd->v[i];
 
-		if (em->is_learner)
-			learners++;
 		if (member_of(x, em) != NULL)
 			continue;
 		if (em->is_learner || !present(em->name)) {
@@ -770,34 +872,37 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		}
 	}
 	if (!x->ok)
-		return;
+		return true;
 	if (stray != NULL) {
 		eo_plan_format_id(stray->id, id, sizeof(id));
-		if (!removal_keeps_quorum(x, stray, id))
-			return;
+		if (!stray_removal_keeps_quorum(x, stray, id))
+			return true;
 		msgf(x, "removing etcd %s %s (%s): no EtcdMember stands for it",
 		     stray->is_learner ? "learner" : "voter that never started", id,
 		     stray->n_peer_urls > 0 ? stray->peer_urls[0] : "no peer URL");
 		voter_endpoints(x);
-		out->action = EO_PLAN_REMOVE_STRAY;
-		out->etcd_id = stray->id;
-		out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
-		return;
+		x->out->action = EO_PLAN_REMOVE_STRAY;
+		x->out->etcd_id = stray->id;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return true;
 	}
 	if (unknown != NULL) {
-		/* A voting member nobody manages: never remove a voter we cannot identify. */
 		eo_plan_format_id(unknown->id, id, sizeof(id));
 		msgf(x, "etcd voting member %s (%s) has no EtcdMember; membership changes wait", id,
 		     unknown->name);
 		event(x, "Warning", EO_PLAN_REASON_UNKNOWN_MEMBER);
 		etcd_problem(x, EO_PLAN_REASON_UNKNOWN_MEMBER);
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
-		return;
+		return true;
 	}
+	return false;
+}
 
-	/* 2. status.isVoter follows etcd (the Pod's voter label and the PDB follow it). */
-	for (size_t i = 0; i < in->n_members; i++) {
-		const struct eo_plan_member *pm = &in->members[i];
+/* 2. status.isVoter follows etcd (the Pod's voter label and the PDB follow it). */
+static bool step_voter_marks(struct ctx *x)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
 		const struct eo_etcd_member *em = NULL;
 		bool voter;
 
@@ -808,20 +913,24 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		if (voter != eo_member_is_voter(pm->member)) {
 			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
 			     voter ? "a voter" : "not a voter");
-			out->action = EO_PLAN_SET_VOTER;
-			out->member = pm->member;
-			out->voter = voter;
-			return;
+			x->out->action = EO_PLAN_SET_VOTER;
+			x->out->member = pm->member;
+			x->out->voter = voter;
+			return true;
 		}
 	}
+	return false;
+}
 
-	/*
-	 * 3. A member that lost its data (a memory member its Pod, a PVC member its PVC) must
-	 * never start again under its member ID: remove it (its finalizer takes it out of etcd
-	 * through the others, who keep quorum); the scale-up path replaces it.
-	 */
-	for (size_t i = 0; i < in->n_members; i++) {
-		const struct eo_plan_member *pm = &in->members[i];
+/*
+ * 3. A member that lost its data (a memory member its Pod, a PVC member its PVC) must never
+ * start again under its member ID: remove it through the others, who keep quorum; the
+ * scale-up path replaces it.
+ */
+static bool step_replace_lost(struct ctx *x)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_plan_memory_member_lost(pm->member, pm->pod))
 			msgf(
@@ -835,20 +944,23 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 			     eo_member_name(pm->member), pm->pvc == NULL ? "gone" : "replaced");
 		else
 			continue;
-		if (!removal_keeps_quorum(x, etcd_entry(x, pm->member), eo_member_name(pm->member)))
-			return;
-		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
-		out->action = EO_PLAN_REMOVE_MEMBER;
-		out->member = pm->member;
-		return;
+		if (remove_if_safe(x, pm, "replacing a member that lost its data") &&
+		    x->out->action == EO_PLAN_REMOVE_MEMBER)
+			event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+		return true;
 	}
+	return false;
+}
 
-	/*
-	 * 3b. A member that was given its initial cluster but that etcd does not list (removed
-	 * behind our back): its Pod can never join. Delete it; the scale-up path replaces it.
-	 */
-	for (size_t i = 0; i < in->n_members; i++) {
-		const struct eo_plan_member *pm = &in->members[i];
+/*
+ * 3b. A member that was given its initial cluster but that etcd does not list (removed behind
+ * our back): its Pod can never join. Delete it (nothing to remove in etcd); the scale-up path
+ * replaces it.
+ */
+static bool step_not_in_etcd(struct ctx *x)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
 		    etcd_entry(x, pm->member) != NULL)
@@ -856,122 +968,143 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		msgf(x, "member %s is not in etcd's member list; removing it to replace it",
 		     eo_member_name(pm->member));
 		event(x, "Warning", "MemberLost");
-		out->action = EO_PLAN_REMOVE_MEMBER;
-		out->member = pm->member;
-		return;
+		x->out->action = EO_PLAN_REMOVE_MEMBER;
+		x->out->member = pm->member;
+		return true;
 	}
+	return false;
+}
 
-	/*
-	 * 3c. A voter whose etcd crash-loops (corrupt data dir, full disk, ...) is removed and
-	 * replaced by a new member with fresh storage - but only when nothing else is changing
-	 * and the other voters hold quorum without it, so that MemberRemove commits and the
-	 * cluster keeps every acknowledged write. A crash-looping learner is left alone: it
-	 * holds no data the cluster needs and the deadline tells about the stuck scale-up.
-	 */
-	if ((int32_t)c->n <= desired && learners == 0 && c->pending == 0 && c->deleting == 0 &&
-	    c->voters_ready >= c->voters / 2 + 1) {
-		for (size_t i = 0; i < in->n_members; i++) {
-			const struct eo_plan_member *pm = &in->members[i];
-			const struct eo_etcd_member *em = NULL;
-			char why[128];
+/*
+ * 3c. A voter whose etcd crash-loops (corrupt data dir, full disk, ...) is removed and replaced
+ * by a new member with fresh storage - but only when nothing else is changing and the other
+ * voters hold quorum without it, so that MemberRemove commits and the cluster keeps every
+ * acknowledged write. A crash-looping learner is left alone: it holds no data the cluster
+ * needs and the deadline tells about the stuck scale-up.
+ */
+static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int32_t desired,
+				      size_t learners)
+{
+	if ((int32_t)c->n > desired || learners > 0 || c->pending > 0 || c->deleting > 0)
+		return false;
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const struct eo_etcd_member *em = NULL;
+		char why[128];
 
-			if (!eo_plan_member_crashlooping(pm->member, pm->pod, why, sizeof(why)) ||
-			    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
-				continue;
-			msgf(x,
-			     "member %s is crash-looping (%s) while the other voters hold quorum; "
-			     "removing it to replace it with a new member",
-			     eo_member_name(pm->member), why);
-			event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
-			out->action = EO_PLAN_REMOVE_MEMBER;
-			out->member = pm->member;
-			return;
-		}
-		if (!x->ok)
-			return;
+		if (!eo_plan_member_crashlooping(pm->member, pm->pod, why, sizeof(why)) ||
+		    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner ||
+		    !eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL))
+			continue;
+		msgf(x,
+		     "member %s is crash-looping (%s) while the other voters hold quorum; "
+		     "removing it to replace it with a new member",
+		     eo_member_name(pm->member), why);
+		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+		x->out->action = EO_PLAN_REMOVE_MEMBER;
+		x->out->member = pm->member;
+		return true;
 	}
+	return !x->ok;
+}
 
-	/*
-	 * 4. Scale down: a member that is not ready goes first, then the newest (its finalizer
-	 * leaves etcd), and only when the voters left keep quorum.
-	 */
-	if ((int32_t)c->n > desired) {
-		for (size_t i = 0; i < in->n_members; i++) {
-			const struct eo_plan_member *pm = &in->members[i];
-			bool r, vr;
+/*
+ * 4. Scale down, one member at a time: a member that never joined, then a learner, then a voter
+ * that is not ready, then the newest (creationTimestamp, then name) - and only when the voters
+ * left keep quorum with the members that are down counted as down. Deleting the EtcdMember
+ * lets its finalizer remove it from etcd.
+ */
+static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desired)
+{
+	const struct eo_plan_member *victim = NULL;
+	char what[64];
 
-			if (eo_member_is_deleting(pm->member))
-				continue;
-			r = eo_plan_pod_ready(pm->pod);
-			vr = victim != NULL && eo_plan_pod_ready(victim->pod);
-			if (victim == NULL || (vr && !r) ||
-			    (vr == r && newer(pm->member, victim->member) > 0))
-				victim = pm;
-		}
-		if (victim == NULL || !removal_keeps_quorum(x, etcd_entry(x, victim->member),
-							    eo_member_name(victim->member)))
-			return;
-		msgf(x, "scaling down from %zu to %d member(s): removing member %s", c->n, desired,
-		     eo_member_name(victim->member));
-		out->action = EO_PLAN_REMOVE_MEMBER;
-		out->member = victim->member;
-		return;
-	}
+	if ((int32_t)c->n <= desired)
+		return false;
+	victim = eo_plan_scale_down_victim(x->in->members, x->in->n_members);
+	if (victim == NULL)
+		return false;
+	snprintf(what, sizeof(what), "scaling down from %zu to %d member(s)", c->n, desired);
+	remove_if_safe(x, victim, what);
+	if (x->out->action == EO_PLAN_REMOVE_MEMBER)
+		msgf(x, "%s: removing member %s", what, eo_member_name(victim->member));
+	return true;
+}
 
-	/* 5. A joining member that etcd already knows: give it its initial cluster. */
-	for (size_t i = 0; i < in->n_members && pending == NULL; i++)
+/* The first pending (joining, no initialCluster yet) member, or NULL. */
+static const struct eo_plan_member *first_pending(const struct eo_plan_input *in)
+{
+	for (size_t i = 0; i < in->n_members; i++)
 		if (!eo_member_is_deleting(in->members[i].member) &&
 		    eo_member_is_pending(in->members[i].member))
-			pending = &in->members[i];
-	if (pending != NULL && etcd_entry(x, pending->member) != NULL) {
-		char peer[EO_DESIRED_URL_MAX];
+			return &in->members[i];
+	return NULL;
+}
 
-		if (peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
-			return;
-		if (eo_plan_initial_cluster(in->etcd, eo_member_name(pending->member), peer,
-					    out->initial_cluster,
-					    sizeof(out->initial_cluster)) != 0) {
-			x->ok = false;
-			return;
-		}
-		msgf(x,
-		     "completing pending scale-up member before further action: member %s: "
-		     "setting its initial cluster from etcd's member list",
-		     eo_member_name(pending->member));
-		out->action = EO_PLAN_SET_INITIAL_CLUSTER;
-		out->member = pending->member;
-		return;
+/* 5. A joining member that etcd already knows: give it its initial cluster. */
+static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member *pending)
+{
+	char peer[EO_DESIRED_URL_MAX];
+
+	if (pending == NULL || etcd_entry(x, pending->member) == NULL)
+		return !x->ok;
+	if (peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
+		return true;
+	if (eo_plan_initial_cluster(x->in->etcd, eo_member_name(pending->member), peer,
+				    x->out->initial_cluster,
+				    sizeof(x->out->initial_cluster)) != 0) {
+		x->ok = false;
+		return true;
 	}
+	msgf(x,
+	     "completing pending scale-up member before further action: member %s: "
+	     "setting its initial cluster from etcd's member list",
+	     eo_member_name(pending->member));
+	x->out->action = EO_PLAN_SET_INITIAL_CLUSTER;
+	x->out->member = pending->member;
+	return true;
+}
 
-	/* 6. A learner is promoted once its Pod is ready; nothing else moves meanwhile. */
-	if (learners > 0) {
-		const struct eo_plan_member *waiting = NULL;
+/* 6. A learner is promoted once its Pod is ready; nothing else moves meanwhile. */
+static bool step_promote(struct ctx *x, size_t learners)
+{
+	const struct eo_plan_member *waiting = NULL;
 
-		for (size_t i = 0; i < in->etcd->n; i++) {
-			const struct eo_etcd_member *em = &in->etcd->v[i];
-			const struct eo_plan_member *pm = NULL;
+	if (learners == 0)
+		return false;
+	for (size_t i = 0; i < x->in->etcd->n; i++) {
+		const struct eo_etcd_member *em = &x->in->etcd->v[i];
+		const struct eo_plan_member *pm = NULL;
 
-			if (!em->is_learner || (pm = member_of(x, em)) == NULL ||
-			    eo_member_is_deleting(pm->member))
-				continue;
-			if (eo_plan_pod_ready(pm->pod)) {
-				msgf(x, "promoting learner %s", eo_member_name(pm->member));
-				voter_endpoints(x);
-				out->action = EO_PLAN_PROMOTE_LEARNER;
-				out->member = pm->member;
-				out->etcd_id = em->id;
-				return;
-			}
-			if (waiting == NULL)
-				waiting = pm;
+		if (!em->is_learner || (pm = member_of(x, em)) == NULL ||
+		    eo_member_is_deleting(pm->member))
+			continue;
+		if (eo_plan_pod_ready(pm->pod)) {
+			msgf(x, "promoting learner %s", eo_member_name(pm->member));
+			voter_endpoints(x);
+			x->out->action = EO_PLAN_PROMOTE_LEARNER;
+			x->out->member = pm->member;
+			x->out->etcd_id = em->id;
+			return true;
 		}
-		msgf(x, "waiting for learner %s to become ready",
-		     waiting != NULL ? eo_member_name(waiting->member) : "(being deleted)");
-		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
-		return;
+		if (waiting == NULL)
+			waiting = pm;
 	}
+	msgf(x, "waiting for learner %s to become ready",
+	     waiting != NULL ? eo_member_name(waiting->member) : "(being deleted)");
+	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	return true;
+}
 
-	/* 7. Everything that votes must be ready before the next member joins. */
+/*
+ * 7. Scale up: everything that votes must be ready before the next member joins; a pending
+ * member is added to etcd as a learner, else a new member is created.
+ */
+static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired,
+			  const struct eo_plan_member *pending)
+{
+	struct eo_plan_result *out = x->out;
+
 	if (pending == NULL && (int32_t)c->n >= desired) {
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
@@ -997,6 +1130,29 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	}
 	msgf(x, "scaling up from %zu to %d member(s): creating a member", c->n, desired);
 	out->action = EO_PLAN_CREATE_MEMBER;
+}
+
+/*
+ * One membership step towards desired (> 0) members, from etcd's member list: the first of
+ * the named steps that has something to do decides.
+ */
+static void plan_membership(struct ctx *x, const struct counts *c, int32_t desired)
+{
+	const struct eo_plan_member *pending = NULL;
+	size_t learners = 0;
+
+	if (step_query(x))
+		return;
+	for (size_t i = 0; i < x->in->etcd->n; i++)
+		if (x->in->etcd->v[i].is_learner)
+			learners++;
+	pending = first_pending(x->in);
+	if (step_unmanaged(x) || step_voter_marks(x) || step_replace_lost(x) ||
+	    step_not_in_etcd(x) || step_replace_crashlooping(x, c, desired, learners) ||
+	    step_scale_down(x, c, desired) || step_set_initial_cluster(x, pending) ||
+	    step_promote(x, learners) || !x->ok)
+		return;
+	step_scale_up(x, c, desired, pending);
 }
 
 /* The PodDisruptionBudget over the voters; true when it is the next step. */

@@ -223,6 +223,40 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
  */
 bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *why, size_t n);
 
+/* --- membership decisions shared with the member controller and the tests --- */
+
+/*
+ * Client URLs of the members to reach etcd through, into endpoints (at most cap, at most
+ * EO_PLAN_MAX_ENDPOINTS): the voters with a running Pod, oldest Pod first, or, when no member is
+ * marked as a voter, every member with a running Pod. Members being deleted and exclude (when
+ * not NULL) are skipped. Returns how many, or -1 when a URL does not fit.
+ */
+int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_members,
+			    const json_t *exclude, const json_t *cluster,
+			    const struct eo_desired_opts *build,
+			    char endpoints[][EO_DESIRED_URL_MAX], size_t cap);
+
+/*
+ * Whether removing victim (one of members; NULL: nobody) from etcd is safe with the members
+ * that are down counted as down. The voters are the members marked status.isVoter, not being
+ * deleted, not dormant; "ready" is their Pod's Ready condition. Safe when the ready voters are a
+ * quorum of today's voters (so that the change commits) and the ready voters left are a quorum
+ * of the voters left (so that the cluster still serves after it). *ready_after and
+ * *voters_after (when not NULL) receive the counts without victim.
+ */
+bool eo_plan_removal_keeps_quorum(const struct eo_plan_member *members, size_t n,
+				  const struct eo_plan_member *victim, size_t *ready_after,
+				  size_t *voters_after);
+
+/*
+ * The member scale-down removes next, among those not being deleted: one that never joined
+ * (pending), then a learner (not marked a voter), then a voter whose Pod is not ready, then a
+ * ready voter; within each, the newest (creationTimestamp, then name, descending). NULL when
+ * there is none. Whether its removal is safe is eo_plan_removal_keeps_quorum()'s answer.
+ */
+const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_member *members,
+						       size_t n);
+
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);
 
