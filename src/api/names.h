@@ -52,6 +52,11 @@
 #define EO_ANNOTATION_PEER_AUTO_TLS	    EO_API_GROUP "/peer-auto-tls" /* "true" */
 /* Break-glass annotation that allows deleting an EtcdMember by hand. */
 #define EO_ANNOTATION_ALLOW_DELETION EO_API_GROUP "/allow-deletion" /* "true" */
+/*
+ * On an EtcdMember, "true": its finalizer is dropped without removing it from etcd (see
+ * plan/removal.h and docs/operations.md).
+ */
+#define EO_ANNOTATION_FORCE_FINALIZE EO_API_GROUP "/force-finalize"
 /* Prefix of every operator-owned label and annotation key. */
 #define EO_KEY_PREFIX EO_API_GROUP "/"
 

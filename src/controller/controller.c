@@ -14,6 +14,7 @@
 #include "obs/log.h"
 #include "plan/member.h"
 #include "plan/plan.h"
+#include "plan/removal.h"
 
 #define CONFLICT_REQUEUE_MS 1000L
 #define ETCD_TIMEOUT_MS	    5000L
@@ -807,82 +808,98 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 	return e == EO_KUBE_ECONFLICT ? 1 : -1;
 }
 
+static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
+		       struct eo_etcd_members *list, eo_etcd_err *e, bool query)
+{
+	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	eo_etcd_client *ec = NULL;
+
+	for (size_t i = 0; i < rr->n_endpoints; i++)
+		eps[i] = rr->endpoints[i];
+	ec = etcd_dial(c, eps, rr->n_endpoints);
+	if (ec == NULL)
+		*e = EO_ETCD_INVALID;
+	else if (query)
+		*e = eo_etcd_member_list(ec, list, NULL);
+	else
+		*e = eo_etcd_member_remove(ec, rr->etcd_id, NULL, NULL);
+	eo_etcd_client_free(ec);
+	return *e == EO_ETCD_OK ? 0 : -1;
+}
+
 /*
- * MemberRemove through the cluster's other members. 0: removed or not a member (drop the
- * finalizer); -1: try again later.
+ * The finalizer of a member being deleted, as eo_plan_member_removal() decides: MemberRemove
+ * through the other members, then the finalizer goes; or the finalizer stays (status and a
+ * Warning Event say why) and the pass comes back. 0 done, 1 come back in *requeue, -1 failure.
  */
-static int remove_from_etcd(struct eo_controller *c, const struct eo_log_ctx *lc,
-			    const json_t *member, const json_t *cluster)
+static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
+			   const json_t *cluster, long *requeue)
 {
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
-	const char *cname = eo_member_cluster_name(member);
-	char urls[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX], peer[EO_DESIRED_URL_MAX];
-	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_rplan_input in = {
+	    .member = member, .cluster = cluster, .build = &c->build, .now = now_of(c)};
+	struct eo_rplan_result rr = {0};
+	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
-	const struct eo_etcd_member *em = NULL;
-	json_t *others = eo_cache_set_by_owner(&c->members, eo_cluster_uid(cluster)), *o = NULL;
-	eo_etcd_client *ec = NULL;
-	size_t i, n = 0, with_pod = 0;
+	char msg[EO_NAME_MAX + 64];
 	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
-	json_array_foreach(others, i, o)
-	{
-		const char *on = eo_kube_obj_name(o);
-		json_t *pod = NULL;
-
-		if (n == EO_PLAN_MAX_ENDPOINTS || on == NULL || strcmp(on, mname) == 0 ||
-		    eo_member_is_deleting(o))
-			continue;
-		pod = eo_cache_set_get(&c->pods, ns, on);
-		if (pod != NULL)
-			with_pod++;
-		if (eo_plan_pod_running(pod) &&
-		    eo_desired_member_client_url(urls[n], sizeof(urls[n]), &c->build, on, cname,
-						 ns) == 0) {
-			eps[n] = urls[n];
-			n++;
-		}
-		json_decref(pod);
-	}
-	json_decref(others);
-	if (with_pod == 0) {
-		eo_log_kv(EO_LOG_INFO, lc,
-			  "no other member to remove it through; dropping finalizer", NULL);
-		return 0;
-	}
-	if (n == 0) {
-		/* Other members have Pods, but none is running now: try again later. */
-		eo_log_kv(EO_LOG_INFO, lc, "no other member Pod is running; removal waits", NULL);
+	if (cluster != NULL && observe_members(c, cluster, &om) != 0)
 		return -1;
+	in.members = om.v;
+	in.n_members = om.n;
+	if (eo_plan_member_removal(&in, &rr) != 0)
+		goto out;
+	if (rr.action == EO_RPLAN_QUERY_MEMBERS) {
+		in.etcd_queried = true;
+		dial_remove(c, &rr, &list, &in.etcd_err, true);
+		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
+		eo_plan_removal_clear(&rr);
+		if (eo_plan_member_removal(&in, &rr) != 0)
+			goto out;
 	}
-	if ((ec = etcd_dial(c, eps, n)) == NULL)
-		goto out;
-	if ((e = eo_etcd_member_list(ec, &list, NULL)) != EO_ETCD_OK)
-		goto out;
-	if (eo_desired_member_peer_url(peer, sizeof(peer), &c->build, mname, cname, ns) != 0)
-		goto out;
-	em = eo_plan_find_etcd_member(&list, mname, peer);
-	if (em == NULL) {
-		rc = 0;
-		goto out;
-	}
-	e = eo_etcd_member_remove(ec, em->id, NULL, NULL);
-	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
-		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", NULL);
-		char msg[EO_NAME_MAX + 64];
-
+	switch (rr.action) {
+	case EO_RPLAN_MEMBER_REMOVE:
+		if (dial_remove(c, &rr, NULL, &e, false) != 0 && e != EO_ETCD_NOTFOUND) {
+			eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
+				  eo_etcd_strerror(e), NULL);
+			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+			rc = 1;
+			goto out;
+		}
+		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", "message", rr.message, NULL);
 		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
 		emit(c, member, "Normal", "MemberRemoved", msg);
-		emit(c, cluster, "Normal", "MemberRemoved", msg);
-		rc = 0;
+		if (cluster != NULL)
+			emit(c, cluster, "Normal", "MemberRemoved", msg);
+		/* the finalizer goes */
+		/* fall through */
+	case EO_RPLAN_DROP_FINALIZER:
+		rc = patch_finalizers(c, member, false);
+		if (rc > 0)
+			*requeue = CONFLICT_REQUEUE_MS;
+		else if (rc == 0)
+			eo_log_kv(EO_LOG_INFO, lc, "finalizer dropped", "message", rr.message,
+				  NULL);
+		break;
+	case EO_RPLAN_WAIT:
+		eo_log_kv(EO_LOG_WARN, lc, "member removal blocked; finalizer kept", "message",
+			  rr.message, NULL);
+		if (rr.status != NULL && rr.status_changed &&
+		    write_status(c, lc, at_res(RES_MEMBERS, ns, mname), member, rr.status) < 0)
+			goto out;
+		emit(c, member, rr.event_type, rr.event_reason, rr.message);
+		*requeue = rr.requeue_ms;
+		rc = 1;
+		break;
+	default:
+		break;
 	}
 out:
-	if (rc != 0)
-		eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
-			  eo_etcd_strerror(e), NULL);
 	eo_etcd_members_clear(&list);
-	eo_etcd_client_free(ec);
+	eo_plan_removal_clear(&rr);
+	observed_members_free(&om);
 	return rc;
 }
 
@@ -976,15 +993,9 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 				  "message", pr.message, NULL);
 		break;
 	case EO_MPLAN_REMOVE_MEMBER:
-		if (remove_from_etcd(c, &lc, member, cluster) != 0) {
-			out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		rc = finalize_member(c, &lc, member, cluster, &out->requeue_ms);
+		if (rc > 0)
 			goto out;
-		}
-		rc = patch_finalizers(c, member, false);
-		if (rc > 0) {
-			out->requeue_ms = CONFLICT_REQUEUE_MS;
-			goto out;
-		}
 		break;
 	case EO_MPLAN_CREATE_PVC:
 		rc = create_owned(c, &lc, member, at_res(RES_PVCS, ns, NULL), pr.object, "PVC");

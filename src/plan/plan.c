@@ -646,6 +646,14 @@ static const struct eo_plan_member *member_of(struct ctx *x, const struct eo_etc
  * them longest, and accepts at once whenever the voters without the newest make that quorum
  * (4 voters -> 5: three connected members suffice).
  */
+/* Whether a and b (b may be NULL) are the same EtcdMember (by name). */
+static bool same_member(const json_t *a, const json_t *b)
+{
+	const char *na = eo_member_name(a), *nb = b != NULL ? eo_member_name(b) : NULL;
+
+	return na != NULL && nb != NULL && strcmp(na, nb) == 0;
+}
+
 int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_members,
 			    const json_t *exclude, const json_t *cluster,
 			    const struct eo_desired_opts *build,
@@ -663,7 +671,8 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 			size_t j;
 
 			if (!eo_plan_pod_running(pm->pod) || eo_member_is_deleting(pm->member) ||
-			    pm->member == exclude || (pass == 0 && !eo_member_is_voter(pm->member)))
+			    same_member(pm->member, exclude) ||
+			    (pass == 0 && !eo_member_is_voter(pm->member)))
 				continue;
 			/* Insertion by Pod age, oldest first; the newest fall off. */
 			for (j = n; j > 0 && newer(pick[j - 1]->pod, pm->pod) > 0; j--)
