@@ -274,7 +274,15 @@ static json_t *service(const json_t *cluster, bool headless)
 	} else {
 		set(spec, "type", json_string("ClusterIP"), &ok);
 	}
-	set(spec, "selector", json_pack("{s:s}", EO_LABEL_CLUSTER, cname), &ok);
+	/*
+	 * The headless Service names every member (peers find a joining learner by it); clients
+	 * reach voters only, never a learner catching up or a seed that lost a race.
+	 */
+	set(spec, "selector",
+	    headless ? json_pack("{s:s}", EO_LABEL_CLUSTER, cname)
+		     : json_pack("{s:s, s:s}", EO_LABEL_CLUSTER, cname, EO_LABEL_ROLE,
+				 EO_LABEL_ROLE_VOTER),
+	    &ok);
 	append(ports, port(EO_PORT_NAME_CLIENT, EO_PORT_CLIENT), &ok);
 	if (headless)
 		append(ports, port(EO_PORT_NAME_PEER, EO_PORT_PEER), &ok);

@@ -73,7 +73,10 @@ int eo_desired_seed_initial_cluster(char *buf, size_t n, const struct eo_desired
 
 /* Headless Service <cluster>: clusterIP None, publishNotReadyAddresses, ports client + peer. */
 json_t *eo_desired_headless_service(const json_t *cluster);
-/* ClusterIP Service <cluster>-client: port client 2379. */
+/*
+ * ClusterIP Service <cluster>-client: port client 2379, selecting the voting members only
+ * (cluster=<cluster>, role=voter, as the PodDisruptionBudget).
+ */
 json_t *eo_desired_client_service(const json_t *cluster);
 /*
  * Merge patch that brings an existing Service in line with the desired one, touching only the

@@ -93,6 +93,23 @@ static void test_client_service(void **state)
 
 	(void)state;
 	golden("client_service.json", s);
+	/* Voters only; a Service made by an older operator (cluster only) is patched to it. */
+	{
+		json_t *old = json_deep_copy(s), *sel = NULL, *patch = NULL;
+
+		sel = json_object_get(json_object_get(s, "spec"), "selector");
+		assert_string_equal(json_string_value(json_object_get(sel, EO_LABEL_ROLE)),
+				    EO_LABEL_ROLE_VOTER);
+		json_object_del(json_object_get(json_object_get(old, "spec"), "selector"),
+				EO_LABEL_ROLE);
+		patch = eo_desired_service_patch(s, old);
+		assert_non_null(patch);
+		sel = json_object_get(json_object_get(patch, "spec"), "selector");
+		assert_string_equal(json_string_value(json_object_get(sel, EO_LABEL_ROLE)),
+				    EO_LABEL_ROLE_VOTER);
+		json_decref(patch);
+		json_decref(old);
+	}
 	json_decref(s);
 	json_decref(c);
 }
