@@ -227,6 +227,66 @@ fail:
 	return -1;
 }
 
+/* Live GET of r (not the cache); *out NULL when not found. 0, or -1 on another error. */
+static int get_live(struct eo_controller *c, const struct eo_log_ctx *lc, struct eo_kube_resource r,
+		    json_t **out)
+{
+	struct eo_kube_error err = {0};
+	eo_kube_err e = eo_kube_get(c->kc, &r, out, &err);
+
+	if (e == EO_KUBE_OK)
+		return 0;
+	*out = NULL;
+	if (e == EO_KUBE_ENOTFOUND)
+		return 0;
+	eo_log_kv(EO_LOG_WARN, lc, "reading the live object failed", "resource", r.plural, "name",
+		  r.name, "error", eo_kube_strerror(e), "detail", err.message, NULL);
+	return -1;
+}
+
+/*
+ * Before a destructive step about member pm: its Pod and PVC read from the apiserver, since
+ * the cache holds only labelled objects and may lag. When they differ from what the plan saw,
+ * pm takes the live objects (om keeps them alive) and 1 is returned: plan again. 0: the cache
+ * was right; -1: a read failed (do not act).
+ */
+static int confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			struct observed_members *om, struct eo_plan_member *pm)
+{
+	const char *ns = eo_member_namespace(pm->member), *name = eo_member_name(pm->member);
+	char pvc_name[EO_NAME_MAX];
+	json_t *pod = NULL, *pvc = NULL;
+	int changed = 0;
+
+	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), name) != 0 ||
+	    get_live(c, lc, at_res(RES_PODS, ns, name), &pod) != 0 ||
+	    get_live(c, lc, at_res(RES_PVCS, ns, pvc_name), &pvc) != 0)
+		goto fail;
+	if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_member_uid(pm->member))) {
+		json_decref(pod); /* as the cache view: a foreign Pod is no Pod of this member */
+		pod = NULL;
+	}
+	if (eo_plan_observed_differs(pm->pod, pod)) {
+		if (pod != NULL && json_array_append(om->owned, pod) != 0)
+			goto fail;
+		pm->pod = pod;
+		changed = 1;
+	}
+	if (eo_plan_observed_differs(pm->pvc, pvc)) {
+		if (pvc != NULL && json_array_append(om->owned, pvc) != 0)
+			goto fail;
+		pm->pvc = pvc;
+		changed = 1;
+	}
+	json_decref(pod);
+	json_decref(pvc);
+	return changed;
+fail:
+	json_decref(pod);
+	json_decref(pvc);
+	return -1;
+}
+
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e)
 {
@@ -694,6 +754,28 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		if (eo_plan_cluster(&in, &pr) != 0)
 			goto fail;
 	}
+	/* A member is removed only on what the apiserver says now, not on the cache alone. */
+	for (int tries = 0; pr.action == EO_PLAN_REMOVE_MEMBER; tries++) {
+		struct eo_plan_member *pm = NULL;
+		int changed;
+
+		for (size_t i = 0; i < om.n && pm == NULL; i++)
+			if (om.v[i].member == pr.member)
+				pm = &om.v[i];
+		if (pm == NULL || (changed = confirm_live(c, &lc, &om, pm)) == 0)
+			break;
+		if (changed < 0)
+			goto fail;
+		eo_log_kv(EO_LOG_INFO, &lc, "the cache lags behind the apiserver; planning again",
+			  "member", eo_member_name(pm->member), "message", pr.message, NULL);
+		eo_plan_result_clear(&pr);
+		if (tries == 2) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
+		if (eo_plan_cluster(&in, &pr) != 0)
+			goto fail;
+	}
 	eo_log_ctx_add(&lc, "action", eo_plan_action_name(pr.action));
 
 	switch (pr.action) {
@@ -975,6 +1057,27 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		eo_member_plan_clear(&pr);
 		if (eo_member_plan(&in, &pr) != 0)
 			goto fail;
+	}
+	if (pr.action == EO_MPLAN_CREATE_PVC ||
+	    (pr.action == EO_MPLAN_WAIT && eo_plan_data_volume_lost(member, pvc))) {
+		/* Never a PVC created, nor a volume called lost, on the cache alone. */
+		json_t *live = NULL;
+
+		if (get_live(c, &lc, at_res(RES_PVCS, ns, pvc_name), &live) != 0)
+			goto fail;
+		if (eo_plan_observed_differs(pvc, live)) {
+			eo_log_kv(EO_LOG_INFO, &lc,
+				  "the PVC cache lags behind the apiserver; planning again", "pvc",
+				  pvc_name, NULL);
+			json_decref(pvc);
+			pvc = live;
+			in.pvc = pvc;
+			eo_member_plan_clear(&pr);
+			if (eo_member_plan(&in, &pr) != 0)
+				goto fail;
+		} else {
+			json_decref(live);
+		}
 	}
 	eo_log_ctx_add(&lc, "action", eo_mplan_action_name(pr.action));
 

@@ -175,6 +175,23 @@ bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *
 	return true;
 }
 
+bool eo_plan_observed_differs(const json_t *cached, const json_t *live)
+{
+	const json_t *mc = json_object_get(cached, "metadata"),
+		     *ml = json_object_get(live, "metadata");
+	const char *uc = json_string_value(json_object_get(mc, "uid"));
+	const char *ul = json_string_value(json_object_get(ml, "uid"));
+
+	if ((cached == NULL) != (live == NULL))
+		return true;
+	if (cached == NULL)
+		return false;
+	if ((uc == NULL) != (ul == NULL) || (uc != NULL && strcmp(uc, ul) != 0))
+		return true;
+	return (json_object_get(mc, "deletionTimestamp") == NULL) !=
+	       (json_object_get(ml, "deletionTimestamp") == NULL);
+}
+
 void eo_plan_format_id(uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%" PRIx64, id);

@@ -257,6 +257,14 @@ bool eo_plan_removal_keeps_quorum(const struct eo_plan_member *members, size_t n
 const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_member *members,
 						       size_t n);
 
+/*
+ * Whether an object read live from the apiserver (NULL: not found) tells another story than
+ * the cached one a decision was planned on (NULL: absent from the cache): one is present and
+ * the other not, their UIDs differ, or only one is being deleted. Destructive steps (removing a
+ * member, creating a PVC for a member) plan again with the live object when it does.
+ */
+bool eo_plan_observed_differs(const json_t *cached, const json_t *live);
+
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);
 

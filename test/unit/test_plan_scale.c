@@ -1055,6 +1055,68 @@ static void test_pvc_member_replaced(void **state)
 	world_free(&w);
 }
 
+/* What a live read must change before a destructive step, and the decision it changes. */
+static void test_live_read_before_removal(void **state)
+{
+	json_t *a = json_pack("{s:{s:s}}", "metadata", "uid", "u1");
+	json_t *a2 = json_pack("{s:{s:s}}", "metadata", "uid", "u1");
+	json_t *b = json_pack("{s:{s:s}}", "metadata", "uid", "u2");
+	json_t *ad = json_pack("{s:{s:s, s:s}}", "metadata", "uid", "u1", "deletionTimestamp",
+			       "2026-06-02T10:00:00Z");
+	const struct {
+		const char *what;
+		const json_t *cached, *live;
+		bool differs;
+	} cases[] = {
+	    {"absent both", NULL, NULL, false},
+	    {"cache lacks it (label removed, or lag)", NULL, a, true},
+	    {"gone since the cache saw it", a, NULL, true},
+	    {"same object", a, a2, false},
+	    {"replaced (other UID)", a, b, true},
+	    {"being deleted since", a, ad, true},
+	};
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (eo_plan_observed_differs(cases[i].cached, cases[i].live) != cases[i].differs)
+			fail_msg("%s: differs %d", cases[i].what, !cases[i].differs);
+
+	/*
+	 * The cache lacks a healthy memory member's Pod (its managed-by label was removed): the
+	 * plan would remove it; with the live Pod planned again, it does not.
+	 */
+	world_init(&w, &r);
+	for (size_t i = 0; i < 3; i++)
+		make_memory(&w, i, false);
+	{
+		const json_t *live = w.pm[1].pod;
+
+		w.pm[1].pod = NULL;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		assert_true(eo_plan_observed_differs(w.pm[1].pod, live));
+		eo_plan_result_clear(&res);
+		w.pm[1].pod = live;
+	}
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+	json_decref(a);
+	json_decref(a2);
+	json_decref(b);
+	json_decref(ad);
+}
+
 /* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
 static void crash(struct world *w, size_t i, int restarts, const char *waiting,
 		  const char *last_reason)
@@ -1296,6 +1358,7 @@ int main(void)
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_memory_member_replaced),
 	    cmocka_unit_test(test_pvc_member_replaced),
+	    cmocka_unit_test(test_live_read_before_removal),
 	    cmocka_unit_test(test_crashloop_member_replaced),
 	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_condition_audit),
