@@ -355,47 +355,49 @@ static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, js
 }
 
 /*
- * Blocks (up to ~2 s) until the member cache shows ns/name: a pass planned on a cache that
- * lags behind our own create would create a second member. The work queue runs one pass per
- * cluster at a time, so waiting here holds back only this cluster.
+ * Creates the seed or a joining EtcdMember under the name the plan took from the stored
+ * status.nextMemberName: a create retried after a crash or on a lagging cache collides (409)
+ * instead of making a second member. 0 created or already there, -1 failure.
  */
-static void await_cached_member(struct eo_controller *c, const char *ns, const char *name)
+static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    const struct eo_plan_result *pr, long *requeue)
 {
-	const struct timespec step = {0, 50 * 1000 * 1000};
-
-	for (int i = 0; i < 40 && name != NULL; i++) {
-		json_t *o = eo_cache_set_get(&c->members, ns, name);
-
-		json_decref(o);
-		if (o != NULL)
-			return;
-		nanosleep(&step, NULL);
-	}
-}
-
-static int act_create_seed(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
-{
+	bool seed = pr->action == EO_PLAN_CREATE_SEED;
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
-	json_t *seed = eo_desired_seed_member(cluster), *created = NULL;
+	json_t *m = seed ? eo_desired_seed_member(cluster, pr->member_name)
+			 : eo_desired_joining_member(cluster, pr->member_name);
 	char msg[EO_NAME_MAX + 64];
 	eo_kube_err e;
 
-	if (seed == NULL)
+	if (m == NULL)
 		return -1;
-	e = eo_kube_create(c->kc, &r, seed, &created, &err);
-	json_decref(seed);
+	e = eo_kube_create(c->kc, &r, m, NULL, &err);
+	json_decref(m);
+	if (e == EO_KUBE_EEXISTS) {
+		/* Created by an earlier attempt; the cache has not shown it yet. */
+		eo_log_kv(EO_LOG_INFO, lc, "member already created; waiting for the cache",
+			  "member", pr->member_name, NULL);
+		*requeue = CONFLICT_REQUEUE_MS;
+		return 0;
+	}
 	if (e != EO_KUBE_OK) {
-		eo_log_kv(EO_LOG_WARN, lc, "creating the seed member failed", "error",
-			  eo_kube_strerror(e), "detail", err.message, NULL);
+		eo_log_kv(EO_LOG_WARN, lc,
+			  seed ? "creating the seed member failed" : "creating a member failed",
+			  "member", pr->member_name, "error", eo_kube_strerror(e), "detail",
+			  err.message, NULL);
 		return -1;
 	}
-	snprintf(msg, sizeof(msg), "created seed member %s", eo_kube_obj_name(created));
-	eo_log_kv(EO_LOG_INFO, lc, "bootstrapping single-node cluster: seed member created",
-		  "member", eo_kube_obj_name(created), NULL);
-	emit(c, cluster, "Normal", "SeedCreated", msg);
-	await_cached_member(c, eo_cluster_namespace(cluster), eo_kube_obj_name(created));
-	json_decref(created);
+	if (seed) {
+		snprintf(msg, sizeof(msg), "created seed member %s", pr->member_name);
+		eo_log_kv(EO_LOG_INFO, lc, "bootstrapping single-node cluster: seed member created",
+			  "member", pr->member_name, NULL);
+		emit(c, cluster, "Normal", "SeedCreated", msg);
+	} else {
+		snprintf(msg, sizeof(msg), "created member %s to scale up", pr->member_name);
+		eo_log_kv(EO_LOG_INFO, lc, "member created", "member", pr->member_name, NULL);
+		emit(c, cluster, "Normal", "MemberCreated", msg);
+	}
 	return 0;
 }
 
@@ -468,31 +470,6 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
 			  err.message, NULL);
 		return -1;
 	}
-	return 0;
-}
-
-static int act_create_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
-{
-	struct eo_kube_error err = {0};
-	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
-	json_t *m = eo_desired_joining_member(cluster), *created = NULL;
-	char msg[EO_NAME_MAX + 64];
-	eo_kube_err e;
-
-	if (m == NULL)
-		return -1;
-	e = eo_kube_create(c->kc, &r, m, &created, &err);
-	json_decref(m);
-	if (e != EO_KUBE_OK) {
-		eo_log_kv(EO_LOG_WARN, lc, "creating a member failed", "error", eo_kube_strerror(e),
-			  "detail", err.message, NULL);
-		return -1;
-	}
-	snprintf(msg, sizeof(msg), "created member %s to scale up", eo_kube_obj_name(created));
-	eo_log_kv(EO_LOG_INFO, lc, "member created", "member", eo_kube_obj_name(created), NULL);
-	emit(c, cluster, "Normal", "MemberCreated", msg);
-	await_cached_member(c, eo_cluster_namespace(cluster), eo_kube_obj_name(created));
-	json_decref(created);
 	return 0;
 }
 
@@ -783,13 +760,11 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = act_services(c, &lc, cluster);
 		break;
 	case EO_PLAN_CREATE_SEED:
-		rc = act_create_seed(c, &lc, cluster);
+	case EO_PLAN_CREATE_MEMBER:
+		rc = act_create_named(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_COMPLETE_SEED:
 		rc = act_complete_seed(c, &lc, &pr);
-		break;
-	case EO_PLAN_CREATE_MEMBER:
-		rc = act_create_member(c, &lc, cluster);
 		break;
 	case EO_PLAN_ADD_LEARNER:
 		rc = act_add_learner(c, &lc, cluster, &pr, &requeue);

@@ -410,7 +410,7 @@ json_t *eo_desired_observed(const json_t *cluster)
 	return finish(obs, ok);
 }
 
-static json_t *new_member(const json_t *cluster, bool seed)
+static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 {
 	const char *cname = eo_cluster_name(cluster);
 	const char *ns = eo_cluster_namespace(cluster);
@@ -437,7 +437,10 @@ static json_t *new_member(const json_t *cluster, bool seed)
 		ok = false;
 		goto out;
 	}
-	set(md, "generateName", json_string(prefix), &ok);
+	if (present(name))
+		set(md, "name", json_string(name), &ok);
+	else
+		set(md, "generateName", json_string(prefix), &ok);
 	set(md, "namespace", json_string(ns), &ok);
 	set(md, "labels", json_incref(labels), &ok);
 	if (json_object_size(annotations) > 0)
@@ -464,14 +467,14 @@ out:
 	return finish(m, ok);
 }
 
-json_t *eo_desired_seed_member(const json_t *cluster)
+json_t *eo_desired_seed_member(const json_t *cluster, const char *name)
 {
-	return new_member(cluster, true);
+	return new_member(cluster, true, name);
 }
 
-json_t *eo_desired_joining_member(const json_t *cluster)
+json_t *eo_desired_joining_member(const json_t *cluster, const char *name)
 {
-	return new_member(cluster, false);
+	return new_member(cluster, false, name);
 }
 
 int eo_desired_pdb_min_available(int voters, int target)

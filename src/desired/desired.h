@@ -9,8 +9,8 @@
  *   owner      object                              name
  *   cluster    headless Service                    <cluster>
  *   cluster    client Service                      <cluster>-client
- *   cluster    seed EtcdMember                     generateName <cluster>-
- *   cluster    joining EtcdMember                  generateName <cluster>-
+ *   cluster    seed EtcdMember                     <cluster>-<suffix> (status.nextMemberName)
+ *   cluster    joining EtcdMember                  <cluster>-<suffix> (status.nextMemberName)
  *   cluster    PodDisruptionBudget                 <cluster>
  *   member     data PVC                            data-<member>
  *   member     Pod                                 <member>
@@ -94,19 +94,21 @@ json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual);
 json_t *eo_desired_observed(const json_t *cluster);
 
 /*
- * The seed EtcdMember of a cluster: generateName <cluster>-, the member finalizer, spec from
+ * The seed EtcdMember of a cluster: metadata.name name (the planner's deterministic
+ * status.nextMemberName, so that a retried create collides), or generateName <cluster>- when
+ * name is NULL; the member finalizer, spec from
  * status.observed (falling back to spec when nothing is latched yet), bootstrap true,
  * replicas 1, clusterToken from status.clusterToken, initialCluster empty (the cluster
  * controller fills it once the name is known). TLS and restore are not mapped yet: the
  * planner refuses clusters that ask for them (see plan/plan.h).
  */
-json_t *eo_desired_seed_member(const json_t *cluster);
+json_t *eo_desired_seed_member(const json_t *cluster, const char *name);
 
 /*
  * A member that joins a bootstrapped cluster: the same as the seed member but bootstrap false.
  * initialCluster stays empty until the cluster controller has added it to etcd as a learner.
  */
-json_t *eo_desired_joining_member(const json_t *cluster);
+json_t *eo_desired_joining_member(const json_t *cluster, const char *name);
 
 /*
  * PodDisruptionBudget <cluster> (policy/v1) over the voting members: selector cluster=<cluster>

@@ -192,6 +192,33 @@ bool eo_plan_observed_differs(const json_t *cached, const json_t *live)
 	       (json_object_get(ml, "deletionTimestamp") == NULL);
 }
 
+int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const char *prev,
+			     unsigned attempt, char *buf, size_t n)
+{
+	/* The alphabet of Kubernetes' generateName suffixes (no vowels, no look-alikes). */
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 */
+	char seed[3 * EO_PLAN_NAME_MAX], suffix[6];
+	int w;
+
+	if (!present(cluster) || !present(cluster_uid))
+		return -1;
+	w = snprintf(seed, sizeof(seed), "%s/%s/%u", cluster_uid, prev ? prev : "", attempt);
+	if (w < 0 || (size_t)w >= sizeof(seed))
+		return -1;
+	for (const char *p = seed; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	for (size_t i = 0; i < 5; i++) {
+		suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
+		h /= sizeof(alphabet) - 1;
+	}
+	suffix[5] = '\0';
+	w = snprintf(buf, n, "%s-%s", cluster, suffix);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 void eo_plan_format_id(uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%" PRIx64, id);
@@ -488,6 +515,62 @@ static void relatch(struct ctx *x, json_t *spec_obs, const char *reason)
 	x->out->action = EO_PLAN_WRITE_STATUS;
 }
 
+static bool member_named(const struct eo_plan_input *in, const char *name)
+{
+	for (size_t i = 0; i < in->n_members; i++) {
+		const char *mn = eo_member_name(in->members[i].member);
+
+		if (mn != NULL && strcmp(mn, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * status.nextMemberName names no EtcdMember yet: the one recorded, or, when none is or an
+ * EtcdMember took it, the next one in the chain.
+ */
+static void ensure_next_member_name(struct ctx *x)
+{
+	const char *cur = json_string_value(json_object_get(x->st, "nextMemberName"));
+	char name[EO_PLAN_NAME_MAX], prev[EO_PLAN_NAME_MAX];
+
+	if (present(cur) && !member_named(x->in, cur))
+		return;
+	snprintf(prev, sizeof(prev), "%s", cur != NULL ? cur : "");
+	for (unsigned attempt = 0; attempt < 16; attempt++) {
+		if (eo_plan_next_member_name(eo_cluster_name(x->in->cluster),
+					     eo_cluster_uid(x->in->cluster), prev, attempt, name,
+					     sizeof(name)) != 0)
+			break;
+		if (!member_named(x->in, name)) {
+			set_status(x, "nextMemberName", json_string(name));
+			return;
+		}
+	}
+	x->ok = false;
+}
+
+/*
+ * CREATE_SEED / CREATE_MEMBER under the name the stored status records, so that a retried
+ * create collides; when the stored status does not record it yet, write the status first.
+ */
+static void create_named(struct ctx *x, enum eo_plan_action a)
+{
+	const char *stored = json_string_value(
+	    json_object_get(json_object_get(x->in->cluster, "status"), "nextMemberName"));
+	const char *want = json_string_value(json_object_get(x->st, "nextMemberName"));
+
+	if (present(stored) && want != NULL && strcmp(stored, want) == 0) {
+		snprintf(x->out->member_name, sizeof(x->out->member_name), "%s", stored);
+		x->out->action = a;
+		return;
+	}
+	msgf(x, "recording the name of the next member (%s) before creating it",
+	     want != NULL ? want : "");
+	x->out->action = EO_PLAN_WRITE_STATUS;
+}
+
 /* Before the cluster has an ID: bootstrap through the seed. */
 static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desired)
 {
@@ -521,7 +604,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	if (c->n == 0) {
 		msgf(x, "bootstrapping single-node cluster: creating the seed member");
 		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
-		out->action = EO_PLAN_CREATE_SEED;
+		create_named(x, EO_PLAN_CREATE_SEED);
 		return;
 	}
 	if (c->seed == NULL) {
@@ -1155,7 +1238,7 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 		return;
 	}
 	msgf(x, "scaling up from %zu to %d member(s): creating a member", c->n, desired);
-	out->action = EO_PLAN_CREATE_MEMBER;
+	create_named(x, EO_PLAN_CREATE_MEMBER);
 }
 
 /*
@@ -1451,6 +1534,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		goto done;
 	}
 	count_members(in, &c);
+	ensure_next_member_name(&x);
 	set_status(&x, "selector", json_string(selector));
 	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
 	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));

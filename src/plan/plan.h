@@ -126,6 +126,7 @@ struct eo_plan_input {
 };
 
 #define EO_PLAN_MSG_MAX	      512
+#define EO_PLAN_NAME_MAX      254 /* a Kubernetes object name and its NUL */
 #define EO_PLAN_MAX_ENDPOINTS 16
 /* Room for "<name>=<peer url>" of every member of a large cluster. */
 #define EO_PLAN_INITIAL_CLUSTER_MAX (EO_PLAN_MAX_ENDPOINTS * EO_DESIRED_URL_MAX)
@@ -140,7 +141,9 @@ struct eo_plan_result {
 	char initial_cluster[EO_PLAN_INITIAL_CLUSTER_MAX]; /* COMPLETE_SEED, SET_INITIAL_CLUSTER */
 	char peer_url[EO_DESIRED_URL_MAX];		   /* ADD_LEARNER: the member's peer URL */
 	uint64_t etcd_id;				   /* PROMOTE_LEARNER, REMOVE_STRAY */
-	bool voter;					   /* SET_VOTER */
+	/* CREATE_SEED, CREATE_MEMBER: metadata.name, status.nextMemberName as stored */
+	char member_name[EO_PLAN_NAME_MAX];
+	bool voter;	/* SET_VOTER */
 	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
 	json_t *patch;	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create */
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY: voter client URLs */
@@ -264,6 +267,20 @@ const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_memb
  * member, creating a PVC for a member) plan again with the live object when it does.
  */
 bool eo_plan_observed_differs(const json_t *cached, const json_t *live);
+
+/*
+ * Creates are idempotent: a new EtcdMember is named "<cluster>-<5 chars>" (the shape
+ * generateName gives) from status.nextMemberName, which the planner records in the cluster's
+ * status before the create. A retried create (operator restarted, slow cache, a second replica)
+ * uses the same name and collides (409) instead of making a second seed or joining member. Once
+ * the name is taken by an EtcdMember, the next name is recorded with the next status write.
+ *
+ * eo_plan_next_member_name() is that name: deterministic in the cluster's UID, the previous
+ * name (NULL/"" for the first) and attempt (raised while the name is taken), random-looking.
+ * 0, or -1 when it does not fit.
+ */
+int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const char *prev,
+			     unsigned attempt, char *buf, size_t n);
 
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);

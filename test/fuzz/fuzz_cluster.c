@@ -124,11 +124,11 @@ static void derive(json_t *c)
 	o = eo_desired_pdb(c, eo_desired_pdb_min_available(eo_cluster_replicas(c), 3));
 	FUZZ_CHECK(o != NULL, "PDB of a valid cluster");
 	json_decref(o);
-	o = eo_desired_joining_member(c);
+	o = eo_desired_joining_member(c, NULL);
 	FUZZ_CHECK(o != NULL, "joining member of a valid cluster");
 	json_decref(o);
 
-	seed = eo_desired_seed_member(c);
+	seed = eo_desired_seed_member(c, NULL);
 	FUZZ_CHECK(seed != NULL, "seed member of a valid cluster");
 	/* What the apiserver does with generateName, and a uid. */
 	snprintf(msg, sizeof(msg), "%s-fz0001", eo_cluster_name(c));

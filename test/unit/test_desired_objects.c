@@ -116,7 +116,7 @@ static void test_client_service(void **state)
 
 static void test_seed_member(void **state)
 {
-	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_seed_member(c);
+	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_seed_member(c, NULL);
 
 	(void)state;
 	golden("seed_member.json", m);
@@ -126,8 +126,8 @@ static void test_seed_member(void **state)
 
 static void test_joining_member(void **state)
 {
-	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_joining_member(c);
-	json_t *seed = eo_desired_seed_member(c);
+	json_t *c = tu_json(CLUSTER_JSON), *m = eo_desired_joining_member(c, NULL);
+	json_t *seed = eo_desired_seed_member(c, NULL);
 
 	(void)state;
 	golden("joining_member.json", m);
@@ -135,6 +135,13 @@ static void test_joining_member(void **state)
 	assert_false(json_is_true(json_object_get(json_object_get(m, "spec"), "bootstrap")));
 	json_object_set_new(json_object_get(seed, "spec"), "bootstrap", json_false());
 	assert_true(json_equal(seed, m));
+	json_decref(seed);
+	/* With the name the planner recorded: that name, no generateName (a retry collides). */
+	seed = eo_desired_joining_member(c, "demo-x7k2q");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(seed, "metadata"), "name")),
+	    "demo-x7k2q");
+	assert_null(json_object_get(json_object_get(seed, "metadata"), "generateName"));
 	json_decref(seed);
 	json_decref(m);
 	json_decref(c);
@@ -381,7 +388,7 @@ static void test_missing_metadata(void **state)
 
 	(void)state;
 	assert_null(eo_desired_headless_service(c)); /* no uid: no owner reference */
-	assert_null(eo_desired_seed_member(c));
+	assert_null(eo_desired_seed_member(c, NULL));
 	assert_null(eo_desired_member_pod(m, &OPTS, false));
 	assert_null(eo_desired_member_pvc(m));
 	assert_null(eo_desired_owner_ref(c));

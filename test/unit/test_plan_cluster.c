@@ -47,15 +47,19 @@ static json_t *cluster(int replicas, const char *status_json)
 /* status after the latch pass for replicas r at T0 */
 static char *latched_status(int r, const char *extra)
 {
-	char *s = NULL;
+	char *s = NULL, next[EO_PLAN_NAME_MAX];
 
-	if (asprintf(&s,
-		     "{\"clusterToken\":\"default-demo-c-uid\",\"selector\":"
-		     "\"etcd-operator.cozystack.io/cluster=demo\",\"readyMembers\":0,"
-		     "\"brokenMembers\":0,\"progressDeadline\":\"2026-06-02T10:10:00Z\","
-		     "\"observed\":{\"replicas\":%d,\"version\":\"3.6.11\",\"storage\":{\"size\":"
-		     "\"1Gi\",\"medium\":\"\"}}%s%s}",
-		     r, extra ? "," : "", extra ? extra : "") < 0)
+	/* The first member's name, recorded with the latch (see eo_plan_next_member_name). */
+	if (eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)) != 0)
+		fail();
+	if (asprintf(
+		&s,
+		"{\"nextMemberName\":\"%s\",\"clusterToken\":\"default-demo-c-uid\",\"selector\":"
+		"\"etcd-operator.cozystack.io/cluster=demo\",\"readyMembers\":0,"
+		"\"brokenMembers\":0,\"progressDeadline\":\"2026-06-02T10:10:00Z\","
+		"\"observed\":{\"replicas\":%d,\"version\":\"3.6.11\",\"storage\":{\"size\":"
+		"\"1Gi\",\"medium\":\"\"}}%s%s}",
+		next, r, extra ? "," : "", extra ? extra : "") < 0)
 		fail();
 	return s;
 }
@@ -315,6 +319,15 @@ static void test_bootstrap_table(void **state)
 				assert_stable(&w, &r);
 		} else {
 			assert_null(r.status);
+		}
+		if (r.action == EO_PLAN_CREATE_SEED) {
+			/* Under the name the latched status records: a retry collides. */
+			char next[EO_PLAN_NAME_MAX];
+
+			assert_int_equal(
+			    eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)),
+			    0);
+			assert_string_equal(r.member_name, next);
 		}
 		if (r.action == EO_PLAN_COMPLETE_SEED) {
 			assert_string_equal(r.initial_cluster,

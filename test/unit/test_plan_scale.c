@@ -84,6 +84,15 @@ static json_t *cluster(int target)
 	assert_non_null(c);
 	json_object_set_new(json_object_get(c, "status"), "progressDeadline",
 			    json_string("2026-06-02T10:10:00Z"));
+	/* The next member's name is recorded (creates use it; see eo_plan_next_member_name). */
+	{
+		char next[EO_PLAN_NAME_MAX];
+
+		assert_int_equal(
+		    eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)), 0);
+		json_object_set_new(json_object_get(c, "status"), "nextMemberName",
+				    json_string(next));
+	}
 	return c;
 }
 
@@ -1055,6 +1064,85 @@ static void test_pvc_member_replaced(void **state)
 	world_free(&w);
 }
 
+/*
+ * Creates are idempotent: the name of the next member is recorded in the cluster's status
+ * before the create, so a retried create (crash, slow cache) collides instead of making a
+ * second member.
+ */
+static void test_creates_are_idempotent(void **state)
+{
+	const struct row r = {"", 3, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	char first[EO_PLAN_NAME_MAX], second[EO_PLAN_NAME_MAX], other[EO_PLAN_NAME_MAX];
+	struct world w;
+	struct eo_plan_result res, again;
+	json_t *st = NULL;
+
+	(void)state;
+	/* The name: "<cluster>-" and 5 characters of generateName's alphabet, deterministic. */
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 0, first, sizeof(first)),
+			 0);
+	assert_int_equal(strlen(first), 10);
+	assert_int_equal(strncmp(first, "demo-", 5), 0);
+	assert_int_equal(strspn(first + 5, "bcdfghjklmnpqrstvwxz2456789"), 5);
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", "", 0, other, sizeof(other)), 0);
+	assert_string_equal(first, other);
+	assert_int_equal(
+	    eo_plan_next_member_name("demo", "c-uid", first, 0, second, sizeof(second)), 0);
+	assert_string_not_equal(first, second);
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 1, other, sizeof(other)),
+			 0);
+	assert_string_not_equal(first, other);
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid2", NULL, 0, other, sizeof(other)),
+			 0);
+	assert_string_not_equal(first, other);
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 0, other, 6), -1);
+
+	/* Recorded: the create uses that name, and a retry on the same world the same one. */
+	world_init(&w, &r);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	assert_string_equal(res.member_name, first);
+	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
+	assert_int_equal(again.action, EO_PLAN_CREATE_MEMBER);
+	assert_string_equal(again.member_name, first);
+	eo_plan_result_clear(&again);
+	eo_plan_result_clear(&res);
+
+	/* Not recorded yet (an older operator's status): write it first, create nothing. */
+	st = json_object_get(w.cluster, "status");
+	json_object_del(st, "nextMemberName");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(res.member_name, "");
+	assert_true(res.status_changed);
+	assert_string_equal(json_string_value(json_object_get(res.status, "nextMemberName")),
+			    first);
+	json_object_set(w.cluster, "status", res.status);
+	eo_plan_result_clear(&res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	assert_string_equal(res.member_name, first);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Once the member exists the status moves on to the next name, used by the next create. */
+	{
+		const struct row r2 = {"",   3, {V("demo-a", A), P(NULL, B)}, {EV("demo-a")}, 0,
+				       NULL, 0};
+		struct row rr = r2;
+
+		rr.members[1].name = first;
+		world_init(&w, &rr);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+		assert_string_equal(
+		    json_string_value(json_object_get(res.status, "nextMemberName")), second);
+		assert_true(res.status_changed);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
 /* What a live read must change before a destructive step, and the decision it changes. */
 static void test_live_read_before_removal(void **state)
 {
@@ -1359,6 +1447,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_member_replaced),
 	    cmocka_unit_test(test_pvc_member_replaced),
 	    cmocka_unit_test(test_live_read_before_removal),
+	    cmocka_unit_test(test_creates_are_idempotent),
 	    cmocka_unit_test(test_crashloop_member_replaced),
 	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_condition_audit),
