@@ -66,7 +66,7 @@ enum eo_plan_action {
 	EO_PLAN_WAIT,		 /* wait for something (requeue_ms / an event), write status */
 	EO_PLAN_ENSURE_SERVICES, /* create / patch the headless and client Services */
 	EO_PLAN_LATCH_TARGET,	 /* write the status (token, observed, deadline) first */
-	EO_PLAN_CREATE_SEED,	 /* create the seed EtcdMember (then write status) */
+	EO_PLAN_CREATE_SEED,	 /* create the seed EtcdMember member_name (then write status) */
 	EO_PLAN_COMPLETE_SEED,	 /* set the seed's initialCluster to itself, isVoter=true */
 	EO_PLAN_QUERY_MEMBERS,	 /* list etcd's members via endpoints, then plan again */
 	EO_PLAN_WRITE_STATUS,	 /* the status carries news (clusterID latched, ...) */
@@ -77,7 +77,7 @@ enum eo_plan_action {
 	 * the returned member list), SET_INITIAL_CLUSTER (the same patch, when the operator
 	 * stopped between the two), PROMOTE_LEARNER once its Pod is ready.
 	 */
-	EO_PLAN_CREATE_MEMBER,	     /* create a joining EtcdMember (generateName) */
+	EO_PLAN_CREATE_MEMBER,	     /* create a joining EtcdMember (member_name) */
 	EO_PLAN_ADD_LEARNER,	     /* MemberAddAsLearner(peer_url) via endpoints, then patch */
 	EO_PLAN_SET_INITIAL_CLUSTER, /* patch member's spec.initialCluster = initial_cluster */
 	EO_PLAN_PROMOTE_LEARNER,     /* MemberPromote(etcd_id) via endpoints, then isVoter */
