@@ -9,13 +9,14 @@
 
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct eo_kube_client {
 	eo_kube_config *cfg;
-	long timeout_ms;
+	atomic_long timeout_ms; /* eo_kube_client_set_timeout() may change it */
 	long connect_timeout_ms;
 	size_t max_body;
 	size_t max_list;
@@ -238,8 +239,8 @@ eo_kube_err eo_kube_client_new(eo_kube_config *cfg, const struct eo_kube_client_
 	pthread_mutex_init(&c->pool_mu, NULL);
 	c->cfg = cfg;
 	cfg = NULL;
-	c->timeout_ms =
-	    opts && opts->timeout_ms > 0 ? opts->timeout_ms : EO_KUBE_DEFAULT_TIMEOUT_MS;
+	atomic_init(&c->timeout_ms,
+		    opts && opts->timeout_ms > 0 ? opts->timeout_ms : EO_KUBE_DEFAULT_TIMEOUT_MS);
 	c->connect_timeout_ms =
 	    opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
 	c->max_body = opts && opts->max_body > 0 ? opts->max_body : EO_KUBE_DEFAULT_MAX_BODY;
@@ -283,6 +284,11 @@ void eo_kube_client_free(eo_kube_client *c)
 eo_kube_config *eo_kube_client_config(eo_kube_client *c)
 {
 	return c->cfg;
+}
+
+void eo_kube_client_set_timeout(eo_kube_client *c, long timeout_ms)
+{
+	atomic_store(&c->timeout_ms, timeout_ms > 0 ? timeout_ms : 1);
 }
 
 long eo__kube_client_connect_timeout_ms(const eo_kube_client *c)
@@ -465,7 +471,7 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, atomic_load(&c->timeout_ms));
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);

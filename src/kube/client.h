@@ -70,6 +70,13 @@ void eo_kube_client_free(eo_kube_client *c);
 /* The client's config (borrowed). */
 eo_kube_config *eo_kube_client_config(eo_kube_client *c);
 
+/*
+ * Sets the whole-request timeout of the calls that start from now on (values below 1 ms
+ * become 1 ms). Meant for a client that one thread uses for one purpose, such as the leader
+ * elector, which bounds each request by the time left before its lease expires.
+ */
+void eo_kube_client_set_timeout(eo_kube_client *c, long timeout_ms);
+
 /* GET one object. */
 eo_kube_err eo_kube_get(eo_kube_client *c, const struct eo_kube_resource *r, json_t **out,
 			struct eo_kube_error *err);

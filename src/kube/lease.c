@@ -15,6 +15,7 @@ struct eo_kube_lease {
 	eo_kube_client *c;
 	char *ns, *name, *id;
 	long duration_ms, deadline_ms, retry_ms;
+	long req_ms; /* cap on one request's timeout */
 	void (*on_started)(void *ud);
 	void (*on_stopped)(void *ud);
 	void *ud;
@@ -32,6 +33,8 @@ struct eo_kube_lease {
 	pthread_cond_t cond;
 	bool stopping;
 	bool leader;
+	int64_t held_until; /* our clock; valid while leader */
+	char why[192];	    /* why leadership last ended */
 };
 
 static int64_t mono_ms(void)
@@ -103,6 +106,7 @@ eo_kube_lease *eo_kube_lease_new(eo_kube_client *c, const struct eo_kube_lease_o
 	le->duration_ms = o->lease_duration_ms > 0 ? o->lease_duration_ms : 15000;
 	le->deadline_ms = o->renew_deadline_ms > 0 ? o->renew_deadline_ms : 10000;
 	le->retry_ms = o->retry_period_ms > 0 ? o->retry_period_ms : 2000;
+	le->req_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : le->retry_ms;
 	le->on_started = o->on_started;
 	le->on_stopped = o->on_stopped;
 	le->ud = o->ud;
@@ -144,6 +148,33 @@ bool eo_kube_lease_is_leader(eo_kube_lease *le)
 	l = le->leader;
 	pthread_mutex_unlock(&le->mu);
 	return l;
+}
+
+int64_t eo_kube_lease_held_until(eo_kube_lease *le)
+{
+	int64_t t;
+
+	pthread_mutex_lock(&le->mu);
+	t = le->leader ? le->held_until : 0;
+	pthread_mutex_unlock(&le->mu);
+	return t;
+}
+
+long eo_kube_lease_held_for_ms(eo_kube_lease *le)
+{
+	int64_t t = eo_kube_lease_held_until(le), left;
+
+	if (t == 0)
+		return 0;
+	left = t - now(le);
+	return left > 0 ? (long)left : 0;
+}
+
+void eo_kube_lease_stop_reason(eo_kube_lease *le, char *buf, size_t cap)
+{
+	pthread_mutex_lock(&le->mu);
+	snprintf(buf, cap, "%s", le->why);
+	pthread_mutex_unlock(&le->mu);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -208,7 +239,27 @@ static eo_kube_err create_lease(eo_kube_lease *le, bool *held, struct eo_kube_er
 	return rc;
 }
 
-eo_kube_err eo_kube_lease_try(eo_kube_lease *le, bool *held, struct eo_kube_error *err)
+/* Bounds the next request by the attempt's deadline (and the per-request cap). False when
+ * the deadline has passed: the attempt must not send anything more. */
+static bool bound(eo_kube_lease *le, int64_t deadline, struct eo_kube_error *err)
+{
+	int64_t left = deadline - now(le);
+
+	if (left <= 0) {
+		eo_kube_fail(err, EO_KUBE_ETIMEOUT, "lease %s/%s: renew deadline passed", le->ns,
+			     le->name);
+		return false;
+	}
+	eo_kube_client_set_timeout(le->c, left < le->req_ms ? (long)left : le->req_ms);
+	return true;
+}
+
+/*
+ * One acquire-or-renew attempt whose every request ends by deadline (our clock). *other is
+ * set when the lease names a holder other than us (expired or not).
+ */
+static eo_kube_err attempt(eo_kube_lease *le, int64_t deadline, bool leading, bool *held,
+			   bool *other, struct eo_kube_error *err)
 {
 	struct eo_kube_resource r = {"coordination.k8s.io/v1", "leases", le->ns, le->name};
 	json_t *lease = NULL, *spec, *out = NULL;
@@ -217,9 +268,12 @@ eo_kube_err eo_kube_lease_try(eo_kube_lease *le, bool *held, struct eo_kube_erro
 	eo_kube_err rc;
 
 	*held = false;
+	*other = false;
+	if (!bound(le, deadline, err))
+		return EO_KUBE_ETIMEOUT;
 	rc = eo_kube_get(le->c, &r, &lease, err);
 	if (rc == EO_KUBE_ENOTFOUND)
-		return create_lease(le, held, err);
+		return bound(le, deadline, err) ? create_lease(le, held, err) : EO_KUBE_ETIMEOUT;
 	if (rc != EO_KUBE_OK)
 		return rc;
 	spec = json_object_get(lease, "spec");
@@ -230,9 +284,11 @@ eo_kube_err eo_kube_lease_try(eo_kube_lease *le, bool *held, struct eo_kube_erro
 	holder = json_string_value(json_object_get(spec, "holderIdentity"));
 	observe(le, holder, json_string_value(json_object_get(spec, "renewTime")),
 		eo_kube_obj_resource_version(lease));
-	if (holder && holder[0] && strcmp(holder, le->id) != 0 &&
-	    now(le) - le->obs_at < le->duration_ms) {
-		rc = EO_KUBE_OK; /* held by someone else and not expired */
+	*other = holder && holder[0] && strcmp(holder, le->id) != 0;
+	if (*other && (leading || now(le) - le->obs_at < le->duration_ms)) {
+		/* Held by someone else and not expired; or we thought we led, and someone
+		 * took it: never take it back. */
+		rc = EO_KUBE_OK;
 		goto out;
 	}
 
@@ -247,6 +303,10 @@ eo_kube_err eo_kube_lease_try(eo_kube_lease *le, bool *held, struct eo_kube_erro
 	json_object_set_new(spec, "leaseDurationSeconds", json_integer(duration_s(le)));
 	json_object_set_new(spec, "renewTime", json_string(ts));
 	/* The PUT carries the resourceVersion we read: a 409 means we lost. */
+	if (!bound(le, deadline, err)) {
+		rc = EO_KUBE_ETIMEOUT;
+		goto out;
+	}
 	rc = eo_kube_update(le->c, &r, lease, &out, err);
 	if (rc == EO_KUBE_OK) {
 		observe(le, le->id, ts, eo_kube_obj_resource_version(out));
@@ -260,6 +320,13 @@ out:
 	return rc;
 }
 
+eo_kube_err eo_kube_lease_try(eo_kube_lease *le, bool *held, struct eo_kube_error *err)
+{
+	bool other;
+
+	return attempt(le, now(le) + le->deadline_ms, false, held, &other, err);
+}
+
 eo_kube_err eo_kube_lease_release(eo_kube_lease *le, struct eo_kube_error *err)
 {
 	struct eo_kube_resource r = {"coordination.k8s.io/v1", "leases", le->ns, le->name};
@@ -267,6 +334,7 @@ eo_kube_err eo_kube_lease_release(eo_kube_lease *le, struct eo_kube_error *err)
 	char ts[40];
 	eo_kube_err rc;
 
+	eo_kube_client_set_timeout(le->c, le->req_ms);
 	rc = eo_kube_get(le->c, &r, &lease, err);
 	if (rc == EO_KUBE_ENOTFOUND)
 		return EO_KUBE_OK;
@@ -309,10 +377,16 @@ static bool nap(eo_kube_lease *le, long ms)
 	return go;
 }
 
-static void set_leader(eo_kube_lease *le, bool v)
+/* held_until > 0: we lead until then (our clock); 0: we do not lead. */
+static void set_leader(eo_kube_lease *le, int64_t held_until, const char *why)
 {
+	bool v = held_until > 0;
+
 	pthread_mutex_lock(&le->mu);
 	le->leader = v;
+	le->held_until = held_until;
+	if (why)
+		snprintf(le->why, sizeof(le->why), "%s", why);
 	pthread_mutex_unlock(&le->mu);
 	if (v && le->on_started)
 		le->on_started(le->ud);
@@ -320,35 +394,78 @@ static void set_leader(eo_kube_lease *le, bool v)
 		le->on_stopped(le->ud);
 }
 
+static void set_held_until(eo_kube_lease *le, int64_t t)
+{
+	pthread_mutex_lock(&le->mu);
+	le->held_until = t;
+	pthread_mutex_unlock(&le->mu);
+}
+
+/*
+ * Leads from an attempt that started at start and took the lease. Every renew attempt is
+ * bounded by the time left before the last successful renew's deadline; the lead ends at
+ * that deadline, or at once when the lease names another holder. Returns false when
+ * stopping (the lease has then been released).
+ */
+static bool lead(eo_kube_lease *le, int64_t start)
+{
+	struct eo_kube_error err = {0};
+	int64_t until = start + le->deadline_ms;
+	char why[sizeof(le->why)];
+
+	set_leader(le, until, NULL);
+	for (;;) {
+		int64_t t = now(le);
+		long wait = until - t < le->retry_ms ? (long)(until - t) : le->retry_ms;
+		bool held = false, other = false;
+		eo_kube_err rc;
+
+		if (!nap(le, wait > 0 ? wait : 0)) {
+			/* Stopping while leading: hand the lease over. */
+			eo_kube_lease_release(le, &err);
+			set_leader(le, 0, "stopped");
+			return false;
+		}
+		t = now(le);
+		if (t >= until) {
+			snprintf(why, sizeof(why), "renew deadline (%ld ms) passed: %.150s",
+				 le->deadline_ms, err.message[0] ? err.message : "no renew");
+			break;
+		}
+		rc = attempt(le, until, true, &held, &other, &err);
+		if (rc == EO_KUBE_OK && held) {
+			until = t + le->deadline_ms;
+			set_held_until(le, until);
+			eo_kube_error_clear(&err);
+		} else if (other) {
+			snprintf(why, sizeof(why), "the lease is held by %.160s",
+				 le->obs_holder ? le->obs_holder : "another candidate");
+			break;
+		} else if (rc == EO_KUBE_OK) {
+			eo_kube_fail(&err, EO_KUBE_ECONFLICT, "renew lost a write race");
+		}
+	}
+	set_leader(le, 0, why);
+	return true;
+}
+
 static void *run(void *arg)
 {
 	eo_kube_lease *le = arg;
 	struct eo_kube_error err;
-	bool held;
 	unsigned seed = (unsigned)mono_ms() ^ (unsigned)(uintptr_t)le;
 
 	for (;;) {
 		/* Candidate: try every retry period (plus up to 20% jitter). */
 		long jitter = le->retry_ms / 5 > 0 ? rand_r(&seed) % (le->retry_ms / 5) : 0;
+		int64_t start = now(le);
+		bool held = false, other = false;
 
-		if (eo_kube_lease_try(le, &held, &err) == EO_KUBE_OK && held) {
-			int64_t last_renew = mono_ms();
-
-			set_leader(le, true);
-			/* Leader: renew until stopped or the renew deadline passes. */
-			while (nap(le, le->retry_ms)) {
-				if (eo_kube_lease_try(le, &held, &err) == EO_KUBE_OK && held)
-					last_renew = mono_ms();
-				else if (mono_ms() - last_renew >= le->deadline_ms)
-					break;
-			}
-			if (!nap(le, 0)) {
-				/* Stopping while leading: hand the lease over. */
-				eo_kube_lease_release(le, &err);
-				set_leader(le, false);
+		if (attempt(le, start + le->deadline_ms, false, &held, &other, &err) ==
+			EO_KUBE_OK &&
+		    held) {
+			if (!lead(le, start))
 				break;
-			}
-			set_leader(le, false);
 			continue;
 		}
 		if (!nap(le, le->retry_ms + jitter))

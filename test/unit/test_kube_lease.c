@@ -2,7 +2,9 @@
  * Unit tests for kube/lease against a fake apiserver that stores one Lease
  * with resourceVersion checks: create when missing, renew, respect a live
  * holder, take over after expiry (observed on our clock), a 409 race,
- * release, and the election thread's start/stop callbacks.
+ * release, and the election thread's start/stop callbacks; the fences: a renew
+ * that hangs ends leadership at the renew deadline (not at the request
+ * timeout), and a renew that reads another holder ends it at once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "support/fake_apiserver.h"
@@ -29,6 +32,8 @@ struct store {
 	int rv;
 	int force_conflicts; /* answer this many PUTs with 409 */
 	int puts, creates;
+	bool hang_puts; /* PUTs block until cleared (at most 5 s), then fail */
+	pthread_cond_t unhang;
 };
 
 static void bump(struct store *s, json_t *obj)
@@ -62,6 +67,17 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		rs->body = tu_status_body(404, "NotFound", NULL);
 	} else if (strcmp(rq->method, "GET") == 0) {
 		rs->body = json_dumps(s->lease, JSON_COMPACT);
+	} else if (strcmp(rq->method, "PUT") == 0 && s->hang_puts) {
+		struct timespec until;
+
+		/* An apiserver that accepted the connection and never answers. */
+		s->puts++;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 5;
+		while (s->hang_puts && pthread_cond_timedwait(&s->unhang, &s->mu, &until) == 0)
+			;
+		rs->status = 503;
+		rs->body = tu_status_body(503, "ServiceUnavailable", NULL);
 	} else if (strcmp(rq->method, "PUT") == 0) {
 		json_t *obj = json_loads(rq->body, 0, NULL);
 		const char *rv = eo_kube_obj_resource_version(obj);
@@ -121,6 +137,7 @@ static int setup(void **state)
 	struct eo_kube_client_opts co = {.timeout_ms = 2000};
 
 	pthread_mutex_init(&fx->st.mu, NULL);
+	pthread_cond_init(&fx->st.unhang, NULL);
 	fx->clock_ms = 1000;
 	fx->fake = eo_kube_fake_start(handler, &fx->st);
 	if (!fx->fake ||
@@ -135,8 +152,13 @@ static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
+	pthread_mutex_lock(&fx->st.mu);
+	fx->st.hang_puts = false;
+	pthread_cond_broadcast(&fx->st.unhang);
+	pthread_mutex_unlock(&fx->st.mu);
 	eo_kube_client_free(fx->c);
 	eo_kube_fake_stop(fx->fake);
+	pthread_cond_destroy(&fx->st.unhang);
 	json_decref(fx->st.lease);
 	pthread_mutex_destroy(&fx->st.mu);
 	free(fx);
@@ -313,6 +335,112 @@ static void test_thread_leads_and_releases(void **state)
 	eo_kube_lease_free(le);
 }
 
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static eo_kube_lease *leading(struct fixture *fx, struct calls *calls, long deadline_ms)
+{
+	struct eo_kube_lease_opts o = {
+	    .ns = "ops",
+	    .name = "etcd-operator",
+	    .identity = "pod-t_9",
+	    .lease_duration_ms = 10000,
+	    .renew_deadline_ms = deadline_ms,
+	    .retry_period_ms = 50,
+	    .request_timeout_ms = 3000, /* far above the deadline: the deadline must bound */
+	    .on_started = started,
+	    .on_stopped = stopped,
+	    .ud = calls,
+	};
+	eo_kube_lease *le = eo_kube_lease_new(fx->c, &o);
+
+	assert_non_null(le);
+	assert_int_equal(eo_kube_lease_held_until(le), 0);
+	assert_int_equal(eo_kube_lease_start(le, NULL), EO_KUBE_OK);
+	for (int i = 0; i < 1000 && !eo_kube_lease_is_leader(le); i++)
+		usleep(2000);
+	assert_true(eo_kube_lease_is_leader(le));
+	return le;
+}
+
+/* A renew whose PUT never returns: leadership ends when the renew deadline passes, not
+ * when the (much longer) request timeout would have ended the request. */
+static void test_hung_renew_ends_at_deadline(void **state)
+{
+	struct fixture *fx = *state;
+	struct calls calls = {0};
+	eo_kube_lease *le = leading(fx, &calls, 500);
+	char why[256];
+	int64_t t0, held_until, elapsed;
+	long left;
+
+	left = eo_kube_lease_held_for_ms(le);
+	assert_true(left > 0 && left <= 500);
+	pthread_mutex_lock(&fx->st.mu);
+	fx->st.hang_puts = true;
+	pthread_mutex_unlock(&fx->st.mu);
+	t0 = wall_ms();
+	held_until = eo_kube_lease_held_until(le);
+	assert_true(held_until > 0 && held_until <= t0 + 500);
+	for (int i = 0; i < 2000 && atomic_load(&calls.stopped) == 0; i++)
+		usleep(1000);
+	elapsed = wall_ms() - t0;
+	assert_int_equal(atomic_load(&calls.stopped), 1);
+	assert_false(eo_kube_lease_is_leader(le));
+	assert_int_equal(eo_kube_lease_held_until(le), 0);
+	assert_int_equal(eo_kube_lease_held_for_ms(le), 0);
+	/* Not before the last renew's deadline, and well before the 3 s request timeout. */
+	assert_true(wall_ms() >= held_until);
+	assert_true(elapsed <= 500 + 250);
+	eo_kube_lease_stop_reason(le, why, sizeof(why));
+	assert_non_null(strstr(why, "renew deadline (500 ms) passed"));
+	pthread_mutex_lock(&fx->st.mu);
+	fx->st.hang_puts = false;
+	pthread_cond_broadcast(&fx->st.unhang);
+	pthread_mutex_unlock(&fx->st.mu);
+	eo_kube_lease_free(le);
+}
+
+/* Another holder in the lease ends leadership at the next renew, long before the deadline,
+ * and the old leader does not write the lease back. */
+static void test_other_holder_ends_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct calls calls = {0};
+	eo_kube_lease *le = leading(fx, &calls, 8000);
+	char why[256], buf[64];
+	int64_t t0, elapsed;
+	int puts;
+
+	pthread_mutex_lock(&fx->st.mu);
+	json_object_set_new(json_object_get(fx->st.lease, "spec"), "holderIdentity",
+			    json_string("pod-x_7"));
+	bump(&fx->st, fx->st.lease);
+	puts = fx->st.puts;
+	pthread_mutex_unlock(&fx->st.mu);
+	t0 = wall_ms();
+	for (int i = 0; i < 4000 && atomic_load(&calls.stopped) == 0; i++)
+		usleep(1000);
+	elapsed = wall_ms() - t0;
+	assert_int_equal(atomic_load(&calls.stopped), 1);
+	assert_true(elapsed < 1000);
+	assert_int_equal(eo_kube_lease_held_until(le), 0);
+	eo_kube_lease_stop_reason(le, why, sizeof(why));
+	assert_string_equal(why, "the lease is held by pod-x_7");
+	usleep(200000); /* a few retry periods as a candidate */
+	assert_string_equal(spec_str(&fx->st, "holderIdentity", buf, sizeof(buf)), "pod-x_7");
+	pthread_mutex_lock(&fx->st.mu);
+	assert_int_equal(fx->st.puts, puts);
+	pthread_mutex_unlock(&fx->st.mu);
+	eo_kube_lease_free(le);
+	assert_string_equal(spec_str(&fx->st, "holderIdentity", buf, sizeof(buf)), "pod-x_7");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +449,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_conflict_means_lost_race, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_thread_leads_and_releases, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hung_renew_ends_at_deadline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_other_holder_ends_at_once, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
