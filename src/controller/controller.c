@@ -488,7 +488,7 @@ static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc,
 
 	if (ec == NULL)
 		goto out;
-	e = eo_etcd_member_add(ec, &peer, 1, true, &added, &list, &d);
+	e = eo_fenced_member_add(&c->fence, ec, &peer, 1, true, &added, &list, &d);
 	if (e == EO_ETCD_PEER_URL_EXISTS || etcd_retryable(e)) {
 		/* already added (an earlier attempt), or not now: the next pass knows */
 		eo_log_kv(EO_LOG_DEBUG, lc, "adding learner deferred", "member", mname, "reason",
@@ -548,7 +548,7 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 	char msg[EO_NAME_MAX + 64], id[24];
 
 	if (ec != NULL)
-		e = eo_etcd_member_promote(ec, pr->etcd_id, NULL, &d);
+		e = eo_fenced_member_promote(&c->fence, ec, pr->etcd_id, NULL, &d);
 	eo_etcd_client_free(ec);
 	if (etcd_retryable(e)) {
 		/* The runbook's signal for the benign "not in sync with leader" answer. */
@@ -615,7 +615,7 @@ static int act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc
 	eo_etcd_err e = EO_ETCD_INVALID;
 
 	if (ec != NULL)
-		e = eo_etcd_member_remove(ec, pr->etcd_id, NULL, &d);
+		e = eo_fenced_member_remove(&c->fence, ec, pr->etcd_id, NULL, &d);
 	eo_etcd_client_free(ec);
 	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
 		eo_log_kv(EO_LOG_INFO, lc, "stray learner removed", "message", pr->message, NULL);
@@ -879,7 +879,7 @@ static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr
 	else if (query)
 		*e = eo_etcd_member_list(ec, list, NULL);
 	else
-		*e = eo_etcd_member_remove(ec, rr->etcd_id, NULL, NULL);
+		*e = eo_fenced_member_remove(&c->fence, ec, rr->etcd_id, NULL, NULL);
 	eo_etcd_client_free(ec);
 	return *e == EO_ETCD_OK ? 0 : -1;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "controller/fence.h"
 #include "desired/desired.h"
 #include "kube/cache.h"
 #include "kube/client.h"
@@ -42,6 +43,7 @@ struct eo_controller {
 	struct eo_desired_opts build; /* strings borrowed */
 	long etcd_timeout_ms;	      /* per etcd attempt; 0 = 5000 */
 	time_t (*now)(void);	      /* NULL = time(NULL) */
+	struct eo_fence fence;	      /* leader lease check before membership changes */
 };
 
 /* Outcome of one reconcile. */

@@ -23,6 +23,9 @@
 #define MANAGED_SELECTOR EO_LABEL_MANAGED_BY "=" EO_LABEL_MANAGED_BY_VALUE
 #define LEASE_TIMEOUT_MS 2000L
 #define QUEUE_WAIT_MS	 1000L
+/* Least lease time left for an etcd membership change: the controller's etcd request
+ * timeout (controller.c ETCD_TIMEOUT_MS). Renewals every 2 s keep 8-10 s left. */
+#define ETCD_FENCE_MARGIN_MS 5000L
 
 enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_COUNT };
 
@@ -282,13 +285,23 @@ static void on_started_leading(void *ud)
 static void on_stopped_leading(void *ud)
 {
 	struct eo_manager *m = ud;
+	char why[256];
 
 	eo_operator_metrics_leader(m->om, m->cfg->leader_election_id, false);
 	if (atomic_load(&m->stopping))
 		return;
+	eo_kube_lease_stop_reason(m->lease, why, sizeof(why));
 	eo_log_kv(EO_LOG_ERROR, NULL, "lost the leader lease; exiting", "lease",
-		  m->cfg->leader_election_id, NULL);
+		  m->cfg->leader_election_id, "reason", why, NULL);
 	_exit(1);
+}
+
+/* The fence's view of the lease (controller/fence.h): how long we surely still lead. */
+static long lease_held_for_ms(void *ud)
+{
+	struct eo_manager *m = ud;
+
+	return m->lease != NULL ? eo_kube_lease_held_for_ms(m->lease) : 0;
 }
 
 /* --- lifecycle --- */
@@ -413,10 +426,14 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 						      .ns = lease_ns,
 						      .name = m->cfg->leader_election_id,
 						      .identity = identity,
+						      .request_timeout_ms = LEASE_TIMEOUT_MS,
 						      .on_started = on_started_leading,
 						      .on_stopped = on_stopped_leading,
 						      .ud = m,
 						  });
+	/* Workers start only once we lead; from then on every etcd membership change first
+	 * checks that the lease is held for at least one etcd call's timeout. */
+	m->ctrl.fence = (struct eo_fence){lease_held_for_ms, m, ETCD_FENCE_MARGIN_MS};
 	eo_log_kv(EO_LOG_INFO, NULL, "waiting for leadership", "lease", m->cfg->leader_election_id,
 		  "namespace", lease_ns, "identity", identity, NULL);
 	free(identity);
