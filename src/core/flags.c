@@ -37,7 +37,7 @@ static const struct flag_def flags[] = {
      "Address the /metrics endpoint binds to (host:port, :port; \"0\" disables)."},
     {"health-probe-bind-address", STR(health_probe_bind_address), NULL, EO_DEFAULT_HEALTH_ADDR,
      "Address the /healthz and /readyz endpoints bind to (\"0\" disables)."},
-    {"leader-elect", FLAG_BOOL, offsetof(struct eo_config, leader_elect), 0, NULL, "false",
+    {"leader-elect", FLAG_BOOL, offsetof(struct eo_config, leader_elect), 0, NULL, "true",
      "Hold a Lease so that only one replica reconciles at a time."},
     {"leader-election-id", STR(leader_election_id), NULL, EO_DEFAULT_LEADER_ELECTION_ID,
      "Name of the leader-election Lease."},
@@ -290,6 +290,7 @@ static void config_defaults(struct eo_config *cfg)
 		 EO_DEFAULT_LEADER_ELECTION_ID);
 	snprintf(cfg->etcd_image_repository, sizeof(cfg->etcd_image_repository), "%s",
 		 EO_DEFAULT_ETCD_IMAGE_REPO);
+	cfg->leader_elect = true;
 	cfg->log_level = EO_LOG_INFO;
 	cfg->workers = EO_DEFAULT_WORKERS;
 }

@@ -63,7 +63,7 @@ static void test_defaults(void **state)
 	assert_int_equal(parse(NULL, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
 	assert_string_equal(cfg.metrics_bind_address, ":8080");
 	assert_string_equal(cfg.health_probe_bind_address, ":8081");
-	assert_false(cfg.leader_elect);
+	assert_true(cfg.leader_elect); /* on unless --leader-elect=false (local runs) */
 	assert_string_equal(cfg.leader_election_id, "aa20b3a9.etcd-operator.cozystack.io");
 	assert_string_equal(cfg.leader_election_namespace, "");
 	assert_string_equal(cfg.cluster_domain, "cluster.local");
