@@ -4,6 +4,7 @@
 #include "core/flags.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,17 +296,6 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->workers = EO_DEFAULT_WORKERS;
 }
 
-static const struct flag_def *flag_lookup(const char *name, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < NFLAGS; i++) {
-		if (strlen(flags[i].name) == n && strncmp(flags[i].name, name, n) == 0)
-			return &flags[i];
-	}
-	return NULL;
-}
-
 /* Applies one flag value; the watch-namespace list is only recorded in ns_list[0]. */
 static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *val,
 		 const char *ns_list[1], char *err, size_t errcap)
@@ -460,63 +450,96 @@ static int validate(struct eo_config *cfg, const struct eo_flags_env *env, char 
 	return 0;
 }
 
+/* getopt_long's val for flags[i] is OPT_BASE + i; the three commands follow the table. */
+enum { OPT_BASE = 256, OPT_HELP = OPT_BASE + (int)NFLAGS, OPT_H, OPT_VERSION, NOPTS = NFLAGS + 3 };
+
+/* The option table for getopt_long_only(3): every flag is a long option, so "-name" and
+ * "--name" are the same; booleans take an optional "=value" and never the next argument. */
+static void long_options(struct option opts[NOPTS + 1])
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++)
+		opts[i] = (struct option){flags[i].name,
+					  flags[i].kind == FLAG_BOOL ? optional_argument
+								     : required_argument,
+					  NULL, OPT_BASE + (int)i};
+	/* "-h" must match "h" exactly, not be an ambiguous prefix of "help" and
+	 * "health-probe-bind-address". A value given to them is ignored, as before. */
+	opts[i++] = (struct option){"help", optional_argument, NULL, OPT_HELP};
+	opts[i++] = (struct option){"h", optional_argument, NULL, OPT_H};
+	opts[i++] = (struct option){"version", optional_argument, NULL, OPT_VERSION};
+	opts[i] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* The flag name as written in tok ("-name", "--name" or either with "=value"). */
+static const char *written_name(const char *tok, size_t *n)
+{
+	const char *name = tok + (tok[0] == '-' && tok[1] == '-' ? 2 : tok[0] == '-' ? 1 : 0);
+
+	*n = strcspn(name, "=");
+	return name;
+}
+
 enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct eo_flags_env *env,
 				    struct eo_config *cfg, char *err, size_t errcap)
 {
+	struct option opts[NOPTS + 1];
 	bool seen[NFLAGS] = {false};
 	const char *ns_list[1] = {NULL};
 	const struct flag_def *fd;
-	const char *arg, *name, *eq, *val, *ev;
+	const char *name, *val, *ev;
 	size_t i, nlen;
-	int ai;
+	int c, tok;
 
 	config_defaults(cfg);
 	if (err && errcap)
 		err[0] = '\0';
-
-	for (ai = 1; ai < argc; ai++) {
-		arg = argv[ai];
-		if (strcmp(arg, "--") == 0) {
-			if (ai + 1 < argc) {
-				set_err(err, errcap, "unexpected argument \"%.64s\"", argv[ai + 1]);
-				return EO_FLAGS_ERROR;
-			}
+	long_options(opts);
+	/* "+": stop at the first argument that is not a flag (Go's rule); ":": report a
+	 * missing value as ':' rather than printing; no short options at all. */
+	optind = 0; /* full re-initialisation (glibc), so parse may run more than once */
+	opterr = 0;
+	for (;;) {
+		tok = optind > 0 ? optind : 1;
+		c = getopt_long_only(argc, argv, "+:", opts, NULL);
+		if (c == -1)
 			break;
-		}
-		if (arg[0] != '-' || arg[1] == '\0') {
-			set_err(err, errcap, "unexpected argument \"%.64s\"", arg);
+		name = written_name(argv[tok], &nlen);
+		if (c == '?' || c == ':') {
+			if (c == ':' && optopt >= OPT_BASE && optopt < OPT_HELP) {
+				set_err(err, errcap, "flag needs an argument: --%s",
+					flags[optopt - OPT_BASE].name);
+			} else if (nlen == 0 || name[0] == '-' || name[0] == '=') {
+				set_err(err, errcap, "bad flag syntax: %.64s", argv[tok]);
+			} else {
+				set_err(err, errcap, "unknown flag: --%.*s",
+					(int)(nlen > 64 ? 64 : nlen), name);
+			}
 			return EO_FLAGS_ERROR;
 		}
-		name = arg + (arg[1] == '-' ? 2 : 1);
-		if (name[0] == '-' || name[0] == '=' || name[0] == '\0') {
-			set_err(err, errcap, "bad flag syntax: %.64s", arg);
-			return EO_FLAGS_ERROR;
-		}
-		eq = strchr(name, '=');
-		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		if ((nlen == 1 && name[0] == 'h') || (nlen == 4 && strncmp(name, "help", 4) == 0))
-			return EO_FLAGS_HELP;
-		if (nlen == 7 && strncmp(name, "version", 7) == 0)
-			return EO_FLAGS_VERSION;
-		fd = flag_lookup(name, nlen);
-		if (!fd) {
+		/* getopt accepts unambiguous abbreviations; Go's flag package does not. */
+		for (i = 0; opts[i].name != NULL && opts[i].val != c; i++)
+			;
+		if (opts[i].name == NULL || strlen(opts[i].name) != nlen ||
+		    strncmp(opts[i].name, name, nlen) != 0) {
 			set_err(err, errcap, "unknown flag: --%.*s", (int)(nlen > 64 ? 64 : nlen),
 				name);
 			return EO_FLAGS_ERROR;
 		}
-		if (eq) {
-			val = eq + 1;
-		} else if (fd->kind == FLAG_BOOL) {
-			val = "true";
-		} else if (ai + 1 < argc) {
-			val = argv[++ai];
-		} else {
-			set_err(err, errcap, "flag needs an argument: --%s", fd->name);
-			return EO_FLAGS_ERROR;
-		}
+		if (c == OPT_HELP || c == OPT_H)
+			return EO_FLAGS_HELP;
+		if (c == OPT_VERSION)
+			return EO_FLAGS_VERSION;
+		fd = &flags[c - OPT_BASE];
+		val = optarg != NULL ? optarg : "true"; /* only a boolean has no value */
 		if (apply(cfg, fd, val, ns_list, err, errcap) != 0)
 			return EO_FLAGS_ERROR;
 		seen[fd - flags] = val[0] != '\0';
+	}
+	if (optind < argc) {
+		set_err(err, errcap, "unexpected argument \"%.64s\"", argv[optind]);
+		return EO_FLAGS_ERROR;
 	}
 
 	/* Environment fallbacks for flags that were absent or empty. */

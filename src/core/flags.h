@@ -3,10 +3,12 @@
  *
  * eo_flags_parse() is pure apart from reading the resolv.conf file named in its environment
  * (for --cluster-domain discovery): environment variables come through a callback, so tests
- * pass tables. Flags follow Go's flag package, which the Go operators' manifests were written
- * for: "-name" and "--name" are the same, values go as "--name=value" or "--name value",
- * booleans as "--name" or "--name=true|false" (also 1/0, t/f, TRUE/FALSE, True/False) but
- * never as a separate argument, the last occurrence wins, and "--" ends the flags.
+ * pass tables. Parsing is getopt_long_only(3) with every flag a long option, held to the rules
+ * of Go's flag package, which the Go operators' manifests were written for: "-name" and
+ * "--name" are the same, values go as "--name=value" or "--name value", booleans as "--name"
+ * or "--name=true|false" (also 1/0, t/f, TRUE/FALSE, True/False) but never as a separate
+ * argument, the last occurrence wins, "--" ends the flags, any other argument is an error,
+ * and a flag must be written in full (getopt's abbreviations are refused).
  *
  * An empty value means "not set": the environment fallback or the default applies.
  *

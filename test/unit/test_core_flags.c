@@ -182,6 +182,14 @@ static void test_errors(void **state)
 	    {{"run", NULL}, "unexpected argument \"run\""},
 	    {{"--", "extra", NULL}, "unexpected argument \"extra\""},
 	    {{"--workers", NULL}, "flag needs an argument: --workers"},
+	    {{"-operator-image", NULL}, "flag needs an argument: --operator-image"},
+	    /* getopt_long would take abbreviations and short-option clusters; Go does not. */
+	    {{"--leader-election-i=x", NULL}, "unknown flag: --leader-election-i"},
+	    {{"--work", "2", NULL}, "unknown flag: --work"},
+	    {{"--he", NULL}, "unknown flag: --he"},
+	    {{"-hx", NULL}, "unknown flag: --hx"},
+	    {{"--=x", NULL}, "bad flag syntax: --=x"},
+	    {{"--leader-elect", "--workers=2", "stray", NULL}, "unexpected argument \"stray\""},
 	    {{"--workers=0", NULL}, "invalid value \"0\" for --workers (1-64)"},
 	    {{"--workers=65", NULL}, "invalid value \"65\" for --workers (1-64)"},
 	    {{"--workers=4x", NULL}, "invalid value \"4x\" for --workers (1-64)"},
@@ -227,7 +235,9 @@ static void test_help_and_version(void **state)
 	static const char *const h1[] = {"-h", NULL};
 	static const char *const h2[] = {"--help", NULL};
 	static const char *const h3[] = {"--workers=2", "-help", "--nope", NULL};
+	static const char *const h4[] = {"--h", NULL};
 	static const char *const v1[] = {"--version", NULL};
+	static const char *const v2[] = {"-version", NULL};
 	static const char *const bad_then_help[] = {"--nope", "--help", NULL};
 	struct eo_config cfg;
 	char err[256];
@@ -240,7 +250,9 @@ static void test_help_and_version(void **state)
 	assert_int_equal(parse(h1, NULL, &cfg, err, sizeof(err)), EO_FLAGS_HELP);
 	assert_int_equal(parse(h2, NULL, &cfg, err, sizeof(err)), EO_FLAGS_HELP);
 	assert_int_equal(parse(h3, NULL, &cfg, err, sizeof(err)), EO_FLAGS_HELP);
+	assert_int_equal(parse(h4, NULL, &cfg, err, sizeof(err)), EO_FLAGS_HELP);
 	assert_int_equal(parse(v1, NULL, &cfg, err, sizeof(err)), EO_FLAGS_VERSION);
+	assert_int_equal(parse(v2, NULL, &cfg, err, sizeof(err)), EO_FLAGS_VERSION);
 	assert_int_equal(parse(bad_then_help, NULL, &cfg, err, sizeof(err)), EO_FLAGS_ERROR);
 
 	f = open_memstream(&text, &len);
