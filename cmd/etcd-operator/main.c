@@ -16,7 +16,7 @@
 
 #include "agent/cli.h"
 #include "controller/manager.h"
-#include "core/flags.h"
+#include "cli/flags.h"
 #include "core/version.h"
 #include "obs/http.h"
 #include "obs/log.h"

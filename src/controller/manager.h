@@ -16,7 +16,7 @@
 #ifndef EO_CONTROLLER_MANAGER_H
 #define EO_CONTROLLER_MANAGER_H
 
-#include "core/flags.h"
+#include "cli/flags.h"
 #include "obs/metrics.h"
 #include "obs/ready.h"
 

@@ -1,7 +1,7 @@
 /*
- * core/flags.c - command-line and environment configuration.
+ * cli/flags.c - command-line and environment configuration.
  */
-#include "core/flags.h"
+#include "cli/flags.h"
 
 #include <ctype.h>
 #include <getopt.h>

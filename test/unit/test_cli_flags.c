@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/flags: defaults, flag syntax (Go flag package forms), booleans,
+ * Unit tests for cli/flags: defaults, flag syntax (Go flag package forms), booleans,
  * environment fallbacks, validation errors, and cluster-domain discovery from resolv.conf.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/flags.h"
+#include "cli/flags.h"
 #include "support/testutil.h"
 
 #define MAX_ARGS 16
