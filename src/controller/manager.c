@@ -26,6 +26,7 @@
 /* Least lease time left for an etcd membership change: the controller's etcd request
  * timeout (controller.c ETCD_TIMEOUT_MS). Renewals every 2 s keep 8-10 s left. */
 #define ETCD_FENCE_MARGIN_MS 5000L
+#define FENCE_RETRY_MS	     1000L /* a reconcile held back by the fence comes back after */
 
 enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_COUNT };
 
@@ -175,6 +176,17 @@ static void *worker(void *p)
 			break;
 		if (rc != EO_KUBE_QUEUE_ITEM)
 			continue;
+		if (!eo_fence_allows(&m->ctrl.fence, NULL, 0)) {
+			/* Renewals are failing: start nothing new until the lease is renewed
+			 * (or lost, which ends the process). */
+			eo_log_kv(EO_LOG_DEBUG, NULL, "reconcile held back: leader lease not held",
+				  "key", key, NULL);
+			eo_kube_queue_add_after(ctl->q, key, FENCE_RETRY_MS);
+			eo_kube_queue_done(ctl->q, key);
+			free(key);
+			key = NULL;
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		slash = strchr(key, '/');
 		if (slash != NULL) {

@@ -12,6 +12,8 @@
  * eo_manager_free(). stop() shuts the queues, joins the workers (running reconciles finish
  * within their request timeouts), releases the Lease and stops the informers.
  * Losing the Lease while running ends the process with exit code 1 (no two leaders act).
+ * While leading, the controller's fence (controller/fence.h) is the Lease: with less than
+ * 5 s of it left, no etcd membership change is sent and no new reconcile starts.
  */
 #ifndef EO_CONTROLLER_MANAGER_H
 #define EO_CONTROLLER_MANAGER_H
