@@ -13,6 +13,7 @@
 
 #include "api/names.h"
 #include "controller/controller.h"
+#include "controller/informers.h"
 #include "kube/config.h"
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -51,6 +52,7 @@ struct ctl {
 struct handler_ud {
 	struct eo_manager *m;
 	enum kind kind;
+	struct eo_informer_source src; /* for skip and health reports */
 };
 
 struct eo_manager {
@@ -60,6 +62,7 @@ struct eo_manager {
 	eo_kube_client *kc;
 	eo_kube_client *lease_kc;
 	eo_kube_recorder *rec;
+	struct eo_informer_reporter *rep;
 	eo_kube_lease *lease;
 	eo_kube_informer *inf[K_COUNT][EO_CTRL_MAX_CACHES];
 	size_t ninf;
@@ -147,6 +150,11 @@ static void h_update(void *ud, json_t *old_obj, json_t *new_obj)
 static void h_delete(void *ud, json_t *obj)
 {
 	on_object(ud, obj);
+}
+
+static void h_skip(void *ud, const struct eo_kube_informer_skip *sk)
+{
+	eo_informer_report_skip(&((struct handler_ud *)ud)->src, sk);
 }
 
 /* --- workers --- */
@@ -360,6 +368,10 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 						 .component = "etcd-operator",
 						 .instance = getenv("POD_NAME"),
 					     });
+	m->rep = eo_informer_reporter_new(
+	    &(struct eo_informer_reporter_opts){.rec = m->rec, .om = om, .ready = ready});
+	if (m->rep == NULL)
+		goto fail;
 	m->ctrl = (struct eo_controller){
 	    .kc = m->kc,
 	    .rec = m->rec,
@@ -375,7 +387,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 					   : k == K_PDB	   ? &m->ctrl.pdbs
 							   : &m->ctrl.services;
 
-		m->hud[k] = (struct handler_ud){m, (enum kind)k};
+		m->hud[k] =
+		    (struct handler_ud){m, (enum kind)k, {m->rep, kinds[k].name, kinds[k].gv}};
 		for (size_t i = 0; i < nns; i++) {
 			struct eo_kube_informer_opts io = {
 			    .res = {kinds[k].gv, kinds[k].plural,
@@ -383,8 +396,11 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 			    .label_selector = kinds[k].selector,
 			    .index_label = EO_LABEL_CLUSTER,
 			};
-			struct eo_kube_informer_handlers h = {h_add, h_update, h_delete,
-							      &m->hud[k]};
+			struct eo_kube_informer_handlers h = {.on_add = h_add,
+							      .on_update = h_update,
+							      .on_delete = h_delete,
+							      .on_skip = h_skip,
+							      .ud = &m->hud[k]};
 
 			m->inf[k][i] = eo_kube_informer_new(m->kc, &io, &h);
 			if (m->inf[k][i] == NULL)
@@ -496,6 +512,7 @@ void eo_manager_free(eo_manager *m)
 	for (int c = 0; c < 2; c++)
 		eo_kube_queue_free(m->ctls[c].q);
 	eo_kube_recorder_free(m->rec);
+	eo_informer_reporter_free(m->rep);
 	eo_kube_client_free(m->lease_kc);
 	eo_kube_client_free(m->kc);
 	free(m->threads);

@@ -432,20 +432,23 @@ static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* One HTTP exchange; no retries. On 2xx with out != NULL parses the body. */
-static eo_kube_err perform(eo_kube_client *c, const char *method, const char *url,
-			   const char *content_type, const char *payload, json_t **out,
-			   struct eo_kube_error *err)
+/*
+ * One HTTP exchange; no retries. The body goes to write_fn (a capped struct body when
+ * write_fn is NULL); *status gets the HTTP status. Returns the transport result only.
+ */
+static eo_kube_err transfer(eo_kube_client *c, const char *method, const char *url,
+			    const char *content_type, const char *payload,
+			    curl_write_callback write_fn, void *write_ud, CURL **hp, long *status,
+			    bool *overflow, struct eo_kube_error *err)
 {
 	CURL *h = NULL;
 	struct curl_slist *hdrs = NULL;
-	struct body b = {.max = c->max_body};
 	char errbuf[CURL_ERROR_SIZE] = "";
 	char *token = NULL;
-	long status = 0;
 	CURLcode cc;
 	eo_kube_err rc;
 
+	*status = 0;
 	rc = eo_kube_config_token(c->cfg, &token, err);
 	if (rc != EO_KUBE_OK)
 		goto out;
@@ -454,6 +457,8 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "curl handle");
 		goto out;
 	}
+	if (hp)
+		*hp = h;
 	rc = eo__kube_easy_setup(c, h, token, &hdrs, true, err);
 	if (rc != EO_KUBE_OK)
 		goto out;
@@ -473,8 +478,8 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, atomic_load(&c->timeout_ms));
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_fn);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, write_ud);
 	if (strcmp(method, "GET") != 0)
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	if (payload) {
@@ -482,11 +487,42 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
 	}
 	cc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
 	if (cc != CURLE_OK) {
-		rc = eo__kube_curl_err(cc, errbuf, b.overflow, err);
+		rc = eo__kube_curl_err(cc, errbuf, overflow && *overflow, err);
 		goto out;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	eo_kube_error_clear(err);
+out:
+	if (hp)
+		*hp = NULL;
+	if (h) {
+		/* Drop pointers into this frame before the handle goes back. */
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+		handle_put(c, h);
+	}
+	curl_slist_free_all(hdrs);
+	if (token) {
+		OPENSSL_cleanse(token, strlen(token));
+		free(token);
+	}
+	return rc;
+}
+
+/* One HTTP exchange; no retries. On 2xx with out != NULL parses the body. */
+static eo_kube_err perform(eo_kube_client *c, const char *method, const char *url,
+			   const char *content_type, const char *payload, json_t **out,
+			   struct eo_kube_error *err)
+{
+	struct body b = {.max = c->max_body};
+	long status = 0;
+	eo_kube_err rc;
+
+	rc = transfer(c, method, url, content_type, payload, body_write, &b, NULL, &status,
+		      &b.overflow, err);
+	if (rc != EO_KUBE_OK)
+		goto out;
 	if (status < 200 || status >= 300) {
 		rc = eo_kube_status_parse((int)status, b.p, b.len, err);
 		goto out;
@@ -505,18 +541,7 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 	}
 	eo_kube_error_clear(err);
 out:
-	if (h) {
-		/* Drop pointers into this frame before the handle goes back. */
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-		handle_put(c, h);
-	}
-	curl_slist_free_all(hdrs);
 	free(b.p);
-	if (token) {
-		OPENSSL_cleanse(token, strlen(token));
-		free(token);
-	}
 	return rc;
 }
 
@@ -686,16 +711,80 @@ eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
 	return rc;
 }
 
-/* One LIST page. */
+/* ---- streamed LIST ---------------------------------------------------- */
+
+#define LIST_ERRBODY_MAX (64u << 10)
+#define LIST_MAX_PAGES	 100000
+
+struct page {
+	CURL *h;
+	long status;
+	eo_kube_objstream *os;
+	struct body errbody;
+	eo_kube_err rc; /* a decode failure that aborted the transfer */
+	struct eo_kube_error e;
+	/* from the page's envelope */
+	char *cont;
+	json_t *env;
+	bool ended;
+	eo_kube_list_cb cb;
+	void *ud;
+	bool stopped;
+};
+
+static size_t page_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct page *pg = ud;
+	size_t n = size * nmemb;
+
+	if (pg->status == 0 && pg->h)
+		curl_easy_getinfo(pg->h, CURLINFO_RESPONSE_CODE, &pg->status);
+	if (pg->status < 200 || pg->status >= 300) {
+		/* A failed LIST answers with a Status: keep a capped copy. */
+		size_t room = pg->errbody.max - pg->errbody.len, k = n < room ? n : room;
+
+		if (k > 0 && body_write(data, 1, k, &pg->errbody) != k)
+			return 0;
+		return n;
+	}
+	pg->rc = eo_kube_objstream_feed(pg->os, data, n, &pg->e);
+	return pg->rc == EO_KUBE_OK ? n : 0;
+}
+
+static int page_event(void *ud, const struct eo_kube_objstream_event *ev)
+{
+	struct page *pg = ud;
+
+	if (ev->type == EO_KUBE_OS_END) {
+		const char *next = json_string_value(
+		    json_object_get(json_object_get(ev->obj, "metadata"), "continue"));
+
+		json_decref(pg->env);
+		pg->env = json_incref(ev->obj);
+		free(pg->cont);
+		pg->cont = nonempty(next) ? strdup(next) : NULL;
+		pg->ended = true;
+		if (nonempty(next) && !pg->cont)
+			return 1;
+	}
+	if (pg->cb(pg->ud, ev) != 0) {
+		pg->stopped = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* One LIST page, streamed through cb. On success pg->env is the page's envelope and
+ * pg->cont its continue token (NULL on the last page). */
 static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r,
 			     const struct eo_kube_list_opts *o, const char *cont, bool paged,
-			     json_t **out, struct eo_kube_error *err)
+			     struct page *pg, struct eo_kube_error *err)
 {
 	char limit[32];
 	const char *params[11];
-	int i = 0;
+	int i = 0, attempt;
 	char *url;
-	eo_kube_err rc;
+	eo_kube_err rc = EO_KUBE_OK;
 
 	params[i++] = "labelSelector";
 	params[i++] = o && nonempty(o->label_selector) ? o->label_selector : NULL;
@@ -718,93 +807,179 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 	if (!url)
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "cannot build URL for list of %s",
 				    r->plural ? r->plural : "?");
-	rc = request(c, "GET", url, NULL, NULL, out, err);
-	free(url);
-	if (rc == EO_KUBE_OK && !json_is_array(json_object_get(*out, "items"))) {
-		json_decref(*out);
-		*out = NULL;
-		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "list response has no items array");
+	/* A 401 may mean a rotated token file: one more try (nothing was decoded yet). */
+	for (attempt = 0; attempt < 2; attempt++) {
+		struct eo_kube_objstream_opts so = {
+		    .mode = EO_KUBE_OBJSTREAM_LIST,
+		    .max_object = o ? o->max_object : 0,
+		    .keep_all = o && o->keep_all,
+		    .cb = page_event,
+		    .ud = pg,
+		};
+
+		eo_kube_objstream_free(pg->os);
+		free(pg->errbody.p);
+		pg->errbody = (struct body){.max = LIST_ERRBODY_MAX};
+		pg->status = 0;
+		pg->rc = EO_KUBE_OK;
+		pg->ended = false;
+		pg->os = eo_kube_objstream_new(&so);
+		if (!pg->os) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "list decoder");
+			break;
+		}
+		rc = transfer(c, "GET", url, NULL, NULL, page_write, pg, &pg->h, &pg->status, NULL,
+			      err);
+		if (pg->rc != EO_KUBE_OK) {
+			rc = pg->rc;
+			if (err)
+				*err = pg->e;
+			if (rc == EO_KUBE_ECANCELED && !pg->stopped)
+				rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "continue token");
+		} else if (rc == EO_KUBE_OK && (pg->status < 200 || pg->status >= 300)) {
+			rc = eo_kube_status_parse((int)pg->status, pg->errbody.p, pg->errbody.len,
+						  err);
+		} else if (rc == EO_KUBE_OK) {
+			rc = eo_kube_objstream_finish(pg->os, err);
+			if (rc == EO_KUBE_OK && !json_is_array(json_object_get(pg->env, "items")))
+				rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL,
+						  "list response has no items array");
+		}
+		if (rc != EO_KUBE_EUNAUTHORIZED || !eo_kube_config_token_file(c->cfg))
+			break;
+		eo_kube_config_token_invalidate(c->cfg);
 	}
+	if (rc != EO_KUBE_OK && err && err->http_status == 0 && pg->status)
+		err->http_status = (int)pg->status;
+	free(url);
 	return rc;
 }
 
-#define LIST_MAX_PAGES 100000
+eo_kube_err eo_kube_list_each(eo_kube_client *c, const struct eo_kube_resource *r,
+			      const struct eo_kube_list_opts *opts, eo_kube_list_cb cb, void *ud,
+			      struct eo_kube_error *err)
+{
+	struct eo_kube_resource x = *r;
+	struct page pg = {.cb = cb, .ud = ud};
+	char *cont = NULL;
+	bool paged = true, restarted = false;
+	eo_kube_err rc;
+	int pages = 0;
+
+	x.name = NULL;
+	for (;;) {
+		rc = list_page(c, &x, opts, cont, paged, &pg, err);
+		if (rc == EO_KUBE_EGONE && cont && !restarted) {
+			/* The continue token expired: start over with one unpaged list. */
+			struct eo_kube_objstream_event ev = {.type = EO_KUBE_OS_RESTART};
+
+			restarted = true;
+			paged = false;
+			free(cont);
+			cont = NULL;
+			if (cb(ud, &ev) != 0) {
+				rc = eo_kube_fail(err, EO_KUBE_ECANCELED, "stopped by callback");
+				break;
+			}
+			continue;
+		}
+		if (rc != EO_KUBE_OK)
+			break;
+		free(cont);
+		cont = pg.cont;
+		pg.cont = NULL;
+		if (!cont)
+			break;
+		if (++pages > LIST_MAX_PAGES) {
+			rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE, "list has too many pages");
+			break;
+		}
+	}
+	free(cont);
+	free(pg.cont);
+	free(pg.errbody.p);
+	json_decref(pg.env);
+	eo_kube_objstream_free(pg.os);
+	return rc;
+}
+
+/* eo_kube_list(): the pages merged into one list object. */
+struct merged {
+	json_t *items;
+	json_t *env;
+	size_t total, max;
+	eo_kube_err rc;
+	char detail[200];
+};
+
+static int merge_event(void *ud, const struct eo_kube_objstream_event *ev)
+{
+	struct merged *m = ud;
+
+	switch (ev->type) {
+	case EO_KUBE_OS_ITEM:
+		m->total += json_dumpb(ev->obj, NULL, 0, JSON_COMPACT);
+		if (m->total > m->max) {
+			m->rc = EO_KUBE_ETOOLARGE;
+			snprintf(m->detail, sizeof(m->detail), "list exceeds its cap of %zu bytes",
+				 m->max);
+			return 1;
+		}
+		if (json_array_append(m->items, ev->obj) != 0) {
+			m->rc = EO_KUBE_ENOMEM;
+			snprintf(m->detail, sizeof(m->detail), "merging list pages");
+			return 1;
+		}
+		return 0;
+	case EO_KUBE_OS_SKIP:
+		/* A caller of the merged form gets all items or an error. */
+		m->rc = ev->why;
+		snprintf(m->detail, sizeof(m->detail), "list item %.64s/%.100s: %s", ev->ref->ns,
+			 ev->ref->name, ev->detail ? ev->detail : "skipped");
+		return 1;
+	case EO_KUBE_OS_END:
+		json_decref(m->env);
+		m->env = json_incref(ev->obj);
+		return 0;
+	case EO_KUBE_OS_RESTART:
+		json_array_clear(m->items);
+		m->total = 0;
+		return 0;
+	}
+	return 0;
+}
 
 eo_kube_err eo_kube_list(eo_kube_client *c, const struct eo_kube_resource *r,
 			 const struct eo_kube_list_opts *opts, json_t **out,
 			 struct eo_kube_error *err)
 {
-	struct eo_kube_resource x = *r;
-	json_t *acc = NULL, *page = NULL;
-	char *cont = NULL;
-	bool paged = true, restarted = false;
+	struct merged m = {.items = json_array(), .max = c->max_list};
+	struct eo_kube_list_opts o = opts ? *opts : (struct eo_kube_list_opts){0};
 	eo_kube_err rc;
-	int pages = 0;
-	size_t total = 0;
 
 	*out = NULL;
-	x.name = NULL;
-restart:
-	rc = list_page(c, &x, opts, NULL, paged, &acc, err);
-	if (rc != EO_KUBE_OK)
-		goto out;
-	total = json_dumpb(acc, NULL, 0, JSON_COMPACT);
-	for (;;) {
-		const char *next = json_string_value(
-		    json_object_get(json_object_get(acc, "metadata"), "continue"));
-		json_t *meta;
+	o.keep_all = true; /* the merged form returns objects as the server sent them */
+	if (!o.max_object)
+		o.max_object = c->max_body;
+	if (!m.items)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "list");
+	rc = eo_kube_list_each(c, r, &o, merge_event, &m, err);
+	if (rc == EO_KUBE_ECANCELED && m.rc != EO_KUBE_OK)
+		rc = eo_kube_fail(err, m.rc, "%s", m.detail);
+	if (rc == EO_KUBE_OK) {
+		json_t *meta = json_object_get(m.env, "metadata");
 
-		free(cont);
-		cont = nonempty(next) ? strdup(next) : NULL;
-		if (nonempty(next) && !cont) {
-			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "continue token");
-			goto out;
+		/* The merged list is complete: drop the last page's continue. */
+		json_object_del(meta, "continue");
+		json_object_del(meta, "remainingItemCount");
+		if (json_object_set(m.env, "items", m.items) != 0) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "list");
+		} else {
+			*out = m.env;
+			m.env = NULL;
 		}
-		if (!cont)
-			break;
-		if (++pages > LIST_MAX_PAGES) {
-			rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE, "list has too many pages");
-			goto out;
-		}
-		rc = list_page(c, &x, opts, cont, paged, &page, err);
-		if (rc == EO_KUBE_EGONE && !restarted) {
-			/* The continue token expired: start over with one unpaged list. */
-			json_decref(acc);
-			acc = NULL;
-			restarted = true;
-			paged = false;
-			free(cont);
-			cont = NULL;
-			goto restart;
-		}
-		if (rc != EO_KUBE_OK)
-			goto out;
-		total += json_dumpb(page, NULL, 0, JSON_COMPACT);
-		if (total > c->max_list) {
-			rc = eo_kube_fail(err, EO_KUBE_ETOOLARGE,
-					  "list exceeds its cap of %zu bytes over %d pages",
-					  c->max_list, pages + 1);
-			goto out;
-		}
-		if (json_array_extend(json_object_get(acc, "items"),
-				      json_object_get(page, "items")) != 0) {
-			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "merging list pages");
-			goto out;
-		}
-		meta = json_object_get(page, "metadata");
-		if (meta)
-			json_object_set(acc, "metadata", meta);
-		json_decref(page);
-		page = NULL;
 	}
-	/* The merged list is complete: drop the last page's empty continue. */
-	json_object_del(json_object_get(acc, "metadata"), "continue");
-	json_object_del(json_object_get(acc, "metadata"), "remainingItemCount");
-	*out = acc;
-	acc = NULL;
-out:
-	json_decref(acc);
-	json_decref(page);
-	free(cont);
+	json_decref(m.items);
+	json_decref(m.env);
 	return rc;
 }

@@ -26,6 +26,7 @@
 
 #include "kube/config.h"
 #include "kube/err.h"
+#include "kube/objstream.h"
 
 typedef struct eo_kube_client eo_kube_client;
 
@@ -86,16 +87,34 @@ struct eo_kube_list_opts {
 	const char *field_selector;   /* NULL = none */
 	long limit;		      /* page size; 0 = no paging */
 	const char *resource_version; /* NULL = most recent */
+	size_t max_object; /* per-item cap; 0 = EO_KUBE_OBJECT_MAX (eo_kube_list: max_body) */
+	bool keep_all;	   /* keep managedFields etc. (see kube/objstream.h) */
 };
+
+/*
+ * LIST a collection page by page, decoding one item at a time (kube/objstream.h): cb gets
+ * EO_KUBE_OS_ITEM for each object (borrowed for the call; managedFields and the
+ * last-applied-configuration annotation dropped unless keep_all), EO_KUBE_OS_SKIP for an
+ * item over max_object bytes or one that does not decode (the list goes on), EO_KUBE_OS_END
+ * with each page's envelope (its metadata.resourceVersion is the list's after the last page)
+ * and EO_KUBE_OS_RESTART when an expired continue token (410) makes the list start over once
+ * without paging: everything seen before is void. No page has to fit in memory as a whole.
+ * cb returning nonzero stops the list with ECANCELED. opts may be NULL.
+ */
+typedef eo_kube_objstream_cb eo_kube_list_cb;
+eo_kube_err eo_kube_list_each(eo_kube_client *c, const struct eo_kube_resource *r,
+			      const struct eo_kube_list_opts *opts, eo_kube_list_cb cb, void *ud,
+			      struct eo_kube_error *err);
 
 /*
  * LIST a collection, following `continue` tokens until the last page. *out
  * is one list object: apiVersion/kind of the response, metadata of the last
  * page (its resourceVersion is the list's) and all pages' items merged in
  * order. If a continue token expires (410) the list restarts once without
- * paging. A list whose pages add up to more than EO_KUBE_LIST_MAX_BYTES of
- * JSON (the client's max_list) fails with EO_KUBE_ETOOLARGE (each page is also
- * capped by max_body).
+ * paging. A list whose items add up to more than EO_KUBE_LIST_MAX_BYTES of
+ * compact JSON (the client's max_list) fails with EO_KUBE_ETOOLARGE, as does an
+ * item over max_body (opts->max_object when set); objects are kept whole
+ * (keep_all). Built on eo_kube_list_each(), which the informer uses.
  * opts may be NULL.
  */
 eo_kube_err eo_kube_list(eo_kube_client *c, const struct eo_kube_resource *r,

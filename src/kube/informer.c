@@ -21,6 +21,11 @@ struct eo_kube_informer {
 	long page_limit;
 	int watch_timeout_s;
 	long retry_min_ms, retry_max_ms;
+	size_t max_object;
+	json_t *skips; /* key -> resourceVersion of skipped objects already reported */
+	/* health, only touched by the informer's thread */
+	unsigned long failures;
+	long long failing_since_ms;
 
 	pthread_t thread;
 	bool started;
@@ -63,6 +68,8 @@ eo_kube_informer *eo_kube_informer_new(eo_kube_client *c, const struct eo_kube_i
 	inf->watch_timeout_s = opts->watch_timeout_s;
 	inf->retry_min_ms = opts->retry_min_ms > 0 ? opts->retry_min_ms : 200;
 	inf->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
+	inf->max_object = opts->max_object;
+	inf->skips = json_object();
 	inf->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)inf;
 	inf->cache = eo_kube_cache_new(opts->index_label);
 	inf->watch = eo_kube_watch_new(c);
@@ -73,7 +80,8 @@ eo_kube_informer *eo_kube_informer_new(eo_kube_client *c, const struct eo_kube_i
 	pthread_condattr_destroy(&ca);
 	if (!inf->gv || !inf->plural || (opts->res.ns && opts->res.ns[0] && !inf->ns) ||
 	    (opts->label_selector && !inf->label_selector) ||
-	    (opts->field_selector && !inf->field_selector) || !inf->cache || !inf->watch) {
+	    (opts->field_selector && !inf->field_selector) || !inf->cache || !inf->watch ||
+	    !inf->skips) {
 		eo_kube_informer_free(inf);
 		return NULL;
 	}
@@ -93,6 +101,7 @@ void eo_kube_informer_free(eo_kube_informer *inf)
 	free(inf->label_selector);
 	free(inf->field_selector);
 	free(inf->rv);
+	json_decref(inf->skips);
 	pthread_cond_destroy(&inf->cond);
 	pthread_mutex_destroy(&inf->mu);
 	free(inf);
@@ -244,30 +253,68 @@ static void apply_delete(eo_kube_informer *inf, json_t *obj)
 	json_decref(old);
 }
 
-/*
- * Replaces the cache content with a fresh list: new and changed objects
- * are upserted (add / update), objects missing from the list are deleted.
- * Unchanged objects (same resourceVersion) fire nothing.
- */
-static void replace_all(eo_kube_informer *inf, json_t *items)
+static long long mono_ms(void)
 {
-	json_t *seen = json_object(), *keys, *item, *k;
-	bool seen_all = seen != NULL;
-	size_t i;
+	struct timespec ts;
 
-	json_array_foreach(items, i, item)
-	{
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reports a skipped object once per resourceVersion. */
+static void report_skip(eo_kube_informer *inf, const char *key, const struct eo_kube_objref *ref,
+			eo_kube_err why, const char *detail, size_t size)
+{
+	struct eo_kube_informer_skip sk = {ref, why, detail, size};
+	const char *prev = key ? json_string_value(json_object_get(inf->skips, key)) : NULL;
+
+	count(inf, &inf->stats.skipped);
+	if (key && prev && strcmp(prev, ref->rv) == 0)
+		return;
+	if (key) {
+		if (json_object_size(inf->skips) >= 1024)
+			json_object_clear(inf->skips); /* bounded: at worst, report again */
+		json_object_set_new(inf->skips, key, json_string(ref->rv));
+	}
+	if (inf->h.on_skip)
+		inf->h.on_skip(inf->h.ud, &sk);
+}
+
+/*
+ * A list in progress: objects are applied as they are decoded (new and changed ones upserted,
+ * firing add / update; unchanged ones, same resourceVersion, fire nothing) and their keys
+ * recorded; when the list completes, cached objects it lacked are deleted.
+ */
+struct listing {
+	eo_kube_informer *inf;
+	json_t *seen;
+	bool seen_all;
+	char *rv;
+};
+
+static void seen_key(struct listing *l, const char *key)
+{
+	if (!key || json_object_set_new_nocheck(l->seen, key, json_true()) != 0)
+		l->seen_all = false;
+}
+
+static int on_list_event(void *ud, const struct eo_kube_objstream_event *ev)
+{
+	struct listing *l = ud;
+	eo_kube_informer *inf = l->inf;
+
+	switch (ev->type) {
+	case EO_KUBE_OS_ITEM: {
+		json_t *item = ev->obj, *cur;
 		char *key = eo_kube_cache_key(eo_kube_obj_namespace(item), eo_kube_obj_name(item));
-		json_t *cur;
 		const char *a, *b;
 
 		if (!key) {
 			if (eo_kube_obj_name(item))
-				seen_all = false; /* out of memory, not a nameless item */
-			continue;
+				l->seen_all = false; /* out of memory, not a nameless item */
+			return 0;
 		}
-		if (json_object_set_new_nocheck(seen, key, json_true()) != 0)
-			seen_all = false;
+		seen_key(l, key);
 		cur = eo_kube_cache_get(inf->cache, eo_kube_obj_namespace(item),
 					eo_kube_obj_name(item));
 		a = eo_kube_obj_resource_version(cur);
@@ -276,11 +323,39 @@ static void replace_all(eo_kube_informer *inf, json_t *items)
 			apply_upsert(inf, item);
 		json_decref(cur);
 		free(key);
+		return 0;
 	}
-	/* Deleting what the list lacks needs a complete record of what it had: out of
-	 * memory, keep the extra objects (a later relist drops them) rather than
-	 * report objects that still exist as deleted. */
-	keys = seen_all ? eo_kube_cache_keys(inf->cache) : NULL;
+	case EO_KUBE_OS_SKIP: {
+		/* Keep what we had of it: it exists, it is only unreadable now. */
+		char *key = ev->ref->name[0] ? eo_kube_cache_key(ev->ref->ns, ev->ref->name) : NULL;
+
+		if (ev->ref->name[0])
+			seen_key(l, key);
+		report_skip(inf, key, ev->ref, ev->why, ev->detail, ev->size);
+		free(key);
+		return 0;
+	}
+	case EO_KUBE_OS_END: {
+		const char *rv = eo_kube_obj_resource_version(ev->obj);
+
+		free(l->rv);
+		l->rv = rv && rv[0] ? strdup(rv) : NULL;
+		return 0;
+	}
+	case EO_KUBE_OS_RESTART:
+		json_object_clear(l->seen);
+		l->seen_all = true;
+		return 0;
+	}
+	return 0;
+}
+
+/* Deletes the cached objects a complete list did not have. */
+static void delete_unseen(eo_kube_informer *inf, json_t *seen)
+{
+	json_t *keys = eo_kube_cache_keys(inf->cache), *k;
+	size_t i;
+
 	json_array_foreach(keys, i, k)
 	{
 		const char *key = json_string_value(k);
@@ -304,7 +379,6 @@ static void replace_all(eo_kube_informer *inf, json_t *items)
 		json_decref(old);
 	}
 	json_decref(keys);
-	json_decref(seen);
 }
 
 static eo_kube_err do_list(eo_kube_informer *inf, struct eo_kube_error *err)
@@ -314,22 +388,90 @@ static eo_kube_err do_list(eo_kube_informer *inf, struct eo_kube_error *err)
 	    .label_selector = inf->label_selector,
 	    .field_selector = inf->field_selector,
 	    .limit = inf->page_limit,
+	    .max_object = inf->max_object,
 	};
-	json_t *list = NULL;
+	struct listing l = {.inf = inf, .seen = json_object(), .seen_all = true};
 	eo_kube_err rc;
 
-	rc = eo_kube_list(inf->c, &r, &lo, &list, err);
-	if (rc != EO_KUBE_OK)
-		return rc;
-	replace_all(inf, json_object_get(list, "items"));
-	set_rv(inf, eo_kube_obj_resource_version(list));
-	pthread_mutex_lock(&inf->mu);
-	inf->synced = true;
-	inf->stats.lists++;
-	pthread_cond_broadcast(&inf->cond);
-	pthread_mutex_unlock(&inf->mu);
-	json_decref(list);
-	return EO_KUBE_OK;
+	if (!l.seen)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "list");
+	rc = eo_kube_list_each(inf->c, &r, &lo, on_list_event, &l, err);
+	if (rc == EO_KUBE_OK) {
+		/* Deleting what the list lacks needs a complete record of what it had: out of
+		 * memory, keep the extra objects (a later relist drops them) rather than
+		 * report objects that still exist as deleted. */
+		if (l.seen_all)
+			delete_unseen(inf, l.seen);
+		set_rv(inf, l.rv);
+		pthread_mutex_lock(&inf->mu);
+		inf->synced = true;
+		inf->stats.lists++;
+		pthread_cond_broadcast(&inf->cond);
+		pthread_mutex_unlock(&inf->mu);
+	}
+	json_decref(l.seen);
+	free(l.rv);
+	return rc;
+}
+
+static void on_watch_skip(void *ud, const struct eo_kube_watch_skip *sk)
+{
+	eo_kube_informer *inf = ud;
+	char *key = sk->ref->name[0]
+			? eo_kube_cache_key(sk->ref->ns[0] ? sk->ref->ns : NULL, sk->ref->name)
+			: NULL;
+
+	if (sk->type == EO_KUBE_WATCH_DELETED && sk->ref->name[0]) {
+		/* Gone is gone, however large its last state was. */
+		json_t *old = NULL;
+
+		eo_kube_cache_remove(inf->cache, sk->ref->ns[0] ? sk->ref->ns : NULL, sk->ref->name,
+				     &old);
+		if (old && inf->h.on_delete)
+			inf->h.on_delete(inf->h.ud, old);
+		json_decref(old);
+		if (key)
+			json_object_del(inf->skips, key);
+	} else if (sk->type != EO_KUBE_WATCH_BOOKMARK) {
+		report_skip(inf, key, sk->ref, sk->why, sk->detail, sk->size);
+	}
+	free(key);
+	/* The event happened: resume after it. */
+	set_rv(inf, sk->ref->rv);
+}
+
+static void healthy(eo_kube_informer *inf)
+{
+	if (inf->failures > 0 && inf->h.on_recover)
+		inf->h.on_recover(inf->h.ud, inf->failures, mono_ms() - inf->failing_since_ms);
+	inf->failures = 0;
+}
+
+static void on_watch_open(void *ud)
+{
+	healthy(ud);
+}
+
+static void failed(eo_kube_informer *inf, const char *op, eo_kube_err rc,
+		   const struct eo_kube_error *err)
+{
+	struct eo_kube_informer_failure f = {
+	    .op = op,
+	    .rc = rc,
+	    .http_status = err->http_status,
+	    .reason = err->reason,
+	    .message = err->message,
+	};
+
+	count(inf, &inf->stats.errors);
+	if (rc != EO_KUBE_EGONE) {
+		if (inf->failures++ == 0)
+			inf->failing_since_ms = mono_ms();
+		f.consecutive = inf->failures;
+		f.failing_ms = mono_ms() - inf->failing_since_ms;
+	}
+	if (inf->h.on_failure)
+		inf->h.on_failure(inf->h.ud, &f);
 }
 
 static int on_event(void *ud, enum eo_kube_watch_type type, json_t *obj)
@@ -374,6 +516,9 @@ static eo_kube_err do_watch(eo_kube_informer *inf, struct eo_kube_error *err)
 	    .field_selector = inf->field_selector,
 	    .resource_version = rv,
 	    .timeout_seconds = timeout,
+	    .max_object = inf->max_object,
+	    .on_skip = on_watch_skip,
+	    .on_open = on_watch_open,
 	};
 	count(inf, &inf->stats.watches);
 	rc = eo_kube_watch_run(inf->watch, &r, &wo, on_event, inf, err);
@@ -390,12 +535,15 @@ static void *run(void *arg)
 
 	while (!stopping(inf)) {
 		eo_kube_err rc;
+		const char *op = need_list ? "list" : "watch";
 
+		memset(&err, 0, sizeof(err));
 		if (need_list) {
 			rc = do_list(inf, &err);
 			if (rc == EO_KUBE_OK) {
 				need_list = false;
 				backoff = inf->retry_min_ms;
+				healthy(inf);
 				continue;
 			}
 		} else {
@@ -405,18 +553,17 @@ static void *run(void *arg)
 				backoff = inf->retry_min_ms;
 				continue;
 			}
-			if (rc == EO_KUBE_ECANCELED)
-				continue; /* the loop condition sees the stop */
-			if (rc == EO_KUBE_EGONE || rc == EO_KUBE_ETOOLARGE ||
-			    rc == EO_KUBE_EPROTOCOL) {
-				/* Our version is too old or the stream is unusable:
-				 * list again right away. */
-				need_list = true;
-				count(inf, &inf->stats.errors);
-				continue;
-			}
 		}
-		count(inf, &inf->stats.errors);
+		if (rc == EO_KUBE_ECANCELED && stopping(inf))
+			break;
+		failed(inf, op, rc, &err);
+		if (!need_list &&
+		    (rc == EO_KUBE_EGONE || rc == EO_KUBE_ETOOLARGE || rc == EO_KUBE_EPROTOCOL)) {
+			/* Our version is too old or the stream is unusable: list again right
+			 * away (a relist that fails backs off). */
+			need_list = true;
+			continue;
+		}
 		if (rc == EO_KUBE_EUNAUTHORIZED)
 			eo_kube_config_token_invalidate(eo_kube_client_config(inf->c));
 		if (!sleep_unless_stopped(inf, backoff))

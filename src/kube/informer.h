@@ -4,10 +4,22 @@
  * An informer lists the resource (paged), fills its cache, then watches
  * from the list's resourceVersion with bookmarks. When a watch ends it
  * resumes from the last resourceVersion it saw; on 410 Gone (an HTTP 410 or
- * an ERROR event with code 410) or an oversized event it lists again and
+ * an ERROR event with code 410) or a broken stream it lists again and
  * reconciles the cache with the fresh list (firing add / update / delete for
  * the differences). Failures back off exponentially (retry_min_ms doubling
  * to retry_max_ms); a 401 also makes the token be re-read.
+ *
+ * Lists and watches are decoded one object at a time (kube/objstream.h), and
+ * metadata.managedFields and the last-applied-configuration annotation are
+ * dropped before an object is cached. An object over max_object bytes, or one
+ * that does not decode (too deep, say), is skipped: the cache keeps the last
+ * good version of it (a skipped DELETED still removes it), the rest of the
+ * page or stream is applied, and on_skip reports it once per resourceVersion.
+ *
+ * Health: every list or watch that fails (and every 410 that forces a
+ * relist) is reported to on_failure, with the consecutive failure count and
+ * how long the informer has been failing; the first list that completes or
+ * watch that opens after failures is reported to on_recover.
  *
  * Handlers run on the informer's thread after the cache has been updated
  * and with no lock held, so they may read the cache (typically they map the
@@ -36,12 +48,36 @@ struct eo_kube_informer_opts {
 	int watch_timeout_s;	     /* 0 = random in [300, 600) like client-go */
 	long retry_min_ms;	     /* 0 = 200 */
 	long retry_max_ms;	     /* 0 = 30000 */
+	size_t max_object;	     /* per-object cap; 0 = EO_KUBE_OBJECT_MAX */
+};
+
+/* A skipped object (see above). */
+struct eo_kube_informer_skip {
+	const struct eo_kube_objref *ref;
+	eo_kube_err why; /* ETOOLARGE (over max_object) or EPROTOCOL (does not decode) */
+	const char *detail;
+	size_t size; /* bytes counted before it was given up */
+};
+
+/* A failed list or watch, or a watch that expired (rc EGONE). */
+struct eo_kube_informer_failure {
+	const char *op;		   /* "list" or "watch" */
+	eo_kube_err rc;		   /* EGONE: expired, relisting (not counted as failing) */
+	int http_status;	   /* 0 when there was no HTTP answer */
+	const char *reason;	   /* the Kubernetes Status reason, or "" */
+	const char *message;	   /* detail; never a credential */
+	unsigned long consecutive; /* failures in a row, this one included; 0 for EGONE */
+	long long failing_ms;	   /* since the first failure in the row */
 };
 
 struct eo_kube_informer_handlers {
 	void (*on_add)(void *ud, json_t *obj);
 	void (*on_update)(void *ud, json_t *old_obj, json_t *new_obj);
 	void (*on_delete)(void *ud, json_t *obj);
+	/* Optional (NULL = not interested); run on the informer's thread. */
+	void (*on_skip)(void *ud, const struct eo_kube_informer_skip *skip);
+	void (*on_failure)(void *ud, const struct eo_kube_informer_failure *f);
+	void (*on_recover)(void *ud, unsigned long failures, long long failing_ms);
 	void *ud;
 };
 
@@ -84,6 +120,7 @@ struct eo_kube_informer_stats {
 	unsigned long watches; /* watch requests started */
 	unsigned long events;  /* watch events applied (bookmarks excluded) */
 	unsigned long errors;  /* failed lists or watches */
+	unsigned long skipped; /* objects skipped (over the cap or undecodable) */
 };
 void eo_kube_informer_stats(eo_kube_informer *inf, struct eo_kube_informer_stats *out);
 

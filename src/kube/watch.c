@@ -165,45 +165,121 @@ struct run {
 	eo_kube_watch *w;
 	CURL *h;
 	long status;
-	struct eo_kube_linebuf lb;
+	bool opened;
+	eo_kube_objstream *os;
 	char *errbody;
 	size_t errlen;
+	const struct eo_kube_watch_opts *opts;
 	eo_kube_watch_cb cb;
 	void *ud;
 	eo_kube_err stop_rc;
 	struct eo_kube_error stop_err;
+	/* the current event's object, or what is known of a skipped one */
+	json_t *obj;
+	bool skipped;
+	struct eo_kube_watch_skip skip;
+	struct eo_kube_objref ref;
+	char skip_detail[160];
 };
 
-static int on_line(void *ud, char *line, size_t len)
+static void mark_open(struct run *r)
 {
-	struct run *r = ud;
-	enum eo_kube_watch_type type;
-	json_t *obj = NULL;
-	eo_kube_err rc;
+	if (!r->opened && r->status >= 200 && r->status < 300) {
+		r->opened = true;
+		if (r->opts && r->opts->on_open)
+			r->opts->on_open(r->ud);
+	}
+}
 
-	rc = eo_kube_watch_parse_event(line, len, &type, &obj, &r->stop_err);
-	if (rc != EO_KUBE_OK) {
-		r->stop_rc = rc;
+static int parse_type(const char *t, enum eo_kube_watch_type *type)
+{
+	for (int i = EO_KUBE_WATCH_ADDED; i <= EO_KUBE_WATCH_ERROR; i++)
+		if (t && strcmp(t, eo_kube_watch_type_name((enum eo_kube_watch_type)i)) == 0) {
+			*type = (enum eo_kube_watch_type)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* One event is complete: env is its envelope, r->obj or r->skip its object. */
+static int dispatch(struct run *r, json_t *env)
+{
+	const char *t = json_string_value(json_object_get(env, "type"));
+	enum eo_kube_watch_type type;
+
+	if (parse_type(t, &type) != 0) {
+		r->stop_rc = eo_kube_fail(&r->stop_err, EO_KUBE_EPROTOCOL,
+					  t ? "unknown watch event type \"%.32s\""
+					    : "watch event lacks type%.0s",
+					  t ? t : "");
+		return 1;
+	}
+	if (!r->obj && !r->skipped) {
+		r->stop_rc =
+		    eo_kube_fail(&r->stop_err, EO_KUBE_EPROTOCOL, "watch event lacks an object");
 		return 1;
 	}
 	if (type == EO_KUBE_WATCH_ERROR) {
-		r->stop_rc = eo_kube_watch_error(obj, &r->stop_err);
-		json_decref(obj);
+		if (r->obj)
+			r->stop_rc = eo_kube_watch_error(r->obj, &r->stop_err);
+		else
+			r->stop_rc =
+			    eo_kube_fail(&r->stop_err, EO_KUBE_EPROTOCOL,
+					 "watch ERROR event does not decode: %s", r->skip.detail);
 		return 1;
 	}
-	if (r->cb(r->ud, type, obj) != 0) {
+	if (r->skipped) {
+		/* An object over the cap or one that does not decode: report it, go on. */
+		r->skip.type = type;
+		if (r->opts && r->opts->on_skip)
+			r->opts->on_skip(r->ud, &r->skip);
+		return 0;
+	}
+	if (r->cb(r->ud, type, r->obj) != 0) {
 		r->stop_rc = eo_kube_fail(&r->stop_err, EO_KUBE_ECANCELED, "stopped by callback");
-		json_decref(obj);
 		return 1;
 	}
-	json_decref(obj);
 	return 0;
+}
+
+static int on_object(void *ud, const struct eo_kube_objstream_event *ev)
+{
+	struct run *r = ud;
+	int stop = 0;
+
+	switch (ev->type) {
+	case EO_KUBE_OS_ITEM:
+		json_decref(r->obj);
+		r->obj = json_incref(ev->obj);
+		r->skipped = false;
+		break;
+	case EO_KUBE_OS_SKIP:
+		json_decref(r->obj);
+		r->obj = NULL;
+		r->skipped = true;
+		r->ref = *ev->ref;
+		snprintf(r->skip_detail, sizeof(r->skip_detail), "%s",
+			 ev->detail ? ev->detail : "");
+		r->skip = (struct eo_kube_watch_skip){
+		    .ref = &r->ref, .why = ev->why, .detail = r->skip_detail, .size = ev->size};
+		break;
+	case EO_KUBE_OS_END:
+		stop = dispatch(r, ev->obj);
+		json_decref(r->obj);
+		r->obj = NULL;
+		r->skipped = false;
+		break;
+	case EO_KUBE_OS_RESTART:
+		break;
+	}
+	return stop;
 }
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct run *r = ud;
 	size_t n = size * nmemb;
+	struct eo_kube_error e;
 	eo_kube_err rc;
 
 	if (atomic_load(&r->w->cancelled))
@@ -223,14 +299,13 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 		r->errbody[r->errlen] = '\0';
 		return n;
 	}
-	rc = eo_kube_linebuf_feed(&r->lb, data, n, on_line, r);
+	mark_open(r);
+	rc = eo_kube_objstream_feed(r->os, data, n, &e);
 	if (rc == EO_KUBE_OK)
 		return n;
 	if (r->stop_rc == EO_KUBE_OK) {
 		r->stop_rc = rc;
-		eo_kube_fail(&r->stop_err, rc,
-			     rc == EO_KUBE_ETOOLARGE ? "watch event exceeds the line cap"
-						     : "watch stream aborted");
+		r->stop_err = e;
 	}
 	return 0;
 }
@@ -270,20 +345,30 @@ eo_kube_err eo_kube_watch_run(eo_kube_watch *w, const struct eo_kube_resource *r
 			      struct eo_kube_error *err)
 {
 	struct eo_kube_resource coll = *r;
-	struct run run = {.w = w, .cb = cb, .ud = ud};
+	struct run run = {.w = w, .cb = cb, .ud = ud, .opts = opts};
 	struct curl_slist *hdrs = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "", tmo[16];
 	char *url = NULL, *token = NULL;
 	const char *params[15];
 	int timeout_s = opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : 300;
-	size_t max_line = opts && opts->max_line ? opts->max_line : eo__kube_client_max_body(w->c);
+	struct eo_kube_objstream_opts so = {
+	    .mode = EO_KUBE_OBJSTREAM_WATCH,
+	    .max_object = opts ? opts->max_object : 0,
+	    .keep_all = opts && opts->keep_all,
+	    .cb = on_object,
+	    .ud = &run,
+	};
 	bool added = false;
 	CURLcode result = CURLE_OK;
 	eo_kube_err rc = EO_KUBE_OK;
 	int i = 0, running = 1;
 
 	eo_kube_error_clear(err);
-	eo_kube_linebuf_init(&run.lb, max_line);
+	run.os = eo_kube_objstream_new(&so);
+	if (!run.os) {
+		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "watch decoder");
+		goto out;
+	}
 	coll.name = NULL;
 	snprintf(tmo, sizeof(tmo), "%d", timeout_s);
 	params[i++] = "watch";
@@ -353,6 +438,12 @@ eo_kube_err eo_kube_watch_run(eo_kube_watch *w, const struct eo_kube_resource *r
 		}
 		if (!running)
 			break;
+		if (!run.opened) {
+			/* Headers are in once the status is known: a 2xx means the watch is open.
+			 */
+			curl_easy_getinfo(run.h, CURLINFO_RESPONSE_CODE, &run.status);
+			mark_open(&run);
+		}
 		mc = curl_multi_poll(w->multi, NULL, 0, 1000, NULL);
 		if (mc != CURLM_OK) {
 			rc = eo_kube_fail(err, EO_KUBE_ETRANSPORT, "curl multi: %s",
@@ -395,7 +486,8 @@ out:
 	if (run.h)
 		curl_easy_cleanup(run.h);
 	curl_slist_free_all(hdrs);
-	eo_kube_linebuf_free(&run.lb);
+	eo_kube_objstream_free(run.os);
+	json_decref(run.obj);
 	free(run.errbody);
 	free(url);
 	if (token) {

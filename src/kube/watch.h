@@ -4,8 +4,15 @@
  * A watch is a long GET (?watch=1&allowWatchBookmarks=true&timeoutSeconds=T
  * &resourceVersion=RV) answering with one JSON event per line:
  * {"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}.
- * Lines are split in a buffer with a hard cap; a longer line aborts the
- * stream with EO_KUBE_ETOOLARGE (the caller relists).
+ * The stream is decoded with kube/objstream.h: each event's object is buffered
+ * alone up to a per-object cap and decoded alone. An object over the cap, or
+ * one jansson refuses (too deep, say), is reported to on_skip with what is
+ * known of its identity and the stream goes on; only a broken stream (bad
+ * framing) ends it with EO_KUBE_EPROTOCOL. managedFields are dropped.
+ *
+ * eo_kube_watch_parse_event() and the line buffer below decode one whole
+ * event line; they are kept for tools and tests, the stream no longer uses
+ * them.
  *
  * The stream runs on its own HTTP/1.1 connection inside a private curl multi
  * handle, so eo_kube_watch_cancel() can interrupt it at once from another
@@ -64,12 +71,26 @@ eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, s
 
 typedef struct eo_kube_watch eo_kube_watch;
 
+/* An event whose object was skipped (over the cap, or it does not decode). */
+struct eo_kube_watch_skip {
+	enum eo_kube_watch_type type;	  /* ADDED, MODIFIED, DELETED or BOOKMARK */
+	const struct eo_kube_objref *ref; /* what the scan saw of its metadata */
+	eo_kube_err why;		  /* ETOOLARGE or EPROTOCOL */
+	const char *detail;
+	size_t size; /* bytes counted before the object was given up */
+};
+
 struct eo_kube_watch_opts {
 	const char *label_selector;
 	const char *field_selector;
 	const char *resource_version; /* start after this version; NULL = now */
 	int timeout_seconds;	      /* server-side end of the stream; 0 = 300 */
-	size_t max_line;	      /* 0 = the client's body cap */
+	size_t max_object;	      /* per-object cap; 0 = EO_KUBE_OBJECT_MAX */
+	bool keep_all;		      /* keep managedFields etc. (kube/objstream.h) */
+	/* Optional, called with the run's ud: on_skip for an event whose object was skipped
+	 * (the stream goes on); on_open once the server answered 2xx (the watch is live). */
+	void (*on_skip)(void *ud, const struct eo_kube_watch_skip *skip);
+	void (*on_open)(void *ud);
 };
 
 /*

@@ -1,7 +1,8 @@
 /*
  * Unit tests for kube/watch: event line parsing, the capped line splitter,
  * and streaming against the fake apiserver (query, ERROR 410, HTTP 410,
- * oversized lines, callback stop, cancel from another thread).
+ * objects over the cap or too deep skipped, garbage, callback stop, cancel
+ * from another thread).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,7 +131,7 @@ static void test_linebuf(void **state)
 
 /* ---- streaming against the fake apiserver ----------------------------- */
 
-enum mode { M_TWO_EVENTS, M_ERROR_410, M_HTTP_410, M_BIG_LINE, M_STREAM };
+enum mode { M_TWO_EVENTS, M_ERROR_410, M_HTTP_410, M_BIG_LINE, M_GARBAGE, M_STREAM };
 
 struct server {
 	pthread_mutex_t mu;
@@ -176,13 +177,34 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 				  "\"message\":\"resource version too old\"}");
 		break;
 	case M_BIG_LINE: {
-		char *b = malloc(4096);
+		/* A small event, one over the 1 KiB cap, one too deep for jansson, one more. */
+		size_t cap = 64u << 10, n = 0;
+		char *b = malloc(cap);
 
-		memset(b, 'x', 4095);
-		b[4095] = '\0';
+		n += (size_t)snprintf(b + n, cap - n,
+				      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":"
+				      "\"a\",\"resourceVersion\":\"6\"}}}\n"
+				      "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":"
+				      "\"big\",\"namespace\":\"ns1\",\"uid\":\"u-big\","
+				      "\"resourceVersion\":\"7\"},\"spec\":\"");
+		memset(b + n, 'x', 4096);
+		n += 4096;
+		n += (size_t)snprintf(b + n, cap - n,
+				      "\"}}\n{\"type\":\"ADDED\",\"object\":{\"metadata\":"
+				      "{\"name\":\"deep\",\"resourceVersion\":\"8\"},\"spec\":");
+		for (int i = 0; i < 3000; i++)
+			b[n++] = '[';
+		for (int i = 0; i < 3000; i++)
+			b[n++] = ']';
+		snprintf(b + n, cap - n,
+			 "}}\n{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":"
+			 "\"a\",\"resourceVersion\":\"9\"}}}\n");
 		rs->body = b;
 		break;
 	}
+	case M_GARBAGE:
+		rs->body = strdup("{\"type\":\"ADDED\",\"object\":{}}\nnot json\n");
+		break;
 	case M_STREAM:
 		rs->stream = true;
 		break;
@@ -302,17 +324,84 @@ static void test_http_410_is_gone(void **state)
 	assert_string_equal(fx->srv.timeout, "300");
 }
 
-static void test_oversized_line(void **state)
+struct skips {
+	int n, opened;
+	enum eo_kube_watch_type types[4];
+	eo_kube_err why[4];
+	struct eo_kube_objref refs[4];
+};
+
+static struct skips skipped;
+
+static void on_skip(void *ud, const struct eo_kube_watch_skip *sk)
+{
+	(void)ud;
+	if (skipped.n < 4) {
+		skipped.types[skipped.n] = sk->type;
+		skipped.why[skipped.n] = sk->why;
+		skipped.refs[skipped.n] = *sk->ref;
+	}
+	skipped.n++;
+}
+
+static void on_open(void *ud)
+{
+	(void)ud;
+	skipped.opened++;
+}
+
+/* An object over the cap and one too deep to decode are skipped, with their identity; the
+ * events around them still arrive and the stream is not ended. */
+static void test_oversized_and_deep_objects_skipped(void **state)
 {
 	struct fixture *fx = *state;
-	struct eo_kube_watch_opts o = {.max_line = 1024};
+	struct eo_kube_watch_opts o = {.max_object = 1024, .on_skip = on_skip, .on_open = on_open};
 	struct events ev = {0};
 	struct eo_kube_error err;
 
+	memset(&skipped, 0, sizeof(skipped));
 	fx->srv.mode = M_BIG_LINE;
-	assert_int_equal(eo_kube_watch_run(fx->w, &pods, &o, on_event, &ev, &err),
-			 EO_KUBE_ETOOLARGE);
-	assert_int_equal(ev.n, 0);
+	assert_int_equal(eo_kube_watch_run(fx->w, &pods, &o, on_event, &ev, &err), EO_KUBE_OK);
+	assert_int_equal(ev.n, 2);
+	assert_int_equal(ev.types[0], EO_KUBE_WATCH_ADDED);
+	assert_int_equal(ev.types[1], EO_KUBE_WATCH_DELETED);
+	assert_string_equal(ev.rvs[1], "9");
+	assert_int_equal(skipped.n, 2);
+	assert_int_equal(skipped.types[0], EO_KUBE_WATCH_MODIFIED);
+	assert_int_equal(skipped.why[0], EO_KUBE_ETOOLARGE);
+	assert_string_equal(skipped.refs[0].name, "big");
+	assert_string_equal(skipped.refs[0].ns, "ns1");
+	assert_string_equal(skipped.refs[0].uid, "u-big");
+	assert_string_equal(skipped.refs[0].rv, "7");
+	assert_int_equal(skipped.types[1], EO_KUBE_WATCH_ADDED);
+	assert_int_equal(skipped.why[1], EO_KUBE_ETOOLARGE); /* 6 KiB of brackets */
+	assert_string_equal(skipped.refs[1].name, "deep");
+	assert_string_equal(skipped.refs[1].rv, "8");
+
+	/* The same deep object fits when the cap allows it but still does not decode. */
+	memset(&skipped, 0, sizeof(skipped));
+	ev = (struct events){0};
+	o.max_object = 0;
+	assert_int_equal(eo_kube_watch_run(fx->w, &pods, &o, on_event, &ev, &err), EO_KUBE_OK);
+	assert_int_equal(ev.n, 3);
+	assert_int_equal(ev.types[1], EO_KUBE_WATCH_MODIFIED);
+	assert_int_equal(skipped.n, 1);
+	assert_string_equal(skipped.refs[0].name, "deep");
+	assert_int_equal(skipped.why[0], EO_KUBE_EPROTOCOL); /* jansson stops at depth 2048 */
+	assert_int_equal(skipped.opened, 1);
+}
+
+/* Text that is not a JSON event breaks the stream's framing: the run ends with EPROTOCOL. */
+static void test_garbage_ends_stream(void **state)
+{
+	struct fixture *fx = *state;
+	struct events ev = {0};
+	struct eo_kube_error err;
+
+	fx->srv.mode = M_GARBAGE;
+	assert_int_equal(eo_kube_watch_run(fx->w, &pods, NULL, on_event, &ev, &err),
+			 EO_KUBE_EPROTOCOL);
+	assert_int_equal(ev.n, 1);
 }
 
 static void test_callback_stop(void **state)
@@ -371,7 +460,8 @@ int main(void)
 	    cmocka_unit_test(test_stream_events_and_query),
 	    cmocka_unit_test(test_error_event_410_is_gone),
 	    cmocka_unit_test(test_http_410_is_gone),
-	    cmocka_unit_test(test_oversized_line),
+	    cmocka_unit_test(test_oversized_and_deep_objects_skipped),
+	    cmocka_unit_test(test_garbage_ends_stream),
 	    cmocka_unit_test(test_callback_stop),
 	    cmocka_unit_test(test_cancel_from_other_thread),
 	};
