@@ -1,11 +1,13 @@
 /*
- * controller/informers.c - skipped objects become log lines and Warning Events.
+ * controller/informers.c - skipped objects become log lines and Warning Events; failing
+ * informers are logged, counted and, past a grace period, make /readyz fail.
  */
 #include "controller/informers.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "obs/log.h"
@@ -16,6 +18,16 @@ struct eo_informer_reporter {
 	/* token bucket for Events: tokens, refilled EVENTS_PER_MIN per minute */
 	double tokens;
 	int64_t refilled_ms;
+	/* informers failing now, by kind and namespace */
+	struct failing {
+		const char *kind;
+		char ns[64];
+		int64_t since_ms, logged_ms;
+		bool red;
+		char why[96];
+	} f[EO_INFORMERS_MAX_TRACKED];
+	size_t nf;
+	bool degraded;
 };
 
 static int64_t mono_ms(void *ud)
@@ -38,6 +50,8 @@ struct eo_informer_reporter *eo_informer_reporter_new(const struct eo_informer_r
 	if (!r->o.now_ms)
 		r->o.now_ms = mono_ms;
 	pthread_mutex_init(&r->mu, NULL);
+	if (r->o.grace_ms <= 0)
+		r->o.grace_ms = EO_INFORMERS_GRACE_MS;
 	r->tokens = EO_INFORMERS_EVENTS_PER_MIN;
 	r->refilled_ms = r->o.now_ms(r->o.clock_ud);
 	return r;
@@ -98,4 +112,116 @@ void eo_informer_report_skip(const struct eo_informer_source *src,
 		      "version it could read until the object is fixed",
 		      src->kind, sk->detail && sk->detail[0] ? sk->detail : "unreadable", sk->size);
 	json_decref(involved);
+}
+
+/* The entry for kind/ns, created when add is set; NULL when absent or the table is full. Lock
+ * held. */
+static struct failing *entry(struct eo_informer_reporter *r, const char *kind, const char *ns,
+			     bool add)
+{
+	const char *n = ns ? ns : "";
+
+	for (size_t i = 0; i < r->nf; i++)
+		if (strcmp(r->f[i].kind, kind) == 0 && strcmp(r->f[i].ns, n) == 0)
+			return &r->f[i];
+	if (!add || r->nf == EO_INFORMERS_MAX_TRACKED)
+		return NULL;
+	memset(&r->f[r->nf], 0, sizeof(r->f[0]));
+	r->f[r->nf].kind = kind;
+	snprintf(r->f[r->nf].ns, sizeof(r->f[0].ns), "%s", n);
+	return &r->f[r->nf++];
+}
+
+/* Degraded while any informer is past the grace period. Lock held. */
+static void update_ready(struct eo_informer_reporter *r)
+{
+	const struct failing *worst = NULL;
+	char reason[EO_READY_REASON_MAX];
+
+	for (size_t i = 0; i < r->nf; i++)
+		if (r->f[i].red && (!worst || r->f[i].since_ms < worst->since_ms))
+			worst = &r->f[i];
+	if (!r->o.ready || (!worst && !r->degraded))
+		return;
+	if (!worst) {
+		eo_ready_degrade(r->o.ready, NULL);
+		r->degraded = false;
+		return;
+	}
+	snprintf(reason, sizeof(reason), "watch of %.24s%s%.40s failing for %llds: %.48s",
+		 worst->kind, worst->ns[0] ? " in " : "", worst->ns,
+		 (long long)(r->o.now_ms(r->o.clock_ud) - worst->since_ms) / 1000, worst->why);
+	eo_ready_degrade(r->o.ready, reason);
+	r->degraded = true;
+}
+
+void eo_informer_report_failure(const struct eo_informer_source *src,
+				const struct eo_kube_informer_failure *f)
+{
+	struct eo_informer_reporter *r = src->r;
+	const char *const kind[1] = {src->kind};
+	struct failing *e;
+	int64_t now;
+	bool log = false;
+	char http[16], count[24], secs[24];
+
+	if (r->o.om)
+		eo_metrics_inc(r->o.om->watch_restarts, kind);
+	if (f->rc == EO_KUBE_EGONE) {
+		eo_log_kv(EO_LOG_DEBUG, NULL, "watch expired; relisting", "kind", src->kind,
+			  "namespace", f->ns ? f->ns : "", NULL);
+		return;
+	}
+	now = r->o.now_ms(r->o.clock_ud);
+	pthread_mutex_lock(&r->mu);
+	e = entry(r, src->kind, f->ns, true);
+	if (e) {
+		if (f->consecutive <= 1 || e->since_ms == 0) {
+			e->since_ms = now - f->failing_ms;
+			e->logged_ms = 0;
+		}
+		if (e->logged_ms == 0 || now - e->logged_ms >= EO_INFORMERS_LOG_EVERY_MS) {
+			log = true;
+			e->logged_ms = now;
+		}
+		if (f->http_status)
+			snprintf(e->why, sizeof(e->why), "%s %d %s", f->op, f->http_status,
+				 f->reason[0] ? f->reason : eo_kube_strerror(f->rc));
+		else
+			snprintf(e->why, sizeof(e->why), "%s %s", f->op, eo_kube_strerror(f->rc));
+		if (f->failing_ms >= r->o.grace_ms)
+			e->red = true;
+		update_ready(r);
+	} else {
+		log = true; /* untracked: at least say so every time */
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!log)
+		return;
+	snprintf(http, sizeof(http), "%d", f->http_status);
+	snprintf(count, sizeof(count), "%lu", f->consecutive);
+	snprintf(secs, sizeof(secs), "%lld", f->failing_ms / 1000);
+	eo_log_kv(EO_LOG_WARN, NULL, "watch failing", "kind", src->kind, "namespace",
+		  f->ns ? f->ns : "", "op", f->op, "http_status", http, "reason", f->reason,
+		  "error", eo_kube_strerror(f->rc), "detail", f->message, "failures", count,
+		  "failing_seconds", secs, NULL);
+}
+
+void eo_informer_report_recover(const struct eo_informer_source *src, const char *ns,
+				unsigned long failures, long long failing_ms)
+{
+	struct eo_informer_reporter *r = src->r;
+	struct failing *e;
+	char count[24], secs[24];
+
+	pthread_mutex_lock(&r->mu);
+	e = entry(r, src->kind, ns, false);
+	if (e)
+		*e = r->f[--r->nf]; /* drop it: move the last one here */
+	update_ready(r);
+	pthread_mutex_unlock(&r->mu);
+	snprintf(count, sizeof(count), "%lu", failures);
+	snprintf(secs, sizeof(secs), "%lld", failing_ms / 1000);
+	eo_log_kv(EO_LOG_INFO, NULL, "watch recovered", "kind", src->kind, "namespace",
+		  ns ? ns : "", "failures", count, "failing_seconds", secs, NULL);
 }

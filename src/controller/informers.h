@@ -6,6 +6,12 @@
  * operator ignores their change; Events are rate-limited (EO_INFORMERS_EVENTS_PER_MIN, burst
  * the same) because they are posted from the informer's thread.
  *
+ * A list or watch that fails is logged (the first failure at once, then at most every
+ * EO_INFORMERS_LOG_EVERY_MS while it keeps failing, with the kind, namespace, HTTP status and
+ * reason), counted in etcd_operator_watch_restarts_total{kind} (410 expiries too), and once an
+ * informer has been failing for EO_INFORMERS_GRACE_MS the process is marked degraded: /readyz
+ * answers 503 naming the watch and its error until it recovers. A recovery is logged too.
+ *
  * One reporter serves every informer; each informer's handlers carry a struct
  * eo_informer_source naming its kind. Thread-safe.
  */
@@ -20,6 +26,9 @@
 #include "obs/ready.h"
 
 #define EO_INFORMERS_EVENTS_PER_MIN 10
+#define EO_INFORMERS_GRACE_MS	    60000L
+#define EO_INFORMERS_LOG_EVERY_MS   30000L
+#define EO_INFORMERS_MAX_TRACKED    64 /* informers (kind x namespace) tracked for health */
 
 struct eo_informer_reporter;
 
@@ -30,6 +39,7 @@ struct eo_informer_reporter_opts {
 	/* Monotonic clock in ms; NULL = CLOCK_MONOTONIC (tests pass a fake). */
 	int64_t (*now_ms)(void *ud);
 	void *clock_ud;
+	long grace_ms; /* 0 = EO_INFORMERS_GRACE_MS */
 };
 
 /* What one informer watches: its kind (for Events and logs) and group/version. */
@@ -46,5 +56,13 @@ void eo_informer_reporter_free(struct eo_informer_reporter *r);
 /* The informer skipped an object: log it and put a Warning Event on it (rate-limited). */
 void eo_informer_report_skip(const struct eo_informer_source *src,
 			     const struct eo_kube_informer_skip *sk);
+
+/* A list or watch failed (or a watch expired: f->rc == EO_KUBE_EGONE). */
+void eo_informer_report_failure(const struct eo_informer_source *src,
+				const struct eo_kube_informer_failure *f);
+
+/* The informer listed or opened a watch again after failures. */
+void eo_informer_report_recover(const struct eo_informer_source *src, const char *ns,
+				unsigned long failures, long long failing_ms);
 
 #endif

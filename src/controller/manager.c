@@ -157,6 +157,16 @@ static void h_skip(void *ud, const struct eo_kube_informer_skip *sk)
 	eo_informer_report_skip(&((struct handler_ud *)ud)->src, sk);
 }
 
+static void h_failure(void *ud, const struct eo_kube_informer_failure *f)
+{
+	eo_informer_report_failure(&((struct handler_ud *)ud)->src, f);
+}
+
+static void h_recover(void *ud, const char *ns, unsigned long failures, long long failing_ms)
+{
+	eo_informer_report_recover(&((struct handler_ud *)ud)->src, ns, failures, failing_ms);
+}
+
 /* --- workers --- */
 
 struct worker_arg {
@@ -400,6 +410,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 							      .on_update = h_update,
 							      .on_delete = h_delete,
 							      .on_skip = h_skip,
+							      .on_failure = h_failure,
+							      .on_recover = h_recover,
 							      .ud = &m->hud[k]};
 
 			m->inf[k][i] = eo_kube_informer_new(m->kc, &io, &h);

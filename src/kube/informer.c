@@ -443,7 +443,8 @@ static void on_watch_skip(void *ud, const struct eo_kube_watch_skip *sk)
 static void healthy(eo_kube_informer *inf)
 {
 	if (inf->failures > 0 && inf->h.on_recover)
-		inf->h.on_recover(inf->h.ud, inf->failures, mono_ms() - inf->failing_since_ms);
+		inf->h.on_recover(inf->h.ud, inf->ns, inf->failures,
+				  mono_ms() - inf->failing_since_ms);
 	inf->failures = 0;
 }
 
@@ -457,6 +458,7 @@ static void failed(eo_kube_informer *inf, const char *op, eo_kube_err rc,
 {
 	struct eo_kube_informer_failure f = {
 	    .op = op,
+	    .ns = inf->ns,
 	    .rc = rc,
 	    .http_status = err->http_status,
 	    .reason = err->reason,

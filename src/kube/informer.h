@@ -62,6 +62,7 @@ struct eo_kube_informer_skip {
 /* A failed list or watch, or a watch that expired (rc EGONE). */
 struct eo_kube_informer_failure {
 	const char *op;		   /* "list" or "watch" */
+	const char *ns;		   /* the informer's namespace; NULL = all namespaces */
 	eo_kube_err rc;		   /* EGONE: expired, relisting (not counted as failing) */
 	int http_status;	   /* 0 when there was no HTTP answer */
 	const char *reason;	   /* the Kubernetes Status reason, or "" */
@@ -77,7 +78,7 @@ struct eo_kube_informer_handlers {
 	/* Optional (NULL = not interested); run on the informer's thread. */
 	void (*on_skip)(void *ud, const struct eo_kube_informer_skip *skip);
 	void (*on_failure)(void *ud, const struct eo_kube_informer_failure *f);
-	void (*on_recover)(void *ud, unsigned long failures, long long failing_ms);
+	void (*on_recover)(void *ud, const char *ns, unsigned long failures, long long failing_ms);
 	void *ud;
 };
 

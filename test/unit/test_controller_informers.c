@@ -1,7 +1,9 @@
 /*
  * Unit tests for controller/informers against the fake apiserver: a skipped object becomes a
  * Warning Event on that object (reason, kind, name, uid, the detail in the message), and Events
- * are rate-limited by a token bucket on a fake clock.
+ * are rate-limited by a token bucket on a fake clock. Failing informers are counted in
+ * etcd_operator_watch_restarts_total and turn readiness red only after the grace period, with
+ * the kind, namespace and HTTP status in the reason; a recovery turns it green again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +58,9 @@ struct fx {
 	eo_kube_client *c;
 	eo_kube_recorder *rec;
 	struct eo_informer_reporter *r;
+	struct eo_metrics *reg;
+	struct eo_operator_metrics om;
+	struct eo_ready ready;
 };
 
 static int setup(void **state)
@@ -71,8 +76,13 @@ static int setup(void **state)
 		return -1;
 	f->rec = eo_kube_recorder_new(f->c, NULL);
 	fake_now = 1000000;
-	f->r = eo_informer_reporter_new(
-	    &(struct eo_informer_reporter_opts){.rec = f->rec, .now_ms = now_ms});
+	f->reg = eo_metrics_new();
+	if (!f->reg || eo_operator_metrics_init(&f->om, f->reg, "test") != 0)
+		return -1;
+	eo_ready_init(&f->ready, "starting");
+	eo_ready_set(&f->ready, true, NULL);
+	f->r = eo_informer_reporter_new(&(struct eo_informer_reporter_opts){
+	    .rec = f->rec, .om = &f->om, .ready = &f->ready, .now_ms = now_ms});
 	*state = f;
 	return f->rec && f->r ? 0 : -1;
 }
@@ -82,6 +92,8 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	eo_informer_reporter_free(f->r);
+	eo_ready_destroy(&f->ready);
+	eo_metrics_free(f->reg);
 	eo_kube_recorder_free(f->rec);
 	eo_kube_client_free(f->c);
 	eo_kube_fake_stop(f->fake);
@@ -145,11 +157,84 @@ static void test_events_rate_limited(void **state)
 	assert_int_equal(f->srv.posts, EO_INFORMERS_EVENTS_PER_MIN + 1);
 }
 
+static double restarts(struct fx *f, const char *kind)
+{
+	const char *v[1] = {kind};
+
+	return eo_metric_value(eo_metrics_series(f->om.watch_restarts, v));
+}
+
+/* The informer's view of one failure in a row that started `failing_ms` ago. */
+static void fail_watch(struct fx *f, const char *kind, const char *ns, unsigned long n,
+		       long long failing_ms, eo_kube_err rc, int http)
+{
+	struct eo_informer_source src = {f->r, kind, "v1"};
+	struct eo_kube_informer_failure fl = {
+	    .op = "watch",
+	    .ns = ns,
+	    .rc = rc,
+	    .http_status = http,
+	    .reason = http == 403 ? "Forbidden" : "",
+	    .message = "pods is forbidden",
+	    .consecutive = rc == EO_KUBE_EGONE ? 0 : n,
+	    .failing_ms = rc == EO_KUBE_EGONE ? 0 : failing_ms,
+	};
+
+	eo_informer_report_failure(&src, &fl);
+}
+
+static void test_failing_watch_turns_readiness_red_after_grace(void **state)
+{
+	struct fx *f = *state;
+	struct eo_informer_source pods = {f->r, "Pod", "v1"};
+	char why[EO_READY_REASON_MAX];
+
+	/* Expiries are restarts but not failures. */
+	fail_watch(f, "Pod", "tenant", 0, 0, EO_KUBE_EGONE, 410);
+	assert_true(restarts(f, "Pod") == 1.0);
+	assert_true(eo_ready_check(&f->ready, why, sizeof(why)));
+
+	/* 403s inside the grace period: counted, still ready. */
+	fail_watch(f, "Pod", "tenant", 1, 0, EO_KUBE_EFORBIDDEN, 403);
+	fake_now += 30000;
+	fail_watch(f, "Pod", "tenant", 2, 30000, EO_KUBE_EFORBIDDEN, 403);
+	assert_true(restarts(f, "Pod") == 3.0);
+	assert_true(eo_ready_check(&f->ready, why, sizeof(why)));
+
+	/* Past the grace period: red, and the reason names the watch and the status. */
+	fake_now += 31000;
+	fail_watch(f, "Pod", "tenant", 3, 61000, EO_KUBE_EFORBIDDEN, 403);
+	assert_false(eo_ready_check(&f->ready, why, sizeof(why)));
+	assert_non_null(strstr(why, "watch of Pod in tenant failing for 61s"));
+	assert_non_null(strstr(why, "403 Forbidden"));
+
+	/* Another kind recovering does not clear it; this one recovering does. */
+	eo_informer_report_recover(&(struct eo_informer_source){f->r, "Service", "v1"}, "tenant", 1,
+				   100);
+	assert_false(eo_ready_check(&f->ready, why, sizeof(why)));
+	eo_informer_report_recover(&pods, "tenant", 3, 61000);
+	assert_true(eo_ready_check(&f->ready, why, sizeof(why)));
+
+	/* A shutdown wins over a recovery. */
+	fail_watch(f, "Pod", "tenant", 1, 0, EO_KUBE_EUNAVAILABLE, 503);
+	fake_now += 70000;
+	fail_watch(f, "Pod", "tenant", 2, 70000, EO_KUBE_EUNAVAILABLE, 503);
+	assert_false(eo_ready_check(&f->ready, why, sizeof(why)));
+	assert_non_null(strstr(why, "watch 503"));
+	eo_ready_set(&f->ready, false, "shutting down");
+	eo_informer_report_recover(&pods, "tenant", 2, 70000);
+	assert_false(eo_ready_check(&f->ready, why, sizeof(why)));
+	assert_string_equal(why, "shutting down");
+	assert_true(restarts(f, "Pod") == 6.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_skip_becomes_warning_event, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_events_rate_limited, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failing_watch_turns_readiness_red_after_grace,
+					    setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("informer reports", tests, NULL, NULL);

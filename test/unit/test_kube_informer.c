@@ -384,11 +384,12 @@ static void on_failure(void *ud, const struct eo_kube_informer_failure *f)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static void on_recover(void *ud, unsigned long failures, long long failing_ms)
+static void on_recover(void *ud, const char *ns, unsigned long failures, long long failing_ms)
 {
 	struct reports *r = ud;
 
 	(void)failing_ms;
+	assert_string_equal(ns, "db");
 	pthread_mutex_lock(&r->mu);
 	r->recovers++;
 	r->recovered_after = failures;
