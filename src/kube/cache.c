@@ -1,8 +1,12 @@
 /*
  * kube/cache.c - keyed object store with owner and label indexes.
  *
- * Maps are jansson objects: store maps key -> object; each index maps an
- * index value -> a set (object of key -> true).
+ * Maps are jansson objects: store maps key -> the object's compact JSON text
+ * (a jansson string); each index maps an index value -> a set (object of
+ * key -> true). Objects are kept as text, not as trees: a jansson tree costs
+ * about eight times its compact JSON, and the cache holds every object of
+ * every watched kind while a reconcile reads a handful. Each read decodes a
+ * fresh tree (a few microseconds per KiB).
  */
 #include "kube/cache.h"
 
@@ -12,6 +16,24 @@
 #include <string.h>
 
 #include "kube/client.h"
+
+static json_t *decode(const json_t *text)
+{
+	return text ? json_loadb(json_string_value(text), json_string_length(text), 0, NULL) : NULL;
+}
+
+/* The compact JSON of obj as a jansson string; NULL on OOM. */
+static json_t *encode(const json_t *obj)
+{
+	size_t n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
+	char *buf = n ? malloc(n) : NULL;
+	json_t *s = NULL;
+
+	if (buf && json_dumpb(obj, buf, n, JSON_COMPACT) == n)
+		s = json_stringn_nocheck(buf, n);
+	free(buf);
+	return s;
+}
 
 struct eo_kube_cache {
 	pthread_rwlock_t lock;
@@ -128,7 +150,7 @@ eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 {
 	const char *name = eo_kube_obj_name(obj);
 	char *key;
-	json_t *prev;
+	json_t *text, *prev_text, *prev = NULL;
 	eo_kube_err rc = EO_KUBE_OK;
 
 	if (old)
@@ -136,15 +158,19 @@ eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 	if (!name)
 		return EO_KUBE_EINVALID;
 	key = eo_kube_cache_key(eo_kube_obj_namespace(obj), name);
-	if (!key)
+	text = encode(obj);
+	if (!key || !text) {
+		free(key);
+		json_decref(text);
 		return EO_KUBE_ENOMEM;
+	}
 	pthread_rwlock_wrlock(&c->lock);
-	prev = json_object_get(c->store, key);
-	if (prev) {
-		json_incref(prev);
+	prev_text = json_incref(json_object_get(c->store, key));
+	if (prev_text) {
+		prev = decode(prev_text);
 		index_obj(c, prev, key, false);
 	}
-	if (json_object_set_nocheck(c->store, key, obj) != 0) {
+	if (json_object_set_nocheck(c->store, key, text) != 0) {
 		rc = EO_KUBE_ENOMEM;
 		if (prev)
 			index_obj(c, prev, key, true);
@@ -152,6 +178,8 @@ eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 		rc = EO_KUBE_ENOMEM;
 	}
 	pthread_rwlock_unlock(&c->lock);
+	json_decref(prev_text);
+	json_decref(text);
 	if (old)
 		*old = prev;
 	else
@@ -163,20 +191,21 @@ eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 eo_kube_err eo_kube_cache_remove(eo_kube_cache *c, const char *ns, const char *name, json_t **old)
 {
 	char *key = eo_kube_cache_key(ns, name);
-	json_t *prev;
+	json_t *prev = NULL, *prev_text;
 
 	if (old)
 		*old = NULL;
 	if (!key)
 		return name ? EO_KUBE_ENOMEM : EO_KUBE_EINVALID;
 	pthread_rwlock_wrlock(&c->lock);
-	prev = json_object_get(c->store, key);
-	if (prev) {
-		json_incref(prev);
+	prev_text = json_incref(json_object_get(c->store, key));
+	if (prev_text) {
+		prev = decode(prev_text);
 		index_obj(c, prev, key, false);
 		json_object_del(c->store, key);
 	}
 	pthread_rwlock_unlock(&c->lock);
+	json_decref(prev_text);
 	free(key);
 	if (old)
 		*old = prev;
@@ -197,14 +226,16 @@ void eo_kube_cache_clear(eo_kube_cache *c)
 json_t *eo_kube_cache_get(eo_kube_cache *c, const char *ns, const char *name)
 {
 	char *key = eo_kube_cache_key(ns, name);
-	json_t *obj;
+	json_t *obj, *text;
 
 	if (!key)
 		return NULL;
 	pthread_rwlock_rdlock(&c->lock);
-	obj = json_incref(json_object_get(c->store, key));
+	text = json_incref(json_object_get(c->store, key));
 	pthread_rwlock_unlock(&c->lock);
 	free(key);
+	obj = decode(text);
+	json_decref(text);
 	return obj;
 }
 
@@ -239,7 +270,7 @@ static const char **sorted_keys(json_t *obj, size_t *n)
 	return keys;
 }
 
-/* Array of the store objects named in set (sorted by key). Lock held. */
+/* Array of the stored texts named in set (sorted by key). Lock held. */
 static json_t *collect(eo_kube_cache *c, json_t *set, const char *ns)
 {
 	json_t *out = json_array();
@@ -262,6 +293,24 @@ static json_t *collect(eo_kube_cache *c, json_t *set, const char *ns)
 	return out;
 }
 
+/* Replaces each text of arr by its decoded object, outside the lock. */
+static json_t *decode_all(json_t *arr)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(arr, i, t)
+	{
+		json_t *obj = decode(t);
+
+		if (!obj || json_array_set_new(arr, i, obj) != 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 json_t *eo_kube_cache_list(eo_kube_cache *c, const char *ns)
 {
 	json_t *out;
@@ -269,7 +318,7 @@ json_t *eo_kube_cache_list(eo_kube_cache *c, const char *ns)
 	pthread_rwlock_rdlock(&c->lock);
 	out = collect(c, c->store, ns && ns[0] ? ns : NULL);
 	pthread_rwlock_unlock(&c->lock);
-	return out;
+	return decode_all(out);
 }
 
 static json_t *by_index(eo_kube_cache *c, json_t *index, const char *v)
@@ -280,7 +329,7 @@ static json_t *by_index(eo_kube_cache *c, json_t *index, const char *v)
 	set = v ? json_object_get(index, v) : NULL;
 	out = set ? collect(c, set, NULL) : json_array();
 	pthread_rwlock_unlock(&c->lock);
-	return out;
+	return decode_all(out);
 }
 
 json_t *eo_kube_cache_by_owner(eo_kube_cache *c, const char *uid)

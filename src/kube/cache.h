@@ -6,11 +6,13 @@
  * metadata.ownerReferences) and by the value of one label key chosen at
  * creation (e.g. "etcd-operator.cozystack.io/cluster").
  *
- * Ownership: the cache holds a reference to every stored object and never
- * changes it. Readers get new references (json_incref'd objects, or new
- * arrays holding references) and must json_decref() them. The objects are
- * shared with the cache and other readers: treat them as read-only and
- * json_deep_copy() before modifying.
+ * Storage: each object is kept as its compact JSON text, not as a jansson tree
+ * (a tree costs about eight times the text); reads decode a fresh tree.
+ *
+ * Ownership: upsert copies the object (as text); the caller keeps its own.
+ * Readers get new objects (or new arrays of new objects) that belong to them
+ * alone and must json_decref() them. Modifying one changes nothing in the
+ * cache; the old habit of json_deep_copy() before modifying is harmless.
  *
  * Thread safety: any number of readers and one writer may run at once
  * (a read-write lock guards the maps).
@@ -33,9 +35,9 @@ void eo_kube_cache_free(eo_kube_cache *c);
 char *eo_kube_cache_key(const char *ns, const char *name);
 
 /*
- * Inserts or replaces obj (borrowed; the cache takes its own reference).
- * obj needs metadata.name. If old is not NULL it receives the replaced
- * object (new reference) or NULL.
+ * Inserts or replaces obj (borrowed; the cache stores a copy). obj needs
+ * metadata.name. If old is not NULL it receives the replaced object (a new
+ * object) or NULL.
  */
 eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old);
 
@@ -46,7 +48,7 @@ eo_kube_err eo_kube_cache_remove(eo_kube_cache *c, const char *ns, const char *n
 /* Removes everything. */
 void eo_kube_cache_clear(eo_kube_cache *c);
 
-/* New reference to the object, or NULL. ns NULL/"" for cluster-scoped. */
+/* A new object decoded from the cache, or NULL. ns NULL/"" for cluster-scoped. */
 json_t *eo_kube_cache_get(eo_kube_cache *c, const char *ns, const char *name);
 
 /* New array of the objects in namespace ns (NULL = all), ordered by key. */

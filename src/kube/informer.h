@@ -24,8 +24,8 @@
  * Handlers run on the informer's thread after the cache has been updated
  * and with no lock held, so they may read the cache (typically they map the
  * object to a work-queue key, e.g. its owner, and add it). Objects passed to
- * handlers are borrowed for the call; json_incref() to keep one. They are
- * shared with the cache: never modify them.
+ * handlers are borrowed for the call; json_incref() to keep one. The cache
+ * holds its own copy (see kube/cache.h), but treat them as read-only anyway.
  */
 #ifndef EO_KUBE_INFORMER_H
 #define EO_KUBE_INFORMER_H

@@ -54,7 +54,7 @@ static void test_cache_set(void **state)
 	eo_kube_cache_upsert(s.c[0], a, NULL);
 	eo_kube_cache_upsert(s.c[1], b, NULL);
 	got = eo_cache_set_get(&s, "ns2", "b");
-	assert_ptr_equal(got, b);
+	assert_true(json_equal(got, b));
 	json_decref(got);
 	assert_null(eo_cache_set_get(&s, "ns1", "b"));
 	got = eo_cache_set_by_owner(&s, "u1");
