@@ -3,10 +3,28 @@
 # about speed. Each timing is shown beside the floor measured in the same run:
 # the time a bare etcd Pod of the same image takes to become Ready.
 #
-#   bench/run.sh            (needs make cluster-up; deploys the operator)
+#   bench/run.sh               (needs make cluster-up; deploys the operator)
+#   bench/run.sh --scale-only  only the scale run (below)
+#   bench/run.sh --no-scale    everything but the scale run
+#
+# The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
+# replicas: 0 (no Pods; the operator creates their two Services and writes
+# their status) beside 3 running one-member clusters, and prints the operator's
+# resident memory before and after, the cost per idle cluster, and the time
+# from applying one more one-member cluster to Available with and without the
+# idle ones.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/../hack/lib.sh"
+
+MODE=all
+case "${1:-}" in
+--scale-only) MODE=scale ;;
+--no-scale) MODE=main ;;
+"") ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale]" >&2; exit 2 ;;
+esac
+SCALE_IDLE=${SCALE_IDLE:-1000}
 
 K8S_BIN=$(tool_bin kubernetes)
 cluster_lock
@@ -66,10 +84,15 @@ YAML
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 pod=$(kc -n etcd-operator-system get pods -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name}')
-sleep 10
-rss_idle=$(kc -n etcd-operator-system exec "$pod" -- cat /proc/1/status 2>/dev/null | awk '/^VmRSS/ {print $2 " " $3}') || true
-[ -n "$rss_idle" ] || rss_idle=$(kc -n etcd-operator-system get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
-	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
+
+# rss_kb: the operator's resident memory in kB (empty when unavailable).
+rss_kb() {
+	local v
+	v=$(kc -n etcd-operator-system exec "$pod" -- cat /proc/1/status 2>/dev/null | awk '/^VmRSS/ {print $2}') || true
+	[ -n "$v" ] || v=$(kc -n etcd-operator-system get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
+		awk '/^process_resident_memory_bytes/ {printf "%d", $2 / 1024}')
+	echo "$v"
+}
 
 # ready <name> <replicas>: wait until readyMembers reaches the count.
 ready() {
@@ -110,37 +133,96 @@ wait_settled() {
 	done
 }
 
-f1=$(floor 1)
-a1=$(available one 1)
-a3=$(available three 3)
-t0=$(now_ms)
-kc -n "$NS" patch etcdcluster three --type=merge -p '{"spec":{"replicas":5}}' >/dev/null
-ready three 5
-step=$((($(now_ms) - t0) / 2))
-f2=$(floor 2)
-floor_avg=$(((f1 + f2) / 2))
-rss_busy=$(kc get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
-	awk '/^process_resident_memory_bytes/ {printf "%d kB", $2 / 1024}')
+main_bench() {
+	local f1 f2 a1 a3 t0 step floor_avg rss_idle rss_busy replace old
+	sleep 10
+	rss_idle=$(rss_kb)
+	f1=$(floor 1)
+	a1=$(available one 1)
+	a3=$(available three 3)
+	t0=$(now_ms)
+	kc -n "$NS" patch etcdcluster three --type=merge -p '{"spec":{"replicas":5}}' >/dev/null
+	ready three 5
+	step=$((($(now_ms) - t0) / 2))
+	f2=$(floor 2)
+	floor_avg=$(((f1 + f2) / 2))
+	rss_busy=$(rss_kb)
 
-# A memory member whose Pod is lost has lost its data: the operator removes it
-# and adds a fresh EtcdMember. Timed from the Pod delete to three ready voters
-# again, the new member among them and the lost one's EtcdMember gone. The
-# Pod is deleted only once the cluster has settled (every EtcdMember Ready):
-# readyMembers counts the last member from its promotion on, and a loss right
-# then also times the end of the cluster's own formation.
-available mem 3 'storage: {size: 256Mi, medium: Memory}' >/dev/null
-wait_settled mem 3
-mapfile -t old < <(members mem | cut -d' ' -f1 | sort)
-t0=$(now_ms)
-kc -n "$NS" delete pod "${old[0]}" --wait=false >/dev/null
-wait_settled mem 3 "${old[@]}"
-replace=$(($(now_ms) - t0))
+	# A memory member whose Pod is lost has lost its data: the operator removes it
+	# and adds a fresh EtcdMember. Timed from the Pod delete to three ready voters
+	# again, the new member among them and the lost one's EtcdMember gone. The
+	# Pod is deleted only once the cluster has settled (every EtcdMember Ready):
+	# readyMembers counts the last member from its promotion on, and a loss right
+	# then also times the end of the cluster's own formation.
+	available mem 3 'storage: {size: 256Mi, medium: Memory}' >/dev/null
+	wait_settled mem 3
+	mapfile -t old < <(members mem | cut -d' ' -f1 | sort)
+	t0=$(now_ms)
+	kc -n "$NS" delete pod "${old[0]}" --wait=false >/dev/null
+	wait_settled mem 3 "${old[@]}"
+	replace=$(($(now_ms) - t0))
 
-echo "etcd $VERSION on $(kc get node -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}'), $(nproc) cores"
-printf '%-46s %10s\n' "operator resident memory, idle" "${rss_idle:-n/a}"
-printf '%-46s %10s\n' "operator resident memory, 2 clusters/6 members" "${rss_busy:-n/a}"
-printf '%-46s %8d ms  (runs: %d, %d)\n' "bare etcd Pod to Ready (floor)" "$floor_avg" "$f1" "$f2"
-printf '%-46s %8d ms  (%s of floor)\n' "replicas=1: apply to 1 ready member" "$a1" "$(ratio "$a1" "$floor_avg")"
-printf '%-46s %8d ms  (%s of floor)\n' "replicas=3: apply to 3 ready members" "$a3" "$(ratio "$a3" "$floor_avg")"
-printf '%-46s %8d ms  (%s of floor)\n' "scale-up step (3->5, per member)" "$step" "$(ratio "$step" "$floor_avg")"
-printf '%-46s %8d ms  (%s of floor)\n' "memory member lost: Pod delete to 3 ready" "$replace" "$(ratio "$replace" "$floor_avg")"
+	echo "etcd $VERSION on $(kc get node -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}'), $(nproc) cores"
+	printf '%-46s %7s kB\n' "operator resident memory, idle" "${rss_idle:-n/a}"
+	printf '%-46s %7s kB\n' "operator resident memory, 2 clusters/6 members" "${rss_busy:-n/a}"
+	printf '%-46s %8d ms  (runs: %d, %d)\n' "bare etcd Pod to Ready (floor)" "$floor_avg" "$f1" "$f2"
+	printf '%-46s %8d ms  (%s of floor)\n' "replicas=1: apply to 1 ready member" "$a1" "$(ratio "$a1" "$floor_avg")"
+	printf '%-46s %8d ms  (%s of floor)\n' "replicas=3: apply to 3 ready members" "$a3" "$(ratio "$a3" "$floor_avg")"
+	printf '%-46s %8d ms  (%s of floor)\n' "scale-up step (3->5, per member)" "$step" "$(ratio "$step" "$floor_avg")"
+	printf '%-46s %8d ms  (%s of floor)\n' "memory member lost: Pod delete to 3 ready" "$replace" "$(ratio "$replace" "$floor_avg")"
+}
+
+# idle_clusters <count>: declares <count> EtcdClusters with replicas: 0 in one apply.
+idle_clusters() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		printf 'apiVersion: etcd-operator.cozystack.io/v1alpha2\nkind: EtcdCluster\nmetadata: {name: idle-%d}\nspec: {replicas: 0, version: "%s"}\n---\n' "$i" "$VERSION"
+	done | kc -n "$NS" apply -f - >/dev/null
+}
+
+# paused_count: how many EtcdClusters already carry the operator's Paused status.
+paused_count() {
+	kc -n "$NS" get etcdclusters -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Available")].reason}{"\n"}{end}' | grep -c '^Paused$' || true
+}
+
+scale_bench() {
+	local i rss0 rss1 base loaded deadline per t0 declared
+	# Three running one-member clusters.
+	for i in 1 2 3; do available "run-$i" 1 >/dev/null; done
+	sleep 10
+	rss0=$(rss_kb)
+	base=$(available probe-a 1)
+	kc -n "$NS" delete etcdcluster probe-a --wait=false >/dev/null
+
+	t0=$(now_ms)
+	idle_clusters "$SCALE_IDLE"
+	deadline=$(($(date +%s) + 900))
+	until [ "$(paused_count)" -ge "$SCALE_IDLE" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for $SCALE_IDLE idle clusters to be Paused" >&2; exit 1; }
+		sleep 2
+	done
+	declared=$(($(now_ms) - t0))
+	sleep 20 # let the work queue drain and the heap settle
+	rss1=$(rss_kb)
+	loaded=$(available probe-b 1)
+
+	per=$(awk -v a="${rss0:-0}" -v b="${rss1:-0}" -v n="$SCALE_IDLE" 'BEGIN { printf "%.1f", (b - a) / n }')
+	echo "scale: $SCALE_IDLE idle EtcdClusters (replicas: 0) beside 3 running one-member clusters"
+	printf '%-52s %7s kB\n' "operator resident memory, 3 running clusters" "${rss0:-n/a}"
+	printf '%-52s %7s kB\n' "operator resident memory, + $SCALE_IDLE idle clusters" "${rss1:-n/a}"
+	printf '%-52s %7s kB\n' "per idle cluster" "$per"
+	printf '%-52s %8d ms\n' "$SCALE_IDLE idle clusters: apply to all Paused" "$declared"
+	printf '%-52s %8d ms\n' "replicas=1 to Available, 3 running clusters" "$base"
+	printf '%-52s %8d ms  (%s)\n' "replicas=1 to Available, + $SCALE_IDLE idle clusters" "$loaded" "$(ratio "$loaded" "$base")"
+}
+
+case $MODE in
+all)
+	main_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	echo
+	scale_bench
+	;;
+main) main_bench ;;
+scale) scale_bench ;;
+esac
