@@ -172,6 +172,21 @@ main_bench() {
 	printf '%-46s %8d ms  (%s of floor)\n' "memory member lost: Pod delete to 3 ready" "$replace" "$(ratio "$replace" "$floor_avg")"
 }
 
+# peak_kb: the most memory the operator container's cgroup has held since it
+# started (cgroup v1 max_usage or v2 memory.peak, read on this host, where the
+# local cluster's kubelet runs); empty when not readable.
+peak_kb() {
+	local uid f
+	uid=$(kc -n etcd-operator-system get pod "$pod" -o jsonpath='{.metadata.uid}' 2>/dev/null) || return 0
+	for f in /sys/fs/cgroup/memory/kubepods/*/pod"$uid"/*/memory.max_usage_in_bytes \
+		/sys/fs/cgroup/memory/kubepods/pod"$uid"/*/memory.max_usage_in_bytes \
+		/sys/fs/cgroup/kubepods*/*/*pod"${uid//-/_}"*/*/memory.peak; do
+		[ -r "$f" ] || continue
+		# the biggest container of the Pod is the operator (the other is the pause container)
+		cat "$f"
+	done 2>/dev/null | sort -n | tail -1 | awk '{ if ($1 > 0) printf "%d", $1 / 1024 }'
+}
+
 # idle_clusters <count>: declares <count> EtcdClusters with replicas: 0 in one apply.
 idle_clusters() {
 	local i
@@ -211,6 +226,7 @@ scale_bench() {
 	printf '%-52s %7s kB\n' "operator resident memory, 3 running clusters" "${rss0:-n/a}"
 	printf '%-52s %7s kB\n' "operator resident memory, + $SCALE_IDLE idle clusters" "${rss1:-n/a}"
 	printf '%-52s %7s kB\n' "per idle cluster" "$per"
+	printf '%-52s %7s kB\n' "operator peak memory (cgroup) since its start" "$(peak_kb)"
 	printf '%-52s %8d ms\n' "$SCALE_IDLE idle clusters: apply to all Paused" "$declared"
 	printf '%-52s %8d ms\n' "replicas=1 to Available, 3 running clusters" "$base"
 	printf '%-52s %8d ms  (%s)\n' "replicas=1 to Available, + $SCALE_IDLE idle clusters" "$loaded" "$(ratio "$loaded" "$base")"
