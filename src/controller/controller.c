@@ -12,6 +12,7 @@
 #include "api/names.h"
 #include "etcd/client.h"
 #include "obs/log.h"
+#include "plan/failure.h"
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
@@ -158,6 +159,50 @@ static void emit(struct eo_controller *c, const json_t *obj, const char *type, c
 {
 	if (c->rec != NULL && type != NULL && reason != NULL)
 		eo_kube_event(c->rec, obj, type, reason, NULL, "%s", msg);
+}
+
+/*
+ * The last write of this reconcile pass that the apiserver refused (plan/failure.h). Per
+ * thread: a pass runs on one worker thread from start to end, so the act functions record
+ * into it from their error paths and the reconciler reads it when the action failed.
+ */
+static _Thread_local struct refusal {
+	bool set;
+	enum eo_plan_verb verb;
+	char kind[32];
+	char name[EO_NAME_MAX];
+	struct eo_kube_error err;
+} refusal;
+
+/*
+ * Records a refused write: an answer of the apiserver (HTTP status >= 400) other than the
+ * normal outcomes (404, 409 AlreadyExists / Conflict). Transport failures are not refusals:
+ * the status write would fail the same way.
+ */
+static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
+			 const struct eo_kube_error *err)
+{
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_EEXISTS ||
+	    e == EO_KUBE_ECONFLICT || err == NULL || err->http_status < 400)
+		return;
+	refusal.set = true;
+	refusal.verb = verb;
+	snprintf(refusal.kind, sizeof(refusal.kind), "%s", kind);
+	snprintf(refusal.name, sizeof(refusal.name), "%s", name != NULL ? name : "");
+	refusal.err = *err;
+}
+
+/* The recorded refusal as a plan input (pointing into the record); false when none. */
+static bool take_refusal(struct eo_plan_failure *f)
+{
+	if (!refusal.set)
+		return false;
+	*f = (struct eo_plan_failure){.verb = refusal.verb,
+				      .kind = refusal.kind,
+				      .name = refusal.name,
+				      .http_status = refusal.err.http_status,
+				      .detail = refusal.err.message};
+	return true;
 }
 
 /* --- cluster --- */
@@ -311,6 +356,7 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 
 	if (have == NULL) {
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
+		note_refusal(EO_PLAN_VERB_CREATE, "Service", name, e, &err);
 		if (e == EO_KUBE_OK) {
 			char msg[EO_NAME_MAX + 32];
 
@@ -323,6 +369,7 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 	} else if ((patch = eo_desired_service_patch(want, have)) != NULL) {
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 		json_decref(patch);
+		note_refusal(EO_PLAN_VERB_PATCH, "Service", name, e, &err);
 		if (e == EO_KUBE_OK)
 			eo_log_kv(EO_LOG_INFO, lc, "service drift repaired", "service", name, NULL);
 	}
@@ -374,6 +421,7 @@ static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc
 		return -1;
 	e = eo_kube_create(c->kc, &r, m, NULL, &err);
 	json_decref(m);
+	note_refusal(EO_PLAN_VERB_CREATE, EO_KIND_MEMBER, pr->member_name, e, &err);
 	if (e == EO_KUBE_EEXISTS) {
 		/* Created by an earlier attempt; the cache has not shown it yet. */
 		eo_log_kv(EO_LOG_INFO, lc, "member already created; waiting for the cache",
@@ -421,6 +469,7 @@ static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *l
 	}
 	json_decref(sp);
 	json_decref(p);
+	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "completing the seed member failed", "member", mname,
 			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
@@ -464,6 +513,7 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
 		e = status ? eo_kube_patch_status(c->kc, &r, patch, NULL, &err)
 			   : eo_kube_patch(c->kc, &r, patch, NULL, &err);
 	json_decref(patch);
+	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, eo_member_name(member), e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "patching member failed", "member",
 			  eo_member_name(member), "error", eo_kube_strerror(e), "detail",
@@ -589,6 +639,7 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 
 	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0;
+	note_refusal(EO_PLAN_VERB_DELETE, EO_KIND_MEMBER, mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "deleting member failed", "member", mname, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
@@ -646,13 +697,16 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 		e = eo_kube_delete(c->kc, &r, &d, &err);
 		if (e == EO_KUBE_ENOTFOUND)
 			e = EO_KUBE_OK;
+		note_refusal(EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e, &err);
 	} else if (pr->patch != NULL) {
 		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
+		note_refusal(EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e, &err);
 	} else {
 		r.name = NULL;
 		e = eo_kube_create(c->kc, &r, pr->object, NULL, &err);
 		if (e == EO_KUBE_EEXISTS)
 			e = EO_KUBE_OK; /* the cache lags */
+		note_refusal(EO_PLAN_VERB_CREATE, "PodDisruptionBudget", name, e, &err);
 	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "PodDisruptionBudget change failed", "error",
@@ -683,6 +737,33 @@ static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 	return 0;
 }
 
+/*
+ * The action failed. When the apiserver refused its write, tell it: a Warning Event on the
+ * cluster (rate-limited by the recorder), and the status planned again with the refusal
+ * (Degraded=True/CreateFailed, ...) so that readyMembers and the conditions are still written.
+ */
+static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
+			    struct eo_plan_input *in, json_t *cluster)
+{
+	struct eo_plan_failure f;
+	struct eo_plan_result pr = {0};
+	char msg[EO_PLAN_FAILURE_MSG_MAX];
+
+	if (!take_refusal(&f))
+		return;
+	eo_plan_failure_message(&f, msg, sizeof(msg));
+	emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+	in->failure = &f;
+	if (eo_plan_cluster(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
+	    write_status(
+		c, lc,
+		at_res(RES_CLUSTERS, eo_cluster_namespace(cluster), eo_cluster_name(cluster)),
+		cluster, pr.status) == 0)
+		eo_log_kv(EO_LOG_INFO, lc, "cluster status changed", "message", msg, NULL);
+	in->failure = NULL;
+	eo_plan_result_clear(&pr);
+}
+
 void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			  struct eo_reconcile_out *out)
 {
@@ -697,6 +778,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(&refusal, 0, sizeof(refusal));
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_cluster(&lc, ns, name);
 	raw = eo_cache_set_get(&c->clusters, ns, name);
@@ -796,8 +878,10 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	default:
 		break;
 	}
-	if (rc != 0)
+	if (rc != 0) {
+		cluster_refused(c, &lc, &in, cluster);
 		goto fail;
+	}
 	if (pr.status != NULL && pr.status_changed) {
 		rc = write_status(c, &lc, at_res(RES_CLUSTERS, ns, name), cluster, pr.status);
 		if (rc < 0)
@@ -860,6 +944,7 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 	if (patch != NULL)
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 	json_decref(patch);
+	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, eo_member_name(member), e, &err);
 	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
 		return 0;
 	return e == EO_KUBE_ECONFLICT ? 1 : -1;
@@ -967,6 +1052,9 @@ static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, js
 	char msg[EO_NAME_MAX + 32];
 	eo_kube_err e = eo_kube_create(c->kc, &r, obj, NULL, &err);
 
+	note_refusal(EO_PLAN_VERB_CREATE,
+		     strcmp(what, "Pod") == 0 ? "Pod" : "PersistentVolumeClaim",
+		     eo_kube_obj_name(obj), e, &err);
 	if (e == EO_KUBE_EEXISTS)
 		return 0; /* the cache lags; the next pass sees it */
 	if (e != EO_KUBE_OK) {
@@ -978,6 +1066,34 @@ static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, js
 	eo_log_kv(EO_LOG_INFO, lc, "created", "kind", what, "name", eo_kube_obj_name(obj), NULL);
 	emit(c, member, "Normal", strcmp(what, "Pod") == 0 ? "PodCreated" : "PVCCreated", msg);
 	return 0;
+}
+
+/*
+ * As cluster_refused(), for the member controller: the Warning Event on the EtcdMember and on
+ * its EtcdCluster (where users look), and Ready=False/CreateFailed, ... on the member, which
+ * the cluster's conditions then quote (plan/podissue.h).
+ */
+static void member_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
+			   struct eo_mplan_input *in, json_t *member, const json_t *cluster)
+{
+	struct eo_plan_failure f;
+	struct eo_mplan_result pr = {0};
+	char msg[EO_PLAN_FAILURE_MSG_MAX];
+
+	if (!take_refusal(&f))
+		return;
+	eo_plan_failure_message(&f, msg, sizeof(msg));
+	emit(c, member, "Warning", eo_plan_failure_reason(&f), msg);
+	if (cluster != NULL)
+		emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+	in->failure = &f;
+	if (eo_member_plan(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
+	    write_status(c, lc,
+			 at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
+			 member, pr.status) == 0)
+		eo_log_kv(EO_LOG_INFO, lc, "member status changed", "message", msg, NULL);
+	in->failure = NULL;
+	eo_member_plan_clear(&pr);
 }
 
 void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *name,
@@ -995,6 +1111,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(&refusal, 0, sizeof(refusal));
 	eo_log_ctx_init(&lc);
 	raw = eo_cache_set_get(&c->members, ns, name);
 	if (raw == NULL)
@@ -1088,6 +1205,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_delete(c->kc, &r, &d, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? 0 : -1;
+		note_refusal(EO_PLAN_VERB_DELETE, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod deleted", "message", pr.message,
 			  "result", eo_kube_strerror(e), NULL);
 		break;
@@ -1097,6 +1215,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_patch(c->kc, &r, pr.object, NULL, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
+		note_refusal(EO_PLAN_VERB_PATCH, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod labels synced", "message",
 			  pr.message, "result", eo_kube_strerror(e), NULL);
 		break;
@@ -1104,8 +1223,10 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	default:
 		break;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		member_refused(c, &lc, &in, member, cluster);
 		goto fail;
+	}
 	if (pr.status != NULL && pr.status_changed) {
 		rc = write_status(c, &lc, at_res(RES_MEMBERS, ns, name), member, pr.status);
 		if (rc < 0)

@@ -14,11 +14,13 @@ struct eo_kube_recorder {
 	eo_kube_client *c;
 	char *component, *instance;
 	long window_ms;
+	long min_write_ms; /* repeats sooner than this after the last write are only counted */
 	size_t max_tracked;
 	int64_t (*now_fn)(void *ud);
 	void *clock_ud;
 	pthread_mutex_t mu;
-	/* dedup key -> {"name", "namespace", "count", "last"} */
+	/* dedup key -> {"name", "namespace", "count", "last"}: count is every occurrence (the
+	 * server has it as of the last write), last the time of the last write */
 	json_t *seen;
 };
 
@@ -108,6 +110,9 @@ eo_kube_recorder *eo_kube_recorder_new(eo_kube_client *c, const struct eo_kube_r
 	rec->instance = strdup(opts && opts->instance ? opts->instance : "");
 	rec->window_ms = opts && opts->dedup_window_ms > 0 ? opts->dedup_window_ms : 600000;
 	rec->max_tracked = opts && opts->max_tracked > 0 ? opts->max_tracked : 512;
+	rec->min_write_ms = !opts || opts->min_write_interval_ms == 0 ? 60000
+			    : opts->min_write_interval_ms < 0	      ? 0
+								      : opts->min_write_interval_ms;
 	rec->now_fn = opts ? opts->now_ms : NULL;
 	rec->clock_ud = opts ? opts->clock_ud : NULL;
 	rec->seen = json_object();
@@ -202,8 +207,18 @@ eo_kube_err eo_kube_event(eo_kube_recorder *rec, const json_t *involved, const c
 	pthread_mutex_lock(&rec->mu);
 	{
 		json_t *e = json_object_get(rec->seen, key);
+		int64_t since = e ? now_ms - json_integer_value(json_object_get(e, "last")) : 0;
 
-		if (e && now_ms - json_integer_value(json_object_get(e, "last")) < rec->window_ms) {
+		if (e && since < rec->min_write_ms) {
+			/* Too soon after the last write: count it for the next one. */
+			json_object_set_new(
+			    e, "count",
+			    json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+			pthread_mutex_unlock(&rec->mu);
+			rc = EO_KUBE_OK;
+			goto out;
+		}
+		if (e && since < rec->window_ms) {
 			prev_name = strdup(json_string_value(json_object_get(e, "name")));
 			prev_ns = strdup(json_string_value(json_object_get(e, "namespace")));
 			count = json_integer_value(json_object_get(e, "count"));

@@ -5,7 +5,11 @@
  * type/reason/message into an Event. The recorder posts them, and folds an
  * identical event (same object UID, type, reason and message) seen again
  * within the dedup window into the existing Event by patching count and
- * lastTimestamp, the way kubectl describe shows "(x3 over 5m)".
+ * lastTimestamp, the way kubectl describe shows "(x3 over 5m)". Repeats that
+ * come sooner than the write interval after the last write are only counted:
+ * the next write after the interval carries their count. A failure that
+ * repeats on every reconcile therefore costs at most one apiserver call per
+ * interval, however fast the retries.
  *
  * Events are best effort: callers may ignore the result.
  */
@@ -37,7 +41,9 @@ struct eo_kube_recorder_opts {
 	const char *component; /* copied; NULL = "etcd-operator" */
 	const char *instance;  /* reportingInstance (copied), e.g. the pod name; may be NULL */
 	long dedup_window_ms;  /* 0 = 10 minutes */
-	size_t max_tracked;    /* distinct events remembered; 0 = 512 */
+	/* Least time between two writes of the same event; 0 = 1 minute, < 0 = no limit. */
+	long min_write_interval_ms;
+	size_t max_tracked; /* distinct events remembered; 0 = 512 */
 	/* Wall clock in ms since the epoch; NULL = CLOCK_REALTIME. */
 	int64_t (*now_ms)(void *ud);
 	void *clock_ud;

@@ -11,7 +11,9 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "plan/failure.h"
 #include "plan/plan.h"
+#include "plan/podissue.h"
 
 static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_NONE] = "none",
@@ -134,8 +136,17 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		set_status(x, "pvcName", json_string(pvc_name));
 	set_status(x, "replicas", json_integer(ready ? 1 : 0));
 	if (!ready) {
-		msgf(x, "pod phase: %s", pod_phase(in->pod));
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+		struct eo_pod_issue is;
+
+		if (eo_plan_pod_issue(m, in->pod, in->pvc, in->now, &is)) {
+			/* Something the user has to fix: say what (plan/podissue.h). */
+			msgf(x, "%s", is.message);
+			cond(x, EO_COND_READY, EO_COND_FALSE, is.reason, x->out->message);
+		} else {
+			msgf(x, "pod phase: %s", pod_phase(in->pod));
+			cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
+			     x->out->message);
+		}
 		x->out->action = EO_MPLAN_NONE;
 		return;
 	}
@@ -191,7 +202,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	x->out->action = EO_MPLAN_NONE;
 }
 
-int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
+static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 {
 	const json_t *m = in->member;
 	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
@@ -360,6 +371,36 @@ done:
 	empty = json_object();
 	out->status_changed =
 	    out->status != NULL && !json_equal(json_is_object(cur) ? cur : empty, out->status);
+	json_decref(empty);
+	return 0;
+}
+
+/*
+ * A refused write (in->failure) becomes Ready=False with the failure's reason and message, on
+ * the status this pass would write or, when it writes none, on the current one. Not for a
+ * member being deleted: it has no Ready to tell any more.
+ */
+int eo_member_plan(const struct eo_mplan_input *in, struct eo_mplan_result *out)
+{
+	const json_t *cur = json_object_get(in->member, "status");
+	json_t *empty = NULL;
+
+	if (plan_member(in, out) != 0)
+		return -1;
+	if (in->failure == NULL || eo_member_is_deleting(in->member))
+		return 0;
+	if (out->status == NULL)
+		out->status = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	empty = json_object();
+	if (out->status == NULL || empty == NULL ||
+	    eo_plan_failure_apply(out->status, in->failure, EO_COND_READY, EO_COND_FALSE,
+				  eo_member_generation(in->member), in->now) != 0) {
+		json_decref(empty);
+		eo_member_plan_clear(out);
+		return -1;
+	}
+	eo_plan_failure_message(in->failure, out->message, sizeof(out->message));
+	out->status_changed = !json_equal(json_is_object(cur) ? cur : empty, out->status);
 	json_decref(empty);
 	return 0;
 }

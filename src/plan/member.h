@@ -38,6 +38,8 @@ enum eo_mplan_action {
 
 const char *eo_mplan_action_name(enum eo_mplan_action a);
 
+struct eo_plan_failure; /* plan/failure.h */
+
 struct eo_mplan_input {
 	const json_t *member;
 	const json_t *cluster; /* owning EtcdCluster, NULL when gone */
@@ -50,6 +52,12 @@ struct eo_mplan_input {
 	const struct eo_etcd_members *list;  /* valid when list_err == OK */
 	eo_etcd_err status_err;		     /* Maintenance Status of the endpoint */
 	const struct eo_etcd_status *status; /* valid when status_err == OK */
+	/*
+	 * The write the previous plan of this pass asked for (Pod or PVC create, label patch,
+	 * Pod delete, finalizer patch) was refused: plan again with it to get the status to
+	 * write (Ready=False/CreateFailed, ...); that plan's action is not carried out.
+	 */
+	const struct eo_plan_failure *failure;
 	time_t now;
 };
 

@@ -13,6 +13,8 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "api/timeutil.h"
+#include "plan/failure.h"
+#include "plan/podissue.h"
 
 static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_NONE] = "none",
@@ -368,12 +370,27 @@ struct ctx {
 	/* A problem seen through etcd (not in Pod readiness) that Degraded tells about. */
 	const char *etcd_problem; /* reason, NULL: none */
 	char etcd_problem_msg[EO_PLAN_MSG_MAX];
+	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
+	char issues[EO_PLAN_ISSUES_MAX];
 };
 
+/*
+ * Sets a condition. One that says something is wrong (Available=False, Progressing=True,
+ * Degraded=True) also names what keeps members from running, when something does.
+ */
 static void cond(struct ctx *x, const char *type, const char *status, const char *reason,
 		 const char *msg)
 {
+	char full[EO_PLAN_MSG_MAX + EO_PLAN_ISSUES_MAX + 8];
 	struct eo_condition c = {type, status, reason, msg, x->gen};
+	bool bad = strcmp(status,
+			  strcmp(type, EO_COND_AVAILABLE) == 0 ? EO_COND_FALSE : EO_COND_TRUE) == 0;
+
+	if (bad && x->issues[0] != '\0') {
+		snprintf(full, sizeof(full), "%s%s%s", msg != NULL ? msg : "",
+			 msg != NULL && msg[0] ? "; " : "", x->issues);
+		c.message = full;
+	}
 
 	if (eo_condition_set(x->st, &c, x->in->now) < 0)
 		x->ok = false;
@@ -1476,10 +1493,16 @@ static void finish(struct ctx *x, const json_t *cur)
 {
 	json_t *empty = json_object();
 
-	if (x->out->action == EO_PLAN_QUERY_MEMBERS || x->out->action == EO_PLAN_ENSURE_SERVICES) {
+	if ((x->out->action == EO_PLAN_QUERY_MEMBERS ||
+	     x->out->action == EO_PLAN_ENSURE_SERVICES) &&
+	    x->in->failure == NULL) {
 		/* No status write on these passes: the next pass computes it. */
 		json_decref(x->st);
 		x->st = NULL;
+	} else if (eo_plan_failure_apply(x->st, x->in->failure, EO_COND_DEGRADED, EO_COND_TRUE,
+					 x->gen, x->in->now) != 0) {
+		/* A refused write says so in Degraded; a stale one goes once nothing refuses. */
+		x->ok = false;
 	}
 	x->out->status = x->st;
 	x->st = NULL;
@@ -1535,6 +1558,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	}
 	count_members(in, &c);
 	ensure_next_member_name(&x);
+	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x.issues,
+				    sizeof(x.issues));
 	set_status(&x, "selector", json_string(selector));
 	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
 	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));

@@ -110,6 +110,8 @@ struct eo_plan_member {
 	const json_t *pvc; /* data-<member>, controlled by it */
 };
 
+struct eo_plan_failure; /* plan/failure.h */
+
 struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
@@ -122,6 +124,12 @@ struct eo_plan_input {
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */
 	const struct eo_etcd_members *etcd; /* the list (borrowed), NULL unless OK */
+	/*
+	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
+	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
+	 * of that plan is not carried out. NULL otherwise.
+	 */
+	const struct eo_plan_failure *failure;
 	time_t now;
 };
 

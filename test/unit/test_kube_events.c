@@ -127,6 +127,7 @@ static void test_recorder_dedup(void **state)
 	struct eo_kube_recorder_opts o = {
 	    .instance = "op-0",
 	    .dedup_window_ms = 60000,
+	    .min_write_interval_ms = -1, /* every repeat is written; see the rate limit test */
 	    .max_tracked = 2,
 	    .now_ms = tu_clock_now,
 	    .clock_ud = &clock_ms,
@@ -199,12 +200,80 @@ static void test_recorder_dedup(void **state)
 	pthread_mutex_destroy(&srv.mu);
 }
 
+/*
+ * A failure that repeats on every retry: repeats within the write interval are only counted,
+ * and the first repeat after it writes their total, so the apiserver sees one call per interval.
+ */
+static void test_recorder_rate_limit(void **state)
+{
+	struct server srv = {0};
+	eo_kube_fake *fake;
+	eo_kube_config *cfg = NULL;
+	eo_kube_client *c = NULL;
+	eo_kube_recorder *rec;
+	int64_t clock_ms = 1700000000000LL;
+	struct eo_kube_recorder_opts o = {
+	    .min_write_interval_ms = 30000,
+	    .now_ms = tu_clock_now,
+	    .clock_ud = &clock_ms,
+	};
+	json_t *inv = cluster();
+
+	(void)state;
+	pthread_mutex_init(&srv.mu, NULL);
+	fake = eo_kube_fake_start(handler, &srv);
+	assert_non_null(fake);
+	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(fake), NULL, NULL, &cfg, NULL),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(cfg, NULL, &c, NULL), EO_KUBE_OK);
+	rec = eo_kube_recorder_new(c, &o);
+	assert_non_null(rec);
+
+	assert_int_equal(eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "quota"),
+			 EO_KUBE_OK);
+	assert_int_equal(srv.posts, 1);
+	/* Ten fast retries: counted, not written. */
+	for (int i = 0; i < 10; i++) {
+		clock_ms += 2000;
+		assert_int_equal(eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "quota"),
+				 EO_KUBE_OK);
+	}
+	assert_int_equal(srv.posts, 1);
+	assert_int_equal(srv.patches, 0);
+	/* A different message is not held back by the first one's interval. */
+	assert_int_equal(eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "other"),
+			 EO_KUBE_OK);
+	assert_int_equal(srv.posts, 2);
+	/* 32 s after the write: one patch carrying all eleven (+1) occurrences. */
+	clock_ms += 12000;
+	assert_int_equal(eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "quota"),
+			 EO_KUBE_OK);
+	assert_int_equal(srv.patches, 1);
+	assert_int_equal(json_integer_value(json_object_get(srv.last_body, "count")), 12);
+	/* And the interval starts again from that write. */
+	clock_ms += 1000;
+	eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "quota");
+	assert_int_equal(srv.patches, 1);
+	clock_ms += 30000;
+	eo_kube_event(rec, inv, "Warning", "CreateFailed", NULL, "quota");
+	assert_int_equal(srv.patches, 2);
+	assert_int_equal(json_integer_value(json_object_get(srv.last_body, "count")), 14);
+
+	eo_kube_recorder_free(rec);
+	eo_kube_client_free(c);
+	eo_kube_fake_stop(fake);
+	json_decref(srv.last_body);
+	json_decref(inv);
+	pthread_mutex_destroy(&srv.mu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_desired_golden),
 	    cmocka_unit_test(test_build_caps_message_at_utf8_boundary),
 	    cmocka_unit_test(test_recorder_dedup),
+	    cmocka_unit_test(test_recorder_rate_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
