@@ -192,6 +192,32 @@ static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *n
 	refusal.err = *err;
 }
 
+/*
+ * A create answered AlreadyExists: either the cache lags behind our own create (fine), or the
+ * name is taken by an object that is not ours (not in the label-filtered cache), which no
+ * retry fixes. Reads the object to tell which; the second is recorded as a refusal. r names
+ * the object; owner_uid is the UID of the object that should control it.
+ */
+static bool taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
+			   const char *owner, const char *owner_uid)
+{
+	struct eo_kube_error err = {0};
+	json_t *live = NULL;
+	bool other = false;
+
+	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
+	    !eo_desired_is_controlled_by(live, owner_uid)) {
+		err = (struct eo_kube_error){.http_status = 409};
+		snprintf(err.message, sizeof(err.message),
+			 "%s %s already exists and is not controlled by %s; delete or rename it",
+			 kind, r.name, owner);
+		note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
+		other = true;
+	}
+	json_decref(live);
+	return other;
+}
+
 /* The recorded refusal as a plan input (pointing into the record); false when none. */
 static bool take_refusal(struct eo_plan_failure *f)
 {
@@ -364,7 +390,8 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 			eo_log_kv(EO_LOG_INFO, lc, "service created", "service", name, NULL);
 			emit(c, cluster, "Normal", "ServiceCreated", msg);
 		}
-		if (e == EO_KUBE_EEXISTS)
+		if (e == EO_KUBE_EEXISTS &&
+		    !taken_by_other(c, r, "Service", "this EtcdCluster", eo_cluster_uid(cluster)))
 			e = EO_KUBE_OK;
 	} else if ((patch = eo_desired_service_patch(want, have)) != NULL) {
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
@@ -704,7 +731,10 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 	} else {
 		r.name = NULL;
 		e = eo_kube_create(c->kc, &r, pr->object, NULL, &err);
-		if (e == EO_KUBE_EEXISTS)
+		r.name = name;
+		if (e == EO_KUBE_EEXISTS &&
+		    !taken_by_other(c, r, "PodDisruptionBudget", "this EtcdCluster",
+				    eo_cluster_uid(cluster)))
 			e = EO_KUBE_OK; /* the cache lags */
 		note_refusal(EO_PLAN_VERB_CREATE, "PodDisruptionBudget", name, e, &err);
 	}
@@ -1050,13 +1080,16 @@ static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, js
 {
 	struct eo_kube_error err = {0};
 	char msg[EO_NAME_MAX + 32];
+	const char *kind = strcmp(what, "Pod") == 0 ? "Pod" : "PersistentVolumeClaim";
 	eo_kube_err e = eo_kube_create(c->kc, &r, obj, NULL, &err);
 
-	note_refusal(EO_PLAN_VERB_CREATE,
-		     strcmp(what, "Pod") == 0 ? "Pod" : "PersistentVolumeClaim",
-		     eo_kube_obj_name(obj), e, &err);
-	if (e == EO_KUBE_EEXISTS)
-		return 0; /* the cache lags; the next pass sees it */
+	note_refusal(EO_PLAN_VERB_CREATE, kind, eo_kube_obj_name(obj), e, &err);
+	if (e == EO_KUBE_EEXISTS) {
+		r.name = eo_kube_obj_name(obj);
+		/* the cache lags (the next pass sees it), or the name is someone else's */
+		return taken_by_other(c, r, kind, "this EtcdMember", eo_member_uid(member)) ? -1
+											    : 0;
+	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "create failed", "kind", what, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
