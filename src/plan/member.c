@@ -146,6 +146,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 			msgf(x, "pod phase: %s", pod_phase(in->pod));
 			cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
 			     x->out->message);
+			/* Some issues only show after a grace (podissue.h): look again. */
+			x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		}
 		x->out->action = EO_MPLAN_NONE;
 		return;

@@ -171,14 +171,21 @@ static void crash_issue(const json_t *cs, struct eo_pod_issue *out)
 	    msg != NULL ? msg : "");
 }
 
+/* Whether the Pod condition c has held for at least grace seconds at now. */
+static bool older_than(const json_t *c, time_t now, long grace)
+{
+	const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
+	time_t t = 0;
+
+	return since != NULL && eo_time_parse(since, &t) == 0 && now - t >= grace;
+}
+
 /* Scheduled more than the grace ago and still creating containers: a volume that hangs. */
 static bool stuck_creating(const json_t *pod, const json_t *scheduled, time_t now)
 {
 	static const char *const creating[] = {"ContainerCreating", "PodInitializing", NULL};
-	const char *since = json_string_value(json_object_get(scheduled, "lastTransitionTime"));
-	time_t t = 0;
 
-	if (since == NULL || eo_time_parse(since, &t) != 0 || now - t < EO_POD_ISSUE_MOUNT_GRACE_S)
+	if (!older_than(scheduled, now, EO_POD_ISSUE_MOUNT_GRACE_S))
 		return false;
 	if (waiting_in(pod, creating) != NULL)
 		return true;
@@ -210,13 +217,17 @@ bool eo_plan_pod_issue(const json_t *member, const json_t *pod, const json_t *pv
 			return false;
 		if (msg == NULL)
 			msg = "";
-		if (pvc_pending(pvc))
+		if (pvc_pending(pvc)) {
+			/* Every new PVC is briefly unbound while it is provisioned: not yet. */
+			if (!older_than(sched, now, EO_POD_ISSUE_BIND_GRACE_S))
+				return false;
 			set(out, EO_POD_ISSUE_VOLUME_NOT_BOUND, EO_REASON_VOLUME_NOT_BOUND,
 			    "PVC %s is not bound and the Pod cannot be scheduled: %.*s", pvc_name,
 			    QUOTE_MAX, msg);
-		else
+		} else {
 			set(out, EO_POD_ISSUE_UNSCHEDULABLE, EO_REASON_UNSCHEDULABLE,
 			    "Pod cannot be scheduled: Unschedulable: %.*s", QUOTE_MAX, msg);
+		}
 		return true;
 	}
 	if ((cs = waiting_in(pod, IMAGE_PULL)) != NULL) {

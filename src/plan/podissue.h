@@ -49,6 +49,12 @@ enum eo_pod_issue_kind {
  * VolumeNotMounted (an attach or mount that does not finish shows only as Events).
  */
 #define EO_POD_ISSUE_MOUNT_GRACE_S 120
+/*
+ * Seconds a Pod may be unschedulable for want of a bound PVC before the member reads
+ * VolumeNotBound: the scheduler says "pod has unbound immediate PersistentVolumeClaims" for
+ * a moment on every new member while its PVC is provisioned.
+ */
+#define EO_POD_ISSUE_BIND_GRACE_S 30
 
 #define EO_POD_ISSUE_MSG_MAX 640
 

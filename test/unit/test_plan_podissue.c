@@ -151,11 +151,18 @@ static void test_pod_issue_table(void **state)
 	     "\"False\",\"reason\":\"Unschedulable\",\"message\":\"" SCHED_MSG "\"}]}",
 	     false, "Bound", 0, EO_POD_ISSUE_UNSCHEDULABLE, EO_REASON_UNSCHEDULABLE,
 	     "Pod cannot be scheduled: Unschedulable: " SCHED_MSG, NULL},
-	    {"Unschedulable with the PVC Pending: the volume",
+	    {"Unschedulable with the PVC Pending for a moment: provisioning, not yet an issue",
 	     "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
-	     "\"False\",\"reason\":\"Unschedulable\",\"message\":\"pod has unbound immediate "
+	     "\"False\",\"reason\":\"Unschedulable\",\"lastTransitionTime\":"
+	     "\"2026-06-02T10:00:00Z\",\"message\":\"pod has unbound immediate "
 	     "PersistentVolumeClaims\"}]}",
-	     false, "Pending", 0, EO_POD_ISSUE_VOLUME_NOT_BOUND, EO_REASON_VOLUME_NOT_BOUND,
+	     false, "Pending", 5, EO_POD_ISSUE_NONE, NULL, NULL, NULL},
+	    {"Unschedulable with the PVC Pending for 30 s: the volume",
+	     "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+	     "\"False\",\"reason\":\"Unschedulable\",\"lastTransitionTime\":"
+	     "\"2026-06-02T10:00:00Z\",\"message\":\"pod has unbound immediate "
+	     "PersistentVolumeClaims\"}]}",
+	     false, "Pending", 30, EO_POD_ISSUE_VOLUME_NOT_BOUND, EO_REASON_VOLUME_NOT_BOUND,
 	     "PVC data-demo-a is not bound and the Pod cannot be scheduled: pod has unbound "
 	     "immediate PersistentVolumeClaims",
 	     NULL},
