@@ -116,8 +116,10 @@ static long etcd_timeout(const struct eo_controller *c)
 static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
 				 size_t n)
 {
-	struct eo_etcd_config cfg = {
-	    .endpoints = endpoints, .n_endpoints = n, .timeout_ms = etcd_timeout(c)};
+	struct eo_etcd_config cfg = {.endpoints = endpoints,
+				     .n_endpoints = n,
+				     .timeout_ms = etcd_timeout(c),
+				     .connect_to = c->etcd_connect_to};
 	eo_etcd_client *ec = NULL;
 
 	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)

@@ -44,6 +44,7 @@ struct eo_controller {
 	long etcd_timeout_ms;	      /* per etcd attempt; 0 = 5000 */
 	time_t (*now)(void);	      /* NULL = time(NULL) */
 	struct eo_fence fence;	      /* leader lease check before membership changes */
+	const char *etcd_connect_to;  /* test seam: eo_etcd_config.connect_to; NULL normally */
 };
 
 /* Outcome of one reconcile. */

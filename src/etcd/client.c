@@ -38,6 +38,7 @@ struct eo_etcd_client {
 	size_t n_eps;
 	CURL *curl;
 	struct curl_slist *headers;
+	struct curl_slist *connect_to; /* test seam (eo_etcd_config.connect_to); NULL normally */
 	long timeout_ms;
 	long connect_timeout_ms;
 	long backoff_ms;
@@ -387,6 +388,12 @@ static eo_etcd_err setup_curl(eo_etcd_client *c, const struct eo_etcd_config *cf
 	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
 		return EO_ETCD_TRANSPORT;
+	if (cfg->connect_to != NULL) {
+		c->connect_to = curl_slist_append(NULL, cfg->connect_to);
+		if (c->connect_to == NULL ||
+		    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to) != CURLE_OK)
+			return EO_ETCD_TRANSPORT;
+	}
 	return setup_tls(h, cfg);
 }
 
@@ -466,6 +473,7 @@ void eo_etcd_client_free(eo_etcd_client *c)
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
 	free_headers(c->headers);
+	curl_slist_free_all(c->connect_to);
 	free(c->body.data);
 	free(c->eps);
 	free(c);

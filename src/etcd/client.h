@@ -90,6 +90,14 @@ struct eo_etcd_config {
 	long connect_timeout_ms; /* TCP+TLS connect; default min(timeout, 2000) */
 	long fail_backoff_ms;	 /* how long a failed endpoint goes to the back; default 10000 */
 	size_t max_body;	 /* response body cap in bytes; default 4 MiB */
+
+	/*
+	 * Test seam: one curl CONNECT_TO entry ("HOST:PORT:CONNECT-HOST:CONNECT-PORT", empty
+	 * HOST/PORT match any) so that tests reach a fake etcd under the members' real URLs
+	 * (the Host header keeps the member's name). NULL (always, in the operator): connect
+	 * to the endpoint's own host.
+	 */
+	const char *connect_to;
 };
 
 typedef struct eo_etcd_client eo_etcd_client;

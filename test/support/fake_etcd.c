@@ -1,0 +1,370 @@
+/*
+ * support/fake_etcd.c - a fake etcd v3 JSON gateway. See fake_etcd.h.
+ */
+#include "support/fake_etcd.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "support/fake_apiserver.h"
+
+#define MAX_MEMBERS 16
+#define MAX_SCRIPT  16
+#define MAX_DOWN    16
+#define MAX_LOG	    256
+
+struct fmember {
+	uint64_t id;
+	char name[EO_FAKE_ETCD_STR];
+	char peer[EO_FAKE_ETCD_STR];
+	bool learner;
+};
+
+struct scripted {
+	char call[64];
+	int status;
+	char *body;
+};
+
+struct eo_fake_etcd {
+	pthread_mutex_t mu;
+	eo_kube_fake *srv;
+	char connect_to[64];
+	struct fmember m[MAX_MEMBERS];
+	size_t n;
+	uint64_t next_id;
+	struct scripted script[MAX_SCRIPT];
+	size_t n_script;
+	char down[MAX_DOWN][EO_FAKE_ETCD_STR];
+	size_t n_down;
+	struct eo_fake_etcd_request log[MAX_LOG];
+	size_t n_log;
+};
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src != NULL ? src : "");
+}
+
+static struct fmember *find(eo_fake_etcd *f, uint64_t id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->m[i].id == id)
+			return &f->m[i];
+	return NULL;
+}
+
+static json_t *member_json(const struct fmember *m)
+{
+	char id[24];
+
+	snprintf(id, sizeof(id), "%" PRIu64, m->id);
+	return json_pack("{s:s, s:s, s:[s], s:[], s:b}", "ID", id, "name", m->name, "peerURLs",
+			 m->peer, "clientURLs", "isLearner", m->learner);
+}
+
+/* {"header":..., "members":[...]} plus extra (stolen) when not NULL. */
+static char *members_body(eo_fake_etcd *f, const char *key, json_t *extra)
+{
+	json_t *root = json_pack("{s:{s:s, s:s, s:s}, s:[]}", "header", "cluster_id", "4242",
+				 "member_id", "1", "revision", "7", "members");
+	char *out = NULL;
+
+	for (size_t i = 0; root != NULL && i < f->n; i++)
+		json_array_append_new(json_object_get(root, "members"), member_json(&f->m[i]));
+	if (root != NULL && extra != NULL)
+		json_object_set(root, key, extra);
+	json_decref(extra);
+	if (root != NULL)
+		out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	return out;
+}
+
+static char *error_body(const char *msg, int code)
+{
+	json_t *e = json_pack("{s:s, s:i, s:s}", "error", msg, "code", code, "message", msg);
+	char *out = e != NULL ? json_dumps(e, JSON_COMPACT) : NULL;
+
+	json_decref(e);
+	return out;
+}
+
+static uint64_t body_id(const char *body)
+{
+	json_t *b = json_loads(body, 0, NULL);
+	json_t *v = json_object_get(b, "ID");
+	uint64_t id = 0;
+
+	if (json_is_string(v))
+		id = strtoull(json_string_value(v), NULL, 10);
+	else if (json_is_integer(v))
+		id = (uint64_t)json_integer_value(v);
+	json_decref(b);
+	return id;
+}
+
+static void answer(eo_fake_etcd *f, const char *call, const char *host, const char *body,
+		   struct eo_kube_fake_response *rs)
+{
+	for (size_t i = 0; i < f->n_down; i++)
+		if (strcmp(f->down[i], host) == 0) {
+			rs->status = 503;
+			rs->body = error_body("etcdserver: unavailable (fake: host down)", 14);
+			return;
+		}
+	for (size_t i = 0; i < f->n_script; i++)
+		if (strcmp(f->script[i].call, call) == 0) {
+			rs->status = f->script[i].status;
+			rs->body = f->script[i].body;
+			memmove(&f->script[i], &f->script[i + 1],
+				(f->n_script - i - 1) * sizeof(f->script[0]));
+			f->n_script--;
+			return;
+		}
+	if (strcmp(call, "cluster/member/list") == 0) {
+		rs->body = members_body(f, NULL, NULL);
+	} else if (strcmp(call, "cluster/member/add") == 0) {
+		json_t *b = json_loads(body, 0, NULL);
+		struct fmember *m = f->n < MAX_MEMBERS ? &f->m[f->n] : NULL;
+
+		if (m == NULL || b == NULL) {
+			rs->status = 500;
+			rs->body = error_body("fake: cannot add", 13);
+		} else {
+			memset(m, 0, sizeof(*m));
+			m->id = f->next_id++;
+			copy(m->peer, sizeof(m->peer),
+			     json_string_value(json_array_get(json_object_get(b, "peerURLs"), 0)));
+			m->learner = json_is_true(json_object_get(b, "isLearner"));
+			f->n++;
+			rs->body = members_body(f, "member", member_json(m));
+		}
+		json_decref(b);
+	} else if (strcmp(call, "cluster/member/promote") == 0 ||
+		   strcmp(call, "cluster/member/remove") == 0) {
+		struct fmember *m = find(f, body_id(body));
+
+		if (m == NULL) {
+			rs->status = 404;
+			rs->body = error_body("etcdserver: member not found", 5);
+		} else if (call[15] == 'p') {
+			m->learner = false;
+			rs->body = members_body(f, NULL, NULL);
+		} else {
+			memmove(m, m + 1, (size_t)(&f->m[f->n] - (m + 1)) * sizeof(*m));
+			f->n--;
+			rs->body = members_body(f, NULL, NULL);
+		}
+	} else if (strcmp(call, "maintenance/status") == 0) {
+		uint64_t id = 0;
+		bool learner = false;
+
+		/* the member whose name is the first label of host */
+		for (size_t i = 0; i < f->n; i++) {
+			size_t l = strlen(f->m[i].name);
+
+			if (l > 0 && strncmp(host, f->m[i].name, l) == 0 && host[l] == '.') {
+				id = f->m[i].id;
+				learner = f->m[i].learner;
+			}
+		}
+		if (asprintf(&rs->body,
+			     "{\"header\":{\"cluster_id\":\"4242\",\"member_id\":\"%" PRIu64
+			     "\",\"revision\":\"7\"},\"version\":\"3.6.11\",\"dbSize\":\"20480\","
+			     "\"leader\":\"%" PRIu64 "\",\"raftIndex\":\"9\",\"raftTerm\":\"2\","
+			     "\"raftAppliedIndex\":\"9\",\"dbSizeInUse\":\"20480\","
+			     "\"isLearner\":%s}",
+			     id, f->n > 0 ? f->m[0].id : 0, learner ? "true" : "false") < 0)
+			rs->body = NULL;
+	} else {
+		rs->status = 404;
+		rs->body = error_body("fake: unknown call", 12);
+	}
+}
+
+static void handler(void *ud, const struct eo_kube_fake_request *rq,
+		    struct eo_kube_fake_response *rs)
+{
+	eo_fake_etcd *f = ud;
+	const char *h = eo_kube_fake_header(rq, "Host");
+	const char *call = strncmp(rq->path, "/v3/", 4) == 0 ? rq->path + 4 : rq->path;
+	char host[EO_FAKE_ETCD_STR];
+	char *colon;
+
+	copy(host, sizeof(host), h);
+	colon = strrchr(host, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	pthread_mutex_lock(&f->mu);
+	if (f->n_log < MAX_LOG) {
+		struct eo_fake_etcd_request *r = &f->log[f->n_log++];
+
+		copy(r->host, sizeof(r->host), host);
+		copy(r->call, sizeof(r->call), call);
+		copy(r->body, sizeof(r->body), rq->body);
+	}
+	answer(f, call, host, rq->body, rs);
+	pthread_mutex_unlock(&f->mu);
+}
+
+eo_fake_etcd *eo_fake_etcd_start(void)
+{
+	eo_fake_etcd *f = calloc(1, sizeof(*f));
+	const char *url;
+
+	if (f == NULL)
+		return NULL;
+	pthread_mutex_init(&f->mu, NULL);
+	f->next_id = 0x1000;
+	f->srv = eo_kube_fake_start(handler, f);
+	if (f->srv == NULL) {
+		eo_fake_etcd_stop(f);
+		return NULL;
+	}
+	url = eo_kube_fake_url(f->srv); /* http://127.0.0.1:<port> */
+	snprintf(f->connect_to, sizeof(f->connect_to), "::%s", url + strlen("http://"));
+	return f;
+}
+
+void eo_fake_etcd_stop(eo_fake_etcd *f)
+{
+	if (f == NULL)
+		return;
+	eo_kube_fake_stop(f->srv);
+	for (size_t i = 0; i < f->n_script; i++)
+		free(f->script[i].body);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}
+
+const char *eo_fake_etcd_url(const eo_fake_etcd *f)
+{
+	return eo_kube_fake_url(f->srv);
+}
+
+const char *eo_fake_etcd_connect_to(const eo_fake_etcd *f)
+{
+	return f->connect_to;
+}
+
+void eo_fake_etcd_set_member(eo_fake_etcd *f, uint64_t id, const char *name, const char *peer_url,
+			     bool learner)
+{
+	struct fmember *m;
+
+	pthread_mutex_lock(&f->mu);
+	m = find(f, id);
+	if (m == NULL && f->n < MAX_MEMBERS)
+		m = &f->m[f->n++];
+	if (m != NULL) {
+		m->id = id;
+		copy(m->name, sizeof(m->name), name);
+		copy(m->peer, sizeof(m->peer), peer_url);
+		m->learner = learner;
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+bool eo_fake_etcd_has_member(eo_fake_etcd *f, uint64_t id)
+{
+	bool r;
+
+	pthread_mutex_lock(&f->mu);
+	r = find(f, id) != NULL;
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+bool eo_fake_etcd_is_learner(eo_fake_etcd *f, uint64_t id)
+{
+	struct fmember *m;
+	bool r;
+
+	pthread_mutex_lock(&f->mu);
+	m = find(f, id);
+	r = m != NULL && m->learner;
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+void eo_fake_etcd_script(eo_fake_etcd *f, const char *call, int status, const char *body)
+{
+	pthread_mutex_lock(&f->mu);
+	if (f->n_script < MAX_SCRIPT) {
+		struct scripted *s = &f->script[f->n_script++];
+
+		copy(s->call, sizeof(s->call), call);
+		s->status = status;
+		s->body = strdup(body != NULL ? body : "");
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void eo_fake_etcd_set_down(eo_fake_etcd *f, const char *host, bool down)
+{
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = 0; i < f->n_down; i++)
+		if (strcmp(f->down[i], host) == 0) {
+			if (!down) {
+				memmove(f->down[i], f->down[i + 1],
+					(f->n_down - i - 1) * sizeof(f->down[0]));
+				f->n_down--;
+			}
+			pthread_mutex_unlock(&f->mu);
+			return;
+		}
+	if (down && f->n_down < MAX_DOWN)
+		copy(f->down[f->n_down++], EO_FAKE_ETCD_STR, host);
+	pthread_mutex_unlock(&f->mu);
+}
+
+size_t eo_fake_etcd_requests(eo_fake_etcd *f)
+{
+	size_t n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->n_log;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+bool eo_fake_etcd_request(eo_fake_etcd *f, size_t i, struct eo_fake_etcd_request *out)
+{
+	bool ok;
+
+	pthread_mutex_lock(&f->mu);
+	ok = i < f->n_log;
+	if (ok)
+		*out = f->log[i];
+	pthread_mutex_unlock(&f->mu);
+	return ok;
+}
+
+size_t eo_fake_etcd_count(eo_fake_etcd *f, const char *call)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = 0; i < f->n_log; i++)
+		n += strcmp(f->log[i].call, call) == 0;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+size_t eo_fake_etcd_first(eo_fake_etcd *f, const char *call)
+{
+	size_t r = SIZE_MAX;
+
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = 0; i < f->n_log && r == SIZE_MAX; i++)
+		if (strcmp(f->log[i].call, call) == 0)
+			r = i;
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}

@@ -1,0 +1,64 @@
+/*
+ * support/fake_etcd.h - a fake etcd v3 JSON gateway for tests, on the fake HTTP server
+ * (support/fake_apiserver.h).
+ *
+ * It serves the calls the operator makes: cluster/member/list, cluster/member/add (as a
+ * learner or not), cluster/member/promote, cluster/member/remove and maintenance/status,
+ * over one shared member list the test seeds. Every request is recorded (which host it was
+ * addressed to, the call, the body) in arrival order. A test may script the next answer to a
+ * call (HTTP status and body, used once, in the order scripted) to play a refusal or an
+ * unreachable member; a host may be marked down (every call to it answers 503).
+ *
+ * Tests reach it under the members' real client URLs by handing eo_fake_etcd_connect_to()
+ * to the etcd client (eo_etcd_config.connect_to, eo_controller.etcd_connect_to): every
+ * connection goes to the fake, and the Host header still names the member.
+ *
+ * Thread-safe: the server answers on its own threads; the accessors lock.
+ */
+#ifndef EO_TEST_FAKE_ETCD_H
+#define EO_TEST_FAKE_ETCD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct eo_fake_etcd eo_fake_etcd;
+
+#define EO_FAKE_ETCD_STR 256
+
+/* One request as received. */
+struct eo_fake_etcd_request {
+	char host[EO_FAKE_ETCD_STR]; /* Host header without the port: the member addressed */
+	char call[64];		     /* path after /v3/: "cluster/member/remove", ... */
+	char body[EO_FAKE_ETCD_STR]; /* request body (truncated) */
+};
+
+/* Starts the fake with an empty member list; NULL on failure. */
+eo_fake_etcd *eo_fake_etcd_start(void);
+void eo_fake_etcd_stop(eo_fake_etcd *f); /* NULL is fine */
+
+/* "http://127.0.0.1:<port>" and "::127.0.0.1:<port>" (borrowed). */
+const char *eo_fake_etcd_url(const eo_fake_etcd *f);
+const char *eo_fake_etcd_connect_to(const eo_fake_etcd *f);
+
+/* Adds (or replaces, by id) a member of the shared list; peer_url is its one peer URL. */
+void eo_fake_etcd_set_member(eo_fake_etcd *f, uint64_t id, const char *name, const char *peer_url,
+			     bool learner);
+/* Whether id is in the list now / is a learner. */
+bool eo_fake_etcd_has_member(eo_fake_etcd *f, uint64_t id);
+bool eo_fake_etcd_is_learner(eo_fake_etcd *f, uint64_t id);
+
+/* The next request for call (e.g. "cluster/member/promote") gets this answer instead. */
+void eo_fake_etcd_script(eo_fake_etcd *f, const char *call, int status, const char *body);
+
+/* Calls to host (a member's DNS name) answer 503 while down. */
+void eo_fake_etcd_set_down(eo_fake_etcd *f, const char *host, bool down);
+
+/* Requests recorded so far; copy of entry i (false when out of range). */
+size_t eo_fake_etcd_requests(eo_fake_etcd *f);
+bool eo_fake_etcd_request(eo_fake_etcd *f, size_t i, struct eo_fake_etcd_request *out);
+/* How many requests for call were received; index of the first one (or SIZE_MAX). */
+size_t eo_fake_etcd_count(eo_fake_etcd *f, const char *call);
+size_t eo_fake_etcd_first(eo_fake_etcd *f, const char *call);
+
+#endif

@@ -1,0 +1,791 @@
+/*
+ * Unit tests for the act layer (controller/controller.c) against the fake apiserver and the
+ * fake etcd gateway: what the reconcilers send, in which order, with which guards.
+ *
+ * - A member leaves etcd (MemberRemove, through another member) before its finalizer is
+ *   dropped: after a scale-down and after a lost data volume.
+ * - The finalizer stays while no other member can remove it, and the cluster is not being
+ *   deleted.
+ * - Every delete of a Pod, PVC or EtcdMember carries the object's UID as a precondition.
+ * - A promoted learner is marked a voter (status.isVoter, then its Pod's role label), and
+ *   only after etcd accepted the promotion.
+ * - The seed and a joining member are created under status.nextMemberName, and a create
+ *   retried on a lagging cache collides (409) instead of making a second member.
+ *
+ * The apiserver is a small object store over the fake HTTP server: GET answers from it,
+ * POST adds (409 when the name is taken), DELETE removes; every request is logged with the
+ * number of MemberRemove calls etcd had received at that moment (to check the order). The
+ * informer caches are filled by the test, and lag behind the store as a real cache can.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/names.h"
+#include "controller/controller.h"
+#include "desired/desired.h"
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/events.h"
+#include "plan/plan.h"
+#include "plan/removal.h"
+#include "support/fake_apiserver.h"
+#include "support/fake_etcd.h"
+#include "support/testutil.h"
+
+#define T0 1780394400 /* 2026-06-02T10:00:00Z */
+#define A  "2026-06-02T09:00:00Z"
+#define B  "2026-06-02T09:01:00Z"
+#define C  "2026-06-02T09:02:00Z"
+
+static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
+
+enum { CL, MEM, POD, PVC, SVC, PDB, N_CACHES };
+
+struct api {
+	pthread_mutex_t mu;
+	json_t *store; /* "plural/name" -> object */
+	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
+	eo_fake_etcd *etcd;
+};
+
+struct rig {
+	struct api api;
+	eo_kube_fake *fake;
+	eo_kube_config *cfg;
+	eo_kube_client *kc;
+	eo_kube_recorder *rec;
+	eo_kube_cache *caches[N_CACHES];
+	struct eo_controller ctl;
+};
+
+/* --- the apiserver --- */
+
+static void reply_json(struct eo_kube_fake_response *rs, int status, const json_t *o)
+{
+	rs->status = status;
+	rs->body = json_dumps(o, JSON_COMPACT);
+}
+
+static void handler(void *ud, const struct eo_kube_fake_request *rq,
+		    struct eo_kube_fake_response *rs)
+{
+	struct api *a = ud;
+	char path[1024], *seg[16], *save = NULL, key[512];
+	size_t n = 0, ns_at = SIZE_MAX;
+	const char *plural = "", *name = "", *sub = "";
+	json_t *body = json_loads(rq->body, 0, NULL), *have = NULL, *entry = NULL;
+
+	snprintf(path, sizeof(path), "%s", rq->path);
+	for (char *t = strtok_r(path, "/", &save); t != NULL && n < 16;
+	     t = strtok_r(NULL, "/", &save))
+		seg[n++] = t;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(seg[i], "namespaces") == 0 && ns_at == SIZE_MAX)
+			ns_at = i;
+	if (ns_at != SIZE_MAX && ns_at + 2 < n)
+		plural = seg[ns_at + 2];
+	if (ns_at != SIZE_MAX && ns_at + 3 < n)
+		name = seg[ns_at + 3];
+	if (ns_at != SIZE_MAX && ns_at + 4 < n)
+		sub = seg[ns_at + 4];
+	if (strcmp(rq->method, "POST") == 0)
+		name =
+		    json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+	if (name == NULL)
+		name = "";
+	snprintf(key, sizeof(key), "%s/%s", plural, name);
+
+	pthread_mutex_lock(&a->mu);
+	have = json_object_get(a->store, key);
+	entry = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:O, s:I, s:s?}", "method", rq->method, "plural", plural, "name",
+	    name, "sub", sub, "body", body ? body : json_null(), "removes",
+	    (json_int_t)eo_fake_etcd_count(a->etcd, "cluster/member/remove"), "uid",
+	    json_string_value(json_object_get(json_object_get(have, "metadata"), "uid")));
+	json_array_append_new(a->log, entry);
+	if (strcmp(plural, "events") == 0) {
+		reply_json(rs, 201, body ? body : json_object());
+	} else if (strcmp(rq->method, "GET") == 0) {
+		if (have != NULL)
+			reply_json(rs, 200, have);
+		else
+			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
+	} else if (strcmp(rq->method, "POST") == 0) {
+		if (have != NULL) {
+			rs->status = 409;
+			rs->body = tu_status_body(409, "AlreadyExists", "already exists");
+		} else {
+			json_object_set(a->store, key, body);
+			reply_json(rs, 201, body);
+		}
+	} else if (strcmp(rq->method, "DELETE") == 0) {
+		if (have == NULL) {
+			rs->status = 404;
+			rs->body = tu_status_body(404, "NotFound", "not found");
+		} else {
+			json_object_del(a->store, key);
+			rs->body = strdup("{\"kind\":\"Status\",\"status\":\"Success\"}");
+		}
+	} else if (strcmp(rq->method, "PATCH") == 0) {
+		if (have != NULL)
+			reply_json(rs, 200, have);
+		else
+			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
+	} else {
+		rs->status = 405;
+		rs->body = tu_status_body(405, "MethodNotAllowed", "no");
+	}
+	pthread_mutex_unlock(&a->mu);
+	json_decref(body);
+}
+
+static time_t frozen_now(void)
+{
+	return T0;
+}
+
+static int64_t frozen_ms(void *ud)
+{
+	(void)ud;
+	return (int64_t)T0 * 1000;
+}
+
+static void rig_start(struct rig *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->api.mu, NULL);
+	r->api.store = json_object();
+	r->api.log = json_array();
+	r->api.etcd = eo_fake_etcd_start();
+	assert_non_null(r->api.etcd);
+	r->fake = eo_kube_fake_start(handler, &r->api);
+	assert_non_null(r->fake);
+	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(r->fake), NULL, NULL, &r->cfg, NULL),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(r->cfg, NULL, &r->kc, NULL), EO_KUBE_OK);
+	r->rec = eo_kube_recorder_new(r->kc, &(struct eo_kube_recorder_opts){.now_ms = frozen_ms});
+	assert_non_null(r->rec);
+	for (size_t i = 0; i < N_CACHES; i++) {
+		r->caches[i] = eo_kube_cache_new(EO_LABEL_CLUSTER);
+		assert_non_null(r->caches[i]);
+	}
+	r->ctl = (struct eo_controller){
+	    .kc = r->kc,
+	    .rec = r->rec,
+	    .clusters = {{r->caches[CL]}, 1},
+	    .members = {{r->caches[MEM]}, 1},
+	    .pods = {{r->caches[POD]}, 1},
+	    .pvcs = {{r->caches[PVC]}, 1},
+	    .services = {{r->caches[SVC]}, 1},
+	    .pdbs = {{r->caches[PDB]}, 1},
+	    .build = OPTS,
+	    .etcd_timeout_ms = 2000,
+	    .now = frozen_now,
+	    .etcd_connect_to = eo_fake_etcd_connect_to(r->api.etcd),
+	};
+}
+
+/*
+ * Every DELETE of a Pod, PVC or EtcdMember sent during the test carried
+ * preconditions.uid, equal to the UID of the object the apiserver held.
+ */
+static void assert_deletes_guarded(struct rig *r)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(r->api.log, i, e)
+	{
+		const char *plural = json_string_value(json_object_get(e, "plural"));
+		const char *uid = json_string_value(json_object_get(e, "uid"));
+		const char *pre = json_string_value(json_object_get(
+		    json_object_get(json_object_get(e, "body"), "preconditions"), "uid"));
+
+		if (strcmp(json_string_value(json_object_get(e, "method")), "DELETE") != 0 ||
+		    (strcmp(plural, "pods") != 0 && strcmp(plural, "persistentvolumeclaims") != 0 &&
+		     strcmp(plural, EO_PLURAL_MEMBERS) != 0))
+			continue;
+		if (pre == NULL || uid == NULL || strcmp(pre, uid) != 0)
+			fail_msg("DELETE %s/%s without the UID precondition (sent %s, object %s)",
+				 plural, json_string_value(json_object_get(e, "name")),
+				 pre ? pre : "none", uid ? uid : "none");
+	}
+}
+
+static void rig_stop(struct rig *r)
+{
+	assert_deletes_guarded(r);
+	eo_kube_recorder_free(r->rec);
+	eo_kube_client_free(r->kc);
+	eo_kube_fake_stop(r->fake);
+	eo_fake_etcd_stop(r->api.etcd);
+	for (size_t i = 0; i < N_CACHES; i++)
+		eo_kube_cache_free(r->caches[i]);
+	json_decref(r->api.store);
+	json_decref(r->api.log);
+	pthread_mutex_destroy(&r->api.mu);
+}
+
+/* Puts o (stolen) into cache `which` and the apiserver's store. */
+static void put(struct rig *r, int which, const char *plural, json_t *o)
+{
+	char key[512];
+
+	assert_non_null(o);
+	snprintf(key, sizeof(key), "%s/%s", plural,
+		 json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	assert_int_equal(eo_kube_cache_upsert(r->caches[which], o, NULL), EO_KUBE_OK);
+	pthread_mutex_lock(&r->api.mu);
+	json_object_set(r->api.store, key, o);
+	pthread_mutex_unlock(&r->api.mu);
+	json_decref(o);
+}
+
+/* Log entries matching method, plural, name and sub ("" = the object itself, NULL = any). */
+static size_t count(struct rig *r, const char *method, const char *plural, const char *name,
+		    const char *sub, json_t **last)
+{
+	size_t i, n = 0;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
+		    (name == NULL ||
+		     strcmp(json_string_value(json_object_get(e, "name")), name) == 0) &&
+		    (sub == NULL ||
+		     strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)) {
+			n++;
+			if (last != NULL)
+				*last = e;
+		}
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return n;
+}
+
+static size_t store_count(struct rig *r, const char *plural)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0, l = strlen(plural);
+
+	pthread_mutex_lock(&r->api.mu);
+	json_object_foreach(r->api.store, k, v)
+	{
+		n += strncmp(k, plural, l) == 0 && k[l] == '/';
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return n;
+}
+
+/* --- the world --- */
+
+static json_t *labels(const char *component)
+{
+	return component ? json_pack("{s:s, s:s}", EO_LABEL_CLUSTER, "demo", EO_LABEL_COMPONENT,
+				     component)
+			 : json_pack("{s:s}", EO_LABEL_CLUSTER, "demo");
+}
+
+static json_t *owner(const char *api_version, const char *kind, const char *name, const char *uid)
+{
+	return json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", api_version, "kind",
+			 kind, "name", name, "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+}
+
+/* EtcdCluster demo (bootstrapped when cluster_id) wanting target members. */
+static json_t *cluster(int target, bool bootstrapped)
+{
+	char next[EO_PLAN_NAME_MAX];
+	json_t *c = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:s, s:{s:s, s:s}, "
+	    "s:i}, s:{s:s, s:s, s:i, s:i, s:{s:i, s:s, s:{s:s, s:s}}, s:s}}",
+	    "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata", "name", "demo",
+	    "namespace", "default", "uid", "c-uid", "generation", 2, "resourceVersion", "10",
+	    "spec", "replicas", target, "version", "3.6.11", "storage", "size", "1Gi", "medium", "",
+	    "progressDeadlineSeconds", 600, "status", "clusterToken", "default-demo-c-uid",
+	    "selector", "etcd-operator.cozystack.io/cluster=demo", "readyMembers", 0,
+	    "brokenMembers", 0, "observed", "replicas", target, "version", "3.6.11", "storage",
+	    "size", "1Gi", "medium", "", "progressDeadline", "2026-06-02T10:10:00Z");
+
+	assert_non_null(c);
+	if (bootstrapped)
+		json_object_set_new(json_object_get(c, "status"), "clusterID",
+				    json_string("248adce0359142ba"));
+	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)), 0);
+	json_object_set_new(json_object_get(c, "status"), "nextMemberName", json_string(next));
+	return c;
+}
+
+static const char *next_name(struct rig *r)
+{
+	json_t *c = eo_kube_cache_get(r->caches[CL], "default", "demo");
+	static char buf[EO_PLAN_NAME_MAX];
+
+	snprintf(
+	    buf, sizeof(buf), "%s",
+	    json_string_value(json_object_get(json_object_get(c, "status"), "nextMemberName")));
+	json_decref(c);
+	return buf;
+}
+
+struct mdesc {
+	const char *name;
+	const char *created;
+	bool voter;
+	uint64_t id; /* etcd member ID (status.memberID, and etcd's list); 0: none */
+	bool learner;
+	int pod; /* 0 none, 1 not ready, 2 ready, 3 Failed */
+	bool pvc;
+};
+
+static char *uid_of(char *buf, size_t n, const char *prefix, const char *name)
+{
+	snprintf(buf, n, "%s%s", prefix, name);
+	return buf;
+}
+
+static json_t *member(const struct mdesc *d)
+{
+	char ic[EO_DESIRED_URL_MAX], uid[128], id[24];
+	json_t *m;
+
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
+	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:[s], s:o}, "
+		      "s:{s:s, s:s, s:b, s:s, s:s, s:{s:s, s:s}}, s:{s:b}}",
+		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
+		      d->name, "namespace", "default", "uid",
+		      uid_of(uid, sizeof(uid), "uid-", d->name), "creationTimestamp", d->created,
+		      "resourceVersion", "20", "generation", 1, "labels", labels(NULL),
+		      "finalizers", EO_FINALIZER_MEMBER_CLEANUP, "ownerReferences",
+		      owner(EO_API_GROUP_VERSION, "EtcdCluster", "demo", "c-uid"), "spec",
+		      "clusterName", "demo", "version", "3.6.11", "bootstrap", 0, "initialCluster",
+		      ic, "clusterToken", "default-demo-c-uid", "storage", "size", "1Gi", "medium",
+		      "", "status", "isVoter", d->voter);
+	assert_non_null(m);
+	if (d->id != 0) {
+		snprintf(id, sizeof(id), "%" PRIx64, d->id);
+		json_object_set_new(json_object_get(m, "status"), "memberID", json_string(id));
+	}
+	return m;
+}
+
+static json_t *pod(const struct mdesc *d, bool role_label)
+{
+	char uid[128], muid[128];
+	bool ready = d->pod == 2;
+	json_t *l = labels(d->name);
+	json_t *p;
+
+	if (role_label)
+		json_object_set_new(l, EO_LABEL_ROLE, json_string(EO_LABEL_ROLE_VOTER));
+	p = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:o, s:o}, s:{s:s, s:[{s:s, s:s}]}}",
+		      "apiVersion", "v1", "kind", "Pod", "metadata", "name", d->name, "namespace",
+		      "default", "uid", uid_of(uid, sizeof(uid), "pod-uid-", d->name),
+		      "creationTimestamp", d->created, "resourceVersion", "30", "labels", l,
+		      "ownerReferences",
+		      owner(EO_API_GROUP_VERSION, "EtcdMember", d->name,
+			    uid_of(muid, sizeof(muid), "uid-", d->name)),
+		      "status", "phase", d->pod == 3 ? "Failed" : (ready ? "Running" : "Pending"),
+		      "conditions", "type", "Ready", "status", ready ? "True" : "False");
+	assert_non_null(p);
+	return p;
+}
+
+static json_t *pvc(const struct mdesc *d)
+{
+	char name[EO_NAME_MAX], uid[128], muid[128];
+
+	assert_int_equal(eo_name_member_pvc(name, sizeof(name), d->name), 0);
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:o, s:o}, s:{s:s}}", "apiVersion",
+			 "v1", "kind", "PersistentVolumeClaim", "metadata", "name", name,
+			 "namespace", "default", "uid",
+			 uid_of(uid, sizeof(uid), "pvc-uid-", d->name), "resourceVersion", "40",
+			 "labels", labels(d->name), "ownerReferences",
+			 owner(EO_API_GROUP_VERSION, "EtcdMember", d->name,
+			       uid_of(muid, sizeof(muid), "uid-", d->name)),
+			 "status", "phase", "Bound");
+}
+
+static const char *peer_of(const char *name, char *buf, size_t n)
+{
+	assert_int_equal(eo_desired_member_peer_url(buf, n, &OPTS, name, "demo", "default"), 0);
+	return buf;
+}
+
+static const char *host_of(const char *name, char *buf, size_t n)
+{
+	assert_int_equal(eo_desired_member_fqdn(buf, n, &OPTS, name, "demo", "default"), 0);
+	return buf;
+}
+
+/* The cluster (target members, bootstrapped), its Services and PDB, the members. */
+static void world(struct rig *r, int target, const struct mdesc *ms, size_t n)
+{
+	json_t *c = cluster(target, true);
+	int voters = 0;
+
+	put(r, SVC, "services", eo_desired_headless_service(c));
+	put(r, SVC, "services", eo_desired_client_service(c));
+	for (size_t i = 0; i < n; i++) {
+		char peer[EO_DESIRED_URL_MAX];
+
+		voters += ms[i].voter;
+		put(r, MEM, EO_PLURAL_MEMBERS, member(&ms[i]));
+		if (ms[i].pod)
+			put(r, POD, "pods", pod(&ms[i], ms[i].voter));
+		if (ms[i].pvc)
+			put(r, PVC, "persistentvolumeclaims", pvc(&ms[i]));
+		if (ms[i].id)
+			eo_fake_etcd_set_member(r->api.etcd, ms[i].id, ms[i].name,
+						peer_of(ms[i].name, peer, sizeof(peer)),
+						ms[i].learner);
+	}
+	if (voters > 0)
+		put(r, PDB, "poddisruptionbudgets",
+		    eo_desired_pdb(c, eo_desired_pdb_min_available(voters, target)));
+	put(r, CL, EO_PLURAL_CLUSTERS, c);
+}
+
+/* Sets metadata.deletionTimestamp on member name, in the cache and the store. */
+static void mark_deleting(struct rig *r, const char *name)
+{
+	json_t *m = eo_kube_cache_get(r->caches[MEM], "default", name), *copy;
+
+	assert_non_null(m);
+	copy = json_deep_copy(m);
+	json_decref(m);
+	json_object_set_new(json_object_get(copy, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	put(r, MEM, EO_PLURAL_MEMBERS, copy);
+}
+
+/* Sets status.key = v (stolen) on member name, in the cache and the store. */
+static void set_member_status(struct rig *r, const char *name, const char *key, json_t *v)
+{
+	json_t *m = eo_kube_cache_get(r->caches[MEM], "default", name), *copy;
+
+	assert_non_null(m);
+	copy = json_deep_copy(m);
+	json_decref(m);
+	json_object_set_new(json_object_get(copy, "status"), key, v);
+	put(r, MEM, EO_PLURAL_MEMBERS, copy);
+}
+
+static bool has_finalizer(const json_t *patch)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(json_object_get(json_object_get(patch, "metadata"), "finalizers"), i, f)
+	{
+		if (strcmp(json_string_value(f), EO_FINALIZER_MEMBER_CLEANUP) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* --- scenarios --- */
+
+/*
+ * A member leaves: the cluster controller deletes the EtcdMember (UID precondition), and its
+ * finalizer removes it from etcd through another member before letting it go.
+ */
+static void test_removal_goes_through_etcd_first(void **state)
+{
+	static const struct {
+		const char *what;
+		int target;
+		struct mdesc ms[3];
+		const char *victim;
+		uint64_t victim_id;
+	} rows[] = {
+	    {"scale down 3 -> 2: the newest member goes",
+	     2,
+	     {{"demo-a", A, true, 0xa, false, 2, true},
+	      {"demo-b", B, true, 0xb, false, 2, true},
+	      {"demo-c", C, true, 0xc, false, 2, true}},
+	     "demo-c",
+	     0xc},
+	    {"lost PVC: the member is replaced, never restarted on an empty volume",
+	     3,
+	     {{"demo-a", A, true, 0xa, false, 2, true},
+	      {"demo-b", B, true, 0xb, false, 1, false},
+	      {"demo-c", C, true, 0xc, false, 2, true}},
+	     "demo-b",
+	     0xb},
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		struct rig r;
+		struct eo_reconcile_out out;
+		struct eo_fake_etcd_request req;
+		char vhost[EO_DESIRED_URL_MAX], want_body[64];
+		json_t *del = NULL, *fin = NULL;
+		size_t at;
+
+		print_message("row: %s\n", rows[k].what);
+		rig_start(&r);
+		world(&r, rows[k].target, rows[k].ms, 3);
+		if (strcmp(rows[k].victim, "demo-b") == 0)
+			set_member_status(&r, "demo-b", "dataVolumeUID",
+					  json_string("pvc-uid-old"));
+
+		/* The cluster controller: the EtcdMember is deleted, guarded by its UID. */
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
+		assert_string_equal(json_string_value(json_object_get(del, "name")),
+				    rows[k].victim);
+		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+
+		/* Its finalizer: MemberRemove through another member, then the finalizer goes. */
+		mark_deleting(&r, rows[k].victim);
+		eo_member_reconcile(&r.ctl, "default", rows[k].victim, &out);
+		assert_false(out.error);
+		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+		at = eo_fake_etcd_first(r.api.etcd, "cluster/member/remove");
+		assert_true(eo_fake_etcd_request(r.api.etcd, at, &req));
+		snprintf(want_body, sizeof(want_body), "{\"ID\":\"%" PRIu64 "\"}",
+			 rows[k].victim_id);
+		tu_assert_json_text_equal(req.body, want_body);
+		host_of(rows[k].victim, vhost, sizeof(vhost));
+		if (strcmp(req.host, vhost) == 0)
+			fail_msg("MemberRemove sent through the member being removed (%s)",
+				 req.host);
+		assert_non_null(strstr(req.host, ".demo.default.svc.cluster.local"));
+		assert_false(eo_fake_etcd_has_member(r.api.etcd, rows[k].victim_id));
+
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, rows[k].victim, "", &fin),
+				 1);
+		assert_false(has_finalizer(json_object_get(fin, "body")));
+		assert_non_null(json_object_get(json_object_get(fin, "body"), "metadata"));
+		/* ... and only after etcd had removed the member */
+		assert_int_equal(json_integer_value(json_object_get(fin, "removes")), 1);
+		rig_stop(&r);
+	}
+}
+
+/* No other member can remove it and the cluster stays: the finalizer stays, and says why. */
+static void test_finalizer_stays_without_a_path_to_etcd(void **state)
+{
+	static const struct {
+		const char *what;
+		int other_pods; /* 0 none, 2 ready */
+		bool etcd_down; /* the other members' etcd answers 503 */
+	} rows[] = {
+	    {"no other member has a running Pod", 0, false},
+	    {"the other members' etcd does not answer", 2, true},
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		const struct mdesc ms[] = {
+		    {"demo-a", A, true, 0xa, false, rows[k].other_pods, true},
+		    {"demo-b", B, true, 0xb, false, rows[k].other_pods, true},
+		    {"demo-c", C, true, 0xc, false, 2, true},
+		};
+		struct rig r;
+		struct eo_reconcile_out out;
+		char host[EO_DESIRED_URL_MAX];
+		json_t *st = NULL;
+		const json_t *ready;
+
+		print_message("row: %s\n", rows[k].what);
+		rig_start(&r);
+		world(&r, 2, ms, 3);
+		if (rows[k].etcd_down) {
+			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-a", host, sizeof(host)),
+					      true);
+			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)),
+					      true);
+		}
+		mark_deleting(&r, "demo-c");
+		for (int i = 0; i < 3; i++) {
+			eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+			assert_true(out.requeue_ms > 0);
+		}
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
+		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+		assert_true(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st) >= 1);
+		ready = eo_condition_find(json_object_get(json_object_get(st, "body"), "status"),
+					  EO_COND_READY);
+		assert_non_null(ready);
+		assert_string_equal(json_string_value(json_object_get(ready, "reason")),
+				    EO_PLAN_REASON_REMOVAL_BLOCKED);
+		assert_true(count(&r, "POST", "events", NULL, NULL, NULL) >= 1);
+		rig_stop(&r);
+	}
+}
+
+/* A Pod that ended is deleted so that the member starts again: guarded by the Pod's UID. */
+static void test_pod_delete_carries_uid(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 3, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *del = NULL;
+	const char *pre;
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 2, ms, 2);
+	eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "DELETE", "pods", "demo-b", "", &del), 1);
+	pre = json_string_value(
+	    json_object_get(json_object_get(json_object_get(del, "body"), "preconditions"), "uid"));
+	assert_non_null(pre);
+	assert_string_equal(pre, "pod-uid-demo-b");
+	rig_stop(&r); /* and every other delete */
+}
+
+/*
+ * A learner whose Pod is ready is promoted through a voter, then marked a voter
+ * (status.isVoter); the member controller then gives its Pod the voter role label, which
+ * the client Service and the PDB select. A promotion etcd refuses marks nothing.
+ */
+static void test_promotion_marks_the_voter(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, false, 0xb, true, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	struct eo_fake_etcd_request req;
+	char host[EO_DESIRED_URL_MAX];
+	json_t *st = NULL, *pp = NULL;
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 2);
+
+	/* etcd: the learner is not in sync yet. Nothing is marked; come back soon. */
+	eo_fake_etcd_script(
+	    r.api.etcd, "cluster/member/promote", 400,
+	    "{\"error\":\"etcdserver: can only promote a learner member which is in "
+	    "sync with leader\",\"code\":9,\"message\":\"etcdserver: can only "
+	    "promote a learner member which is in sync with leader\"}");
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 1);
+	assert_true(eo_fake_etcd_is_learner(r.api.etcd, 0xb));
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
+
+	/* Then it is: promoted through the voter, and marked. */
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 2);
+	assert_true(eo_fake_etcd_request(r.api.etcd, eo_fake_etcd_requests(r.api.etcd) - 1, &req));
+	assert_string_equal(req.call, "cluster/member/promote");
+	assert_string_equal(req.host, host_of("demo-a", host, sizeof(host)));
+	tu_assert_json_text_equal(req.body, "{\"ID\":\"11\"}");
+	assert_false(eo_fake_etcd_is_learner(r.api.etcd, 0xb));
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
+	{
+		json_t *want = tu_json("{\"isVoter\":true}");
+
+		tu_assert_json_equal(json_object_get(json_object_get(st, "body"), "status"), want,
+				     "status patch of the promoted member");
+		json_decref(want);
+	}
+
+	/* The member controller, on the marked member: its Pod gets the voter label. */
+	set_member_status(&r, "demo-b", "isVoter", json_true());
+	eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(pp, "body"), "metadata"), "labels"),
+		EO_LABEL_ROLE)),
+	    EO_LABEL_ROLE_VOTER);
+	rig_stop(&r);
+}
+
+/*
+ * The seed and a joining member are created under status.nextMemberName; the create retried
+ * while the cache has not shown the first one yet collides (409) and makes no second one.
+ */
+static void test_creates_use_the_recorded_name(void **state)
+{
+	static const struct {
+		const char *what;
+		int target;
+		bool bootstrapped;
+		size_t n;
+		struct mdesc ms[1];
+		bool seed;
+	} rows[] = {
+	    {"seed", 1, false, 0, {{NULL}}, true},
+	    {"joining member", 3, true, 1, {{"demo-a", A, true, 0xa, false, 2, true}}, false},
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		struct rig r;
+		struct eo_reconcile_out out;
+		json_t *post = NULL;
+		const json_t *spec;
+		char want[EO_PLAN_NAME_MAX];
+
+		print_message("row: %s\n", rows[k].what);
+		rig_start(&r);
+		if (rows[k].bootstrapped) {
+			world(&r, rows[k].target, rows[k].ms, rows[k].n);
+		} else {
+			json_t *c = cluster(rows[k].target, false);
+
+			put(&r, SVC, "services", eo_desired_headless_service(c));
+			put(&r, SVC, "services", eo_desired_client_service(c));
+			put(&r, CL, EO_PLURAL_CLUSTERS, c);
+		}
+		snprintf(want, sizeof(want), "%s", next_name(&r));
+		for (int i = 0; i < 3; i++) {
+			eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+			assert_false(out.error);
+			assert_int_equal(count(&r, "POST", EO_PLURAL_MEMBERS, NULL, NULL, &post),
+					 (size_t)i + 1);
+			assert_string_equal(json_string_value(json_object_get(post, "name")), want);
+			if (i > 0) /* the cache lags: a collision, come back soon */
+				assert_true(out.requeue_ms > 0);
+		}
+		assert_int_equal(store_count(&r, EO_PLURAL_MEMBERS), rows[k].n + 1);
+		spec = json_object_get(json_object_get(post, "body"), "spec");
+		assert_int_equal(json_is_true(json_object_get(spec, "bootstrap")), rows[k].seed);
+		rig_stop(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_removal_goes_through_etcd_first),
+	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
+	    cmocka_unit_test(test_pod_delete_carries_uid),
+	    cmocka_unit_test(test_promotion_marks_the_voter),
+	    cmocka_unit_test(test_creates_use_the_recorded_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
