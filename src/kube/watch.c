@@ -35,50 +35,6 @@ const char *eo_kube_watch_type_name(enum eo_kube_watch_type t)
 	return "UNKNOWN";
 }
 
-eo_kube_err eo_kube_watch_parse_event(const char *line, size_t len, enum eo_kube_watch_type *type,
-				      json_t **object, struct eo_kube_error *err)
-{
-	static const struct {
-		const char *name;
-		enum eo_kube_watch_type type;
-	} types[] = {
-	    {"ADDED", EO_KUBE_WATCH_ADDED},	{"MODIFIED", EO_KUBE_WATCH_MODIFIED},
-	    {"DELETED", EO_KUBE_WATCH_DELETED}, {"BOOKMARK", EO_KUBE_WATCH_BOOKMARK},
-	    {"ERROR", EO_KUBE_WATCH_ERROR},
-	};
-	json_error_t jerr;
-	json_t *ev = NULL, *obj;
-	const char *t;
-	eo_kube_err rc = EO_KUBE_EPROTOCOL;
-
-	*object = NULL;
-	ev = json_loadb(line, len, 0, &jerr);
-	if (!json_is_object(ev)) {
-		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "watch event is not a JSON object: %s",
-				  ev ? "wrong type" : jerr.text);
-		goto out;
-	}
-	t = json_string_value(json_object_get(ev, "type"));
-	obj = json_object_get(ev, "object");
-	if (!t || !json_is_object(obj)) {
-		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "watch event lacks type or object");
-		goto out;
-	}
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		if (strcmp(t, types[i].name) == 0) {
-			*type = types[i].type;
-			*object = json_incref(obj);
-			rc = EO_KUBE_OK;
-			eo_kube_error_clear(err);
-			goto out;
-		}
-	}
-	rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "unknown watch event type \"%.32s\"", t);
-out:
-	json_decref(ev);
-	return rc;
-}
-
 eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err)
 {
 	json_int_t code = json_integer_value(json_object_get(status, "code"));
@@ -99,64 +55,6 @@ eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err)
 			 message ? message : "no message");
 	}
 	return rc;
-}
-
-/* ---- line buffer ------------------------------------------------------ */
-
-void eo_kube_linebuf_init(struct eo_kube_linebuf *lb, size_t max)
-{
-	memset(lb, 0, sizeof(*lb));
-	lb->max = max;
-}
-
-void eo_kube_linebuf_free(struct eo_kube_linebuf *lb)
-{
-	free(lb->buf);
-	memset(lb, 0, sizeof(*lb));
-}
-
-eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, size_t n,
-				 int (*on_line)(void *ud, char *line, size_t len), void *ud)
-{
-	while (n > 0) {
-		const char *nl = memchr(data, '\n', n);
-		size_t take = nl ? (size_t)(nl - data) : n;
-
-		if (lb->len + take > lb->max)
-			return EO_KUBE_ETOOLARGE;
-		if (lb->len + take + 1 > lb->cap) {
-			size_t ncap = lb->cap ? lb->cap : 4096;
-			char *nb;
-
-			while (ncap < lb->len + take + 1)
-				ncap *= 2;
-			if (ncap - 1 > lb->max) /* not "max + 1": max may be SIZE_MAX */
-				ncap = lb->max + 1;
-			nb = realloc(lb->buf, ncap);
-			if (!nb)
-				return EO_KUBE_ENOMEM;
-			lb->buf = nb;
-			lb->cap = ncap;
-		}
-		memcpy(lb->buf + lb->len, data, take);
-		lb->len += take;
-		lb->buf[lb->len] = '\0';
-		if (!nl)
-			break;
-		data += take + 1;
-		n -= take + 1;
-		/* Tolerate CRLF. */
-		if (lb->len > 0 && lb->buf[lb->len - 1] == '\r')
-			lb->buf[--lb->len] = '\0';
-		if (lb->len > 0) {
-			size_t len = lb->len;
-
-			lb->len = 0;
-			if (on_line(ud, lb->buf, len) != 0)
-				return EO_KUBE_ECANCELED;
-		}
-	}
-	return EO_KUBE_OK;
 }
 
 /* ---- streaming -------------------------------------------------------- */

@@ -10,10 +10,6 @@
  * known of its identity and the stream goes on; only a broken stream (bad
  * framing) ends it with EO_KUBE_EPROTOCOL. managedFields are dropped.
  *
- * eo_kube_watch_parse_event() and the line buffer below decode one whole
- * event line; they are kept for tools and tests, the stream no longer uses
- * them.
- *
  * The stream runs on its own HTTP/1.1 connection inside a private curl multi
  * handle, so eo_kube_watch_cancel() can interrupt it at once from another
  * thread.
@@ -38,36 +34,8 @@ enum eo_kube_watch_type {
 
 const char *eo_kube_watch_type_name(enum eo_kube_watch_type t);
 
-/*
- * Parses one event line. On success *type is set and *object is a new
- * reference to the event's object (for ERROR, the Status). For an ERROR
- * event the return value is still EO_KUBE_OK; use eo_kube_watch_error() to
- * map it. Bad JSON, a missing type/object or an unknown type give
- * EO_KUBE_EPROTOCOL.
- */
-eo_kube_err eo_kube_watch_parse_event(const char *line, size_t len, enum eo_kube_watch_type *type,
-				      json_t **object, struct eo_kube_error *err);
-
 /* Maps the Status of an ERROR event (410 Expired -> EO_KUBE_EGONE, ...). */
 eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err);
-
-/* A line splitter with a cap. Plain struct; zero it or use _init. */
-struct eo_kube_linebuf {
-	char *buf;
-	size_t len, cap, max;
-};
-
-void eo_kube_linebuf_init(struct eo_kube_linebuf *lb, size_t max);
-void eo_kube_linebuf_free(struct eo_kube_linebuf *lb);
-
-/*
- * Appends data and calls on_line for every complete line (without the
- * "\n", NUL-terminated in place; empty lines are skipped). A partial line
- * waits for more data. Returns EO_KUBE_ETOOLARGE when a line would exceed
- * max, ECANCELED when on_line returns nonzero, ENOMEM on allocation failure.
- */
-eo_kube_err eo_kube_linebuf_feed(struct eo_kube_linebuf *lb, const char *data, size_t n,
-				 int (*on_line)(void *ud, char *line, size_t len), void *ud);
 
 typedef struct eo_kube_watch eo_kube_watch;
 

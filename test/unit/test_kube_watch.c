@@ -1,7 +1,6 @@
 /*
- * Unit tests for kube/watch: event line parsing, the capped line splitter,
- * and streaming against the fake apiserver (query, ERROR 410, HTTP 410,
- * objects over the cap or too deep skipped, garbage, callback stop, cancel
+ * Unit tests for kube/watch: event type names and streaming against the fake apiserver (query,
+ * ERROR 410, HTTP 410, objects over the cap or too deep skipped, garbage, callback stop, cancel
  * from another thread).
  */
 #include <setjmp.h>
@@ -21,112 +20,12 @@
 
 /* ---- parsing ---------------------------------------------------------- */
 
-static void test_parse_events(void **state)
+static void test_type_names(void **state)
 {
-	const char *added = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
-			    "{\"name\":\"p\",\"resourceVersion\":\"12\"}}}";
-	const char *bookmark = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
-			       "{\"resourceVersion\":\"99\"}}}";
-	const char *gone = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":"
-			   "\"v1\",\"status\":\"Failure\",\"message\":\"too old resource version: "
-			   "5 (10)\",\"reason\":\"Expired\",\"code\":410}}";
-	enum eo_kube_watch_type t;
-	struct eo_kube_error err;
-	json_t *o = NULL;
-
 	(void)state;
-	assert_int_equal(eo_kube_watch_parse_event(added, strlen(added), &t, &o, &err), EO_KUBE_OK);
-	assert_int_equal(t, EO_KUBE_WATCH_ADDED);
-	assert_string_equal(eo_kube_obj_name(o), "p");
-	assert_string_equal(eo_kube_obj_resource_version(o), "12");
-	json_decref(o);
-
-	assert_int_equal(eo_kube_watch_parse_event(bookmark, strlen(bookmark), &t, &o, &err),
-			 EO_KUBE_OK);
-	assert_int_equal(t, EO_KUBE_WATCH_BOOKMARK);
-	assert_string_equal(eo_kube_obj_resource_version(o), "99");
-	json_decref(o);
-
-	assert_int_equal(eo_kube_watch_parse_event(gone, strlen(gone), &t, &o, &err), EO_KUBE_OK);
-	assert_int_equal(t, EO_KUBE_WATCH_ERROR);
-	assert_int_equal(eo_kube_watch_error(o, &err), EO_KUBE_EGONE);
-	assert_int_equal(err.code, 410);
-	assert_string_equal(err.reason, "Expired");
-	assert_non_null(strstr(err.message, "too old resource version"));
-	json_decref(o);
-
-	assert_int_equal(eo_kube_watch_parse_event("{\"type\":", 8, &t, &o, &err),
-			 EO_KUBE_EPROTOCOL);
-	assert_null(o);
-	assert_int_equal(eo_kube_watch_parse_event("{\"type\":\"ADDED\"}", 16, &t, &o, &err),
-			 EO_KUBE_EPROTOCOL);
-	assert_int_equal(
-	    eo_kube_watch_parse_event("{\"type\":\"WEIRD\",\"object\":{}}", 28, &t, &o, &err),
-	    EO_KUBE_EPROTOCOL);
-	assert_non_null(strstr(err.message, "WEIRD"));
-	assert_int_equal(eo_kube_watch_parse_event("[1]", 3, &t, &o, &err), EO_KUBE_EPROTOCOL);
+	assert_string_equal(eo_kube_watch_type_name(EO_KUBE_WATCH_ADDED), "ADDED");
 	assert_string_equal(eo_kube_watch_type_name(EO_KUBE_WATCH_DELETED), "DELETED");
-}
-
-struct lines {
-	char got[8][64];
-	int n;
-	int stop_after;
-};
-
-static int collect_line(void *ud, char *line, size_t len)
-{
-	struct lines *l = ud;
-
-	assert_int_equal(strlen(line), len);
-	snprintf(l->got[l->n++], sizeof(l->got[0]), "%s", line);
-	return l->stop_after && l->n >= l->stop_after;
-}
-
-static void test_linebuf(void **state)
-{
-	struct eo_kube_linebuf lb;
-	struct lines l = {0};
-
-	(void)state;
-	eo_kube_linebuf_init(&lb, 16);
-	/* A line split across chunks, two lines in one chunk, CRLF, blank lines. */
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "hel", 3, collect_line, &l), EO_KUBE_OK);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "lo\nwor", 6, collect_line, &l), EO_KUBE_OK);
-	assert_int_equal(l.n, 1);
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "ld\r\n\n\nx\n", 8, collect_line, &l),
-			 EO_KUBE_OK);
-	assert_int_equal(l.n, 3);
-	assert_string_equal(l.got[0], "hello");
-	assert_string_equal(l.got[1], "world");
-	assert_string_equal(l.got[2], "x");
-	/* Exactly at the cap is fine, one more byte is not. */
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "0123456789abcdef\n", 17, collect_line, &l),
-			 EO_KUBE_OK);
-	assert_int_equal(l.n, 4);
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "0123456789", 10, collect_line, &l), EO_KUBE_OK);
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "abcdefg", 7, collect_line, &l),
-			 EO_KUBE_ETOOLARGE);
-	assert_true(lb.cap <= 17);
-	eo_kube_linebuf_free(&lb);
-
-	/* The callback can stop the feed. */
-	eo_kube_linebuf_init(&lb, 64);
-	memset(&l, 0, sizeof(l));
-	l.stop_after = 1;
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "a\nb\n", 4, collect_line, &l),
-			 EO_KUBE_ECANCELED);
-	assert_int_equal(l.n, 1);
-	eo_kube_linebuf_free(&lb);
-
-	/* A cap at the top of size_t: "max + 1" must not wrap to a zero-sized buffer. */
-	eo_kube_linebuf_init(&lb, SIZE_MAX);
-	memset(&l, 0, sizeof(l));
-	assert_int_equal(eo_kube_linebuf_feed(&lb, "abc\nxyz\n", 8, collect_line, &l), EO_KUBE_OK);
-	assert_int_equal(l.n, 2);
-	assert_string_equal(l.got[1], "xyz");
-	eo_kube_linebuf_free(&lb);
+	assert_string_equal(eo_kube_watch_type_name(EO_KUBE_WATCH_ERROR), "ERROR");
 }
 
 /* ---- streaming against the fake apiserver ----------------------------- */
@@ -453,8 +352,7 @@ static void test_cancel_from_other_thread(void **state)
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
-	    cmocka_unit_test(test_parse_events),
-	    cmocka_unit_test(test_linebuf),
+	    cmocka_unit_test(test_type_names),
 	};
 	const struct CMUnitTest streams[] = {
 	    cmocka_unit_test(test_stream_events_and_query),
