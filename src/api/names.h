@@ -42,6 +42,8 @@
 #define EO_LABEL_COMPONENT  "app.kubernetes.io/component" /* = <member> */
 #define EO_LABEL_ROLE	    EO_API_GROUP "/role"
 #define EO_LABEL_ROLE_VOTER "voter" /* only voting members carry the role label */
+/* On a snapshot Job and its Pod: = <snapshot>. */
+#define EO_LABEL_SNAPSHOT EO_API_GROUP "/snapshot"
 
 /*
  * Reserved annotations, read for adopted (migrated) clusters and never set by

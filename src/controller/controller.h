@@ -40,6 +40,8 @@ struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
+	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
+	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
 	struct eo_desired_opts build; /* strings borrowed */
 	long etcd_timeout_ms;	      /* per etcd attempt; 0 = 5000 */
 	time_t (*now)(void);	      /* NULL = time(NULL) */
@@ -60,6 +62,10 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 /* Reconciles the EtcdMember ns/name. */
 void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			 struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdSnapshot ns/name (controller/snapshot.c). */
+void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			   struct eo_reconcile_out *out);
 
 /*
  * Merge patch that turns status cur into want at the top level (changed keys set, removed

@@ -29,7 +29,9 @@
 #define ETCD_FENCE_MARGIN_MS 5000L
 #define FENCE_RETRY_MS	     1000L /* a reconcile held back by the fence comes back after */
 
-enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_COUNT };
+enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_SNAPSHOT, K_JOB, K_COUNT };
+
+#define NCTL 3 /* cluster, member, snapshot */
 
 static const struct {
 	const char *gv, *plural, *name, *selector;
@@ -40,6 +42,8 @@ static const struct {
     [K_PVC] = {"v1", "persistentvolumeclaims", "PersistentVolumeClaim", MANAGED_SELECTOR},
     [K_SERVICE] = {"v1", "services", "Service", MANAGED_SELECTOR},
     [K_PDB] = {"policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", MANAGED_SELECTOR},
+    [K_SNAPSHOT] = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS, "EtcdSnapshot", NULL},
+    [K_JOB] = {"batch/v1", "jobs", "Job", MANAGED_SELECTOR},
 };
 
 struct ctl {
@@ -68,7 +72,7 @@ struct eo_manager {
 	size_t ninf;
 	struct handler_ud hud[K_COUNT];
 	struct eo_controller ctrl;
-	struct ctl ctls[2];
+	struct ctl ctls[NCTL];
 	pthread_t *threads;
 	size_t nthreads;
 	pthread_mutex_t mu;
@@ -108,7 +112,7 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 {
 	struct eo_manager *m = h->m;
 	const char *ns = eo_kube_obj_namespace(obj), *name = eo_kube_obj_name(obj);
-	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q;
+	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q, *sq = m->ctls[2].q;
 
 	switch (h->kind) {
 	case K_CLUSTER:
@@ -120,7 +124,15 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 			json_string_value(
 			    json_object_get(json_object_get(obj, "spec"), "clusterName")));
 		break;
+	case K_SNAPSHOT:
+		enqueue(sq, ns, name);
+		break;
+	case K_JOB:
+		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
+		break;
 	case K_POD:
+		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
+		/* fallthrough */
 	case K_PVC:
 		enqueue(mq, ns, member_owner(obj));
 		enqueue(cq, ns, eo_kube_obj_label(obj, EO_LABEL_CLUSTER));
@@ -253,8 +265,8 @@ static int start_workers(struct eo_manager *m)
 		pthread_mutex_unlock(&m->mu);
 		return 0;
 	}
-	m->threads = calloc(per * 2, sizeof(*m->threads));
-	for (size_t c = 0; m->threads != NULL && c < 2; c++) {
+	m->threads = calloc(per * NCTL, sizeof(*m->threads));
+	for (size_t c = 0; m->threads != NULL && c < NCTL; c++) {
 		for (size_t i = 0; i < per; i++) {
 			struct worker_arg *wa = malloc(sizeof(*wa));
 
@@ -270,8 +282,8 @@ static int start_workers(struct eo_manager *m)
 	m->workers_started = true;
 	started = m->nthreads;
 	pthread_mutex_unlock(&m->mu);
-	if (started != per * 2) {
-		snprintf(want, sizeof(want), "%zu", per * 2);
+	if (started != per * NCTL) {
+		snprintf(want, sizeof(want), "%zu", per * NCTL);
 		snprintf(got, sizeof(got), "%zu", started);
 		eo_log_kv(EO_LOG_ERROR, NULL, "starting reconcile workers failed", "error",
 			  "out of memory or thread limit", "wanted", want, "started", got, NULL);
@@ -294,6 +306,14 @@ static int start_workers(struct eo_manager *m)
 
 		json_array_foreach(all, j, o)
 		    enqueue(m->ctls[1].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_decref(all);
+	}
+	for (size_t i = 0; i < m->ctrl.snapshots.n; i++) {
+		json_t *all = eo_kube_cache_list(m->ctrl.snapshots.c[i], NULL), *o = NULL;
+		size_t j;
+
+		json_array_foreach(all, j, o)
+		    enqueue(m->ctls[2].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
 		json_decref(all);
 	}
 	return 0;
@@ -370,8 +390,9 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	atomic_init(&m->stopping, false);
 	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
 	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
+	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
 	m->kc = new_client(cfg, 0);
-	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL ||
+	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
 	    nns > EO_CTRL_MAX_CACHES)
 		goto fail;
 	m->rec = eo_kube_recorder_new(m->kc, &(struct eo_kube_recorder_opts){
@@ -387,6 +408,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	    .rec = m->rec,
 	    .build = {.etcd_image_repository = cfg->etcd_image_repository,
 		      .cluster_domain = cfg->cluster_domain},
+	    .operator_image = cfg->operator_image,
 	};
 	m->ninf = nns;
 	for (int k = 0; k < K_COUNT; k++) {
@@ -395,6 +417,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 					   : k == K_POD	   ? &m->ctrl.pods
 					   : k == K_PVC	   ? &m->ctrl.pvcs
 					   : k == K_PDB	   ? &m->ctrl.pdbs
+					   : k == K_SNAPSHOT ? &m->ctrl.snapshots
+					   : k == K_JOB	   ? &m->ctrl.jobs
 							   : &m->ctrl.services;
 
 		m->hud[k] =
@@ -490,7 +514,7 @@ void eo_manager_stop(eo_manager *m)
 {
 	if (m == NULL || atomic_exchange(&m->stopping, true))
 		return; /* already stopped (stop, then free) */
-	for (int c = 0; c < 2; c++)
+	for (int c = 0; c < NCTL; c++)
 		if (m->ctls[c].q != NULL)
 			eo_kube_queue_shutdown(m->ctls[c].q);
 	pthread_mutex_lock(&m->mu);
@@ -521,7 +545,7 @@ void eo_manager_free(eo_manager *m)
 	for (int k = 0; k < K_COUNT; k++)
 		for (size_t i = 0; i < EO_CTRL_MAX_CACHES; i++)
 			eo_kube_informer_free(m->inf[k][i]);
-	for (int c = 0; c < 2; c++)
+	for (int c = 0; c < NCTL; c++)
 		eo_kube_queue_free(m->ctls[c].q);
 	eo_kube_recorder_free(m->rec);
 	eo_informer_reporter_free(m->rep);

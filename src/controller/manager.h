@@ -1,10 +1,10 @@
 /*
  * controller/manager.h - wires informers, work queues, workers and leader election.
  *
- *   informers  EtcdCluster, EtcdMember (all), Pod, PVC, Service (label
- *              app.kubernetes.io/managed-by=etcd-operator), one per watched namespace
+ *   informers  EtcdCluster, EtcdMember, EtcdSnapshot (all), Pod, PVC, Service, PDB, Job
+ *              (label app.kubernetes.io/managed-by=etcd-operator), one per watched namespace
  *   handlers   an object change enqueues its cluster (and member) at once
- *   workers    cfg->workers threads per controller (cluster, member), started when the
+ *   workers    cfg->workers threads per controller (cluster, member, snapshot), started when the
  *              caches have synced and - with leader election - only while leading
  *   metrics    reconcile totals / errors / durations, queue depth, leader status
  *

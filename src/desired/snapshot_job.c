@@ -1,0 +1,158 @@
+/*
+ * desired/snapshot_job.c - the Job of an EtcdSnapshot. See snapshot_job.h.
+ */
+#include "desired/snapshot_job.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/names.h"
+#include "api/snapshot.h"
+#include "kube/client.h"
+
+#define AGENT_UID	   65532
+#define PVC_VOLUME	   "snapshot-data"
+#define CRED_VOLUME	   "s3-credentials"
+#define TERMINATION_PATH   "/dev/termination-log"
+#define PATH_MAX_SNAPSHOT  1024
+
+static void set(json_t *obj, const char *key, json_t *value, bool *ok)
+{
+	if (value == NULL || json_object_set_new(obj, key, value) != 0)
+		*ok = false;
+}
+
+static void add(json_t *arr, json_t *value, bool *ok)
+{
+	if (value == NULL || json_array_append_new(arr, value) != 0)
+		*ok = false;
+}
+
+static void arg2(json_t *args, const char *flag, const char *value, bool *ok)
+{
+	add(args, json_string(flag), ok);
+	add(args, json_string(value), ok);
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+/* Adds the destination flags, volumes and mounts. */
+static void destination(const struct eo_snapshot_location *d, json_t *args, json_t *volumes,
+			json_t *mounts, bool *ok)
+{
+	char dir[PATH_MAX_SNAPSHOT];
+
+	if (d->kind == EO_LOCATION_S3) {
+		arg2(args, "--s3-endpoint", d->endpoint, ok);
+		arg2(args, "--s3-bucket", d->bucket, ok);
+		if (present(d->key))
+			arg2(args, "--s3-key", d->key, ok);
+		if (present(d->region))
+			arg2(args, "--s3-region", d->region, ok);
+		if (d->force_path_style)
+			add(args, json_string("--s3-force-path-style"), ok);
+		arg2(args, "--credentials-dir", EO_SNAPSHOT_CREDENTIALS_DIR, ok);
+		add(volumes,
+		    json_pack("{s:s, s:{s:s, s:i}}", "name", CRED_VOLUME, "secret", "secretName",
+			      d->credentials_secret, "defaultMode", 0440),
+		    ok);
+		add(mounts,
+		    json_pack("{s:s, s:s, s:b}", "name", CRED_VOLUME, "mountPath",
+			      EO_SNAPSHOT_CREDENTIALS_DIR, "readOnly", 1),
+		    ok);
+		return;
+	}
+	if (present(d->sub_path)) {
+		const char *sp = d->sub_path;
+
+		while (*sp == '/')
+			sp++;
+		if (snprintf(dir, sizeof(dir), "%s/%s", EO_SNAPSHOT_PVC_MOUNT_PATH, sp) >=
+		    (int)sizeof(dir))
+			*ok = false;
+	} else {
+		snprintf(dir, sizeof(dir), "%s", EO_SNAPSHOT_PVC_MOUNT_PATH);
+	}
+	arg2(args, "--pvc-dir", dir, ok);
+	add(volumes,
+	    json_pack("{s:s, s:{s:s}}", "name", PVC_VOLUME, "persistentVolumeClaim", "claimName",
+		      d->claim_name),
+	    ok);
+	add(mounts, json_pack("{s:s, s:s}", "name", PVC_VOLUME, "mountPath", EO_SNAPSHOT_PVC_MOUNT_PATH),
+	    ok);
+}
+
+json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
+				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
+{
+	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
+	const char *uid = eo_kube_obj_uid(snapshot), *cname = eo_snapshot_cluster_name(snapshot);
+	struct eo_snapshot_location d;
+	char job_name[EO_NAME_MAX];
+	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
+	json_t *ctr = NULL, *refs = NULL;
+	bool ok = true;
+
+	eo_snapshot_destination(snapshot, &d);
+	if (!present(name) || !present(ns) || !present(uid) || !present(cname) ||
+	    !present(image) || n_endpoints == 0 || endpoints == NULL ||
+	    (d.kind != EO_LOCATION_S3 && d.kind != EO_LOCATION_PVC) ||
+	    (d.kind == EO_LOCATION_S3 && (!present(d.endpoint) || !present(d.bucket) ||
+					  !present(d.credentials_secret))) ||
+	    (d.kind == EO_LOCATION_PVC && !present(d.claim_name)) ||
+	    eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
+		return NULL;
+
+	labels = eo_desired_cluster_labels(cluster, cname);
+	args = json_array();
+	volumes = json_array();
+	mounts = json_array();
+	refs = json_array();
+	ok = labels != NULL && args != NULL && volumes != NULL && mounts != NULL && refs != NULL;
+	if (ok) {
+		set(labels, EO_LABEL_SNAPSHOT, json_string(name), &ok);
+		add(args, json_string("snapshot-agent"), &ok);
+		arg2(args, "--snapshot-name", name, &ok);
+		arg2(args, "--snapshot-uid", uid, &ok);
+		for (size_t i = 0; i < n_endpoints; i++)
+			arg2(args, "--endpoint", endpoints[i], &ok);
+		destination(&d, args, volumes, mounts, &ok);
+		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
+		add(refs, eo_desired_owner_ref(snapshot), &ok);
+	}
+	if (ok)
+		ctr = json_pack(
+		    "{s:s, s:s, s:O, s:s, s:s, s:{s:{s:s, s:s}, s:{s:s}}, s:{s:b, s:b, s:b, "
+		    "s:{s:[s]}}, s:O}",
+		    "name", EO_SNAPSHOT_CONTAINER, "image", image, "args", args,
+		    "terminationMessagePath", TERMINATION_PATH, "terminationMessagePolicy",
+		    "FallbackToLogsOnError", "resources", "requests", "cpu", "50m", "memory", "64Mi",
+		    "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
+		    "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
+		    "drop", "ALL", "volumeMounts", mounts);
+	if (ctr != NULL)
+		job = json_pack(
+		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
+		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[O], s:O}}}}",
+		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
+		    "namespace", ns, "labels", labels, "ownerReferences", refs, "spec",
+		    "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT, "activeDeadlineSeconds",
+		    EO_SNAPSHOT_JOB_DEADLINE_SECONDS, "ttlSecondsAfterFinished",
+		    EO_SNAPSHOT_JOB_TTL_SECONDS, "template", "metadata", "labels",
+		    EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_SNAPSHOT, name, "spec",
+		    "restartPolicy", "Never", "automountServiceAccountToken", 0,
+		    "enableServiceLinks", 0, "securityContext", "runAsNonRoot", 1, "runAsUser",
+		    AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup", AGENT_UID, "seccompProfile",
+		    "type", "RuntimeDefault", "containers", ctr, "volumes", volumes);
+	json_decref(ctr);
+	json_decref(labels);
+	json_decref(args);
+	json_decref(volumes);
+	json_decref(mounts);
+	json_decref(refs);
+	return job;
+}

@@ -1,0 +1,46 @@
+/*
+ * desired/snapshot_job.h - the Job of an EtcdSnapshot (pure).
+ *
+ * The Job <snapshot>-snapshot runs the operator image as `etcd-operator snapshot-agent`
+ * against the given etcd client URLs and stores the snapshot where spec.destination says:
+ *
+ *   S3   --s3-* flags from spec.destination.s3; the credentials Secret is mounted at
+ *        EO_SNAPSHOT_CREDENTIALS_DIR (the agent reads AWS_ACCESS_KEY_ID and
+ *        AWS_SECRET_ACCESS_KEY from there; the operator never reads the Secret)
+ *   PVC  the claim mounted at EO_SNAPSHOT_PVC_MOUNT_PATH, --pvc-dir <mount>[/<subPath>]
+ *
+ * Settings: backoffLimit EO_SNAPSHOT_JOB_BACKOFF_LIMIT, activeDeadlineSeconds
+ * EO_SNAPSHOT_JOB_DEADLINE_SECONDS, ttlSecondsAfterFinished EO_SNAPSHOT_JOB_TTL_SECONDS,
+ * restartPolicy Never, no service account token, the restricted Pod security profile
+ * (non-root 65532, seccomp RuntimeDefault, no privilege escalation, all capabilities
+ * dropped, read-only root filesystem), requests 50m/64Mi, memory limit 256Mi. The agent
+ * writes its result line to /dev/termination-log; terminationMessagePolicy
+ * FallbackToLogsOnError puts the tail of its log there when it fails.
+ *
+ * Labels: the Job carries the cluster's labels (eo_desired_cluster_labels) plus
+ * EO_LABEL_SNAPSHOT=<snapshot>; its Pod only managed-by and EO_LABEL_SNAPSHOT, so that
+ * selectors on the cluster label (Services, `kubectl get pod -l ...cluster=`) never pick
+ * the agent. Owner: the EtcdSnapshot (controller, blockOwnerDeletion).
+ */
+#ifndef EO_DESIRED_SNAPSHOT_JOB_H
+#define EO_DESIRED_SNAPSHOT_JOB_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "desired/desired.h"
+
+#define EO_SNAPSHOT_CONTAINER	    "snapshot-agent"
+#define EO_SNAPSHOT_CREDENTIALS_DIR "/var/run/etcd-operator/s3-credentials"
+
+/*
+ * The Job of snapshot (an EtcdSnapshot with metadata name, namespace, uid) for the cluster
+ * (its EtcdCluster, for the labels), run with image, reaching etcd through endpoints[0..n).
+ * New reference, or NULL when an argument is missing (no endpoint, no image, no
+ * destination) or on allocation failure.
+ */
+json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
+				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints);
+
+#endif
