@@ -4,7 +4,7 @@
 # an archive under ~/.cache/etcd-operator/images, and imported with ctr.
 #
 #   hack/images.sh            etcd images, the e2e tools image, the operator image
-#   hack/images.sh etcd|tools|operator
+#   hack/images.sh etcd|tools|minio|operator
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +67,24 @@ tools_image() {
 	log "imported $TOOLS_IMAGE"
 }
 
+# MinIO for the snapshot suites (S3 destination), from the pinned, statically
+# linked binary of hack/tools/build.sh minio. Runs as nonroot on /data.
+MINIO_IMAGE=localhost/etcd-operator-dev/minio:e2e
+minio_image() {
+	local bin key r
+	bin=$(tool_bin minio)
+	key=$(sha256sum <"$bin/minio" | cut -c1-12)
+	r=$(mktemp -d)
+	base_rootfs "$r"
+	mkdir -p "$r/data"
+	chmod 1777 "$r/data"
+	cp "$bin/minio" "$r/usr/local/bin/minio"
+	build_image_from_dir "$MINIO_IMAGE" "$key" "$r" '["/usr/local/bin/minio"]' 65532:65532 \
+		'["server","/data","--address",":9000"]' PATH=/usr/local/bin HOME=/tmp
+	rm -rf "$r"
+	log "imported $MINIO_IMAGE"
+}
+
 operator_image() {
 	"$REPO/hack/operator-image.sh" "$(operator_image_ref)"
 }
@@ -76,10 +94,12 @@ case $what in
 all)
 	etcd_images
 	tools_image
+	minio_image
 	operator_image
 	;;
 etcd) etcd_images ;;
 tools) tools_image ;;
+minio) minio_image ;;
 operator) operator_image ;;
-*) die "unknown image set '$what' (all, etcd, tools, operator)" ;;
+*) die "unknown image set '$what' (all, etcd, tools, minio, operator)" ;;
 esac

@@ -42,11 +42,11 @@ struct eo_controller {
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
 	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
 	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
-	struct eo_desired_opts build; /* strings borrowed */
-	long etcd_timeout_ms;	      /* per etcd attempt; 0 = 5000 */
-	time_t (*now)(void);	      /* NULL = time(NULL) */
-	struct eo_fence fence;	      /* leader lease check before membership changes */
-	const char *etcd_connect_to;  /* test seam: eo_etcd_config.connect_to; NULL normally */
+	struct eo_desired_opts build;	     /* strings borrowed */
+	long etcd_timeout_ms;		     /* per etcd attempt; 0 = 5000 */
+	time_t (*now)(void);		     /* NULL = time(NULL) */
+	struct eo_fence fence;		     /* leader lease check before membership changes */
+	const char *etcd_connect_to; /* test seam: eo_etcd_config.connect_to; NULL normally */
 };
 
 /* Outcome of one reconcile. */

@@ -412,14 +412,14 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	};
 	m->ninf = nns;
 	for (int k = 0; k < K_COUNT; k++) {
-		struct eo_cache_set *set = k == K_CLUSTER  ? &m->ctrl.clusters
-					   : k == K_MEMBER ? &m->ctrl.members
-					   : k == K_POD	   ? &m->ctrl.pods
-					   : k == K_PVC	   ? &m->ctrl.pvcs
-					   : k == K_PDB	   ? &m->ctrl.pdbs
+		struct eo_cache_set *set = k == K_CLUSTER    ? &m->ctrl.clusters
+					   : k == K_MEMBER   ? &m->ctrl.members
+					   : k == K_POD	     ? &m->ctrl.pods
+					   : k == K_PVC	     ? &m->ctrl.pvcs
+					   : k == K_PDB	     ? &m->ctrl.pdbs
 					   : k == K_SNAPSHOT ? &m->ctrl.snapshots
-					   : k == K_JOB	   ? &m->ctrl.jobs
-							   : &m->ctrl.services;
+					   : k == K_JOB	     ? &m->ctrl.jobs
+							     : &m->ctrl.services;
 
 		m->hud[k] =
 		    (struct handler_ud){m, (enum kind)k, {m->rep, kinds[k].name, kinds[k].gv}};

@@ -132,8 +132,8 @@ static int job_live(struct eo_controller *c, const struct eo_log_ctx *lc, const 
 		return 1;
 	if (e == EO_KUBE_ENOTFOUND)
 		return 0;
-	eo_log_kv(EO_LOG_WARN, lc, "reading the snapshot Job failed", "error",
-		  eo_kube_strerror(e), "detail", err.message, NULL);
+	eo_log_kv(EO_LOG_WARN, lc, "reading the snapshot Job failed", "error", eo_kube_strerror(e),
+		  "detail", err.message, NULL);
 	return -1;
 }
 
@@ -149,8 +149,8 @@ static int create_job(struct eo_controller *c, const struct eo_log_ctx *lc, cons
 	e = eo_kube_create(c->kc, &r, job, NULL, &err);
 	if (e == EO_KUBE_OK || e == EO_KUBE_EEXISTS)
 		return 0;
-	eo_log_kv(EO_LOG_WARN, lc, "creating the snapshot Job failed", "error",
-		  eo_kube_strerror(e), "detail", err.message, NULL);
+	eo_log_kv(EO_LOG_WARN, lc, "creating the snapshot Job failed", "error", eo_kube_strerror(e),
+		  "detail", err.message, NULL);
 	return -1;
 }
 

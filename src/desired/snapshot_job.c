@@ -11,11 +11,11 @@
 #include "api/snapshot.h"
 #include "kube/client.h"
 
-#define AGENT_UID	   65532
-#define PVC_VOLUME	   "snapshot-data"
-#define CRED_VOLUME	   "s3-credentials"
-#define TERMINATION_PATH   "/dev/termination-log"
-#define PATH_MAX_SNAPSHOT  1024
+#define AGENT_UID	  65532
+#define PVC_VOLUME	  "snapshot-data"
+#define CRED_VOLUME	  "s3-credentials"
+#define TERMINATION_PATH  "/dev/termination-log"
+#define PATH_MAX_SNAPSHOT 1024
 
 static void set(json_t *obj, const char *key, json_t *value, bool *ok)
 {
@@ -82,7 +82,8 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 	    json_pack("{s:s, s:{s:s}}", "name", PVC_VOLUME, "persistentVolumeClaim", "claimName",
 		      d->claim_name),
 	    ok);
-	add(mounts, json_pack("{s:s, s:s}", "name", PVC_VOLUME, "mountPath", EO_SNAPSHOT_PVC_MOUNT_PATH),
+	add(mounts,
+	    json_pack("{s:s, s:s}", "name", PVC_VOLUME, "mountPath", EO_SNAPSHOT_PVC_MOUNT_PATH),
 	    ok);
 }
 
@@ -98,11 +99,11 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	bool ok = true;
 
 	eo_snapshot_destination(snapshot, &d);
-	if (!present(name) || !present(ns) || !present(uid) || !present(cname) ||
-	    !present(image) || n_endpoints == 0 || endpoints == NULL ||
+	if (!present(name) || !present(ns) || !present(uid) || !present(cname) || !present(image) ||
+	    n_endpoints == 0 || endpoints == NULL ||
 	    (d.kind != EO_LOCATION_S3 && d.kind != EO_LOCATION_PVC) ||
-	    (d.kind == EO_LOCATION_S3 && (!present(d.endpoint) || !present(d.bucket) ||
-					  !present(d.credentials_secret))) ||
+	    (d.kind == EO_LOCATION_S3 &&
+	     (!present(d.endpoint) || !present(d.bucket) || !present(d.credentials_secret))) ||
 	    (d.kind == EO_LOCATION_PVC && !present(d.claim_name)) ||
 	    eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
 		return NULL;
@@ -130,8 +131,8 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 		    "s:{s:[s]}}, s:O}",
 		    "name", EO_SNAPSHOT_CONTAINER, "image", image, "args", args,
 		    "terminationMessagePath", TERMINATION_PATH, "terminationMessagePolicy",
-		    "FallbackToLogsOnError", "resources", "requests", "cpu", "50m", "memory", "64Mi",
-		    "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
+		    "FallbackToLogsOnError", "resources", "requests", "cpu", "50m", "memory",
+		    "64Mi", "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
 		    "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
 		    "drop", "ALL", "volumeMounts", mounts);
 	if (ctr != NULL)

@@ -18,9 +18,9 @@
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
 
-#define URI_MAX	     2048
-#define SHA256_HEX   64
-#define WORDS_MAX    300 /* of the agent's last words quoted in a message */
+#define URI_MAX	   2048
+#define SHA256_HEX 64
+#define WORDS_MAX  300 /* of the agent's last words quoted in a message */
 
 const char *eo_splan_action_name(enum eo_splan_action a)
 {
@@ -300,8 +300,7 @@ static int plan_job(const struct eo_splan_input *in, struct eo_splan_result *out
 		return step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_FAILED, NULL, EO_COND_FALSE,
 			    EO_REASON_JOB_FAILED, "Warning");
 	}
-	if (json_integer_value(json_object_get(json_object_get(in->job, "status"), "active")) >
-	    0) {
+	if (json_integer_value(json_object_get(json_object_get(in->job, "status"), "active")) > 0) {
 		msgf(out, "Job %s is taking the snapshot", job_name);
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_STARTED, NULL, EO_COND_FALSE,
 			    EO_REASON_JOB_RUNNING, "Normal");
@@ -312,8 +311,8 @@ static int plan_job(const struct eo_splan_input *in, struct eo_splan_result *out
 }
 
 /* Voter endpoints with a ready Pod, oldest first; -1 when a URL does not fit. */
-static int ready_voters(const struct eo_splan_input *in,
-			char endpoints[][EO_DESIRED_URL_MAX], size_t cap)
+static int ready_voters(const struct eo_splan_input *in, char endpoints[][EO_DESIRED_URL_MAX],
+			size_t cap)
 {
 	struct eo_plan_member *v = calloc(in->n_members + 1, sizeof(*v));
 	size_t n = 0;
@@ -340,7 +339,7 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 	const char *cname = eo_snapshot_cluster_name(in->snapshot);
 	enum eo_snapshot_phase phase = eo_snapshot_phase(in->snapshot);
 	char job_name[EO_NAME_MAX], vmsg[256];
-	char (*eps)[EO_DESIRED_URL_MAX] = NULL;
+	char(*eps)[EO_DESIRED_URL_MAX] = NULL;
 	int n, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -392,8 +391,9 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 			    EO_REASON_CLUSTER_NOT_FOUND, "Warning");
 	}
 	if (eo_cluster_replicas(in->cluster) == 0) {
-		msgf(out, "EtcdCluster %s is paused (replicas 0); the snapshot waits until it is "
-			  "scaled up",
+		msgf(out,
+		     "EtcdCluster %s is paused (replicas 0); the snapshot waits until it is "
+		     "scaled up",
 		     cname);
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
 			    EO_REASON_CLUSTER_PAUSED, "Warning");
@@ -408,8 +408,9 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 	}
 	if (n == 0) {
 		free(eps);
-		msgf(out, "EtcdCluster %s has no voting member with a ready Pod; the snapshot "
-			  "waits",
+		msgf(out,
+		     "EtcdCluster %s has no voting member with a ready Pod; the snapshot "
+		     "waits",
 		     cname);
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
 			    EO_REASON_CLUSTER_NOT_READY, "Warning");
@@ -420,8 +421,8 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 	if (out->job == NULL)
 		return -1;
 	out->requeue_ms = 0;
-	msgf(out, "Job %s created to snapshot EtcdCluster %s through %d voter(s)", job_name,
-	     cname, n);
+	msgf(out, "Job %s created to snapshot EtcdCluster %s through %d voter(s)", job_name, cname,
+	     n);
 	rc = step(in, out, EO_SPLAN_CREATE_JOB, EO_SNAPSHOT_PHASE_STARTED, NULL, EO_COND_FALSE,
 		  EO_REASON_JOB_CREATED, "Normal");
 	return rc;

@@ -36,10 +36,10 @@
 #include "plan/plan.h"
 
 /* Retry while the cluster is missing, paused or not ready; re-read a completed Job's Pod. */
-#define EO_SPLAN_RETRY_MS	 10000L
-#define EO_SPLAN_RESULT_WAIT_MS	 2000L
+#define EO_SPLAN_RETRY_MS	10000L
+#define EO_SPLAN_RESULT_WAIT_MS 2000L
 /* How long a completed Job may go without a readable result before the snapshot fails. */
-#define EO_SPLAN_RESULT_GRACE_S	 60
+#define EO_SPLAN_RESULT_GRACE_S 60
 
 /* Reasons this build adds to the seed's list (api/conditions.h has the others). */
 #define EO_REASON_CLUSTER_PAUSED    "ClusterPaused"
@@ -54,12 +54,12 @@ enum eo_splan_action {
 };
 
 struct eo_splan_input {
-	const json_t *snapshot; /* the EtcdSnapshot, with status */
-	const json_t *cluster;	/* its EtcdCluster, or NULL */
+	const json_t *snapshot;		      /* the EtcdSnapshot, with status */
+	const json_t *cluster;		      /* its EtcdCluster, or NULL */
 	const struct eo_plan_member *members; /* the cluster's members (any order) */
 	size_t n_members;
-	const json_t *job;	/* Job <snapshot>-snapshot controlled by the snapshot, or NULL */
-	const json_t *job_pods; /* array of that Job's Pods, or NULL */
+	const json_t *job;	 /* Job <snapshot>-snapshot controlled by the snapshot, or NULL */
+	const json_t *job_pods;	 /* array of that Job's Pods, or NULL */
 	bool job_confirmed_gone; /* a live GET found no Job */
 	bool foreign_job;	 /* a Job of that name exists and is not the snapshot's */
 	const char *operator_image;
