@@ -280,6 +280,8 @@ __attribute__((format(printf, 3, 4))) static void errf(char *buf, size_t cap, co
 	va_end(ap);
 }
 
+static int mkdir_p(const char *path, char *err, size_t errcap);
+
 static int fail(const struct eo_log_ctx *lc, const char *msg, const char *err)
 {
 	eo_log_kv(EO_LOG_ERROR, lc, msg, "error", err, NULL);
@@ -408,6 +410,9 @@ static int snapshot_agent(const struct opts *o)
 		snprintf(file, sizeof(file), "%s%s", o->name, EO_SNAPSHOT_FILE_SUFFIX);
 		t.dir = o->pvc_dir;
 		t.name = file;
+		/* destination.pvc.subPath need not exist yet on the claim. */
+		if (mkdir_p(o->pvc_dir, err, sizeof(err)) != 0)
+			return fail(&lc, "cannot create the snapshot directory", err);
 	}
 	eo_store_uri(&t, uri, sizeof(uri));
 	eo_log_ctx_add(&lc, "uri", uri);
