@@ -407,7 +407,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	    .kc = m->kc,
 	    .rec = m->rec,
 	    .build = {.etcd_image_repository = cfg->etcd_image_repository,
-		      .cluster_domain = cfg->cluster_domain},
+		      .cluster_domain = cfg->cluster_domain,
+		      .operator_image = cfg->operator_image},
 	    .operator_image = cfg->operator_image,
 	};
 	m->ninf = nns;

@@ -2,6 +2,7 @@
  * build/build.c - desired objects of a cluster and its members. See build.h.
  */
 #include "desired/desired.h"
+#include "desired/restore.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -457,6 +458,12 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 	set(spec, "initialCluster", json_string(""), &ok);
 	set(spec, "clusterToken", json_string(present(token) ? token : ""), &ok);
 	set(spec, "replicas", json_integer(1), &ok);
+	if (seed)
+		set_copy(
+		    spec, "restore",
+		    json_object_get(json_object_get(json_object_get(cluster, "spec"), "bootstrap"),
+				    "restore"),
+		    &ok);
 	set(m, "spec", json_incref(spec), &ok);
 out:
 	json_decref(md);
@@ -738,6 +745,13 @@ json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts
 		vol = json_pack("{s:s, s:{s:s}}", "name", DATA_VOLUME, "persistentVolumeClaim",
 				"claimName", pvc);
 	set(spec, "volumes", json_pack("[o]", vol), &ok);
+	if (ok && eo_desired_member_restores(member)) {
+		char image[640];
+
+		ok = eo_name_etcd_image(image, sizeof(image), o ? o->etcd_image_repository : NULL,
+					eo_member_version(member)) == 0 &&
+		     eo_desired_restore_init(member, o, image, spec) == 0;
+	}
 	aff = eo_member_affinity(member);
 	if (aff != NULL && json_object_size(aff) > 0)
 		set_copy(spec, "affinity", aff, &ok);

@@ -33,6 +33,7 @@
 struct eo_desired_opts {
 	const char *etcd_image_repository; /* NULL/"" = quay.io/coreos/etcd */
 	const char *cluster_domain;	   /* NULL/"" = cluster.local */
+	const char *operator_image;	   /* the restore init container of a seed; NULL: none */
 };
 
 /* Size of a buffer for a member URL or a one-member initial-cluster entry. */
@@ -99,8 +100,9 @@ json_t *eo_desired_observed(const json_t *cluster);
  * name is NULL; the member finalizer, spec from
  * status.observed (falling back to spec when nothing is latched yet), bootstrap true,
  * replicas 1, clusterToken from status.clusterToken, initialCluster empty (the cluster
- * controller fills it once the name is known). TLS and restore are not mapped yet: the
- * planner refuses clusters that ask for them (see plan/plan.h).
+ * controller fills it once the name is known), and spec.restore copied from
+ * spec.bootstrap.restore (desired/restore.h). TLS is not mapped yet: the planner refuses
+ * clusters that ask for it (see plan/plan.h).
  */
 json_t *eo_desired_seed_member(const json_t *cluster, const char *name);
 

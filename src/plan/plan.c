@@ -433,15 +433,12 @@ static void set_deadline(struct ctx *x)
 static bool unsupported(const json_t *cluster, const char **what)
 {
 	struct eo_cluster_tls tls;
-	struct eo_snapshot_location loc;
 
 	eo_cluster_tls(cluster, &tls);
 	if (tls.client != EO_TLS_NONE || tls.peer != EO_TLS_NONE)
 		*what = "spec.tls";
 	else if (eo_cluster_auth_enabled(cluster))
 		*what = "spec.auth";
-	else if (eo_cluster_restore_source(cluster, &loc))
-		*what = "spec.bootstrap.restore";
 	else
 		return false;
 	return true;

@@ -38,7 +38,7 @@
 
 /*
  * Reason of the Available/Progressing conditions while the spec asks for something this build
- * cannot do yet (TLS, auth, restore). Not in the seeds; temporary until those land.
+ * cannot do yet (TLS, auth). Not in the seeds; temporary until those land.
  */
 #define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
 

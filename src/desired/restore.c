@@ -1,0 +1,152 @@
+/*
+ * desired/restore.c - init containers of a restoring seed. See restore.h.
+ */
+#include "desired/restore.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/member.h"
+#include "api/names.h"
+#include "api/snapshot.h"
+
+#define AGENT_VOLUME  "agent"
+#define CRED_VOLUME   "s3-credentials"
+#define SOURCE_VOLUME "restore-source"
+#define DATA_VOLUME   "data"
+#define LOADER	      EO_RESTORE_AGENT_DIR "/lib/ld-linux-x86-64.so.2"
+#define PATH_CAP      1024
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+static void add(json_t *arr, json_t *value, bool *ok)
+{
+	if (value == NULL || json_array_append_new(arr, value) != 0)
+		*ok = false;
+}
+
+static void arg2(json_t *args, const char *flag, const char *value, bool *ok)
+{
+	add(args, json_string(flag), ok);
+	add(args, json_string(value), ok);
+}
+
+bool eo_desired_member_restores(const json_t *member)
+{
+	struct eo_snapshot_location loc;
+
+	return eo_member_bootstrap(member) && eo_member_restore_source(member, &loc) &&
+	       (loc.kind == EO_LOCATION_S3 || loc.kind == EO_LOCATION_PVC);
+}
+
+static json_t *security_context(void)
+{
+	return json_pack("{s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation", 0,
+			 "capabilities", "drop", "ALL");
+}
+
+int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *o,
+			    const char *etcd_image, json_t *pod_spec)
+{
+	const char *m = eo_member_name(member), *c = eo_member_cluster_name(member);
+	const char *ns = eo_member_namespace(member);
+	const char *ic = eo_member_initial_cluster(member);
+	struct eo_snapshot_location loc;
+	char peer[EO_DESIRED_URL_MAX], file[PATH_CAP];
+	json_t *volumes = json_object_get(pod_spec, "volumes");
+	json_t *a1 = json_array(), *a2 = json_array(), *m1 = NULL, *m2 = NULL, *inits = NULL;
+	bool ok = a1 != NULL && a2 != NULL;
+
+	if (!eo_desired_member_restores(member) || o == NULL || !present(o->operator_image) ||
+	    !present(etcd_image) || !present(ic) || !json_is_array(volumes) ||
+	    eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0) {
+		json_decref(a1);
+		json_decref(a2);
+		return -1;
+	}
+	eo_member_restore_source(member, &loc);
+	m1 = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", DATA_VOLUME, "mountPath",
+		       EO_ETCD_DATA_DIR, "name", AGENT_VOLUME, "mountPath", EO_RESTORE_AGENT_DIR);
+	m2 = json_pack("[{s:s, s:s}, {s:s, s:s, s:b}]", "name", DATA_VOLUME, "mountPath",
+		       EO_ETCD_DATA_DIR, "name", AGENT_VOLUME, "mountPath", EO_RESTORE_AGENT_DIR,
+		       "readOnly", 1);
+	ok = ok && m1 != NULL && m2 != NULL;
+
+	/* restore: stage and verify */
+	add(a1, json_string("restore-agent"), &ok);
+	arg2(a1, "--data-dir", EO_ETCD_DATA_DIR, &ok);
+	arg2(a1, "--staging-dir", EO_RESTORE_STAGING_DIR, &ok);
+	/* restore-rebuild: etcdutl of the etcd image */
+	add(a2, json_string("--library-path"), &ok);
+	add(a2, json_string(EO_RESTORE_AGENT_DIR "/lib"), &ok);
+	add(a2, json_string(EO_RESTORE_AGENT_DIR "/bin/etcd-operator"), &ok);
+	add(a2, json_string("restore-rebuild"), &ok);
+	arg2(a2, "--data-dir", EO_ETCD_DATA_DIR, &ok);
+	arg2(a2, "--staging-dir", EO_RESTORE_STAGING_DIR, &ok);
+	if (loc.kind == EO_LOCATION_S3) {
+		arg2(a1, "--s3-endpoint", loc.endpoint, &ok);
+		arg2(a1, "--s3-bucket", loc.bucket, &ok);
+		arg2(a1, "--s3-key", loc.key, &ok);
+		if (present(loc.region))
+			arg2(a1, "--s3-region", loc.region, &ok);
+		if (loc.force_path_style)
+			add(a1, json_string("--s3-force-path-style"), &ok);
+		arg2(a1, "--credentials-dir", EO_RESTORE_CREDENTIALS_DIR, &ok);
+		add(volumes,
+		    json_pack("{s:s, s:{s:s, s:i}}", "name", CRED_VOLUME, "secret", "secretName",
+			      loc.credentials_secret, "defaultMode", 0440),
+		    &ok);
+		add(m1,
+		    json_pack("{s:s, s:s, s:b}", "name", CRED_VOLUME, "mountPath",
+			      EO_RESTORE_CREDENTIALS_DIR, "readOnly", 1),
+		    &ok);
+	} else {
+		const char *sp = present(loc.sub_path) ? loc.sub_path : "";
+
+		while (*sp == '/')
+			sp++;
+		if (snprintf(file, sizeof(file), "%s/%s", EO_RESTORE_SOURCE_DIR, sp) >=
+		    (int)sizeof(file))
+			ok = false;
+		arg2(a1, "--file", file, &ok);
+		arg2(a2, "--file", file, &ok);
+		add(volumes,
+		    json_pack("{s:s, s:{s:s, s:b}}", "name", SOURCE_VOLUME, "persistentVolumeClaim",
+			      "claimName", loc.claim_name, "readOnly", 1),
+		    &ok);
+		add(m1,
+		    json_pack("{s:s, s:s, s:b}", "name", SOURCE_VOLUME, "mountPath",
+			      EO_RESTORE_SOURCE_DIR, "readOnly", 1),
+		    &ok);
+		add(m2,
+		    json_pack("{s:s, s:s, s:b}", "name", SOURCE_VOLUME, "mountPath",
+			      EO_RESTORE_SOURCE_DIR, "readOnly", 1),
+		    &ok);
+	}
+	arg2(a1, "--install-self", EO_RESTORE_AGENT_DIR, &ok);
+	arg2(a2, "--name", m, &ok);
+	arg2(a2, "--initial-cluster", ic, &ok);
+	arg2(a2, "--initial-cluster-token", eo_member_cluster_token(member), &ok);
+	arg2(a2, "--initial-advertise-peer-urls", peer, &ok);
+	add(volumes, json_pack("{s:s, s:{}}", "name", AGENT_VOLUME, "emptyDir"), &ok);
+	if (ok)
+		inits = json_pack(
+		    "[{s:s, s:s, s:s, s:O, s:O, s:o, s:s}, {s:s, s:s, s:s, s:[s], s:O, s:O, s:o, "
+		    "s:s}]",
+		    "name", EO_RESTORE_CONTAINER, "image", o->operator_image, "imagePullPolicy",
+		    "IfNotPresent", "args", a1, "volumeMounts", m1, "securityContext",
+		    security_context(), "terminationMessagePolicy", "FallbackToLogsOnError", "name",
+		    EO_RESTORE_REBUILD_CONTAINER, "image", etcd_image, "imagePullPolicy",
+		    "IfNotPresent", "command", LOADER, "args", a2, "volumeMounts", m2,
+		    "securityContext", security_context(), "terminationMessagePolicy",
+		    "FallbackToLogsOnError");
+	ok = ok && inits != NULL && json_object_set_new(pod_spec, "initContainers", inits) == 0;
+	json_decref(a1);
+	json_decref(a2);
+	json_decref(m1);
+	json_decref(m2);
+	return ok ? 0 : -1;
+}

@@ -1,0 +1,166 @@
+/*
+ * Unit tests for desired/restore.c: the Pod of a restoring seed (init containers restore and
+ * restore-rebuild) compared with golden JSON, the seed EtcdMember carrying spec.restore, and
+ * the cases that get no init containers (a joining member, no restore source).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "desired/desired.h"
+#include "desired/restore.h"
+
+#define GOLDEN_DIR "test/unit/test_desired_golden/"
+
+static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/coreos/etcd",
+					    .cluster_domain = "cluster.local",
+					    .operator_image = "localhost/etcd-operator:dev"};
+
+#define S3_SOURCE                                                                                  \
+	"{\"s3\":{\"endpoint\":\"http://minio:9000\",\"bucket\":\"snaps\",\"key\":"                \
+	"\"old/"                                                                                   \
+	"old-1.db\",\"forcePathStyle\":true,\"credentialsSecretRef\":{\"name\":\"s3-creds\"}}}"
+#define PVC_SOURCE "{\"pvc\":{\"claimName\":\"backups\",\"subPath\":\"daily/old-1.db\"}}"
+
+static json_t *member(const char *source, bool bootstrap)
+{
+	char buf[2048];
+	json_error_t e;
+	json_t *j;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdMember\","
+		 "\"metadata\":{\"name\":\"new-abcde\",\"namespace\":\"ns\",\"uid\":\"m-uid\"},"
+		 "\"spec\":{\"clusterName\":\"new\",\"version\":\"3.5.35\",\"storage\":{\"size\":"
+		 "\"1Gi\"},\"bootstrap\":%s,\"initialCluster\":\"new-abcde=http://"
+		 "new-abcde.new.ns.svc.cluster.local:2380\",\"clusterToken\":\"ns-new-c-uid\","
+		 "\"replicas\":1%s%s%s},\"status\":{}}",
+		 bootstrap ? "true" : "false", source ? ",\"restore\":{\"source\":" : "",
+		 source ? source : "", source ? "}" : "");
+	j = json_loads(buf, 0, &e);
+	if (j == NULL)
+		fail_msg("fixture: %s", e.text);
+	return j;
+}
+
+static void golden(const char *file, const json_t *obj)
+{
+	char path[256];
+	json_error_t e;
+	json_t *want = NULL;
+
+	assert_non_null(obj);
+	snprintf(path, sizeof(path), GOLDEN_DIR "%s", file);
+	if (getenv("EO_UPDATE_GOLDEN") != NULL) {
+		assert_int_equal(json_dump_file(obj, path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+		return;
+	}
+	want = json_load_file(path, 0, &e);
+	if (want == NULL)
+		fail_msg("cannot read %s: %s", path, e.text);
+	if (!json_equal(want, obj)) {
+		char *got = json_dumps(obj, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		fprintf(stderr, "%s differs; got:\n%s\n", path, got ? got : "(null)");
+		free(got);
+		json_decref(want);
+		fail_msg("golden mismatch: %s", file);
+	}
+	json_decref(want);
+}
+
+static void test_restore_pod_s3(void **state)
+{
+	json_t *m = member(S3_SOURCE, true), *pod = eo_desired_member_pod(m, &OPTS, false);
+
+	(void)state;
+	golden("restore_pod_s3.json", pod);
+	json_decref(pod);
+	json_decref(m);
+}
+
+static void test_restore_pod_pvc(void **state)
+{
+	json_t *m = member(PVC_SOURCE, true), *pod = eo_desired_member_pod(m, &OPTS, false);
+
+	(void)state;
+	golden("restore_pod_pvc.json", pod);
+	json_decref(pod);
+	json_decref(m);
+}
+
+/* Only a seed restores; without a source or an operator image nothing is added or it fails. */
+static void test_restore_only_seed(void **state)
+{
+	struct eo_desired_opts no_image = OPTS;
+	json_t *joiner = member(S3_SOURCE, false), *plain = member(NULL, true);
+	json_t *seed = member(S3_SOURCE, true), *pod;
+
+	(void)state;
+	assert_false(eo_desired_member_restores(joiner));
+	assert_false(eo_desired_member_restores(plain));
+	assert_true(eo_desired_member_restores(seed));
+	pod = eo_desired_member_pod(joiner, &OPTS, true);
+	assert_non_null(pod);
+	assert_null(json_object_get(json_object_get(pod, "spec"), "initContainers"));
+	json_decref(pod);
+	pod = eo_desired_member_pod(plain, &OPTS, false);
+	assert_null(json_object_get(json_object_get(pod, "spec"), "initContainers"));
+	json_decref(pod);
+	no_image.operator_image = NULL;
+	assert_null(eo_desired_member_pod(seed, &no_image, false));
+	json_decref(joiner);
+	json_decref(plain);
+	json_decref(seed);
+}
+
+/* The seed EtcdMember of a cluster with spec.bootstrap.restore carries it as spec.restore. */
+static void test_seed_member_restore(void **state)
+{
+	json_error_t e;
+	json_t *cluster = json_loads(
+	    "{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\",\"kind\":\"EtcdCluster\","
+	    "\"metadata\":{\"name\":\"new\",\"namespace\":\"ns\",\"uid\":\"c-uid\"},"
+	    "\"spec\":{\"replicas\":3,\"version\":\"3.6.11\",\"storage\":{\"size\":\"1Gi\"},"
+	    "\"bootstrap\":{\"restore\":{\"source\":" S3_SOURCE "}}},"
+	    "\"status\":{\"clusterToken\":\"t\"}}",
+	    0, &e);
+	json_t *seed, *joiner;
+
+	(void)state;
+	assert_non_null(cluster);
+	seed = eo_desired_seed_member(cluster, "new-abcde");
+	joiner = eo_desired_joining_member(cluster, "new-fghij");
+	assert_non_null(seed);
+	assert_non_null(joiner);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    json_object_get(json_object_get(json_object_get(seed, "spec"), "restore"),
+				    "source"),
+		    "s3"),
+		"key")),
+	    "old/old-1.db");
+	assert_null(json_object_get(json_object_get(joiner, "spec"), "restore"));
+	json_decref(seed);
+	json_decref(joiner);
+	json_decref(cluster);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_restore_pod_s3),
+	    cmocka_unit_test(test_restore_pod_pvc),
+	    cmocka_unit_test(test_restore_only_seed),
+	    cmocka_unit_test(test_seed_member_restore),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
