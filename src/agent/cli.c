@@ -577,7 +577,7 @@ bad:
  */
 static int install_self(const char *dir, char *err, size_t errcap)
 {
-	char exe[PATH_MAX], prefix[PATH_MAX], sub[PATH_MAX], src[PATH_MAX * 2];
+	char exe[PATH_MAX], tmp[PATH_MAX], prefix[PATH_MAX], sub[PATH_MAX], src[PATH_MAX * 2];
 	struct dirent *de;
 	ssize_t n;
 	DIR *d;
@@ -588,8 +588,9 @@ static int install_self(const char *dir, char *err, size_t errcap)
 		return -1;
 	}
 	exe[n] = '\0';
-	snprintf(prefix, sizeof(prefix), "%s", exe);
-	snprintf(prefix, sizeof(prefix), "%s", dirname(dirname(prefix)));
+	/* Not in place: snprintf from a buffer into itself is undefined (glibc empties it). */
+	snprintf(tmp, sizeof(tmp), "%s", exe);
+	snprintf(prefix, sizeof(prefix), "%s", dirname(dirname(tmp)));
 	snprintf(sub, sizeof(sub), "%s/bin", dir);
 	if (mkdir_p(sub, err, errcap) != 0 ||
 	    copy_file(exe, sub, "etcd-operator", err, errcap) != 0)
