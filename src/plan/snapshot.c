@@ -45,6 +45,9 @@ void eo_splan_result_clear(struct eo_splan_result *r)
 }
 
 static void msgf(struct eo_splan_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void msgf(struct eo_splan_result *out, const char *fmt, ...)
 {
 	va_list ap;
 
