@@ -89,8 +89,7 @@ json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const 
 	return patch;
 }
 
-/* Deep copy of a cached object with apiVersion/kind filled in (list items lack them). */
-static json_t *typed_copy(json_t *obj, const char *api_version, const char *kind)
+json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const char *kind)
 {
 	json_t *c = json_deep_copy(obj);
 
@@ -274,7 +273,7 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 
 		if (!eo_desired_is_controlled_by(m, uid) || mname == NULL)
 			continue;
-		copy = typed_copy(m, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
+		copy = eo_controller_typed_copy(m, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
 		if (copy == NULL || json_array_append_new(om->members, copy) != 0)
 			goto fail;
 		pod = eo_cache_set_get(&c->pods, ns, mname);
@@ -816,7 +815,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	raw = eo_cache_set_get(&c->clusters, ns, name);
 	if (raw == NULL)
 		goto out; /* deleted: owner references take the children */
-	cluster = typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
 		goto fail;
 	hh = eo_cache_set_get(&c->services, ns, name);
@@ -1151,14 +1150,14 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	raw = eo_cache_set_get(&c->members, ns, name);
 	if (raw == NULL)
 		goto out;
-	member = typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
+	member = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
 	if (member == NULL)
 		goto fail;
 	eo_log_ctx_cluster(&lc, ns, eo_member_cluster_name(member));
 	eo_log_ctx_add(&lc, "member", name);
 	craw = eo_cache_set_get(&c->clusters, ns, eo_member_cluster_name(member));
-	if (craw != NULL &&
-	    (cluster = typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER)) == NULL)
+	if (craw != NULL && (cluster = eo_controller_typed_copy(craw, EO_API_GROUP_VERSION,
+								EO_KIND_CLUSTER)) == NULL)
 		goto fail;
 	pod = eo_cache_set_get(&c->pods, ns, name);
 	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), name) == 0)

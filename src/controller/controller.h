@@ -74,4 +74,10 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
  */
 json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv);
 
+/*
+ * Deep copy of a cached object with apiVersion/kind filled in where missing (list items lack
+ * them). New reference; NULL when obj is NULL or on OOM.
+ */
+json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const char *kind);
+
 #endif

@@ -25,19 +25,6 @@ static const struct eo_kube_resource RES_SNAPSHOTS = {EO_API_GROUP_VERSION, EO_P
 						      NULL, NULL};
 static const struct eo_kube_resource RES_JOBS = {"batch/v1", "jobs", NULL, NULL};
 
-static json_t *typed(json_t *raw, const char *api_version, const char *kind)
-{
-	json_t *c = raw != NULL ? json_deep_copy(raw) : NULL;
-
-	if (c == NULL)
-		return NULL;
-	if (json_object_get(c, "apiVersion") == NULL)
-		json_object_set_new(c, "apiVersion", json_string(api_version));
-	if (json_object_get(c, "kind") == NULL)
-		json_object_set_new(c, "kind", json_string(kind));
-	return c;
-}
-
 struct observed {
 	struct eo_plan_member *v;
 	size_t n;
@@ -174,14 +161,14 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 	raw = eo_cache_set_get(&c->snapshots, ns, name);
 	if (raw == NULL)
 		goto out; /* deleted: the Job goes with it (owner reference) */
-	snap = typed(raw, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
+	snap = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
 	if (snap == NULL || eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
 		goto fail;
 	if (eo_snapshot_phase_is_terminal(eo_snapshot_phase(snap)))
 		goto out;
 	cname = eo_snapshot_cluster_name(snap);
 	if (cname != NULL && (craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL) {
-		cluster = typed(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+		cluster = eo_controller_typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 		if (cluster == NULL || observe(c, cluster, &om) != 0)
 			goto fail;
 	}

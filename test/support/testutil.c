@@ -126,3 +126,27 @@ void tu_write_file(const char *dir, const char *name, const char *text)
 	if (fclose(f) != 0)
 		fail_msg("cannot write %s", path);
 }
+
+void tu_golden(const char *path, const json_t *obj)
+{
+	json_error_t e;
+	json_t *want = NULL;
+
+	assert_non_null(obj);
+	if (getenv("EO_UPDATE_GOLDEN") != NULL) {
+		assert_int_equal(json_dump_file(obj, path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+		return;
+	}
+	want = json_load_file(path, 0, &e);
+	if (want == NULL)
+		fail_msg("cannot read %s: %s", path, e.text);
+	if (!json_equal(want, obj)) {
+		char *got = json_dumps(obj, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		fprintf(stderr, "%s differs; got:\n%s\n", path, got ? got : "(null)");
+		free(got);
+		json_decref(want);
+		fail_msg("golden mismatch: %s", path);
+	}
+	json_decref(want);
+}

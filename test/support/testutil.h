@@ -51,4 +51,7 @@ char *tu_status_body(int code, const char *reason, const char *message);
 /* Writes text to dir/name (name alone when dir is NULL); fails the test on error. */
 void tu_write_file(const char *dir, const char *name, const char *text);
 
+/* obj must equal the JSON file at path; EO_UPDATE_GOLDEN=1 rewrites the file instead. */
+void tu_golden(const char *path, const json_t *obj);
+
 #endif

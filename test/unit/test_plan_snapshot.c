@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,32 +531,7 @@ static void test_parse_result(void **state)
 	}
 }
 
-static void golden(const char *file, const json_t *obj)
-{
-	char path[256];
-	json_error_t e;
-	json_t *want = NULL;
-
-	assert_non_null(obj);
-	snprintf(path, sizeof(path), GOLDEN_DIR "%s", file);
-	if (getenv("EO_UPDATE_GOLDEN") != NULL) {
-		assert_int_equal(json_dump_file(obj, path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
-		return;
-	}
-	want = json_load_file(path, 0, &e);
-	if (want == NULL)
-		fail_msg("cannot read %s: %s", path, e.text);
-	if (!json_equal(want, obj)) {
-		char *got = json_dumps(obj, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-		fprintf(stderr, "%s differs; got:\n%s\n", path, got ? got : "(null)");
-		free(got);
-		json_decref(want);
-		fail_msg("golden mismatch: %s", file);
-	}
-	json_decref(want);
-}
-
+#define golden(file, obj) tu_golden(GOLDEN_DIR file, obj)
 static const char EPS[2][EO_DESIRED_URL_MAX] = {"http://demo-a.demo.ns.svc.cluster.local:2379",
 						"http://demo-c.demo.ns.svc.cluster.local:2379"};
 
