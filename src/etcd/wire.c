@@ -285,6 +285,7 @@ eo_etcd_err eo__etcd_map_error(long http_status, const char *body, size_t len,
 		err = map_http_status(http_status);
 	if (d != NULL) {
 		d->grpc_code = grpc;
+		d->message[0] = '\0'; /* an empty body leaves no message, not a stale one */
 		if (text != NULL) {
 			eo__etcd_copy(d->message, sizeof(d->message), text);
 		} else if (body != NULL && len > 0) {

@@ -137,7 +137,8 @@ static void scalars(uint8_t sel, const char *s, size_t n)
 		free(dec);
 	}
 
-	/* Error mapping of a non-200 reply. */
+	/* Error mapping of a non-200 reply; whatever was in the detail before must not leak out. */
+	memset(&d, 0xa5, sizeof(d));
 	e = eo__etcd_map_error(sel % 2 ? 400 + sel : 500 + sel, s, n, &d);
 	FUZZ_CHECK(e != EO_ETCD_OK, "an error reply mapped to OK");
 	FUZZ_CHECK(memchr(d.message, '\0', sizeof(d.message)) != NULL, "message not terminated");

@@ -175,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx = data[0] & 1 ? "fuzz" : NULL;
 	yaml = fz_strdup(data + 1, size - 1);
 	find_secrets(yaml, size - 1, &sec);
+	memset(&err, 0xa5, sizeof(err)); /* junk: a failure must set the message */
 	rc = eo_kube_config_parse_kubeconfig(yaml, size - 1, dir, ctx, &cfg, &err);
 	if (rc != EO_KUBE_OK) {
 		FUZZ_CHECK(cfg == NULL, "failed parse returned a config");

@@ -23,12 +23,14 @@ static void check_line(const char *line, size_t len)
 	eo_kube_err rc;
 
 	if (json_is_object(obj)) {
+		memset(&err, 0xa5, sizeof(err)); /* junk: every field must be set by the call */
 		rc = eo_kube_watch_error(obj, &err);
 		FUZZ_CHECK(rc != EO_KUBE_OK, "ERROR event mapped to OK");
 		FUZZ_CHECK(memchr(err.message, '\0', sizeof(err.message)) != NULL,
 			   "message not terminated");
 	}
 	json_decref(obj);
+	memset(&err, 0xa5, sizeof(err));
 	rc = eo_kube_status_parse(422, line, len, &err);
 	FUZZ_CHECK(rc != EO_KUBE_OK, "a 422 mapped to OK");
 	FUZZ_CHECK(memchr(err.reason, '\0', sizeof(err.reason)) != NULL, "reason not terminated");

@@ -29,13 +29,18 @@ for bin in "$@"; do
 		}
 	fi
 	[ "$secs" -gt 0 ] || continue
-	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+	# A fixed seed (FUZZ_SEED, default 1; 0 lets libFuzzer pick) makes a CI run's
+	# mutations the same on every machine, so what it finds can be found again.
+	args=(-seed="${FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 		-artifact_prefix="$crashes/")
 	[ -f "test/fuzz/$name.dict" ] && args+=(-dict="test/fuzz/$name.dict")
 	echo "== $name: fuzzing for ${secs}s"
 	if ! "$bin" "${args[@]}" "$corpus" "$dir/seeds" "$dir/regressions" </dev/null \
 		>"$crashes/fuzz.log" 2>&1; then
-		tail -n 60 "$crashes/fuzz.log" >&2
+		# What failed first (the invariant or sanitizer line), then the end of the log.
+		grep -m 5 -E 'fuzz invariant violated|ERROR: |runtime error|SUMMARY' \
+			"$crashes/fuzz.log" >&2 || true
+		tail -n 40 "$crashes/fuzz.log" >&2
 		echo "fuzz: $name found a crash; the input is in $crashes/ (reproduce: $bin <file>)" >&2
 		exit 1
 	fi

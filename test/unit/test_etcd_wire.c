@@ -436,7 +436,8 @@ static void test_error_mapping(void **state)
 		struct eo_etcd_detail d;
 		eo_etcd_err got;
 
-		memset(&d, 0, sizeof(d));
+		/* Junk from an earlier attempt must not survive into the detail. */
+		memset(&d, 'j', sizeof(d));
 		got = eo__etcd_map_error(c->http, c->body, c->body ? strlen(c->body) : 0, &d);
 		if (got != c->want)
 			fail_msg("case %zu: got %s, want %s", i, eo_etcd_strerror(got),
