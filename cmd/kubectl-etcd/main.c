@@ -1,0 +1,40 @@
+/*
+ * kubectl-etcd - the kubectl plugin for clusters managed by etcd-operator
+ * (docs/kubectl-etcd.md). kubectl runs it as `kubectl etcd ...` when it is on PATH.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "core/version.h"
+#include "plugin/args.h"
+#include "plugin/run.h"
+
+int main(int argc, char **argv)
+{
+	struct eo_plugin_args a;
+	char err[512];
+	int rc;
+
+	if (eo_plugin_parse_args(argc, argv, &a, err, sizeof(err)) != 0) {
+		fprintf(stderr, "error: %s\n", err);
+		return EO_PEXIT_USAGE;
+	}
+	if (a.version || a.cmd == EO_PCMD_VERSION) {
+		printf("kubectl-etcd %s\n", EO_VERSION);
+		return EO_PEXIT_OK;
+	}
+	if (a.help) {
+		fputs(eo_plugin_help(a.cmd), stdout);
+		return EO_PEXIT_OK;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "error: libcurl initialisation failed\n");
+		return EO_PEXIT_FAILED;
+	}
+	rc = eo_plugin_run(&a, stdout, stderr);
+	fflush(stdout);
+	curl_global_cleanup();
+	return rc;
+}

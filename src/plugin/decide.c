@@ -1,0 +1,519 @@
+/* kubectl-etcd's decisions and extra gateway routes (plugin/decide.h). */
+#include "plugin/decide.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/names.h"
+#include "core/json.h"
+#include "etcd/internal.h"
+
+__attribute__((format(printf, 3, 4))) static void msgf(char *msg, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, cap, fmt, ap);
+	va_end(ap);
+}
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+
+	if (b)
+		v = json_object_get(v, b);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static bool pod_ready(const json_t *pod)
+{
+	const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions"), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = str_at(c, "type", NULL), *s = str_at(c, "status", NULL);
+
+		if (t && s && strcmp(t, "Ready") == 0)
+			return strcmp(s, "True") == 0;
+	}
+	return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct eo_plugin_target *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugin_target *out,
+		      size_t cap)
+{
+	const json_t *mitems = json_object_get(members, "items");
+	const json_t *pitems = json_object_get(pods, "items"), *m, *p;
+	size_t i, j, n = 0;
+
+	if (!json_is_array(mitems) || (pods && !json_is_array(pitems)))
+		return -1;
+	json_array_foreach(mitems, i, m)
+	{
+		struct eo_plugin_target *t;
+		const char *name = str_at(m, "metadata", "name"), *phase;
+
+		if (!name)
+			return -1;
+		if (n == cap)
+			break;
+		t = &out[n++];
+		memset(t, 0, sizeof(*t));
+		t->name = name;
+		t->member = m;
+		t->voter = json_is_true(json_object_get(json_object_get(m, "status"), "isVoter"));
+		t->dormant = json_is_true(json_object_get(json_object_get(m, "spec"), "dormant"));
+		t->deleting = json_object_get(json_object_get(m, "metadata"), "deletionTimestamp") &&
+			      !json_is_null(json_object_get(json_object_get(m, "metadata"),
+							    "deletionTimestamp"));
+		json_array_foreach(pitems, j, p)
+		{
+			const char *pn = str_at(p, "metadata", "name");
+
+			if (pn && strcmp(pn, name) == 0) {
+				t->pod = p;
+				break;
+			}
+		}
+		if (t->pod) {
+			phase = str_at(t->pod, "status", "phase");
+			t->running = phase && strcmp(phase, "Running") == 0 &&
+				     !json_object_get(json_object_get(t->pod, "metadata"),
+						      "deletionTimestamp");
+			t->ready = t->running && pod_ready(t->pod);
+		}
+	}
+	qsort(out, n, sizeof(*out), by_name);
+	return (int)n;
+}
+
+int eo_plugin_target_find(const struct eo_plugin_target *t, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (name && strcmp(t[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+size_t eo_plugin_query_order(const struct eo_plugin_target *t, size_t n, size_t *order)
+{
+	size_t i, k = 0;
+	int pass;
+
+	for (pass = 0; pass < 3; pass++)
+		for (i = 0; i < n; i++) {
+			bool take = t[i].running && ((pass == 0 && t[i].voter && t[i].ready) ||
+						     (pass == 1 && t[i].voter && !t[i].ready) ||
+						     (pass == 2 && !t[i].voter));
+
+			if (take)
+				order[k++] = i;
+		}
+	return k;
+}
+
+const char *eo_plugin_paused(const json_t *cluster, char *msg, size_t cap)
+{
+	const json_t *r = json_object_get(json_object_get(cluster, "spec"), "replicas");
+	const char *name = str_at(cluster, "metadata", "name");
+	const char *ns = str_at(cluster, "metadata", "namespace");
+
+	if (json_is_integer(r) && json_integer_value(r) == 0) {
+		msgf(msg, cap,
+		     "cluster %s/%s is paused (spec.replicas is 0): no etcd member is running. "
+		     "Resume it first: kubectl patch etcdcluster.%s %s -n %s --type=merge "
+		     "-p '{\"spec\":{\"replicas\":3}}'",
+		     ns ? ns : "?", name ? name : "?", EO_API_GROUP, name ? name : "?",
+		     ns ? ns : "?");
+		return msg;
+	}
+	return NULL;
+}
+
+void eo_plugin_defrag_order(size_t n, int leader, size_t *order)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if ((int)i != leader)
+			order[k++] = i;
+	if (leader >= 0 && (size_t)leader < n)
+		order[k++] = (size_t)leader;
+}
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s && list[i] && strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+int eo_plugin_forfeit_target(const struct eo_etcd_members *ms, uint64_t leader, const char *to,
+			     const char *const *running, size_t nrunning, uint64_t *target,
+			     char *msg, size_t cap)
+{
+	size_t i;
+
+	*target = 0;
+	if (leader == 0) {
+		msgf(msg, cap, "the cluster has no leader now: there is no leadership to move");
+		return -1;
+	}
+	if (to) {
+		for (i = 0; i < ms->n; i++) {
+			const struct eo_etcd_member *m = &ms->v[i];
+
+			if (!m->name || strcmp(m->name, to) != 0)
+				continue;
+			if (m->id == leader) {
+				msgf(msg, cap, "%s is already the leader", to);
+				return -1;
+			}
+			if (m->is_learner) {
+				msgf(msg, cap, "%s is a learner: only a voting member can lead", to);
+				return -1;
+			}
+			*target = m->id;
+			return 0;
+		}
+		msgf(msg, cap, "%s is not a started member of the cluster (see kubectl etcd members)",
+		     to);
+		return -1;
+	}
+	for (i = 0; i < ms->n; i++) {
+		const struct eo_etcd_member *m = &ms->v[i];
+
+		if (m->id == leader || m->is_learner || !m->name || !m->name[0])
+			continue;
+		if (running && !in_list(m->name, running, nrunning))
+			continue;
+		*target = m->id;
+		return 0;
+	}
+	msgf(msg, cap,
+	     "no other started voting member with a running Pod to take the leadership over");
+	return -1;
+}
+
+static int64_t int_at(const json_t *o, const char *a, const char *b, int64_t dflt)
+{
+	const json_t *v = json_object_get(json_object_get(o, a), b);
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
+					    const struct eo_plan_member *members, size_t n,
+					    const char *remove, json_t **patch, char *msg,
+					    size_t cap)
+{
+	const char *name = str_at(cluster, "metadata", "name");
+	const char *ns = str_at(cluster, "metadata", "namespace");
+	const char *rv = str_at(cluster, "metadata", "resourceVersion");
+	int64_t replicas = int_at(cluster, "spec", "replicas", 1);
+	const json_t *obs = json_object_get(json_object_get(cluster, "status"), "observed");
+	int64_t observed = int_at(json_object_get(cluster, "status"), "observed", "replicas", -1);
+	const struct eo_plan_member *victim = NULL;
+	size_t i, ready_after = 0, voters_after = 0;
+	int64_t to;
+
+	*patch = NULL;
+	name = name ? name : "?";
+	ns = ns ? ns : "?";
+	if (replicas == 0) {
+		msgf(msg, cap,
+		     "cluster %s/%s is paused (spec.replicas is 0); resume it by setting "
+		     "spec.replicas before adding or removing members",
+		     ns, name);
+		return EO_PSCALE_PAUSED;
+	}
+	if (!obs || observed != replicas) {
+		msgf(msg, cap,
+		     "cluster %s/%s is still working towards its last change (spec.replicas %lld, "
+		     "latched target %lld): wait until it is reached (kubectl get etcdcluster %s "
+		     "-n %s shows Progressing=False) and try again",
+		     ns, name, (long long)replicas, (long long)observed, name, ns);
+		return EO_PSCALE_IN_FLIGHT;
+	}
+	if (remove) {
+		const struct eo_plan_member *want = NULL;
+
+		for (i = 0; i < n; i++) {
+			const char *mn = str_at(members[i].member, "metadata", "name");
+
+			if (mn && strcmp(mn, remove) == 0)
+				want = &members[i];
+		}
+		if (!want) {
+			msgf(msg, cap,
+			     "%s is not a member of cluster %s/%s (see kubectl etcd members %s -n %s)",
+			     remove, ns, name, name, ns);
+			return EO_PSCALE_NOT_FOUND;
+		}
+		if (replicas <= 1) {
+			msgf(msg, cap,
+			     "%s is the last member of %s/%s: removing it would delete the data. To "
+			     "stop the cluster and keep its data, pause it (spec.replicas 0)",
+			     remove, ns, name);
+			return EO_PSCALE_LAST;
+		}
+		victim = eo_plan_scale_down_victim(members, n);
+		if (victim != want) {
+			const char *vn = victim ? str_at(victim->member, "metadata", "name") : NULL;
+
+			msgf(msg, cap,
+			     "the operator removes members in its own order (one that never joined, "
+			     "then learners, then voters whose Pod is not ready, then the newest) and "
+			     "would remove %s, not %s, when scaling down; lowering spec.replicas now "
+			     "would remove the wrong member. To replace %s on a fresh volume delete "
+			     "its EtcdMember (kubectl delete etcdmember %s -n %s): the operator "
+			     "removes it from etcd and adds a new member",
+			     vn ? vn : "(none)", remove, remove, remove, ns);
+			return EO_PSCALE_NOT_VICTIM;
+		}
+		if (!eo_plan_removal_keeps_quorum(members, n, victim, &ready_after,
+						  &voters_after)) {
+			msgf(msg, cap,
+			     "removing %s now would not keep a quorum of ready voters (%zu of %zu "
+			     "ready after it): bring the members that are down back first",
+			     remove, ready_after, voters_after);
+			return EO_PSCALE_NO_QUORUM;
+		}
+		to = replicas - 1;
+	} else {
+		to = replicas + 1;
+	}
+	*patch = json_pack("{s:{s:s?},s:{s:I}}", "metadata", "resourceVersion", rv, "spec",
+			   "replicas", (json_int_t)to);
+	if (!*patch) {
+		msgf(msg, cap, "out of memory");
+		return EO_PSCALE_IN_FLIGHT;
+	}
+	if (remove)
+		msgf(msg, cap,
+		     "spec.replicas of %s/%s lowered from %lld to %lld: the operator removes %s "
+		     "from etcd, then its Pod and PVC",
+		     ns, name, (long long)replicas, (long long)to, remove);
+	else
+		msgf(msg, cap,
+		     "spec.replicas of %s/%s raised from %lld to %lld: the operator adds a member "
+		     "as a learner and promotes it once it has caught up",
+		     ns, name, (long long)replicas, (long long)to);
+	return EO_PSCALE_PATCH;
+}
+
+enum eo_plugin_exit eo_plugin_scale_exit(enum eo_plugin_scale s)
+{
+	switch (s) {
+	case EO_PSCALE_PATCH:
+		return EO_PEXIT_OK;
+	case EO_PSCALE_NOT_FOUND:
+		return EO_PEXIT_NOTFOUND;
+	default:
+		return EO_PEXIT_REFUSED;
+	}
+}
+
+enum eo_plugin_exit eo_plugin_kube_failure(eo_kube_err e, const struct eo_kube_error *ke,
+					   const char *verb, const char *resource, const char *ns,
+					   char *msg, size_t cap)
+{
+	const char *said = ke && ke->message[0] ? ke->message : eo_kube_strerror(e);
+
+	switch (e) {
+	case EO_KUBE_EFORBIDDEN:
+		msgf(msg, cap,
+		     "permission denied: you may not %s %s in namespace %s; ask for RBAC that "
+		     "grants verb \"%s\" on it (the apiserver said: %s)",
+		     verb, resource, ns, verb, said);
+		return EO_PEXIT_FORBIDDEN;
+	case EO_KUBE_EUNAUTHORIZED:
+		msgf(msg, cap,
+		     "the apiserver did not accept your credentials (401) for %s %s: check the "
+		     "kubeconfig's user (expired token or certificate?): %s",
+		     verb, resource, said);
+		return EO_PEXIT_FORBIDDEN;
+	case EO_KUBE_ENOTFOUND:
+		msgf(msg, cap, "%s not found in namespace %s", resource, ns);
+		return EO_PEXIT_NOTFOUND;
+	default:
+		msgf(msg, cap, "%s %s in namespace %s failed: %s (%s)", verb, resource, ns, said,
+		     eo_kube_strerror(e));
+		return EO_PEXIT_FAILED;
+	}
+}
+
+/* Whether body is a Kubernetes Status object (the apiserver's own answer). */
+static bool is_kube_status(const char *body, size_t len)
+{
+	json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *kind = str_at(j, "kind", NULL);
+	bool yes = kind && strcmp(kind, "Status") == 0;
+
+	json_decref(j);
+	return yes;
+}
+
+enum eo_plugin_exit eo_plugin_proxy_failure(eo_kube_err e, const struct eo_kube_error *ke,
+					    long http_status, const char *body, size_t len,
+					    const char *member, const char *ns, const char *path,
+					    char *msg, size_t cap)
+{
+	const char *said = ke && ke->message[0] ? ke->message : eo_kube_strerror(e);
+	char res[EO_NAME_MAX + 32];
+
+	snprintf(res, sizeof(res), "pods/proxy (Pod %s)", member);
+	if (http_status == 0 || (http_status >= 200 && http_status < 300)) {
+		msgf(msg, cap, "member %s unreachable through the apiserver (%s): %s (%s)", member,
+		     path, said, eo_kube_strerror(e));
+		return EO_PEXIT_FAILED;
+	}
+	if (http_status == 401 || http_status == 403) {
+		if (is_kube_status(body, len) || http_status == 401)
+			return eo_plugin_kube_failure(http_status == 401 ? EO_KUBE_EUNAUTHORIZED
+									 : EO_KUBE_EFORBIDDEN,
+						      ke, "create", res, ns, msg, cap);
+	}
+	if (is_kube_status(body, len)) {
+		if (http_status == 404) {
+			msgf(msg, cap,
+			     "member %s has no Pod to reach (the apiserver said: %s); it may be "
+			     "restarting or being replaced",
+			     member, said);
+			return EO_PEXIT_FAILED;
+		}
+		msgf(msg, cap,
+		     "member %s unreachable: the apiserver could not reach its etcd (HTTP %ld: "
+		     "%s)",
+		     member, http_status, said);
+		return EO_PEXIT_FAILED;
+	}
+	{
+		struct eo_etcd_detail d = {0};
+		eo_etcd_err ee = eo__etcd_map_error(http_status, body, len, &d);
+
+		msgf(msg, cap, "member %s: etcd refused %s: %s (%s, HTTP %ld)", member, path,
+		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee),
+		     http_status);
+	}
+	return EO_PEXIT_FAILED;
+}
+
+char *eo_plugin_id_hex(uint64_t id, char *out, size_t cap)
+{
+	snprintf(out, cap, "%" PRIx64, id);
+	return out;
+}
+
+static char *dump(json_t *j)
+{
+	char *s = j ? eo_json_dumps(j, JSON_COMPACT, NULL) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+char *eo_plugin_req_alarm(const char *action, uint64_t member_id, const char *alarm)
+{
+	char id[32];
+
+	snprintf(id, sizeof(id), "%" PRIu64, member_id);
+	if (member_id == 0 && !alarm)
+		return dump(json_pack("{s:s}", "action", action));
+	return dump(json_pack("{s:s,s:s,s:s}", "action", action, "memberID", id, "alarm",
+			      alarm ? alarm : "NONE"));
+}
+
+char *eo_plugin_req_move_leader(uint64_t target)
+{
+	char id[32];
+
+	snprintf(id, sizeof(id), "%" PRIu64, target);
+	return dump(json_pack("{s:s}", "targetID", id));
+}
+
+char *eo_plugin_req_compact(int64_t revision, bool physical)
+{
+	char rev[32];
+
+	snprintf(rev, sizeof(rev), "%" PRId64, revision);
+	return dump(json_pack("{s:s,s:b}", "revision", rev, "physical", physical));
+}
+
+int eo_plugin_parse_alarms(const char *body, size_t len, json_t **out, char *err, size_t cap)
+{
+	json_t *root = json_loadb(body ? body : "", len, 0, NULL), *alarms, *a;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_object(root)) {
+		msgf(err, cap, "alarm answer is not a JSON object");
+		goto bad;
+	}
+	alarms = json_object_get(root, "alarms");
+	*out = json_array();
+	if (!*out)
+		goto bad;
+	json_array_foreach(alarms, i, a)
+	{
+		uint64_t id = 0;
+		const json_t *type = json_object_get(a, "alarm");
+
+		if (!json_is_object(a) || !eo__etcd_json_u64(json_object_get(a, "memberID"), &id)) {
+			msgf(err, cap, "alarm entry %zu has no valid memberID", i);
+			goto bad;
+		}
+		/* The gateway omits a zero enum: NONE. Numbers may appear with EmitDefaults off. */
+		if (json_array_append_new(
+			*out, json_pack("{s:I,s:s}", "memberID", (json_int_t)id, "alarm",
+					json_is_string(type)	? json_string_value(type)
+					: json_integer_value(type) == 1 ? "NOSPACE"
+					: json_integer_value(type) == 2 ? "CORRUPT"
+									: "NONE")) != 0) {
+			msgf(err, cap, "out of memory");
+			goto bad;
+		}
+	}
+	if (alarms && !json_is_array(alarms)) {
+		msgf(err, cap, "alarms is not an array");
+		goto bad;
+	}
+	json_decref(root);
+	return 0;
+bad:
+	json_decref(root);
+	json_decref(*out);
+	*out = NULL;
+	return -1;
+}
+
+uint64_t eo_plugin_alarm_member(const json_t *alarm)
+{
+	return (uint64_t)json_integer_value(json_object_get(alarm, "memberID"));
+}
+
+bool eo_plugin_parse_ok(const char *body, size_t len)
+{
+	json_t *j = json_loadb(body ? body : "", len, 0, NULL);
+	bool ok = json_is_object(j) && !json_object_get(j, "error");
+
+	json_decref(j);
+	return ok;
+}

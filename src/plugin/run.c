@@ -1,0 +1,988 @@
+/* kubectl-etcd's commands (plugin/run.h). */
+#include "plugin/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/etcdsnap.h"
+#include "agent/integrity.h"
+#include "api/names.h"
+#include "core/strbuf.h"
+#include "etcd/internal.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/raw.h"
+#include "plugin/decide.h"
+#include "plugin/render.h"
+
+#define ETCD_BODY_MAX	     (4u << 20)
+#define DEFAULT_TIMEOUT_MS   30000L
+#define DEFRAG_TIMEOUT_MS    600000L
+#define SNAPSHOT_STALL_S     60L
+#define LEADER_WAIT_TRIES    20
+#define LEADER_WAIT_SLEEP_MS 500
+
+struct ctx {
+	const struct eo_plugin_args *a;
+	FILE *out, *errf;
+	eo_kube_client *kc;
+	const char *ns;
+	json_t *cluster, *members, *pods;
+	struct eo_plugin_target t[EO_PLUGIN_TARGETS_MAX];
+	size_t nt;
+	long timeout_ms;
+	char msg[EO_PLUGIN_MSG_MAX];
+};
+
+__attribute__((format(printf, 3, 4))) static int failf(struct ctx *c, int code, const char *fmt,
+						       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the apiserver ------------------------------------------------------------------ */
+
+static int load_cluster(struct ctx *c)
+{
+	struct eo_kube_error ke = {0};
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL,
+				     c->a->cluster};
+	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd"};
+	char res[EO_NAME_MAX + 64];
+	eo_kube_err e;
+
+	e = eo_kube_config_load(c->a->kubeconfig, c->a->context, &cfg, &ke);
+	if (e != EO_KUBE_OK)
+		return failf(c, EO_PEXIT_FAILED, "kubeconfig: %s", ke.message);
+	c->ns = c->a->ns ? c->a->ns : eo_kube_config_namespace(cfg);
+	r.ns = c->ns;
+	e = eo_kube_client_new(cfg, &o, &c->kc, &ke);
+	if (e != EO_KUBE_OK)
+		return failf(c, EO_PEXIT_FAILED, "kubernetes client: %s", ke.message);
+	e = eo_kube_get(c->kc, &r, &c->cluster, &ke);
+	if (e == EO_KUBE_ENOTFOUND) {
+		struct eo_kube_resource nsr = {"v1", "namespaces", NULL, c->ns};
+		json_t *nso = NULL;
+		struct eo_kube_error ke2 = {0};
+
+		if (eo_kube_get(c->kc, &nsr, &nso, &ke2) == EO_KUBE_ENOTFOUND)
+			return failf(c, EO_PEXIT_NOTFOUND,
+				     "namespace \"%s\" does not exist (give the cluster's with -n)",
+				     c->ns);
+		json_decref(nso);
+		if (strstr(ke.message, "the server could not find the requested resource"))
+			return failf(c, EO_PEXIT_NOTFOUND,
+				     "the apiserver does not know %s: is etcd-operator installed "
+				     "(its CRDs applied)?",
+				     EO_RESOURCE_CLUSTERS);
+		return failf(c, EO_PEXIT_NOTFOUND,
+			     "EtcdCluster \"%s\" not found in namespace \"%s\" (kubectl get "
+			     "etcdclusters -n %s lists them; -n selects another namespace)",
+			     c->a->cluster, c->ns, c->ns);
+	}
+	if (e != EO_KUBE_OK) {
+		snprintf(res, sizeof(res), "%s \"%s\"", EO_RESOURCE_CLUSTERS, c->a->cluster);
+		return (int)eo_plugin_kube_failure(e, &ke, "get", res, c->ns, c->msg,
+						   sizeof(c->msg));
+	}
+	return 0;
+}
+
+static int load_members(struct ctx *c)
+{
+	char sel[EO_NAME_MAX + 64];
+	struct eo_kube_list_opts lo = {.label_selector = sel};
+	struct eo_kube_resource mr = {EO_API_GROUP_VERSION, EO_PLURAL_MEMBERS, c->ns, NULL};
+	struct eo_kube_resource pr = {"v1", "pods", c->ns, NULL};
+	struct eo_kube_error ke = {0};
+	eo_kube_err e;
+	int n;
+
+	snprintf(sel, sizeof(sel), "%s=%s", EO_LABEL_CLUSTER, c->a->cluster);
+	e = eo_kube_list(c->kc, &mr, &lo, &c->members, &ke);
+	if (e != EO_KUBE_OK)
+		return (int)eo_plugin_kube_failure(e, &ke, "list", EO_RESOURCE_MEMBERS, c->ns,
+						   c->msg, sizeof(c->msg));
+	e = eo_kube_list(c->kc, &pr, &lo, &c->pods, &ke);
+	if (e != EO_KUBE_OK)
+		return (int)eo_plugin_kube_failure(e, &ke, "list", "pods", c->ns, c->msg,
+						   sizeof(c->msg));
+	n = eo_plugin_targets(c->members, c->pods, c->t, EO_PLUGIN_TARGETS_MAX);
+	if (n < 0)
+		return failf(c, EO_PEXIT_FAILED, "malformed EtcdMember or Pod list");
+	c->nt = (size_t)n;
+	return 0;
+}
+
+/* ---- etcd through the Pod proxy --------------------------------------------------- */
+
+static int collect(void *ud, const char *p, size_t n)
+{
+	struct eo_strbuf *b = ud;
+
+	eo_strbuf_add_n(b, p, n);
+	return b->failed ? -1 : 0;
+}
+
+static void proxy_path(char *buf, size_t cap, const char *ns, const char *pod, const char *route)
+{
+	snprintf(buf, cap, "/api/v1/namespaces/%s/pods/%s:%d/proxy%s", ns, pod, EO_PORT_CLIENT,
+		 route);
+}
+
+/* POST body to route on member's etcd; *resp (caller frees) on success. Exit code. */
+static int etcd_call(struct ctx *c, const char *member, const char *route, const char *body,
+		     long timeout_ms, char **resp, size_t *len)
+{
+	char path[1024];
+	struct eo_strbuf b = EO_STRBUF_INIT(ETCD_BODY_MAX);
+	struct eo_kube_raw_req req = {"POST", path, "application/json", body,
+				      timeout_ms ? timeout_ms : c->timeout_ms, 0};
+	struct eo_kube_raw_res *res = calloc(1, sizeof(*res));
+	struct eo_kube_error ke = {0};
+	eo_kube_err e;
+	int rc = 0;
+
+	*resp = NULL;
+	if (!res)
+		return failf(c, EO_PEXIT_FAILED, "out of memory");
+	proxy_path(path, sizeof(path), c->ns, member, route);
+	e = eo_kube_raw(c->kc, &req, collect, &b, res, &ke);
+	if (e != EO_KUBE_OK) {
+		rc = (int)eo_plugin_proxy_failure(e, &ke, res->http_status, res->errbody,
+						  res->errbody_len, member, c->ns, route, c->msg,
+						  sizeof(c->msg));
+		eo_strbuf_free(&b);
+	} else {
+		*resp = eo_strbuf_take(&b, len);
+		if (!*resp)
+			rc = failf(c, EO_PEXIT_FAILED, "member %s: answer to %s too large or out of "
+						       "memory",
+				   member, route);
+	}
+	free(res);
+	return rc;
+}
+
+static int member_list(struct ctx *c, struct eo_etcd_members *ms, const char **via)
+{
+	size_t order[EO_PLUGIN_TARGETS_MAX], n, i;
+	int rc = 0;
+
+	n = eo_plugin_query_order(c->t, c->nt, order);
+	if (n == 0)
+		return failf(c, EO_PEXIT_FAILED,
+			     "no member of %s/%s has a running Pod (%zu EtcdMember(s)); see "
+			     "kubectl get etcdcluster %s -n %s",
+			     c->ns, c->a->cluster, c->nt, c->a->cluster, c->ns);
+	for (i = 0; i < n; i++) {
+		char *body = NULL;
+		size_t len = 0;
+
+		rc = etcd_call(c, c->t[order[i]].name, "/v3/cluster/member/list",
+			       "{\"linearizable\":true}", 0, &body, &len);
+		if (rc == EO_PEXIT_FORBIDDEN)
+			return rc;
+		if (rc == 0) {
+			eo_etcd_err ee = eo__etcd_parse_members(body, len, ms);
+
+			free(body);
+			if (ee == EO_ETCD_OK) {
+				if (via)
+					*via = c->t[order[i]].name;
+				return 0;
+			}
+			rc = failf(c, EO_PEXIT_FAILED, "member %s: malformed member list (%s)",
+				   c->t[order[i]].name, eo_etcd_strerror(ee));
+		}
+	}
+	return rc;
+}
+
+static int member_status(struct ctx *c, const char *member, struct eo_etcd_status *st)
+{
+	char *body = NULL;
+	size_t len = 0;
+	int rc = etcd_call(c, member, "/v3/maintenance/status", "{}", 0, &body, &len);
+	eo_etcd_err ee;
+
+	if (rc != 0)
+		return rc;
+	ee = eo__etcd_parse_status(body, len, st);
+	free(body);
+	if (ee != EO_ETCD_OK)
+		return failf(c, EO_PEXIT_FAILED, "member %s: malformed status (%s)", member,
+			     eo_etcd_strerror(ee));
+	return 0;
+}
+
+static const char *name_of(const struct eo_etcd_members *ms, uint64_t id, char *buf, size_t cap)
+{
+	const struct eo_etcd_member *m = eo_etcd_members_find(ms, id);
+
+	if (m && m->name && m->name[0])
+		return m->name;
+	return eo_plugin_id_hex(id, buf, cap);
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static int emit(struct ctx *c, json_t *doc, const char *rows_key, const struct eo_plugin_col *cols,
+		size_t ncols, const char *sentence)
+{
+	struct eo_strbuf b = EO_STRBUF_INIT(64u << 20);
+	int rc = 0;
+
+	switch (c->a->format) {
+	case EO_PFMT_JSON:
+		rc = eo_plugin_render_json(doc, &b);
+		break;
+	case EO_PFMT_YAML:
+		rc = eo_plugin_render_yaml(doc, &b);
+		break;
+	case EO_PFMT_TABLE:
+		if (cols)
+			rc = eo_plugin_render_table(json_object_get(doc, rows_key), cols, ncols,
+						    &b);
+		if (sentence) {
+			eo_strbuf_add(&b, sentence);
+			eo_strbuf_add(&b, "\n");
+		}
+		break;
+	}
+	if (rc == 0 && !b.failed && b.p)
+		fwrite(b.p, 1, b.len, c->out);
+	eo_strbuf_free(&b);
+	json_decref(doc);
+	return rc == 0 ? 0 : failf(c, EO_PEXIT_FAILED, "cannot render the output");
+}
+
+static json_t *base_doc(struct ctx *c)
+{
+	return json_pack("{s:s,s:s}", "cluster", c->a->cluster, "namespace", c->ns);
+}
+
+static json_t *str_array(char **v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(v[i] ? v[i] : ""));
+	return a;
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+static int cmd_members(struct ctx *c)
+{
+	static const struct eo_plugin_col cols[] = {
+	    {"NAME", "name"},	      {"ID", "id"},		  {"STATUS", "status"},
+	    {"ROLE", "role"},	      {"PEER URLS", "peerURLs"}, {"CLIENT URLS", "clientURLs"},
+	};
+	struct eo_etcd_members ms = {0};
+	char hex[32];
+	json_t *doc, *rows;
+	size_t i;
+	int rc = member_list(c, &ms, NULL);
+
+	if (rc != 0)
+		return rc;
+	doc = base_doc(c);
+	rows = json_array();
+	json_object_set_new(doc, "clusterID",
+			    json_string(eo_plugin_id_hex(ms.cluster_id, hex, sizeof(hex))));
+	for (i = 0; i < ms.n; i++) {
+		const struct eo_etcd_member *m = &ms.v[i];
+
+		json_array_append_new(
+		    rows, json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "name", m->name ? m->name : "",
+				    "id", eo_plugin_id_hex(m->id, hex, sizeof(hex)), "status",
+				    m->name && m->name[0] ? "started" : "unstarted", "role",
+				    m->is_learner ? "learner" : "voter", "peerURLs",
+				    str_array(m->peer_urls, m->n_peer_urls), "clientURLs",
+				    str_array(m->client_urls, m->n_client_urls)));
+	}
+	json_object_set_new(doc, "members", rows);
+	eo_etcd_members_clear(&ms);
+	return emit(c, doc, "members", cols, sizeof(cols) / sizeof(cols[0]), NULL);
+}
+
+/* The targets a per-member command works on: --member, or every member. */
+static int pick_targets(struct ctx *c, size_t *idx, size_t *n)
+{
+	size_t i;
+
+	*n = 0;
+	if (c->a->member) {
+		int k = eo_plugin_target_find(c->t, c->nt, c->a->member);
+
+		if (k < 0)
+			return failf(c, EO_PEXIT_NOTFOUND,
+				     "%s is not a member of cluster %s/%s (kubectl etcd members %s "
+				     "-n %s lists them)",
+				     c->a->member, c->ns, c->a->cluster, c->a->cluster, c->ns);
+		idx[(*n)++] = (size_t)k;
+		return 0;
+	}
+	for (i = 0; i < c->nt; i++)
+		idx[(*n)++] = i;
+	if (*n == 0)
+		return failf(c, EO_PEXIT_FAILED, "cluster %s/%s has no EtcdMember yet", c->ns,
+			     c->a->cluster);
+	return 0;
+}
+
+static int cmd_status(struct ctx *c)
+{
+	static const struct eo_plugin_col cols[] = {
+	    {"NAME", "name"},	       {"ID", "id"},	       {"VERSION", "version"},
+	    {"DB SIZE", "dbSizeText"}, {"IN USE", "inUseText"}, {"LEADER", "isLeader"},
+	    {"LEARNER", "isLearner"},  {"RAFT TERM", "raftTerm"}, {"RAFT INDEX", "raftIndex"},
+	    {"ERRORS", "errors"},
+	};
+	size_t idx[EO_PLUGIN_TARGETS_MAX], n, i, failed = 0;
+	json_t *doc, *rows, *trows;
+	char hex[32], b1[32], b2[32], first[EO_PLUGIN_MSG_MAX] = "";
+	int rc = pick_targets(c, idx, &n), first_rc = 0;
+
+	if (rc != 0)
+		return rc;
+	doc = base_doc(c);
+	rows = json_array();
+	trows = json_array();
+	for (i = 0; i < n; i++) {
+		const struct eo_plugin_target *t = &c->t[idx[i]];
+		struct eo_etcd_status st = {0};
+		json_t *row, *errs;
+
+		rc = member_status(c, t->name, &st);
+		if (rc != 0) {
+			if (!first[0]) {
+				snprintf(first, sizeof(first), "%s", c->msg);
+				first_rc = rc;
+			}
+			failed++;
+			json_array_append_new(rows, json_pack("{s:s,s:s}", "name", t->name,
+							       "error", c->msg));
+			json_array_append_new(trows,
+					      json_pack("{s:s,s:[s]}", "name", t->name, "errors",
+							"unreachable (see below)"));
+			continue;
+		}
+		errs = str_array(st.errors, st.n_errors);
+		row = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:b,s:I,s:I,s:I,s:o}", "name",
+				t->name, "id", eo_plugin_id_hex(st.member_id, hex, sizeof(hex)),
+				"version", st.version, "storageVersion", st.storage_version,
+				"dbSize", (json_int_t)st.db_size, "dbSizeInUse",
+				(json_int_t)st.db_size_in_use, "dbSizeQuota",
+				(json_int_t)st.db_size_quota, "isLeader",
+				st.leader != 0 && st.leader == st.member_id, "isLearner",
+				st.is_learner, "raftTerm", (json_int_t)st.raft_term, "raftIndex",
+				(json_int_t)st.raft_index, "raftAppliedIndex",
+				(json_int_t)st.raft_applied_index, "errors", errs);
+		json_array_append_new(rows, row);
+		row = json_deep_copy(row);
+		json_object_set_new(row, "dbSizeText",
+				    json_string(eo_plugin_bytes(st.db_size, b1, sizeof(b1))));
+		json_object_set_new(row, "inUseText",
+				    json_string(eo_plugin_bytes(st.db_size_in_use, b2, sizeof(b2))));
+		json_array_append_new(trows, row);
+		eo_etcd_status_clear(&st);
+	}
+	json_object_set_new(doc, "members", c->a->format == EO_PFMT_TABLE ? trows : rows);
+	json_decref(c->a->format == EO_PFMT_TABLE ? rows : trows);
+	rc = emit(c, doc, "members", cols, sizeof(cols) / sizeof(cols[0]), NULL);
+	if (rc != 0)
+		return rc;
+	if (failed)
+		return failf(c, first_rc, "%zu of %zu member(s) did not answer; first: %s", failed,
+			     n, first);
+	return 0;
+}
+
+static int cmd_defrag(struct ctx *c)
+{
+	static const struct eo_plugin_col cols[] = {
+	    {"NAME", "name"},
+	    {"LEADER", "isLeader"},
+	    {"DB SIZE BEFORE", "before"},
+	    {"DB SIZE AFTER", "after"},
+	};
+	size_t idx[EO_PLUGIN_TARGETS_MAX], order[EO_PLUGIN_TARGETS_MAX], n, i;
+	int64_t before[EO_PLUGIN_TARGETS_MAX];
+	int leader = -1, rc = pick_targets(c, idx, &n);
+	json_t *doc, *rows;
+	char b1[32], b2[32];
+
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		struct eo_etcd_status st = {0};
+
+		rc = member_status(c, c->t[idx[i]].name, &st);
+		if (rc != 0)
+			return rc; /* defragmenting around an unreachable member: refuse */
+		before[i] = st.db_size;
+		if (st.leader != 0 && st.leader == st.member_id)
+			leader = (int)i;
+		eo_etcd_status_clear(&st);
+	}
+	eo_plugin_defrag_order(n, leader, order);
+	doc = base_doc(c);
+	rows = json_array();
+	json_object_set_new(doc, "members", rows);
+	for (i = 0; i < n; i++) {
+		const char *name = c->t[idx[order[i]]].name;
+		struct eo_etcd_status st = {0};
+		char *body = NULL;
+		size_t len = 0;
+
+		rc = etcd_call(c, name, "/v3/maintenance/defragment", "{}",
+			       c->a->timeout_s ? 0 : DEFRAG_TIMEOUT_MS, &body, &len);
+		free(body);
+		if (rc != 0) {
+			json_decref(doc);
+			return rc;
+		}
+		rc = member_status(c, name, &st);
+		if (rc != 0) {
+			json_decref(doc);
+			return rc;
+		}
+		json_array_append_new(
+		    rows, json_pack("{s:s,s:b,s:s,s:s,s:I,s:I}", "name", name, "isLeader",
+				    (int)order[i] == leader,
+				    "before", eo_plugin_bytes(before[order[i]], b1, sizeof(b1)),
+				    "after", eo_plugin_bytes(st.db_size, b2, sizeof(b2)),
+				    "dbSizeBefore", (json_int_t)before[order[i]], "dbSizeAfter",
+				    (json_int_t)st.db_size));
+		eo_etcd_status_clear(&st);
+	}
+	return emit(c, doc, "members", cols, sizeof(cols) / sizeof(cols[0]), NULL);
+}
+
+/* Runs route on the first member that answers (query order). */
+static int cluster_call(struct ctx *c, const char *route, const char *body, char **resp,
+			size_t *len, const char **via)
+{
+	size_t order[EO_PLUGIN_TARGETS_MAX], n, i;
+	int rc = 0;
+
+	n = eo_plugin_query_order(c->t, c->nt, order);
+	if (n == 0)
+		return failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod", c->ns,
+			     c->a->cluster);
+	for (i = 0; i < n; i++) {
+		rc = etcd_call(c, c->t[order[i]].name, route, body, 0, resp, len);
+		if (rc == 0) {
+			if (via)
+				*via = c->t[order[i]].name;
+			return 0;
+		}
+		if (rc == EO_PEXIT_FORBIDDEN || strstr(c->msg, "etcd refused"))
+			return rc; /* etcd's own answer: the next member would say the same */
+	}
+	return rc;
+}
+
+static int cmd_compact(struct ctx *c)
+{
+	int64_t rev = c->a->revision;
+	char *body = NULL, *req, sentence[256];
+	size_t len = 0;
+	int rc;
+	const char *via = NULL;
+
+	if (rev == 0) {
+		struct eo_etcd_range_opts ro = {.count_only = true};
+		struct eo_etcd_range r = {0};
+
+		req = eo__etcd_req_range("kubectl-etcd", 12, &ro);
+		if (!req)
+			return failf(c, EO_PEXIT_FAILED, "out of memory");
+		rc = cluster_call(c, "/v3/kv/range", req, &body, &len, NULL);
+		free(req);
+		if (rc != 0)
+			return rc;
+		if (eo__etcd_parse_range(body, len, &r) != EO_ETCD_OK || r.revision < 1) {
+			free(body);
+			return failf(c, EO_PEXIT_FAILED, "cannot read the current revision");
+		}
+		rev = r.revision;
+		eo_etcd_range_clear(&r);
+		free(body);
+		body = NULL;
+	}
+	req = eo_plugin_req_compact(rev, true);
+	if (!req)
+		return failf(c, EO_PEXIT_FAILED, "out of memory");
+	rc = cluster_call(c, "/v3/kv/compaction", req, &body, &len, &via);
+	free(req);
+	free(body);
+	if (rc != 0)
+		return rc;
+	snprintf(sentence, sizeof(sentence), "compacted %s/%s up to revision %" PRId64, c->ns,
+		 c->a->cluster, rev);
+	return emit(c, json_pack("{s:s,s:s,s:I,s:b}", "cluster", c->a->cluster, "namespace",
+				 c->ns, "revision", (json_int_t)rev, "physical", 1),
+		    NULL, NULL, 0, sentence);
+}
+
+static int get_alarms(struct ctx *c, json_t **alarms)
+{
+	char *body = NULL, *req = eo_plugin_req_alarm("GET", 0, NULL), err[256];
+	size_t len = 0;
+	int rc;
+
+	if (!req)
+		return failf(c, EO_PEXIT_FAILED, "out of memory");
+	rc = cluster_call(c, "/v3/maintenance/alarm", req, &body, &len, NULL);
+	free(req);
+	if (rc != 0)
+		return rc;
+	if (eo_plugin_parse_alarms(body, len, alarms, err, sizeof(err)) != 0)
+		rc = failf(c, EO_PEXIT_FAILED, "%s", err);
+	free(body);
+	return rc;
+}
+
+static json_t *alarm_rows(json_t *alarms, const struct eo_etcd_members *ms)
+{
+	json_t *rows = json_array(), *a;
+	char hex[32], nb[32];
+	size_t i;
+
+	json_array_foreach(alarms, i, a)
+	{
+		uint64_t id = eo_plugin_alarm_member(a);
+
+		json_array_append_new(
+		    rows, json_pack("{s:s,s:s,s:O}", "member", name_of(ms, id, nb, sizeof(nb)),
+				    "memberID", eo_plugin_id_hex(id, hex, sizeof(hex)), "alarm",
+				    json_object_get(a, "alarm")));
+	}
+	return rows;
+}
+
+static const struct eo_plugin_col alarm_cols[] = {
+    {"MEMBER", "member"},
+    {"ID", "memberID"},
+    {"ALARM", "alarm"},
+};
+
+static int cmd_alarm(struct ctx *c, bool disarm)
+{
+	struct eo_etcd_members ms = {0};
+	json_t *alarms = NULL, *doc, *a;
+	size_t i;
+	int rc = member_list(c, &ms, NULL);
+	const char *sentence = NULL;
+
+	if (rc != 0)
+		return rc;
+	rc = get_alarms(c, &alarms);
+	if (rc != 0)
+		goto out;
+	if (disarm) {
+		json_array_foreach(alarms, i, a)
+		{
+			char *body = NULL, *req;
+			size_t len = 0;
+
+			req = eo_plugin_req_alarm("DEACTIVATE", eo_plugin_alarm_member(a),
+						  json_string_value(json_object_get(a, "alarm")));
+			if (!req) {
+				rc = failf(c, EO_PEXIT_FAILED, "out of memory");
+				goto out;
+			}
+			rc = cluster_call(c, "/v3/maintenance/alarm", req, &body, &len, NULL);
+			free(req);
+			free(body);
+			if (rc != 0)
+				goto out;
+		}
+	}
+	doc = base_doc(c);
+	json_object_set_new(doc, disarm ? "disarmed" : "alarms", alarm_rows(alarms, &ms));
+	if (json_array_size(alarms) == 0)
+		sentence = disarm ? "no alarm was raised; nothing to disarm" : "no alarms raised";
+	else if (disarm)
+		sentence = "disarmed the alarms above";
+	rc = emit(c, doc, disarm ? "disarmed" : "alarms",
+		  json_array_size(alarms) ? alarm_cols : NULL, 3, sentence);
+out:
+	json_decref(alarms);
+	eo_etcd_members_clear(&ms);
+	return rc;
+}
+
+/* The leader's ID as the running members see it (0: none known). */
+static uint64_t find_leader(struct ctx *c)
+{
+	size_t order[EO_PLUGIN_TARGETS_MAX], n, i;
+
+	n = eo_plugin_query_order(c->t, c->nt, order);
+	for (i = 0; i < n; i++) {
+		struct eo_etcd_status st = {0};
+		uint64_t l;
+
+		if (member_status(c, c->t[order[i]].name, &st) != 0)
+			continue;
+		l = st.leader;
+		eo_etcd_status_clear(&st);
+		if (l)
+			return l;
+	}
+	return 0;
+}
+
+static int cmd_forfeit(struct ctx *c)
+{
+	struct eo_etcd_members ms = {0};
+	const char *running[EO_PLUGIN_TARGETS_MAX];
+	size_t nrun = 0, i;
+	uint64_t leader, target = 0, now = 0;
+	char hex1[32], hex2[32], nb1[32], nb2[32], *req, *body = NULL, sentence[512];
+	const char *lname;
+	size_t len = 0;
+	int rc = member_list(c, &ms, NULL), k;
+
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < c->nt; i++)
+		if (c->t[i].running)
+			running[nrun++] = c->t[i].name;
+	leader = find_leader(c);
+	if (eo_plugin_forfeit_target(&ms, leader, c->a->to, running, nrun, &target, c->msg,
+				     sizeof(c->msg)) != 0) {
+		rc = EO_PEXIT_REFUSED;
+		if (c->a->to && !strstr(c->msg, "already") && !strstr(c->msg, "learner") &&
+		    eo_plugin_target_find(c->t, c->nt, c->a->to) < 0)
+			rc = EO_PEXIT_NOTFOUND;
+		goto out;
+	}
+	lname = name_of(&ms, leader, nb1, sizeof(nb1));
+	k = eo_plugin_target_find(c->t, c->nt, lname);
+	if (k < 0 || !c->t[k].running) {
+		rc = failf(c, EO_PEXIT_FAILED, "the leader %s has no running Pod to ask", lname);
+		goto out;
+	}
+	req = eo_plugin_req_move_leader(target);
+	if (!req) {
+		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
+		goto out;
+	}
+	rc = etcd_call(c, lname, "/v3/maintenance/transfer-leadership", req, 0, &body, &len);
+	free(req);
+	free(body);
+	if (rc != 0)
+		goto out;
+	for (i = 0; i < LEADER_WAIT_TRIES; i++) {
+		now = find_leader(c);
+		if (now && now != leader)
+			break;
+		sleep_ms(LEADER_WAIT_SLEEP_MS);
+	}
+	if (now != target) {
+		rc = failf(c, EO_PEXIT_FAILED,
+			   "etcd accepted the transfer but the leader is now %s, not %s",
+			   name_of(&ms, now, nb2, sizeof(nb2)),
+			   name_of(&ms, target, hex2, sizeof(hex2)));
+		goto out;
+	}
+	snprintf(sentence, sizeof(sentence), "leadership moved from %s (%s) to %s (%s)", lname,
+		 eo_plugin_id_hex(leader, hex1, sizeof(hex1)), name_of(&ms, target, nb2, sizeof(nb2)),
+		 eo_plugin_id_hex(target, hex2, sizeof(hex2)));
+	{
+		json_t *doc = base_doc(c);
+
+		json_object_set_new(doc, "previousLeader", json_string(lname));
+		json_object_set_new(doc, "leader", json_string(name_of(&ms, target, nb2,
+									sizeof(nb2))));
+		rc = emit(c, doc, NULL, NULL, 0, sentence);
+	}
+out:
+	eo_etcd_members_clear(&ms);
+	return rc;
+}
+
+/* ---- snapshot -------------------------------------------------------------------------- */
+
+struct snap {
+	int fd;
+	struct eo_snapstream ss;
+	struct eo_snapcheck check;
+	char werr[256];
+};
+
+static int snap_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
+{
+	struct snap *s = ud;
+	const char *q = p;
+
+	eo_snapcheck_feed(&s->check, p, n);
+	while (n > 0) {
+		ssize_t w = write(s->fd, q, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(err, errcap, "writing the snapshot: %s", strerror(errno));
+			snprintf(s->werr, sizeof(s->werr), "%s", strerror(errno));
+			return -1;
+		}
+		q += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int snap_feed(void *ud, const char *p, size_t n)
+{
+	struct snap *s = ud;
+
+	return eo_snapstream_feed(&s->ss, p, n);
+}
+
+static int cmd_snapshot(struct ctx *c)
+{
+	struct snap s = {.fd = -1};
+	char tmp[4096], dirbuf[4096], path[1024], sha[EO_SNAP_SHA_HEX_LEN + 1] = "", sentence[1024];
+	struct eo_kube_raw_req req = {"POST", path, "application/json", "{}", -1, SNAPSHOT_STALL_S};
+	struct eo_kube_raw_res *res = NULL;
+	struct eo_kube_error ke = {0};
+	size_t order[EO_PLUGIN_TARGETS_MAX], n;
+	enum eo_snapcheck_result verdict;
+	const char *member;
+	int rc, k, dfd;
+	eo_kube_err e;
+
+	if (c->a->member) {
+		k = eo_plugin_target_find(c->t, c->nt, c->a->member);
+		if (k < 0)
+			return failf(c, EO_PEXIT_NOTFOUND, "%s is not a member of cluster %s/%s",
+				     c->a->member, c->ns, c->a->cluster);
+		member = c->t[k].name;
+	} else {
+		n = eo_plugin_query_order(c->t, c->nt, order);
+		if (n == 0)
+			return failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod",
+				     c->ns, c->a->cluster);
+		member = c->t[order[0]].name;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.part-XXXXXX", c->a->path) >= (int)sizeof(tmp))
+		return failf(c, EO_PEXIT_LOCAL, "snapshot path too long");
+	s.fd = mkstemp(tmp);
+	if (s.fd < 0)
+		return failf(c, EO_PEXIT_LOCAL, "cannot write the snapshot next to %s: %s",
+			     c->a->path, strerror(errno));
+	res = calloc(1, sizeof(*res));
+	if (!res || eo_snapstream_init(&s.ss, snap_sink, &s) != 0 ||
+	    eo_snapcheck_init(&s.check) != 0) {
+		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
+		goto fail;
+	}
+	proxy_path(path, sizeof(path), c->ns, member, "/v3/maintenance/snapshot");
+	e = eo_kube_raw(c->kc, &req, snap_feed, &s, res, &ke);
+	if (s.werr[0]) {
+		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, s.werr);
+		goto fail;
+	}
+	if (s.ss.failed) {
+		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s.ss.err);
+		goto fail;
+	}
+	if (e != EO_KUBE_OK) {
+		rc = (int)eo_plugin_proxy_failure(e, &ke, res->http_status, res->errbody,
+						  res->errbody_len, member, c->ns,
+						  "/v3/maintenance/snapshot", c->msg, sizeof(c->msg));
+		goto fail;
+	}
+	if (eo_snapstream_finish(&s.ss) != 0) {
+		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s.ss.err);
+		goto fail;
+	}
+	verdict = eo_snapcheck_finish(&s.check, sha);
+	if (verdict != EO_SNAPCHECK_OK) {
+		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member,
+			   eo_snapcheck_strerror(verdict));
+		goto fail;
+	}
+	if (fsync(s.fd) != 0 || close(s.fd) != 0) {
+		s.fd = -1;
+		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	s.fd = -1;
+	if (rename(tmp, c->a->path) != 0) {
+		rc = failf(c, EO_PEXIT_LOCAL, "renaming %s to %s: %s", tmp, c->a->path,
+			   strerror(errno));
+		goto fail;
+	}
+	snprintf(dirbuf, sizeof(dirbuf), "%s", c->a->path);
+	dfd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	snprintf(sentence, sizeof(sentence),
+		 "snapshot of member %s written to %s: %" PRIu64 " bytes, sha256 %s; etcd's "
+		 "integrity hash verified",
+		 member, c->a->path, s.check.total, sha);
+	rc = emit(c,
+		  json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:s}", "cluster", c->a->cluster,
+			    "namespace", c->ns, "member", member, "path", c->a->path, "size",
+			    (json_int_t)s.check.total, "sha256", sha, "verified", 1,
+			    "storageVersion", s.ss.storage_version),
+		  NULL, NULL, 0, sentence);
+	eo_snapstream_free(&s.ss);
+	eo_snapcheck_free(&s.check);
+	free(res);
+	return rc;
+fail:
+	if (s.fd >= 0)
+		close(s.fd);
+	unlink(tmp);
+	eo_snapstream_free(&s.ss);
+	eo_snapcheck_free(&s.check);
+	free(res);
+	return rc;
+}
+
+/* ---- membership through the operator ------------------------------------------------- */
+
+static int cmd_scale(struct ctx *c)
+{
+	struct eo_plan_member pm[EO_PLUGIN_TARGETS_MAX];
+	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, c->ns,
+				     c->a->cluster};
+	struct eo_kube_error ke = {0};
+	enum eo_plugin_scale s;
+	json_t *patch = NULL;
+	char res[EO_NAME_MAX + 64];
+	size_t i;
+	eo_kube_err e;
+
+	for (i = 0; i < c->nt; i++) {
+		pm[i].member = c->t[i].member;
+		pm[i].pod = c->t[i].pod;
+		pm[i].pvc = NULL;
+	}
+	s = eo_plugin_scale_decide(c->cluster, pm, c->nt,
+				   c->a->cmd == EO_PCMD_REMOVE_MEMBER ? c->a->remove_name : NULL,
+				   &patch, c->msg, sizeof(c->msg));
+	if (s != EO_PSCALE_PATCH)
+		return (int)eo_plugin_scale_exit(s);
+	e = eo_kube_patch(c->kc, &r, patch, NULL, &ke);
+	json_decref(patch);
+	if (e == EO_KUBE_ECONFLICT)
+		return failf(c, EO_PEXIT_FAILED,
+			     "EtcdCluster %s/%s changed while we decided; nothing was changed, run "
+			     "the command again",
+			     c->ns, c->a->cluster);
+	if (e != EO_KUBE_OK) {
+		snprintf(res, sizeof(res), "%s \"%s\"", EO_RESOURCE_CLUSTERS, c->a->cluster);
+		return (int)eo_plugin_kube_failure(e, &ke, "patch", res, c->ns, c->msg,
+						   sizeof(c->msg));
+	}
+	{
+		char sentence[EO_PLUGIN_MSG_MAX];
+
+		snprintf(sentence, sizeof(sentence), "%s", c->msg);
+		c->msg[0] = '\0';
+		return emit(c, json_pack("{s:s,s:s,s:s,s:s}", "cluster", c->a->cluster, "namespace",
+					 c->ns, "action", eo_plugin_cmd_name(c->a->cmd), "message",
+					 sentence),
+			    NULL, NULL, 0, sentence);
+	}
+}
+
+int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	char paused[EO_PLUGIN_MSG_MAX];
+	int rc;
+
+	if (!c) {
+		fprintf(errf, "error: out of memory\n");
+		return EO_PEXIT_FAILED;
+	}
+	c->a = a;
+	c->out = out;
+	c->errf = errf;
+	c->timeout_ms = a->timeout_s ? a->timeout_s * 1000L : DEFAULT_TIMEOUT_MS;
+	rc = load_cluster(c);
+	if (rc != 0)
+		goto out;
+	if (a->cmd != EO_PCMD_ADD_MEMBER && a->cmd != EO_PCMD_REMOVE_MEMBER &&
+	    eo_plugin_paused(c->cluster, paused, sizeof(paused))) {
+		rc = failf(c, EO_PEXIT_REFUSED, "%s", paused);
+		goto out;
+	}
+	rc = load_members(c);
+	if (rc != 0)
+		goto out;
+	switch (a->cmd) {
+	case EO_PCMD_MEMBERS:
+		rc = cmd_members(c);
+		break;
+	case EO_PCMD_STATUS:
+		rc = cmd_status(c);
+		break;
+	case EO_PCMD_DEFRAG:
+		rc = cmd_defrag(c);
+		break;
+	case EO_PCMD_COMPACT:
+		rc = cmd_compact(c);
+		break;
+	case EO_PCMD_ALARM_LIST:
+		rc = cmd_alarm(c, false);
+		break;
+	case EO_PCMD_ALARM_DISARM:
+		rc = cmd_alarm(c, true);
+		break;
+	case EO_PCMD_FORFEIT_LEADERSHIP:
+		rc = cmd_forfeit(c);
+		break;
+	case EO_PCMD_SNAPSHOT:
+		rc = cmd_snapshot(c);
+		break;
+	case EO_PCMD_ADD_MEMBER:
+	case EO_PCMD_REMOVE_MEMBER:
+		rc = cmd_scale(c);
+		break;
+	default:
+		rc = failf(c, EO_PEXIT_USAGE, "nothing to run");
+		break;
+	}
+out:
+	if (rc != 0 && c->msg[0])
+		fprintf(errf, "error: %s\n", c->msg);
+	json_decref(c->cluster);
+	json_decref(c->members);
+	json_decref(c->pods);
+	eo_kube_client_free(c->kc);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,21 @@
+/*
+ * plugin/run.h - kubectl-etcd's commands (the I/O half; the decisions are plugin/decide.h).
+ *
+ * Reads the EtcdCluster, its EtcdMembers and their Pods with the user's kubeconfig
+ * (kube/config.h, kube/client.h) and reaches etcd through the apiserver's Pod proxy
+ * (kube/raw.h): POST /api/v1/namespaces/<ns>/pods/<member>:2379/proxy/v3/... to etcd's JSON
+ * gateway, parsed with the etcd client's parsers (etcd/internal.h). Snapshots are decoded and
+ * verified with the agent's stream decoder and integrity checker (agent/etcdsnap.h,
+ * agent/integrity.h). curl_global_init must have been called.
+ */
+#ifndef EO_PLUGIN_RUN_H
+#define EO_PLUGIN_RUN_H
+
+#include <stdio.h>
+
+#include "plugin/args.h"
+
+/* Runs a parsed command: the result on out, errors on errf. Returns the exit code. */
+int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf);
+
+#endif
