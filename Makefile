@@ -79,10 +79,14 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $< build/fuzz/libeo.a $(PKG_LIBS) $(FUZZ_LDFLAGS_$*) -o $@
 
 .PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
-        tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build
+        tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
+        kubectl-etcd
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
+
+# The kubectl plugin alone (docs/kubectl-etcd.md): bin/kubectl-etcd.
+kubectl-etcd: bin/kubectl-etcd
 
 bin/%: build/obj/cmd/%/main.o build/libeo.a
 	@mkdir -p bin
@@ -141,7 +145,7 @@ deploy:
 undeploy:
 	hack/deploy-operator.sh uninstall
 
-e2e: cluster-up images
+e2e: cluster-up images bin/kubectl-etcd
 	hack/e2e.sh
 
 check: deps test e2e

@@ -46,8 +46,8 @@ static size_t raw_write(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req,
-			    struct raw_io *io, struct eo_kube_error *err)
+static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req, struct raw_io *io,
+			    struct eo_kube_error *err)
 {
 	struct curl_slist *hdrs = NULL, *n;
 	char errbuf[CURL_ERROR_SIZE] = "", line[160], *url = NULL, *token = NULL;

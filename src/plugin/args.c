@@ -65,15 +65,19 @@ static const struct {
 	char shrt;
 	bool value;
 } flags[] = {
-    {F_NS, "namespace", 'n', true},	 {F_KUBECONFIG, "kubeconfig", 0, true},
-    {F_CONTEXT, "context", 0, true},	 {F_OUTPUT, "output", 'o', true},
-    {F_CLUSTER, "cluster", 'c', true},	 {F_MEMBER, "member", 0, true},
-    {F_TO, "to", 0, true},		 {F_TIMEOUT, "timeout", 0, true},
-    {F_HELP, "help", 'h', false},	 {F_VERSION, "version", 0, false},
+    {F_NS, "namespace", 'n', true},
+    {F_KUBECONFIG, "kubeconfig", 0, true},
+    {F_CONTEXT, "context", 0, true},
+    {F_OUTPUT, "output", 'o', true},
+    {F_CLUSTER, "cluster", 'c', true},
+    {F_MEMBER, "member", 0, true},
+    {F_TO, "to", 0, true},
+    {F_TIMEOUT, "timeout", 0, true},
+    {F_HELP, "help", 'h', false},
+    {F_VERSION, "version", 0, false},
 };
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, const char *fmt,
-							...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -152,8 +156,8 @@ static int set_flag(struct eo_plugin_args *a, enum flag f, const char *name, con
 		errno = 0;
 		x = strtoll(v, &end, 10);
 		if (errno || end == v || (*end && strcmp(end, "s") != 0) || x < 1 || x > 3600)
-			return fail(err, cap, "--timeout wants seconds from 1 to 3600, not \"%.40s\"",
-				    v);
+			return fail(err, cap,
+				    "--timeout wants seconds from 1 to 3600, not \"%.40s\"", v);
 		a->timeout_s = (long)x;
 		break;
 	case F_HELP:
@@ -200,7 +204,8 @@ int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, 
 			eq = strchr(s + 2, '=');
 			nl = eq ? (size_t)(eq - (s + 2)) : strlen(s + 2);
 			for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-				if (strlen(flags[k].lng) == nl && strncmp(flags[k].lng, s + 2, nl) == 0)
+				if (strlen(flags[k].lng) == nl &&
+				    strncmp(flags[k].lng, s + 2, nl) == 0)
 					break;
 			if (k == sizeof(flags) / sizeof(flags[0]))
 				return fail(err, errcap, "unknown flag \"%.60s\" (see --help)", s);
@@ -223,8 +228,8 @@ int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, 
 			snprintf(shown, sizeof(shown), "-%c", s[1]);
 			if (s[2]) {
 				if (!wants)
-					return fail(err, errcap, "unknown flag \"%.60s\" (see --help)",
-						    s);
+					return fail(err, errcap,
+						    "unknown flag \"%.60s\" (see --help)", s);
 				val = s[2] == '=' ? s + 3 : s + 2;
 			}
 		}
@@ -273,7 +278,8 @@ int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, 
 		return fail(err, errcap, "%s", "no command given (see --help)");
 	if (a->cmd == EO_PCMD_VERSION) {
 		if (npos > used)
-			return fail(err, errcap, "version takes no argument (\"%.60s\")", pos[used]);
+			return fail(err, errcap, "version takes no argument (\"%.60s\")",
+				    pos[used]);
 		return 0;
 	}
 	if (!a->cluster) {
@@ -289,7 +295,8 @@ int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, 
 	switch (a->cmd) {
 	case EO_PCMD_SNAPSHOT:
 		if (i >= npos)
-			return fail(err, errcap, "%s", "snapshot needs the path of the file to write");
+			return fail(err, errcap, "%s",
+				    "snapshot needs the path of the file to write");
 		a->path = pos[i++];
 		if (!a->path[0])
 			return fail(err, errcap, "%s", "snapshot needs a non-empty path");
@@ -383,10 +390,9 @@ static const struct {
      "Usage: kubectl etcd defrag CLUSTER [--member M] [-n NS] [-o ...]\n\n"
      "Defragments each member's database in turn, the leader last (a member blocks\n"
      "while it defragments). Stops at the first failure.\n"},
-    {EO_PCMD_COMPACT,
-     "Usage: kubectl etcd compact CLUSTER [REVISION] [-n NS] [-o ...]\n\n"
-     "Compacts the key history up to REVISION (default: the current revision),\n"
-     "physically (it returns once the members have applied it).\n"},
+    {EO_PCMD_COMPACT, "Usage: kubectl etcd compact CLUSTER [REVISION] [-n NS] [-o ...]\n\n"
+		      "Compacts the key history up to REVISION (default: the current revision),\n"
+		      "physically (it returns once the members have applied it).\n"},
     {EO_PCMD_ALARM_LIST, "Usage: kubectl etcd alarm list CLUSTER [-n NS] [-o ...]\n\n"
 			 "Lists the alarms raised in the cluster (member and alarm type).\n"},
     {EO_PCMD_ALARM_DISARM,

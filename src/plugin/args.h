@@ -41,14 +41,14 @@ struct eo_plugin_args {
 	const char *kubeconfig; /* --kubeconfig; NULL: $KUBECONFIG, ~/.kube/config */
 	const char *context;	/* --context; NULL: current-context */
 	enum eo_plugin_format format;
-	const char *member;	   /* --member: status/defrag/snapshot against one member */
-	const char *to;		   /* --to: forfeit-leadership's new leader */
-	const char *path;	   /* snapshot: the local file */
-	const char *remove_name;   /* remove-member: the EtcdMember */
-	int64_t revision;	   /* compact: 0 = the current revision */
-	long timeout_s;		   /* --timeout (seconds) per etcd call; 0 = default */
-	bool help;		   /* -h/--help: print help for cmd (or the overview) */
-	bool version;		   /* --version */
+	const char *member;	 /* --member: status/defrag/snapshot against one member */
+	const char *to;		 /* --to: forfeit-leadership's new leader */
+	const char *path;	 /* snapshot: the local file */
+	const char *remove_name; /* remove-member: the EtcdMember */
+	int64_t revision;	 /* compact: 0 = the current revision */
+	long timeout_s;		 /* --timeout (seconds) per etcd call; 0 = default */
+	bool help;		 /* -h/--help: print help for cmd (or the overview) */
+	bool version;		 /* --version */
 };
 
 /* Exit codes of kubectl-etcd (docs/kubectl-etcd.md). */

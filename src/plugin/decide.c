@@ -75,9 +75,10 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 		t->member = m;
 		t->voter = json_is_true(json_object_get(json_object_get(m, "status"), "isVoter"));
 		t->dormant = json_is_true(json_object_get(json_object_get(m, "spec"), "dormant"));
-		t->deleting = json_object_get(json_object_get(m, "metadata"), "deletionTimestamp") &&
-			      !json_is_null(json_object_get(json_object_get(m, "metadata"),
-							    "deletionTimestamp"));
+		t->deleting =
+		    json_object_get(json_object_get(m, "metadata"), "deletionTimestamp") &&
+		    !json_is_null(
+			json_object_get(json_object_get(m, "metadata"), "deletionTimestamp"));
 		json_array_foreach(pitems, j, p)
 		{
 			const char *pn = str_at(p, "metadata", "name");
@@ -187,14 +188,15 @@ int eo_plugin_forfeit_target(const struct eo_etcd_members *ms, uint64_t leader, 
 				return -1;
 			}
 			if (m->is_learner) {
-				msgf(msg, cap, "%s is a learner: only a voting member can lead", to);
+				msgf(msg, cap, "%s is a learner: only a voting member can lead",
+				     to);
 				return -1;
 			}
 			*target = m->id;
 			return 0;
 		}
-		msgf(msg, cap, "%s is not a started member of the cluster (see kubectl etcd members)",
-		     to);
+		msgf(msg, cap,
+		     "%s is not a started member of the cluster (see kubectl etcd members)", to);
 		return -1;
 	}
 	for (i = 0; i < ms->n; i++) {
@@ -232,7 +234,7 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 	int64_t observed = int_at(json_object_get(cluster, "status"), "observed", "replicas", -1);
 	const struct eo_plan_member *victim = NULL;
 	size_t i, ready_after = 0, voters_after = 0;
-	int64_t to;
+	int64_t to, ready;
 
 	*patch = NULL;
 	name = name ? name : "?";
@@ -244,12 +246,15 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 		     ns, name);
 		return EO_PSCALE_PAUSED;
 	}
-	if (!obs || observed != replicas) {
+	ready = int_at(cluster, "status", "readyMembers", -1);
+	if (!obs || observed != replicas || ready < observed) {
 		msgf(msg, cap,
 		     "cluster %s/%s is still working towards its last change (spec.replicas %lld, "
-		     "latched target %lld): wait until it is reached (kubectl get etcdcluster %s "
+		     "latched target %lld, %lld ready): wait until it is reached (kubectl get "
+		     "etcdcluster %s "
 		     "-n %s shows Progressing=False) and try again",
-		     ns, name, (long long)replicas, (long long)observed, name, ns);
+		     ns, name, (long long)replicas, (long long)observed, (long long)ready, name,
+		     ns);
 		return EO_PSCALE_IN_FLIGHT;
 	}
 	if (remove) {
@@ -263,29 +268,34 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 		}
 		if (!want) {
 			msgf(msg, cap,
-			     "%s is not a member of cluster %s/%s (see kubectl etcd members %s -n %s)",
+			     "%s is not a member of cluster %s/%s (see kubectl etcd members %s -n "
+			     "%s)",
 			     remove, ns, name, name, ns);
 			return EO_PSCALE_NOT_FOUND;
 		}
 		if (replicas <= 1) {
-			msgf(msg, cap,
-			     "%s is the last member of %s/%s: removing it would delete the data. To "
-			     "stop the cluster and keep its data, pause it (spec.replicas 0)",
-			     remove, ns, name);
+			msgf(
+			    msg, cap,
+			    "%s is the last member of %s/%s: removing it would delete the data. To "
+			    "stop the cluster and keep its data, pause it (spec.replicas 0)",
+			    remove, ns, name);
 			return EO_PSCALE_LAST;
 		}
 		victim = eo_plan_scale_down_victim(members, n);
 		if (victim != want) {
 			const char *vn = victim ? str_at(victim->member, "metadata", "name") : NULL;
 
-			msgf(msg, cap,
-			     "the operator removes members in its own order (one that never joined, "
-			     "then learners, then voters whose Pod is not ready, then the newest) and "
-			     "would remove %s, not %s, when scaling down; lowering spec.replicas now "
-			     "would remove the wrong member. To replace %s on a fresh volume delete "
-			     "its EtcdMember (kubectl delete etcdmember %s -n %s): the operator "
-			     "removes it from etcd and adds a new member",
-			     vn ? vn : "(none)", remove, remove, remove, ns);
+			msgf(
+			    msg, cap,
+			    "the operator removes members in its own order (one that never joined, "
+			    "then learners, then voters whose Pod is not ready, then the newest) "
+			    "and "
+			    "would remove %s, not %s, when scaling down; lowering spec.replicas "
+			    "now "
+			    "would remove the wrong member. To replace %s on a fresh volume delete "
+			    "its EtcdMember (kubectl delete etcdmember %s -n %s): the operator "
+			    "removes it from etcd and adds a new member",
+			    vn ? vn : "(none)", remove, remove, remove, ns);
 			return EO_PSCALE_NOT_VICTIM;
 		}
 		if (!eo_plan_removal_keeps_quorum(members, n, victim, &ready_after,
@@ -410,8 +420,7 @@ enum eo_plugin_exit eo_plugin_proxy_failure(eo_kube_err e, const struct eo_kube_
 		eo_etcd_err ee = eo__etcd_map_error(http_status, body, len, &d);
 
 		msgf(msg, cap, "member %s: etcd refused %s: %s (%s, HTTP %ld)", member, path,
-		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee),
-		     http_status);
+		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee), http_status);
 	}
 	return EO_PEXIT_FAILED;
 }
@@ -483,7 +492,7 @@ int eo_plugin_parse_alarms(const char *body, size_t len, json_t **out, char *err
 		/* The gateway omits a zero enum: NONE. Numbers may appear with EmitDefaults off. */
 		if (json_array_append_new(
 			*out, json_pack("{s:I,s:s}", "memberID", (json_int_t)id, "alarm",
-					json_is_string(type)	? json_string_value(type)
+					json_is_string(type)		? json_string_value(type)
 					: json_integer_value(type) == 1 ? "NOSPACE"
 					: json_integer_value(type) == 2 ? "CORRUPT"
 									: "NONE")) != 0) {

@@ -81,13 +81,13 @@ int eo_plugin_forfeit_target(const struct eo_etcd_members *ms, uint64_t leader, 
 			     char *msg, size_t cap);
 
 enum eo_plugin_scale {
-	EO_PSCALE_PATCH = 0,	/* *patch is the merge patch to apply to the EtcdCluster */
-	EO_PSCALE_PAUSED,	/* replicas 0: resume first */
-	EO_PSCALE_IN_FLIGHT,	/* spec.replicas differs from status.observed.replicas */
-	EO_PSCALE_NOT_FOUND,	/* remove-member: no such EtcdMember in the cluster */
-	EO_PSCALE_LAST,		/* remove-member on a one-member cluster: pause instead */
-	EO_PSCALE_NOT_VICTIM,	/* the operator would remove another member */
-	EO_PSCALE_NO_QUORUM,	/* the removal would not keep a quorum */
+	EO_PSCALE_PATCH = 0,  /* *patch is the merge patch to apply to the EtcdCluster */
+	EO_PSCALE_PAUSED,     /* replicas 0: resume first */
+	EO_PSCALE_IN_FLIGHT,  /* spec.replicas differs from the latched target, or not all ready */
+	EO_PSCALE_NOT_FOUND,  /* remove-member: no such EtcdMember in the cluster */
+	EO_PSCALE_LAST,	      /* remove-member on a one-member cluster: pause instead */
+	EO_PSCALE_NOT_VICTIM, /* the operator would remove another member */
+	EO_PSCALE_NO_QUORUM,  /* the removal would not keep a quorum */
 };
 
 /*

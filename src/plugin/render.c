@@ -119,11 +119,10 @@ static int yaml_out(void *ud, unsigned char *buf, size_t size)
 /* Whether a plain YAML scalar s would read back as something other than the string s. */
 static bool needs_quotes(const char *s)
 {
-	static const char *const words[] = {"true",  "false", "True", "False", "TRUE", "FALSE",
-					    "yes",   "no",    "Yes",  "No",    "YES",  "NO",
-					    "on",    "off",   "On",   "Off",   "ON",   "OFF",
-					    "null",  "Null",  "NULL", "~",     "y",    "n",
-					    "Y",     "N",     ".inf", ".nan",  "-.inf"};
+	static const char *const words[] = {
+	    "true", "false", "True", "False", "TRUE", "FALSE", "yes",  "no",   "Yes",  "No",
+	    "YES",  "NO",    "on",   "off",   "On",   "Off",   "ON",   "OFF",  "null", "Null",
+	    "NULL", "~",     "y",    "n",     "Y",    "N",     ".inf", ".nan", "-.inf"};
 	size_t i;
 	char *end = NULL;
 
@@ -157,11 +156,10 @@ static int emit(yaml_emitter_t *em, const json_t *v)
 			return -1;
 		json_object_foreach((json_t *)v, key, val)
 		{
-			if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)key, -1,
-							  1, 1,
-							  needs_quotes(key)
-							      ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-							      : YAML_ANY_SCALAR_STYLE) ||
+			if (!yaml_scalar_event_initialize(
+				&ev, NULL, NULL, (yaml_char_t *)key, -1, 1, 1,
+				needs_quotes(key) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+						  : YAML_ANY_SCALAR_STYLE) ||
 			    !yaml_emitter_emit(em, &ev) || emit(em, val) != 0)
 				return -1;
 		}
@@ -169,9 +167,10 @@ static int emit(yaml_emitter_t *em, const json_t *v)
 											    : -1;
 	}
 	if (json_is_array(v)) {
-		if (!yaml_sequence_start_event_initialize(
-			&ev, NULL, NULL, 1,
-			json_array_size(v) ? YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE) ||
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							  json_array_size(v)
+							      ? YAML_BLOCK_SEQUENCE_STYLE
+							      : YAML_FLOW_SEQUENCE_STYLE) ||
 		    !yaml_emitter_emit(em, &ev))
 			return -1;
 		for (i = 0; i < json_array_size(v); i++)

@@ -19,8 +19,8 @@
 #include "core/strbuf.h"
 
 /* Caps: one table cell, and the widest column we pad to. */
-#define EO_PLUGIN_CELL_MAX  512
-#define EO_PLUGIN_COLS_MAX  16
+#define EO_PLUGIN_CELL_MAX 512
+#define EO_PLUGIN_COLS_MAX 16
 
 /* A column: its header and the key of the row object it shows. */
 struct eo_plugin_col {

@@ -65,8 +65,7 @@ static int load_cluster(struct ctx *c)
 {
 	struct eo_kube_error ke = {0};
 	eo_kube_config *cfg = NULL;
-	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL,
-				     c->a->cluster};
+	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL, c->a->cluster};
 	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd"};
 	char res[EO_NAME_MAX + 64];
 	eo_kube_err e;
@@ -156,8 +155,8 @@ static int etcd_call(struct ctx *c, const char *member, const char *route, const
 {
 	char path[1024];
 	struct eo_strbuf b = EO_STRBUF_INIT(ETCD_BODY_MAX);
-	struct eo_kube_raw_req req = {"POST", path, "application/json", body,
-				      timeout_ms ? timeout_ms : c->timeout_ms, 0};
+	struct eo_kube_raw_req req = {
+	    "POST", path, "application/json", body, timeout_ms ? timeout_ms : c->timeout_ms, 0};
 	struct eo_kube_raw_res *res = calloc(1, sizeof(*res));
 	struct eo_kube_error ke = {0};
 	eo_kube_err e;
@@ -176,8 +175,9 @@ static int etcd_call(struct ctx *c, const char *member, const char *route, const
 	} else {
 		*resp = eo_strbuf_take(&b, len);
 		if (!*resp)
-			rc = failf(c, EO_PEXIT_FAILED, "member %s: answer to %s too large or out of "
-						       "memory",
+			rc = failf(c, EO_PEXIT_FAILED,
+				   "member %s: answer to %s too large or out of "
+				   "memory",
 				   member, route);
 	}
 	free(res);
@@ -262,8 +262,8 @@ static int emit(struct ctx *c, json_t *doc, const char *rows_key, const struct e
 		break;
 	case EO_PFMT_TABLE:
 		if (cols)
-			rc = eo_plugin_render_table(json_object_get(doc, rows_key), cols, ncols,
-						    &b);
+			rc =
+			    eo_plugin_render_table(json_object_get(doc, rows_key), cols, ncols, &b);
 		if (sentence) {
 			eo_strbuf_add(&b, sentence);
 			eo_strbuf_add(&b, "\n");
@@ -297,8 +297,9 @@ static json_t *str_array(char **v, size_t n)
 static int cmd_members(struct ctx *c)
 {
 	static const struct eo_plugin_col cols[] = {
-	    {"NAME", "name"},	      {"ID", "id"},		  {"STATUS", "status"},
-	    {"ROLE", "role"},	      {"PEER URLS", "peerURLs"}, {"CLIENT URLS", "clientURLs"},
+	    {"NAME", "name"},	       {"ID", "id"},
+	    {"STATUS", "status"},      {"ROLE", "role"},
+	    {"PEER URLS", "peerURLs"}, {"CLIENT URLS", "clientURLs"},
 	};
 	struct eo_etcd_members ms = {0};
 	char hex[32];
@@ -356,9 +357,15 @@ static int pick_targets(struct ctx *c, size_t *idx, size_t *n)
 static int cmd_status(struct ctx *c)
 {
 	static const struct eo_plugin_col cols[] = {
-	    {"NAME", "name"},	       {"ID", "id"},	       {"VERSION", "version"},
-	    {"DB SIZE", "dbSizeText"}, {"IN USE", "inUseText"}, {"LEADER", "isLeader"},
-	    {"LEARNER", "isLearner"},  {"RAFT TERM", "raftTerm"}, {"RAFT INDEX", "raftIndex"},
+	    {"NAME", "name"},
+	    {"ID", "id"},
+	    {"VERSION", "version"},
+	    {"DB SIZE", "dbSizeText"},
+	    {"IN USE", "inUseText"},
+	    {"LEADER", "isLeader"},
+	    {"LEARNER", "isLearner"},
+	    {"RAFT TERM", "raftTerm"},
+	    {"RAFT INDEX", "raftIndex"},
 	    {"ERRORS", "errors"},
 	};
 	size_t idx[EO_PLUGIN_TARGETS_MAX], n, i, failed = 0;
@@ -383,30 +390,30 @@ static int cmd_status(struct ctx *c)
 				first_rc = rc;
 			}
 			failed++;
-			json_array_append_new(rows, json_pack("{s:s,s:s}", "name", t->name,
-							       "error", c->msg));
+			json_array_append_new(
+			    rows, json_pack("{s:s,s:s}", "name", t->name, "error", c->msg));
 			json_array_append_new(trows,
 					      json_pack("{s:s,s:[s]}", "name", t->name, "errors",
 							"unreachable (see below)"));
 			continue;
 		}
 		errs = str_array(st.errors, st.n_errors);
-		row = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:b,s:I,s:I,s:I,s:o}", "name",
-				t->name, "id", eo_plugin_id_hex(st.member_id, hex, sizeof(hex)),
-				"version", st.version, "storageVersion", st.storage_version,
-				"dbSize", (json_int_t)st.db_size, "dbSizeInUse",
-				(json_int_t)st.db_size_in_use, "dbSizeQuota",
-				(json_int_t)st.db_size_quota, "isLeader",
-				st.leader != 0 && st.leader == st.member_id, "isLearner",
-				st.is_learner, "raftTerm", (json_int_t)st.raft_term, "raftIndex",
-				(json_int_t)st.raft_index, "raftAppliedIndex",
-				(json_int_t)st.raft_applied_index, "errors", errs);
+		row = json_pack(
+		    "{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:b,s:I,s:I,s:I,s:o}", "name", t->name, "id",
+		    eo_plugin_id_hex(st.member_id, hex, sizeof(hex)), "version", st.version,
+		    "storageVersion", st.storage_version, "dbSize", (json_int_t)st.db_size,
+		    "dbSizeInUse", (json_int_t)st.db_size_in_use, "dbSizeQuota",
+		    (json_int_t)st.db_size_quota, "isLeader",
+		    st.leader != 0 && st.leader == st.member_id, "isLearner", st.is_learner,
+		    "raftTerm", (json_int_t)st.raft_term, "raftIndex", (json_int_t)st.raft_index,
+		    "raftAppliedIndex", (json_int_t)st.raft_applied_index, "errors", errs);
 		json_array_append_new(rows, row);
 		row = json_deep_copy(row);
 		json_object_set_new(row, "dbSizeText",
 				    json_string(eo_plugin_bytes(st.db_size, b1, sizeof(b1))));
-		json_object_set_new(row, "inUseText",
-				    json_string(eo_plugin_bytes(st.db_size_in_use, b2, sizeof(b2))));
+		json_object_set_new(
+		    row, "inUseText",
+		    json_string(eo_plugin_bytes(st.db_size_in_use, b2, sizeof(b2))));
 		json_array_append_new(trows, row);
 		eo_etcd_status_clear(&st);
 	}
@@ -471,12 +478,12 @@ static int cmd_defrag(struct ctx *c)
 			return rc;
 		}
 		json_array_append_new(
-		    rows, json_pack("{s:s,s:b,s:s,s:s,s:I,s:I}", "name", name, "isLeader",
-				    (int)order[i] == leader,
-				    "before", eo_plugin_bytes(before[order[i]], b1, sizeof(b1)),
-				    "after", eo_plugin_bytes(st.db_size, b2, sizeof(b2)),
-				    "dbSizeBefore", (json_int_t)before[order[i]], "dbSizeAfter",
-				    (json_int_t)st.db_size));
+		    rows,
+		    json_pack("{s:s,s:b,s:s,s:s,s:I,s:I}", "name", name, "isLeader",
+			      (int)order[i] == leader, "before",
+			      eo_plugin_bytes(before[order[i]], b1, sizeof(b1)), "after",
+			      eo_plugin_bytes(st.db_size, b2, sizeof(b2)), "dbSizeBefore",
+			      (json_int_t)before[order[i]], "dbSizeAfter", (json_int_t)st.db_size));
 		eo_etcd_status_clear(&st);
 	}
 	return emit(c, doc, "members", cols, sizeof(cols) / sizeof(cols[0]), NULL);
@@ -544,8 +551,9 @@ static int cmd_compact(struct ctx *c)
 		return rc;
 	snprintf(sentence, sizeof(sentence), "compacted %s/%s up to revision %" PRId64, c->ns,
 		 c->a->cluster, rev);
-	return emit(c, json_pack("{s:s,s:s,s:I,s:b}", "cluster", c->a->cluster, "namespace",
-				 c->ns, "revision", (json_int_t)rev, "physical", 1),
+	return emit(c,
+		    json_pack("{s:s,s:s,s:I,s:b}", "cluster", c->a->cluster, "namespace", c->ns,
+			      "revision", (json_int_t)rev, "physical", 1),
 		    NULL, NULL, 0, sentence);
 }
 
@@ -577,10 +585,10 @@ static json_t *alarm_rows(json_t *alarms, const struct eo_etcd_members *ms)
 	{
 		uint64_t id = eo_plugin_alarm_member(a);
 
-		json_array_append_new(
-		    rows, json_pack("{s:s,s:s,s:O}", "member", name_of(ms, id, nb, sizeof(nb)),
-				    "memberID", eo_plugin_id_hex(id, hex, sizeof(hex)), "alarm",
-				    json_object_get(a, "alarm")));
+		json_array_append_new(rows, json_pack("{s:s,s:s,s:O}", "member",
+						      name_of(ms, id, nb, sizeof(nb)), "memberID",
+						      eo_plugin_id_hex(id, hex, sizeof(hex)),
+						      "alarm", json_object_get(a, "alarm")));
 	}
 	return rows;
 }
@@ -712,14 +720,15 @@ static int cmd_forfeit(struct ctx *c)
 		goto out;
 	}
 	snprintf(sentence, sizeof(sentence), "leadership moved from %s (%s) to %s (%s)", lname,
-		 eo_plugin_id_hex(leader, hex1, sizeof(hex1)), name_of(&ms, target, nb2, sizeof(nb2)),
+		 eo_plugin_id_hex(leader, hex1, sizeof(hex1)),
+		 name_of(&ms, target, nb2, sizeof(nb2)),
 		 eo_plugin_id_hex(target, hex2, sizeof(hex2)));
 	{
 		json_t *doc = base_doc(c);
 
 		json_object_set_new(doc, "previousLeader", json_string(lname));
-		json_object_set_new(doc, "leader", json_string(name_of(&ms, target, nb2,
-									sizeof(nb2))));
+		json_object_set_new(doc, "leader",
+				    json_string(name_of(&ms, target, nb2, sizeof(nb2))));
 		rc = emit(c, doc, NULL, NULL, 0, sentence);
 	}
 out:
@@ -814,9 +823,9 @@ static int cmd_snapshot(struct ctx *c)
 		goto fail;
 	}
 	if (e != EO_KUBE_OK) {
-		rc = (int)eo_plugin_proxy_failure(e, &ke, res->http_status, res->errbody,
-						  res->errbody_len, member, c->ns,
-						  "/v3/maintenance/snapshot", c->msg, sizeof(c->msg));
+		rc = (int)eo_plugin_proxy_failure(
+		    e, &ke, res->http_status, res->errbody, res->errbody_len, member, c->ns,
+		    "/v3/maintenance/snapshot", c->msg, sizeof(c->msg));
 		goto fail;
 	}
 	if (eo_snapstream_finish(&s.ss) != 0) {
@@ -911,9 +920,10 @@ static int cmd_scale(struct ctx *c)
 
 		snprintf(sentence, sizeof(sentence), "%s", c->msg);
 		c->msg[0] = '\0';
-		return emit(c, json_pack("{s:s,s:s,s:s,s:s}", "cluster", c->a->cluster, "namespace",
-					 c->ns, "action", eo_plugin_cmd_name(c->a->cmd), "message",
-					 sentence),
+		return emit(c,
+			    json_pack("{s:s,s:s,s:s,s:s}", "cluster", c->a->cluster, "namespace",
+				      c->ns, "action", eo_plugin_cmd_name(c->a->cmd), "message",
+				      sentence),
 			    NULL, NULL, 0, sentence);
 	}
 }

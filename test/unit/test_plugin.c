@@ -1,0 +1,599 @@
+/* kubectl-etcd's pure parts: arguments, rendering, decisions (src/plugin). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* The tables leave trailing fields zero. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include "plugin/args.h"
+#include "plugin/decide.h"
+#include "plugin/render.h"
+
+/* ---- arguments ---------------------------------------------------------------------- */
+
+struct args_case {
+	const char *argv[10];
+	int rc;
+	enum eo_plugin_cmd cmd;
+	const char *cluster, *ns, *member, *path, *remove, *err_has;
+	enum eo_plugin_format fmt;
+	int64_t revision;
+	bool help, version;
+};
+
+static const struct args_case args_cases[] = {
+    {{"members", "demo", "-n", "ns1"}, 0, EO_PCMD_MEMBERS, "demo", "ns1", NULL, NULL, NULL, NULL},
+    {{"members", "--help"}, 0, EO_PCMD_MEMBERS, NULL, NULL, NULL, NULL, NULL, NULL, .help = true},
+    {{"--version"}, 0, EO_PCMD_NONE, NULL, NULL, NULL, NULL, NULL, NULL, .version = true},
+    {{"version"}, 0, EO_PCMD_VERSION, NULL, NULL, NULL, NULL, NULL, NULL},
+    {{"status", "--namespace=x", "demo", "-ojson", "--member", "demo-a"},
+     0,
+     EO_PCMD_STATUS,
+     "demo",
+     "x",
+     "demo-a",
+     NULL,
+     NULL,
+     NULL,
+     EO_PFMT_JSON},
+    {{"alarm", "list", "demo", "-o", "yaml"},
+     0,
+     EO_PCMD_ALARM_LIST,
+     "demo",
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     EO_PFMT_YAML},
+    {{"alarm", "disarm", "--cluster", "demo"},
+     0,
+     EO_PCMD_ALARM_DISARM,
+     "demo",
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {{"snapshot", "demo", "/tmp/s.db"},
+     0,
+     EO_PCMD_SNAPSHOT,
+     "demo",
+     NULL,
+     NULL,
+     "/tmp/s.db",
+     NULL,
+     NULL},
+    {{"snapshot", "-c", "demo", "s.db"},
+     0,
+     EO_PCMD_SNAPSHOT,
+     "demo",
+     NULL,
+     NULL,
+     "s.db",
+     NULL,
+     NULL},
+    {{"remove-member", "demo", "demo-abcde"},
+     0,
+     EO_PCMD_REMOVE_MEMBER,
+     "demo",
+     NULL,
+     NULL,
+     NULL,
+     "demo-abcde",
+     NULL},
+    {{"compact", "demo", "42"},
+     0,
+     EO_PCMD_COMPACT,
+     "demo",
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     .revision = 42},
+    {{"forfeit-leadership", "demo", "--to", "demo-b"},
+     0,
+     EO_PCMD_FORFEIT_LEADERSHIP,
+     "demo",
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {{"--", "members", "demo"}, 0, EO_PCMD_MEMBERS, "demo", NULL, NULL, NULL, NULL, NULL},
+    /* errors */
+    {{"members"}, -1, .err_has = "which cluster"},
+    {{"bogus", "demo"}, -1, .err_has = "unknown command"},
+    {{"alarm", "demo"}, -1, .err_has = "list or disarm"},
+    {{"members", "demo", "-o", "xml"}, -1, .err_has = "unknown output format"},
+    {{"members", "Demo_X"}, -1, .err_has = "invalid cluster name"},
+    {{"members", "demo", "-n", "a.b"}, -1, .err_has = "invalid namespace"},
+    {{"members", "demo", "-n"}, -1, .err_has = "needs a value"},
+    {{"members", "demo", "--frob"}, -1, .err_has = "unknown flag"},
+    {{"snapshot", "demo"}, -1, .err_has = "needs the path"},
+    {{"remove-member", "demo"}, -1, .err_has = "needs the name"},
+    {{"compact", "demo", "-3"}, -1, .err_has = "unknown flag"},
+    {{"compact", "demo", "x3"}, -1, .err_has = "positive revision"},
+    {{"members", "demo", "extra"}, -1, .err_has = "unexpected argument"},
+    {{"members", "demo", "--member", "demo-a"}, -1, .err_has = "--member applies"},
+    {{"status", "demo", "--to", "demo-a"}, -1, .err_has = "--to applies"},
+    {{"status", "demo", "--timeout", "0"}, -1, .err_has = "--timeout"},
+    {{"version", "x"}, -1, .err_has = "takes no argument"},
+    {{"members", "demo", "--help=yes"}, -1, .err_has = "takes no value"},
+};
+
+static void test_args_table(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(args_cases) / sizeof(args_cases[0]); i++) {
+		const struct args_case *c = &args_cases[i];
+		char *argv[12] = {"kubectl-etcd"};
+		int argc = 1, rc;
+		struct eo_plugin_args a;
+		char err[256];
+
+		while (c->argv[argc - 1]) {
+			argv[argc] = (char *)c->argv[argc - 1];
+			argc++;
+		}
+		rc = eo_plugin_parse_args(argc, argv, &a, err, sizeof(err));
+		if (rc != c->rc)
+			fail_msg("case %zu: rc %d, want %d (%s)", i, rc, c->rc, err);
+		if (rc != 0) {
+			if (!strstr(err, c->err_has))
+				fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, err, c->err_has);
+			continue;
+		}
+		assert_int_equal(a.cmd, c->cmd);
+		assert_int_equal(a.help, c->help);
+		assert_int_equal(a.version, c->version);
+		assert_int_equal(a.format, c->fmt);
+		assert_int_equal(a.revision, c->revision);
+#define STR_EQ(got, want)                                                                          \
+	do {                                                                                       \
+		if ((want) == NULL)                                                                \
+			assert_null(got);                                                          \
+		else                                                                               \
+			assert_string_equal(got, want);                                            \
+	} while (0)
+		STR_EQ(a.cluster, c->cluster);
+		STR_EQ(a.ns, c->ns);
+		STR_EQ(a.member, c->member);
+		STR_EQ(a.path, c->path);
+		STR_EQ(a.remove_name, c->remove);
+	}
+}
+
+static void test_help_per_command(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(eo_plugin_help(EO_PCMD_MEMBERS), "kubectl etcd members"));
+	assert_non_null(strstr(eo_plugin_help(EO_PCMD_SNAPSHOT), "integrity"));
+	assert_non_null(strstr(eo_plugin_help(EO_PCMD_NONE), "Exit codes"));
+	assert_string_equal(eo_plugin_cmd_name(EO_PCMD_ALARM_DISARM), "alarm disarm");
+}
+
+/* ---- rendering ---------------------------------------------------------------------- */
+
+static char *render(int (*fn)(const json_t *, struct eo_strbuf *), const char *doc)
+{
+	json_t *j = json_loads(doc, 0, NULL);
+	struct eo_strbuf b = EO_STRBUF_INIT(1 << 20);
+	char *s;
+
+	assert_non_null(j);
+	assert_int_equal(fn(j, &b), 0);
+	json_decref(j);
+	s = eo_strbuf_take(&b, NULL);
+	assert_non_null(s);
+	return s;
+}
+
+static void test_table(void **state)
+{
+	static const struct eo_plugin_col cols[] = {{"NAME", "name"}, {"OK", "ok"}, {"URLS", "u"}};
+	json_t *rows = json_loads("[{\"name\":\"a-long-name\",\"ok\":true,\"u\":[\"x\",\"y\"]},"
+				  "{\"name\":\"b\",\"ok\":false}]",
+				  0, NULL);
+	struct eo_strbuf b = EO_STRBUF_INIT(4096);
+	char *s;
+
+	(void)state;
+	assert_int_equal(eo_plugin_render_table(rows, cols, 3, &b), 0);
+	s = eo_strbuf_take(&b, NULL);
+	assert_string_equal(s, "NAME          OK      URLS\n"
+			       "a-long-name   true    x,y\n"
+			       "b             false   -\n");
+	free(s);
+	/* no rows: the header alone; not an array: refused */
+	json_decref(rows);
+	rows = json_array();
+	assert_int_equal(eo_plugin_render_table(rows, cols, 1, &b), 0);
+	s = eo_strbuf_take(&b, NULL);
+	assert_string_equal(s, "NAME\n");
+	free(s);
+	assert_int_equal(eo_plugin_render_table(json_object_get(rows, "x"), cols, 1, &b), -1);
+	json_decref(rows);
+}
+
+static void test_yaml_and_json(void **state)
+{
+	static const struct {
+		const char *doc, *yaml;
+	} cases[] = {
+	    {"{\"a\":1,\"b\":\"x\"}", "a: 1\nb: x\n"},
+	    {"{\"s\":\"true\",\"n\":\"123\",\"e\":\"\",\"z\":null,\"t\":false}",
+	     "s: \"true\"\n\"n\": \"123\"\ne: \"\"\nz: null\nt: false\n"},
+	    {"{\"l\":[{\"k\":\"v\"}],\"m\":[]}", "l:\n- k: v\nm: []\n"},
+	    {"{\"colon\":\"a: b\"}", "colon: 'a: b'\n"},
+	};
+	size_t i;
+	char *s;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		s = render(eo_plugin_render_yaml, cases[i].doc);
+		if (strcmp(s, cases[i].yaml) != 0)
+			fail_msg("yaml case %zu:\n%s\nwant:\n%s", i, s, cases[i].yaml);
+		free(s);
+	}
+	s = render(eo_plugin_render_json, "{\"b\":1,\"a\":[true]}");
+	assert_string_equal(s, "{\n  \"b\": 1,\n  \"a\": [\n    true\n  ]\n}\n");
+	free(s);
+}
+
+static void test_bytes(void **state)
+{
+	static const struct {
+		int64_t n;
+		const char *s;
+	} cases[] = {{0, "0 B"},
+		     {999, "999 B"},
+		     {20480, "20 kB"},
+		     {1500000, "1.5 MB"},
+		     {2147483648, "2.1 GB"}};
+	char buf[32];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(eo_plugin_bytes(cases[i].n, buf, sizeof(buf)), cases[i].s);
+}
+
+/* ---- decisions ---------------------------------------------------------------------- */
+
+#define MEMBER(name, ts, voter)                                                                    \
+	"{\"metadata\":{\"name\":\"" name "\",\"creationTimestamp\":\"" ts "\"},"                  \
+	"\"spec\":{\"initialCluster\":\"x=http://x:2380\"},\"status\":{\"isVoter\":" voter "}}"
+#define POD(name, phase, ready)                                                                    \
+	"{\"metadata\":{\"name\":\"" name "\"},\"status\":{\"phase\":\"" phase "\","               \
+	"\"conditions\":[{\"type\":\"Ready\",\"status\":\"" ready "\"}]}}"
+
+static json_t *members3(void)
+{
+	return json_loads("{\"items\":[" MEMBER("c-b", "2024-01-01T00:00:02Z", "true") "," MEMBER(
+			      "c-a", "2024-01-01T00:00:01Z",
+			      "true") "," MEMBER("c-c", "2024-01-01T00:00:03Z", "true") "]}",
+			  0, NULL);
+}
+
+static json_t *pods3(const char *c_ready)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"items\":[" POD("c-a", "Running", "True") "," POD(
+		     "c-b", "Pending", "False") ","
+						"{\"metadata\":{\"name\":\"c-c\"},\"status\":"
+						"{\"phase\":\"Running\",\"conditions\":[{"
+						"\"type\":\"Ready\",\"status\":\"%s\"}]}}]}",
+		 c_ready);
+	return json_loads(buf, 0, NULL);
+}
+
+static void test_targets_and_order(void **state)
+{
+	json_t *m = members3(), *p = pods3("False");
+	struct eo_plugin_target t[8];
+	size_t order[8], n;
+	int k;
+
+	(void)state;
+	k = eo_plugin_targets(m, p, t, 8);
+	assert_int_equal(k, 3);
+	assert_string_equal(t[0].name, "c-a");
+	assert_true(t[0].running && t[0].ready && t[0].voter);
+	assert_false(t[1].running); /* c-b Pending */
+	assert_true(t[2].running && !t[2].ready);
+	/* ready voters first, then running not-ready voters; no Pod running: left out */
+	n = eo_plugin_query_order(t, 3, order);
+	assert_int_equal(n, 2);
+	assert_int_equal(order[0], 0);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(eo_plugin_target_find(t, 3, "c-c"), 2);
+	assert_int_equal(eo_plugin_target_find(t, 3, "c-z"), -1);
+	json_decref(m);
+	m = json_object();
+	assert_int_equal(eo_plugin_targets(m, p, t, 8), -1);
+	json_decref(m);
+	json_decref(p);
+}
+
+static void test_paused_and_defrag_order(void **state)
+{
+	json_t *c = json_loads("{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"},"
+			       "\"spec\":{\"replicas\":0}}",
+			       0, NULL);
+	char msg[512];
+	size_t order[4];
+
+	(void)state;
+	assert_non_null(eo_plugin_paused(c, msg, sizeof(msg)));
+	assert_non_null(strstr(msg, "paused"));
+	json_object_set_new(json_object_get(c, "spec"), "replicas", json_integer(3));
+	assert_null(eo_plugin_paused(c, msg, sizeof(msg)));
+	json_decref(c);
+
+	eo_plugin_defrag_order(4, 1, order);
+	assert_int_equal(order[0], 0);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 3);
+	assert_int_equal(order[3], 1);
+	eo_plugin_defrag_order(2, -1, order);
+	assert_int_equal(order[0], 0);
+	assert_int_equal(order[1], 1);
+}
+
+static void test_forfeit_target(void **state)
+{
+	struct eo_etcd_member v[3] = {{.id = 1, .name = "a"},
+				      {.id = 2, .name = "b", .is_learner = true},
+				      {.id = 3, .name = "c"}};
+	struct eo_etcd_members ms = {.v = v, .n = 3};
+	const char *running_ac[] = {"a", "c"}, *running_a[] = {"a"};
+	static const struct {
+		uint64_t leader;
+		const char *to;
+		int nrun; /* 2: a,c  1: a only */
+		int rc;
+		uint64_t target;
+		const char *msg;
+	} cases[] = {
+	    {1, NULL, 2, 0, 3, NULL},	     {3, NULL, 2, 0, 1, NULL},
+	    {1, NULL, 1, -1, 0, "no other"}, {0, NULL, 2, -1, 0, "no leader"},
+	    {1, "c", 2, 0, 3, NULL},	     {1, "a", 2, -1, 0, "already the leader"},
+	    {1, "b", 2, -1, 0, "learner"},   {1, "zz", 2, -1, 0, "not a started member"},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t target = 99;
+		char msg[256] = "";
+		int rc = eo_plugin_forfeit_target(&ms, cases[i].leader, cases[i].to,
+						  cases[i].nrun == 2 ? running_ac : running_a,
+						  (size_t)cases[i].nrun, &target, msg, sizeof(msg));
+
+		if (rc != cases[i].rc || (rc == 0 && target != cases[i].target))
+			fail_msg("case %zu: rc %d target %llu (%s)", i, rc,
+				 (unsigned long long)target, msg);
+		if (cases[i].msg && !strstr(msg, cases[i].msg))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, msg, cases[i].msg);
+	}
+}
+
+static void test_scale_decide(void **state)
+{
+	static const struct {
+		const char *cluster_extra; /* spec/status */
+		const char *remove;
+		const char *c_ready;
+		enum eo_plugin_scale want;
+		int64_t replicas_to;
+		const char *msg;
+	} cases[] = {
+	    {"\"spec\":{\"replicas\":3},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     NULL, "True", EO_PSCALE_PATCH, 4, "raised from 3 to 4"},
+	    {"\"spec\":{\"replicas\":0},\"status\":{\"observed\":{\"replicas\":0}}", NULL, "True",
+	     EO_PSCALE_PAUSED, 0, "paused"},
+	    {"\"spec\":{\"replicas\":4},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     NULL, "True", EO_PSCALE_IN_FLIGHT, 0, "still working"},
+	    {"\"spec\":{\"replicas\":4},\"status\":{\"observed\":{\"replicas\":4},"
+	     "\"readyMembers\":3}",
+	     NULL, "True", EO_PSCALE_IN_FLIGHT, 0, "3 ready"},
+	    {"\"spec\":{\"replicas\":3},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     "c-zz", "True", EO_PSCALE_NOT_FOUND, 0, "not a member"},
+	    /* c-b's Pod is not ready: the operator would remove c-b first */
+	    {"\"spec\":{\"replicas\":3},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     "c-c", "True", EO_PSCALE_NOT_VICTIM, 0, "would remove c-b, not c-c"},
+	    /* c-b and c-c not ready: c-c (newest) is the pick, and only c-a is left ready */
+	    {"\"spec\":{\"replicas\":3},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     "c-c", "False", EO_PSCALE_NO_QUORUM, 0, "quorum"},
+	    {"\"spec\":{\"replicas\":3},\"status\":{\"observed\":{\"replicas\":3},"
+	     "\"readyMembers\":3}",
+	     "c-b", "True", EO_PSCALE_PATCH, 2, "lowered from 3 to 2"},
+	    {"\"spec\":{\"replicas\":1},\"status\":{\"observed\":{\"replicas\":1},"
+	     "\"readyMembers\":1}",
+	     "c-a", "True", EO_PSCALE_LAST, 0, "last member"},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[1024], msg[1024] = "";
+		json_t *cluster, *m = members3(), *p = pods3(cases[i].c_ready), *patch = NULL;
+		struct eo_plugin_target t[8];
+		struct eo_plan_member pm[8];
+		enum eo_plugin_scale got;
+		int n, k;
+
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\",\"resourceVersion\":"
+			 "\"7\"},%s}",
+			 cases[i].cluster_extra);
+		cluster = json_loads(buf, 0, NULL);
+		assert_non_null(cluster);
+		n = eo_plugin_targets(m, p, t, 8);
+		for (k = 0; k < n; k++) {
+			pm[k].member = t[k].member;
+			pm[k].pod = t[k].pod;
+			pm[k].pvc = NULL;
+		}
+		got = eo_plugin_scale_decide(cluster, pm, (size_t)n, cases[i].remove, &patch, msg,
+					     sizeof(msg));
+		if (got != cases[i].want || !strstr(msg, cases[i].msg))
+			fail_msg("case %zu: got %d (%s)", i, got, msg);
+		if (got == EO_PSCALE_PATCH) {
+			assert_int_equal(json_integer_value(json_object_get(
+					     json_object_get(patch, "spec"), "replicas")),
+					 cases[i].replicas_to);
+			assert_string_equal(
+			    json_string_value(json_object_get(json_object_get(patch, "metadata"),
+							      "resourceVersion")),
+			    "7");
+			assert_int_equal(eo_plugin_scale_exit(got), EO_PEXIT_OK);
+		} else {
+			assert_null(patch);
+			assert_int_equal(eo_plugin_scale_exit(got), got == EO_PSCALE_NOT_FOUND
+									? EO_PEXIT_NOTFOUND
+									: EO_PEXIT_REFUSED);
+		}
+		json_decref(patch);
+		json_decref(cluster);
+		json_decref(m);
+		json_decref(p);
+	}
+}
+
+static void test_failures(void **state)
+{
+	static const struct {
+		eo_kube_err e;
+		long status;
+		const char *body;
+		const char *kmsg;
+		enum eo_plugin_exit want;
+		const char *has;
+	} cases[] = {
+	    {EO_KUBE_EFORBIDDEN, 403,
+	     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":"
+	     "\"Forbidden\",\"code\":403}",
+	     "pods \"m\" is forbidden: User \"u\" cannot create resource \"pods/proxy\"",
+	     EO_PEXIT_FORBIDDEN, "may not create pods/proxy (Pod m) in namespace ns"},
+	    {EO_KUBE_EUNAVAILABLE, 503, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"code\":503}",
+	     "error trying to reach service: dial tcp 10.0.0.1:2379: connect: connection refused",
+	     EO_PEXIT_FAILED, "member m unreachable"},
+	    {EO_KUBE_ENOTFOUND, 404, "{\"kind\":\"Status\",\"code\":404}", "pods \"m\" not found",
+	     EO_PEXIT_FAILED, "has no Pod"},
+	    {EO_KUBE_EUNAVAILABLE, 503,
+	     "{\"error\":\"etcdserver: no leader\",\"code\":14,\"message\":\"etcdserver: no "
+	     "leader\"}",
+	     "", EO_PEXIT_FAILED, "etcd refused /v3/x: etcdserver: no leader"},
+	    {EO_KUBE_ETIMEOUT, 0, "", "Operation timed out", EO_PEXIT_FAILED,
+	     "unreachable through the apiserver"},
+	};
+	size_t i;
+	char msg[1024];
+	struct eo_kube_error ke;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum eo_plugin_exit x;
+
+		memset(&ke, 0, sizeof(ke));
+		snprintf(ke.message, sizeof(ke.message), "%s", cases[i].kmsg);
+		x = eo_plugin_proxy_failure(cases[i].e, &ke, cases[i].status, cases[i].body,
+					    strlen(cases[i].body), "m", "ns", "/v3/x", msg,
+					    sizeof(msg));
+		if (x != cases[i].want || !strstr(msg, cases[i].has))
+			fail_msg("case %zu: exit %d: %s", i, x, msg);
+	}
+	memset(&ke, 0, sizeof(ke));
+	assert_int_equal(eo_plugin_kube_failure(EO_KUBE_EFORBIDDEN, &ke, "patch",
+						"etcdclusters.x \"c\"", "ns", msg, sizeof(msg)),
+			 EO_PEXIT_FORBIDDEN);
+	assert_non_null(strstr(msg, "grants verb \"patch\""));
+	assert_int_equal(
+	    eo_plugin_kube_failure(EO_KUBE_ENOTFOUND, &ke, "get", "x", "ns", msg, sizeof(msg)),
+	    EO_PEXIT_NOTFOUND);
+	assert_int_equal(
+	    eo_plugin_kube_failure(EO_KUBE_EUNAUTHORIZED, &ke, "get", "x", "ns", msg, sizeof(msg)),
+	    EO_PEXIT_FORBIDDEN);
+}
+
+static void test_gateway_bodies(void **state)
+{
+	json_t *alarms = NULL;
+	char err[256], *s, hex[32];
+	static const char body[] = "{\"header\":{},\"alarms\":[{\"memberID\":\"12345\",\"alarm\":"
+				   "\"NOSPACE\"},{\"memberID\":\"7\",\"alarm\":2}]}";
+
+	(void)state;
+	assert_int_equal(eo_plugin_parse_alarms(body, strlen(body), &alarms, err, sizeof(err)), 0);
+	assert_int_equal(json_array_size(alarms), 2);
+	assert_int_equal(eo_plugin_alarm_member(json_array_get(alarms, 0)), 12345);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(alarms, 1), "alarm")),
+			    "CORRUPT");
+	json_decref(alarms);
+	assert_int_equal(eo_plugin_parse_alarms("{\"header\":{}}", 13, &alarms, err, sizeof(err)),
+			 0);
+	assert_int_equal(json_array_size(alarms), 0);
+	json_decref(alarms);
+	assert_int_equal(eo_plugin_parse_alarms("{\"alarms\":[{\"alarm\":\"NOSPACE\"}]}", 33,
+						&alarms, err, sizeof(err)),
+			 -1);
+	assert_null(alarms);
+	assert_int_equal(eo_plugin_parse_alarms("[]", 2, &alarms, err, sizeof(err)), -1);
+
+	s = eo_plugin_req_alarm("GET", 0, NULL);
+	assert_string_equal(s, "{\"action\":\"GET\"}");
+	free(s);
+	s = eo_plugin_req_alarm("DEACTIVATE", 18446744073709551615ull, "NOSPACE");
+	assert_string_equal(s, "{\"action\":\"DEACTIVATE\",\"memberID\":\"18446744073709551615\","
+			       "\"alarm\":\"NOSPACE\"}");
+	free(s);
+	s = eo_plugin_req_move_leader(42);
+	assert_string_equal(s, "{\"targetID\":\"42\"}");
+	free(s);
+	s = eo_plugin_req_compact(9, true);
+	assert_string_equal(s, "{\"revision\":\"9\",\"physical\":true}");
+	free(s);
+	assert_true(eo_plugin_parse_ok("{\"header\":{}}", 13));
+	assert_false(eo_plugin_parse_ok("{\"error\":\"x\"}", 13));
+	assert_false(eo_plugin_parse_ok("nope", 4));
+	assert_string_equal(eo_plugin_id_hex(0x1e899fd58babc8dfull, hex, sizeof(hex)),
+			    "1e899fd58babc8df");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_args_table),
+	    cmocka_unit_test(test_help_per_command),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_yaml_and_json),
+	    cmocka_unit_test(test_bytes),
+	    cmocka_unit_test(test_targets_and_order),
+	    cmocka_unit_test(test_paused_and_defrag_order),
+	    cmocka_unit_test(test_forfeit_target),
+	    cmocka_unit_test(test_scale_decide),
+	    cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_gateway_bodies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
