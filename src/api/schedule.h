@@ -21,6 +21,10 @@
 #define EO_MSG_SCHEDULE_NAME                                                                       \
 	"metadata.name must be at most 41 characters long (its snapshots are named "               \
 	"<schedule>-YYYYMMDDHHMM)"
+/* The CRD's CEL rule on spec.schedule (its shape only; eo_cron_parse checks the rest). */
+#define EO_MSG_SCHEDULE_SYNTAX                                                                     \
+	"schedule must be 5 cron fields (minute hour day-of-month month day-of-week) or a "        \
+	"macro such as @daily"
 #define EO_MSG_RETENTION_KEEP_FAILED_MAX 100
 #define EO_SCHEDULE_KEEP_LAST_MAX	 1000
 /* retention.keepFailed when absent. */
