@@ -133,9 +133,10 @@ static int parse(int argc, char **argv, struct popts *o)
 			usage_prune);
 		return 2;
 	}
-	if (!o->name || !o->name[0] || strchr(o->name, '/') || strlen(o->name) > 200 ||
-	    !o->uid || !o->uid[0] || strlen(o->uid) >= UID_CAP) {
-		fprintf(stderr, "etcd-operator: --snapshot-name and --snapshot-uid are required\n%s",
+	if (!o->name || !o->name[0] || strchr(o->name, '/') || strlen(o->name) > 200 || !o->uid ||
+	    !o->uid[0] || strlen(o->uid) >= UID_CAP) {
+		fprintf(stderr,
+			"etcd-operator: --snapshot-name and --snapshot-uid are required\n%s",
 			usage_prune);
 		return 2;
 	}

@@ -31,7 +31,7 @@
 #define EO_SCHEDULE_DEFAULT_KEEP_FAILED 1
 
 struct eo_schedule_retention {
-	int keep_last;	  /* 0: no count limit */
+	int keep_last;	   /* 0: no count limit */
 	int64_t max_age_s; /* 0: no age limit */
 	int keep_failed;   /* failed snapshots kept, newest first */
 };

@@ -418,8 +418,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
 	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
 	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
-	m->ctls[3] = (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL),
-				  eo_schedule_reconcile};
+	m->ctls[3] =
+	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
 	m->kc = new_client(cfg, 0);
 	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
 	    m->ctls[3].q == NULL || nns > EO_CTRL_MAX_CACHES)

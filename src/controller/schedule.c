@@ -181,8 +181,8 @@ static int delete_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 	e = eo_kube_delete(c->kc, &r, &o, &err);
 	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0;
-	eo_log_kv(EO_LOG_WARN, lc, "deleting a pruned snapshot failed", "snapshot", r.name,
-		  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+	eo_log_kv(EO_LOG_WARN, lc, "deleting a pruned snapshot failed", "snapshot", r.name, "error",
+		  eo_kube_strerror(e), "detail", err.message, NULL);
 	return -1;
 }
 
@@ -218,7 +218,8 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 	if (pr.create != NULL) {
 		const char *sname = eo_kube_obj_name(pr.create);
 		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
-		bool foreign = held != NULL && !eo_desired_is_controlled_by(held, eo_kube_obj_uid(sch));
+		bool foreign =
+		    held != NULL && !eo_desired_is_controlled_by(held, eo_kube_obj_uid(sch));
 
 		json_decref(held);
 		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);

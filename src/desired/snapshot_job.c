@@ -102,8 +102,7 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
  */
 static json_t *agent_job(const json_t *snapshot, const char *job_name, const char *container,
 			 const char *image, json_t *labels, const char *pod_label,
-			 const char *pod_label_value, json_t *args, json_t *volumes,
-			 json_t *mounts)
+			 const char *pod_label_value, json_t *args, json_t *volumes, json_t *mounts)
 {
 	json_t *ctr = NULL, *refs = json_array(), *job = NULL;
 	bool ok = refs != NULL;

@@ -25,18 +25,15 @@ static const char *const MONTHS[] = {"jan", "feb", "mar", "apr", "may", "jun",
 static const char *const DAYS[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
 
 static const struct field FIELDS[5] = {
-    {"minute", 0, 59, NULL, 0},
-    {"hour", 0, 23, NULL, 0},
-    {"day-of-month", 1, 31, NULL, 0},
-    {"month", 1, 12, MONTHS, 12},
-    {"day-of-week", 0, 7, DAYS, 7},
+    {"minute", 0, 59, NULL, 0},	  {"hour", 0, 23, NULL, 0},	  {"day-of-month", 1, 31, NULL, 0},
+    {"month", 1, 12, MONTHS, 12}, {"day-of-week", 0, 7, DAYS, 7},
 };
 
 static const struct {
 	const char *macro, *expr;
 } MACROS[] = {
-    {"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-    {"@weekly", "0 0 * * 0"},  {"@daily", "0 0 * * *"},	   {"@midnight", "0 0 * * *"},
+    {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},	  {"@midnight", "0 0 * * *"},
     {"@hourly", "0 * * * *"},
 };
 
@@ -68,8 +65,8 @@ static int value(const struct field *f, const char **p, int *out)
 }
 
 /* One field's text (NUL-terminated) into a bit set. 0 or -1 with err. */
-static int parse_field(const struct field *f, int idx, const char *text, uint64_t *bits,
-		       char *err, size_t errcap)
+static int parse_field(const struct field *f, int idx, const char *text, uint64_t *bits, char *err,
+		       size_t errcap)
 {
 	const char *p = text;
 
@@ -170,7 +167,8 @@ int eo_cron_parse(const char *expr, struct eo_cron *out, char *err, size_t errca
 
 		for (size_t i = 0; i < sizeof(MACROS) / sizeof(MACROS[0]); i++)
 			if (strlen(MACROS[i].macro) == len &&
-			    strncasecmp(expr, MACROS[i].macro, len) == 0 && expr[len + strspn(expr + len, " \t\r\n")] == '\0')
+			    strncasecmp(expr, MACROS[i].macro, len) == 0 &&
+			    expr[len + strspn(expr + len, " \t\r\n")] == '\0')
 				return eo_cron_parse(MACROS[i].expr, out, err, errcap);
 		snprintf(err, errcap,
 			 "'%.*s' is not supported: use 5 fields or one of @yearly, @annually, "
@@ -264,8 +262,8 @@ int eo_cron_prev(const struct eo_cron *c, time_t t, time_t *out)
 {
 	/* Find one slot in a window that grows until it holds one, then walk forwards: the
 	 * walk is short because the previous, smaller window held no slot. */
-	static const time_t windows[] = {MINUTE,     HOUR,	     DAY,
-					 32 * DAY,   367 * DAY,	     (time_t)EO_CRON_HORIZON_YEARS * 366 * DAY};
+	static const time_t windows[] = {
+	    MINUTE, HOUR, DAY, 32 * DAY, 367 * DAY, (time_t)EO_CRON_HORIZON_YEARS * 366 * DAY};
 	time_t s, n;
 
 	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {

@@ -38,9 +38,8 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t cap, con
 	va_end(ap);
 }
 
-__attribute__((format(printf, 4, 5))) static void event(struct eo_schplan_result *out,
-							const char *type, const char *reason,
-							const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void
+event(struct eo_schplan_result *out, const char *type, const char *reason, const char *fmt, ...)
 {
 	struct eo_schplan_event *e;
 	va_list ap;
@@ -121,9 +120,9 @@ static struct order *sorted_ours(const json_t *schedule, const struct eo_schplan
 	return o;
 }
 
-int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps,
-			 size_t n, int keep_last, long long max_age_s, int keep_failed,
-			 time_t now, enum eo_schplan_keep *verdict)
+int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps, size_t n,
+			 int keep_last, long long max_age_s, int keep_failed, time_t now,
+			 enum eo_schplan_keep *verdict)
 {
 	size_t count = 0;
 	struct order *o = sorted_ours(schedule, snaps, n, &count);
@@ -264,11 +263,11 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 			failed++;
 			prune_words(s->prune_job_pods, false, words, sizeof(words));
 			fmt(fail_msg, sizeof(fail_msg),
-				 "Job %s failed (%s)%s%s; EtcdSnapshot %s and its stored snapshot "
-				 "are kept; the prune is retried when the Job expires (%d s): see "
-				 "kubectl logs job/%s",
-				 jname, why != NULL ? why : "no reason given", words[0] ? ": " : "",
-				 words, snap, EO_SNAPSHOT_JOB_TTL_SECONDS, jname);
+			    "Job %s failed (%s)%s%s; EtcdSnapshot %s and its stored snapshot "
+			    "are kept; the prune is retried when the Job expires (%d s): see "
+			    "kubectl logs job/%s",
+			    jname, why != NULL ? why : "no reason given", words[0] ? ": " : "",
+			    words, snap, EO_SNAPSHOT_JOB_TTL_SECONDS, jname);
 			continue;
 		}
 		if (s->prune_job != NULL)
@@ -276,8 +275,8 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 		if (in->operator_image == NULL || in->operator_image[0] == '\0') {
 			failed++;
 			fmt(fail_msg, sizeof(fail_msg),
-				 "the operator has no image to run the prune Job with: set "
-				 "OPERATOR_IMAGE on the operator Deployment");
+			    "the operator has no image to run the prune Job with: set "
+			    "OPERATOR_IMAGE on the operator Deployment");
 			continue;
 		}
 		if (running >= EO_SCHPLAN_MAX_PRUNE_JOBS || out->n_prune == EO_SCHPLAN_MAX_PRUNE)
@@ -297,13 +296,12 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 	} else if (pending > 0) {
 		cstatus = EO_COND_FALSE;
 		reason = EO_REASON_PRUNING;
-		fmt(cmsg, sizeof(cmsg), "pruning %zu snapshot(s) beyond the retention",
-			 pending);
+		fmt(cmsg, sizeof(cmsg), "pruning %zu snapshot(s) beyond the retention", pending);
 	} else {
 		cstatus = EO_COND_TRUE;
 		reason = EO_REASON_RETENTION_MET;
-		fmt(cmsg, sizeof(cmsg), "%zu complete and %zu failed snapshot(s) kept",
-			 kept_ok, kept_failed);
+		fmt(cmsg, sizeof(cmsg), "%zu complete and %zu failed snapshot(s) kept", kept_ok,
+		    kept_failed);
 	}
 	if (failed > 0) {
 		const json_t *cur = eo_condition_find(st, EO_COND_PRUNED);
@@ -392,10 +390,10 @@ static int summarise(const struct eo_schplan_input *in, const struct order *o, s
 			if (json_array_append_new(active, json_string(o[k].name)) != 0)
 				goto fail;
 		} else if (ph == EO_SNAPSHOT_PHASE_COMPLETE && !have_success) {
-			const json_t *rc = eo_condition_find(json_object_get(s, "status"),
-							     EO_COND_READY);
-			const char *at = json_string_value(
-			    json_object_get(rc, "lastTransitionTime"));
+			const json_t *rc =
+			    eo_condition_find(json_object_get(s, "status"), EO_COND_READY);
+			const char *at =
+			    json_string_value(json_object_get(rc, "lastTransitionTime"));
 			char ts[EO_TIME_BUF];
 
 			have_success = true;
@@ -404,9 +402,9 @@ static int summarise(const struct eo_schplan_input *in, const struct order *o, s
 					goto fail;
 				at = ts;
 			}
-			if (json_object_set_new(st, "lastSuccessfulSnapshot",
-						json_pack("{s:s, s:s}", "name", o[k].name, "time",
-							  at)) != 0)
+			if (json_object_set_new(
+				st, "lastSuccessfulSnapshot",
+				json_pack("{s:s, s:s}", "name", o[k].name, "time", at)) != 0)
 				goto fail;
 		}
 	}
@@ -439,8 +437,8 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	const char *sname = eo_kube_obj_name(sch), *expr = eo_schedule_cron(sch);
 	const char *cname = eo_schedule_cluster_name(sch);
 	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
-	const char *created_s =
-	    json_string_value(json_object_get(json_object_get(sch, "metadata"), "creationTimestamp"));
+	const char *created_s = json_string_value(
+	    json_object_get(json_object_get(sch, "metadata"), "creationTimestamp"));
 	int64_t deadline = eo_schedule_starting_deadline(sch);
 	char err[256], msg[EO_PLAN_MSG_MAX], slot_name[EO_NAME_MAX], ts[EO_TIME_BUF];
 	time_t last = -1, floor_t, latest = 0, next = 0;
@@ -454,8 +452,8 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
 	}
 	if (eo_cron_next(&cron, in->now, &next) != 0) {
-		fmt(msg, sizeof(msg), "spec.schedule '%s' never fires (within %d years)",
-			 expr, EO_CRON_HORIZON_YEARS);
+		fmt(msg, sizeof(msg), "spec.schedule '%s' never fires (within %d years)", expr,
+		    EO_CRON_HORIZON_YEARS);
 		json_object_del(st, "nextScheduleTime");
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
 	}
@@ -471,13 +469,12 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	if (eo_schedule_suspended(sch)) {
 		json_object_del(st, "nextScheduleTime");
 		fmt(msg, sizeof(msg),
-			 "spec.suspend is true: no snapshot is created (retention still applies)");
+		    "spec.suspend is true: no snapshot is created (retention still applies)");
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SUSPENDED, msg, gen);
 	}
 	if (set_time(st, "nextScheduleTime", next) != 0)
 		return -1;
-	fmt(msg, sizeof(msg), "snapshots of EtcdCluster %s on schedule '%s' (UTC)", cname,
-		 expr);
+	fmt(msg, sizeof(msg), "snapshots of EtcdCluster %s on schedule '%s' (UTC)", cname, expr);
 	if (!have_latest)
 		return set_ready(in, out, st, EO_COND_TRUE, EO_REASON_SCHEDULED, msg, gen);
 
@@ -499,9 +496,9 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	if (in->taken_name != NULL && strcmp(in->taken_name, slot_name) == 0) {
 		out->requeue_ms = EO_SCHPLAN_RETRY_MS;
 		fmt(msg, sizeof(msg),
-			 "an EtcdSnapshot named %s exists and was not created by this schedule; "
-			 "the run at %s is not taken: rename or delete that snapshot",
-			 slot_name, ts);
+		    "an EtcdSnapshot named %s exists and was not created by this schedule; "
+		    "the run at %s is not taken: rename or delete that snapshot",
+		    slot_name, ts);
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SNAPSHOT_NAME_TAKEN, msg,
 				 gen);
 	}
@@ -532,8 +529,7 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 			event(out, "Warning", EO_REASON_MISSED_SCHEDULE,
 			      "%s%ld earlier run(s) were missed (operator down or a snapshot "
 			      "still running); only the latest, at %s, is caught up",
-			      missed >= EO_SCHPLAN_MISSED_COUNT_MAX ? "at least " : "", missed,
-			      ts);
+			      missed >= EO_SCHPLAN_MISSED_COUNT_MAX ? "at least " : "", missed, ts);
 	}
 	if (set_time(st, "lastScheduleTime", latest) != 0)
 		return -1;

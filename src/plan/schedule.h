@@ -44,22 +44,22 @@
 #include "api/names.h"
 #include "plan/plan.h"
 
-#define EO_SCHPLAN_MAX_PRUNE	  16	       /* prune steps returned per pass */
-#define EO_SCHPLAN_MAX_PRUNE_JOBS 3	       /* prune Jobs running at once */
-#define EO_SCHPLAN_MAX_EVENTS	  4
-#define EO_SCHPLAN_REQUEUE_MAX_MS 3600000L     /* look again at least hourly */
-#define EO_SCHPLAN_RETRY_MS	  30000L       /* after a refusal (name taken, no image) */
-#define EO_SCHPLAN_MISSED_COUNT_MAX 100000     /* missed slots counted at most */
+#define EO_SCHPLAN_MAX_PRUNE	    16 /* prune steps returned per pass */
+#define EO_SCHPLAN_MAX_PRUNE_JOBS   3  /* prune Jobs running at once */
+#define EO_SCHPLAN_MAX_EVENTS	    4
+#define EO_SCHPLAN_REQUEUE_MAX_MS   3600000L /* look again at least hourly */
+#define EO_SCHPLAN_RETRY_MS	    30000L   /* after a refusal (name taken, no image) */
+#define EO_SCHPLAN_MISSED_COUNT_MAX 100000   /* missed slots counted at most */
 
 /* Condition types and reasons of an EtcdSnapshotSchedule. */
-#define EO_COND_PRUNED			"Pruned"
-#define EO_REASON_SCHEDULED		"Scheduled"
-#define EO_REASON_SUSPENDED		"Suspended"
-#define EO_REASON_INVALID_SCHEDULE	"InvalidSchedule"
-#define EO_REASON_SNAPSHOT_NAME_TAKEN	"SnapshotNameTaken"
-#define EO_REASON_RETENTION_MET		"RetentionMet"
-#define EO_REASON_PRUNING		"Pruning"
-#define EO_REASON_PRUNE_FAILED		"PruneFailed"
+#define EO_COND_PRUNED		      "Pruned"
+#define EO_REASON_SCHEDULED	      "Scheduled"
+#define EO_REASON_SUSPENDED	      "Suspended"
+#define EO_REASON_INVALID_SCHEDULE    "InvalidSchedule"
+#define EO_REASON_SNAPSHOT_NAME_TAKEN "SnapshotNameTaken"
+#define EO_REASON_RETENTION_MET	      "RetentionMet"
+#define EO_REASON_PRUNING	      "Pruning"
+#define EO_REASON_PRUNE_FAILED	      "PruneFailed"
 /* Event reasons only. */
 #define EO_REASON_SNAPSHOT_CREATED "SnapshotCreated"
 #define EO_REASON_MISSED_SCHEDULE  "MissedSchedule"
@@ -119,9 +119,9 @@ enum eo_schplan_keep {
  * Retention alone: verdict[i] for snaps[i] (see the rules above). keep_last 0 and
  * max_age_s 0 mean no limit. -1 on allocation failure.
  */
-int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps,
-			 size_t n, int keep_last, long long max_age_s, int keep_failed,
-			 time_t now, enum eo_schplan_keep *verdict);
+int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps, size_t n,
+			 int keep_last, long long max_age_s, int keep_failed, time_t now,
+			 enum eo_schplan_keep *verdict);
 
 /* The slot time of a scheduled snapshot: its annotation, else its creationTimestamp, else 0. */
 time_t eo_schplan_slot_time(const json_t *snapshot);
