@@ -113,8 +113,8 @@ static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc, co
 }
 
 /*
- * Creates the scheduled EtcdSnapshot. 0 created or already ours, 1 the name is held by an
- * object the schedule does not control, -1 failure.
+ * Creates the scheduled EtcdSnapshot. 0 created, 2 already there and ours (a retry), 1 the
+ * name is held by an object the schedule does not control, -1 failure.
  */
 static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			   const json_t *sch, json_t *snap)
@@ -145,7 +145,7 @@ static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	rc = eo_desired_is_controlled_by(live, eo_kube_obj_uid(sch)) ? 0 : 1;
+	rc = eo_desired_is_controlled_by(live, eo_kube_obj_uid(sch)) ? 2 : 1;
 	json_decref(live);
 	return rc;
 }
@@ -225,15 +225,17 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);
 		if (rc < 0)
 			goto fail;
-		if (rc > 0) {
+		if (rc == 1) {
 			snprintf(taken, sizeof(taken), "%s", sname);
 			in.taken_name = taken;
 			eo_schplan_result_clear(&pr);
 			if (eo_plan_schedule(&in, &pr) != 0 || pr.create != NULL)
 				goto fail;
 		} else {
-			eo_log_kv(EO_LOG_INFO, &lc, "scheduled snapshot created", "snapshot", sname,
-				  NULL);
+			eo_log_kv(EO_LOG_INFO, &lc,
+				  rc == 0 ? "scheduled snapshot created"
+					  : "scheduled snapshot already there (a retry)",
+				  "snapshot", sname, NULL);
 		}
 	}
 	for (size_t i = 0; i < pr.n_prune; i++) {
