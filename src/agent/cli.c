@@ -23,6 +23,7 @@
 #include "agent/etcdsnap.h"
 #include "agent/filestore.h"
 #include "agent/integrity.h"
+#include "agent/prune.h"
 #include "agent/s3.h"
 #include "agent/store.h"
 #include "api/snapshot.h"
@@ -891,6 +892,13 @@ int eo_agent_main(int argc, char **argv)
 
 	if (argc < 2)
 		return -1;
+	if (strcmp(argv[1], "snapshot-prune") == 0) { /* agent/prune.h */
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return 1;
+		rc = eo_agent_prune_main(argc - 1, argv + 1);
+		curl_global_cleanup();
+		return rc;
+	}
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = snapshot_agent;
 		usage = usage_snapshot;

@@ -4,6 +4,8 @@
  *   etcd-operator snapshot-agent  ...  take a snapshot from a voter, store it
  *   etcd-operator restore-agent   ...  stage a snapshot on the data volume
  *   etcd-operator restore-rebuild ...  rebuild the data dir with etcdutl
+ *   etcd-operator snapshot-prune  ...  delete what one scheduled snapshot stored
+ *                                      (agent/prune.h)
  *
  * main() calls eo_agent_main() first: it returns -1 when argv[1] is not an
  * agent subcommand (the controller manager runs as before), otherwise the

@@ -23,9 +23,11 @@
 #define EO_KIND_CLUSTER	      "EtcdCluster"
 #define EO_KIND_MEMBER	      "EtcdMember"
 #define EO_KIND_SNAPSHOT      "EtcdSnapshot"
+#define EO_KIND_SCHEDULE      "EtcdSnapshotSchedule"
 #define EO_PLURAL_CLUSTERS    "etcdclusters"
 #define EO_PLURAL_MEMBERS     "etcdmembers"
 #define EO_PLURAL_SNAPSHOTS   "etcdsnapshots"
+#define EO_PLURAL_SCHEDULES   "etcdsnapshotschedules"
 #define EO_RESOURCE_CLUSTERS  EO_PLURAL_CLUSTERS "." EO_API_GROUP
 #define EO_RESOURCE_MEMBERS   EO_PLURAL_MEMBERS "." EO_API_GROUP
 #define EO_RESOURCE_SNAPSHOTS EO_PLURAL_SNAPSHOTS "." EO_API_GROUP
@@ -44,6 +46,11 @@
 #define EO_LABEL_ROLE_VOTER "voter" /* only voting members carry the role label */
 /* On a snapshot Job and its Pod: = <snapshot>. */
 #define EO_LABEL_SNAPSHOT EO_API_GROUP "/snapshot"
+/* On an EtcdSnapshot an EtcdSnapshotSchedule created, and on its prune Job and Pod: =
+ * <schedule>. */
+#define EO_LABEL_SCHEDULE EO_API_GROUP "/schedule"
+/* On an EtcdSnapshot a schedule created: the slot it was made for (RFC 3339, UTC). */
+#define EO_ANNOTATION_SCHEDULED_TIME EO_API_GROUP "/scheduled-time"
 
 /*
  * Reserved annotations, read for adopted (migrated) clusters and never set by

@@ -41,6 +41,7 @@ struct eo_controller {
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
 	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
+	struct eo_cache_set schedules;	     /* EtcdSnapshotSchedules */
 	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
 	struct eo_desired_opts build;	     /* strings borrowed */
 	long etcd_timeout_ms;		     /* per etcd attempt; 0 = 5000 */
@@ -65,6 +66,10 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 /* Reconciles the EtcdSnapshot ns/name (controller/snapshot.c). */
 void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			   struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdSnapshotSchedule ns/name (controller/schedule.c). */
+void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out);
 
 /*

@@ -29,9 +29,20 @@
 #define ETCD_FENCE_MARGIN_MS 5000L
 #define FENCE_RETRY_MS	     1000L /* a reconcile held back by the fence comes back after */
 
-enum kind { K_CLUSTER, K_MEMBER, K_POD, K_PVC, K_SERVICE, K_PDB, K_SNAPSHOT, K_JOB, K_COUNT };
+enum kind {
+	K_CLUSTER,
+	K_MEMBER,
+	K_POD,
+	K_PVC,
+	K_SERVICE,
+	K_PDB,
+	K_SNAPSHOT,
+	K_JOB,
+	K_SCHEDULE,
+	K_COUNT
+};
 
-#define NCTL 3 /* cluster, member, snapshot */
+#define NCTL 4 /* cluster, member, snapshot, schedule */
 
 static const struct {
 	const char *gv, *plural, *name, *selector;
@@ -44,6 +55,7 @@ static const struct {
     [K_PDB] = {"policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", MANAGED_SELECTOR},
     [K_SNAPSHOT] = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS, "EtcdSnapshot", NULL},
     [K_JOB] = {"batch/v1", "jobs", "Job", MANAGED_SELECTOR},
+    [K_SCHEDULE] = {EO_API_GROUP_VERSION, EO_PLURAL_SCHEDULES, "EtcdSnapshotSchedule", NULL},
 };
 
 struct ctl {
@@ -113,6 +125,7 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 	struct eo_manager *m = h->m;
 	const char *ns = eo_kube_obj_namespace(obj), *name = eo_kube_obj_name(obj);
 	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q, *sq = m->ctls[2].q;
+	eo_kube_queue *schq = m->ctls[3].q;
 
 	switch (h->kind) {
 	case K_CLUSTER:
@@ -126,12 +139,18 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 		break;
 	case K_SNAPSHOT:
 		enqueue(sq, ns, name);
+		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
+		break;
+	case K_SCHEDULE:
+		enqueue(schq, ns, name);
 		break;
 	case K_JOB:
 		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
+		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
 		break;
 	case K_POD:
 		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
+		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
 		/* fallthrough */
 	case K_PVC:
 		enqueue(mq, ns, member_owner(obj));
@@ -316,6 +335,14 @@ static int start_workers(struct eo_manager *m)
 		    enqueue(m->ctls[2].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
 		json_decref(all);
 	}
+	for (size_t i = 0; i < m->ctrl.schedules.n; i++) {
+		json_t *all = eo_kube_cache_list(m->ctrl.schedules.c[i], NULL), *o = NULL;
+		size_t j;
+
+		json_array_foreach(all, j, o)
+		    enqueue(m->ctls[3].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_decref(all);
+	}
 	return 0;
 }
 
@@ -391,9 +418,11 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
 	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
 	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
+	m->ctls[3] =
+	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
 	m->kc = new_client(cfg, 0);
 	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
-	    nns > EO_CTRL_MAX_CACHES)
+	    m->ctls[3].q == NULL || nns > EO_CTRL_MAX_CACHES)
 		goto fail;
 	m->rec = eo_kube_recorder_new(m->kc, &(struct eo_kube_recorder_opts){
 						 .component = "etcd-operator",
@@ -420,6 +449,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 					   : k == K_PDB	     ? &m->ctrl.pdbs
 					   : k == K_SNAPSHOT ? &m->ctrl.snapshots
 					   : k == K_JOB	     ? &m->ctrl.jobs
+					   : k == K_SCHEDULE ? &m->ctrl.schedules
 							     : &m->ctrl.services;
 
 		m->hud[k] =

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/names.h"
+#include "api/schedule.h"
 #include "api/snapshot.h"
 #include "kube/client.h"
 
@@ -38,6 +39,13 @@ static void arg2(json_t *args, const char *flag, const char *value, bool *ok)
 static bool present(const char *s)
 {
 	return s != NULL && s[0] != '\0';
+}
+
+static bool destination_usable(const struct eo_snapshot_location *d)
+{
+	if (d->kind == EO_LOCATION_S3)
+		return present(d->endpoint) && present(d->bucket) && present(d->credentials_secret);
+	return d->kind == EO_LOCATION_PVC && present(d->claim_name);
 }
 
 /* Adds the destination flags, volumes and mounts. */
@@ -87,6 +95,50 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 	    ok);
 }
 
+/*
+ * The Job named job_name owned by snapshot, labelled labels (its Pod: managed-by plus
+ * pod_label=pod_label_value), running container `container` with args. Takes no
+ * references; NULL on allocation failure.
+ */
+static json_t *agent_job(const json_t *snapshot, const char *job_name, const char *container,
+			 const char *image, json_t *labels, const char *pod_label,
+			 const char *pod_label_value, json_t *args, json_t *volumes, json_t *mounts)
+{
+	json_t *ctr = NULL, *refs = json_array(), *job = NULL;
+	bool ok = refs != NULL;
+
+	if (ok)
+		add(refs, eo_desired_owner_ref(snapshot), &ok);
+	if (ok)
+		ctr = json_pack(
+		    "{s:s, s:s, s:O, s:s, s:s, s:{s:{s:s, s:s}, s:{s:s}}, s:{s:b, s:b, s:b, "
+		    "s:{s:[s]}}, s:O}",
+		    "name", container, "image", image, "args", args, "terminationMessagePath",
+		    TERMINATION_PATH, "terminationMessagePolicy", "FallbackToLogsOnError",
+		    "resources", "requests", "cpu", "50m", "memory", "64Mi", "limits", "memory",
+		    "256Mi", "securityContext", "runAsNonRoot", 1, "allowPrivilegeEscalation", 0,
+		    "readOnlyRootFilesystem", 1, "capabilities", "drop", "ALL", "volumeMounts",
+		    mounts);
+	if (ctr != NULL)
+		job = json_pack(
+		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
+		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[O], s:O}}}}",
+		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
+		    "namespace", eo_kube_obj_namespace(snapshot), "labels", labels,
+		    "ownerReferences", refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
+		    "activeDeadlineSeconds", EO_SNAPSHOT_JOB_DEADLINE_SECONDS,
+		    "ttlSecondsAfterFinished", EO_SNAPSHOT_JOB_TTL_SECONDS, "template", "metadata",
+		    "labels", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, pod_label,
+		    pod_label_value, "spec", "restartPolicy", "Never",
+		    "automountServiceAccountToken", 0, "enableServiceLinks", 0, "securityContext",
+		    "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup",
+		    AGENT_UID, "seccompProfile", "type", "RuntimeDefault", "containers", ctr,
+		    "volumes", volumes);
+	json_decref(ctr);
+	json_decref(refs);
+	return job;
+}
+
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
@@ -95,16 +147,11 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	struct eo_snapshot_location d;
 	char job_name[EO_NAME_MAX];
 	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
-	json_t *ctr = NULL, *refs = NULL;
 	bool ok = true;
 
 	eo_snapshot_destination(snapshot, &d);
 	if (!present(name) || !present(ns) || !present(uid) || !present(cname) || !present(image) ||
-	    n_endpoints == 0 || endpoints == NULL ||
-	    (d.kind != EO_LOCATION_S3 && d.kind != EO_LOCATION_PVC) ||
-	    (d.kind == EO_LOCATION_S3 &&
-	     (!present(d.endpoint) || !present(d.bucket) || !present(d.credentials_secret))) ||
-	    (d.kind == EO_LOCATION_PVC && !present(d.claim_name)) ||
+	    n_endpoints == 0 || endpoints == NULL || !destination_usable(&d) ||
 	    eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
 		return NULL;
 
@@ -112,8 +159,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	args = json_array();
 	volumes = json_array();
 	mounts = json_array();
-	refs = json_array();
-	ok = labels != NULL && args != NULL && volumes != NULL && mounts != NULL && refs != NULL;
+	ok = labels != NULL && args != NULL && volumes != NULL && mounts != NULL;
 	if (ok) {
 		set(labels, EO_LABEL_SNAPSHOT, json_string(name), &ok);
 		add(args, json_string("snapshot-agent"), &ok);
@@ -123,37 +169,50 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 			arg2(args, "--endpoint", endpoints[i], &ok);
 		destination(&d, args, volumes, mounts, &ok);
 		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
-		add(refs, eo_desired_owner_ref(snapshot), &ok);
 	}
 	if (ok)
-		ctr = json_pack(
-		    "{s:s, s:s, s:O, s:s, s:s, s:{s:{s:s, s:s}, s:{s:s}}, s:{s:b, s:b, s:b, "
-		    "s:{s:[s]}}, s:O}",
-		    "name", EO_SNAPSHOT_CONTAINER, "image", image, "args", args,
-		    "terminationMessagePath", TERMINATION_PATH, "terminationMessagePolicy",
-		    "FallbackToLogsOnError", "resources", "requests", "cpu", "50m", "memory",
-		    "64Mi", "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
-		    "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
-		    "drop", "ALL", "volumeMounts", mounts);
-	if (ctr != NULL)
-		job = json_pack(
-		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
-		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[O], s:O}}}}",
-		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
-		    "namespace", ns, "labels", labels, "ownerReferences", refs, "spec",
-		    "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT, "activeDeadlineSeconds",
-		    EO_SNAPSHOT_JOB_DEADLINE_SECONDS, "ttlSecondsAfterFinished",
-		    EO_SNAPSHOT_JOB_TTL_SECONDS, "template", "metadata", "labels",
-		    EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_SNAPSHOT, name, "spec",
-		    "restartPolicy", "Never", "automountServiceAccountToken", 0,
-		    "enableServiceLinks", 0, "securityContext", "runAsNonRoot", 1, "runAsUser",
-		    AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup", AGENT_UID, "seccompProfile",
-		    "type", "RuntimeDefault", "containers", ctr, "volumes", volumes);
-	json_decref(ctr);
+		job = agent_job(snapshot, job_name, EO_SNAPSHOT_CONTAINER, image, labels,
+				EO_LABEL_SNAPSHOT, name, args, volumes, mounts);
 	json_decref(labels);
 	json_decref(args);
 	json_decref(volumes);
 	json_decref(mounts);
-	json_decref(refs);
+	return job;
+}
+
+json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image)
+{
+	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
+	const char *uid = eo_kube_obj_uid(snapshot);
+	struct eo_snapshot_location d;
+	char job_name[EO_NAME_MAX];
+	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
+	bool ok = true;
+
+	eo_snapshot_destination(snapshot, &d);
+	if (!present(name) || !present(ns) || !present(uid) || !present(schedule) ||
+	    !present(image) || !destination_usable(&d) ||
+	    eo_name_prune_job(job_name, sizeof(job_name), name) != 0)
+		return NULL;
+	labels = json_pack("{s:s, s:s, s:s}", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE,
+			   EO_LABEL_SNAPSHOT, name, EO_LABEL_SCHEDULE, schedule);
+	args = json_array();
+	volumes = json_array();
+	mounts = json_array();
+	ok = labels != NULL && args != NULL && volumes != NULL && mounts != NULL;
+	if (ok) {
+		add(args, json_string("snapshot-prune"), &ok);
+		arg2(args, "--snapshot-name", name, &ok);
+		arg2(args, "--snapshot-uid", uid, &ok);
+		destination(&d, args, volumes, mounts, &ok);
+		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
+	}
+	if (ok)
+		job = agent_job(snapshot, job_name, EO_PRUNE_CONTAINER, image, labels,
+				EO_LABEL_SCHEDULE, schedule, args, volumes, mounts);
+	json_decref(labels);
+	json_decref(args);
+	json_decref(volumes);
+	json_decref(mounts);
 	return job;
 }

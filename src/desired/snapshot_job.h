@@ -32,6 +32,7 @@
 #include "desired/desired.h"
 
 #define EO_SNAPSHOT_CONTAINER	    "snapshot-agent"
+#define EO_PRUNE_CONTAINER	    "snapshot-prune"
 #define EO_SNAPSHOT_CREDENTIALS_DIR "/var/run/etcd-operator/s3-credentials"
 
 /*
@@ -42,5 +43,16 @@
  */
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints);
+
+/*
+ * The Job <snapshot>-prune that deletes what snapshot (an EtcdSnapshot an
+ * EtcdSnapshotSchedule created) stored: `etcd-operator snapshot-prune` with the same
+ * destination flags, volumes and credentials mount as the snapshot Job, and the same Job
+ * settings and security profile. The agent deletes only an object or file stamped with the
+ * snapshot's UID. Labels: managed-by, EO_LABEL_SNAPSHOT=<snapshot>, EO_LABEL_SCHEDULE=
+ * <schedule> (its Pod: managed-by and EO_LABEL_SCHEDULE). Owner: the EtcdSnapshot.
+ * New reference, or NULL when an argument is missing or on allocation failure.
+ */
+json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image);
 
 #endif

@@ -23,6 +23,7 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "api/schedule.h"
 #include "api/snapshot.h"
 
 #define CHART_DIR  "charts/etcd-operator/crd-bases/"
@@ -86,12 +87,21 @@ static const char *const snapshot_messages[] = {
     NULL,
 };
 
+static const char *const schedule_messages[] = {
+    EO_MSG_SCHEDULE_NAME,
+    EO_MSG_SCHEDULE_SYNTAX,
+    EO_MSG_LOCATION_ONE_OF,
+    NULL,
+};
+
 static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcdclusters.yaml", "etcdclusters." EO_API_GROUP,
      cluster_messages},
     {"etcd-operator.cozystack.io_etcdmembers.yaml", "etcdmembers." EO_API_GROUP, member_messages},
     {"etcd-operator.cozystack.io_etcdsnapshots.yaml", "etcdsnapshots." EO_API_GROUP,
      snapshot_messages},
+    {"etcd-operator.cozystack.io_etcdsnapshotschedules.yaml", "etcdsnapshotschedules." EO_API_GROUP,
+     schedule_messages},
 };
 
 /* Read root/dir/file into a NUL-terminated heap buffer (caller frees), or fail. */

@@ -1,0 +1,280 @@
+/*
+ * controller/schedule.c - the EtcdSnapshotSchedule reconciler: observe, plan/schedule.h
+ * decides, act.
+ *
+ * Observe (informer caches): the schedule, the EtcdSnapshots with an owner reference to it,
+ * each one's Job <snapshot>-prune (when the snapshot controls it) and that Job's Pods.
+ * Act: create the scheduled EtcdSnapshot (an AlreadyExists is looked up live: ours means a
+ * retry, anything else is a taken name and the plan runs again with it), create prune
+ * Jobs, delete pruned EtcdSnapshots (precondition: their UID), write the status (merge
+ * patch guarded by resourceVersion), emit the plan's Events.
+ *
+ * The operator itself never reads a Secret or touches storage here: the prune Jobs do.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/names.h"
+#include "api/schedule.h"
+#include "controller/controller.h"
+#include "obs/log.h"
+#include "plan/schedule.h"
+
+#define REQUEUE_MS 1000L
+
+static const struct eo_kube_resource RES_SCHEDULES = {EO_API_GROUP_VERSION, EO_PLURAL_SCHEDULES,
+						      NULL, NULL};
+static const struct eo_kube_resource RES_SNAPSHOTS = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS,
+						      NULL, NULL};
+static const struct eo_kube_resource RES_JOBS = {"batch/v1", "jobs", NULL, NULL};
+
+struct observed {
+	struct eo_schplan_snapshot *v;
+	size_t n;
+	json_t *keep; /* references the entries borrow */
+};
+
+static void observed_free(struct observed *o)
+{
+	free(o->v);
+	json_decref(o->keep);
+	memset(o, 0, sizeof(*o));
+}
+
+static int observe(struct eo_controller *c, const json_t *sch, struct observed *o)
+{
+	const char *ns = eo_kube_obj_namespace(sch);
+	json_t *raw = eo_cache_set_by_owner(&c->snapshots, eo_kube_obj_uid(sch)), *s = NULL;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->keep = json_array();
+	if (raw == NULL || o->keep == NULL ||
+	    (o->v = calloc(json_array_size(raw) + 1, sizeof(*o->v))) == NULL)
+		goto fail;
+	json_array_foreach(raw, i, s)
+	{
+		const char *name = eo_kube_obj_name(s);
+		char jname[EO_NAME_MAX];
+		json_t *snap = NULL, *job = NULL, *pods = NULL;
+
+		if (name == NULL || eo_name_prune_job(jname, sizeof(jname), name) != 0)
+			continue;
+		snap = eo_controller_typed_copy(s, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
+		if (snap == NULL || json_array_append_new(o->keep, snap) != 0)
+			goto fail;
+		job = eo_cache_set_get(&c->jobs, ns, jname);
+		if (job != NULL && !eo_desired_is_controlled_by(job, eo_kube_obj_uid(snap))) {
+			json_decref(job);
+			job = NULL;
+		}
+		if (job != NULL) {
+			if (json_array_append_new(o->keep, job) != 0)
+				goto fail;
+			pods = eo_cache_set_by_owner(&c->pods, eo_kube_obj_uid(job));
+			if (pods == NULL || json_array_append_new(o->keep, pods) != 0)
+				goto fail;
+		}
+		o->v[o->n++] = (struct eo_schplan_snapshot){snap, job, pods};
+	}
+	json_decref(raw);
+	return 0;
+fail:
+	json_decref(raw);
+	observed_free(o);
+	return -1;
+}
+
+/* 0 written, 1 conflict / gone, -1 failure. */
+static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			const char *name, const json_t *sch, const json_t *want)
+{
+	struct eo_kube_resource r = RES_SCHEDULES;
+	struct eo_kube_error err = {0};
+	json_t *patch = eo_controller_status_patch(json_object_get(sch, "status"), want,
+						   eo_kube_obj_resource_version(sch));
+	eo_kube_err e;
+
+	if (patch == NULL)
+		return -1;
+	r.ns = ns;
+	r.name = name;
+	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_OK)
+		return 0;
+	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
+		return 1;
+	eo_log_kv(EO_LOG_WARN, lc, "schedule status update failed", "error", eo_kube_strerror(e),
+		  "detail", err.message, NULL);
+	return -1;
+}
+
+/*
+ * Creates the scheduled EtcdSnapshot. 0 created, 2 already there and ours (a retry), 1 the
+ * name is held by an object the schedule does not control, -1 failure.
+ */
+static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			   const json_t *sch, json_t *snap)
+{
+	struct eo_kube_resource r = RES_SNAPSHOTS;
+	struct eo_kube_error err = {0};
+	json_t *live = NULL;
+	eo_kube_err e;
+	int rc;
+
+	r.ns = ns;
+	e = eo_kube_create(c->kc, &r, snap, NULL, &err);
+	if (e == EO_KUBE_OK)
+		return 0;
+	if (e != EO_KUBE_EEXISTS) {
+		eo_log_kv(EO_LOG_WARN, lc, "creating the scheduled snapshot failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		if (c->rec != NULL)
+			eo_kube_event(c->rec, sch, "Warning", "CreateFailed", NULL,
+				      "creating EtcdSnapshot %s failed: %s", eo_kube_obj_name(snap),
+				      err.message);
+		return -1;
+	}
+	r.name = eo_kube_obj_name(snap);
+	e = eo_kube_get(c->kc, &r, &live, &err);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "reading the scheduled snapshot failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	rc = eo_desired_is_controlled_by(live, eo_kube_obj_uid(sch)) ? 2 : 1;
+	json_decref(live);
+	return rc;
+}
+
+static int create_job(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+		      json_t *job)
+{
+	struct eo_kube_resource r = RES_JOBS;
+	struct eo_kube_error err = {0};
+	eo_kube_err e;
+
+	r.ns = ns;
+	e = eo_kube_create(c->kc, &r, job, NULL, &err);
+	if (e == EO_KUBE_OK || e == EO_KUBE_EEXISTS)
+		return 0;
+	eo_log_kv(EO_LOG_WARN, lc, "creating the prune Job failed", "error", eo_kube_strerror(e),
+		  "detail", err.message, NULL);
+	return -1;
+}
+
+static int delete_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			   const json_t *snap)
+{
+	struct eo_kube_resource r = RES_SNAPSHOTS;
+	struct eo_kube_delete_opts o = {.propagation_policy = "Background",
+					.uid = eo_kube_obj_uid(snap),
+					.grace_period_seconds = -1};
+	struct eo_kube_error err = {0};
+	eo_kube_err e;
+
+	r.ns = ns;
+	r.name = eo_kube_obj_name(snap);
+	e = eo_kube_delete(c->kc, &r, &o, &err);
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+		return 0;
+	eo_log_kv(EO_LOG_WARN, lc, "deleting a pruned snapshot failed", "snapshot", r.name, "error",
+		  eo_kube_strerror(e), "detail", err.message, NULL);
+	return -1;
+}
+
+void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			   struct eo_reconcile_out *out)
+{
+	struct eo_schplan_result pr = {0};
+	struct eo_schplan_input in = {0};
+	struct observed om = {0};
+	struct eo_log_ctx lc;
+	json_t *raw = NULL, *sch = NULL;
+	char taken[EO_NAME_MAX];
+	bool failed = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "schedule", name);
+	eo_log_ctx_add(&lc, "namespace", ns);
+	raw = eo_cache_set_get(&c->schedules, ns, name);
+	if (raw == NULL)
+		goto out; /* deleted: its EtcdSnapshots go with it (owner references) */
+	sch = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_SCHEDULE);
+	if (sch == NULL || observe(c, sch, &om) != 0)
+		goto fail;
+	in = (struct eo_schplan_input){.schedule = sch,
+				       .snaps = om.v,
+				       .n_snaps = om.n,
+				       .operator_image = c->operator_image,
+				       .now = c->now != NULL ? c->now() : time(NULL)};
+	if (eo_plan_schedule(&in, &pr) != 0)
+		goto fail;
+	if (pr.create != NULL) {
+		const char *sname = eo_kube_obj_name(pr.create);
+		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
+		bool foreign =
+		    held != NULL && !eo_desired_is_controlled_by(held, eo_kube_obj_uid(sch));
+
+		json_decref(held);
+		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);
+		if (rc < 0)
+			goto fail;
+		if (rc == 1) {
+			snprintf(taken, sizeof(taken), "%s", sname);
+			in.taken_name = taken;
+			eo_schplan_result_clear(&pr);
+			if (eo_plan_schedule(&in, &pr) != 0 || pr.create != NULL)
+				goto fail;
+		} else {
+			eo_log_kv(EO_LOG_INFO, &lc,
+				  rc == 0 ? "scheduled snapshot created"
+					  : "scheduled snapshot already there (a retry)",
+				  "snapshot", sname, NULL);
+		}
+	}
+	for (size_t i = 0; i < pr.n_prune; i++) {
+		const struct eo_schplan_prune *p = &pr.prune[i];
+
+		if (p->op == EO_SCHPLAN_PRUNE_CREATE_JOB)
+			rc = create_job(c, &lc, ns, p->job);
+		else
+			rc = delete_snapshot(c, &lc, ns, p->snapshot);
+		if (rc != 0)
+			failed = true; /* the others still go ahead; retried with backoff */
+		else
+			eo_log_kv(EO_LOG_INFO, &lc,
+				  p->op == EO_SCHPLAN_PRUNE_CREATE_JOB ? "prune Job created"
+								       : "pruned snapshot deleted",
+				  "snapshot", eo_kube_obj_name(p->snapshot), NULL);
+	}
+	if (pr.status != NULL && pr.status_changed) {
+		rc = write_status(c, &lc, ns, name, sch, pr.status);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0) {
+			out->requeue_ms = REQUEUE_MS;
+			goto out;
+		}
+	}
+	if (c->rec != NULL)
+		for (size_t i = 0; i < pr.n_events; i++)
+			eo_kube_event(c->rec, sch, pr.events[i].type, pr.events[i].reason, NULL,
+				      "%s", pr.events[i].message);
+	out->requeue_ms = pr.requeue_ms;
+	if (failed)
+		goto fail;
+	goto out;
+fail:
+	out->error = true;
+out:
+	eo_schplan_result_clear(&pr);
+	observed_free(&om);
+	json_decref(sch);
+	json_decref(raw);
+}
