@@ -29,13 +29,6 @@ static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims",
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
 static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
 
-static struct eo_kube_resource at_res(struct eo_kube_resource r, const char *ns, const char *name)
-{
-	r.ns = ns;
-	r.name = name;
-	return r;
-}
-
 json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -131,8 +124,8 @@ static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *cons
  * precondition. Returns 0 (written or nothing to write), 1 on a conflict (stale cache: come
  * back soon), -1 on failure.
  */
-static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc,
-			struct eo_kube_resource r, const json_t *obj, const json_t *want)
+int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx *lc,
+			       struct eo_kube_resource r, const json_t *obj, const json_t *want)
 {
 	struct eo_kube_error err = {0};
 	json_t *patch = NULL;
@@ -331,8 +324,8 @@ static int confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 	int changed = 0;
 
 	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), name) != 0 ||
-	    get_live(c, lc, at_res(RES_PODS, ns, name), &pod) != 0 ||
-	    get_live(c, lc, at_res(RES_PVCS, ns, pvc_name), &pvc) != 0)
+	    get_live(c, lc, eo_kube_res_at(RES_PODS, ns, name), &pod) != 0 ||
+	    get_live(c, lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &pvc) != 0)
 		goto fail;
 	if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_member_uid(pm->member))) {
 		json_decref(pod); /* as the cache view: a foreign Pod is no Pod of this member */
@@ -377,7 +370,7 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 {
 	struct eo_kube_error err = {0};
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_kube_obj_name(want);
-	struct eo_kube_resource r = at_res(RES_SERVICES, ns, name);
+	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
 	json_t *patch = NULL;
 	eo_kube_err e = EO_KUBE_OK;
 
@@ -439,7 +432,8 @@ static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc
 {
 	bool seed = pr->action == EO_PLAN_CREATE_SEED;
 	struct eo_kube_error err = {0};
-	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_MEMBERS, eo_cluster_namespace(cluster), NULL);
 	json_t *m = seed ? eo_desired_seed_member(cluster, pr->member_name)
 			 : eo_desired_joining_member(cluster, pr->member_name);
 	char msg[EO_NAME_MAX + 64];
@@ -482,7 +476,8 @@ static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *l
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
-	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_member_namespace(pr->member), mname);
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_MEMBERS, eo_member_namespace(pr->member), mname);
 	json_t *sp = json_pack("{s:{s:b}}", "status", "isVoter", 1);
 	json_t *p = json_pack("{s:{s:s}}", "spec", "initialCluster", pr->initial_cluster);
 	eo_kube_err e = EO_KUBE_ENOMEM;
@@ -534,7 +529,7 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r =
-	    at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
+	    eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
 	eo_kube_err e = EO_KUBE_ENOMEM;
 
 	if (patch != NULL)
@@ -659,7 +654,8 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
-	struct eo_kube_resource r = at_res(RES_MEMBERS, eo_member_namespace(pr->member), mname);
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_MEMBERS, eo_member_namespace(pr->member), mname);
 	struct eo_kube_delete_opts d = {.uid = eo_member_uid(pr->member),
 					.grace_period_seconds = -1};
 	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
@@ -716,7 +712,7 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 {
 	struct eo_kube_error err = {0};
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
-	struct eo_kube_resource r = at_res(RES_PDBS, ns, name);
+	struct eo_kube_resource r = eo_kube_res_at(RES_PDBS, ns, name);
 	eo_kube_err e;
 
 	if (pr->action == EO_PLAN_DELETE_PDB) {
@@ -786,10 +782,10 @@ static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc
 	emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 	in->failure = &f;
 	if (eo_plan_cluster(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
-	    write_status(
-		c, lc,
-		at_res(RES_CLUSTERS, eo_cluster_namespace(cluster), eo_cluster_name(cluster)),
-		cluster, pr.status) == 0)
+	    eo_controller_write_status(c, lc,
+				       eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster),
+						      eo_cluster_name(cluster)),
+				       cluster, pr.status) == 0)
 		eo_log_kv(EO_LOG_INFO, lc, "cluster status changed", "message", msg, NULL);
 	in->failure = NULL;
 	eo_plan_result_clear(&pr);
@@ -914,7 +910,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		goto fail;
 	}
 	if (pr.status != NULL && pr.status_changed) {
-		rc = write_status(c, &lc, at_res(RES_CLUSTERS, ns, name), cluster, pr.status);
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+						cluster, pr.status);
 		if (rc < 0)
 			goto fail;
 		if (rc > 0) {
@@ -949,7 +946,7 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r =
-	    at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
+	    eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
 	json_t *fins = json_array(), *f = NULL, *patch = NULL;
 	size_t i;
 	eo_kube_err e = EO_KUBE_ENOMEM;
@@ -1060,7 +1057,8 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		eo_log_kv(EO_LOG_WARN, lc, "member removal blocked; finalizer kept", "message",
 			  rr.message, NULL);
 		if (rr.status != NULL && rr.status_changed &&
-		    write_status(c, lc, at_res(RES_MEMBERS, ns, mname), member, rr.status) < 0)
+		    eo_controller_write_status(c, lc, eo_kube_res_at(RES_MEMBERS, ns, mname),
+					       member, rr.status) < 0)
 			goto out;
 		emit(c, member, rr.event_type, rr.event_reason, rr.message);
 		*requeue = rr.requeue_ms;
@@ -1122,9 +1120,10 @@ static void member_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
 		emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 	in->failure = &f;
 	if (eo_member_plan(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
-	    write_status(c, lc,
-			 at_res(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
-			 member, pr.status) == 0)
+	    eo_controller_write_status(
+		c, lc,
+		eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
+		member, pr.status) == 0)
 		eo_log_kv(EO_LOG_INFO, lc, "member status changed", "message", msg, NULL);
 	in->failure = NULL;
 	eo_member_plan_clear(&pr);
@@ -1189,7 +1188,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		/* Never a PVC created, nor a volume called lost, on the cache alone. */
 		json_t *live = NULL;
 
-		if (get_live(c, &lc, at_res(RES_PVCS, ns, pvc_name), &live) != 0)
+		if (get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &live) != 0)
 			goto fail;
 		if (eo_plan_observed_differs(pvc, live)) {
 			eo_log_kv(EO_LOG_INFO, &lc,
@@ -1227,13 +1226,15 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			goto out;
 		break;
 	case EO_MPLAN_CREATE_PVC:
-		rc = create_owned(c, &lc, member, at_res(RES_PVCS, ns, NULL), pr.object, "PVC");
+		rc = create_owned(c, &lc, member, eo_kube_res_at(RES_PVCS, ns, NULL), pr.object,
+				  "PVC");
 		break;
 	case EO_MPLAN_CREATE_POD:
-		rc = create_owned(c, &lc, member, at_res(RES_PODS, ns, NULL), pr.object, "Pod");
+		rc = create_owned(c, &lc, member, eo_kube_res_at(RES_PODS, ns, NULL), pr.object,
+				  "Pod");
 		break;
 	case EO_MPLAN_DELETE_POD: {
-		struct eo_kube_resource r = at_res(RES_PODS, ns, name);
+		struct eo_kube_resource r = eo_kube_res_at(RES_PODS, ns, name);
 		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(pod),
 						.grace_period_seconds = -1};
 
@@ -1245,7 +1246,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		break;
 	}
 	case EO_MPLAN_PATCH_POD: {
-		struct eo_kube_resource r = at_res(RES_PODS, ns, name);
+		struct eo_kube_resource r = eo_kube_res_at(RES_PODS, ns, name);
 
 		e = eo_kube_patch(c->kc, &r, pr.object, NULL, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
@@ -1262,7 +1263,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		goto fail;
 	}
 	if (pr.status != NULL && pr.status_changed) {
-		rc = write_status(c, &lc, at_res(RES_MEMBERS, ns, name), member, pr.status);
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_MEMBERS, ns, name),
+						member, pr.status);
 		if (rc < 0)
 			goto fail;
 		if (rc > 0) {

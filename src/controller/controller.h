@@ -22,6 +22,7 @@
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/events.h"
+#include "obs/log.h"
 
 #define EO_CTRL_MAX_CACHES 64 /* one per watched namespace */
 
@@ -83,6 +84,14 @@ json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const 
  * Deep copy of a cached object with apiVersion/kind filled in where missing (list items lack
  * them). New reference; NULL when obj is NULL or on OOM.
  */
+/*
+ * Writes the desired status of obj at r (namespace and name filled in) when it differs, with the
+ * object's resourceVersion as the precondition. 0 written or nothing to write, 1 a conflict or
+ * the object is gone (stale cache: come back soon), -1 failure (logged).
+ */
+int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx *lc,
+			       struct eo_kube_resource r, const json_t *obj, const json_t *want);
+
 json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const char *kind);
 
 #endif

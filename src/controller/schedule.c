@@ -87,31 +87,6 @@ fail:
 	return -1;
 }
 
-/* 0 written, 1 conflict / gone, -1 failure. */
-static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
-			const char *name, const json_t *sch, const json_t *want)
-{
-	struct eo_kube_resource r = RES_SCHEDULES;
-	struct eo_kube_error err = {0};
-	json_t *patch = eo_controller_status_patch(json_object_get(sch, "status"), want,
-						   eo_kube_obj_resource_version(sch));
-	eo_kube_err e;
-
-	if (patch == NULL)
-		return -1;
-	r.ns = ns;
-	r.name = name;
-	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);
-	json_decref(patch);
-	if (e == EO_KUBE_OK)
-		return 0;
-	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
-		return 1;
-	eo_log_kv(EO_LOG_WARN, lc, "schedule status update failed", "error", eo_kube_strerror(e),
-		  "detail", err.message, NULL);
-	return -1;
-}
-
 /*
  * Creates the scheduled EtcdSnapshot. 0 created, 2 already there and ours (a retry), 1 the
  * name is held by an object the schedule does not control, -1 failure.
@@ -254,7 +229,8 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 				  "snapshot", eo_kube_obj_name(p->snapshot), NULL);
 	}
 	if (pr.status != NULL && pr.status_changed) {
-		rc = write_status(c, &lc, ns, name, sch, pr.status);
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_SCHEDULES, ns, name),
+						sch, pr.status);
 		if (rc < 0)
 			goto fail;
 		if (rc > 0) {

@@ -77,31 +77,6 @@ fail:
 	return -1;
 }
 
-/* 0 written (or nothing to write), 1 conflict / gone, -1 failure. */
-static int write_status(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
-			const char *name, const json_t *snap, const json_t *want)
-{
-	struct eo_kube_resource r = RES_SNAPSHOTS;
-	struct eo_kube_error err = {0};
-	json_t *patch = eo_controller_status_patch(json_object_get(snap, "status"), want,
-						   eo_kube_obj_resource_version(snap));
-	eo_kube_err e;
-
-	if (patch == NULL)
-		return -1;
-	r.ns = ns;
-	r.name = name;
-	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);
-	json_decref(patch);
-	if (e == EO_KUBE_OK)
-		return 0;
-	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
-		return 1;
-	eo_log_kv(EO_LOG_WARN, lc, "snapshot status update failed", "error", eo_kube_strerror(e),
-		  "detail", err.message, NULL);
-	return -1;
-}
-
 /* Live GET of the Job: 1 present, 0 gone, -1 error. */
 static int job_live(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 		    const char *job_name)
@@ -208,7 +183,8 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 	if (pr.action == EO_SPLAN_CREATE_JOB && create_job(c, &lc, ns, pr.job) != 0)
 		goto fail;
 	if (pr.status != NULL && pr.status_changed) {
-		rc = write_status(c, &lc, ns, name, snap, pr.status);
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_SNAPSHOTS, ns, name),
+						snap, pr.status);
 		if (rc < 0)
 			goto fail;
 		if (rc > 0) {

@@ -46,6 +46,15 @@ struct eo_kube_resource {
 	const char *name;
 };
 
+/* r with its namespace and name set (a resource constant stays a template). */
+static inline struct eo_kube_resource eo_kube_res_at(struct eo_kube_resource r, const char *ns,
+						     const char *name)
+{
+	r.ns = ns;
+	r.name = name;
+	return r;
+}
+
 #define EO_KUBE_CLIENT_POOL	   8 /* idle curl handles kept for reuse */
 #define EO_KUBE_DEFAULT_TIMEOUT_MS 30000L
 #define EO_KUBE_DEFAULT_MAX_BODY   (16u << 20)
