@@ -134,6 +134,16 @@ bool eo_condition_is_true(const json_t *status, const char *type)
 	return eo_condition_matches(status, type, EO_COND_TRUE, NULL);
 }
 
+bool eo_condition_true_message(const json_t *status, const char *type, const char **message)
+{
+	if (!eo_condition_is_true(status, type))
+		return false;
+	if (message != NULL)
+		*message =
+		    json_string_value(json_object_get(eo_condition_find(status, type), "message"));
+	return true;
+}
+
 bool eo_condition_matches(const json_t *status, const char *type, const char *cond_status,
 			  const char *reason)
 {

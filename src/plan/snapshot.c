@@ -107,24 +107,10 @@ bad:
 	return NULL;
 }
 
-/* The Job's condition of that type is True. */
+/* The Job's condition of that type is True (its message in *message). */
 static bool job_condition(const json_t *job, const char *type, const char **message)
 {
-	json_t *conds = json_object_get(json_object_get(job, "status"), "conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-
-		if (t != NULL && s != NULL && strcmp(t, type) == 0 && strcmp(s, "True") == 0) {
-			if (message != NULL)
-				*message = json_string_value(json_object_get(c, "message"));
-			return true;
-		}
-	}
-	return false;
+	return eo_condition_true_message(json_object_get(job, "status"), type, message);
 }
 
 /* The terminated state of the agent container of pod, or NULL. */

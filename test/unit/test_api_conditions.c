@@ -65,6 +65,30 @@ static const struct step steps[] = {
     {"Available", "Unknown", "QuorumHealthy", NULL, 2, T2, 1, "2026-06-02T10:02:00Z"},
 };
 
+/* A Job-style status: the message of a True condition, nothing for False or absent ones. */
+static void test_true_message(void **state)
+{
+	json_t *st = json_loads("{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+				"\"message\":\"BackoffLimitExceeded\"},{\"type\":\"Complete\","
+				"\"status\":\"False\"},{\"type\":\"Bare\",\"status\":\"True\"}]}",
+				0, NULL);
+	const char *msg = "unset";
+
+	(void)state;
+	assert_non_null(st);
+	assert_true(eo_condition_true_message(st, "Failed", &msg));
+	assert_string_equal(msg, "BackoffLimitExceeded");
+	msg = "unset";
+	assert_false(eo_condition_true_message(st, "Complete", &msg));
+	assert_string_equal(msg, "unset");
+	assert_true(eo_condition_true_message(st, "Bare", &msg));
+	assert_null(msg);
+	assert_false(eo_condition_true_message(st, "Missing", NULL));
+	assert_true(eo_condition_true_message(st, "Failed", NULL));
+	assert_false(eo_condition_true_message(NULL, "Failed", NULL));
+	json_decref(st);
+}
+
 static void test_transition_table(void **state)
 {
 	json_t *status = json_object();
@@ -180,7 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_transition_table),	 cmocka_unit_test(test_generation_omitted),
 	    cmocka_unit_test(test_existing_status_json), cmocka_unit_test(test_lookup_and_remove),
-	    cmocka_unit_test(test_invalid_arguments),
+	    cmocka_unit_test(test_invalid_arguments),	 cmocka_unit_test(test_true_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
