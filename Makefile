@@ -80,7 +80,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 
 .PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
-        kubectl-etcd
+        kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -139,11 +139,36 @@ cluster-logs:
 images:
 	hack/images.sh
 
+# The installation guide's targets (docs/installation.md). They act on the
+# cluster $KUBECONFIG names, else on the local bed; hack/install.sh says which.
+IMG          ?=
+NAMESPACE    ?= etcd-operator-system
+HELM_RELEASE ?= etcd-operator
+INSTALL_ENV   = IMG='$(IMG)' NAMESPACE='$(NAMESPACE)' HELM_RELEASE='$(HELM_RELEASE)'
+
+install:
+	$(INSTALL_ENV) hack/install.sh install
+
+uninstall:
+	$(INSTALL_ENV) hack/install.sh uninstall
+
 deploy:
-	IMG=$(IMG) hack/deploy-operator.sh
+	$(INSTALL_ENV) hack/install.sh deploy
 
 undeploy:
-	hack/deploy-operator.sh uninstall
+	$(INSTALL_ENV) hack/install.sh undeploy
+
+run: all
+	$(INSTALL_ENV) hack/install.sh run
+
+build-dist-manifests:
+	$(INSTALL_ENV) hack/install.sh dist
+
+docker-build:
+	$(INSTALL_ENV) hack/install.sh docker-build
+
+docker-push:
+	$(INSTALL_ENV) hack/install.sh docker-push
 
 e2e: cluster-up images bin/kubectl-etcd
 	hack/e2e.sh

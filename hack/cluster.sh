@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes on this machine, from pinned upstream builds:
 # containerd (Debian) + etcd + kube-apiserver + kube-controller-manager +
-# kube-scheduler + kubelet + kube-proxy + CoreDNS. No systemd here, so every
+# kube-scheduler + kubelet + kube-proxy + CoreDNS, and an OCI registry
+# (distribution) that containerd pulls from. No systemd here, so every
 # component runs under a small restart loop of our own (see supervise()).
 #
 #   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers;
@@ -14,7 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # Components in start order; down stops them in reverse.
-COMPONENTS="containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns pv-permissions"
+COMPONENTS="containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns pv-permissions registry"
 
 pidfile() { echo "$RUNDIR/pids/$1.pid"; }
 
@@ -219,8 +220,34 @@ state = "$RUNDIR/containerd"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$BASE/cni/net.d"
     max_conf_num = 1
+  # Per-registry settings (hosts.toml), read at each pull: the bed's registry
+  # speaks plain HTTP.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$CONF/certs.d"
 [plugins."io.containerd.internal.v1.opt"]
   path = "$BASE/containerd-opt"
+EOF
+	local h
+	for h in "$REGISTRY" "127.0.0.1:$REGISTRY_PORT"; do
+		mkdir -p "$CONF/certs.d/$h"
+		cat >"$CONF/certs.d/$h/hosts.toml" <<EOF
+server = "http://$h"
+[host."http://$h"]
+  capabilities = ["pull", "resolve", "push"]
+EOF
+	done
+
+	# The registry keeps its blobs with the cluster's state (down deletes them).
+	cat >"$CONF/registry.yml" <<EOF
+version: 0.1
+log:
+  level: warn
+  accesslog: {disabled: true}
+storage:
+  filesystem: {rootdirectory: $BASE/registry}
+  delete: {enabled: true}
+http:
+  addr: 127.0.0.1:$REGISTRY_PORT
 EOF
 
 	cat >"$BASE/cni/net.d/10-local.conflist" <<EOF
@@ -447,17 +474,28 @@ up() {
 	mkdir -p "$LOGDIR"
 	ln -sfn "$LOGDIR" "$LOGS"
 	log "building or reusing pinned tools"
+	# In parallel first (hack/tools.sh); the lookups below are then instant.
+	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns registry
 	K8S_BIN=$(tool_bin kubernetes)
 	ETCD_BIN=$(tool_bin etcd-3.6.16)
 	COREDNS_BIN=$(tool_bin coredns)
-	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns
+	REGISTRY_BIN=$(tool_bin registry)
 
 	prepare_host
 	make_pki
 	write_configs
 
 	log "containerd"
+	# A bed started before a change of containerd.toml runs the old settings:
+	# restart containerd (its shims, and so every container, keep running).
+	local sum
+	sum=$(sha256sum <"$CONF/containerd.toml" | cut -c1-16)
+	if running containerd && [ "$(cat "$RUNDIR/containerd.toml.sum" 2>/dev/null)" != "$sum" ]; then
+		log "containerd.toml changed: restarting containerd (containers keep running)"
+		stop_component containerd
+	fi
 	supervise containerd containerd --config "$CONF/containerd.toml"
+	echo "$sum" >"$RUNDIR/containerd.toml.sum"
 	wait_for 60 "containerd" ctr --address "$CONTAINERD_SOCK" version
 	pause_image
 
@@ -517,6 +555,11 @@ up() {
 	log "coredns"
 	supervise coredns "$COREDNS_BIN/coredns" -conf "$CONF/Corefile"
 
+	log "registry ($REGISTRY)"
+	mkdir -p "$BASE/registry"
+	supervise registry env OTEL_TRACES_EXPORTER=none "$REGISTRY_BIN/registry" serve "$CONF/registry.yml"
+	wait_for 60 "the registry at $REGISTRY" curl -fsS "http://$REGISTRY/v2/"
+
 	log "waiting for the node to be Ready"
 	wait_for 180 "node $NODE_NAME Ready" node_ready
 	# kubelet turns kernel.panic_on_oops on at start; on this VM an oops would
@@ -531,7 +574,7 @@ up() {
 down() {
 	local t0 c
 	t0=$(date +%s)
-	for c in coredns kube-proxy kubelet pv-permissions kube-scheduler kube-controller-manager; do
+	for c in registry coredns kube-proxy kubelet pv-permissions kube-scheduler kube-controller-manager; do
 		stop_component "$c"
 	done
 	# Containers: stop every task, then the shims, before containerd goes.

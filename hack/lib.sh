@@ -28,6 +28,11 @@ CLUSTER_DOMAIN=cluster.local
 ETCD_CLIENT_PORT=12379
 ETCD_PEER_PORT=12380
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+# The bed's OCI registry (distribution, plain HTTP, loopback only): push with
+# `make docker-push IMG=$REGISTRY/<name>:<tag>`; containerd pulls from it
+# through $CONF/certs.d/$REGISTRY/hosts.toml.
+REGISTRY_PORT=15000
+REGISTRY=localhost:$REGISTRY_PORT
 
 IMAGE_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator/images
 

@@ -5,7 +5,7 @@
 #
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
-# Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw
+# Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -85,6 +85,10 @@ minio)
 	;;
 chainsaw)
 	build -ldflags "-s -w" -o "$tmp/bin/chainsaw" github.com/kyverno/chainsaw
+	;;
+registry)
+	build -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$version" \
+		-o "$tmp/bin/registry" github.com/distribution/distribution/v3/cmd/registry
 	;;
 *)
 	echo "build.sh: no recipe for '$tool'" >&2
