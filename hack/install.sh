@@ -205,9 +205,9 @@ run_operator() {
 		;;
 	*) die "RUN_LEADER_ELECT must be auto, true or false (got '$le')" ;;
 	esac
-	# Ports away from the usual 8080/8081, so a local apiserver or proxy does not collide.
-	args+=(--metrics-bind-address="${RUN_METRICS_ADDR:-127.0.0.1:18080}"
-		--health-probe-bind-address="${RUN_HEALTH_ADDR:-127.0.0.1:18081}"
+	# Ports away from the usual 8080/8081 (and the bed's 18080), so nothing else on the host collides.
+	args+=(--metrics-bind-address="${RUN_METRICS_ADDR:-127.0.0.1:28080}"
+		--health-probe-bind-address="${RUN_HEALTH_ADDR:-127.0.0.1:28081}"
 		--kubeconfig="$KCFG" --operator-image="$image")
 	log "exec $bin ${args[*]} ${RUN_ARGS:-}"
 	# shellcheck disable=SC2086
