@@ -80,7 +80,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 
 .PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
-        kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push
+        kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -173,7 +173,11 @@ docker-push:
 e2e: cluster-up images bin/kubectl-etcd
 	hack/e2e.sh
 
-check: deps test e2e
+# docker-build + docker-push to the bed's registry, then a Pod pulls and runs it.
+registry-test: cluster-up
+	hack/registry-test.sh
+
+check: deps test e2e registry-test
 
 demo: deps all
 	hack/demo.sh
