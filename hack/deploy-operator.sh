@@ -26,7 +26,8 @@ fi
 [ -n "${IMG:-}" ] || "$REPO/hack/operator-image.sh" "$REF"
 
 log "helm upgrade --install etcd-operator ($IMAGE_REPO:$TAG) in $NAMESPACE"
-# kube-rbac-proxy is off: its image cannot be pulled here (no registry).
+# kube-rbac-proxy is off: the bed has no image of it (its module is not on the Go
+# module proxy this machine uses, so it cannot be built like the other tools).
 "$HELM" --kubeconfig "$KUBECONFIG_FILE" upgrade --install etcd-operator "$REPO/charts/etcd-operator" \
 	--namespace "$NAMESPACE" --create-namespace \
 	--set image.repository="$IMAGE_REPO" --set image.tag="$TAG" --set image.pullPolicy=Never \
