@@ -680,9 +680,13 @@ static json_t *etcd_container(const json_t *member, const struct eo_desired_opts
 		      1, "failureThreshold", 15),
 	    &ok);
 	set(ctr, "resources", eo_member_resources(member), &ok);
+	/*
+	 * Restricted: etcd writes only its data dir (the volume below), so the image's root
+	 * filesystem is mounted read-only; seccomp RuntimeDefault and the user are set on the Pod.
+	 */
 	set(ctr, "securityContext",
-	    json_pack("{s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation", 0,
-		      "capabilities", "drop", "ALL"),
+	    json_pack("{s:b, s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation",
+		      0, "readOnlyRootFilesystem", 1, "capabilities", "drop", "ALL"),
 	    &ok);
 	set(ctr, "volumeMounts",
 	    json_pack("[{s:s, s:s}]", "name", DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR), &ok);

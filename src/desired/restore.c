@@ -42,10 +42,12 @@ bool eo_desired_member_restores(const json_t *member)
 	       (loc.kind == EO_LOCATION_S3 || loc.kind == EO_LOCATION_PVC);
 }
 
+/* As the etcd container's: both steps write only the data volume and the agent emptyDir. */
 static json_t *security_context(void)
 {
-	return json_pack("{s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation", 0,
-			 "capabilities", "drop", "ALL");
+	return json_pack("{s:b, s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1,
+			 "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
+			 "drop", "ALL");
 }
 
 int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *o,

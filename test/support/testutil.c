@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,60 @@ void tu_golden(const char *path, const json_t *obj)
 		fail_msg("golden mismatch: %s", path);
 	}
 	json_decref(want);
+}
+
+/* The container's field, else the Pod's. */
+static const json_t *sc_field(const json_t *ctr_sc, const json_t *pod_sc, const char *key)
+{
+	const json_t *v = json_object_get(ctr_sc, key);
+
+	return v != NULL ? v : json_object_get(pod_sc, key);
+}
+
+static void assert_restricted_container(const json_t *ctr, const json_t *pod_sc, const char *what)
+{
+	const char *name = json_string_value(json_object_get(ctr, "name"));
+	const json_t *sc = json_object_get(ctr, "securityContext");
+	const json_t *drop = json_object_get(json_object_get(sc, "capabilities"), "drop");
+	const json_t *seccomp = sc_field(sc, pod_sc, "seccompProfile");
+	bool drops_all = false;
+	size_t i;
+	json_t *v;
+
+	name = name ? name : "(unnamed)";
+	if (!json_is_true(sc_field(sc, pod_sc, "runAsNonRoot")))
+		fail_msg("%s container %s: runAsNonRoot is not true", what, name);
+	if (!json_is_false(json_object_get(sc, "allowPrivilegeEscalation")))
+		fail_msg("%s container %s: allowPrivilegeEscalation is not false", what, name);
+	if (!json_is_true(json_object_get(sc, "readOnlyRootFilesystem")))
+		fail_msg("%s container %s: readOnlyRootFilesystem is not true", what, name);
+	json_array_foreach(drop, i, v) drops_all |=
+	    json_string_value(v) != NULL && strcmp(json_string_value(v), "ALL") == 0;
+	if (!drops_all)
+		fail_msg("%s container %s: capabilities do not drop ALL", what, name);
+	if (json_object_get(json_object_get(sc, "capabilities"), "add") != NULL)
+		fail_msg("%s container %s: adds capabilities", what, name);
+	if (json_is_true(json_object_get(sc, "privileged")))
+		fail_msg("%s container %s: privileged", what, name);
+	if (json_string_value(json_object_get(seccomp, "type")) == NULL ||
+	    strcmp(json_string_value(json_object_get(seccomp, "type")), "RuntimeDefault") != 0)
+		fail_msg("%s container %s: seccompProfile is not RuntimeDefault", what, name);
+}
+
+void tu_assert_restricted_pod_spec(const json_t *pod_spec, const char *what)
+{
+	const json_t *pod_sc = json_object_get(pod_spec, "securityContext");
+	const json_t *ctrs = json_object_get(pod_spec, "containers");
+	size_t i;
+	json_t *c;
+
+	if (json_array_size(ctrs) == 0)
+		fail_msg("%s: no containers", what);
+	if (json_is_true(json_object_get(pod_spec, "hostNetwork")) ||
+	    json_is_true(json_object_get(pod_spec, "hostPID")) ||
+	    json_is_true(json_object_get(pod_spec, "hostIPC")))
+		fail_msg("%s: shares a host namespace", what);
+	json_array_foreach(ctrs, i, c) assert_restricted_container(c, pod_sc, what);
+	json_array_foreach(json_object_get(pod_spec, "initContainers"), i, c)
+	    assert_restricted_container(c, pod_sc, what);
 }

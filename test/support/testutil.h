@@ -54,4 +54,12 @@ void tu_write_file(const char *dir, const char *name, const char *text);
 /* obj must equal the JSON file at path; EO_UPDATE_GOLDEN=1 rewrites the file instead. */
 void tu_golden(const char *path, const json_t *obj);
 
+/*
+ * Fails the test unless every container and init container of the Pod spec runs under the
+ * restricted Pod Security Standard plus a read-only root filesystem: runAsNonRoot (Pod or
+ * container), allowPrivilegeEscalation false, capabilities drop ALL, readOnlyRootFilesystem
+ * true, seccompProfile RuntimeDefault (Pod or container). what names the object in messages.
+ */
+void tu_assert_restricted_pod_spec(const json_t *pod_spec, const char *what);
+
 #endif

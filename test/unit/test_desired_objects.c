@@ -161,6 +161,7 @@ static void test_member_pod(void **state)
 
 	(void)state;
 	golden("member_pod.json", p);
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "member Pod");
 	json_decref(p);
 	json_decref(m);
 }
@@ -197,6 +198,7 @@ static void test_member_pod_passthrough(void **state)
 
 	(void)state;
 	golden("member_pod_passthrough.json", p);
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "member Pod (pass-through)");
 	golden("member_pvc_passthrough.json", pvc);
 	json_decref(pvc);
 	json_decref(p);
@@ -301,6 +303,7 @@ static void test_memory_member_pod_uses_tmpfs(void **state)
 	    json_string_value(json_object_get(json_object_get(vol, "emptyDir"), "sizeLimit")),
 	    "256Mi");
 	assert_null(json_object_get(vol, "persistentVolumeClaim"));
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "memory member Pod");
 	json_decref(p);
 	json_decref(m);
 }

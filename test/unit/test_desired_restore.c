@@ -58,6 +58,7 @@ static void test_restore_pod_s3(void **state)
 
 	(void)state;
 	golden("restore_pod_s3.json", pod);
+	tu_assert_restricted_pod_spec(json_object_get(pod, "spec"), "restoring Pod (s3)");
 	json_decref(pod);
 	json_decref(m);
 }
@@ -68,6 +69,7 @@ static void test_restore_pod_pvc(void **state)
 
 	(void)state;
 	golden("restore_pod_pvc.json", pod);
+	tu_assert_restricted_pod_spec(json_object_get(pod, "spec"), "restoring Pod (pvc)");
 	json_decref(pod);
 	json_decref(m);
 }

@@ -542,6 +542,9 @@ static void test_job_s3(void **state)
 
 	(void)state;
 	golden("snapshot_job_s3.json", j);
+	tu_assert_restricted_pod_spec(
+	    json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
+	    "snapshot Job (s3)");
 	json_decref(j);
 	/* Missing pieces: no Job. */
 	assert_null(eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 0));
@@ -559,6 +562,9 @@ static void test_job_pvc(void **state)
 
 	(void)state;
 	golden("snapshot_job_pvc.json", j);
+	tu_assert_restricted_pod_spec(
+	    json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
+	    "snapshot Job (pvc)");
 	json_decref(j);
 	json_decref(cl);
 	json_decref(snap);
