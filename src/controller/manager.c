@@ -383,6 +383,23 @@ static long lease_held_for_ms(void *ud)
 
 /* --- lifecycle --- */
 
+/* The transport risks already warned about: each is logged once per process. */
+static atomic_uint transport_warned;
+
+static void warn_transport(const eo_kube_config *kcfg)
+{
+	unsigned risks = eo_kube_config_risks_once(kcfg, &transport_warned);
+
+	for (unsigned bit = 1; risks != 0; bit <<= 1) {
+		if ((risks & bit) == 0)
+			continue;
+		risks &= ~bit;
+		eo_log_kv(EO_LOG_WARN, NULL, "insecure connection to the Kubernetes API server",
+			  "server", eo_kube_config_server(kcfg), "detail", eo_kube_risk_text(bit),
+			  NULL);
+	}
+}
+
 static eo_kube_client *new_client(const struct eo_config *cfg, long timeout_ms)
 {
 	struct eo_kube_client_opts o = {.timeout_ms = timeout_ms, .user_agent = "etcd-operator"};
@@ -392,8 +409,10 @@ static eo_kube_client *new_client(const struct eo_config *cfg, long timeout_ms)
 	eo_kube_err e;
 
 	e = eo_kube_config_load(cfg->kubeconfig[0] ? cfg->kubeconfig : NULL, NULL, &kcfg, &err);
-	if (e == EO_KUBE_OK)
+	if (e == EO_KUBE_OK) {
+		warn_transport(kcfg);
 		e = eo_kube_client_new(kcfg, &o, &c, &err);
+	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_ERROR, NULL, "kubernetes client setup failed", "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);

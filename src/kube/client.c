@@ -340,6 +340,19 @@ static void set_blob(CURL *h, CURLoption opt, const unsigned char *data, size_t 
 	curl_easy_setopt(h, opt, &blob);
 }
 
+void eo__kube_headers_scrub(struct curl_slist *hdrs)
+{
+	for (struct curl_slist *n = hdrs; n != NULL; n = n->next)
+		if (n->data != NULL)
+			OPENSSL_cleanse(n->data, strlen(n->data));
+}
+
+void eo__kube_headers_free(struct curl_slist *hdrs)
+{
+	eo__kube_headers_scrub(hdrs);
+	curl_slist_free_all(hdrs);
+}
+
 eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 				struct curl_slist **hdrs, bool share, struct eo_kube_error *err)
 {
@@ -502,7 +515,7 @@ out:
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 		handle_put(c, h);
 	}
-	curl_slist_free_all(hdrs);
+	eo__kube_headers_free(hdrs);
 	if (token) {
 		OPENSSL_cleanse(token, strlen(token));
 		free(token);

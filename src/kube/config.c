@@ -117,10 +117,17 @@ eo_kube_err eo_kube_read_file(const char *path, size_t max, char **data, size_t 
 						  "%s is larger than %zu bytes", path, max);
 				goto out;
 			}
-			nb = realloc(buf, ncap + 1);
+			/* Not realloc: it would leave the bytes read so far (a token, a key) in
+			 * freed memory. Copy, then wipe the old buffer. */
+			nb = malloc(ncap + 1);
 			if (!nb) {
 				rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "reading %s", path);
 				goto out;
+			}
+			if (buf) {
+				memcpy(nb, buf, n);
+				OPENSSL_cleanse(buf, cap + 1);
+				free(buf);
 			}
 			buf = nb;
 			cap = ncap;
@@ -155,14 +162,14 @@ out:
 	if (f)
 		fclose(f);
 	if (buf) {
-		OPENSSL_cleanse(buf, cap);
+		OPENSSL_cleanse(buf, cap + 1);
 		free(buf);
 	}
 	return rc;
 }
 
 /* Strips leading and trailing white space in place (tokens end in "\n"). */
-static void trim(char *s)
+void eo__kube_trim(char *s)
 {
 	size_t n = strlen(s), i = 0;
 
@@ -170,8 +177,11 @@ static void trim(char *s)
 		s[--n] = '\0';
 	while (s[i] && isspace((unsigned char)s[i]))
 		i++;
-	if (i)
+	if (i) {
 		memmove(s, s + i, n - i + 1);
+		/* The last i bytes would still hold the end of the token: wipe them. */
+		OPENSSL_cleanse(s + n - i + 1, i);
+	}
 }
 
 /* ---- token cache ------------------------------------------------------ */
@@ -200,7 +210,7 @@ static eo_kube_err read_token_file(const char *path, char **out, struct eo_kube_
 	rc = eo_kube_read_file(path, EO_KUBE_TOKEN_MAX, &data, &len, err);
 	if (rc != EO_KUBE_OK)
 		return rc;
-	trim(data);
+	eo__kube_trim(data);
 	if (data[0] == '\0') {
 		free(data);
 		return eo_kube_fail(err, EO_KUBE_ECONFIG, "token file %s is empty", path);
@@ -291,6 +301,42 @@ const char *eo_kube_config_token_file(const eo_kube_config *cfg)
 	return cfg->token_file;
 }
 
+unsigned eo_kube_config_risks(const eo_kube_config *cfg)
+{
+	unsigned r = 0;
+
+	if (cfg == NULL)
+		return 0;
+	if (strncmp(cfg->server, "http://", 7) == 0)
+		r |= EO_KUBE_RISK_PLAIN_HTTP;
+	else if (cfg->insecure)
+		r |= EO_KUBE_RISK_INSECURE_TLS;
+	return r;
+}
+
+unsigned eo_kube_config_risks_once(const eo_kube_config *cfg, atomic_uint *warned)
+{
+	unsigned r = eo_kube_config_risks(cfg);
+
+	return r & ~atomic_fetch_or(warned, r);
+}
+
+const char *eo_kube_risk_text(unsigned risk)
+{
+	switch (risk) {
+	case EO_KUBE_RISK_INSECURE_TLS:
+		return "the kubeconfig sets insecure-skip-tls-verify: the API server's certificate "
+		       "is "
+		       "not verified, so anyone on the path can pose as it and read the bearer "
+		       "token";
+	case EO_KUBE_RISK_PLAIN_HTTP:
+		return "the API server URL is plain http://: requests, Secrets read and the bearer "
+		       "token travel unencrypted";
+	default:
+		return "unknown transport risk";
+	}
+}
+
 /* ---- helpers for both loaders ----------------------------------------- */
 
 /* Sets cfg->server from a URL, dropping trailing slashes. */
@@ -372,6 +418,28 @@ static eo_kube_err load_blob_b64(struct blob *b, const char *text, const char *w
 }
 
 /* ---- kubeconfig (libyaml document API) ------------------------------- */
+
+/*
+ * A kubeconfig holds a token and key material inline: before libyaml frees them, wipe its
+ * copies: every scalar of the document and the parser's input buffers.
+ */
+static void scrub_document(yaml_document_t *doc)
+{
+	yaml_node_t *n;
+
+	for (n = doc->nodes.start; n != NULL && n < doc->nodes.top; n++)
+		if (n->type == YAML_SCALAR_NODE && n->data.scalar.value != NULL)
+			OPENSSL_cleanse(n->data.scalar.value, n->data.scalar.length);
+}
+
+static void scrub_parser(yaml_parser_t *p)
+{
+	if (p->raw_buffer.start != NULL && p->raw_buffer.end > p->raw_buffer.start)
+		OPENSSL_cleanse(p->raw_buffer.start,
+				(size_t)(p->raw_buffer.end - p->raw_buffer.start));
+	if (p->buffer.start != NULL && p->buffer.end > p->buffer.start)
+		OPENSSL_cleanse(p->buffer.start, (size_t)(p->buffer.end - p->buffer.start));
+}
 
 static const char *scalar(yaml_document_t *doc, yaml_node_t *n)
 {
@@ -597,10 +665,14 @@ eo_kube_err eo_kube_config_parse_kubeconfig(const char *yaml, size_t len, const 
 	cfg = NULL;
 	eo_kube_error_clear(err);
 out:
-	if (have_doc)
+	if (have_doc) {
+		scrub_document(&doc);
 		yaml_document_delete(&doc);
-	if (have_parser)
+	}
+	if (have_parser) {
+		scrub_parser(&parser);
 		yaml_parser_delete(&parser);
+	}
 	eo_kube_config_free(cfg);
 	return rc;
 }
@@ -693,7 +765,7 @@ eo_kube_err eo_kube_config_in_cluster(const struct eo_kube_incluster_paths *path
 		goto out;
 	cfg->token_read_ms = mono_ms();
 	if (eo_kube_read_file(ns_path, 4096, &ns, &ns_len, NULL) == EO_KUBE_OK) {
-		trim(ns);
+		eo__kube_trim(ns);
 		if (ns[0] == '\0') {
 			free(ns);
 			ns = NULL;

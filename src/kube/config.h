@@ -15,12 +15,19 @@
  * Error messages name the field and the file path but never contain a token,
  * key material or certificate data.
  *
+ * Every copy of the token and of the client key that this module makes is wiped
+ * (OPENSSL_cleanse) before it is freed: the cached token, the file buffers (grown without
+ * realloc), libyaml's document and input buffers of a kubeconfig, and the copies
+ * eo_kube_config_token() hands out once the caller frees them as it must (client.c and
+ * watch.c do, and wipe the Authorization header lines too).
+ *
  * A loaded config is immutable except for the token cache, which is guarded
  * by an internal mutex: it may be shared by several threads.
  */
 #ifndef EO_KUBE_CONFIG_H
 #define EO_KUBE_CONFIG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,15 +103,34 @@ bool eo_kube_config_insecure(const eo_kube_config *cfg);
 /* Path of the token file, or NULL when the token is static or absent. */
 const char *eo_kube_config_token_file(const eo_kube_config *cfg);
 
+/*
+ * Transport risks of a config, as bits: EO_KUBE_RISK_PLAIN_HTTP when the server URL is
+ * http:// (nothing is encrypted; insecure-skip-tls-verify is then moot), else
+ * EO_KUBE_RISK_INSECURE_TLS when insecure-skip-tls-verify is set. 0 for a verified https
+ * server (and for NULL).
+ */
+#define EO_KUBE_RISK_INSECURE_TLS 0x1u
+#define EO_KUBE_RISK_PLAIN_HTTP	  0x2u
+unsigned eo_kube_config_risks(const eo_kube_config *cfg);
+
+/*
+ * The risks of cfg not yet in *warned, which gets them added (atomically): what a caller
+ * warns about so that each risk is told once per *warned (per process with a static one),
+ * however many clients it builds.
+ */
+unsigned eo_kube_config_risks_once(const eo_kube_config *cfg, atomic_uint *warned);
+
+/* One sentence (static) for one risk bit. */
+const char *eo_kube_risk_text(unsigned risk);
+
 /* Sets how often a file token is re-read (ms, > 0). */
 void eo_kube_config_set_token_refresh(eo_kube_config *cfg, long refresh_ms);
 
 /*
  * The bearer token to send now. *token is a new heap string the caller
- * frees (and should not log), or NULL when no token is configured. A token
- * file is re-read when the cached copy is older than the refresh interval
- * or was invalidated; if re-reading fails but an older token exists, the
- * older token is returned.
+ * wipes (OPENSSL_cleanse over strlen) and frees, and never logs, or NULL when no token is
+ * configured. A token file is re-read when the cached copy is older than the refresh interval or
+ * was invalidated; if re-reading fails but an older token exists, the older token is returned.
  */
 eo_kube_err eo_kube_config_token(eo_kube_config *cfg, char **token, struct eo_kube_error *err);
 
@@ -118,5 +144,12 @@ void eo_kube_config_token_invalidate(eo_kube_config *cfg);
  */
 eo_kube_err eo_kube_read_file(const char *path, size_t max, char **data, size_t *len,
 			      struct eo_kube_error *err);
+
+/*
+ * Strips leading and trailing white space in place and wipes the bytes the shift left
+ * behind past the new end, so no piece of a token stays beyond the terminator. Internal to
+ * src/kube (token and namespace files); exposed for the tests.
+ */
+void eo__kube_trim(char *s);
 
 #endif

@@ -383,7 +383,7 @@ out:
 		curl_multi_remove_handle(w->multi, run.h);
 	if (run.h)
 		curl_easy_cleanup(run.h);
-	curl_slist_free_all(hdrs);
+	eo__kube_headers_free(hdrs);
 	eo_kube_objstream_free(run.os);
 	json_decref(run.obj);
 	free(run.errbody);

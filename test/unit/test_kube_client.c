@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kube/client.h"
+#include "kube/client_int.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
 
@@ -366,6 +367,37 @@ static void test_get_sends_auth_and_parses(void **state)
 	assert_null(obj);
 	assert_int_equal(err.http_status, 404);
 	assert_string_equal(err.reason, "NotFound");
+	fixture_free(fx);
+}
+
+/* The header lines, the Authorization one with the token, are wiped before they are freed. */
+static void test_headers_scrubbed(void **state)
+{
+	struct fixture *fx = fixture_new("tok-1", NULL);
+	struct curl_slist *hdrs = NULL;
+	struct eo_kube_error err;
+	size_t lens[8] = {0}, n = 0;
+	bool saw_auth = false;
+	CURL *h = curl_easy_init();
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(eo__kube_easy_setup(fx->c, h, "very-secret-token", &hdrs, false, &err),
+			 EO_KUBE_OK);
+	for (struct curl_slist *l = hdrs; l != NULL && n < 8; l = l->next, n++) {
+		lens[n] = strlen(l->data);
+		saw_auth |= strcmp(l->data, "Authorization: Bearer very-secret-token") == 0;
+	}
+	assert_true(saw_auth);
+	eo__kube_headers_scrub(hdrs);
+	n = 0;
+	for (struct curl_slist *l = hdrs; l != NULL && n < 8; l = l->next, n++)
+		for (size_t i = 0; i < lens[n]; i++)
+			if (l->data[i] != '\0')
+				fail_msg("header %zu byte %zu not wiped", n, i);
+	eo__kube_headers_free(hdrs);
+	eo__kube_headers_free(NULL);
+	curl_easy_cleanup(h);
 	fixture_free(fx);
 }
 
@@ -760,6 +792,7 @@ int main(void)
 	    cmocka_unit_test(test_escape_edges),
 	    cmocka_unit_test(test_status_parsing),
 	    cmocka_unit_test(test_get_sends_auth_and_parses),
+	    cmocka_unit_test(test_headers_scrubbed),
 	    cmocka_unit_test(test_list_pagination_merge),
 	    cmocka_unit_test(test_list_total_cap),
 	    cmocka_unit_test(test_create_generate_name_and_exists),

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,137 @@ static void test_read_file_max_cap(void **state)
 	assert_null(data);
 }
 
+/* Which kubeconfig gets which transport warning (table-driven). */
+static void test_transport_risks(void **state)
+{
+	static const struct {
+		const char *name, *server, *extra;
+		unsigned want;
+	} cases[] = {
+	    {"verified https", "https://k.example:6443", "", 0},
+	    {"skip verify", "https://k.example:6443", "    insecure-skip-tls-verify: true\n",
+	     EO_KUBE_RISK_INSECURE_TLS},
+	    {"skip verify false", "https://k.example:6443", "    insecure-skip-tls-verify: false\n",
+	     0},
+	    {"plain http", "http://127.0.0.1:8080", "", EO_KUBE_RISK_PLAIN_HTTP},
+	    /* http already sends everything in clear: one warning, not two */
+	    {"plain http, skip verify", "http://127.0.0.1:8080",
+	     "    insecure-skip-tls-verify: true\n", EO_KUBE_RISK_PLAIN_HTTP},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char yaml[1024];
+		eo_kube_config *cfg = NULL;
+		struct eo_kube_error err;
+
+		snprintf(yaml, sizeof(yaml),
+			 "current-context: x\n"
+			 "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+			 "clusters:\n- name: c\n  cluster:\n    server: %s\n%s"
+			 "users: [{name: u, user: {token: tok-%zu}}]\n",
+			 cases[i].server, cases[i].extra, i);
+		assert_int_equal(
+		    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), NULL, NULL, &cfg, &err),
+		    EO_KUBE_OK);
+		if (eo_kube_config_risks(cfg) != cases[i].want)
+			fail_msg("%s: risks %u, want %u", cases[i].name, eo_kube_config_risks(cfg),
+				 cases[i].want);
+		eo_kube_config_free(cfg);
+	}
+	assert_int_equal(eo_kube_config_risks(NULL), 0);
+	/* The texts say what is wrong and never repeat a token. */
+	assert_non_null(
+	    strstr(eo_kube_risk_text(EO_KUBE_RISK_INSECURE_TLS), "insecure-skip-tls-verify"));
+	assert_non_null(strstr(eo_kube_risk_text(EO_KUBE_RISK_PLAIN_HTTP), "http://"));
+}
+
+/* Each risk is reported once per flag word, however many configs carry it. */
+static void test_transport_risks_once(void **state)
+{
+	eo_kube_config *http = NULL, *https = NULL, *http2 = NULL;
+	struct eo_kube_error err;
+	atomic_uint warned = 0;
+
+	(void)state;
+	assert_int_equal(eo_kube_config_new("http://127.0.0.1:1", "t", NULL, &http, &err),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_new("http://127.0.0.1:2", "t", NULL, &http2, &err),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_new("https://127.0.0.1:3", "t", NULL, &https, &err),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_risks_once(https, &warned), 0);
+	assert_int_equal(eo_kube_config_risks_once(http, &warned), EO_KUBE_RISK_PLAIN_HTTP);
+	assert_int_equal(eo_kube_config_risks_once(http, &warned), 0);
+	assert_int_equal(eo_kube_config_risks_once(http2, &warned), 0);
+	assert_int_equal(atomic_load(&warned), EO_KUBE_RISK_PLAIN_HTTP);
+	eo_kube_config_free(http);
+	eo_kube_config_free(http2);
+	eo_kube_config_free(https);
+}
+
+/* Trimming a token wipes what the shift leaves behind the terminator. */
+static void test_trim_wipes_tail(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"  \tsecret-token-value\n", "secret-token-value"},
+	    {"secret-token-value\n\n", "secret-token-value"},
+	    {"\n\n  x", "x"},
+	    {"plain", "plain"},
+	    {" \n ", ""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[64];
+		size_t n = strlen(cases[i].in);
+
+		memset(buf, 'Z', sizeof(buf));
+		memcpy(buf, cases[i].in, n + 1);
+		eo__kube_trim(buf);
+		assert_string_equal(buf, cases[i].want);
+		/* Between the new end and the old terminator nothing but zeros. */
+		for (size_t j = strlen(buf); j <= n; j++)
+			if (buf[j] != '\0')
+				fail_msg("case %zu: byte %zu after the trimmed end is 0x%02x", i, j,
+					 (unsigned char)buf[j]);
+	}
+}
+
+/* A token file longer than the first read buffer (4 KiB) still reads whole and trimmed. */
+static void test_long_token_file(void **state)
+{
+	char path[256], *big = malloc(10001), *tok = NULL;
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char yaml[512];
+
+	(void)state;
+	assert_non_null(big);
+	big[0] = ' ';
+	memset(big + 1, 'k', 9998);
+	big[9999] = '\n';
+	big[10000] = '\0';
+	tu_write_file(tmpdir, "long-token", big);
+	snprintf(path, sizeof(path), "%s/long-token", tmpdir);
+	snprintf(yaml, sizeof(yaml),
+		 "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+		 "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+		 "users: [{name: u, user: {tokenFile: '%s'}}]\n",
+		 path);
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), NULL, NULL, &cfg, &err),
+	    EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_int_equal(strlen(tok), 9998);
+	assert_int_equal(strspn(tok, "k"), 9998);
+	free(tok);
+	eo_kube_config_free(cfg);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +599,10 @@ int main(void)
 	    cmocka_unit_test(test_in_cluster),
 	    cmocka_unit_test(test_new_simple),
 	    cmocka_unit_test(test_read_file_max_cap),
+	    cmocka_unit_test(test_transport_risks),
+	    cmocka_unit_test(test_transport_risks_once),
+	    cmocka_unit_test(test_trim_wipes_tail),
+	    cmocka_unit_test(test_long_token_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
