@@ -6,6 +6,7 @@
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
+#        kube-network-policies
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -89,6 +90,11 @@ chainsaw)
 registry)
 	build -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$version" \
 		-o "$tmp/bin/registry" github.com/distribution/distribution/v3/cmd/registry
+	;;
+kube-network-policies)
+	# The SIG Network NetworkPolicy enforcer (nftables + nfqueue), through the small main
+	# in hack/tools/kube-network-policies that reads a kubeconfig.
+	build -ldflags "-s -w" -o "$tmp/bin/kube-network-policies" .
 	;;
 *)
 	echo "build.sh: no recipe for '$tool'" >&2

@@ -51,6 +51,9 @@
 #define EO_LABEL_SCHEDULE EO_API_GROUP "/schedule"
 /* On an EtcdSnapshot a schedule created: the slot it was made for (RFC 3339, UTC). */
 #define EO_ANNOTATION_SCHEDULED_TIME EO_API_GROUP "/scheduled-time"
+/* On a snapshot Job's Pod: = <cluster> it snapshots (not EO_LABEL_CLUSTER, which would put
+ * the agent behind the cluster's selectors); the NetworkPolicy lets these Pods in. */
+#define EO_LABEL_SNAPSHOT_OF EO_API_GROUP "/snapshot-of"
 
 /*
  * Reserved annotations, read for adopted (migrated) clusters and never set by

@@ -61,6 +61,12 @@ static const struct flag_def flags[] = {
      "Alias of --log-level, for manifests written for controller-runtime operators."},
     {"workers", FLAG_INT, offsetof(struct eo_config, workers), 0, NULL, "4",
      "Reconcile workers (1-64); one cluster is never reconciled by two at once."},
+    {"network-policy", FLAG_BOOL, offsetof(struct eo_config, network_policy), 0, NULL, "false",
+     "Give every EtcdCluster a NetworkPolicy unless its spec.networkPolicy.enabled says "
+     "otherwise."},
+    {"operator-pod-labels", STR(operator_pod_labels), NULL, "app.kubernetes.io/name=etcd-operator",
+     "Labels of the operator's own Pods (k=v,k=v): the NetworkPolicies let these Pods, in the "
+     "operator's namespace, reach the client port."},
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))

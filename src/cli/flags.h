@@ -61,6 +61,8 @@ struct eo_config {
 	char kubeconfig[EO_CFG_PATH_MAX]; /* "": in-cluster configuration */
 	enum eo_log_level log_level;
 	int workers;
+	bool network_policy;			       /* default of spec.networkPolicy.enabled */
+	char operator_pod_labels[EO_CFG_ADDR_MAX * 4]; /* "k=v,...": the operator's Pods */
 };
 
 enum eo_flags_status {

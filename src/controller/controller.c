@@ -28,6 +28,8 @@ static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
 static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
 static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
+static const struct eo_kube_resource RES_NETPOLS = {"networking.k8s.io/v1", "networkpolicies", NULL,
+						    NULL};
 
 json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name)
 {
@@ -791,6 +793,77 @@ static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc
 	eo_plan_result_clear(&pr);
 }
 
+/*
+ * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
+ * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
+ * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
+ * and a Warning Event with the apiserver's answer).
+ */
+static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
+			       const json_t *cluster)
+{
+	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
+	struct eo_kube_resource r = at_res(RES_NETPOLS, ns, name);
+	struct eo_kube_error err = {0};
+	json_t *have = NULL, *want = NULL, *patch = NULL;
+	const char *what = NULL;
+	eo_kube_err e = EO_KUBE_OK;
+	int rc = 0;
+
+	if (c->netpol == NULL)
+		return 0;
+	have = eo_cache_set_get(&c->netpols, ns, name);
+	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
+		json_decref(have); /* not ours: left alone */
+		have = NULL;
+	}
+	if (!eo_desired_network_policy_enabled(cluster, c->netpol)) {
+		if (have != NULL) {
+			struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
+							.grace_period_seconds = -1};
+
+			what = "deleting";
+			e = eo_kube_delete(c->kc, &r, &d, &err);
+			if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+				e = EO_KUBE_OK;
+		}
+		goto out;
+	}
+	want = eo_desired_network_policy(cluster, c->netpol);
+	if (want == NULL) {
+		rc = -1;
+		eo_log_kv(EO_LOG_WARN, lc, "building the network policy failed", NULL);
+		goto out;
+	}
+	if (have == NULL) {
+		what = "creating";
+		r.name = NULL;
+		e = eo_kube_create(c->kc, &r, want, NULL, &err);
+		if (e == EO_KUBE_EEXISTS)
+			e = EO_KUBE_OK; /* the cache lags, or it is someone else's: left alone */
+	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
+		what = "patching";
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	}
+out:
+	if (e != EO_KUBE_OK) {
+		char msg[EO_NAME_MAX + 400];
+
+		rc = -1;
+		snprintf(msg, sizeof(msg), "%s NetworkPolicy %s failed: %s", what, name,
+			 err.message[0] ? err.message : eo_kube_strerror(e));
+		eo_log_kv(EO_LOG_WARN, lc, "network policy sync failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		emit(c, cluster, "Warning", "NetworkPolicyFailed", msg);
+	} else if (what != NULL) {
+		eo_log_kv(EO_LOG_INFO, lc, "network policy synced", "action", what, NULL);
+	}
+	json_decref(patch);
+	json_decref(want);
+	json_decref(have);
+	return rc;
+}
+
 void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			  struct eo_reconcile_out *out)
 {
@@ -802,6 +875,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
 	long requeue = 0;
+	bool np_failed = false;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -822,6 +896,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		json_decref(pdb); /* not ours: the create will fail and say so */
 		pdb = NULL;
 	}
+	if (sync_network_policy(c, &lc, cluster) != 0)
+		np_failed = true;
 	in = (struct eo_plan_input){.cluster = cluster,
 				    .members = om.v,
 				    .n_members = om.n,
@@ -926,6 +1002,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		eo_log_kv(EO_LOG_DEBUG, &lc, "cluster reconciled", "message", pr.message, NULL);
 	}
 	out->requeue_ms = requeue > 0 ? requeue : pr.requeue_ms;
+	/* A refused NetworkPolicy write comes back like any failed write, with backoff. */
+	if (np_failed && out->requeue_ms == 0)
+		out->error = true;
 	goto out;
 fail:
 	out->error = true;

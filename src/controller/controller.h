@@ -19,6 +19,7 @@
 
 #include "controller/fence.h"
 #include "desired/desired.h"
+#include "desired/netpol.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -43,6 +44,8 @@ struct eo_controller {
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
 	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
 	struct eo_cache_set schedules;	     /* EtcdSnapshotSchedules */
+	struct eo_cache_set netpols;	     /* NetworkPolicies labelled managed-by */
+	const struct eo_netpol_opts *netpol; /* NULL: NetworkPolicies are never made */
 	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
 	struct eo_desired_opts build;	     /* strings borrowed */
 	long etcd_timeout_ms;		     /* per etcd attempt; 0 = 5000 */

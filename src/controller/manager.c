@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api/names.h"
+#include "desired/netpol.h"
 #include "controller/controller.h"
 #include "controller/informers.h"
 #include "kube/config.h"
@@ -39,6 +40,7 @@ enum kind {
 	K_SNAPSHOT,
 	K_JOB,
 	K_SCHEDULE,
+	K_NETPOL,
 	K_COUNT
 };
 
@@ -56,6 +58,7 @@ static const struct {
     [K_SNAPSHOT] = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS, "EtcdSnapshot", NULL},
     [K_JOB] = {"batch/v1", "jobs", "Job", MANAGED_SELECTOR},
     [K_SCHEDULE] = {EO_API_GROUP_VERSION, EO_PLURAL_SCHEDULES, "EtcdSnapshotSchedule", NULL},
+    [K_NETPOL] = {"networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", MANAGED_SELECTOR},
 };
 
 struct ctl {
@@ -90,6 +93,7 @@ struct eo_manager {
 	pthread_mutex_t mu;
 	bool workers_started;
 	atomic_bool stopping;
+	struct eo_netpol_opts netpol; /* operator_labels owned */
 };
 
 /* --- event handlers: map an object to the keys to enqueue --- */
@@ -440,6 +444,20 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	m->ctls[3] =
 	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
 	m->kc = new_client(cfg, 0);
+	m->netpol = (struct eo_netpol_opts){
+	    .default_enabled = cfg->network_policy,
+	    .operator_namespace = getenv("POD_NAMESPACE"),
+	    .operator_labels = eo_desired_parse_labels(cfg->operator_pod_labels),
+	};
+	if (m->kc != NULL &&
+	    (m->netpol.operator_namespace == NULL || m->netpol.operator_namespace[0] == '\0'))
+		m->netpol.operator_namespace =
+		    eo_kube_config_namespace(eo_kube_client_config(m->kc));
+	if (m->netpol.operator_labels == NULL) {
+		eo_log_kv(EO_LOG_ERROR, NULL, "invalid --operator-pod-labels", "value",
+			  cfg->operator_pod_labels, NULL);
+		goto fail;
+	}
 	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
 	    m->ctls[3].q == NULL || nns > EO_CTRL_MAX_CACHES)
 		goto fail;
@@ -458,6 +476,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		      .cluster_domain = cfg->cluster_domain,
 		      .operator_image = cfg->operator_image},
 	    .operator_image = cfg->operator_image,
+	    .netpol = &m->netpol,
 	};
 	m->ninf = nns;
 	for (int k = 0; k < K_COUNT; k++) {
@@ -469,6 +488,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 					   : k == K_SNAPSHOT ? &m->ctrl.snapshots
 					   : k == K_JOB	     ? &m->ctrl.jobs
 					   : k == K_SCHEDULE ? &m->ctrl.schedules
+					   : k == K_NETPOL   ? &m->ctrl.netpols
 							     : &m->ctrl.services;
 
 		m->hud[k] =
@@ -601,6 +621,7 @@ void eo_manager_free(eo_manager *m)
 	eo_informer_reporter_free(m->rep);
 	eo_kube_client_free(m->lease_kc);
 	eo_kube_client_free(m->kc);
+	json_decref((json_t *)m->netpol.operator_labels);
 	free(m->threads);
 	pthread_mutex_destroy(&m->mu);
 	free(m);

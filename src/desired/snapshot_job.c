@@ -173,6 +173,17 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	if (ok)
 		job = agent_job(snapshot, job_name, EO_SNAPSHOT_CONTAINER, image, labels,
 				EO_LABEL_SNAPSHOT, name, args, volumes, mounts);
+	/* The agent reaches the client port: the cluster's NetworkPolicy admits this label. */
+	if (job != NULL &&
+	    json_object_set_new(
+		json_object_get(
+		    json_object_get(json_object_get(json_object_get(job, "spec"), "template"),
+				    "metadata"),
+		    "labels"),
+		EO_LABEL_SNAPSHOT_OF, json_string(cname)) != 0) {
+		json_decref(job);
+		job = NULL;
+	}
 	json_decref(labels);
 	json_decref(args);
 	json_decref(volumes);

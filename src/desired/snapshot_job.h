@@ -18,7 +18,8 @@
  * FallbackToLogsOnError puts the tail of its log there when it fails.
  *
  * Labels: the Job carries the cluster's labels (eo_desired_cluster_labels) plus
- * EO_LABEL_SNAPSHOT=<snapshot>; its Pod only managed-by and EO_LABEL_SNAPSHOT, so that
+ * EO_LABEL_SNAPSHOT=<snapshot>; its Pod only managed-by, EO_LABEL_SNAPSHOT and
+ * EO_LABEL_SNAPSHOT_OF=<cluster> (what the cluster's NetworkPolicy admits), so that
  * selectors on the cluster label (Services, `kubectl get pod -l ...cluster=`) never pick
  * the agent. Owner: the EtcdSnapshot (controller, blockOwnerDeletion).
  */
