@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes on this machine, from pinned upstream builds:
 # containerd (Debian) + etcd + kube-apiserver + kube-controller-manager +
-# kube-scheduler + kubelet + kube-proxy + CoreDNS, and an OCI registry
-# (distribution) that containerd pulls from. No systemd here, so every
+# kube-scheduler + kubelet + kube-proxy + CoreDNS, an OCI registry (distribution) that
+# containerd pulls from, and kube-router's firewall alone as the NetworkPolicy enforcer
+# (the bridge CNI enforces none). No systemd here, so every
 # component runs under a small restart loop of our own (see supervise()).
 #
 #   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers;
@@ -15,7 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # Components in start order; down stops them in reverse.
-COMPONENTS="containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns pv-permissions registry"
+COMPONENTS="containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router coredns pv-permissions registry"
 
 pidfile() { echo "$RUNDIR/pids/$1.pid"; }
 
@@ -113,6 +114,7 @@ subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,
 	cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" "$client"
 	cert kube-proxy /CN=system:kube-proxy "$client"
 	cert coredns /CN=system:coredns-host "$client"
+	cert kube-router /CN=system:kube-router "$client"
 	if [ ! -f "$PKI/sa.key" ]; then
 		openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
 		openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -175,6 +177,11 @@ restore_host() {
 			grep -vE 'KUBE-|CNI-' <<<"$rules" | "$save-restore" || true
 		fi
 	done
+	# kube-router's ipsets (KUBE-* and kube-router-*), now that no rule uses them.
+	local set
+	for set in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router)'); do
+		ipset destroy "$set" 2>/dev/null || true
+	done
 	# kube-proxy and kubelet may also leave nftables tables of their own.
 	local t
 	for t in $(nft list tables 2>/dev/null | awk '$3 ~ /^kube-proxy$|^kubelet$/ {print $2 ":" $3}'); do
@@ -194,6 +201,7 @@ write_configs() {
 	kubeconfig "$CONF/kubelet.kubeconfig" kubelet
 	kubeconfig "$CONF/kube-proxy.kubeconfig" kube-proxy
 	kubeconfig "$CONF/coredns.kubeconfig" coredns
+	kubeconfig "$CONF/kube-router.kubeconfig" kube-router
 
 	cat >"$CONF/containerd.toml" <<EOF
 version = 2
@@ -380,6 +388,27 @@ metadata: {name: "system:coredns-host"}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns-host"}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:coredns-host"}]
 ---
+# kube-router's NetworkPolicy firewall reads what it enforces; it writes nothing.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:kube-router"}
+rules:
+- apiGroups: [""]
+  resources: [namespaces, pods, services, endpoints, nodes]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:kube-router"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kube-router"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:kube-router"}]
+---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
@@ -475,11 +504,12 @@ up() {
 	ln -sfn "$LOGDIR" "$LOGS"
 	log "building or reusing pinned tools"
 	# In parallel first (hack/tools.sh); the lookups below are then instant.
-	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns registry
+	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns registry kube-router
 	K8S_BIN=$(tool_bin kubernetes)
 	ETCD_BIN=$(tool_bin etcd-3.6.16)
 	COREDNS_BIN=$(tool_bin coredns)
 	REGISTRY_BIN=$(tool_bin registry)
+	KUBE_ROUTER_BIN=$(tool_bin kube-router)
 
 	prepare_host
 	make_pki
@@ -551,6 +581,14 @@ up() {
 		--kubeconfig "$CONF/kubelet.kubeconfig" --hostname-override "$NODE_NAME" \
 		--node-ip "$NODE_IP" --root-dir "$BASE/kubelet" --v=1
 	supervise kube-proxy "$K8S_BIN/kube-proxy" --config "$CONF/kube-proxy.yaml" --v=1
+	# NetworkPolicy enforcement: kube-router with only its firewall (iptables + ipset
+	# on the pod traffic the bridge forwards, seen through br_netfilter); routing and
+	# the service proxy stay with the bridge CNI and kube-proxy.
+	log "kube-router (NetworkPolicy firewall)"
+	supervise kube-router "$KUBE_ROUTER_BIN/kube-router" --kubeconfig "$CONF/kube-router.kubeconfig" \
+		--hostname-override "$NODE_NAME" --run-firewall=true --run-router=false \
+		--run-service-proxy=false --enable-cni=false --service-cluster-ip-range "$SERVICE_CIDR" \
+		--health-port 20244 --metrics-port 0 --v=1
 
 	log "coredns"
 	supervise coredns "$COREDNS_BIN/coredns" -conf "$CONF/Corefile"
@@ -574,7 +612,7 @@ up() {
 down() {
 	local t0 c
 	t0=$(date +%s)
-	for c in registry coredns kube-proxy kubelet pv-permissions kube-scheduler kube-controller-manager; do
+	for c in registry coredns kube-router kube-proxy kubelet pv-permissions kube-scheduler kube-controller-manager; do
 		stop_component "$c"
 	done
 	# Containers: stop every task, then the shims, before containerd goes.

@@ -6,7 +6,7 @@
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
-#        kube-network-policies
+#        kube-router
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -91,10 +91,9 @@ registry)
 	build -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$version" \
 		-o "$tmp/bin/registry" github.com/distribution/distribution/v3/cmd/registry
 	;;
-kube-network-policies)
-	# The SIG Network NetworkPolicy enforcer (nftables + nfqueue), through the small main
-	# in hack/tools/kube-network-policies that reads a kubeconfig.
-	build -ldflags "-s -w" -o "$tmp/bin/kube-network-policies" .
+kube-router)
+	# Only its NetworkPolicy firewall runs in the local cluster (iptables + ipset).
+	build -ldflags "-s -w" -o "$tmp/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
 	;;
 *)
 	echo "build.sh: no recipe for '$tool'" >&2
