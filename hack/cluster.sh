@@ -588,7 +588,7 @@ up() {
 	supervise kube-router "$KUBE_ROUTER_BIN/kube-router" --kubeconfig "$CONF/kube-router.kubeconfig" \
 		--hostname-override "$NODE_NAME" --run-firewall=true --run-router=false \
 		--run-service-proxy=false --enable-cni=false --service-cluster-ip-range "$SERVICE_CIDR" \
-		--health-port 20244 --metrics-port 0 --v=1
+		--health-port 20244 --metrics-port 0 --v=0
 
 	log "coredns"
 	supervise coredns "$COREDNS_BIN/coredns" -conf "$CONF/Corefile"
