@@ -877,6 +877,9 @@ static void test_prune_job_pvc(void **state)
 
 	(void)state;
 	tu_assert_json_equal(got, want, "prune Job (PVC)");
+	tu_assert_restricted_pod_spec(
+	    json_object_get(json_object_get(json_object_get(got, "spec"), "template"), "spec"),
+	    "prune Job (PVC)");
 	assert_null(eo_desired_prune_job(s, NULL, IMAGE));
 	assert_null(eo_desired_prune_job(s, "nightly", ""));
 	json_decref(got);
