@@ -803,7 +803,7 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 			       const json_t *cluster)
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
-	struct eo_kube_resource r = at_res(RES_NETPOLS, ns, name);
+	struct eo_kube_resource r = eo_kube_res_at(RES_NETPOLS, ns, name);
 	struct eo_kube_error err = {0};
 	json_t *have = NULL, *want = NULL, *patch = NULL;
 	const char *what = NULL;
