@@ -4,8 +4,8 @@
 # (.local-cluster/kubeconfig).
 #
 #   hack/install.sh install       server-side apply the CRDs
-#   hack/install.sh uninstall     delete the CRDs; refuses while any EtcdCluster,
-#                                 EtcdMember or EtcdSnapshot exists (FORCE=1 overrides)
+#   hack/install.sh uninstall     delete the CRDs; refuses while any object of
+#                                 their kinds exists (FORCE=1 overrides)
 #   hack/install.sh deploy        helm upgrade --install the chart with IMG
 #   hack/install.sh undeploy      helm uninstall (the CRDs stay); refuses while
 #                                 EtcdClusters exist (FORCE=1 overrides)
