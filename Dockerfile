@@ -2,12 +2,17 @@
 # against and nothing else (no shell, no package manager), running as a
 # non-root user.
 #
-#   docker build -t etcd-operator:dev .
+#   make docker-build IMG=<repository>:<tag>   (buildah bud, hack/operator-image.sh)
+#   docker build -t etcd-operator:dev .         (any OCI builder works as well)
 #
-# The same image runs the controller manager and the agent subcommands used by
-# snapshot Jobs and restore init containers (OPERATOR_IMAGE). Everything lives
-# under /opt/etcd-operator so it can be copied whole into another container
-# and started there through its own loader:
+# The same image (OPERATOR_IMAGE) runs the controller manager and the agent
+# subcommands of src/agent: snapshot-agent in an EtcdSnapshot's Job,
+# snapshot-prune in a schedule's prune Job, restore-agent and restore-rebuild in
+# the init containers of a restored cluster's seed. Only bin/etcd-operator goes
+# in (the kubectl-etcd plugin runs on workstations). Everything lives under
+# /opt/etcd-operator so it can be copied whole into another container (the
+# restore init container does, with --install-self) and started there through
+# its own loader:
 #   /opt/etcd-operator/lib/ld-linux-x86-64.so.2 --library-path /opt/etcd-operator/lib \
 #       /opt/etcd-operator/bin/etcd-operator ...
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the images the local cluster runs and import them into its containerd.
-# There is no registry: every image is assembled here with buildah, cached as
-# an archive under ~/.cache/etcd-operator/images, and imported with ctr.
+# No registry is involved: every image is assembled here with buildah, cached
+# as an archive under ~/.cache/etcd-operator/images, and imported with ctr (the
+# bed's registry at localhost:15000 is for make docker-push, hack/registry-test.sh).
 #
 #   hack/images.sh            etcd images, the e2e tools image, the operator image
 #   hack/images.sh etcd|tools|minio|operator
