@@ -289,14 +289,10 @@ int eo_cluster_domain_discover(const char *path, char *out, size_t cap)
 static void config_defaults(struct eo_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->metrics_bind_address, sizeof(cfg->metrics_bind_address), "%s",
-		 EO_DEFAULT_METRICS_ADDR);
-	snprintf(cfg->health_probe_bind_address, sizeof(cfg->health_probe_bind_address), "%s",
-		 EO_DEFAULT_HEALTH_ADDR);
-	snprintf(cfg->leader_election_id, sizeof(cfg->leader_election_id), "%s",
-		 EO_DEFAULT_LEADER_ELECTION_ID);
-	snprintf(cfg->etcd_image_repository, sizeof(cfg->etcd_image_repository), "%s",
-		 EO_DEFAULT_ETCD_IMAGE_REPO);
+	/* String defaults come from the table, so usage and behaviour cannot disagree. */
+	for (size_t i = 0; i < NFLAGS; i++)
+		if (flags[i].kind == FLAG_STRING && flags[i].def != NULL)
+			(void)copy_str((char *)cfg + flags[i].off, flags[i].cap, flags[i].def);
 	cfg->leader_elect = true;
 	cfg->log_level = EO_LOG_INFO;
 	cfg->workers = EO_DEFAULT_WORKERS;

@@ -74,6 +74,9 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.kubeconfig, "");
 	assert_int_equal(cfg.log_level, EO_LOG_INFO);
 	assert_int_equal(cfg.workers, 4);
+	/* The usage text's default is the value a run without the flag gets (make run). */
+	assert_string_equal(cfg.operator_pod_labels, "app.kubernetes.io/name=etcd-operator");
+	assert_false(cfg.network_policy);
 }
 
 static void test_all_flags_and_syntax(void **state)
