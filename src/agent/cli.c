@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -335,6 +337,22 @@ static int restore_fail(const struct opts *o, const struct eo_log_ctx *lc, const
 	return 1;
 }
 
+/* Seconds since t0 (CLOCK_MONOTONIC) and this process's peak resident memory, for the logs. */
+static void usage_fields(const struct timespec *t0, char *secs, size_t scap, char *rss,
+			 size_t rcap)
+{
+	struct timespec t1;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(secs, scap, "%.3f",
+		 (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		snprintf(rss, rcap, "%ld", ru.ru_maxrss);
+	else
+		snprintf(rss, rcap, "unknown");
+}
+
 static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 {
 	char ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX], tok[EO_S3_CRED_MAX];
@@ -402,6 +420,8 @@ static int snapshot_agent(const struct opts *o)
 	struct eo_snapfetch_result res;
 	eo_s3 *s3 = NULL;
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
+	char secs[32], rss[32];
+	struct timespec t0;
 	int64_t db_size = 0;
 	uint64_t free_bytes, part;
 	bool replace, stored = false;
@@ -452,6 +472,7 @@ static int snapshot_agent(const struct opts *o)
 			  "replacing it",
 			  NULL);
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < o->nendpoints && !stored; i++) {
 		const char *ep = o->endpoints[i];
 
@@ -513,8 +534,10 @@ static int snapshot_agent(const struct opts *o)
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
 	snprintf(checksum, sizeof(checksum), "sha256:%s", res.sha256);
+	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
-		  "storage_version", res.storage_version, NULL);
+		  "storage_version", res.storage_version, "seconds", secs, "peak_rss_kb", rss,
+		  NULL);
 	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
 		      checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
@@ -691,10 +714,13 @@ static int restore_agent(const struct opts *o)
 	enum eo_snapcheck_result v;
 	eo_s3 *s3 = NULL;
 	char err[2048], uri[2048], sha[EO_SNAP_SHA_HEX_LEN + 1], checksum[80], staged[PATH_MAX];
+	char secs[32], rss[32];
+	struct timespec t0;
 	uint64_t size = 0, got;
 	int rc = 1;
 	json_t *j;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_add(&lc, "component", "restore-agent");
 	if (!o->data_dir || !o->staging_dir) {
@@ -810,8 +836,9 @@ static int restore_agent(const struct opts *o)
 	eo_snapcheck_free(&cs.check);
 done:
 	snprintf(checksum, sizeof(checksum), "sha256:%s", sha);
+	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot staged and verified", "staged", staged, "checksum",
-		  checksum, NULL);
+		  checksum, "seconds", secs, "peak_rss_kb", rss, NULL);
 	j = json_pack("{s:s, s:s, s:I, s:s}", "uri", uri, "staged", staged, "sizeBytes",
 		      (json_int_t)size, "checksum", checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
