@@ -5,6 +5,9 @@
 #
 #   s3obj.sh get <key> <file>      download snaps/<key> to file
 #   s3obj.sh put <key> <file>      upload file as snaps/<key>
+#   s3obj.sh list <prefix>         the keys under prefix, one a line (ListObjectsV2)
+#   s3obj.sh uploads <prefix>      the keys of unfinished multipart uploads under prefix
+#   s3obj.sh etag <key>            the object's ETag ("<md5>-<parts>" after a multipart upload)
 #   s3obj.sh corrupt <file>        overwrite 16 bytes in the middle of file (not its size)
 set -euo pipefail
 
@@ -48,7 +51,25 @@ do_put() { # key file url
 	curl -sSf $(sign) -H "x-amz-content-sha256: $sha" -T "$file" "$url/$bucket/$key" >/dev/null
 }
 
+EMPTY_SHA=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+
+do_query() { # query url: the bucket's XML answer to a GET with an already canonical query
+	# shellcheck disable=SC2046
+	curl -sSf $(sign) -H "x-amz-content-sha256: $EMPTY_SHA" "$2/$bucket?$1"
+}
+
+do_etag() { # key url
+	# shellcheck disable=SC2046
+	curl -sSf -I $(sign) -H "x-amz-content-sha256: $EMPTY_SHA" "$2/$bucket/$1" |
+		tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: *//p'
+}
+
+keys() { grep -o "<$1>[^<]*</$1>" | sed "s|</*$1>||g"; }
+
 case ${1:-} in
+list) with_forward do_query "list-type=2&prefix=${2//\//%2F}" | keys Key ;;
+uploads) with_forward do_query "prefix=${2//\//%2F}&uploads=" | keys Key ;;
+etag) with_forward do_etag "$2" ;;
 get) with_forward do_get "$2" "$3" ;;
 put) with_forward do_put "$2" "$3" ;;
 corrupt)
