@@ -338,8 +338,7 @@ static int restore_fail(const struct opts *o, const struct eo_log_ctx *lc, const
 }
 
 /* Seconds since t0 (CLOCK_MONOTONIC) and this process's peak resident memory, for the logs. */
-static void usage_fields(const struct timespec *t0, char *secs, size_t scap, char *rss,
-			 size_t rcap)
+static void usage_fields(const struct timespec *t0, char *secs, size_t scap, char *rss, size_t rcap)
 {
 	struct timespec t1;
 	struct rusage ru;

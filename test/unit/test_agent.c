@@ -536,8 +536,8 @@ static void test_s3_part_size(void **state)
 	} cases[] = {
 	    {0, 0, 8 * 1024 * 1024},		     /* unknown size: the default */
 	    {100 * 1024 * 1024, 0, 8 * 1024 * 1024}, /* fits */
-	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024},  /* raised to S3's minimum */
-	    {0, 6ull << 30, 5ull << 30},	      /* lowered to S3's maximum */
+	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024}, /* raised to S3's minimum */
+	    {0, 6ull << 30, 5ull << 30},	     /* lowered to S3's maximum */
 	};
 	size_t i;
 
