@@ -10,7 +10,9 @@
 # times in turn (default 2): etcdctl snapshot save to a file, the agent to a directory (the
 # PVC destination) and the agent to MinIO (multipart S3). Reported: the median of each, the
 # agent's time as a ratio to etcdctl's of the same run (below 1.0: the agent is faster), and
-# the agent's peak resident memory (getrusage, as the agent logs it).
+# the agent's peak resident memory (getrusage, as the agent logs it). MinIO runs on the same
+# cores, so the S3 figure is also shown beside "etcdctl snapshot save, then a curl PUT of
+# the file", what a script without the agent would do.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/../hack/lib.sh"
@@ -83,12 +85,23 @@ agent() {
 	rss=$(sed -n 's/.*peak_rss_kb=\([0-9]*\).*/\1/p' "$W/$name.log" | tail -1)
 	echo "$ms ${rss:-0}"
 }
-ctl_ms=() dir_ms=() s3_ms=() dir_rss=() s3_rss=()
+# put_ms <file> <key>: a plain curl PUT of the file to MinIO (SigV4, signed payload as the
+# agent sends it), the reference for "etcdctl snapshot save, then upload it".
+put_ms() {
+	local t0 sha
+	t0=$(now_ms)
+	sha=$(sha256sum <"$1" | cut -c1-64)
+	curl -sSf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+		-H "x-amz-content-sha256: $sha" -T "$1" "http://127.0.0.1:$sport/snaps/$2" -o /dev/null
+	echo $(($(now_ms) - t0))
+}
+ctl_ms=() up_ms=() dir_ms=() s3_ms=() dir_rss=() s3_rss=()
 for ((r = 1; r <= RUNS; r++)); do
 	rm -rf "$W/out" && mkdir -p "$W/out"
 	t0=$(now_ms)
 	"$ETCD_BIN/etcdctl" --endpoints "$EP" snapshot save "$W/out/ctl.db" >/dev/null 2>&1
 	ctl_ms+=($(($(now_ms) - t0)))
+	up_ms+=($((ctl_ms[-1] + $(put_ms "$W/out/ctl.db" "ctl-$r.db"))))
 	rm -f "$W/out/ctl.db"
 	read -r ms rss < <(agent "dir-$r" --pvc-dir "$W/out")
 	dir_ms+=("$ms") dir_rss+=("$rss")
@@ -102,9 +115,10 @@ maxof() { printf '%s\n' "$@" | sort -n | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 mbps() { awk -v b="$1" -v ms="$2" 'BEGIN { if (ms > 0) printf "%.0f MB/s", b / 1e6 / (ms / 1000); else print "n/a" }'; }
 
-c=$(median "${ctl_ms[@]}") d=$(median "${dir_ms[@]}") s=$(median "${s3_ms[@]}")
+c=$(median "${ctl_ms[@]}") u=$(median "${up_ms[@]}") d=$(median "${dir_ms[@]}") s=$(median "${s3_ms[@]}")
 echo "snapshot: etcd $VERSION, $MIB x 1 MiB values, database $dbsize bytes (filled in $fill ms), $(nproc) cores, median of $RUNS runs"
-printf '%-44s %8d ms  %s\n' "etcdctl snapshot save (file)" "$c" "$(mbps "$dbsize" "$c")"
+printf '%-44s %8d ms  %s  (runs: %s)\n' "etcdctl snapshot save (file)" "$c" "$(mbps "$dbsize" "$c")" "${ctl_ms[*]}"
+printf '%-44s %8d ms  %s  (runs: %s)\n' "etcdctl snapshot save, then curl PUT to MinIO" "$u" "$(mbps "$dbsize" "$u")" "${up_ms[*]}"
 printf '%-44s %8d ms  %s  ratio to etcdctl %s (runs: %s)\n' "agent to a directory (PVC destination)" "$d" "$(mbps "$dbsize" "$d")" "$(ratio "$d" "$c")" "${dir_ms[*]}"
-printf '%-44s %8d ms  %s  ratio to etcdctl %s (runs: %s)\n' "agent to MinIO (S3 multipart)" "$s" "$(mbps "$dbsize" "$s")" "$(ratio "$s" "$c")" "${s3_ms[*]}"
+printf '%-44s %8d ms  %s  ratio to etcdctl %s, to etcdctl+PUT %s (runs: %s)\n' "agent to MinIO (S3 multipart)" "$s" "$(mbps "$dbsize" "$s")" "$(ratio "$s" "$c")" "$(ratio "$s" "$u")" "${s3_ms[*]}"
 printf '%-44s %8s kB (directory), %s kB (S3)\n' "agent peak resident memory" "$(maxof "${dir_rss[@]}")" "$(maxof "${s3_rss[@]}")"
