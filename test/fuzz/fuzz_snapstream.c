@@ -66,9 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   (unsigned long long)ss.expected);
 	eo_snapstream_free(&ss);
 
-	if (eo_snapstream_decode_pb(data + 1, size - 1, &blob, &blen, &remaining, &has_rem,
-				    version, sizeof(version), err, sizeof(err)) == 1 &&
+	if (eo_snapstream_decode_pb(data + 1, size - 1, &blob, &blen, &remaining, &has_rem, version,
+				    sizeof(version), err, sizeof(err)) == 1 &&
 	    blob != NULL)
-		FUZZ_CHECK(blob >= data + 1 && blob + blen <= data + size, "blob outside its input");
+		FUZZ_CHECK(blob >= data + 1 && blob + blen <= data + size,
+			   "blob outside its input");
 	return 0;
 }
