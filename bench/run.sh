@@ -6,6 +6,7 @@
 #   bench/run.sh               (needs make cluster-up; deploys the operator)
 #   bench/run.sh --scale-only  only the scale run (below)
 #   bench/run.sh --no-scale    everything but the scale run
+#   bench/run.sh --snapshot-only  only the snapshot and restore figures (below)
 #
 # The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
 # replicas: 0 (no Pods; the operator creates their two Services and writes
@@ -13,6 +14,14 @@
 # resident memory before and after, the cost per idle cluster, and the time
 # from applying one more one-member cluster to Available with and without the
 # idle ones.
+#
+# The snapshot run (bench/snapshot.sh, on loopback, SNAP_BENCH_MIB default 1024) compares
+# the agent with `etcdctl snapshot save` of the same etcd in the same run and reports the
+# agent's peak memory; then, in the cluster, a one-member cluster filled with
+# RESTORE_BENCH_MIB (default 256) of 1 MiB values is snapshotted to MinIO by an EtcdSnapshot
+# (the agent's own time and peak memory from its log, beside `etcdctl snapshot save` run in
+# the member's Pod) and restored into a new 3-member cluster, timed from the apply to 3
+# ready members.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/../hack/lib.sh"
@@ -21,10 +30,12 @@ MODE=all
 case "${1:-}" in
 --scale-only) MODE=scale ;;
 --no-scale) MODE=main ;;
+--snapshot-only) MODE=snapshot ;;
 "") ;;
-*) echo "usage: bench/run.sh [--scale-only|--no-scale]" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale|--snapshot-only]" >&2; exit 2 ;;
 esac
 SCALE_IDLE=${SCALE_IDLE:-1000}
+RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
 
 K8S_BIN=$(tool_bin kubernetes)
 cluster_lock
@@ -232,13 +243,82 @@ scale_bench() {
 	printf '%-52s %8d ms  (%s)\n' "replicas=1 to Available, + $SCALE_IDLE idle clusters" "$loaded" "$(ratio "$loaded" "$base")"
 }
 
+restore_bench() {
+	local t0 snap_ms ctl_ms restore_ms size log secs rss src
+	kc -n "$NS" apply -f "$REPO/test/e2e/operator/snapshot-restore/minio.yaml" >/dev/null
+	available snap-src 1 'storage: {size: 4Gi}' >/dev/null
+	kc -n "$NS" wait pod minio --for=condition=Ready --timeout=3m >/dev/null
+	size=$(NAMESPACE=$NS KUBECONFIG=$KUBECONFIG_FILE PATH=$K8S_BIN:$PATH "$REPO/test/e2e/lib/fill.sh" snap-src "$RESTORE_BENCH_MIB")
+	src=$(kc -n "$NS" get pods -l etcd-operator.cozystack.io/cluster=snap-src -o jsonpath='{.items[0].metadata.name}')
+	t0=$(now_ms)
+	kc -n "$NS" exec "$src" -- etcdctl snapshot save /var/lib/etcd/bench.db >/dev/null 2>&1
+	ctl_ms=$(($(now_ms) - t0))
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdSnapshot
+metadata: {name: snap-src-1}
+spec:
+  clusterRef: {name: snap-src}
+  destination:
+    s3: {endpoint: "http://minio:9000", bucket: snaps, key: bench, forcePathStyle: true,
+         credentialsSecretRef: {name: s3-creds}}
+YAML
+	kc -n "$NS" wait etcdsnapshot/snap-src-1 --for=jsonpath='{.status.phase}'=Complete --timeout=10m >/dev/null
+	snap_ms=$(($(now_ms) - t0))
+	log=$(kc -n "$NS" logs job/snap-src-1-snapshot 2>/dev/null | grep 'snapshot stored' | tail -1)
+	secs=$(sed -n 's/.* seconds=\([0-9.]*\).*/\1/p' <<<"$log")
+	rss=$(sed -n 's/.*peak_rss_kb=\([0-9]*\).*/\1/p' <<<"$log")
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdCluster
+metadata: {name: snap-dst}
+spec:
+  replicas: 3
+  version: "$VERSION"
+  storage: {size: 4Gi}
+  bootstrap:
+    restore:
+      source:
+        s3: {endpoint: "http://minio:9000", bucket: snaps, key: bench/snap-src-1.db,
+             forcePathStyle: true, credentialsSecretRef: {name: s3-creds}}
+YAML
+	ready snap-dst 3
+	restore_ms=$(($(now_ms) - t0))
+	echo "snapshot in the cluster: $RESTORE_BENCH_MIB x 1 MiB values, database $size bytes"
+	printf '%-52s %8d ms\n' "etcdctl snapshot save in the member's Pod (exec)" "$ctl_ms"
+	printf '%-52s %8s ms  (ratio to etcdctl %s)\n' "agent to MinIO (its own time, from its log)" \
+		"$(awk -v s="${secs:-0}" 'BEGIN { printf "%d", s * 1000 }')" \
+		"$(awk -v s="${secs:-0}" -v c="$ctl_ms" 'BEGIN { if (c > 0) printf "%.2f", s * 1000 / c; else print "n/a" }')"
+	printf '%-52s %8d ms\n' "EtcdSnapshot apply to Complete (Job included)" "$snap_ms"
+	printf '%-52s %8s kB\n' "agent peak resident memory" "${rss:-n/a}"
+	printf '%-52s %8d ms\n' "restore: apply to 3 ready members" "$restore_ms"
+}
+
 case $MODE in
 all)
 	main_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
 	scale_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=10m >/dev/null
+	echo
+	restore_bench
+	echo
+	"$REPO/bench/snapshot.sh"
 	;;
-main) main_bench ;;
+snapshot)
+	restore_bench
+	echo
+	"$REPO/bench/snapshot.sh"
+	;;
+main)
+	main_bench
+	echo
+	restore_bench
+	echo
+	"$REPO/bench/snapshot.sh"
+	;;
 scale) scale_bench ;;
 esac

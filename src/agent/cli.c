@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include "agent/prune.h"
 #include "agent/s3.h"
 #include "agent/store.h"
+#include "api/restorefail.h"
 #include "api/snapshot.h"
 #include "core/json.h"
 #include "core/version.h"
@@ -289,26 +292,64 @@ static int fail(const struct eo_log_ctx *lc, const char *msg, const char *err)
 	return 1;
 }
 
+static void write_termination_log(const struct opts *o, const char *line,
+				  const struct eo_log_ctx *lc)
+{
+	int fd;
+
+	if (!o->termination_log)
+		return;
+	fd = open(o->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || eo_write_all(fd, line, strlen(line)) != 0)
+		eo_log_kv(EO_LOG_WARN, lc, "cannot write the termination log", "path",
+			  o->termination_log, "error", strerror(errno), NULL);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Prints the result line and writes it to the termination log when asked. */
 static int report(const struct opts *o, json_t *j, const struct eo_log_ctx *lc)
 {
 	char *line = eo_json_dumps(j, JSON_COMPACT, NULL);
-	int fd;
 
 	if (!line)
 		return fail(lc, "cannot format the result", "out of memory");
 	printf("%s\n", line);
 	fflush(stdout);
-	if (o->termination_log) {
-		fd = open(o->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || eo_write_all(fd, line, strlen(line)) != 0)
-			eo_log_kv(EO_LOG_WARN, lc, "cannot write the termination log", "path",
-				  o->termination_log, "error", strerror(errno), NULL);
-		if (fd >= 0)
-			close(fd);
-	}
+	write_termination_log(o, line, lc);
 	free(line);
 	return 0;
+}
+
+/*
+ * A restore step failed: logs it and leaves {"reason","message"} in the termination log
+ * (api/restorefail.h), from which the EtcdCluster's condition is made. Returns 1.
+ */
+static int restore_fail(const struct opts *o, const struct eo_log_ctx *lc, const char *reason,
+			const char *what, const char *err)
+{
+	char msg[EO_RESTORE_MESSAGE_MAX], doc[EO_RESTORE_FAILURE_MAX];
+
+	eo_log_kv(EO_LOG_ERROR, lc, what, "reason", reason, "error", err, NULL);
+	snprintf(msg, sizeof(msg), "%s: %s", what, err);
+	if (eo_restore_failure_format(doc, sizeof(doc), reason, msg) == 0)
+		write_termination_log(o, doc, lc);
+	return 1;
+}
+
+/* Seconds since t0 (CLOCK_MONOTONIC) and this process's peak resident memory, for the logs. */
+static void usage_fields(const struct timespec *t0, char *secs, size_t scap, char *rss, size_t rcap)
+{
+	struct timespec t1;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(secs, scap, "%.3f",
+		 (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		snprintf(rss, rcap, "%ld", ru.ru_maxrss);
+	else
+		snprintf(rss, rcap, "unknown");
 }
 
 static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
@@ -378,6 +419,8 @@ static int snapshot_agent(const struct opts *o)
 	struct eo_snapfetch_result res;
 	eo_s3 *s3 = NULL;
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
+	char secs[32], rss[32];
+	struct timespec t0;
 	int64_t db_size = 0;
 	uint64_t free_bytes, part;
 	bool replace, stored = false;
@@ -428,6 +471,7 @@ static int snapshot_agent(const struct opts *o)
 			  "replacing it",
 			  NULL);
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < o->nendpoints && !stored; i++) {
 		const char *ep = o->endpoints[i];
 
@@ -489,8 +533,10 @@ static int snapshot_agent(const struct opts *o)
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
 	snprintf(checksum, sizeof(checksum), "sha256:%s", res.sha256);
+	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
-		  "storage_version", res.storage_version, NULL);
+		  "storage_version", res.storage_version, "seconds", secs, "peak_rss_kb", rss,
+		  NULL);
 	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
 		      checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
@@ -621,6 +667,7 @@ static int install_self(const char *dir, char *err, size_t errcap)
 struct checked_sink {
 	struct eo_snapcheck check;
 	struct eo_store_upload *up;
+	int write_errno; /* errno of a failed write to the staging file, 0 if none */
 };
 
 static int check_and_store(void *ud, const void *p, size_t n, char *err, size_t errcap)
@@ -628,22 +675,30 @@ static int check_and_store(void *ud, const void *p, size_t n, char *err, size_t 
 	struct checked_sink *c = ud;
 
 	eo_snapcheck_feed(&c->check, p, n);
-	return eo_store_write(c->up, p, n, err, errcap);
+	errno = 0;
+	if (eo_store_write(c->up, p, n, err, errcap) != 0) {
+		c->write_errno = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
 }
 
-static int need_space(const char *dir, uint64_t need, const char *why, struct eo_log_ctx *lc)
+static int need_space(const struct opts *o, const char *dir, uint64_t need, const char *why,
+		      struct eo_log_ctx *lc)
 {
 	uint64_t free_bytes;
 	char err[1024];
 
 	if (eo_fs_free_bytes(dir, &free_bytes, err, sizeof(err)) != 0)
-		return fail(lc, "free-space check failed", err);
+		return restore_fail(o, lc, EO_REASON_RESTORE_FAILED, "free-space check failed",
+				    err);
 	if (free_bytes < need) {
 		snprintf(err, sizeof(err),
 			 "the data volume has %llu bytes free; %s needs about %llu: make "
 			 "spec.storage.size larger and recreate the cluster",
 			 (unsigned long long)free_bytes, why, (unsigned long long)need);
-		return fail(lc, "restore volume too small", err);
+		return restore_fail(o, lc, EO_REASON_RESTORE_VOLUME_TOO_SMALL,
+				    "restore volume too small", err);
 	}
 	return 0;
 }
@@ -658,87 +713,121 @@ static int restore_agent(const struct opts *o)
 	enum eo_snapcheck_result v;
 	eo_s3 *s3 = NULL;
 	char err[2048], uri[2048], sha[EO_SNAP_SHA_HEX_LEN + 1], checksum[80], staged[PATH_MAX];
+	char secs[32], rss[32];
+	struct timespec t0;
 	uint64_t size = 0, got;
 	int rc = 1;
 	json_t *j;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_add(&lc, "component", "restore-agent");
 	if (!o->data_dir || !o->staging_dir) {
 		fputs(usage_restore, stderr);
-		return fail(&lc, "invalid arguments", "--data-dir and --staging-dir are required");
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
+				    "--data-dir and --staging-dir are required");
 	}
 	if (!!o->file == !!(o->s3_endpoint || o->s3_bucket) || (o->s3_bucket && !o->s3_key)) {
 		fputs(usage_restore, stderr);
-		return fail(&lc, "invalid arguments",
-			    "exactly one source: --s3-endpoint/--s3-bucket/--s3-key or --file");
+		return restore_fail(
+		    o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
+		    "exactly one source: --s3-endpoint/--s3-bucket/--s3-key or --file");
 	}
 	if (o->install_self && install_self(o->install_self, err, sizeof(err)) != 0)
-		return fail(&lc, "cannot install the agent for the rebuild step", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+				    "cannot install the agent for the rebuild step", err);
 	if (data_dir_initialised(o->data_dir)) {
 		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
 			  "data_dir", o->data_dir, NULL);
 		return 0;
 	}
 	if (mkdir_p(o->data_dir, err, sizeof(err)) != 0)
-		return fail(&lc, "cannot create the data dir", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot create the data dir",
+				    err);
 	snprintf(staged, sizeof(staged), "%s/%s", o->staging_dir, STAGED_NAME);
 	if (o->file) {
 		/* A PVC source: verify in place; only the rebuild takes data-volume space. */
+		struct stat fst;
+
 		eo_log_ctx_add(&lc, "source", o->file);
+		if (stat(o->file, &fst) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+			errf(err, sizeof(err), "%s does not exist on the source claim", o->file);
+			return restore_fail(o, &lc, EO_REASON_RESTORE_OBJECT_MISSING,
+					    "restore object missing", err);
+		}
 		v = eo_snapcheck_file(o->file, &size, sha, err, sizeof(err));
-		if (v != EO_SNAPCHECK_OK)
-			return fail(&lc, "the snapshot is not usable", err);
-		if (need_space(o->data_dir, size + FREE_MARGIN, "rebuilding the data dir", &lc) !=
-		    0)
+		if (v == EO_SNAPCHECK_ERROR)
+			return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+					    "cannot read the snapshot", err);
+		if (v != EO_SNAPCHECK_OK) {
+			errf(err, sizeof(err), "%s: %s", o->file, eo_snapcheck_strerror(v));
+			return restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
+					    "the snapshot is not usable; etcd will not start on it",
+					    err);
+		}
+		if (need_space(o, o->data_dir, size + FREE_MARGIN, "rebuilding the data dir",
+			       &lc) != 0)
 			return 1;
 		snprintf(staged, sizeof(staged), "%s", o->file);
 		snprintf(uri, sizeof(uri), "file://%s", o->file);
 		goto done;
 	}
 	if (make_s3(o, &s3, err, sizeof(err)) != 0)
-		return fail(&lc, "S3 setup failed", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_ACCESS_DENIED, "S3 setup failed",
+				    err);
 	eo_s3_uri(s3, o->s3_key, uri, sizeof(uri));
 	eo_log_ctx_add(&lc, "source", uri);
 	if (eo_s3_head(s3, o->s3_key, &h, err, sizeof(err)) != 0) {
-		fail(&lc, "cannot look up the snapshot", err);
+		restore_fail(o, &lc,
+			     h.status == 401 || h.status == 403
+				 ? EO_REASON_RESTORE_ACCESS_DENIED
+				 : EO_REASON_RESTORE_SOURCE_UNREACHABLE,
+			     "cannot look up the snapshot", err);
 		goto out;
 	}
 	if (!h.exists) {
 		errf(err, sizeof(err), "%s does not exist (HeadObject answered 404)", uri);
-		fail(&lc, "restore object missing", err);
+		restore_fail(o, &lc, EO_REASON_RESTORE_OBJECT_MISSING, "restore object missing",
+			     err);
 		goto out;
 	}
 	if (mkdir_p(o->staging_dir, err, sizeof(err)) != 0) {
-		fail(&lc, "cannot create the staging directory", err);
+		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+			     "cannot create the staging directory", err);
 		goto out;
 	}
-	if (need_space(o->staging_dir, 2 * h.size + FREE_MARGIN,
+	if (need_space(o, o->staging_dir, 2 * h.size + FREE_MARGIN,
 		       "staging the snapshot and rebuilding the data dir (2x the snapshot)",
 		       &lc) != 0)
 		goto out;
 	t.dir = o->staging_dir;
 	t.name = STAGED_NAME;
 	if (eo_snapcheck_init(&cs.check) != 0) {
-		fail(&lc, "cannot set up SHA-256", "OpenSSL");
+		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot set up SHA-256", "OpenSSL");
 		goto out;
 	}
 	if (eo_store_open(&up, &t, NULL, true, 0, err, sizeof(err)) != 0) {
-		fail(&lc, "cannot stage the snapshot", err);
+		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot stage the snapshot", err);
 		goto out_check;
 	}
 	if (eo_s3_get(s3, o->s3_key, check_and_store, &cs, &got, err, sizeof(err)) != 0) {
-		fail(&lc, "downloading the snapshot failed", err);
+		restore_fail(o, &lc,
+			     cs.write_errno == ENOSPC || cs.write_errno == EDQUOT
+				 ? EO_REASON_RESTORE_VOLUME_TOO_SMALL
+			     : cs.write_errno != 0 ? EO_REASON_RESTORE_FAILED
+						   : EO_REASON_RESTORE_SOURCE_UNREACHABLE,
+			     "downloading the snapshot failed", err);
 		goto out_abort;
 	}
 	v = eo_snapcheck_finish(&cs.check, sha);
 	if (v != EO_SNAPCHECK_OK) {
 		errf(err, sizeof(err), "%s: %s", uri, eo_snapcheck_strerror(v));
-		fail(&lc, "the snapshot is not usable; etcd will not start on it", err);
+		restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
+			     "the snapshot is not usable; etcd will not start on it", err);
 		goto out_abort;
 	}
 	if (eo_store_commit(&up, err, sizeof(err)) != 0) {
-		fail(&lc, "staging the snapshot failed", err);
+		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "staging the snapshot failed", err);
 		goto out_abort;
 	}
 	size = got;
@@ -746,8 +835,9 @@ static int restore_agent(const struct opts *o)
 	eo_snapcheck_free(&cs.check);
 done:
 	snprintf(checksum, sizeof(checksum), "sha256:%s", sha);
+	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot staged and verified", "staged", staged, "checksum",
-		  checksum, NULL);
+		  checksum, "seconds", secs, "peak_rss_kb", rss, NULL);
 	j = json_pack("{s:s, s:s, s:I, s:s}", "uri", uri, "staged", staged, "sizeBytes",
 		      (json_int_t)size, "checksum", checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
@@ -804,8 +894,8 @@ static int restore_rebuild(const struct opts *o)
 	if (!o->data_dir || !o->staging_dir || !o->member_name || !o->initial_cluster ||
 	    !o->cluster_token || !o->peer_url) {
 		fputs(usage_rebuild, stderr);
-		return fail(
-		    &lc, "invalid arguments",
+		return restore_fail(
+		    o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
 		    "--data-dir, --staging-dir, --name, --initial-cluster, "
 		    "--initial-cluster-token and --initial-advertise-peer-urls are required");
 	}
@@ -822,14 +912,17 @@ static int restore_rebuild(const struct opts *o)
 	if (stat(src, &st) != 0) {
 		errf(err, sizeof(err), "%s: %s (the restore step should have staged it)", src,
 		     strerror(errno));
-		return fail(&lc, "no snapshot to restore", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "no snapshot to restore",
+				    err);
 	}
 	if (mkdir_p(o->staging_dir, err, sizeof(err)) != 0)
-		return fail(&lc, "cannot create the staging directory", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+				    "cannot create the staging directory", err);
 	snprintf(rebuild, sizeof(rebuild), "%s/%s", o->staging_dir, REBUILD_NAME);
 	if (rm_rf(rebuild) != 0) {
 		errf(err, sizeof(err), "remove %s: %s", rebuild, strerror(errno));
-		return fail(&lc, "cannot clear an earlier attempt", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+				    "cannot clear an earlier attempt", err);
 	}
 	args[n++] = (char *)o->etcdutl;
 	args[n++] = "snapshot";
@@ -852,26 +945,30 @@ static int restore_rebuild(const struct opts *o)
 	e = posix_spawnp(&pid, o->etcdutl, NULL, NULL, args, environ);
 	if (e != 0) {
 		snprintf(err, sizeof(err), "%s: %s", o->etcdutl, strerror(e));
-		return fail(&lc, "cannot run etcdutl", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot run etcdutl", err);
 	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
-			return fail(&lc, "waiting for etcdutl failed", strerror(errno));
+			return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+					    "waiting for etcdutl failed", strerror(errno));
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		snprintf(err, sizeof(err), "etcdutl snapshot restore exited with %s %d",
 			 WIFEXITED(status) ? "status" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		rm_rf(rebuild);
-		return fail(&lc, "rebuilding the data dir failed", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_REBUILD_FAILED,
+				    "rebuilding the data dir failed", err);
 	}
 	errf(from, sizeof(from), "%s/member", rebuild);
 	snprintf(to, sizeof(to), "%s/member", o->data_dir);
 	if (mkdir_p(o->data_dir, err, sizeof(err)) != 0)
-		return fail(&lc, "cannot create the data dir", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot create the data dir",
+				    err);
 	if (fsync_dir(from) != 0 || rename(from, to) != 0 || fsync_dir(o->data_dir) != 0) {
 		errf(err, sizeof(err), "move %s to %s: %s", from, to, strerror(errno));
-		return fail(&lc, "cannot put the rebuilt data dir in place", err);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
+				    "cannot put the rebuilt data dir in place", err);
 	}
 	rm_rf(rebuild);
 	if (!o->file)

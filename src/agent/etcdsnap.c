@@ -1,9 +1,10 @@
-/* Reading a snapshot from one etcd member over the v3 gRPC gateway (etcdsnap.h). */
+/* Reading a snapshot from one etcd member over gRPC (etcdsnap.h). */
 #include "agent/etcdsnap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -117,6 +118,87 @@ out:
 	return rc;
 }
 
+/* A protobuf varint at *p (before end); 0, or -1 when cut or longer than 10 bytes. */
+static int pb_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -1;
+		v |= (uint64_t)(**p & 0x7f) << shift;
+		if ((*(*p)++ & 0x80) == 0) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int eo_snapstream_decode_pb(const unsigned char *p, size_t n, const unsigned char **blob,
+			    size_t *bloblen, uint64_t *remaining, bool *has_remaining,
+			    char *version, size_t versioncap, char *err, size_t errcap)
+{
+	const unsigned char *end = p + n;
+	uint64_t tag, v;
+
+	*blob = NULL;
+	*bloblen = 0;
+	*remaining = 0;
+	*has_remaining = false;
+	while (p < end) {
+		if (pb_varint(&p, end, &tag) != 0)
+			goto bad;
+		switch (tag & 7) {
+		case 0: /* varint */
+			if (pb_varint(&p, end, &v) != 0)
+				goto bad;
+			if (tag >> 3 == 2) {
+				*remaining = v;
+				*has_remaining = true;
+			}
+			break;
+		case 2: /* length-delimited */
+			if (pb_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+				goto bad;
+			if (tag >> 3 == 3) {
+				*blob = p;
+				*bloblen = (size_t)v;
+			} else if (tag >> 3 == 4 && version != NULL && versioncap > 0) {
+				snprintf(version, versioncap, "%.*s",
+					 (int)(v < versioncap ? v : versioncap - 1),
+					 (const char *)p);
+			}
+			p += v;
+			break;
+		case 1: /* 64-bit */
+			if (end - p < 8)
+				goto bad;
+			p += 8;
+			break;
+		case 5: /* 32-bit */
+			if (end - p < 4)
+				goto bad;
+			p += 4;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	return 1;
+bad:
+	snprintf(err, errcap, "snapshot stream: malformed SnapshotResponse message");
+	return -1;
+}
+
+int eo_snapstream_init_grpc(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
+{
+	int rc = eo_snapstream_init(s, sink, ud);
+
+	s->grpc = true;
+	return rc;
+}
+
 int eo_snapstream_init(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
 {
 	memset(s, 0, sizeof(*s));
@@ -141,18 +223,10 @@ void eo_snapstream_free(struct eo_snapstream *s)
 	s->blob = NULL;
 }
 
-static int handle_line(struct eo_snapstream *s, const char *line, size_t len)
+/* One message's bytes: the announced size is checked, then the sink gets them. */
+static int handle_data(struct eo_snapstream *s, const unsigned char *blob, size_t n,
+		       uint64_t remaining)
 {
-	uint64_t remaining;
-	bool has_rem;
-	size_t n;
-	int r;
-
-	r = eo_snapstream_decode_line(line, len, s->blob, s->blob_cap, &n, &remaining, &has_rem,
-				      s->storage_version, sizeof(s->storage_version), s->err,
-				      sizeof(s->err));
-	if (r <= 0)
-		return r;
 	if (s->messages++ == 0) {
 		/* The first message announces the database size. */
 		if (remaining > UINT64_MAX - n) {
@@ -169,8 +243,90 @@ static int handle_line(struct eo_snapstream *s, const char *line, size_t len)
 		return -1;
 	}
 	s->bytes += n;
-	if (n > 0 && s->sink(s->ud, s->blob, n, s->err, sizeof(s->err)) != 0)
+	if (n > 0 && s->sink(s->ud, blob, n, s->err, sizeof(s->err)) != 0)
 		return -1;
+	return 0;
+}
+
+static int handle_line(struct eo_snapstream *s, const char *line, size_t len)
+{
+	uint64_t remaining;
+	bool has_rem;
+	size_t n;
+	int r;
+
+	r = eo_snapstream_decode_line(line, len, s->blob, s->blob_cap, &n, &remaining, &has_rem,
+				      s->storage_version, sizeof(s->storage_version), s->err,
+				      sizeof(s->err));
+	if (r <= 0)
+		return r;
+	return handle_data(s, s->blob, n, remaining);
+}
+
+static int handle_frame(struct eo_snapstream *s, const unsigned char *p, size_t n)
+{
+	const unsigned char *blob;
+	uint64_t remaining;
+	bool has_rem;
+	size_t len;
+
+	if (eo_snapstream_decode_pb(p, n, &blob, &len, &remaining, &has_rem, s->storage_version,
+				    sizeof(s->storage_version), s->err, sizeof(s->err)) != 1)
+		return -1;
+	return handle_data(s, blob, len, remaining);
+}
+
+/* gRPC: 1 byte compressed flag, 4 bytes big-endian length, the message. */
+static int feed_grpc(struct eo_snapstream *s, const unsigned char *p, size_t n)
+{
+	const unsigned char *h = (const unsigned char *)s->line;
+	size_t take;
+
+	while (n > 0) {
+		if (s->len < 5) {
+			take = 5 - s->len < n ? 5 - s->len : n;
+			memcpy(s->line + s->len, p, take);
+			s->len += take;
+			p += take;
+			n -= take;
+			if (s->len < 5)
+				break;
+			if (h[0] != 0) {
+				snprintf(
+				    s->err, sizeof(s->err),
+				    "snapshot stream: compressed gRPC message (not asked for)");
+				return -1;
+			}
+			s->frame = (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 |
+				   (uint32_t)h[3] << 8 | (uint32_t)h[4];
+			if (s->frame > s->cap - 5) {
+				snprintf(s->err, sizeof(s->err),
+					 "snapshot stream: message longer than %d bytes",
+					 EO_SNAPSTREAM_LINE_MAX - 5);
+				return -1;
+			}
+			if (n >= s->frame) {
+				/* The whole message is in the input: no copy. */
+				if (handle_frame(s, p, s->frame) != 0)
+					return -1;
+				p += s->frame;
+				n -= s->frame;
+				s->len = 0;
+				continue;
+			}
+		}
+		take = 5 + (size_t)s->frame - s->len;
+		take = take < n ? take : n;
+		memcpy(s->line + s->len, p, take);
+		s->len += take;
+		p += take;
+		n -= take;
+		if (s->len == 5 + (size_t)s->frame) {
+			if (handle_frame(s, h + 5, s->frame) != 0)
+				return -1;
+			s->len = 0;
+		}
+	}
 	return 0;
 }
 
@@ -181,6 +337,11 @@ int eo_snapstream_feed(struct eo_snapstream *s, const char *p, size_t n)
 
 	if (s->failed)
 		return -1;
+	if (s->grpc) {
+		if (feed_grpc(s, (const unsigned char *)p, n) != 0)
+			goto fail;
+		return 0;
+	}
 	while (n > 0) {
 		nl = memchr(p, '\n', n);
 		take = nl ? (size_t)(nl - p) : n;
@@ -218,6 +379,12 @@ int eo_snapstream_finish(struct eo_snapstream *s)
 {
 	if (s->failed)
 		return -1;
+	if (s->grpc && s->len > 0) {
+		snprintf(s->err, sizeof(s->err),
+			 "snapshot stream: cut off inside a message (%zu bytes of it)", s->len);
+		s->failed = true;
+		return -1;
+	}
 	if (s->len > 0 && handle_line(s, s->line, s->len) != 0) {
 		/* A last line without its newline that does not parse: cut off. */
 		s->failed = true;
@@ -241,6 +408,8 @@ int eo_snapstream_finish(struct eo_snapstream *s)
 
 /* ---- fetching --------------------------------------------------------------- */
 
+#define GRPC_PATH "/etcdserverpb.Maintenance/Snapshot"
+
 struct fetch {
 	CURL *h;
 	struct eo_snapstream ss;
@@ -250,6 +419,8 @@ struct fetch {
 	long status;
 	char body[1024]; /* start of a non-200 answer */
 	size_t body_len;
+	int grpc_status; /* -1 until the grpc-status header or trailer arrives */
+	char grpc_message[512];
 };
 
 static int check_then_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
@@ -278,23 +449,64 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 	return eo_snapstream_feed(&f->ss, p, n) == 0 ? n : 0;
 }
 
+/* The value of header line p[n] when it is "<name>: value", trimmed, into out[cap]. */
+static bool header_value(const char *p, size_t n, const char *name, char *out, size_t cap)
+{
+	size_t k = strlen(name);
+
+	if (n <= k || strncasecmp(p, name, k) != 0 || p[k] != ':')
+		return false;
+	p += k + 1;
+	n -= k + 1;
+	while (n > 0 && (*p == ' ' || *p == '\t')) {
+		p++;
+		n--;
+	}
+	while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' '))
+		n--;
+	snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+	return true;
+}
+
+/* Headers and, after the body, the trailers (libcurl passes both here). */
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct fetch *f = ud;
+	size_t n = size * nmemb;
+	char v[sizeof(f->grpc_message)];
+	char *un;
+	int len = 0;
+
+	if (header_value(p, n, "grpc-status", v, sizeof(v))) {
+		f->grpc_status = atoi(v);
+	} else if (header_value(p, n, "grpc-message", v, sizeof(v))) {
+		/* Percent-encoded (gRPC's rule). */
+		un = curl_easy_unescape(f->h, v, 0, &len);
+		snprintf(f->grpc_message, sizeof(f->grpc_message), "%s", un ? un : v);
+		curl_free(un);
+	}
+	return n;
+}
+
 int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, void *ud,
 		      struct eo_snapfetch_result *res, char *err, size_t errcap)
 {
-	struct fetch f = {.sink = sink, .ud = ud};
+	/* An empty SnapshotRequest: not compressed, length 0. */
+	static const char request[5] = {0, 0, 0, 0, 0};
+	struct fetch f = {.sink = sink, .ud = ud, .grpc_status = -1};
 	struct curl_slist *hdr = NULL, *nh;
 	char url[1024], auth[4096], curl_err[CURL_ERROR_SIZE] = "";
+	const char *headers[] = {"Content-Type: application/grpc", "TE: trailers", "Expect:"};
 	enum eo_snapcheck_result verdict;
 	CURLcode cc;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (snprintf(url, sizeof(url), "%s/v3/maintenance/snapshot", o->endpoint) >=
-	    (int)sizeof(url)) {
+	if (snprintf(url, sizeof(url), "%s" GRPC_PATH, o->endpoint) >= (int)sizeof(url)) {
 		snprintf(err, errcap, "endpoint too long");
 		return -1;
 	}
-	if (eo_snapstream_init(&f.ss, check_then_sink, &f) != 0) {
+	if (eo_snapstream_init_grpc(&f.ss, check_then_sink, &f) != 0) {
 		snprintf(err, errcap, "out of memory");
 		return -1;
 	}
@@ -308,20 +520,34 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 		snprintf(err, errcap, "curl_easy_init failed");
 		goto out;
 	}
-	nh = curl_slist_append(hdr, "Content-Type: application/json");
-	if (nh)
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		nh = curl_slist_append(hdr, headers[i]);
+		if (!nh) {
+			snprintf(err, errcap, "out of memory");
+			goto out;
+		}
 		hdr = nh;
+	}
 	if (o->auth_token && o->auth_token[0]) {
-		snprintf(auth, sizeof(auth), "Authorization: %s", o->auth_token);
+		/* etcd reads the token from the gRPC metadata "token". */
+		snprintf(auth, sizeof(auth), "token: %s", o->auth_token);
 		nh = curl_slist_append(hdr, auth);
 		if (nh)
 			hdr = nh;
 	}
 	curl_easy_setopt(f.h, CURLOPT_URL, url);
-	curl_easy_setopt(f.h, CURLOPT_POSTFIELDS, "{}");
+	curl_easy_setopt(f.h, CURLOPT_HTTP_VERSION,
+			 strncmp(o->endpoint, "https://", 8) == 0
+			     ? (long)CURL_HTTP_VERSION_2TLS
+			     : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+	curl_easy_setopt(f.h, CURLOPT_POST, 1L);
+	curl_easy_setopt(f.h, CURLOPT_POSTFIELDS, request);
+	curl_easy_setopt(f.h, CURLOPT_POSTFIELDSIZE, (long)sizeof(request));
 	curl_easy_setopt(f.h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(f.h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(f.h, CURLOPT_WRITEDATA, &f);
+	curl_easy_setopt(f.h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(f.h, CURLOPT_HEADERDATA, &f);
 	curl_easy_setopt(f.h, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(f.h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(f.h, CURLOPT_NOPROXY, "*");
@@ -353,6 +579,17 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 	if (f.status != 200) {
 		snprintf(err, errcap, "%s: snapshot refused: HTTP %ld: %.300s", o->endpoint,
 			 f.status, f.body);
+		goto out;
+	}
+	if (f.grpc_status < 0) {
+		snprintf(err, errcap, "%s: snapshot stream ended without a grpc-status: cut off",
+			 o->endpoint);
+		goto out;
+	}
+	if (f.grpc_status != 0) {
+		snprintf(err, errcap, "%s: etcd aborted the snapshot stream: %s (gRPC status %d)",
+			 o->endpoint, f.grpc_message[0] ? f.grpc_message : "(no message)",
+			 f.grpc_status);
 		goto out;
 	}
 	if (eo_snapstream_finish(&f.ss) != 0) {

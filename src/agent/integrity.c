@@ -44,8 +44,7 @@ void eo_snapcheck_feed(struct eo_snapcheck *c, const void *p, size_t n)
 
 	if (!c->all || n == 0)
 		return;
-	if (EVP_DigestUpdate(c->all, p, n) != 1)
-		c->failed = true;
+	/* One digest pass: "all" is derived from "body" at the end (finish). */
 	c->total += n;
 	if (n >= EO_SNAP_HASH_LEN) {
 		/* The old window and all but the last 32 new bytes are body. */
@@ -83,7 +82,10 @@ enum eo_snapcheck_result eo_snapcheck_finish(struct eo_snapcheck *c, char *sha_h
 
 	if (!c->all || c->failed)
 		return EO_SNAPCHECK_ERROR;
-	if (EVP_DigestFinal_ex(c->all, all, &alen) != 1 ||
+	/* SHA-256 of every byte = the body's state fed the 32-byte window. */
+	if (EVP_MD_CTX_copy_ex(c->all, c->body) != 1 ||
+	    (c->tail_len > 0 && EVP_DigestUpdate(c->all, c->tail, c->tail_len) != 1) ||
+	    EVP_DigestFinal_ex(c->all, all, &alen) != 1 ||
 	    EVP_DigestFinal_ex(c->body, body, &blen) != 1 || alen != EO_SNAP_HASH_LEN)
 		return EO_SNAPCHECK_ERROR;
 	if (sha_hex)

@@ -37,7 +37,7 @@ enum eo_snapcheck_result {
 };
 
 struct eo_snapcheck {
-	void *all;  /* EVP_MD_CTX over every byte */
+	void *all;  /* EVP_MD_CTX: at finish, a copy of body fed the window (every byte) */
 	void *body; /* EVP_MD_CTX over every byte but the last 32 seen so far */
 	unsigned char tail[EO_SNAP_HASH_LEN];
 	size_t tail_len;

@@ -32,10 +32,14 @@
 
 #include "agent/etcdsnap.h"
 
-#define EO_S3_MIN_PART	     (5ull * 1024 * 1024) /* S3's minimum for all parts but the last */
-#define EO_S3_MAX_PART	     (5ull * 1024 * 1024 * 1024) /* and its maximum */
-#define EO_S3_MAX_PARTS	     10000
-#define EO_S3_DEFAULT_PART   (16ull * 1024 * 1024)
+#define EO_S3_MIN_PART	(5ull * 1024 * 1024)	    /* S3's minimum for all parts but the last */
+#define EO_S3_MAX_PART	(5ull * 1024 * 1024 * 1024) /* and its maximum */
+#define EO_S3_MAX_PARTS 10000
+/*
+ * 8 MiB: the store keeps two part buffers (one filling while the other uploads), so the
+ * agent's memory stays near 2x this whatever the snapshot size (under 32 MiB resident).
+ */
+#define EO_S3_DEFAULT_PART   (8ull * 1024 * 1024)
 #define EO_S3_UID_META	     "x-amz-meta-etcd-snapshot-uid"
 #define EO_S3_UID_MAX	     128
 #define EO_S3_CRED_MAX	     1024

@@ -78,16 +78,64 @@ int eo_store_open(struct eo_store_upload *u, const struct eo_store_target *t, co
 	return 0;
 }
 
+/* The worker: one part from the spare buffer. Only it uses the S3 client while it runs. */
+static void *upload_part(void *arg)
+{
+	struct eo_store_upload *u = arg;
+
+	u->worker_rc = eo_s3_mpu_part(u->t->s3, &u->mpu, u->spare, u->worker_len, u->worker_err,
+				      sizeof(u->worker_err));
+	return NULL;
+}
+
+/* Waits for the part upload under way, if any: 0, or -1 with its error. */
+static int wait_part(struct eo_store_upload *u, char *err, size_t errcap)
+{
+	if (!u->worker_running)
+		return 0;
+	pthread_join(u->worker, NULL);
+	u->worker_running = false;
+	if (u->worker_rc != 0) {
+		snprintf(err, errcap, "%s", u->worker_err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The full buffer becomes the next part, uploaded by the worker; filling goes on. */
 static int flush_part(struct eo_store_upload *u, char *err, size_t errcap)
 {
+	unsigned char *t;
+	int e;
+
+	if (wait_part(u, err, errcap) != 0)
+		return -1;
 	if (!u->mpu_started) {
 		if (eo_s3_mpu_begin(u->t->s3, u->t->key, u->uid, &u->mpu, err, errcap) != 0)
 			return -1;
 		u->mpu_started = true;
 	}
-	if (eo_s3_mpu_part(u->t->s3, &u->mpu, u->buf, u->len, err, errcap) != 0)
+	if (!u->spare && !(u->spare = malloc(u->part_size))) {
+		snprintf(err, errcap, "cannot allocate a %llu-byte part buffer",
+			 (unsigned long long)u->part_size);
 		return -1;
+	}
+	t = u->spare;
+	u->spare = u->buf;
+	u->buf = t;
+	u->worker_len = u->len;
 	u->len = 0;
+	e = pthread_create(&u->worker, NULL, upload_part, u);
+	if (e != 0) {
+		/* No thread: upload it here. */
+		upload_part(u);
+		if (u->worker_rc != 0) {
+			snprintf(err, errcap, "%s", u->worker_err);
+			return -1;
+		}
+		return 0;
+	}
+	u->worker_running = true;
 	return 0;
 }
 
@@ -130,6 +178,8 @@ int eo_store_commit(struct eo_store_upload *u, char *err, size_t errcap)
 		return eo_s3_put(u->t->s3, u->t->key, u->buf, u->len, u->uid, err, errcap);
 	if (u->len > 0 && flush_part(u, err, errcap) != 0)
 		return -1;
+	if (wait_part(u, err, errcap) != 0)
+		return -1;
 	if (eo_s3_mpu_complete(u->t->s3, &u->mpu, err, errcap) != 0)
 		return -1;
 	eo_s3_mpu_clear(&u->mpu);
@@ -144,6 +194,7 @@ void eo_store_abort(struct eo_store_upload *u)
 	if (u->fw_open)
 		eo_filestore_abort(&u->fw);
 	u->fw_open = false;
+	(void)wait_part(u, err, sizeof(err));
 	if (u->mpu_started) {
 		if (eo_s3_mpu_abort(u->t->s3, &u->mpu, err, sizeof(err)) != 0)
 			fprintf(stderr, "etcd-operator: aborting the multipart upload failed: %s\n",
@@ -152,5 +203,7 @@ void eo_store_abort(struct eo_store_upload *u)
 		u->mpu_started = false;
 	}
 	free(u->buf);
+	free(u->spare);
 	u->buf = NULL;
+	u->spare = NULL;
 }

@@ -9,9 +9,12 @@
  *   eo_store_commit  makes the snapshot visible under its final name
  *   eo_store_abort   drops everything written so far
  *
- * S3 memory is one part buffer: bytes collect in it; the first time it fills
- * a multipart upload starts and each full buffer becomes a part. A snapshot
- * that never fills it is sent with one PutObject at commit. Nothing is
+ * S3 memory is two part buffers: bytes collect in one; the first time it
+ * fills a multipart upload starts, and each full buffer becomes a part that a
+ * worker thread uploads while the other buffer fills, so reading the snapshot
+ * does not pause for the upload (at most one upload runs; the next full buffer
+ * waits for it). A snapshot that never fills a buffer is sent with one
+ * PutObject at commit. Nothing is
  * visible before commit (CompleteMultipartUpload, PutObject, rename), and
  * the caller commits only after the integrity hash verified.
  */
@@ -21,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <pthread.h>
 
 #include "agent/filestore.h"
 #include "agent/s3.h"
@@ -37,11 +42,17 @@ struct eo_store_upload {
 	const char *uid;
 	bool replace;
 	/* S3 */
-	unsigned char *buf;
+	unsigned char *buf; /* filling */
 	size_t len;
+	unsigned char *spare; /* uploading (by the worker), or free */
 	uint64_t part_size;
 	struct eo_s3_mpu mpu;
 	bool mpu_started;
+	pthread_t worker;
+	bool worker_running;
+	size_t worker_len;
+	int worker_rc;
+	char worker_err[512];
 	/* file */
 	struct eo_filestore_writer fw;
 	bool fw_open;

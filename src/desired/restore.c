@@ -129,6 +129,9 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		    &ok);
 	}
 	arg2(a1, "--install-self", EO_RESTORE_AGENT_DIR, &ok);
+	/* Why a failure happened, for the EtcdCluster's condition (api/restorefail.h). */
+	arg2(a1, "--termination-log", EO_RESTORE_TERMINATION_LOG, &ok);
+	arg2(a2, "--termination-log", EO_RESTORE_TERMINATION_LOG, &ok);
 	arg2(a2, "--name", m, &ok);
 	arg2(a2, "--initial-cluster", ic, &ok);
 	arg2(a2, "--initial-cluster-token", eo_member_cluster_token(member), &ok);

@@ -30,6 +30,7 @@
 #define EO_RESTORE_CREDENTIALS_DIR   "/var/run/etcd-operator/s3-credentials"
 #define EO_RESTORE_SOURCE_DIR	     "/restore"
 #define EO_RESTORE_STAGING_DIR	     "/var/lib/etcd/.restore"
+#define EO_RESTORE_TERMINATION_LOG   "/dev/termination-log"
 
 /* True when member is a seed (spec.bootstrap) with spec.restore.source. */
 bool eo_desired_member_restores(const json_t *member);

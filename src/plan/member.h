@@ -61,7 +61,7 @@ struct eo_mplan_input {
 	time_t now;
 };
 
-#define EO_MPLAN_MSG_MAX 512
+#define EO_MPLAN_MSG_MAX 1024
 
 struct eo_mplan_result {
 	enum eo_mplan_action action;

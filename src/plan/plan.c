@@ -594,6 +594,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
 	char peer[EO_DESIRED_URL_MAX], id[24];
 	const struct eo_etcd_member *em = NULL;
+	struct eo_pod_issue issue;
 
 	if (desired == 0) {
 		msgf(x, "no data has been written (cluster never bootstrapped); scale up to "
@@ -642,6 +643,21 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 						    sizeof(out->initial_cluster), in->build, seed,
 						    cname, ns) != 0)
 			x->ok = false;
+		return;
+	}
+	if (c->seed->pod != NULL && !eo_plan_pod_ready(c->seed->pod) &&
+	    eo_plan_pod_issue(c->seed->member, c->seed->pod, c->seed->pvc, in->now, &issue) &&
+	    issue.kind == EO_POD_ISSUE_RESTORE_FAILED) {
+		/*
+		 * The restore init container refused the snapshot (or could not get it): etcd
+		 * is not started. The kubelet retries it with back-off, so a fixed source heals.
+		 */
+		msgf(x, "seed member %s: %s", seed, issue.message);
+		x->issues[0] = '\0'; /* the message already says it */
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, issue.reason, out->message);
+		event(x, "Warning", issue.reason);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		return;
 	}
 	if (c->seed->pod == NULL || !eo_plan_pod_ready(c->seed->pod)) {

@@ -133,7 +133,7 @@ struct eo_plan_input {
 	time_t now;
 };
 
-#define EO_PLAN_MSG_MAX	      512
+#define EO_PLAN_MSG_MAX	      1024
 #define EO_PLAN_NAME_MAX      254 /* a Kubernetes object name and its NUL */
 #define EO_PLAN_MAX_ENDPOINTS 16
 /* Room for "<name>=<peer url>" of every member of a large cluster. */

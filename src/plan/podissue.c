@@ -10,7 +10,9 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "api/restorefail.h"
 #include "api/timeutil.h"
+#include "desired/restore.h"
 #include "plan/failure.h"
 
 /* Longest part of a kubelet or scheduler message that is quoted. */
@@ -171,6 +173,69 @@ static void crash_issue(const json_t *cs, struct eo_pod_issue *out)
 	    msg != NULL ? msg : "");
 }
 
+/* The last non-empty line of text (the kubelet's log tail), cut to cap. */
+static void last_line(const char *text, char *out, size_t cap)
+{
+	const char *end = text != NULL ? text + strlen(text) : NULL, *start;
+
+	out[0] = '\0';
+	if (end == NULL)
+		return;
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	snprintf(out, cap, "%.*s", (int)(end - start), start);
+}
+
+/*
+ * A restore init container (desired/restore.h) that failed: its current state if it ended
+ * with an error, else the last one while it is retried. One that has now succeeded, or
+ * never failed, is no issue.
+ */
+static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
+{
+	const json_t *cs = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "initContainerStatuses"),
+			   i, cs)
+	{
+		const char *name = json_string_value(json_object_get(cs, "name"));
+		const json_t *t = json_object_get(json_object_get(cs, "state"), "terminated");
+		const char *reason = NULL, *why;
+		char msg[EO_RESTORE_MESSAGE_MAX], line[QUOTE_MAX];
+		json_int_t code;
+
+		if (name == NULL || (strcmp(name, EO_RESTORE_CONTAINER) != 0 &&
+				     strcmp(name, EO_RESTORE_REBUILD_CONTAINER) != 0))
+			continue;
+		if (t != NULL && json_integer_value(json_object_get(t, "exitCode")) == 0)
+			continue; /* done (after earlier failures, perhaps) */
+		if (t == NULL)
+			t = json_object_get(json_object_get(cs, "lastState"), "terminated");
+		code = json_integer_value(json_object_get(t, "exitCode"));
+		if (t == NULL || code == 0)
+			continue;
+		why = json_string_value(json_object_get(t, "reason"));
+		if (!eo_restore_failure_parse(json_string_value(json_object_get(t, "message")),
+					      &reason, msg, sizeof(msg))) {
+			/* Not the agent's words: killed (OOMKilled), or an older agent's logs. */
+			last_line(json_string_value(json_object_get(t, "message")), line,
+				  sizeof(line));
+			reason = EO_REASON_RESTORE_FAILED;
+			snprintf(msg, sizeof(msg), "%s%s%s", why != NULL ? why : "exited",
+				 line[0] ? ": " : "", line);
+		}
+		set(out, EO_POD_ISSUE_RESTORE_FAILED, reason,
+		    "restoring the snapshot failed (init container %s, exit code %lld): %.*s; %s",
+		    name, (long long)code, QUOTE_MAX, msg, eo_restore_reason_hint(reason));
+		return true;
+	}
+	return false;
+}
+
 /* Whether the Pod condition c has held for at least grace seconds at now. */
 static bool older_than(const json_t *c, time_t now, long grace)
 {
@@ -241,6 +306,8 @@ bool eo_plan_pod_issue(const json_t *member, const json_t *pod, const json_t *pv
 		    waiting_field(cs, "reason"), QUOTE_MAX, waiting_field(cs, "message"));
 		return true;
 	}
+	if (restore_issue(pod, out))
+		return true;
 	if ((cs = waiting_in(pod, (const char *const[]){"CrashLoopBackOff", NULL})) != NULL) {
 		crash_issue(cs, out);
 		return true;

@@ -5,7 +5,8 @@
  * member from running, when it is something the user has to fix rather than a step under
  * way: an image that cannot be pulled, a Pod the scheduler cannot place, a volume that is not
  * bound or not mounted, a container that cannot be created or started, an etcd that keeps
- * crashing.
+ * crashing, or a restore at bootstrap that failed (the reason the restore init container left
+ * in its termination message, api/restorefail.h, with what to do).
  *
  * The member controller writes the issue into the EtcdMember's Ready=False condition (reason
  * and message). The cluster controller appends eo_plan_member_issues() to the EtcdCluster's
@@ -34,6 +35,7 @@ enum eo_pod_issue_kind {
 	EO_POD_ISSUE_VOLUME_NOT_MOUNTED, /* scheduled long ago, containers still being created */
 	EO_POD_ISSUE_CONTAINER_ERROR,	 /* CreateContainerConfigError, RunContainerError, ... */
 	EO_POD_ISSUE_CRASH_LOOP,	 /* CrashLoopBackOff */
+	EO_POD_ISSUE_RESTORE_FAILED,	 /* an init container restore/restore-rebuild failed */
 };
 
 /* Reasons of the EtcdMember's Ready=False condition for each kind (CamelCase). */
@@ -43,6 +45,7 @@ enum eo_pod_issue_kind {
 #define EO_REASON_VOLUME_NOT_MOUNTED  "VolumeNotMounted"
 #define EO_REASON_CONTAINER_ERROR     "ContainerError"
 #define EO_REASON_CONTAINER_CRASHLOOP "CrashLoopBackOff"
+/* EO_POD_ISSUE_RESTORE_FAILED: one of the reasons of api/restorefail.h. */
 
 /*
  * Seconds a scheduled Pod may spend creating its containers before the member reads
@@ -56,7 +59,7 @@ enum eo_pod_issue_kind {
  */
 #define EO_POD_ISSUE_BIND_GRACE_S 30
 
-#define EO_POD_ISSUE_MSG_MAX 640
+#define EO_POD_ISSUE_MSG_MAX 900
 
 struct eo_pod_issue {
 	enum eo_pod_issue_kind kind;

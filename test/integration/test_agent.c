@@ -42,6 +42,7 @@
 #include "agent/cli.h"
 #include "agent/integrity.h"
 #include "agent/s3.h"
+#include "api/restorefail.h"
 #include "etcd/client.h"
 
 extern char **environ;
@@ -290,10 +291,8 @@ static int agent(json_t **result, const char *first, ...)
 	while (argc < 44 && (argv[argc] = va_arg(ap, const char *)) != NULL)
 		argc++;
 	va_end(ap);
-	if (strcmp(first, "restore-rebuild") != 0) {
-		argv[argc++] = "--termination-log";
-		argv[argc++] = termlog;
-	}
+	argv[argc++] = "--termination-log";
+	argv[argc++] = termlog;
 	argv[argc] = NULL;
 	rc = eo_agent_main(argc, (char **)argv);
 	if (result) {
@@ -302,6 +301,28 @@ static int agent(json_t **result, const char *first, ...)
 			fail_msg("no result line: %s", je.text);
 	}
 	return rc;
+}
+
+/* The reason a failed restore step left in its termination log (api/restorefail.h). */
+static void expect_reason(const char *want, const char *contains)
+{
+	char termlog[600], text[EO_RESTORE_FAILURE_MAX + 1], msg[EO_RESTORE_MESSAGE_MAX];
+	const char *reason = NULL;
+	size_t n;
+	FILE *f;
+
+	snprintf(termlog, sizeof(termlog), "%s/termination-log", E.workdir);
+	f = fopen(termlog, "r");
+	if (f == NULL)
+		fail_msg("no termination log (want %s)", want);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (!eo_restore_failure_parse(text, &reason, msg, sizeof(msg)))
+		fail_msg("termination log is not a restore failure: %s", text);
+	if (strcmp(reason, want) != 0 || strstr(msg, contains) == NULL)
+		fail_msg("reason %s (want %s), message %s (want ...%s...)", reason, want, msg,
+			 contains);
 }
 
 static void s3_endpoint(char *buf, size_t cap)
@@ -561,9 +582,27 @@ static void test_restore(void **state)
 	restore_with(E.etcdutl_latest, "my-etcd/s3one.db", "latest");
 }
 
+/* Copies the first n bytes of src to dst. 0, or -1. */
+static int copy_prefix(const char *src, const char *dst, size_t n)
+{
+	char buf[4096];
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	size_t got;
+	int rc = -1;
+
+	if (in != NULL && out != NULL && n <= sizeof(buf) && (got = fread(buf, 1, n, in)) == n &&
+	    fwrite(buf, 1, got, out) == got)
+		rc = 0;
+	if (in != NULL)
+		fclose(in);
+	if (out != NULL && fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
+
 static void test_restore_refuses_bad_objects(void **state)
 {
-	char ep[128], data[600], staging[700], path[800], err[512];
+	char ep[128], data[600], staging[700], path[800], err[512], cut[700];
 	unsigned char *buf;
 	size_t cap = 64 << 20, n = 0;
 	struct stat st;
@@ -593,17 +632,34 @@ static void test_restore_refuses_bad_objects(void **state)
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
 			       "bad/corrupt.db", "--s3-force-path-style", NULL),
 			 1);
+	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "s3://" BUCKET "/bad/corrupt.db");
 	assert_int_not_equal(stat(path, &st), 0); /* nothing staged */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
 			       "bad/short.db", "--s3-force-path-style", NULL),
 			 1);
+	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "bad/short.db");
 	assert_int_not_equal(stat(path, &st), 0);
 	/* A missing object fails on the HeadObject. */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
 			       "bad/missing.db", "--s3-force-path-style", NULL),
 			 1);
+	expect_reason(EO_REASON_RESTORE_OBJECT_MISSING, "HeadObject answered 404");
+	/* Wrong credentials: S3 answers 403. */
+	setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
+			       "bad/corrupt.db", "--s3-force-path-style", NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_ACCESS_DENIED, "403");
+	setenv("AWS_SECRET_ACCESS_KEY", SK, 1);
+	/* Nobody listens there. */
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--s3-endpoint", "http://127.0.0.1:1", "--s3-bucket", BUCKET,
+			       "--s3-key", "bad/corrupt.db", "--s3-force-path-style", NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_SOURCE_UNREACHABLE, "cannot look up the snapshot");
 	/* The rebuild step has nothing to work on and says so. */
 	assert_int_equal(agent(NULL, "restore-rebuild", "--data-dir", data, "--staging-dir",
 			       staging, "--etcdutl", E.etcdutl_latest, "--name", "m0",
@@ -611,8 +667,21 @@ static void test_restore_refuses_bad_objects(void **state)
 			       "--initial-cluster-token", "t", "--initial-advertise-peer-urls",
 			       "http://127.0.0.1:1", NULL),
 			 1);
+	expect_reason(EO_REASON_RESTORE_FAILED, "no snapshot to restore");
 	snprintf(path, sizeof(path), "%s/member", data);
 	assert_int_not_equal(stat(path, &st), 0);
+	/* A PVC source: a missing file, and a cut one. */
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--file", "/nonexistent/snap.db", NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_OBJECT_MISSING, "/nonexistent/snap.db does not exist");
+	snprintf(path, sizeof(path), "%s/pvc/dir1.db", E.workdir);
+	snprintf(cut, sizeof(cut), "%s/cut.db", E.workdir);
+	assert_int_equal(copy_prefix(path, cut, 4096), 0);
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--file", cut, NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "cut.db");
 	/* A PVC source is verified in place. */
 	snprintf(path, sizeof(path), "%s/pvc/dir1.db", E.workdir);
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,

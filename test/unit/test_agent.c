@@ -245,6 +245,136 @@ static void test_stream_roundtrip(void **state)
 	free(b);
 }
 
+/* A protobuf varint into out; the bytes written. */
+static size_t put_varint(unsigned char *out, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		out[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v > 0);
+	return n;
+}
+
+/*
+ * Encodes a snapshot as etcd's gRPC server does: frames of SnapshotResponse with a header
+ * (field 1, skipped by the decoder), remaining_bytes, blob and (3.6) version.
+ */
+static unsigned char *grpc_stream(const unsigned char *b, size_t n, bool v36, size_t *outlen)
+{
+	static const unsigned char header[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x02};
+	size_t db = n - 32, off = 0, cap = n + 4096, len = 0, take, m;
+	unsigned char *out = malloc(cap), msg[64];
+
+	assert_non_null(out);
+	while (off < n) {
+		take = off < db ? (db - off < 32768 ? db - off : 32768) : 32;
+		m = 0;
+		memcpy(msg, header, sizeof(header));
+		m += sizeof(header);
+		msg[m++] = 0x10; /* remaining_bytes = 2, varint */
+		m += put_varint(msg + m, off + take < db ? db - off - take : 0);
+		msg[m++] = 0x1a; /* blob = 3, bytes */
+		m += put_varint(msg + m, take);
+		/* frame: flag, length, message head, blob, version */
+		out[len] = 0;
+		len += 5;
+		memcpy(out + len, msg, m);
+		len += m;
+		memcpy(out + len, b + off, take);
+		len += take;
+		m += take;
+		if (v36) {
+			memcpy(out + len,
+			       "\x22\x05"
+			       "3.6.0",
+			       7);
+			len += 7;
+			m += 7;
+		}
+		out[len - m - 5 + 1] = (unsigned char)(m >> 24);
+		out[len - m - 5 + 2] = (unsigned char)(m >> 16);
+		out[len - m - 5 + 3] = (unsigned char)(m >> 8);
+		out[len - m - 5 + 4] = (unsigned char)m;
+		off += take;
+	}
+	*outlen = len;
+	return out;
+}
+
+static int decode_all_grpc(const unsigned char *s, size_t n, size_t chunk, struct collect *c,
+			   struct eo_snapstream *ss)
+{
+	size_t off, take;
+
+	assert_int_equal(eo_snapstream_init_grpc(ss, collect_sink, c), 0);
+	for (off = 0; off < n; off += take) {
+		take = n - off < chunk ? n - off : chunk;
+		if (eo_snapstream_feed(ss, (const char *)s + off, take) != 0)
+			return -1;
+	}
+	return eo_snapstream_finish(ss);
+}
+
+static void test_stream_grpc(void **state)
+{
+	static const size_t chunks[] = {1, 5, 100, 16384, 1 << 20};
+	struct eo_snapstream ss;
+	struct collect c = {0};
+	unsigned char *b, *s;
+	size_t n, sn, i;
+	int v;
+
+	(void)state;
+	b = fake_snapshot(20, &n);
+	c.cap = n;
+	c.buf = malloc(n);
+	for (v = 0; v < 2; v++) {
+		s = grpc_stream(b, n, v == 1, &sn);
+		for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+			c.len = 0;
+			if (decode_all_grpc(s, sn, chunks[i], &c, &ss) != 0)
+				fail_msg("chunk %zu: %s", chunks[i], ss.err);
+			assert_int_equal(c.len, n);
+			assert_memory_equal(c.buf, b, n);
+			assert_int_equal(ss.messages, 4);
+			assert_int_equal(ss.expected, n - 32);
+			assert_string_equal(ss.storage_version, v ? "3.6.0" : "");
+			eo_snapstream_free(&ss);
+		}
+		/* Cut inside the last frame, and cut before the trailer's frame. */
+		c.len = 0;
+		assert_int_not_equal(decode_all_grpc(s, sn - 10, 4096, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "cut off inside a message"));
+		eo_snapstream_free(&ss);
+		c.len = 0;
+		assert_int_not_equal(decode_all_grpc(s, sn - (v ? 54 : 47), 4096, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "truncated"));
+		eo_snapstream_free(&ss);
+		free(s);
+	}
+	/* A compressed frame, an oversized frame, a malformed message. */
+	{
+		unsigned char z[8] = {1, 0, 0, 0, 1, 0};
+		unsigned char big[5] = {0, 0, 0x10, 0, 0};
+		unsigned char bad[7] = {0, 0, 0, 0, 2, 0x1a, 0x09}; /* blob longer than the rest */
+
+		c.len = 0;
+		assert_int_not_equal(decode_all_grpc(z, 6, 6, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "compressed"));
+		eo_snapstream_free(&ss);
+		assert_int_not_equal(decode_all_grpc(big, 5, 5, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "longer than"));
+		eo_snapstream_free(&ss);
+		assert_int_not_equal(decode_all_grpc(bad, 7, 7, &c, &ss), 0);
+		assert_non_null(strstr(ss.err, "malformed"));
+		eo_snapstream_free(&ss);
+	}
+	free(c.buf);
+	free(b);
+}
+
 static void test_stream_lines(void **state)
 {
 	static const struct {
@@ -404,10 +534,10 @@ static void test_s3_part_size(void **state)
 	static const struct {
 		uint64_t expected, requested, want;
 	} cases[] = {
-	    {0, 0, 16 * 1024 * 1024},		      /* unknown size: the default */
-	    {100 * 1024 * 1024, 0, 16 * 1024 * 1024}, /* fits */
-	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024},  /* raised to S3's minimum */
-	    {0, 6ull << 30, 5ull << 30},	      /* lowered to S3's maximum */
+	    {0, 0, 8 * 1024 * 1024},		     /* unknown size: the default */
+	    {100 * 1024 * 1024, 0, 8 * 1024 * 1024}, /* fits */
+	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024}, /* raised to S3's minimum */
+	    {0, 6ull << 30, 5ull << 30},	     /* lowered to S3's maximum */
 	};
 	size_t i;
 
@@ -415,7 +545,7 @@ static void test_s3_part_size(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(eo_s3_part_size(cases[i].expected, cases[i].requested),
 				 cases[i].want);
-	/* 200 GiB in 16 MiB parts would need 12,800: raised to whole MiB within 10,000. */
+	/* 200 GiB in 8 MiB parts would need 25,600: raised to whole MiB within 10,000. */
 	assert_true(eo_s3_part_size(200 * gib, 0) * EO_S3_MAX_PARTS >= 200 * gib);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0) % mib, 0);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0), 21 * mib);
@@ -613,11 +743,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_integrity),	     cmocka_unit_test(test_integrity_file),
-	    cmocka_unit_test(test_stream_roundtrip), cmocka_unit_test(test_stream_lines),
-	    cmocka_unit_test(test_stream_limits),    cmocka_unit_test(test_s3_url),
-	    cmocka_unit_test(test_s3_part_size),     cmocka_unit_test(test_s3_xml),
-	    cmocka_unit_test(test_s3_credentials),   cmocka_unit_test(test_guard_table),
-	    cmocka_unit_test(test_filestore),
+	    cmocka_unit_test(test_stream_roundtrip), cmocka_unit_test(test_stream_grpc),
+	    cmocka_unit_test(test_stream_lines),     cmocka_unit_test(test_stream_limits),
+	    cmocka_unit_test(test_s3_url),	     cmocka_unit_test(test_s3_part_size),
+	    cmocka_unit_test(test_s3_xml),	     cmocka_unit_test(test_s3_credentials),
+	    cmocka_unit_test(test_guard_table),	     cmocka_unit_test(test_filestore),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

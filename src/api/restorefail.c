@@ -1,0 +1,99 @@
+/*
+ * api/restorefail.c - the restore failure termination message. See restorefail.h.
+ */
+#include "api/restorefail.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/json.h"
+
+static const struct {
+	const char *reason, *hint;
+} REASONS[] = {
+    {EO_REASON_RESTORE_OBJECT_MISSING,
+     "check spec.bootstrap.restore.source (bucket, key, claim, subPath); put the snapshot "
+     "there, or delete the EtcdCluster and create it with the right source"},
+    {EO_REASON_RESTORE_ACCESS_DENIED,
+     "check the credentials Secret (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and that they "
+     "may s3:GetObject (and s3:ListBucket) on the bucket"},
+    {EO_REASON_RESTORE_SOURCE_UNREACHABLE,
+     "check the S3 endpoint, region and forcePathStyle, and that the Pod can reach it"},
+    {EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
+     "the snapshot is truncated or altered and etcd is not started on it: restore from "
+     "another snapshot (delete the EtcdCluster and create it with that source), or replace "
+     "the object with an intact copy"},
+    {EO_REASON_RESTORE_VOLUME_TOO_SMALL,
+     "delete the EtcdCluster and create it with a larger spec.storage.size (about twice the "
+     "snapshot for an S3 source)"},
+    {EO_REASON_RESTORE_REBUILD_FAILED,
+     "etcdutl of the cluster's etcd image refused the snapshot: look at the logs of the "
+     "restore-rebuild container, and check that spec.version can read this snapshot"},
+    {EO_REASON_RESTORE_FAILED, "look at the logs of the restore init containers of the seed Pod"},
+};
+
+const char *eo_restore_reason_static(const char *reason)
+{
+	for (size_t i = 0; reason != NULL && i < sizeof(REASONS) / sizeof(REASONS[0]); i++)
+		if (strcmp(reason, REASONS[i].reason) == 0)
+			return REASONS[i].reason;
+	return NULL;
+}
+
+bool eo_restore_reason_known(const char *reason)
+{
+	return eo_restore_reason_static(reason) != NULL;
+}
+
+const char *eo_restore_reason_hint(const char *reason)
+{
+	for (size_t i = 0; reason != NULL && i < sizeof(REASONS) / sizeof(REASONS[0]); i++)
+		if (strcmp(reason, REASONS[i].reason) == 0)
+			return REASONS[i].hint;
+	return REASONS[sizeof(REASONS) / sizeof(REASONS[0]) - 1].hint;
+}
+
+int eo_restore_failure_format(char *buf, size_t cap, const char *reason, const char *message)
+{
+	char cut[EO_RESTORE_MESSAGE_MAX + 1];
+	json_t *j;
+	char *s;
+	int rc = -1;
+
+	if (!eo_restore_reason_known(reason) || cap == 0)
+		return -1;
+	snprintf(cut, sizeof(cut), "%s", message != NULL ? message : "");
+	j = json_pack("{s:s, s:s}", "reason", reason, "message", cut);
+	s = j != NULL ? eo_json_dumps(j, JSON_COMPACT, NULL) : NULL;
+	if (s != NULL && strlen(s) < cap) {
+		memcpy(buf, s, strlen(s) + 1);
+		rc = 0;
+	}
+	free(s);
+	json_decref(j);
+	return rc;
+}
+
+bool eo_restore_failure_parse(const char *text, const char **reason, char *msg, size_t mcap)
+{
+	json_t *j = NULL;
+	const char *r, *m;
+	bool ok = false;
+
+	if (text == NULL || text[0] != '{' ||
+	    strnlen(text, EO_RESTORE_FAILURE_MAX + 1) > EO_RESTORE_FAILURE_MAX)
+		return false;
+	j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	r = json_string_value(json_object_get(j, "reason"));
+	m = json_string_value(json_object_get(j, "message"));
+	if (eo_restore_reason_known(r) && m != NULL && mcap > 0) {
+		*reason = eo_restore_reason_static(r);
+		snprintf(msg, mcap, "%.*s", EO_RESTORE_MESSAGE_MAX, m);
+		ok = true;
+	}
+	json_decref(j);
+	return ok;
+}
