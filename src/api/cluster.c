@@ -623,7 +623,11 @@ static int check_lists(const json_t *spec, char *msg, size_t n)
 {
 	json_t *ips = json_object_get(spec, "imagePullSecrets");
 	json_t *tsc = json_object_get(spec, "topologySpreadConstraints");
+	json_t *tol = json_object_get(spec, "tolerations");
+	json_t *sel = json_object_get(spec, "nodeSelector");
+	json_t *pcn = json_object_get(spec, "priorityClassName");
 	json_t *item = NULL;
+	const char *key = NULL;
 	size_t i = 0;
 	char path[96];
 
@@ -639,6 +643,30 @@ static int check_lists(const json_t *spec, char *msg, size_t n)
 				    msg, n, "spec.imagePullSecrets[%zu].name: Required value", i);
 		}
 	}
+	if (tol != NULL) {
+		if (!json_is_array(tol))
+			return eo__fail(msg, n, "spec.tolerations: must be a list");
+		json_array_foreach(tol, i, item)
+		{
+			if (!json_is_object(item))
+				return eo__fail(msg, n, "spec.tolerations[%zu]: must be an object",
+						i);
+		}
+	}
+	if (sel != NULL) {
+		if (!json_is_object(sel))
+			return eo__fail(msg, n, "spec.nodeSelector: must be a map of strings");
+		json_object_foreach(sel, key, item)
+		{
+			if (!json_is_string(item))
+				return eo__fail(msg, n, "spec.nodeSelector.%s: must be a string",
+						key);
+		}
+	}
+	if (pcn != NULL && (!json_is_string(pcn) || strlen(json_string_value(pcn)) > 253))
+		return eo__fail(msg, n,
+				"spec.priorityClassName: must be a string of at most 253 "
+				"characters");
 	if (tsc != NULL) {
 		if (!json_is_array(tsc))
 			return eo__fail(msg, n, "spec.topologySpreadConstraints: must be a list");

@@ -117,6 +117,21 @@ const json_t *eo_member_topology_spread_constraints(const json_t *member)
 	return eo__spec_topology_spread_constraints(member);
 }
 
+const json_t *eo_member_tolerations(const json_t *member)
+{
+	return eo__spec_tolerations(member);
+}
+
+const json_t *eo_member_node_selector(const json_t *member)
+{
+	return eo__spec_node_selector(member);
+}
+
+const char *eo_member_priority_class_name(const json_t *member)
+{
+	return eo__spec_priority_class_name(member);
+}
+
 const json_t *eo_member_image_pull_secrets(const json_t *member)
 {
 	return eo__spec_image_pull_secrets(member);

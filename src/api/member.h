@@ -47,6 +47,10 @@ const json_t *eo_member_affinity(const json_t *member);
 const json_t *eo_member_topology_spread_constraints(const json_t *member);
 const json_t *eo_member_image_pull_secrets(const json_t *member);
 const json_t *eo_member_extra_labels(const json_t *member);
+/* spec.tolerations, spec.nodeSelector, spec.priorityClassName (NULL when absent). */
+const json_t *eo_member_tolerations(const json_t *member);
+const json_t *eo_member_node_selector(const json_t *member);
+const char *eo_member_priority_class_name(const json_t *member);
 const json_t *eo_member_extra_annotations(const json_t *member);
 
 struct eo_member_tls {

@@ -69,6 +69,11 @@
  * plan/removal.h and docs/operations.md).
  */
 #define EO_ANNOTATION_FORCE_FINALIZE EO_API_GROUP "/force-finalize"
+/*
+ * On a member Pod: the hash of the Pod the member controller built it as (desired/desired.h,
+ * eo_desired_member_pod_hash). The cluster controller rolls a member whose Pod carries another.
+ */
+#define EO_ANNOTATION_POD_HASH EO_API_GROUP "/pod-hash"
 /* Prefix of every operator-owned label and annotation key. */
 #define EO_KEY_PREFIX EO_API_GROUP "/"
 

@@ -44,6 +44,23 @@ const json_t *eo__spec_image_pull_secrets(const json_t *obj)
 	return array_at(obj, "spec.imagePullSecrets");
 }
 
+const json_t *eo__spec_tolerations(const json_t *obj)
+{
+	return array_at(obj, "spec.tolerations");
+}
+
+const json_t *eo__spec_node_selector(const json_t *obj)
+{
+	return eo__json_object_at(obj, "spec.nodeSelector");
+}
+
+const char *eo__spec_priority_class_name(const json_t *obj)
+{
+	const char *s = eo__json_str_at(obj, "spec.priorityClassName");
+
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
 const json_t *eo__spec_extra_labels(const json_t *obj)
 {
 	return eo__json_object_at(obj, "spec.additionalMetadata.labels");

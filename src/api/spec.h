@@ -25,6 +25,15 @@ const json_t *eo__spec_affinity(const json_t *obj);
 const json_t *eo__spec_topology_spread_constraints(const json_t *obj);
 const json_t *eo__spec_image_pull_secrets(const json_t *obj);
 
+/*
+ * Scheduling pass-through (additive, optional): spec.tolerations when an array,
+ * spec.nodeSelector when an object, spec.priorityClassName when a non-empty string;
+ * else NULL.
+ */
+const json_t *eo__spec_tolerations(const json_t *obj);
+const json_t *eo__spec_node_selector(const json_t *obj);
+const char *eo__spec_priority_class_name(const json_t *obj);
+
 /* spec.additionalMetadata.{labels,annotations} when objects, else NULL. */
 const json_t *eo__spec_extra_labels(const json_t *obj);
 const json_t *eo__spec_extra_annotations(const json_t *obj);

@@ -16,6 +16,7 @@
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
+#include "plan/roll.h"
 
 #define CONFLICT_REQUEUE_MS 1000L
 #define ETCD_TIMEOUT_MS	    5000L
@@ -354,16 +355,28 @@ fail:
 	return -1;
 }
 
+/*
+ * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due),
+ * the Maintenance Status of each endpoint into st (*n_st of them answered).
+ */
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
-			  struct eo_etcd_members *list, eo_etcd_err *e)
+			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
+			  size_t *n_st)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	eo_etcd_client *ec = NULL;
 
+	*n_st = 0;
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		eps[i] = r->endpoints[i];
 	ec = etcd_dial(c, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
+	for (size_t i = 0; ec != NULL && *e == EO_ETCD_OK && r->want_status && i < r->n_endpoints;
+	     i++)
+		if (eo_etcd_status(ec, r->endpoints[i], &st[*n_st], NULL) == EO_ETCD_OK)
+			(*n_st)++;
+		else
+			eo_etcd_status_clear(&st[*n_st]);
 	eo_etcd_client_free(ec);
 }
 
@@ -766,6 +779,75 @@ static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 	return 0;
 }
 
+/* --- rolling updates --- */
+
+static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     json_t *cluster, struct eo_plan_result *pr)
+{
+	json_t *patch = pr->patch;
+
+	pr->patch = NULL; /* patch_member takes it */
+	if (patch_member(c, lc, pr->member, patch, false) != 0)
+		return -1;
+	eo_log_kv(EO_LOG_INFO, lc, "member spec brought to the target", "member",
+		  eo_member_name(pr->member), "message", pr->message, NULL);
+	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+	pr->event_type = NULL;
+	pr->event_reason = NULL;
+	return 0;
+}
+
+static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      json_t *cluster, struct eo_plan_result *pr)
+{
+	struct eo_kube_error err = {0};
+	const char *mname = eo_member_name(pr->member);
+	struct eo_kube_resource r = at_res(RES_PODS, eo_member_namespace(pr->member), mname);
+	struct eo_kube_delete_opts d = {.uid = pr->pod_uid[0] ? pr->pod_uid : NULL,
+					.grace_period_seconds = -1};
+	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
+
+	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+		return 0; /* already gone or replaced: the next pass sees it */
+	note_refusal(EO_PLAN_VERB_DELETE, "Pod", mname, e, &err);
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "restarting member Pod failed", "member", mname, "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted for the rolling update", "member", mname,
+		  "message", pr->message, NULL);
+	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+	pr->event_type = NULL;
+	pr->event_reason = NULL;
+	return 0;
+}
+
+static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			   struct eo_plan_result *pr, long *requeue)
+{
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *ec = dial_plan(c, pr);
+	eo_etcd_err e = EO_ETCD_INVALID;
+
+	if (ec != NULL)
+		e = eo_etcd_move_leader(ec, pr->endpoints[0], pr->etcd_id, &d);
+	eo_etcd_client_free(ec);
+	if (e == EO_ETCD_OK) {
+		eo_log_kv(EO_LOG_INFO, lc, "leadership moved", "message", pr->message, NULL);
+		emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+		pr->event_type = NULL;
+		pr->event_reason = NULL;
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return 0;
+	}
+	/* Not the leader any more, an election under way: the next pass looks again. */
+	eo_log_kv(EO_LOG_WARN, lc, "moving leadership failed; retrying", "error",
+		  eo_etcd_strerror(e), "detail", d.message, NULL);
+	*requeue = EO_PLAN_REQUEUE_ROLL_MS;
+	return 0;
+}
+
 /*
  * The action failed. When the apiserver refused its write, tell it: a Warning Event on the
  * cluster (rate-limited by the recorder), and the status planned again with the refusal
@@ -871,6 +953,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_plan_input in = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
+	struct eo_etcd_status statuses[EO_PLAN_MAX_ENDPOINTS] = {0};
+	size_t n_statuses = 0;
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
@@ -910,8 +994,10 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
 		in.etcd_queried = true;
-		query_members(c, &pr, &list, &in.etcd_err);
+		query_members(c, &pr, &list, &in.etcd_err, statuses, &n_statuses);
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
+		in.statuses = statuses;
+		in.n_statuses = n_statuses;
 		eo_plan_result_clear(&pr);
 		if (eo_plan_cluster(&in, &pr) != 0)
 			goto fail;
@@ -978,6 +1064,15 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_WAKE_DORMANT:
 		rc = act_dormant(c, &lc, cluster, &pr);
 		break;
+	case EO_PLAN_UPDATE_MEMBER:
+		rc = act_update_member(c, &lc, cluster, &pr);
+		break;
+	case EO_PLAN_RESTART_MEMBER:
+		rc = act_restart_member(c, &lc, cluster, &pr);
+		break;
+	case EO_PLAN_MOVE_LEADER:
+		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);
+		break;
 	default:
 		break;
 	}
@@ -1010,6 +1105,8 @@ fail:
 	out->error = true;
 out:
 	eo_etcd_members_clear(&list);
+	for (size_t i = 0; i < EO_PLAN_MAX_ENDPOINTS; i++)
+		eo_etcd_status_clear(&statuses[i]);
 	eo_plan_result_clear(&pr);
 	observed_members_free(&om);
 	json_decref(pdb);

@@ -5,7 +5,9 @@
 #include "desired/restore.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/cluster.h"
@@ -393,8 +395,16 @@ out:
 
 /* Fields latched into status.observed and copied into new members, besides replicas. */
 static const char *const latched[] = {
-    "version", "storage",	   "resources",		 "affinity", "topologySpreadConstraints",
-    "options", "imagePullSecrets", "additionalMetadata", NULL,
+    "version",		"storage",	     "resources",	  "affinity",
+    "topologySpreadConstraints", "options", "imagePullSecrets", "additionalMetadata",
+    "tolerations",	"nodeSelector",	     "priorityClassName", NULL,
+};
+
+/* The latched fields a roll carries to existing members (not storage: see desired.h). */
+const char *const eo_desired_rolled_fields[] = {
+    "version",		"resources",	     "affinity",	  "topologySpreadConstraints",
+    "options",		"imagePullSecrets",  "additionalMetadata", "tolerations",
+    "nodeSelector",	"priorityClassName", NULL,
 };
 
 json_t *eo_desired_observed(const json_t *cluster)
@@ -705,8 +715,37 @@ static json_t *default_affinity(const char *cluster)
 			 "labelSelector", "matchLabels", EO_LABEL_CLUSTER, cluster);
 }
 
-json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
-			      bool cluster_bootstrapped)
+/*
+ * RFC 7386 merge patch turning have into want: objects recurse (a key want lacks becomes
+ * null), anything else is replaced whole. New reference.
+ */
+static json_t *merge_diff(const json_t *have, const json_t *want)
+{
+	const char *k = NULL;
+	json_t *v = NULL, *out = NULL;
+	bool ok = true;
+
+	if (!json_is_object(have) || !json_is_object(want))
+		return json_deep_copy(want);
+	if ((out = json_object()) == NULL)
+		return NULL;
+	json_object_foreach((json_t *)want, k, v)
+	{
+		json_t *h = json_object_get(have, k);
+
+		if (h == NULL || !json_equal(h, v))
+			set(out, k, merge_diff(h, v), &ok);
+	}
+	json_object_foreach((json_t *)have, k, v)
+	{
+		if (json_object_get(want, k) == NULL)
+			set(out, k, json_null(), &ok);
+	}
+	return finish(out, ok);
+}
+
+static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
+			 bool cluster_bootstrapped)
 {
 	const char *mname = eo_member_name(member);
 	struct eo_storage st;
@@ -764,6 +803,131 @@ json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts
 	set_copy(spec, "topologySpreadConstraints", eo_member_topology_spread_constraints(member),
 		 &ok);
 	set_copy(spec, "imagePullSecrets", eo_member_image_pull_secrets(member), &ok);
+	set_copy(spec, "tolerations", eo_member_tolerations(member), &ok);
+	set_copy(spec, "nodeSelector", eo_member_node_selector(member), &ok);
+	if (eo_member_priority_class_name(member) != NULL)
+		set(spec, "priorityClassName", json_string(eo_member_priority_class_name(member)),
+		    &ok);
 	set(pod, "spec", spec, &ok);
 	return finish(pod, ok);
+}
+
+int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)
+{
+	json_t *c = NULL, *md = NULL;
+	char *text = NULL;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 */
+	int w;
+
+	if (buf == NULL || n == 0 || !json_is_object(pod))
+		return -1;
+	buf[0] = '\0';
+	if ((c = json_deep_copy(pod)) == NULL)
+		return -1;
+	md = json_object_get(c, "metadata");
+	/* What moves by itself (the voter label) or is the hash is left out. */
+	json_object_del(json_object_get(md, "labels"), EO_LABEL_ROLE);
+	json_object_del(json_object_get(md, "annotations"), EO_ANNOTATION_POD_HASH);
+	if (json_object_size(json_object_get(md, "annotations")) == 0)
+		json_object_del(md, "annotations");
+	text = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(c);
+	if (text == NULL)
+		return -1;
+	for (const char *p = text; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	free(text);
+	w = snprintf(buf, n, "%016llx", (unsigned long long)h);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int eo_desired_member_pod_hash(const json_t *member, const struct eo_desired_opts *o, char *buf,
+			       size_t n)
+{
+	json_t *pod = build_pod(member, o, true);
+	int rc = pod != NULL ? eo_desired_pod_hash(pod, buf, n) : -1;
+
+	json_decref(pod);
+	return rc;
+}
+
+json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
+			      bool cluster_bootstrapped)
+{
+	char hash[EO_DESIRED_HASH_MAX];
+	json_t *pod = build_pod(member, o, cluster_bootstrapped);
+	json_t *md = json_object_get(pod, "metadata"), *ann = NULL;
+	bool ok = pod != NULL;
+
+	if (!ok || eo_desired_member_pod_hash(member, o, hash, sizeof(hash)) != 0)
+		return finish(pod, false);
+	ann = json_object_get(md, "annotations");
+	if (ann == NULL) {
+		ann = json_object();
+		set(md, "annotations", ann, &ok);
+	}
+	if (ok)
+		set(ann, EO_ANNOTATION_POD_HASH, json_string(hash), &ok);
+	return finish(pod, ok);
+}
+
+json_t *eo_desired_member_roll_patch(const json_t *member, const json_t *observed)
+{
+	const json_t *have = json_object_get(member, "spec");
+	json_t *patch = json_object(), *spec = json_object();
+	bool ok = patch != NULL && spec != NULL && json_is_object(observed);
+
+	for (size_t i = 0; ok && eo_desired_rolled_fields[i] != NULL; i++) {
+		const char *k = eo_desired_rolled_fields[i];
+		json_t *want = json_object_get(observed, k), *cur = json_object_get(have, k);
+
+		if (want == NULL && cur != NULL)
+			set(spec, k, json_null(), &ok);
+		else if (want != NULL && (cur == NULL || !json_equal(want, cur)))
+			set(spec, k, merge_diff(cur, want), &ok);
+	}
+	if (ok && json_object_size(spec) == 0) {
+		json_decref(spec);
+		json_decref(patch);
+		return json_object();
+	}
+	set(patch, "spec", spec, &ok);
+	return finish(patch, ok);
+}
+
+json_t *eo_desired_member_with_target(const json_t *member, const json_t *observed)
+{
+	json_t *m = json_deep_copy(member), *spec = NULL;
+	bool ok = m != NULL && json_is_object(observed);
+
+	if (ok && !json_is_object(spec = json_object_get(m, "spec"))) {
+		spec = json_object();
+		set(m, "spec", spec, &ok);
+	}
+	for (size_t i = 0; ok && eo_desired_rolled_fields[i] != NULL; i++) {
+		const char *k = eo_desired_rolled_fields[i];
+		json_t *want = json_object_get(observed, k);
+
+		if (want == NULL)
+			json_object_del(spec, k);
+		else
+			set(spec, k, json_deep_copy(want), &ok);
+	}
+	return finish(m, ok);
+}
+
+bool eo_desired_member_on_target(const json_t *member, const json_t *observed)
+{
+	const json_t *have = json_object_get(member, "spec");
+
+	for (size_t i = 0; eo_desired_rolled_fields[i] != NULL; i++) {
+		const char *k = eo_desired_rolled_fields[i];
+		json_t *want = json_object_get(observed, k), *cur = json_object_get(have, k);
+
+		if ((want == NULL) != (cur == NULL) || (want != NULL && !json_equal(want, cur)))
+			return false;
+	}
+	return true;
 }

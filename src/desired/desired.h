@@ -89,7 +89,8 @@ json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual);
 
 /*
  * status.observed snapshot of the cluster's spec: replicas, version, storage, and the
- * latched pass-through fields (resources, affinity, topologySpreadConstraints,
+ * latched pass-through fields (resources, affinity, topologySpreadConstraints, tolerations,
+ * nodeSelector, priorityClassName,
  * additionalMetadata, options, imagePullSecrets) copied as written; absent fields stay absent.
  */
 json_t *eo_desired_observed(const json_t *cluster);
@@ -147,5 +148,49 @@ json_t *eo_desired_member_pvc(const json_t *member);
  */
 json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
 			      bool cluster_bootstrapped);
+
+/* --- rolling updates (docs/concepts.md "Rolling updates") --- */
+
+/* Room for a Pod hash: 16 hex digits and the NUL. */
+#define EO_DESIRED_HASH_MAX 17
+
+/*
+ * The spec fields a roll carries from status.observed to existing EtcdMembers (NULL-ended):
+ * version, resources, affinity, topologySpreadConstraints, options, imagePullSecrets,
+ * additionalMetadata, tolerations, nodeSelector, priorityClassName. Not storage: a PVC is not
+ * resized and a new size applies to members created afterwards.
+ */
+extern const char *const eo_desired_rolled_fields[];
+
+/*
+ * Hash of a Pod: FNV-1a 64 over its JSON with sorted keys, leaving out the voter label (it
+ * follows etcd) and the pod-hash annotation itself; 16 lowercase hex digits. 0 or -1.
+ */
+int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n);
+
+/*
+ * The hash eo_desired_member_pod() stamps on the member's Pod (annotation
+ * etcd-operator.cozystack.io/pod-hash): the hash of the Pod as built once the cluster is
+ * bootstrapped, so that a seed's "--initial-cluster-state=new" does not make it differ.
+ * Everything that shapes the Pod (the member's spec, the operator's image repository and
+ * cluster domain) moves it. 0 or -1.
+ */
+int eo_desired_member_pod_hash(const json_t *member, const struct eo_desired_opts *o, char *buf,
+			       size_t n);
+
+/* True when the member's spec carries every rolled field exactly as observed does. */
+bool eo_desired_member_on_target(const json_t *member, const json_t *observed);
+
+/*
+ * A copy of member whose rolled fields are those of observed (absent there: absent here):
+ * what the member will be once rolled, to hash its Pod. New reference.
+ */
+json_t *eo_desired_member_with_target(const json_t *member, const json_t *observed);
+
+/*
+ * Merge patch of the member bringing its rolled fields to observed's ({"spec": {...}}, nested
+ * objects diffed so that keys observed lacks are removed); {} when nothing differs.
+ */
+json_t *eo_desired_member_roll_patch(const json_t *member, const json_t *observed);
 
 #endif

@@ -4,6 +4,7 @@
  * lives in wire.c and endpoint ordering in select.c.
  */
 #include <curl/curl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,6 +656,26 @@ eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_et
 		return EO_ETCD_INVALID;
 	}
 	return status_at(c, base, out, d);
+}
+
+eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint,
+				uint64_t target_id, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char base[EO_ETCD_URL_MAX], req[64];
+	bool delivered;
+
+	detail_reset(d);
+	if (c == NULL || target_id == 0 ||
+	    !eo__etcd_url_normalise(leader_endpoint, base, sizeof(base))) {
+		detail_set(d, leader_endpoint ? leader_endpoint : "",
+			   "invalid endpoint or target id 0");
+		return EO_ETCD_INVALID;
+	}
+	/* uint64 travels as a JSON string through the gateway, as every member id. */
+	snprintf(req, sizeof(req), "{\"targetID\":\"%" PRIu64 "\"}", target_id);
+	return post(c, base, "maintenance/transfer-leadership", req, d, &delivered);
 }
 
 /* base64("health"): the key etcdctl's health check reads as well. */

@@ -150,6 +150,15 @@ eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_et
 			   struct eo_etcd_detail *detail);
 
 /*
+ * MoveLeader: asks the member at leader_endpoint (it must be the leader, etcd refuses
+ * otherwise) to hand leadership to the voter target_id, through the gateway's
+ * /v3/maintenance/transfer-leadership. Never fails over: only the leader can do it. etcd
+ * returns once the transfer is done or has failed.
+ */
+eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint,
+				uint64_t target_id, struct eo_etcd_detail *detail);
+
+/*
  * Health of one endpoint: a read of the key "health", linearizable (it needs
  * a leader and a quorum) unless the endpoint is a learner, where only a
  * serializable read is possible. A permission error counts as healthy: the

@@ -15,6 +15,7 @@
 #include "api/timeutil.h"
 #include "plan/failure.h"
 #include "plan/podissue.h"
+#include "plan/roll.h"
 
 static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_NONE] = "none",
@@ -36,6 +37,9 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_DELETE_PDB] = "delete-pdb",
     [EO_PLAN_SET_DORMANT] = "set-dormant",
     [EO_PLAN_WAKE_DORMANT] = "wake-dormant",
+    [EO_PLAN_UPDATE_MEMBER] = "update-member",
+    [EO_PLAN_RESTART_MEMBER] = "restart-member",
+    [EO_PLAN_MOVE_LEADER] = "move-leader",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -361,8 +365,21 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 	}
 }
 
+/* Members as the roll sees them (plan/roll.h), without those being deleted. */
+#define ROLL_MAX 32
+struct roll_view {
+	struct eo_roll_member rows[ROLL_MAX];
+	const struct eo_plan_member *pm[ROLL_MAX];
+	size_t n;
+	size_t outdated; /* spec off target, or a Pod present that is not the target's */
+	size_t todo;	 /* ... or a member on target without its Pod */
+	size_t updated;	 /* on target with a current and ready Pod */
+};
+
 struct ctx {
 	const struct eo_plan_input *in;
+	const json_t *observed; /* status.observed (the target), NULL before the latch */
+	struct roll_view rv;
 	struct eo_plan_result *out;
 	json_t *st; /* desired status being built */
 	int64_t gen;
@@ -942,6 +959,7 @@ static bool step_query(struct ctx *x)
 		}
 		msgf(x, "listing etcd's members through the voters");
 		x->out->action = EO_PLAN_QUERY_MEMBERS;
+		x->out->want_status = x->rv.todo > 0;
 		return true;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
@@ -1272,6 +1290,160 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 }
 
 /*
+ * The roll's view of the members against the target x->observed: whether each one's spec is
+ * on target and whether its Pod carries the target's hash (desired/desired.h).
+ */
+static void roll_view(struct ctx *x)
+{
+	struct roll_view *rv = &x->rv;
+
+	memset(rv, 0, sizeof(*rv));
+	if (!json_is_object(x->observed))
+		return;
+	for (size_t i = 0; i < x->in->n_members && rv->n < ROLL_MAX; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		struct eo_roll_member *r = &rv->rows[rv->n];
+		char want[EO_DESIRED_HASH_MAX];
+		const char *have = NULL;
+		json_t *target = NULL;
+		struct eo_storage st;
+
+		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
+		    eo_member_dormant(pm->member))
+			continue;
+		eo_member_storage(pm->member, &st);
+		r->name = eo_member_name(pm->member);
+		r->memory = st.memory;
+		r->on_target = eo_desired_member_on_target(pm->member, x->observed);
+		r->pod_present =
+		    pm->pod != NULL &&
+		    json_object_get(json_object_get(pm->pod, "metadata"), "deletionTimestamp") == NULL;
+		r->ready = eo_plan_pod_ready(pm->pod);
+		have = json_string_value(json_object_get(
+		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
+		    EO_ANNOTATION_POD_HASH));
+		target = eo_desired_member_with_target(pm->member, x->observed);
+		if (target == NULL ||
+		    eo_desired_member_pod_hash(target, x->in->build, want, sizeof(want)) != 0) {
+			json_decref(target);
+			x->ok = false;
+			return;
+		}
+		json_decref(target);
+		r->pod_current = r->pod_present && have != NULL && strcmp(have, want) == 0;
+		rv->pm[rv->n] = pm;
+		if (!r->on_target || (r->pod_present && !r->pod_current))
+			rv->outdated++;
+		if (!r->on_target || !r->pod_present || !r->pod_current)
+			rv->todo++;
+		else if (r->ready)
+			rv->updated++;
+		rv->n++;
+	}
+}
+
+/*
+ * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
+ * brought to the target in status.observed: followers first, the leader last after moving
+ * leadership away; each step waits until every member is ready and caught up with the leader.
+ */
+static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, size_t learners,
+		      const struct eo_plan_member *pending)
+{
+	struct roll_view *rv = &x->rv;
+	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
+	struct eo_roll_decision d;
+	const struct eo_plan_member *pm = NULL;
+	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
+
+	if (rv->todo == 0 || target <= 0)
+		return false;
+	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
+		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
+	for (size_t i = 0; i < rv->n; i++) {
+		struct eo_roll_member *r = &rv->rows[i];
+		const struct eo_etcd_member *em = etcd_entry(x, rv->pm[i]->member);
+
+		r->id = em != NULL ? em->id : 0;
+		r->has_status = false;
+		r->applied = 0;
+		for (size_t j = 0; r->id != 0 && j < x->in->n_statuses; j++) {
+			const struct eo_etcd_status *s = &x->in->statuses[j];
+
+			if (s->member_id != r->id)
+				continue;
+			r->has_status = true;
+			r->applied = s->raft_applied_index != 0 ? s->raft_applied_index
+								: s->raft_index;
+		}
+	}
+	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
+		ri.leader = x->in->statuses[j].leader;
+	for (size_t j = 0; j < x->in->n_statuses; j++)
+		if (ri.leader != 0 && x->in->statuses[j].member_id == ri.leader)
+			ri.leader_index = x->in->statuses[j].raft_index;
+	if (eo_plan_roll_decide(&ri, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (d.rolling >= 0)
+		set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
+	if (d.step == EO_ROLL_DONE)
+		return false;
+	msgf(x, "%s", d.why);
+	if (d.step == EO_ROLL_WAIT) {
+		wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+		return true;
+	}
+	pm = rv->pm[d.member];
+	x->out->member = pm->member;
+	event(x, "Normal", EO_PLAN_REASON_ROLLING);
+	switch (d.step) {
+	case EO_ROLL_MOVE_LEADER:
+		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
+						 x->in->build, eo_member_name(pm->member),
+						 eo_cluster_name(x->in->cluster),
+						 eo_cluster_namespace(x->in->cluster)) != 0)
+			x->ok = false;
+		x->out->n_endpoints = 1;
+		x->out->etcd_id = rv->rows[d.transferee].id;
+		x->out->action = EO_PLAN_MOVE_LEADER;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
+		break;
+	case EO_ROLL_UPDATE_SPEC:
+		x->out->patch = eo_desired_member_roll_patch(pm->member, x->observed);
+		if (x->out->patch == NULL)
+			x->ok = false;
+		x->out->action = EO_PLAN_UPDATE_MEMBER;
+		break;
+	case EO_ROLL_RESTART:
+		snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s",
+			 json_string_value(json_object_get(json_object_get(pm->pod, "metadata"),
+							   "uid")) != NULL
+			     ? json_string_value(
+				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
+			     : "");
+		x->out->action = EO_PLAN_RESTART_MEMBER;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+		break;
+	case EO_ROLL_REPLACE:
+		remove_if_safe(x, pm, "rolling update of a memory member");
+		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
+			msgf(x, "%s", d.why);
+			event(x, "Normal", EO_PLAN_REASON_ROLLING);
+		} else {
+			x->out->member = NULL;
+			event(x, NULL, NULL);
+		}
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/*
  * One membership step towards desired (> 0) members, from etcd's member list: the first of
  * the named steps that has something to do decides.
  */
@@ -1290,6 +1462,8 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	    step_not_in_etcd(x) || step_replace_crashlooping(x, c, desired, learners) ||
 	    step_scale_down(x, c, desired) || step_set_initial_cluster(x, pending) ||
 	    step_promote(x, learners) || !x->ok)
+		return;
+	if (step_roll(x, c, desired, learners, pending) || !x->ok)
 		return;
 	step_scale_up(x, c, desired, pending);
 }
@@ -1474,7 +1648,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0) {
+	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 ||
+		   x->rv.todo > 0) {
 		plan_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;
@@ -1488,7 +1663,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 
 		if (!eo_condition_is_true(x->st, EO_COND_PROGRESSING) || r == NULL ||
 		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
-		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0))
+		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0 &&
+		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0))
 			r = EO_REASON_INITIAL_SNAPSHOT;
 		char m[EO_PLAN_MSG_MAX + 64];
 
@@ -1500,6 +1676,27 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
 		     "the cluster matches status.observed");
 	}
+}
+
+/*
+ * Whether the spec's version is a change etcd does not allow from what the members run
+ * (their spec.version, and the target's when no member says): plan/roll.h.
+ */
+static bool version_refused(struct ctx *x, const json_t *observed, char *why, size_t n)
+{
+	const char *from[ROLL_MAX + 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+		const json_t *m = x->in->members[i].member;
+
+		if (!eo_member_is_deleting(m) && present(eo_member_version(m)))
+			from[k++] = eo_member_version(m);
+	}
+	if (k == 0)
+		from[k++] = json_string_value(json_object_get(observed, "version"));
+	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why,
+					       n);
 }
 
 static void finish(struct ctx *x, const json_t *cur)
@@ -1547,6 +1744,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	json_t *spec_obs = NULL, *observed = NULL;
 	struct ctx x = {.in = in, .out = out, .ok = true};
 	char buf[EO_PLAN_MSG_MAX], token[EO_NAME_MAX], selector[EO_NAME_MAX];
+	char refusal[EO_PLAN_MSG_MAX];
+	bool spec_differs = false, refused = false;
 	struct counts c;
 	int32_t desired;
 	time_t dl = 0;
@@ -1628,17 +1827,31 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	}
 	desired = (int32_t)json_integer_value(json_object_get(observed, "replicas"));
 	has_dl = eo_cluster_progress_deadline(cluster, &dl);
+	x.observed = observed;
+	roll_view(&x);
+	if (!x.ok)
+		goto done;
+	if (present(eo_cluster_cluster_id(cluster))) {
+		set_status(&x, "updatedMembers", json_integer((json_int_t)x.rv.updated));
+		if (x.rv.todo == 0)
+			json_object_del(x.st, "rollingMember");
+	}
+	spec_differs = !json_equal(spec_obs, observed);
+	if (spec_differs && version_refused(&x, observed, refusal, sizeof(refusal))) {
+		spec_differs = false;
+		refused = true;
+	}
 	if (present(eo_cluster_cluster_id(cluster)) && desired == 0)
 		complete = c.deleting == 0 && c.n == 1 && c.dormant == 1; /* paused */
 	else if (present(eo_cluster_cluster_id(cluster)))
 		complete = c.deleting == 0 && c.pending == 0 && c.dormant == 0 &&
 			   (int32_t)c.n == desired && (int32_t)c.ready == desired &&
-			   c.voters == c.n;
+			   c.voters == c.n && x.rv.todo == 0;
 	else
 		complete = desired == 0 && c.n == 0 && c.deleting == 0;
 
 	if (complete) {
-		if (!json_equal(spec_obs, observed)) {
+		if (spec_differs) {
 			/* Adopt the changed spec as the next target, then act on it. */
 			relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
 			if (present(eo_cluster_cluster_id(cluster)) && c.dormant == 0)
@@ -1648,7 +1861,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (json_object_get(x.st, "progressDeadline") != NULL)
 			json_object_del(x.st, "progressDeadline");
 		has_dl = false;
-	} else if (!has_dl && !json_equal(spec_obs, observed)) {
+	} else if (!has_dl && spec_differs) {
 		/*
 		 * The last target was reached (its deadline dropped) and the cluster drifted since
 		 * (a member down): nothing is in flight, so the edit becomes the next target now
@@ -1658,6 +1871,20 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (running)
 			health(&x, &c);
 		goto done;
+	} else if (!has_dl && running && x.rv.outdated > 0) {
+		/*
+		 * The spec did not move but the Pod the members should run did (an operator
+		 * upgrade that renders Pods differently): roll them, under a deadline like any
+		 * target.
+		 */
+		set_deadline(&x);
+		msgf(&x, "%zu member(s) run a Pod that differs from the desired one; rolling them",
+		     x.rv.outdated);
+		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLLING, out->message);
+		event(&x, "Normal", EO_PLAN_REASON_ROLLING);
+		health(&x, &c);
+		out->action = EO_PLAN_WRITE_STATUS;
+		goto done;
 	} else if (has_dl && in->now >= dl) {
 		if (!present(eo_cluster_cluster_id(cluster))) {
 			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
@@ -1665,7 +1892,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 			stop_with(&x, &c, false, EO_REASON_BOOTSTRAP_FAILED);
 			goto done;
 		}
-		if (!json_equal(spec_obs, observed)) {
+		if (spec_differs) {
 			relatch(&x, spec_obs, EO_REASON_RETRY_AFTER_DEADLINE);
 			health(&x, &c);
 			goto done;
@@ -1680,6 +1907,16 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		plan_bootstrap(&x, &c, desired);
 	else
 		plan_running(&x, &c, desired, has_dl && !complete);
+	if (refused && (!has_dl || complete || in->now >= dl)) {
+		/* The edit would have been latched: say why it was not. */
+		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_VERSION_REFUSED,
+		     refusal);
+		if (out->event_reason == NULL) {
+			event(&x, "Warning", EO_PLAN_REASON_VERSION_REFUSED);
+			if (out->action == EO_PLAN_NONE || out->action == EO_PLAN_WAIT)
+				msgf(&x, "%s", refusal);
+		}
+	}
 done:
 	json_decref(spec_obs);
 	if (x.ok)

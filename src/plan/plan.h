@@ -97,7 +97,18 @@ enum eo_plan_action {
 	 */
 	EO_PLAN_SET_DORMANT,  /* patch member's spec.dormant = true (event Paused) */
 	EO_PLAN_WAKE_DORMANT, /* patch member's spec.dormant = false (event Resumed) */
-	EO_PLAN_ACTION_COUNT_ /* not an action */
+	/*
+	 * Rolling updates (plan/roll.h), one member at a time once the membership is settled:
+	 * UPDATE_MEMBER merge-patches the member's spec with the target's fields (patch), then
+	 * RESTART_MEMBER deletes its Pod (pod_uid as precondition) so that the member controller
+	 * recreates it from the new spec on the same PVC; MOVE_LEADER hands leadership from the
+	 * leader (endpoints[0]) to etcd_id before the leader's turn. A memory member is replaced
+	 * through REMOVE_MEMBER and the scale-up path instead.
+	 */
+	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
+	EO_PLAN_RESTART_MEMBER, /* delete the Pod of member, UID pod_uid */
+	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
+	EO_PLAN_ACTION_COUNT_	/* not an action */
 };
 
 /* "none", "wait", "ensure-services", ...; never NULL. */
@@ -124,6 +135,12 @@ struct eo_plan_input {
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */
 	const struct eo_etcd_members *etcd; /* the list (borrowed), NULL unless OK */
+	/*
+	 * With a QUERY_MEMBERS that set want_status: the Maintenance Status of each endpoint the
+	 * controller could read (any order; members are matched by member_id). Borrowed.
+	 */
+	const struct eo_etcd_status *statuses;
+	size_t n_statuses;
 	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
@@ -153,7 +170,11 @@ struct eo_plan_result {
 	char member_name[EO_PLAN_NAME_MAX];
 	bool voter;	/* SET_VOTER */
 	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
-	json_t *patch;	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create */
+	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create; UPDATE_MEMBER: the patch */
+	json_t *patch;
+	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
+	bool want_status;
+	char pod_uid[EO_PLAN_NAME_MAX]; /* RESTART_MEMBER: metadata.uid of the Pod to delete */
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY: voter client URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
