@@ -1360,6 +1360,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		return false;
 	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
 		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
+	if (!ri.settled)
+		return false; /* the membership step goes first; the roll waits for it */
 	for (size_t i = 0; i < rv->n; i++) {
 		struct eo_roll_member *r = &rv->rows[i];
 		const struct eo_etcd_member *em = etcd_entry(x, rv->pm[i]->member);
