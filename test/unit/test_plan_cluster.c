@@ -129,8 +129,25 @@ static void world_init(struct world *w, json_t *c, bool services)
 				       .now = T0};
 }
 
+/*
+ * A Pod stands for the one the member controller built from its member: it carries that
+ * member's Pod hash unless the test gave it another.
+ */
+static void stamp_pod_hash(json_t *m, json_t *p)
+{
+	char h[EO_DESIRED_HASH_MAX];
+	json_t *md = json_object_get(p, "metadata");
+
+	if (p == NULL || json_object_get(md, "annotations") != NULL)
+		return;
+	if (eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)) != 0)
+		fail();
+	json_object_set_new(md, "annotations", json_pack("{s:s}", EO_ANNOTATION_POD_HASH, h));
+}
+
 static void world_add(struct world *w, json_t *m, json_t *p)
 {
+	stamp_pod_hash(m, p);
 	w->members[w->n].member = m;
 	w->members[w->n].pod = p;
 	w->n++;

@@ -129,6 +129,20 @@ static json_t *pod(const char *name, bool ready)
 			 ready ? "True" : "False");
 }
 
+/* A Pod stands for the one built from its member: it carries that member's Pod hash. */
+static json_t *stamped(const json_t *m, json_t *p)
+{
+	char h[EO_DESIRED_HASH_MAX];
+
+	if (p == NULL)
+		return NULL;
+	if (eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)) != 0)
+		fail();
+	json_object_set_new(json_object_get(p, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_POD_HASH, h));
+	return p;
+}
+
 /* Builds the world of a row; voters counted for the PDB, which is observed as desired. */
 static void world_init(struct world *w, const struct row *r)
 {
@@ -142,7 +156,7 @@ static void world_init(struct world *w, const struct row *r)
 		const struct m *d = &r->members[i];
 
 		w->pm[i].member = member(d);
-		w->pm[i].pod = d->pod ? pod(d->name, d->pod == 2) : NULL;
+		w->pm[i].pod = d->pod ? stamped(w->pm[i].member, pod(d->name, d->pod == 2)) : NULL;
 		w->n++;
 		if (d->voter && !d->deleting)
 			voters++;
