@@ -781,8 +781,8 @@ static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 
 /* --- rolling updates --- */
 
-static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *lc,
-			     json_t *cluster, struct eo_plan_result *pr)
+static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     struct eo_plan_result *pr)
 {
 	json_t *patch = pr->patch;
 
@@ -797,8 +797,8 @@ static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *l
 	return 0;
 }
 
-static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc,
-			      json_t *cluster, struct eo_plan_result *pr)
+static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			      struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);

@@ -395,16 +395,33 @@ out:
 
 /* Fields latched into status.observed and copied into new members, besides replicas. */
 static const char *const latched[] = {
-    "version",		"storage",	     "resources",	  "affinity",
-    "topologySpreadConstraints", "options", "imagePullSecrets", "additionalMetadata",
-    "tolerations",	"nodeSelector",	     "priorityClassName", NULL,
+    "version",
+    "storage",
+    "resources",
+    "affinity",
+    "topologySpreadConstraints",
+    "options",
+    "imagePullSecrets",
+    "additionalMetadata",
+    "tolerations",
+    "nodeSelector",
+    "priorityClassName",
+    NULL,
 };
 
 /* The latched fields a roll carries to existing members (not storage: see desired.h). */
 const char *const eo_desired_rolled_fields[] = {
-    "version",		"resources",	     "affinity",	  "topologySpreadConstraints",
-    "options",		"imagePullSecrets",  "additionalMetadata", "tolerations",
-    "nodeSelector",	"priorityClassName", NULL,
+    "version",
+    "resources",
+    "affinity",
+    "topologySpreadConstraints",
+    "options",
+    "imagePullSecrets",
+    "additionalMetadata",
+    "tolerations",
+    "nodeSelector",
+    "priorityClassName",
+    NULL,
 };
 
 json_t *eo_desired_observed(const json_t *cluster)

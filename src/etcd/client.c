@@ -658,8 +658,8 @@ eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_et
 	return status_at(c, base, out, d);
 }
 
-eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint,
-				uint64_t target_id, struct eo_etcd_detail *detail)
+eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, uint64_t target_id,
+				struct eo_etcd_detail *detail)
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;

@@ -155,8 +155,8 @@ eo_etcd_err eo_etcd_status(eo_etcd_client *c, const char *endpoint, struct eo_et
  * /v3/maintenance/transfer-leadership. Never fails over: only the leader can do it. etcd
  * returns once the transfer is done or has failed.
  */
-eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint,
-				uint64_t target_id, struct eo_etcd_detail *detail);
+eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, uint64_t target_id,
+				struct eo_etcd_detail *detail);
 
 /*
  * Health of one endpoint: a read of the key "health", linearizable (it needs

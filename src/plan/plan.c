@@ -1316,8 +1316,8 @@ static void roll_view(struct ctx *x)
 		r->memory = st.memory;
 		r->on_target = eo_desired_member_on_target(pm->member, x->observed);
 		r->pod_present =
-		    pm->pod != NULL &&
-		    json_object_get(json_object_get(pm->pod, "metadata"), "deletionTimestamp") == NULL;
+		    pm->pod != NULL && json_object_get(json_object_get(pm->pod, "metadata"),
+						       "deletionTimestamp") == NULL;
 		r->ready = eo_plan_pod_ready(pm->pod);
 		have = json_string_value(json_object_get(
 		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
@@ -1375,8 +1375,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 			if (s->member_id != r->id)
 				continue;
 			r->has_status = true;
-			r->applied = s->raft_applied_index != 0 ? s->raft_applied_index
-								: s->raft_index;
+			r->applied =
+			    s->raft_applied_index != 0 ? s->raft_applied_index : s->raft_index;
 		}
 	}
 	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
@@ -1421,8 +1421,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		break;
 	case EO_ROLL_RESTART:
 		snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s",
-			 json_string_value(json_object_get(json_object_get(pm->pod, "metadata"),
-							   "uid")) != NULL
+			 json_string_value(
+			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
 			     ? json_string_value(
 				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
 			     : "");
@@ -1650,8 +1650,7 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 ||
-		   x->rv.todo > 0) {
+	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 || x->rv.todo > 0) {
 		plan_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;
@@ -1697,8 +1696,7 @@ static bool version_refused(struct ctx *x, const json_t *observed, char *why, si
 	}
 	if (k == 0)
 		from[k++] = json_string_value(json_object_get(observed, "version"));
-	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why,
-					       n);
+	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why, n);
 }
 
 static void finish(struct ctx *x, const json_t *cur)

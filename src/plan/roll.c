@@ -137,7 +137,8 @@ static int by_name(const struct eo_roll_member *a, const struct eo_roll_member *
 static bool goes_before(const struct eo_roll_input *in, const struct eo_roll_member *a,
 			const struct eo_roll_member *b)
 {
-	bool la = in->leader != 0 && a->id == in->leader, lb = in->leader != 0 && b->id == in->leader;
+	bool la = in->leader != 0 && a->id == in->leader,
+	     lb = in->leader != 0 && b->id == in->leader;
 
 	if (la != lb)
 		return !la;
