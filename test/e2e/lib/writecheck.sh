@@ -19,6 +19,10 @@
 #       on every member of <cluster>. Fails when fewer than min-acked (default 20)
 #       writes were acknowledged, so a writer that never reached etcd cannot pass.
 #       Prints "acked=<n> members=<m> ok" on success.
+#   writecheck.sh pause [name]
+#       After verify (the writer Pod must still exist): the longest time in
+#       seconds between two consecutive acknowledged writes. Prints
+#       "max_pause_s=<x>".
 #   writecheck.sh expect <cluster> <prefix>
 #       Read "<key> <value>" lines on stdin and check each on every member of
 #       <cluster> (keys under <prefix>). Prints "keys=<n> members=<m> ok".
@@ -92,7 +96,8 @@ spec:
         v="\$run-\$i"
         # Only etcd's OK after a zero exit counts as acknowledged.
         if out=\$(etcdctl --endpoints="\$ENDPOINT" --dial-timeout=2s --command-timeout=3s put "\$k" "\$v" 2>&1) && [ "\$out" = OK ]; then
-          echo "ACK \$k \$v"
+          # the 4th field: seconds since boot (centiseconds), for the longest pause
+          echo "ACK \$k \$v \$(cut -d' ' -f1 /proc/uptime)"
           acked=\$((acked + 1))
         else
           echo "ERR \$k \$(echo "\$out" | tr '\n' ' ' | cut -c1-160)"
@@ -201,11 +206,20 @@ expect() {
 	echo "keys=$n members=$m ok"
 }
 
+pause() {
+	local name=${1:?writer Pod name}
+	kc logs "$name" -c writer | awk '$1 == "ACK" && NF >= 4 {
+		if (seen && $4 - last > max) max = $4 - last
+		last = $4; seen = 1
+	} END { printf "max_pause_s=%.2f\n", max }'
+}
+
 cmd=${1:-}
 shift || true
 case $cmd in
 start) [ $# -ge 1 ] || usage; start "$@" ;;
 verify) [ $# -ge 1 ] || usage; verify "$@" ;;
 expect) [ $# -eq 2 ] || usage; expect "$@" ;;
+pause) [ $# -eq 1 ] || usage; pause "$@" ;;
 *) usage ;;
 esac
