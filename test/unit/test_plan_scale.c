@@ -19,9 +19,12 @@
 #include <string.h>
 
 #include "api/conditions.h"
+#include "api/member.h"
 #include "api/names.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
+#include "plan/roll.h"
+#include "support/testutil.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define MAXM 8
@@ -1423,6 +1426,229 @@ static void test_condition_audit(void **state)
 	world_free(&w);
 }
 
+/* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
+
+static const struct row rolled3 = {"",
+				   3,
+				   {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				   {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				   0,
+				   NULL,
+				   0};
+
+/* Every member answers its status; leader is the etcd id of the leader. */
+static void world_statuses(struct world *w, struct eo_etcd_status *st, uint64_t leader)
+{
+	for (size_t i = 0; i < w->etcd.n; i++)
+		st[i] = (struct eo_etcd_status){.member_id = w->ev[i].id,
+						.leader = leader,
+						.raft_index = 500,
+						.raft_applied_index = 500};
+	w->in.statuses = st;
+	w->in.n_statuses = w->etcd.n;
+}
+
+static void set_version(json_t *obj, const char *key, const char *v)
+{
+	json_object_set_new(json_object_get(obj, key), "version", json_string(v));
+}
+
+/* The member's Pod as the member controller rebuilds it from its (new) spec. */
+static void rebuild_pod(struct world *w, size_t i, bool ready)
+{
+	json_decref((json_t *)w->pm[i].pod);
+	w->pm[i].pod = stamped(w->pm[i].member, pod(eo_member_name(w->pm[i].member), ready));
+}
+
+static void test_rolling_update(void **state)
+{
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+	json_t *cst = NULL;
+
+	(void)state;
+	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
+	world_init(&w, &rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
+	assert_null(json_object_get(res.status, "rollingMember"));
+	eo_plan_result_clear(&res);
+
+	/* spec.version 3.6.16 on a reached target: latched (SpecChanged), nothing else. */
+	set_version(w.cluster, "spec", "3.6.16");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
+	    "3.6.16");
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	cst = json_incref(res.status);
+	eo_plan_result_clear(&res);
+	json_object_set_new(w.cluster, "status", cst);
+
+	/* The first pass asks etcd for its members and every member's status. */
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_status);
+	assert_int_equal(res.n_endpoints, 3);
+	eo_plan_result_clear(&res);
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+
+	/* No status answered (no leader known): the roll waits. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "no member knows a leader"));
+	eo_plan_result_clear(&res);
+
+	/* demo-a leads: the first follower by name, demo-b, gets the target spec. */
+	world_statuses(&w, st, w.ev[0].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	{
+		json_t *want = tu_jsonq("{'spec':{'version':'3.6.16'}}");
+
+		tu_assert_json_equal(res.patch, want, "roll patch");
+		json_decref(want);
+	}
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 0);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_ROLLING);
+	eo_plan_result_clear(&res);
+
+	/* Its spec carries the target: its Pod is deleted (UID precondition). */
+	set_version((json_t *)w.pm[1].member, "spec", "3.6.16");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	eo_plan_result_clear(&res);
+
+	/* Its new Pod is not ready yet: nothing else is touched. */
+	rebuild_pod(&w, 1, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "demo-b to become ready"));
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	eo_plan_result_clear(&res);
+
+	/* Ready but behind the leader: still waits. */
+	rebuild_pod(&w, 1, true);
+	st[1].raft_applied_index = 100;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "catch up"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 1);
+	eo_plan_result_clear(&res);
+
+	/* Caught up: demo-c next; then only the leader is left: leadership moves to demo-b. */
+	st[1].raft_applied_index = 500;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-c");
+	eo_plan_result_clear(&res);
+	set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
+	rebuild_pod(&w, 2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	assert_string_equal(eo_member_name(res.member), "demo-a");
+	assert_int_equal(res.n_endpoints, 1);
+	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
+	assert_int_equal(res.etcd_id, w.ev[1].id);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_LEADER_MOVED);
+	eo_plan_result_clear(&res);
+
+	/* demo-b leads now: demo-a is rolled; once it is back the target is reached. */
+	world_statuses(&w, st, w.ev[1].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-a");
+	eo_plan_result_clear(&res);
+	set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
+	rebuild_pod(&w, 0, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_true(res.status_changed);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_null(json_object_get(res.status, "rollingMember"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
+	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
+/* A minor downgrade or a skipped minor is refused: nothing latched, nothing touched. */
+static void test_version_change_refused(void **state)
+{
+	static const char *const bad[] = {"3.5.35", "3.8.0", "4.0.0"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct world w;
+		struct eo_plan_result res;
+		struct eo_etcd_status st[MAXM];
+
+		world_init(&w, &rolled3);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		world_statuses(&w, st, w.ev[0].id);
+		set_version(w.cluster, "spec", bad[i]);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_NONE)
+			fail_msg("%s: action %s", bad[i], eo_plan_action_name(res.action));
+		assert_string_equal(json_string_value(json_object_get(
+					json_object_get(res.status, "observed"), "version")),
+				    "3.6.11");
+		assert_null(json_object_get(res.status, "progressDeadline"));
+		want_cond(res.status, EO_COND_PROGRESSING, "False", EO_PLAN_REASON_VERSION_REFUSED,
+			  "3.6");
+		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
+/*
+ * The Pods differ from what the members' specs give (an operator upgrade): a deadline is set
+ * (RollingUpdate) and the members are restarted one at a time, followers first.
+ */
+static void test_pod_drift_rolls(void **state)
+{
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+
+	(void)state;
+	world_init(&w, &rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	for (size_t i = 0; i < 3; i++)
+		json_object_set_new(
+		    json_object_get(json_object_get((json_t *)w.pm[i].pod, "metadata"),
+				    "annotations"),
+		    EO_ANNOTATION_POD_HASH, json_string("0000000000000000"));
+	world_statuses(&w, st, w.ev[0].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_non_null(json_object_get(res.status, "progressDeadline"));
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING, "3 member(s)");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING, "restarting");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 static void test_initial_cluster_helper(void **state)
 {
 	char a[EO_DESIRED_URL_MAX] = "http://a:2380", b[EO_DESIRED_URL_MAX] = "http://b:2380";
@@ -1466,6 +1692,9 @@ int main(void)
 	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_condition_audit),
 	    cmocka_unit_test(test_initial_cluster_helper),
+	    cmocka_unit_test(test_rolling_update),
+	    cmocka_unit_test(test_version_change_refused),
+	    cmocka_unit_test(test_pod_drift_rolls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
