@@ -184,6 +184,9 @@ static const char *MEMBER_FULL_JSON =
     "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
     "\"labelSelector\":{\"matchLabels\":{\"etcd-operator.cozystack.io/cluster\":\"demo\"}}}],"
     "\"imagePullSecrets\":[{\"name\":\"regcred\"}],"
+    "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"etcd\","
+    "\"effect\":\"NoSchedule\"}],"
+    "\"nodeSelector\":{\"node-role\":\"etcd\"},\"priorityClassName\":\"system-cluster-critical\","
     "\"options\":{\"quotaBackendBytes\":8589934592,\"autoCompactionMode\":\"revision\","
     "\"autoCompactionRetention\":\"1000\",\"snapshotCount\":50000},"
     "\"additionalMetadata\":{\"labels\":{\"team\":\"db\",\"app.kubernetes.io/name\":\"x\","
@@ -405,6 +408,92 @@ static void test_observed_snapshot(void **state)
 	json_decref(c);
 }
 
+/*
+ * The Pod hash: stamped on the Pod, the same whatever the voter label and the seed's
+ * initial-cluster-state, moved by anything that shapes the Pod (spec, image repository).
+ */
+static void test_pod_hash(void **state)
+{
+	json_t *m = tu_json(MEMBER_JSON), *seed_pod = eo_desired_member_pod(m, &OPTS, false);
+	json_t *later = eo_desired_member_pod(m, &OPTS, true), *m2 = NULL;
+	struct eo_desired_opts other = OPTS;
+	char h[EO_DESIRED_HASH_MAX], h2[EO_DESIRED_HASH_MAX];
+	const char *stamped = NULL;
+
+	(void)state;
+	assert_int_equal(eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)), 0);
+	assert_int_equal(strlen(h), 16);
+	stamped = json_string_value(
+	    json_object_get(json_object_get(json_object_get(seed_pod, "metadata"), "annotations"),
+			    EO_ANNOTATION_POD_HASH));
+	assert_non_null(stamped);
+	assert_string_equal(stamped, h);
+	/* The seed's Pod before bootstrap differs ("new") but carries the same hash. */
+	assert_false(json_equal(seed_pod, later));
+	assert_int_equal(eo_desired_pod_hash(later, h2, sizeof(h2)), 0);
+	assert_string_equal(h2, h);
+	/* The voter label follows etcd: no change. */
+	json_object_set_new(json_object_get(m, "status"), "isVoter", json_false());
+	assert_int_equal(eo_desired_member_pod_hash(m, &OPTS, h2, sizeof(h2)), 0);
+	assert_string_equal(h2, h);
+	/* A version, a resource, a toleration or the image repository: another hash. */
+	m2 = json_deep_copy(m);
+	json_object_set_new(json_object_get(m2, "spec"), "version", json_string("3.6.16"));
+	assert_int_equal(eo_desired_member_pod_hash(m2, &OPTS, h2, sizeof(h2)), 0);
+	assert_string_not_equal(h2, h);
+	json_decref(m2);
+	m2 = json_deep_copy(m);
+	json_object_set_new(json_object_get(m2, "spec"), "tolerations",
+			    tu_jsonq("[{'operator':'Exists'}]"));
+	assert_int_equal(eo_desired_member_pod_hash(m2, &OPTS, h2, sizeof(h2)), 0);
+	assert_string_not_equal(h2, h);
+	json_decref(m2);
+	other.etcd_image_repository = "registry.local/etcd";
+	assert_int_equal(eo_desired_member_pod_hash(m, &other, h2, sizeof(h2)), 0);
+	assert_string_not_equal(h2, h);
+	assert_int_equal(eo_desired_pod_hash(NULL, h2, sizeof(h2)), -1);
+	json_decref(seed_pod);
+	json_decref(later);
+	json_decref(m);
+}
+
+/* What a roll writes into a member: only the rolled fields, nested keys removed by null. */
+static void test_roll_patch(void **state)
+{
+	json_t *m = tu_json(MEMBER_FULL_JSON), *obs = NULL, *patch = NULL, *want = NULL;
+	json_t *rolled = NULL;
+
+	(void)state;
+	obs = tu_jsonq("{'replicas':3,'version':'3.6.16','storage':{'size':'9Gi'},"
+		       "'resources':{'requests':{'cpu':'1'}},"
+		       "'options':{'quotaBackendBytes':8589934592,'autoCompactionMode':'revision',"
+		       "'autoCompactionRetention':'1000','snapshotCount':50000},"
+		       "'nodeSelector':{'node-role':'etcd'},"
+		       "'priorityClassName':'system-cluster-critical'}");
+	assert_false(eo_desired_member_on_target(m, obs));
+	patch = eo_desired_member_roll_patch(m, obs);
+	want = tu_jsonq("{'spec':{'version':'3.6.16',"
+			"'resources':{'requests':{'cpu':'1','memory':null},'limits':null},"
+			"'affinity':null,'topologySpreadConstraints':null,'imagePullSecrets':null,"
+			"'additionalMetadata':null,'tolerations':null}}");
+	tu_assert_json_equal(patch, want, "roll patch");
+	/* The member as rolled is on target; storage is never part of it. */
+	rolled = eo_desired_member_with_target(m, obs);
+	assert_true(eo_desired_member_on_target(rolled, obs));
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(rolled, "spec"), "storage"), "size")),
+	    "5Gi");
+	json_decref(patch);
+	patch = eo_desired_member_roll_patch(rolled, obs);
+	assert_int_equal(json_object_size(patch), 0);
+	json_decref(patch);
+	json_decref(rolled);
+	json_decref(want);
+	json_decref(obs);
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +505,8 @@ int main(void)
 	    cmocka_unit_test(test_member_pvc),
 	    cmocka_unit_test(test_member_pod),
 	    cmocka_unit_test(test_member_pod_passthrough),
+	    cmocka_unit_test(test_pod_hash),
+	    cmocka_unit_test(test_roll_patch),
 	    cmocka_unit_test(test_member_pod_default_affinity),
 	    cmocka_unit_test(test_initial_cluster_state),
 	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
