@@ -7,6 +7,13 @@
 #   bench/run.sh --scale-only  only the scale run (below)
 #   bench/run.sh --no-scale    everything but the scale run
 #   bench/run.sh --snapshot-only  only the snapshot and restore figures (below)
+#   bench/run.sh --roll-only   only the rolling upgrade (below)
+#
+# The rolling upgrade: a 3-member PVC cluster at $ETCD_VERSION (3.6.11) is moved
+# to $ROLL_TO (3.6.16) while the e2e write checker writes through its client
+# Service; printed beside three bare Pod starts of the same run (a roll restarts
+# three Pods), with the fewest ready members seen and the longest gap between
+# two acknowledged writes (etcd's default election timeout is 1000 ms).
 #
 # The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
 # replicas: 0 (no Pods; the operator creates their two Services and writes
@@ -31,8 +38,9 @@ case "${1:-}" in
 --scale-only) MODE=scale ;;
 --no-scale) MODE=main ;;
 --snapshot-only) MODE=snapshot ;;
+--roll-only) MODE=roll ;;
 "") ;;
-*) echo "usage: bench/run.sh [--scale-only|--no-scale|--snapshot-only]" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale|--snapshot-only|--roll-only]" >&2; exit 2 ;;
 esac
 SCALE_IDLE=${SCALE_IDLE:-1000}
 RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
@@ -40,6 +48,7 @@ RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
 K8S_BIN=$(tool_bin kubernetes)
 cluster_lock
 VERSION=${ETCD_VERSION:-3.6.11}
+ROLL_TO=${ROLL_TO:-3.6.16}
 NS=bench-$$
 now_ms() { date +%s%3N; }
 
@@ -183,6 +192,31 @@ main_bench() {
 	printf '%-46s %8d ms  (%s of floor)\n' "memory member lost: Pod delete to 3 ready" "$replace" "$(ratio "$replace" "$floor_avg")"
 }
 
+# roll_bench: a patch upgrade of a 3-member PVC cluster under the write checker.
+roll_bench() {
+	local f1 f2 f3 floor_avg t0 up out pause
+	f1=$(floor r1)
+	f2=$(floor r2)
+	f3=$(floor r3)
+	floor_avg=$(((f1 + f2 + f3) / 3))
+	available up 3 >/dev/null
+	wait_settled up 3
+	export NAMESPACE=$NS KUBECONFIG=$KUBECONFIG_FILE PATH=$K8S_BIN:$PATH
+	"$REPO/test/e2e/lib/writecheck.sh" start up >/dev/null
+	sleep 3
+	t0=$(now_ms)
+	out=$("$REPO/test/e2e/lib/roll.sh" run up "{\"spec\":{\"version\":\"$ROLL_TO\"}}" "$ROLL_TO" 600)
+	up=$(($(now_ms) - t0))
+	"$REPO/test/e2e/lib/writecheck.sh" verify up >/dev/null
+	pause=$("$REPO/test/e2e/lib/writecheck.sh" pause wc-up)
+	echo "rolling upgrade $VERSION -> $ROLL_TO, 3 PVC members, under the write checker"
+	printf '%-46s %8d ms  (runs: %d, %d, %d)\n' "bare etcd Pod to Ready (floor)" "$floor_avg" "$f1" "$f2" "$f3"
+	printf '%-46s %8d ms  (%s of 3 floors)\n' "patch upgrade, 3 members, edit to all rolled" "$up" \
+		"$(ratio "$up" $((3 * floor_avg)))"
+	printf '%-46s %s\n' "fewest ready members during the roll" "${out%% rolled_in*}"
+	printf '%-46s %s\n' "longest gap between acknowledged writes" "${pause#max_pause_s=} s"
+}
+
 # peak_kb: the most memory the operator container's cgroup has held since it
 # started (cgroup v1 max_usage or v2 memory.peak, read on this host, where the
 # local cluster's kubelet runs); empty when not readable.
@@ -301,6 +335,9 @@ all)
 	main_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
+	roll_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	echo
 	scale_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=10m >/dev/null
 	echo
@@ -315,10 +352,14 @@ snapshot)
 	;;
 main)
 	main_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	echo
+	roll_bench
 	echo
 	restore_bench
 	echo
 	"$REPO/bench/snapshot.sh"
 	;;
+roll) roll_bench ;;
 scale) scale_bench ;;
 esac
