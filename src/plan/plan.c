@@ -1144,6 +1144,13 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
 {
 	if ((int32_t)c->n > desired || learners > 0 || c->pending > 0 || c->deleting > 0)
 		return false;
+	/*
+	 * Not during a roll: a member that crash-loops on its new Pod (a bad version, a bad
+	 * option) stops the roll at the deadline rather than being replaced by another member
+	 * built from the same spec.
+	 */
+	if (x->rv.todo > 0)
+		return false;
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		const struct eo_etcd_member *em = NULL;
