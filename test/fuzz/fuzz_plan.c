@@ -57,6 +57,9 @@ struct world {
 	size_t n;
 	bool memory;
 	struct eo_etcd_member ev[MAXE];
+	struct eo_etcd_status st[MAXE]; /* what each entry said about itself (a roll) */
+	size_t n_st;
+	uint64_t leader;
 	char peer[MAXE][EO_DESIRED_URL_MAX];
 	char *peer_p[MAXE];
 	char name[MAXE][32];
@@ -290,6 +293,21 @@ static void world_init(struct world *w, const uint8_t *data, size_t size)
 		w->pdb = eo_desired_pdb(w->cluster, eo_desired_pdb_min_available(
 							voters, eo_cluster_replicas(w->cluster)));
 	}
+	/* Statuses (read after everything above): a leader, then each entry's lag. */
+	if (fz_bool(&f) && w->etcd.n > 0) {
+		w->leader = w->ev[fz_below(&f, w->etcd.n)].id;
+		for (size_t k = 0; k < w->etcd.n; k++) {
+			uint8_t lag = fz_u8(&f);
+
+			if (lag == 0xff)
+				continue; /* did not answer */
+			w->st[w->n_st++] =
+			    (struct eo_etcd_status){.member_id = w->ev[k].id,
+						    .leader = w->leader,
+						    .raft_index = 1000,
+						    .raft_applied_index = 1000 - (uint64_t)lag * 2};
+		}
+	}
 }
 
 static void world_free(struct world *w)
@@ -393,6 +411,22 @@ static void check_quorum_after_removal(const struct world *w, const struct eo_et
 	    what, v, r, v_after, r_after, why);
 }
 
+/* Every member not being deleted has a ready Pod. */
+static bool all_ready(const struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!eo_member_is_deleting(w->pm[i].member) &&
+		    !eo_member_dormant(w->pm[i].member) && !eo_plan_pod_ready(w->pm[i].pod))
+			return false;
+	return true;
+}
+
+static bool is_roll_step(enum eo_plan_action a)
+{
+	return a == EO_PLAN_UPDATE_MEMBER || a == EO_PLAN_RESTART_MEMBER ||
+	       a == EO_PLAN_MOVE_LEADER;
+}
+
 static bool is_membership_change(enum eo_plan_action a)
 {
 	return a == EO_PLAN_ADD_LEARNER || a == EO_PLAN_PROMOTE_LEARNER ||
@@ -427,6 +461,30 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 			   deleting(w));
 		FUZZ_CHECK(r->action == EO_PLAN_REMOVE_MEMBER || r->n_endpoints > 0,
 			   "%s without endpoints", an);
+	}
+
+	if (is_roll_step(r->action)) {
+		const struct eo_etcd_member *em = NULL;
+
+		/* A roll step: never with a membership change in flight or a member down. */
+		FUZZ_CHECK(etcd_ok, "%s without etcd's member list", an);
+		FUZZ_CHECK(deleting(w) == 0 && learners(w) == 0,
+			   "%s while %zu member(s) are being deleted, %zu learner(s)", an,
+			   deleting(w), learners(w));
+		FUZZ_CHECK(all_ready(w), "%s while a member is not ready", an);
+		FUZZ_CHECK(w->leader != 0, "%s without a known leader", an);
+		FUZZ_CHECK(r->member != NULL, "%s without member", an);
+		em = entry_of(w, r->member);
+		FUZZ_CHECK(em != NULL, "%s of a member etcd does not list", an);
+		if (r->action == EO_PLAN_MOVE_LEADER)
+			FUZZ_CHECK(em->id == w->leader && r->etcd_id != w->leader &&
+				       eo_etcd_members_find(&w->etcd, r->etcd_id) != NULL,
+				   "move-leader from %llx to %llx, leader %llx",
+				   (unsigned long long)em->id, (unsigned long long)r->etcd_id,
+				   (unsigned long long)w->leader);
+		else
+			FUZZ_CHECK(em->id != w->leader || w->etcd.n == 1,
+				   "%s of the leader of %zu members", an, w->etcd.n);
 	}
 
 	switch (r->action) {
@@ -566,6 +624,8 @@ static void plan_cluster(const struct world *w)
 	in.etcd_queried = true;
 	in.etcd_err = w->etcd_err;
 	in.etcd = w->etcd_err == EO_ETCD_OK ? &w->etcd : NULL;
+	in.statuses = w->st;
+	in.n_statuses = w->n_st;
 	if (eo_plan_cluster(&in, &r) == 0) {
 		check_cluster_plan(w, &in, &r);
 		eo_plan_result_clear(&r);
