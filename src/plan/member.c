@@ -126,8 +126,15 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
 	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
+	const char *want_ver = eo_member_version(m);
+	/*
+	 * Ask etcd again when the Pod is another one, and while the version etcd reported
+	 * differs from spec.version: the Pod's UID is recorded while it is not ready yet, so
+	 * after a rolling update the new Pod's UID is already known when it becomes ready.
+	 */
 	bool need = !present(mid) || !present(ver) || !present(old_uid) || pod_uid == NULL ||
-		    strcmp(old_uid, pod_uid) != 0;
+		    strcmp(old_uid, pod_uid) != 0 ||
+		    (want_ver != NULL && strcmp(ver, want_ver) != 0);
 
 	set_status(x, "podName", json_string(mname));
 	if (pod_uid != NULL)

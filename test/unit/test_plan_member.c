@@ -289,6 +289,16 @@ static void test_discovery_then_no_churn(void **state)
 	assert_true(json_equal(again.status, r.status));
 	eo_member_plan_clear(&again);
 
+	/*
+	 * A rolling update moved spec.version and the new Pod's UID was recorded while it
+	 * started: once ready, etcd is asked again for the version it runs.
+	 */
+	json_object_set_new(json_object_get(m, "spec"), "version", json_string("3.6.16"));
+	assert_int_equal(eo_member_plan(&in, &again), 0);
+	assert_int_equal(again.action, EO_MPLAN_QUERY_ETCD);
+	eo_member_plan_clear(&again);
+	json_object_set_new(json_object_get(m, "spec"), "version", json_string("3.6.11"));
+
 	/* etcd not answering: Ready=False/DiscoveringMemberID, retry in 10 s. */
 	json_object_del(json_object_get(m, "status"), "memberID");
 	in.etcd_queried = true;
