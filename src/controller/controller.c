@@ -802,7 +802,8 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
-	struct eo_kube_resource r = at_res(RES_PODS, eo_member_namespace(pr->member), mname);
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_PODS, eo_member_namespace(pr->member), mname);
 	struct eo_kube_delete_opts d = {.uid = pr->pod_uid[0] ? pr->pod_uid : NULL,
 					.grace_period_seconds = -1};
 	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
