@@ -1330,14 +1330,20 @@ static void roll_view(struct ctx *x)
 		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
 		    EO_ANNOTATION_POD_HASH));
 		target = eo_desired_member_with_target(pm->member, x->observed);
-		if (target == NULL ||
-		    eo_desired_member_pod_hash(target, x->in->build, want, sizeof(want)) != 0) {
-			json_decref(target);
+		if (target == NULL) {
 			x->ok = false;
 			return;
 		}
+		if (eo_desired_member_pod_hash(target, x->in->build, want, sizeof(want)) != 0) {
+			/*
+			 * No Pod can be built from it (the member controller says why on the
+			 * member): nothing to compare, so nothing to roll for its Pod.
+			 */
+			r->pod_current = r->pod_present;
+		} else {
+			r->pod_current = r->pod_present && have != NULL && strcmp(have, want) == 0;
+		}
 		json_decref(target);
-		r->pod_current = r->pod_present && have != NULL && strcmp(have, want) == 0;
 		rv->pm[rv->n] = pm;
 		if (!r->on_target || (r->pod_present && !r->pod_current))
 			rv->outdated++;
