@@ -18,6 +18,8 @@
 #define ETCD_UID	       65532
 #define CONTAINER_NAME	       "etcd"
 #define DATA_VOLUME	       "data"
+#define TLS_CLIENT_VOLUME      "tls-client"
+#define TLS_PEER_VOLUME	       "tls-peer"
 
 /* The value at a path of object keys (NULL-terminated), or NULL. Borrowed. */
 static json_t *at(const json_t *root, ...)
@@ -180,7 +182,7 @@ int eo_desired_member_fqdn(char *buf, size_t n, const struct eo_desired_opts *o,
 }
 
 static int member_url(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
-		      const char *cluster, const char *ns, int port)
+		      const char *cluster, const char *ns, int port, bool tls)
 {
 	char host[EO_DESIRED_URL_MAX];
 
@@ -189,27 +191,44 @@ static int member_url(char *buf, size_t n, const struct eo_desired_opts *o, cons
 			buf[0] = '\0';
 		return -1;
 	}
-	return fmt(buf, n, "http://%s:%d", host, port);
+	return fmt(buf, n, "%s://%s:%d", tls ? "https" : "http", host, port);
 }
 
 int eo_desired_member_peer_url(char *buf, size_t n, const struct eo_desired_opts *o,
-			       const char *member, const char *cluster, const char *ns)
+			       const char *member, const char *cluster, const char *ns, bool tls)
 {
-	return member_url(buf, n, o, member, cluster, ns, EO_PORT_PEER);
+	return member_url(buf, n, o, member, cluster, ns, EO_PORT_PEER, tls);
 }
 
 int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_opts *o,
-				 const char *member, const char *cluster, const char *ns)
+				 const char *member, const char *cluster, const char *ns, bool tls)
 {
-	return member_url(buf, n, o, member, cluster, ns, EO_PORT_CLIENT);
+	return member_url(buf, n, o, member, cluster, ns, EO_PORT_CLIENT, tls);
+}
+
+bool eo_desired_member_peer_tls(const json_t *member)
+{
+	struct eo_member_tls t;
+
+	eo_member_tls(member, &t);
+	return t.peer_secret != NULL || t.peer_auto_tls;
+}
+
+bool eo_desired_member_client_tls(const json_t *member)
+{
+	struct eo_member_tls t;
+
+	eo_member_tls(member, &t);
+	return t.client_server_secret != NULL;
 }
 
 int eo_desired_seed_initial_cluster(char *buf, size_t n, const struct eo_desired_opts *o,
-				    const char *member, const char *cluster, const char *ns)
+				    const char *member, const char *cluster, const char *ns,
+				    bool tls)
 {
 	char url[EO_DESIRED_URL_MAX];
 
-	if (eo_desired_member_peer_url(url, sizeof(url), o, member, cluster, ns) != 0) {
+	if (eo_desired_member_peer_url(url, sizeof(url), o, member, cluster, ns, tls) != 0) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -438,6 +457,40 @@ json_t *eo_desired_observed(const json_t *cluster)
 	return finish(obs, ok);
 }
 
+json_t *eo_desired_member_tls(const json_t *cluster, bool *ok)
+{
+	struct eo_cluster_tls t;
+	char server[EO_NAME_MAX], peer[EO_NAME_MAX];
+	json_t *tls = NULL;
+
+	eo_cluster_tls(cluster, &t);
+	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
+		return NULL;
+	tls = json_object();
+	if (tls == NULL) {
+		*ok = false;
+		return NULL;
+	}
+	if (t.client != EO_TLS_NONE) {
+		if (eo_cluster_server_secret_name(cluster, server, sizeof(server)) != 0)
+			*ok = false;
+		else
+			set(tls, "clientServerSecretRef", json_pack("{s:s}", "name", server), ok);
+		set(tls, "clientMTLS", json_boolean(t.client_mtls), ok);
+	}
+	if (t.peer != EO_TLS_NONE) {
+		if (eo_cluster_peer_secret_name(cluster, peer, sizeof(peer)) != 0)
+			*ok = false;
+		else
+			set(tls, "peerSecretRef", json_pack("{s:s}", "name", peer), ok);
+	}
+	if (!*ok) {
+		json_decref(tls);
+		return NULL;
+	}
+	return tls;
+}
+
 static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 {
 	const char *cname = eo_cluster_name(cluster);
@@ -485,6 +538,12 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 	set(spec, "initialCluster", json_string(""), &ok);
 	set(spec, "clusterToken", json_string(present(token) ? token : ""), &ok);
 	set(spec, "replicas", json_integer(1), &ok);
+	if (ok) {
+		json_t *tls = eo_desired_member_tls(cluster, &ok);
+
+		if (tls != NULL)
+			set(spec, "tls", tls, &ok);
+	}
 	if (seed)
 		set_copy(
 		    spec, "restore",
@@ -639,24 +698,51 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 	const char *ns = eo_member_namespace(member);
 	char peer[EO_DESIRED_URL_MAX], client[EO_DESIRED_URL_MAX];
 	struct eo_etcd_options opt;
+	struct eo_member_tls tls;
 	json_t *cmd = json_array();
-	bool ok = cmd != NULL;
+	bool ok = cmd != NULL, ctls, ptls;
 
-	if (!ok || eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0 ||
-	    eo_desired_member_client_url(client, sizeof(client), o, m, c, ns) != 0)
+	eo_member_tls(member, &tls);
+	ctls = tls.client_server_secret != NULL;
+	ptls = tls.peer_secret != NULL || tls.peer_auto_tls;
+	if (!ok || eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns, ptls) != 0 ||
+	    eo_desired_member_client_url(client, sizeof(client), o, m, c, ns, ctls) != 0)
 		return finish(cmd, false);
 	eo_member_options(member, &opt);
 	append(cmd, json_string("etcd"), &ok);
 	add_arg(cmd, &ok, "--name=%s", m);
 	add_arg(cmd, &ok, "--data-dir=%s", EO_ETCD_DATA_DIR);
-	add_arg(cmd, &ok, "--listen-peer-urls=http://0.0.0.0:%d", EO_PORT_PEER);
-	add_arg(cmd, &ok, "--listen-client-urls=http://0.0.0.0:%d", EO_PORT_CLIENT);
+	add_arg(cmd, &ok, "--listen-peer-urls=%s://0.0.0.0:%d", ptls ? "https" : "http",
+		EO_PORT_PEER);
+	add_arg(cmd, &ok, "--listen-client-urls=%s://0.0.0.0:%d", ctls ? "https" : "http",
+		EO_PORT_CLIENT);
 	add_arg(cmd, &ok, "--advertise-client-urls=%s", client);
 	add_arg(cmd, &ok, "--initial-advertise-peer-urls=%s", peer);
 	add_arg(cmd, &ok, "--initial-cluster=%s", eo_member_initial_cluster(member));
 	add_arg(cmd, &ok, "--initial-cluster-token=%s", eo_member_cluster_token(member));
 	add_arg(cmd, &ok, "--initial-cluster-state=%s", state_new ? "new" : "existing");
+	/* Metrics and /health stay plaintext, whatever the client API does: the probes use it. */
 	add_arg(cmd, &ok, "--listen-metrics-urls=http://0.0.0.0:%d", EO_PORT_METRICS);
+	if (ctls) {
+		add_arg(cmd, &ok, "--cert-file=%s/tls.crt", EO_DESIRED_TLS_CLIENT_DIR);
+		add_arg(cmd, &ok, "--key-file=%s/tls.key", EO_DESIRED_TLS_CLIENT_DIR);
+		/*
+		 * etcd asks every client for a certificate as soon as it has a trusted CA file,
+		 * so the CA goes in only with client certificate authentication.
+		 */
+		if (tls.client_mtls) {
+			add_arg(cmd, &ok, "--client-cert-auth=true");
+			add_arg(cmd, &ok, "--trusted-ca-file=%s/ca.crt", EO_DESIRED_TLS_CLIENT_DIR);
+		}
+	}
+	if (tls.peer_secret != NULL) {
+		add_arg(cmd, &ok, "--peer-cert-file=%s/tls.crt", EO_DESIRED_TLS_PEER_DIR);
+		add_arg(cmd, &ok, "--peer-key-file=%s/tls.key", EO_DESIRED_TLS_PEER_DIR);
+		add_arg(cmd, &ok, "--peer-client-cert-auth=true");
+		add_arg(cmd, &ok, "--peer-trusted-ca-file=%s/ca.crt", EO_DESIRED_TLS_PEER_DIR);
+	} else if (tls.peer_auto_tls) {
+		add_arg(cmd, &ok, "--peer-auto-tls=true");
+	}
 	if (opt.quota_backend_bytes > 0)
 		add_arg(cmd, &ok, "--quota-backend-bytes=%lld", (long long)opt.quota_backend_bytes);
 	if (present(opt.auto_compaction_mode))
@@ -666,6 +752,35 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 	if (opt.snapshot_count > 0)
 		add_arg(cmd, &ok, "--snapshot-count=%lld", (long long)opt.snapshot_count);
 	return finish(cmd, ok);
+}
+
+/* The data directory, and the TLS Secrets read-only when the member uses them. */
+static json_t *volume_mounts(const json_t *member)
+{
+	struct eo_member_tls tls;
+	json_t *mounts =
+	    json_pack("[{s:s, s:s}]", "name", DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR);
+	bool ok = mounts != NULL;
+
+	eo_member_tls(member, &tls);
+	if (ok && tls.client_server_secret != NULL)
+		append(mounts,
+		       json_pack("{s:s, s:s, s:b}", "name", TLS_CLIENT_VOLUME, "mountPath",
+				 EO_DESIRED_TLS_CLIENT_DIR, "readOnly", 1),
+		       &ok);
+	if (ok && tls.peer_secret != NULL)
+		append(mounts,
+		       json_pack("{s:s, s:s, s:b}", "name", TLS_PEER_VOLUME, "mountPath",
+				 EO_DESIRED_TLS_PEER_DIR, "readOnly", 1),
+		       &ok);
+	return finish(mounts, ok);
+}
+
+/* A Secret volume, files readable by the owner and the Pod's fsGroup only (0440). */
+static json_t *secret_volume(const char *name, const char *secret)
+{
+	return json_pack("{s:s, s:{s:s, s:i}}", "name", name, "secret", "secretName", secret,
+			 "defaultMode", 0440);
 }
 
 static json_t *etcd_container(const json_t *member, const struct eo_desired_opts *o, bool state_new)
@@ -715,8 +830,7 @@ static json_t *etcd_container(const json_t *member, const struct eo_desired_opts
 	    json_pack("{s:b, s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1, "allowPrivilegeEscalation",
 		      0, "readOnlyRootFilesystem", 1, "capabilities", "drop", "ALL"),
 	    &ok);
-	set(ctr, "volumeMounts",
-	    json_pack("[{s:s, s:s}]", "name", DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR), &ok);
+	set(ctr, "volumeMounts", volume_mounts(member), &ok);
 	return finish(ctr, ok);
 }
 
@@ -805,6 +919,17 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 		vol = json_pack("{s:s, s:{s:s}}", "name", DATA_VOLUME, "persistentVolumeClaim",
 				"claimName", pvc);
 	set(spec, "volumes", json_pack("[o]", vol), &ok);
+	if (ok) {
+		struct eo_member_tls tls;
+		json_t *vols = json_object_get(spec, "volumes");
+
+		eo_member_tls(member, &tls);
+		if (tls.client_server_secret != NULL)
+			append(vols, secret_volume(TLS_CLIENT_VOLUME, tls.client_server_secret),
+			       &ok);
+		if (tls.peer_secret != NULL)
+			append(vols, secret_volume(TLS_PEER_VOLUME, tls.peer_secret), &ok);
+	}
 	if (ok && eo_desired_member_restores(member)) {
 		char image[640];
 

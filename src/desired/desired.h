@@ -36,6 +36,13 @@ struct eo_desired_opts {
 	const char *operator_image;	   /* the restore init container of a seed; NULL: none */
 };
 
+/*
+ * Where an etcd Pod mounts its TLS Secrets (read-only): the client-API server Secret and the
+ * peer Secret, each holding tls.crt, tls.key and ca.crt.
+ */
+#define EO_DESIRED_TLS_CLIENT_DIR "/etc/etcd/tls/client"
+#define EO_DESIRED_TLS_PEER_DIR	  "/etc/etcd/tls/peer"
+
 /* Size of a buffer for a member URL or a one-member initial-cluster entry. */
 #define EO_DESIRED_URL_MAX 512
 
@@ -61,14 +68,23 @@ json_t *eo_desired_extra_annotations(const json_t *source);
 /* "<member>.<cluster>.<ns>.svc.<domain>" (the headless Service is named after the cluster). */
 int eo_desired_member_fqdn(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
 			   const char *cluster, const char *ns);
-/* "http://<fqdn>:2380" and "http://<fqdn>:2379". */
+/*
+ * "http://<fqdn>:2380" and "http://<fqdn>:2379", "https://" when tls: the peer URL of a member
+ * whose peers speak TLS (eo_desired_member_peer_tls), the client URL of a member that serves
+ * its client API over TLS (eo_desired_member_client_tls). Every caller passes the member's own
+ * answer, so the URLs the operator uses are the ones the member's etcd advertises.
+ */
 int eo_desired_member_peer_url(char *buf, size_t n, const struct eo_desired_opts *o,
-			       const char *member, const char *cluster, const char *ns);
+			       const char *member, const char *cluster, const char *ns, bool tls);
 int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_opts *o,
-				 const char *member, const char *cluster, const char *ns);
+				 const char *member, const char *cluster, const char *ns, bool tls);
+/* Whether an EtcdMember's peer / client API is TLS (its spec.tls). */
+bool eo_desired_member_peer_tls(const json_t *member);
+bool eo_desired_member_client_tls(const json_t *member);
 /* "<member>=<peer url>": the initialCluster of a seed. */
 int eo_desired_seed_initial_cluster(char *buf, size_t n, const struct eo_desired_opts *o,
-				    const char *member, const char *cluster, const char *ns);
+				    const char *member, const char *cluster, const char *ns,
+				    bool tls);
 
 /* --- cluster-owned objects --- */
 
@@ -102,10 +118,19 @@ json_t *eo_desired_observed(const json_t *cluster);
  * status.observed (falling back to spec when nothing is latched yet), bootstrap true,
  * replicas 1, clusterToken from status.clusterToken, initialCluster empty (the cluster
  * controller fills it once the name is known), and spec.restore copied from
- * spec.bootstrap.restore (desired/restore.h). TLS is not mapped yet: the planner refuses
- * clusters that ask for it (see plan/plan.h).
+ * spec.bootstrap.restore (desired/restore.h), and spec.tls with the names of the Secrets the
+ * Pod mounts (eo_desired_member_tls).
  */
 json_t *eo_desired_seed_member(const json_t *cluster, const char *name);
+
+/*
+ * spec.tls of a new EtcdMember of cluster: clientServerSecretRef and clientMTLS when the
+ * cluster's client API is TLS, peerSecretRef when its peers are; the Secret names are the
+ * resolved ones (eo_cluster_server_secret_name / eo_cluster_peer_secret_name: the user's own
+ * Secrets, or the ones cert-manager fills). NULL (and *ok untouched) for a plaintext cluster;
+ * NULL with *ok false when a name cannot be resolved or on allocation failure. New reference.
+ */
+json_t *eo_desired_member_tls(const json_t *cluster, bool *ok);
 
 /*
  * A member that joins a bootstrapped cluster: the same as the seed member but bootstrap false.

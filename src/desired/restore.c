@@ -64,7 +64,8 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 
 	if (!eo_desired_member_restores(member) || o == NULL || !present(o->operator_image) ||
 	    !present(etcd_image) || !present(ic) || !json_is_array(volumes) ||
-	    eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns) != 0) {
+	    eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns,
+				       eo_desired_member_peer_tls(member)) != 0) {
 		json_decref(a1);
 		json_decref(a2);
 		return -1;

@@ -161,8 +161,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	}
 	if (need && !in->etcd_queried) {
 		if (eo_desired_member_client_url(x->out->endpoint, sizeof(x->out->endpoint),
-						 in->build, mname, cname,
-						 eo_member_namespace(m)) != 0)
+						 in->build, mname, cname, eo_member_namespace(m),
+						 eo_desired_member_client_tls(m)) != 0)
 			x->ok = false;
 		x->out->action = EO_MPLAN_QUERY_ETCD;
 		msgf(x, "reading the member ID and version from etcd");
@@ -170,7 +170,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	}
 	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
 	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, cname,
-				       eo_member_namespace(m)) == 0) {
+				       eo_member_namespace(m),
+				       eo_desired_member_peer_tls(m)) == 0) {
 		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
 
 		if (em != NULL) {

@@ -647,7 +647,8 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
 	}
-	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns) != 0) {
+	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns,
+				       eo_desired_member_peer_tls(c->seed->member)) != 0) {
 		x->ok = false;
 		return;
 	}
@@ -656,9 +657,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
 		out->action = EO_PLAN_COMPLETE_SEED;
 		out->member = c->seed->member;
-		if (eo_desired_seed_initial_cluster(out->initial_cluster,
-						    sizeof(out->initial_cluster), in->build, seed,
-						    cname, ns) != 0)
+		if (eo_desired_seed_initial_cluster(
+			out->initial_cluster, sizeof(out->initial_cluster), in->build, seed, cname,
+			ns, eo_desired_member_peer_tls(c->seed->member)) != 0)
 			x->ok = false;
 		return;
 	}
@@ -689,8 +690,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	}
 	if (!in->etcd_queried) {
 		out->action = EO_PLAN_QUERY_MEMBERS;
-		if (eo_desired_member_client_url(out->endpoints[0], sizeof(out->endpoints[0]),
-						 in->build, seed, cname, ns) != 0)
+		if (eo_desired_member_client_url(
+			out->endpoints[0], sizeof(out->endpoints[0]), in->build, seed, cname, ns,
+			eo_desired_member_client_tls(c->seed->member)) != 0)
 			x->ok = false;
 		out->n_endpoints = 1;
 		msgf(x, "listing the members of seed %s", seed);
@@ -750,9 +752,9 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 {
 	const struct eo_plan_input *in = x->in;
 
-	if (eo_desired_member_peer_url(buf, n, in->build, eo_member_name(member),
-				       eo_cluster_name(in->cluster),
-				       eo_cluster_namespace(in->cluster)) != 0) {
+	if (eo_desired_member_peer_url(
+		buf, n, in->build, eo_member_name(member), eo_cluster_name(in->cluster),
+		eo_cluster_namespace(in->cluster), eo_desired_member_peer_tls(member)) != 0) {
 		x->ok = false;
 		return -1;
 	}
@@ -832,8 +834,9 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 		}
 	}
 	for (size_t i = 0; i < n; i++)
-		if (eo_desired_member_client_url(endpoints[i], EO_DESIRED_URL_MAX, build,
-						 eo_member_name(pick[i]->member), cname, ns) != 0)
+		if (eo_desired_member_client_url(
+			endpoints[i], EO_DESIRED_URL_MAX, build, eo_member_name(pick[i]->member),
+			cname, ns, eo_desired_member_client_tls(pick[i]->member)) != 0)
 			return -1;
 	return (int)n;
 }

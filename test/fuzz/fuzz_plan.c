@@ -131,7 +131,7 @@ static json_t *make_member(struct fz *f, size_t i, bool memory)
 	json_t *m, *meta, *spec, *status;
 
 	snprintf(name, sizeof(name), CNAME "-%c", (char)('a' + i));
-	if (eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, CNAME, NS) != 0)
+	if (eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, CNAME, NS, false) != 0)
 		abort();
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s, s:{s:s, s:s}}, s:{}}",
@@ -233,8 +233,8 @@ static void add_entry(struct world *w, const char *member, const char *name, boo
 
 	if (k >= MAXE)
 		return;
-	if (eo_desired_member_peer_url(w->peer[k], sizeof(w->peer[k]), &OPTS, member, CNAME, NS) !=
-	    0)
+	if (eo_desired_member_peer_url(w->peer[k], sizeof(w->peer[k]), &OPTS, member, CNAME, NS,
+				       false) != 0)
 		abort();
 	snprintf(w->name[k], sizeof(w->name[k]), "%s", name);
 	w->peer_p[k] = w->peer[k];
@@ -341,7 +341,8 @@ static const struct eo_plan_member *member_of(const struct world *w,
 		char peer[EO_DESIRED_URL_MAX];
 		const char *mn = eo_member_name(w->pm[i].member);
 
-		if (eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, mn, CNAME, NS) != 0)
+		if (eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, mn, CNAME, NS, false) !=
+		    0)
 			abort();
 		if ((em->name[0] != '\0' && strcmp(em->name, mn) == 0) ||
 		    (em->n_peer_urls > 0 && strcmp(em->peer_urls[0], peer) == 0))

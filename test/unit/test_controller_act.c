@@ -364,7 +364,7 @@ static json_t *member(const struct mdesc *d)
 	char ic[EO_DESIRED_URL_MAX], uid[128], id[24];
 	json_t *m;
 
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default", false);
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:[s], s:o}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s, s:{s:s, s:s}}, s:{s:b}}",
 		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
@@ -423,7 +423,8 @@ static json_t *pvc(const struct mdesc *d)
 
 static const char *peer_of(const char *name, char *buf, size_t n)
 {
-	assert_int_equal(eo_desired_member_peer_url(buf, n, &OPTS, name, "demo", "default"), 0);
+	assert_int_equal(eo_desired_member_peer_url(buf, n, &OPTS, name, "demo", "default", false),
+			 0);
 	return buf;
 }
 

@@ -209,6 +209,166 @@ static void test_member_pod_passthrough(void **state)
 }
 
 /* No spec.affinity, or an empty one: the soft anti-affinity by hostname. */
+/* got equals the JSON text want (quotes as '). */
+static void jeq(const json_t *got, const char *want)
+{
+	json_t *w = tu_jsonq(want);
+
+	tu_assert_json_equal(got, w, want);
+	json_decref(w);
+}
+
+/* A cluster with spec.tls (tls is the JSON of spec.tls); new reference. */
+static json_t *tls_cluster(const char *tls)
+{
+	json_t *c = tu_json(CLUSTER_JSON);
+
+	json_object_set_new(json_object_get(c, "spec"), "tls", tu_jsonq(tls));
+	return c;
+}
+
+/* The member built from a TLS cluster, with the name and uid a created one has. */
+static json_t *tls_member(const json_t *c)
+{
+	json_t *m = eo_desired_seed_member(c, "demo-abcde");
+
+	json_object_set_new(json_object_get(m, "metadata"), "uid", json_string("m-uid-1"));
+	return m;
+}
+
+/* The command line of a Pod's etcd container as one string, args separated by ' '. */
+static void pod_command(const json_t *pod, char *buf, size_t n)
+{
+	json_t *cmd = json_object_get(
+	    json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+	    "command");
+	json_t *a = NULL;
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(cmd, i, a)
+	{
+		int k = snprintf(buf + len, n - len, "%s ", json_string_value(a));
+
+		assert_true(k > 0 && (size_t)k < n - len);
+		len += (size_t)k;
+	}
+}
+
+static void test_tls_mtls_and_peer(void **state)
+{
+	json_t *c = tls_cluster("{'client':{'serverSecretRef':{'name':'srv'},"
+				"'operatorClientSecretRef':{'name':'op'}},"
+				"'peer':{'secretRef':{'name':'peer'}}}");
+	json_t *m = tls_member(c), *p = NULL;
+	char cmd[8192], url[EO_DESIRED_URL_MAX];
+
+	(void)state;
+	/* The member carries what the Pod needs, never the operator's own client Secret. */
+	jeq(json_object_get(json_object_get(m, "spec"), "tls"),
+	    "{'clientServerSecretRef':{'name':'srv'},'clientMTLS':true,"
+	    "'peerSecretRef':{'name':'peer'}}");
+	json_object_set_new(json_object_get(m, "spec"), "initialCluster",
+			    json_string("demo-abcde=https://"
+					"demo-abcde.demo.default.svc.cluster.local:2380"));
+	assert_true(eo_desired_member_peer_tls(m));
+	assert_true(eo_desired_member_client_tls(m));
+	p = eo_desired_member_pod(m, &OPTS, false);
+	golden("member_pod_tls.json", p);
+	pod_command(p, cmd, sizeof(cmd));
+	assert_non_null(strstr(cmd, "--listen-client-urls=https://0.0.0.0:2379 "));
+	assert_non_null(strstr(cmd, "--listen-peer-urls=https://0.0.0.0:2380 "));
+	assert_non_null(strstr(
+	    cmd,
+	    "--advertise-client-urls=https://demo-abcde.demo.default.svc.cluster.local:2379 "));
+	assert_non_null(strstr(cmd, "--client-cert-auth=true "));
+	assert_non_null(strstr(cmd, "--trusted-ca-file=/etc/etcd/tls/client/ca.crt "));
+	assert_non_null(strstr(cmd, "--peer-client-cert-auth=true "));
+	assert_non_null(strstr(cmd, "--peer-trusted-ca-file=/etc/etcd/tls/peer/ca.crt "));
+	/* Metrics and /health stay plaintext for the probes. */
+	assert_non_null(strstr(cmd, "--listen-metrics-urls=http://0.0.0.0:2381 "));
+	assert_int_equal(eo_desired_seed_initial_cluster(url, sizeof(url), &OPTS, "demo-abcde",
+							 "demo", "default", true),
+			 0);
+	assert_string_equal(url,
+			    "demo-abcde=https://demo-abcde.demo.default.svc.cluster.local:2380");
+	json_decref(p);
+	json_decref(m);
+	json_decref(c);
+}
+
+static void test_tls_server_only(void **state)
+{
+	json_t *c = tls_cluster("{'client':{'serverSecretRef':{'name':'srv'}}}");
+	json_t *m = tls_member(c), *p = NULL, *vols = NULL;
+	char cmd[8192];
+
+	(void)state;
+	jeq(json_object_get(json_object_get(m, "spec"), "tls"),
+	    "{'clientServerSecretRef':{'name':'srv'},'clientMTLS':false}");
+	p = eo_desired_member_pod(m, &OPTS, false);
+	pod_command(p, cmd, sizeof(cmd));
+	assert_non_null(strstr(cmd, "--listen-client-urls=https://0.0.0.0:2379 "));
+	assert_non_null(strstr(cmd, "--cert-file=/etc/etcd/tls/client/tls.crt "));
+	assert_non_null(strstr(cmd, "--key-file=/etc/etcd/tls/client/tls.key "));
+	/* A trusted CA file would make etcd demand client certificates. */
+	assert_null(strstr(cmd, "--trusted-ca-file"));
+	assert_null(strstr(cmd, "--client-cert-auth"));
+	/* Peers stay plaintext. */
+	assert_non_null(strstr(cmd, "--listen-peer-urls=http://0.0.0.0:2380 "));
+	assert_null(strstr(cmd, "--peer-"));
+	vols = json_object_get(json_object_get(p, "spec"), "volumes");
+	assert_int_equal(json_array_size(vols), 2);
+	jeq(json_array_get(vols, 1), "{'name':'tls-client','secret':{'secretName':'srv',"
+				     "'defaultMode':288}}");
+	json_decref(p);
+	json_decref(m);
+	json_decref(c);
+}
+
+static void test_tls_peer_only(void **state)
+{
+	json_t *c = tls_cluster("{'peer':{'secretRef':{'name':'peer'}}}");
+	json_t *m = tls_member(c), *p = NULL, *mounts = NULL;
+	char cmd[8192];
+
+	(void)state;
+	assert_true(eo_desired_member_peer_tls(m));
+	assert_false(eo_desired_member_client_tls(m));
+	p = eo_desired_member_pod(m, &OPTS, false);
+	pod_command(p, cmd, sizeof(cmd));
+	assert_non_null(strstr(cmd, "--listen-client-urls=http://0.0.0.0:2379 "));
+	assert_non_null(strstr(cmd, "--listen-peer-urls=https://0.0.0.0:2380 "));
+	assert_non_null(strstr(cmd, "--initial-advertise-peer-urls=https://"
+				    "demo-abcde.demo.default.svc.cluster.local:2380 "));
+	assert_null(strstr(cmd, "--cert-file"));
+	mounts = json_object_get(
+	    json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0),
+	    "volumeMounts");
+	jeq(mounts, "[{'name':'data','mountPath':'/var/lib/etcd'},"
+		    "{'name':'tls-peer','mountPath':'/etc/etcd/tls/peer',"
+		    "'readOnly':true}]");
+	json_decref(p);
+	json_decref(m);
+	json_decref(c);
+}
+
+/* cert-manager mode resolves to the Secrets cert-manager fills: the same Pod wiring. */
+static void test_tls_cert_manager_names(void **state)
+{
+	json_t *c = tls_cluster("{'client':{'certManager':{'serverIssuerRef':{'name':'ca'},"
+				"'operatorClientIssuerRef':{'name':'ca'}}},"
+				"'peer':{'certManager':{'issuerRef':{'name':'ca'}}}}");
+	json_t *m = tls_member(c);
+
+	(void)state;
+	jeq(json_object_get(json_object_get(m, "spec"), "tls"),
+	    "{'clientServerSecretRef':{'name':'demo-server-tls'},"
+	    "'clientMTLS':true,'peerSecretRef':{'name':'demo-peer-tls'}}");
+	json_decref(m);
+	json_decref(c);
+}
+
 static void test_member_pod_default_affinity(void **state)
 {
 	(void)state;
@@ -324,10 +484,10 @@ static void test_custom_domain_and_repository(void **state)
 			    "registry.local/etcd:v3.6.11");
 	assert_string_equal(arg_with_prefix(p, "--advertise-client-urls="),
 			    "http://demo-abcde.demo.default.svc.cozy.local:2379");
-	assert_int_equal(eo_desired_seed_initial_cluster(url, sizeof(url), NULL, "m", "c", "ns"),
-			 0);
+	assert_int_equal(
+	    eo_desired_seed_initial_cluster(url, sizeof(url), NULL, "m", "c", "ns", false), 0);
 	assert_string_equal(url, "m=http://m.c.ns.svc.cluster.local:2380");
-	assert_int_equal(eo_desired_seed_initial_cluster(url, 8, NULL, "m", "c", "ns"), -1);
+	assert_int_equal(eo_desired_seed_initial_cluster(url, 8, NULL, "m", "c", "ns", false), -1);
 	json_decref(p);
 	json_decref(m);
 }
@@ -508,6 +668,10 @@ int main(void)
 	    cmocka_unit_test(test_pod_hash),
 	    cmocka_unit_test(test_roll_patch),
 	    cmocka_unit_test(test_member_pod_default_affinity),
+	    cmocka_unit_test(test_tls_mtls_and_peer),
+	    cmocka_unit_test(test_tls_server_only),
+	    cmocka_unit_test(test_tls_peer_only),
+	    cmocka_unit_test(test_tls_cert_manager_names),
 	    cmocka_unit_test(test_initial_cluster_state),
 	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
 	    cmocka_unit_test(test_custom_domain_and_repository),

@@ -69,7 +69,7 @@ static json_t *member(const char *name, bool seed, bool pending, const char *ext
 	char ic[EO_DESIRED_URL_MAX];
 	json_t *m = NULL;
 
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default");
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default", false);
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s}}",
 		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
@@ -160,7 +160,7 @@ static void world_etcd(struct world *w, eo_etcd_err err, const char *name, uint6
 	static char peer[EO_DESIRED_URL_MAX];
 	static char *peers[1];
 
-	eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, name, "demo", "default");
+	eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, name, "demo", "default", false);
 	peers[0] = peer;
 	w->etcd_v[0] = (struct eo_etcd_member){.id = 0x96e78c8d1de8ec76ULL,
 					       .name = (char *)name,

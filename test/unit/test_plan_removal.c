@@ -186,7 +186,7 @@ static void test_removal_table(void **state)
 			em.name = (char *)"demo-z";
 		eo_desired_member_peer_url(peer, sizeof(peer), &OPTS,
 					   rows[i].etcd == NOT_LISTED ? "demo-z" : "demo-a", "demo",
-					   "default");
+					   "default", false);
 		struct eo_rplan_input in = {.member = self,
 					    .cluster = rows[i].cl == CL_GONE ? NULL : cl,
 					    .members = pm,

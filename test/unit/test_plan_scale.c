@@ -104,7 +104,7 @@ static json_t *member(const struct m *d)
 	char ic[EO_DESIRED_URL_MAX];
 	json_t *m = NULL;
 
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default");
+	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default", false);
 	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
 		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
 		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
@@ -168,7 +168,7 @@ static void world_init(struct world *w, const struct row *r)
 		const struct e *d = &r->etcd[i];
 
 		eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, d->peer_of,
-					   "demo", "default");
+					   "demo", "default", false);
 		w->peer_p[i] = w->peer[i];
 		w->ev[i] = (struct eo_etcd_member){.id = d->id ? d->id : 0x100 + i,
 						   .name = (char *)(d->started ? d->peer_of : ""),

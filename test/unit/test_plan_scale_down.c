@@ -300,7 +300,8 @@ static void test_scale_down_plan(void **state)
 		set_init(&s, rows[i].members);
 		for (size_t k = 0; k < s.n; k++) {
 			eo_desired_member_peer_url(peers[k], sizeof(peers[k]), &OPTS,
-						   rows[i].members[k].name, "demo", "default");
+						   rows[i].members[k].name, "demo", "default",
+						   false);
 			pp[k] = peers[k];
 			ev[k] = (struct eo_etcd_member){.id = 0x100 + k,
 							.name = (char *)rows[i].members[k].name,
