@@ -48,6 +48,17 @@
  * (CRD not upgraded, validation bypassed). The message is the rule's message.
  */
 #define EO_REASON_INVALID_SPEC "InvalidSpec"
+/*
+ * Not in the seeds: the cluster's TLS material cannot be used (controller/tlsload.h). A
+ * Secret named by spec.tls is not there (or the operator may not read it); a Secret lacks
+ * tls.crt / tls.key / ca.crt, or holds a certificate that is expired, not yet valid, lacks an
+ * extended key usage, does not match its key or does not chain to its CA bundle; or the TLS
+ * handshake with etcd fails. Available=False before the cluster formed, Degraded=True after;
+ * Progressing=False; nothing is created, deleted or removed while it lasts.
+ */
+#define EO_REASON_TLS_SECRET_NOT_FOUND "TLSSecretNotFound"
+#define EO_REASON_TLS_SECRET_INVALID   "TLSSecretInvalid"
+#define EO_REASON_TLS_HANDSHAKE_FAILED "TLSHandshakeFailed"
 
 /* EtcdMember condition types and reasons. */
 #define EO_COND_READY			"Ready"

@@ -10,6 +10,7 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "controller/tlsload.h"
 #include "etcd/client.h"
 #include "obs/log.h"
 #include "plan/failure.h"
@@ -108,6 +109,13 @@ static long etcd_timeout(const struct eo_controller *c)
 	return c->etcd_timeout_ms > 0 ? c->etcd_timeout_ms : ETCD_TIMEOUT_MS;
 }
 
+/*
+ * The TLS material of the cluster this pass works on (read from its Secrets at the start of the
+ * pass, controller/tlsload.h), NULL for a plaintext cluster or when it could not be read. Per
+ * thread, like the refusal record below: a pass runs on one worker thread from start to end.
+ */
+static _Thread_local const struct eo_tls_material *pass_tls;
+
 static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
 				 size_t n)
 {
@@ -115,7 +123,20 @@ static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *cons
 				     .n_endpoints = n,
 				     .timeout_ms = etcd_timeout(c),
 				     .connect_to = c->etcd_connect_to};
+	const struct eo_tls_material *tls = pass_tls;
 	eo_etcd_client *ec = NULL;
+
+	if (tls != NULL && tls->client_tls) {
+		/* In memory only (libcurl's *_BLOB options): no key file on disk. */
+		cfg.ca_pem = tls->ca;
+		cfg.ca_pem_len = tls->ca_len;
+		if (tls->cert != NULL && tls->key != NULL) {
+			cfg.cert_pem = tls->cert;
+			cfg.cert_pem_len = tls->cert_len;
+			cfg.key_pem = tls->key;
+			cfg.key_pem_len = tls->key_len;
+		}
+	}
 
 	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
 		return NULL;
@@ -226,6 +247,35 @@ static bool take_refusal(struct eo_plan_failure *f)
 				      .http_status = refusal.err.http_status,
 				      .detail = refusal.err.message};
 	return true;
+}
+
+/*
+ * Reads the TLS Secrets of cluster for this pass into *m and points pass_tls at it. 0: usable
+ * (or plaintext); 1: unusable, *p says why (logged); -1: the apiserver could not be asked.
+ */
+static int load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		    struct eo_tls_material *m, struct eo_tlsload_problem *p)
+{
+	struct eo_kube_error err = {0};
+	struct eo_cluster_tls t;
+
+	pass_tls = NULL;
+	eo_cluster_tls(cluster, &t);
+	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
+		return 0;
+	switch (eo_tlsload(c->kc, cluster, now_of(c), m, p, &err)) {
+	case EO_TLSLOAD_OK:
+		pass_tls = m;
+		return 0;
+	case EO_TLSLOAD_PROBLEM:
+		eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p->reason, "secret",
+			  p->secret, "message", p->message, NULL);
+		return 1;
+	default:
+		eo_log_kv(EO_LOG_WARN, lc, "reading the TLS Secrets failed", "detail",
+			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
+		return -1;
+	}
 }
 
 /* --- cluster --- */
@@ -956,6 +1006,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_etcd_members list = {0};
 	struct eo_etcd_status statuses[EO_PLAN_MAX_ENDPOINTS] = {0};
 	size_t n_statuses = 0;
+	struct eo_tls_material tls = {0};
+	struct eo_tlsload_problem tp = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
@@ -973,6 +1025,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
 		goto fail;
+	if (!eo_cluster_is_deleting(cluster) && (rc = load_tls(c, &lc, cluster, &tls, &tp)) < 0)
+		goto fail;
+	rc = 0;
 	hh = eo_cache_set_get(&c->services, ns, name);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
 		hc = eo_cache_set_get(&c->services, ns, client);
@@ -990,6 +1045,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 				    .client_svc = hc,
 				    .pdb = pdb,
 				    .build = &c->build,
+				    .tls_reason = tp.reason,
+				    .tls_message = tp.message,
 				    .now = now_of(c)};
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
@@ -1105,6 +1162,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 fail:
 	out->error = true;
 out:
+	pass_tls = NULL;
+	eo_tls_material_clear(&tls);
 	eo_etcd_members_clear(&list);
 	for (size_t i = 0; i < EO_PLAN_MAX_ENDPOINTS; i++)
 		eo_etcd_status_clear(&statuses[i]);
@@ -1314,6 +1373,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	struct eo_etcd_members list = {0};
 	struct eo_etcd_status est = {0};
 	struct eo_kube_error err = {0};
+	struct eo_tls_material tls = {0};
+	struct eo_tlsload_problem tp = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
 	char pvc_name[EO_NAME_MAX];
@@ -1346,13 +1407,23 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 				     .now = now_of(c)};
 	if (eo_member_plan(&in, &pr) != 0)
 		goto fail;
+	/* etcd is reached only with the cluster's TLS material, read now. */
+	if ((pr.action == EO_MPLAN_QUERY_ETCD || pr.action == EO_MPLAN_REMOVE_MEMBER) &&
+	    cluster != NULL && !eo_cluster_is_deleting(cluster) &&
+	    load_tls(c, &lc, cluster, &tls, &tp) < 0)
+		goto fail;
 	if (pr.action == EO_MPLAN_QUERY_ETCD) {
 		const char *ep = pr.endpoint;
-		eo_etcd_client *ec = etcd_dial(c, &ep, 1);
+		bool unusable = tp.reason != NULL;
+		eo_etcd_client *ec = unusable ? NULL : etcd_dial(c, &ep, 1);
 
 		in.etcd_queried = true;
-		in.list_err = ec ? eo_etcd_member_list(ec, &list, NULL) : EO_ETCD_INVALID;
-		in.status_err = ec ? eo_etcd_status(ec, ep, &est, NULL) : EO_ETCD_INVALID;
+		in.list_err = ec	 ? eo_etcd_member_list(ec, &list, NULL)
+			      : unusable ? EO_ETCD_TRANSPORT
+					 : EO_ETCD_INVALID;
+		in.status_err = ec	   ? eo_etcd_status(ec, ep, &est, NULL)
+				: unusable ? EO_ETCD_TRANSPORT
+					   : EO_ETCD_INVALID;
 		in.list = in.list_err == EO_ETCD_OK ? &list : NULL;
 		in.status = in.status_err == EO_ETCD_OK ? &est : NULL;
 		eo_etcd_client_free(ec);
@@ -1456,6 +1527,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 fail:
 	out->error = true;
 out:
+	pass_tls = NULL;
+	eo_tls_material_clear(&tls);
 	eo_etcd_members_clear(&list);
 	eo_etcd_status_clear(&est);
 	eo_member_plan_clear(&pr);

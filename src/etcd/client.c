@@ -164,6 +164,13 @@ static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, c
 		eo__etcd_copy(d->message, sizeof(d->message),
 			      c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
 		err = map_curl(rc, c->body.overflow);
+		/*
+		 * With TLS 1.3 a server that refuses the client certificate says so in an alert
+		 * read after the handshake: a TLS failure, not an unreachable member.
+		 */
+		if (rc == CURLE_RECV_ERROR && strstr(c->errbuf, "SSL") != NULL &&
+		    strstr(c->errbuf, "alert") != NULL)
+			err = EO_ETCD_TRANSPORT;
 		/* A transfer that never got past connecting sent nothing. */
 		if (curl_easy_getinfo(c->curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer) !=
 			CURLE_OK ||
@@ -347,7 +354,9 @@ static bool set_blob(CURL *curl, CURLoption opt, const void *data, size_t len)
 static eo_etcd_err setup_tls(CURL *curl, const struct eo_etcd_config *cfg)
 {
 	if (cfg->ca_pem != NULL) {
-		if (!set_blob(curl, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_pem_len))
+		/* Only the given bundle is trusted, not the system's CA directory too. */
+		if (!set_blob(curl, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_pem_len) ||
+		    curl_easy_setopt(curl, CURLOPT_CAPATH, NULL) != CURLE_OK)
 			return EO_ETCD_TRANSPORT;
 	} else if (cfg->ca_file != NULL &&
 		   curl_easy_setopt(curl, CURLOPT_CAINFO, cfg->ca_file) != CURLE_OK) {

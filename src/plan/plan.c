@@ -449,12 +449,7 @@ static void set_deadline(struct ctx *x)
 /* Whether the spec asks for something this build does not do yet; *what names it. */
 static bool unsupported(const json_t *cluster, const char **what)
 {
-	struct eo_cluster_tls tls;
-
-	eo_cluster_tls(cluster, &tls);
-	if (tls.client != EO_TLS_NONE || tls.peer != EO_TLS_NONE)
-		*what = "spec.tls";
-	else if (eo_cluster_auth_enabled(cluster))
+	if (eo_cluster_auth_enabled(cluster))
 		*what = "spec.auth";
 	else
 		return false;
@@ -528,6 +523,30 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 static void health(struct ctx *x, const struct counts *c)
 {
 	health_of(x, c, true);
+}
+
+/* A transport failure (etcd/client.c: TLS errors among them) towards a TLS client API. */
+static bool tls_failure(const struct eo_plan_input *in)
+{
+	struct eo_cluster_tls t;
+
+	eo_cluster_tls(in->cluster, &t);
+	return t.client != EO_TLS_NONE && in->etcd_err == EO_ETCD_TRANSPORT;
+}
+
+static const char *unreachable_reason(const struct eo_plan_input *in)
+{
+	return tls_failure(in) ? EO_REASON_TLS_HANDSHAKE_FAILED : EO_REASON_CLUSTER_UNREACHABLE;
+}
+
+/* The fixed text of a failed member list (no addresses or timings). */
+static const char *etcd_err_text(const struct eo_plan_input *in)
+{
+	if (tls_failure(in))
+		return "the TLS handshake with etcd failed: etcd's server certificate is not "
+		       "signed by ca.crt of the server Secret, or etcd does not accept the "
+		       "operator's client certificate";
+	return eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL);
 }
 
 static void etcd_problem(struct ctx *x, const char *reason)
@@ -699,12 +718,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		return;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
-		msgf(
-		    x, "cannot list the members of seed %s: %s", seed,
-		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_CLUSTER_UNREACHABLE,
-		     out->message);
-		event(x, "Warning", EO_REASON_CLUSTER_UNREACHABLE);
+		msgf(x, "cannot list the members of seed %s: %s", seed, etcd_err_text(in));
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, unreachable_reason(in), out->message);
+		event(x, "Warning", unreachable_reason(in));
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		return;
@@ -966,10 +982,8 @@ static bool step_query(struct ctx *x)
 		return true;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
-		msgf(
-		    x, "cannot list etcd's members: %s",
-		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
-		etcd_problem(x, EO_REASON_CLUSTER_UNREACHABLE);
+		msgf(x, "cannot list etcd's members: %s", etcd_err_text(in));
+		etcd_problem(x, unreachable_reason(in));
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return true;
 	}
@@ -1421,7 +1435,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
 						 x->in->build, eo_member_name(pm->member),
 						 eo_cluster_name(x->in->cluster),
-						 eo_cluster_namespace(x->in->cluster)) != 0)
+						 eo_cluster_namespace(x->in->cluster),
+						 eo_desired_member_client_tls(pm->member)) != 0)
 			x->ok = false;
 		x->out->n_endpoints = 1;
 		x->out->etcd_id = rv->rows[d.transferee].id;
@@ -1751,6 +1766,24 @@ static void stop_with(struct ctx *x, const struct counts *c, bool running, const
 	x->out->action = EO_PLAN_NONE;
 }
 
+/*
+ * The TLS material is unusable: nothing is touched. Before the cluster formed Available says
+ * so; after, Available keeps telling how the members are and Degraded says so.
+ */
+static void stop_tls(struct ctx *x, const struct counts *c, bool running, const char *reason)
+{
+	if (running) {
+		health_of(x, c, true);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, reason, x->out->message);
+	} else {
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+	}
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
+	event(x, "Warning", reason);
+	x->out->action = EO_PLAN_NONE;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -1801,6 +1834,11 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	if (unsupported(cluster, &what)) {
 		msgf(&x, "%s is not supported by this operator build yet", what);
 		stop_with(&x, &c, running, EO_PLAN_REASON_UNSUPPORTED);
+		goto done;
+	}
+	if (present(in->tls_reason)) {
+		msgf(&x, "%s", in->tls_message != NULL ? in->tls_message : in->tls_reason);
+		stop_tls(&x, &c, running, in->tls_reason);
 		goto done;
 	}
 	if (!services_ok(in, &x.ok)) {

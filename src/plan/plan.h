@@ -38,7 +38,7 @@
 
 /*
  * Reason of the Available/Progressing conditions while the spec asks for something this build
- * cannot do yet (TLS, auth). Not in the seeds; temporary until those land.
+ * cannot do yet (auth). Not in the seeds; temporary until it lands.
  */
 #define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
 
@@ -147,6 +147,14 @@ struct eo_plan_input {
 	 * of that plan is not carried out. NULL otherwise.
 	 */
 	const struct eo_plan_failure *failure;
+	/*
+	 * The cluster's TLS material is unusable (controller/tlsload.h): its reason
+	 * (EO_REASON_TLS_*) and message, NULL when fine or plaintext. The plan then touches
+	 * nothing: Available=False (before the cluster formed) or Degraded=True (after) and
+	 * Progressing=False with that reason, a Warning Event, action NONE.
+	 */
+	const char *tls_reason;
+	const char *tls_message;
 	time_t now;
 };
 

@@ -538,13 +538,70 @@ static void test_invalid_and_unsupported_specs(void **state)
 	eo_plan_result_clear(&r);
 	world_free(&w);
 
+	/* Auth is not done yet; TLS is. */
 	world_init(&w, cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
-			    json_pack("{s:{s:{s:s}}}", "peer", "secretRef", "name", "p"));
+			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
+	json_object_set_new(
+	    json_object_get(w.cluster, "spec"), "auth",
+	    json_pack("{s:b, s:{s:s}}", "enabled", 1, "rootCredentialsSecretRef", "name", "root"));
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED);
 	eo_plan_result_clear(&r);
 	world_free(&w);
+
+	world_init(&w, cluster(1, NULL), true);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}}}", "peer", "secretRef", "name", "p"));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_null(cond_reason(r.status, EO_COND_DEGRADED));
+	assert_true(cond_reason(r.status, EO_COND_AVAILABLE) == NULL ||
+		    strcmp(cond_reason(r.status, EO_COND_AVAILABLE), EO_PLAN_REASON_UNSUPPORTED) !=
+			0);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+/* Unusable TLS material: nothing is touched, the condition and a Warning Event say why. */
+static void test_tls_problem_stops(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	/* Not formed yet: Available=False with the reason, no seed created. */
+	world_init(&w, cluster(1, NULL), true);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
+	w.in.tls_reason = EO_REASON_TLS_SECRET_NOT_FOUND;
+	w.in.tls_message = "the server Secret default/s does not exist";
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_TLS_SECRET_NOT_FOUND);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_TLS_SECRET_NOT_FOUND);
+	assert_string_equal(r.event_type, "Warning");
+	assert_string_equal(r.event_reason, EO_REASON_TLS_SECRET_NOT_FOUND);
+	assert_string_equal(r.message, "the server Secret default/s does not exist");
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+
+	/* Formed and healthy: Available still tells the members, Degraded says what is wrong. */
+	world_init(&w, cluster(1, st), true);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
+	world_add(&w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", true));
+	w.in.tls_reason = EO_REASON_TLS_SECRET_INVALID;
+	w.in.tls_message = "the server Secret default/s: the server certificate expired on ...";
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_TLS_SECRET_INVALID);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_TLS_SECRET_INVALID);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+	free(st);
 }
 
 static void test_paused_from_start(void **state)
@@ -622,6 +679,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_changed_relatches),
 	    cmocka_unit_test(test_deadlines),
 	    cmocka_unit_test(test_invalid_and_unsupported_specs),
+	    cmocka_unit_test(test_tls_problem_stops),
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_deleting_and_waiting),
 	    cmocka_unit_test(test_helpers),

@@ -1,0 +1,66 @@
+/*
+ * controller/tlsload.h - the TLS material of a cluster, read from its Secrets on every
+ * reconcile.
+ *
+ * Which Secret holds what comes from one place, api/cluster.h's eo_cluster_server_secret_name,
+ * eo_cluster_operator_client_secret_name and eo_cluster_peer_secret_name: the user's own
+ * Secrets (spec.tls.*SecretRef) or the ones cert-manager fills (<cluster>-server-tls, ...).
+ * Each is read with a direct GET of that one Secret (the operator never lists or watches
+ * Secrets), checked (etcd/tlscheck.h), and the parts the operator's etcd client needs are kept
+ * in memory only: the CA bundle of the server Secret (ca.crt: it signs etcd's server
+ * certificate and is etcd's --trusted-ca-file) and, with mTLS, the operator client certificate
+ * and key. Nothing is written to disk; key bytes are cleansed when freed, and the base64 copies
+ * in the Secret objects are cleansed before those are freed. Reading on every reconcile means a
+ * rotated Secret is used from the next reconcile on, without a restart.
+ *
+ * Nothing here logs key material; messages name the Secret and the problem.
+ */
+#ifndef EO_CONTROLLER_TLSLOAD_H
+#define EO_CONTROLLER_TLSLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "kube/client.h"
+
+struct eo_tls_material {
+	bool client_tls;   /* the client API is TLS: dial https:// with ca */
+	unsigned char *ca; /* ca.crt of the server Secret (PEM), client_tls only */
+	size_t ca_len;
+	unsigned char *cert; /* operator client certificate (PEM), mTLS only */
+	size_t cert_len;
+	unsigned char *key; /* its private key (PEM), mTLS only; cleansed on clear */
+	size_t key_len;
+};
+
+enum eo_tlsload_result {
+	EO_TLSLOAD_OK = 0,
+	EO_TLSLOAD_PROBLEM, /* the material is unusable: reason and message say why */
+	EO_TLSLOAD_ERROR,   /* the apiserver could not be asked (transient): retry */
+};
+
+#define EO_TLSLOAD_MSG_MAX 512
+
+struct eo_tlsload_problem {
+	const char *reason; /* EO_REASON_TLS_SECRET_NOT_FOUND / _INVALID */
+	char secret[254];   /* name of the Secret concerned */
+	char message[EO_TLSLOAD_MSG_MAX];
+};
+
+/*
+ * Reads and checks every TLS Secret of cluster (client server, operator client, peer; those
+ * the spec uses) at time now. A plaintext cluster reads nothing and gets a zeroed material
+ * (client_tls false). On EO_TLSLOAD_OK out holds the client material; otherwise out is zeroed
+ * and p (PROBLEM) or err (ERROR, the apiserver's answer) says why.
+ */
+enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, time_t now,
+				  struct eo_tls_material *out, struct eo_tlsload_problem *p,
+				  struct eo_kube_error *err);
+
+/* Frees (cleansing the key) and zeroes; accepts a zeroed struct. */
+void eo_tls_material_clear(struct eo_tls_material *m);
+
+#endif
