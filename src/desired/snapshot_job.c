@@ -7,16 +7,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
 #include "kube/client.h"
 
-#define AGENT_UID	  65532
-#define PVC_VOLUME	  "snapshot-data"
-#define CRED_VOLUME	  "s3-credentials"
-#define TERMINATION_PATH  "/dev/termination-log"
-#define PATH_MAX_SNAPSHOT 1024
+#define AGENT_UID	   65532
+#define PVC_VOLUME	   "snapshot-data"
+#define CRED_VOLUME	   "s3-credentials"
+#define TERMINATION_PATH   "/dev/termination-log"
+#define ETCD_CA_VOLUME	   "etcd-ca"
+#define ETCD_CLIENT_VOLUME "etcd-client"
+#define PATH_MAX_SNAPSHOT  1024
 
 static void set(json_t *obj, const char *key, json_t *value, bool *ok)
 {
@@ -139,6 +142,45 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 	return job;
 }
 
+/*
+ * A cluster whose client API is TLS: the CA bundle (only ca.crt of the server Secret, never its
+ * key) and, with mTLS, the operator client certificate, mounted read-only and passed to the
+ * agent. The Secret names are the resolved ones (api/cluster.h), whatever their source.
+ */
+static void etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_t *mounts, bool *ok)
+{
+	char server[EO_NAME_MAX], client[EO_NAME_MAX], path[256];
+
+	if (eo_cluster_server_secret_name(cluster, server, sizeof(server)) != 0)
+		return; /* plaintext */
+	add(volumes,
+	    json_pack("{s:s, s:{s:s, s:[{s:s, s:s}], s:i}}", "name", ETCD_CA_VOLUME, "secret",
+		      "secretName", server, "items", "key", "ca.crt", "path", "ca.crt",
+		      "defaultMode", 0440),
+	    ok);
+	add(mounts,
+	    json_pack("{s:s, s:s, s:b}", "name", ETCD_CA_VOLUME, "mountPath",
+		      EO_SNAPSHOT_ETCD_CA_DIR, "readOnly", 1),
+	    ok);
+	snprintf(path, sizeof(path), "%s/ca.crt", EO_SNAPSHOT_ETCD_CA_DIR);
+	arg2(args, "--cacert", path, ok);
+	if (eo_cluster_operator_client_secret_name(cluster, client, sizeof(client)) != 0)
+		return; /* server TLS only */
+	add(volumes,
+	    json_pack("{s:s, s:{s:s, s:[{s:s, s:s}, {s:s, s:s}], s:i}}", "name", ETCD_CLIENT_VOLUME,
+		      "secret", "secretName", client, "items", "key", "tls.crt", "path", "tls.crt",
+		      "key", "tls.key", "path", "tls.key", "defaultMode", 0440),
+	    ok);
+	add(mounts,
+	    json_pack("{s:s, s:s, s:b}", "name", ETCD_CLIENT_VOLUME, "mountPath",
+		      EO_SNAPSHOT_ETCD_CLIENT_DIR, "readOnly", 1),
+	    ok);
+	snprintf(path, sizeof(path), "%s/tls.crt", EO_SNAPSHOT_ETCD_CLIENT_DIR);
+	arg2(args, "--cert", path, ok);
+	snprintf(path, sizeof(path), "%s/tls.key", EO_SNAPSHOT_ETCD_CLIENT_DIR);
+	arg2(args, "--key", path, ok);
+}
+
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
@@ -168,6 +210,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 		for (size_t i = 0; i < n_endpoints; i++)
 			arg2(args, "--endpoint", endpoints[i], &ok);
 		destination(&d, args, volumes, mounts, &ok);
+		etcd_tls(cluster, args, volumes, mounts, &ok);
 		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
 	}
 	if (ok)

@@ -9,6 +9,10 @@
  *        AWS_SECRET_ACCESS_KEY from there; the operator never reads the Secret)
  *   PVC  the claim mounted at EO_SNAPSHOT_PVC_MOUNT_PATH, --pvc-dir <mount>[/<subPath>]
  *
+ * A cluster with spec.tls.client: ca.crt of the server Secret (alone) at
+ * EO_SNAPSHOT_ETCD_CA_DIR, --cacert; with mTLS also tls.crt and tls.key of the operator client
+ * Secret at EO_SNAPSHOT_ETCD_CLIENT_DIR, --cert and --key. Read-only, mode 0440.
+ *
  * Settings: backoffLimit EO_SNAPSHOT_JOB_BACKOFF_LIMIT, activeDeadlineSeconds
  * EO_SNAPSHOT_JOB_DEADLINE_SECONDS, ttlSecondsAfterFinished EO_SNAPSHOT_JOB_TTL_SECONDS,
  * restartPolicy Never, no service account token, the restricted Pod security profile
@@ -35,6 +39,8 @@
 #define EO_SNAPSHOT_CONTAINER	    "snapshot-agent"
 #define EO_PRUNE_CONTAINER	    "snapshot-prune"
 #define EO_SNAPSHOT_CREDENTIALS_DIR "/var/run/etcd-operator/s3-credentials"
+#define EO_SNAPSHOT_ETCD_CA_DIR	    "/var/run/etcd-operator/etcd-ca"
+#define EO_SNAPSHOT_ETCD_CLIENT_DIR "/var/run/etcd-operator/etcd-client"
 
 /*
  * The Job of snapshot (an EtcdSnapshot with metadata name, namespace, uid) for the cluster

@@ -570,12 +570,56 @@ static void test_job_pvc(void **state)
 	json_decref(snap);
 }
 
+/* A TLS cluster: the agent gets the CA (never the server key) and, with mTLS, the client pair. */
+static void test_job_tls(void **state)
+{
+	json_t *snap = snapshot(DEST_PVC, "{}"), *cl = cluster(3), *j = NULL, *pod = NULL;
+	char *args = NULL, *vols = NULL;
+
+	(void)state;
+	json_object_set_new(json_object_get(cl, "spec"), "tls",
+			    tu_jsonq("{'client':{'serverSecretRef':{'name':'srv'},"
+				     "'operatorClientSecretRef':{'name':'op'}}}"));
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	assert_non_null(j);
+	pod = json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
+	args = json_dumps(
+	    json_object_get(json_array_get(json_object_get(pod, "containers"), 0), "args"),
+	    JSON_COMPACT);
+	vols = json_dumps(json_object_get(pod, "volumes"), JSON_COMPACT);
+	assert_non_null(strstr(args, "\"--cacert\",\"/var/run/etcd-operator/etcd-ca/ca.crt\""));
+	assert_non_null(strstr(args, "\"--cert\",\"/var/run/etcd-operator/etcd-client/tls.crt\""));
+	assert_non_null(strstr(args, "\"--key\",\"/var/run/etcd-operator/etcd-client/tls.key\""));
+	assert_non_null(strstr(vols, "{\"name\":\"etcd-ca\",\"secret\":{\"secretName\":\"srv\","
+				     "\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]"));
+	assert_non_null(strstr(vols, "\"secretName\":\"op\""));
+	free(args);
+	free(vols);
+	json_decref(j);
+	/* Server TLS only: the CA alone. */
+	json_object_del(
+	    json_object_get(json_object_get(json_object_get(cl, "spec"), "tls"), "client"),
+	    "operatorClientSecretRef");
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	pod = json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
+	args = json_dumps(
+	    json_object_get(json_array_get(json_object_get(pod, "containers"), 0), "args"),
+	    JSON_COMPACT);
+	assert_non_null(strstr(args, "--cacert"));
+	assert_null(strstr(args, "--cert\""));
+	assert_null(strstr(args, "--key"));
+	free(args);
+	json_decref(j);
+	json_decref(cl);
+	json_decref(snap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plan_table),	 cmocka_unit_test(test_plan_idempotent),
-	    cmocka_unit_test(test_parse_result), cmocka_unit_test(test_job_s3),
-	    cmocka_unit_test(test_job_pvc),
+	    cmocka_unit_test(test_job_tls),	    cmocka_unit_test(test_plan_table),
+	    cmocka_unit_test(test_plan_idempotent), cmocka_unit_test(test_parse_result),
+	    cmocka_unit_test(test_job_s3),	    cmocka_unit_test(test_job_pvc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
