@@ -17,6 +17,7 @@
 #include "api/names.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
+#include "support/testutil.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
 #define VOTER "{\"isVoter\":true}"
@@ -562,6 +563,53 @@ static void test_invalid_and_unsupported_specs(void **state)
 	world_free(&w);
 }
 
+/* A TLS client API: the seed is asked over https, and a TLS failure reads as such. */
+static void test_tls_bootstrap_handshake(void **state)
+{
+	const struct {
+		bool tls;
+		eo_etcd_err err;
+		const char *reason;
+	} rows[] = {
+	    {true, EO_ETCD_TRANSPORT, EO_REASON_TLS_HANDSHAKE_FAILED},
+	    {true, EO_ETCD_UNAVAILABLE, EO_REASON_CLUSTER_UNREACHABLE},
+	    {false, EO_ETCD_TRANSPORT, EO_REASON_CLUSTER_UNREACHABLE},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct world w;
+		struct eo_plan_result r;
+		char *st = latched_status(1, NULL);
+		json_t *m = member("demo-aaaaa", true, false, NULL);
+
+		world_init(&w, cluster(1, st), true);
+		free(st);
+		if (rows[i].tls) {
+			json_object_set_new(
+			    json_object_get(w.cluster, "spec"), "tls",
+			    tu_jsonq("{'client':{'serverSecretRef':{'name':'s'}}}"));
+			json_object_set_new(json_object_get(m, "spec"), "tls",
+					    tu_jsonq("{'clientServerSecretRef':{'name':'s'}}"));
+		}
+		world_add(&w, m, pod("demo-aaaaa", true));
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+		assert_string_equal(r.endpoints[0],
+				    rows[i].tls
+					? "https://demo-aaaaa.demo.default.svc.cluster.local:2379"
+					: "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
+		eo_plan_result_clear(&r);
+		world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL, 0);
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		assert_int_equal(r.action, EO_PLAN_WAIT);
+		assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, rows[i].reason);
+		assert_string_equal(r.event_reason, rows[i].reason);
+		eo_plan_result_clear(&r);
+		world_free(&w);
+	}
+}
+
 /* Unusable TLS material: nothing is touched, the condition and a Warning Event say why. */
 static void test_tls_problem_stops(void **state)
 {
@@ -680,6 +728,7 @@ int main(void)
 	    cmocka_unit_test(test_deadlines),
 	    cmocka_unit_test(test_invalid_and_unsupported_specs),
 	    cmocka_unit_test(test_tls_problem_stops),
+	    cmocka_unit_test(test_tls_bootstrap_handshake),
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_deleting_and_waiting),
 	    cmocka_unit_test(test_helpers),
