@@ -1,53 +1,47 @@
 #!/usr/bin/env bash
-# Certificates for the TLS end-to-end cases, made with the openssl commands of
-# docs/operations.md ("TLS with your own Secrets"), run as written there.
+# Certificates for the TLS end-to-end cases. The commands are not copied here: they are
+# read from the "Making the certificates" block of docs/operations.md and run as written
+# (placeholders filled in), so the documented recipe is what the tests use.
 #
 #   tlscerts.sh DIR CLUSTER NS [DOMAIN]
 #
-# Writes into DIR: ca.crt/ca.key, server.crt/key (serverAuth+clientAuth, the SANs the
-# runbook asks for), op-client.crt/key (clientAuth), peer.crt/key and peer-ca.crt (the same
-# CA), plus the variants the tests need: server2.* and op-client2.* (new leaves of the same
-# CA, for rotation), server-noclient.* (serverAuth only), and other-ca.* with
-# op-client-other.* (a client certificate from a CA etcd does not trust).
+# Writes into DIR what the docs make - ca.crt/ca.key, server.crt/key (serverAuth+clientAuth,
+# the runbook's SANs), op-client.crt/key (clientAuth), peer.crt/key, peer-ca.crt - and, with
+# the docs' own leaf function, the variants the tests need: server2.* and op-client2.* (new
+# leaves of the same CA, for rotation), server-noclient.* (serverAuth only), and
+# op-client-other.* with other-ca.crt (a client certificate from a CA etcd does not trust).
 set -euo pipefail
 dir=$1 cluster=$2 ns=$3 domain=${4:-cluster.local}
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
 mkdir -p "$dir"
 cd "$dir"
 
-leaf() { # name cn extended-key-usage subject-alt-names ca
-	local name=$1 cn=$2 eku=$3 san=$4 ca=${5:-ca}
-	{
-		echo "basicConstraints=CA:FALSE"
-		echo "keyUsage=critical,digitalSignature,keyEncipherment"
-		echo "extendedKeyUsage=$eku"
-		[ -z "$san" ] || echo "subjectAltName=$san"
-	} >"$name.ext"
-	openssl req -new -newkey rsa:2048 -nodes -subj "/CN=$cn" \
-		-keyout "$name.key" -out "$name.csr" 2>/dev/null
-	openssl x509 -req -in "$name.csr" -CA "$ca.crt" -CAkey "$ca.key" -CAcreateserial \
-		-days 365 -extfile "$name.ext" -out "$name.crt" 2>/dev/null
-	rm -f "$name.csr" "$name.ext"
-}
+awk '/^### Making the certificates/ { f = 1 } f && /^```sh$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
+	"$repo/docs/operations.md" |
+	sed "s/<cluster-domain>/$domain/g; s/<cluster>/$cluster/g; s/<ns>/$ns/g" >docs-certs.sh
+grep -q '^leaf server ' docs-certs.sh || { echo "tlscerts.sh: no recipe in docs/operations.md" >&2; exit 1; }
+# shellcheck disable=SC1091
+. ./docs-certs.sh >/dev/null 2>&1
 
-# --- the docs' commands, with <cluster>, <ns> and <cluster-domain> filled in ---
-openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=$cluster-ca" \
-	-keyout ca.key -out ca.crt \
-	-addext basicConstraints=critical,CA:TRUE \
-	-addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
 SERVER_SANS="DNS:*.$cluster.$ns.svc,DNS:*.$cluster.$ns.svc.$domain,DNS:$cluster.$ns.svc,DNS:$cluster-client.$ns.svc,DNS:localhost,IP:127.0.0.1"
-PEER_SANS="DNS:*.$cluster.$ns.svc,DNS:*.$cluster.$ns.svc.$domain"
-leaf server "$cluster-server" serverAuth,clientAuth "$SERVER_SANS"
-leaf op-client "$cluster-operator" clientAuth ""
-leaf peer "$cluster-peer" serverAuth,clientAuth "$PEER_SANS"
-cp ca.crt peer-ca.crt
-
-# --- variants for the tests ---
-leaf server2 "$cluster-server" serverAuth,clientAuth "$SERVER_SANS"
-leaf op-client2 "$cluster-operator" clientAuth ""
-leaf server-noclient "$cluster-server" serverAuth "$SERVER_SANS"
-openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=other-ca" \
-	-keyout other-ca.key -out other-ca.crt \
-	-addext basicConstraints=critical,CA:TRUE \
-	-addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-leaf op-client-other "$cluster-operator" clientAuth "" other-ca
-rm -f ./*.srl
+{
+	leaf server2 "$cluster-server" serverAuth,clientAuth "$SERVER_SANS"
+	leaf op-client2 "$cluster-operator" clientAuth ""
+	leaf server-noclient "$cluster-server" serverAuth "$SERVER_SANS"
+	# Another CA, with the same commands in a directory of its own.
+	mkdir -p other && cd other
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=other-ca" \
+		-keyout ca.key -out ca.crt \
+		-addext basicConstraints=critical,CA:TRUE \
+		-addext keyUsage=critical,keyCertSign,cRLSign
+	leaf op-client-other "$cluster-operator" clientAuth ""
+	cd ..
+	mv other/op-client-other.crt other/op-client-other.key .
+	mv other/ca.crt other-ca.crt
+	rm -rf other
+} >/dev/null 2>&1
+rm -f ./*.srl ./*.csr ./*.ext docs-certs.sh
+for f in ca.crt server.crt server.key op-client.crt op-client.key peer.crt peer.key peer-ca.crt \
+	server2.crt op-client2.crt server-noclient.crt op-client-other.crt other-ca.crt; do
+	[ -s "$f" ] || { echo "tlscerts.sh: $f was not made" >&2; exit 1; }
+done
