@@ -10,6 +10,7 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "controller/certs.h"
 #include "etcd/client.h"
 #include "obs/log.h"
 #include "plan/failure.h"
@@ -871,6 +872,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_plan_input in = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
+	struct eo_certs_seen certs = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
@@ -906,6 +908,11 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 				    .pdb = pdb,
 				    .build = &c->build,
 				    .now = now_of(c)};
+	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
+		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
+			goto fail;
+		in.certs = &certs.plan;
+	}
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
@@ -978,6 +985,15 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_WAKE_DORMANT:
 		rc = act_dormant(c, &lc, cluster, &pr);
 		break;
+	case EO_PLAN_ENSURE_CERTIFICATES: {
+		struct eo_certs_refusal cr;
+
+		rc = eo_certs_ensure(c, &lc, cluster, &certs, &cr);
+		if (rc != 0 && cr.set)
+			note_refusal(cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
+				     "Certificate", cr.name, EO_KUBE_EHTTP, &cr.err);
+		break;
+	}
 	default:
 		break;
 	}
@@ -1011,6 +1027,7 @@ fail:
 out:
 	eo_etcd_members_clear(&list);
 	eo_plan_result_clear(&pr);
+	eo_certs_seen_clear(&certs);
 	observed_members_free(&om);
 	json_decref(pdb);
 	json_decref(hh);

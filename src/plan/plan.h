@@ -97,6 +97,8 @@ enum eo_plan_action {
 	 */
 	EO_PLAN_SET_DORMANT,  /* patch member's spec.dormant = true (event Paused) */
 	EO_PLAN_WAKE_DORMANT, /* patch member's spec.dormant = false (event Resumed) */
+	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
+	EO_PLAN_ENSURE_CERTIFICATES,
 	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
@@ -111,6 +113,7 @@ struct eo_plan_member {
 };
 
 struct eo_plan_failure; /* plan/failure.h */
+struct eo_plan_certs;	/* plan/certs.h */
 
 struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
@@ -120,6 +123,11 @@ struct eo_plan_input {
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
 	const struct eo_desired_opts *build;
+	/*
+	 * cert-manager TLS mode (eo_cluster_uses_cert_manager): what the controller saw of
+	 * cert-manager and the cluster's Certificates; NULL reads as cert-manager not installed.
+	 */
+	const struct eo_plan_certs *certs;
 	/* etcd's member list, when the controller was asked to query it */
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */
