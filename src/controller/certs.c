@@ -109,7 +109,7 @@ static void refused(struct eo_certs_refusal *ref, bool create, const char *name,
 		    const struct eo_kube_error *err)
 {
 	if (ref == NULL || ref->set || e == EO_KUBE_OK || err->http_status < 400 ||
-	    e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+	    e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT || e == EO_KUBE_EEXISTS)
 		return;
 	ref->set = true;
 	ref->create = create;
@@ -174,8 +174,8 @@ int eo_certs_ensure(struct eo_controller *c, const struct eo_log_ctx *lc, json_t
 				eo_log_kv(EO_LOG_INFO, lc, "certificate created", "certificate",
 					  name, NULL);
 				if (c->rec != NULL)
-					eo_kube_event(c->rec, cluster, "Normal", "CertificateCreated",
-						      NULL, "%s", msg);
+					eo_kube_event(c->rec, cluster, "Normal",
+						      "CertificateCreated", NULL, "%s", msg);
 			} else if (e == EO_KUBE_EEXISTS && !taken(c, r, cluster, ref)) {
 				e = EO_KUBE_OK;
 			}
@@ -187,8 +187,8 @@ int eo_certs_ensure(struct eo_controller *c, const struct eo_log_ctx *lc, json_t
 					  "certificate", name, NULL);
 		}
 		if (e != EO_KUBE_OK) {
-			eo_log_kv(EO_LOG_WARN, lc, "ensuring certificate failed", "certificate", name,
-				  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+			eo_log_kv(EO_LOG_WARN, lc, "ensuring certificate failed", "certificate",
+				  name, "error", eo_kube_strerror(e), "detail", err.message, NULL);
 			rc = -1;
 		}
 		json_decref(patch);

@@ -105,7 +105,8 @@ static void san(json_t *arr, bool *ok, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof(buf) || json_array_append_new(arr, json_string(buf)) != 0)
+	if (len < 0 || (size_t)len >= sizeof(buf) ||
+	    json_array_append_new(arr, json_string(buf)) != 0)
 		*ok = false;
 }
 
@@ -167,8 +168,8 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 			       const struct eo_desired_opts *o)
 {
 	const char *c = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
-	const char *d = o != NULL && present(o->cluster_domain) ? o->cluster_domain
-								: DEFAULT_CLUSTER_DOMAIN;
+	const char *d =
+	    o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
 	const char *iname = NULL, *ikind = NULL;
 	char name[EO_NAME_MAX], secret[EO_NAME_MAX];
 	json_t *cert = NULL, *spec = NULL, *md = NULL, *labels = NULL;
@@ -179,10 +180,10 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 	    eo_desired_certificate_issuer(cluster, role, &iname, &ikind) != 0 ||
 	    eo_desired_certificate_name(name, sizeof(name), c, role) != 0)
 		return NULL;
-	rc = role == EO_CERT_SERVER	     ? eo_cluster_server_secret_name(cluster, secret, sizeof(secret))
-	     : role == EO_CERT_PEER	     ? eo_cluster_peer_secret_name(cluster, secret, sizeof(secret))
-					     : eo_cluster_operator_client_secret_name(cluster, secret,
-										      sizeof(secret));
+	rc = role == EO_CERT_SERVER ? eo_cluster_server_secret_name(cluster, secret, sizeof(secret))
+	     : role == EO_CERT_PEER
+		 ? eo_cluster_peer_secret_name(cluster, secret, sizeof(secret))
+		 : eo_cluster_operator_client_secret_name(cluster, secret, sizeof(secret));
 	if (rc != 0 || (md = metadata(cluster, name, ns)) == NULL)
 		return NULL;
 	cert = json_object();
@@ -202,7 +203,8 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 		if (role == EO_CERT_OPERATOR_CLIENT) {
 			set(spec, "commonName", json_string(EO_CERT_OPERATOR_CN), &ok);
 		} else {
-			/* No common name: the SANs carry the identity (and a CN is capped at 64). */
+			/* No common name: the SANs carry the identity (and a CN is capped at 64).
+			 */
 			set(spec, "dnsNames", dns_names(role, c, ns, d), &ok);
 		}
 		if (role == EO_CERT_SERVER)

@@ -7,9 +7,10 @@
  * carrying the operator's labels (also on the Secrets, through spec.secretTemplate):
  *
  *   role             Certificate               Secret                        issuer
- *   server           <cluster>-server          <cluster>-server-tls          certManager.serverIssuerRef
- *   operator client  <cluster>-operator-client <cluster>-operator-client-tls certManager.operatorClientIssuerRef
- *   peer             <cluster>-peer            <cluster>-peer-tls            peer.certManager.issuerRef
+ *   server           <cluster>-server          <cluster>-server-tls certManager.serverIssuerRef
+ *   operator client  <cluster>-operator-client <cluster>-operator-client-tls
+ * certManager.operatorClientIssuerRef peer             <cluster>-peer            <cluster>-peer-tls
+ * peer.certManager.issuerRef
  *
  * (the Secret names are eo_cluster_*_secret_name's in api/cluster.h, which the Pod builder
  * mounts). SANs, for a cluster c in namespace ns with cluster domain d:

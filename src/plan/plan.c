@@ -1492,8 +1492,7 @@ static void finish(struct ctx *x, const json_t *cur)
 {
 	json_t *empty = json_object();
 
-	if ((x->out->action == EO_PLAN_QUERY_MEMBERS ||
-	     x->out->action == EO_PLAN_ENSURE_SERVICES ||
+	if ((x->out->action == EO_PLAN_QUERY_MEMBERS || x->out->action == EO_PLAN_ENSURE_SERVICES ||
 	     x->out->action == EO_PLAN_ENSURE_CERTIFICATES) &&
 	    x->in->failure == NULL) {
 		/* No status write on these passes: the next pass computes it. */
@@ -1555,8 +1554,8 @@ static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
 		break;
 	}
 	reason = v == EO_CERTS_ISSUER_MISSING ? EO_REASON_ISSUER_NOT_FOUND
-		 : running			 ? EO_REASON_CERTIFICATE_NOT_READY
-						 : EO_REASON_WAITING_FOR_CERTIFICATES;
+		 : running		      ? EO_REASON_CERTIFICATE_NOT_READY
+					      : EO_REASON_WAITING_FOR_CERTIFICATES;
 	if (running) {
 		etcd_problem(x, reason);
 		x->out->message[0] = '\0';
