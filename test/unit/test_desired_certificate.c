@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/names.h"
 #include "desired/certificate.h"
 #include "support/testutil.h"
@@ -54,6 +55,35 @@ static void test_golden_full(void **state)
 	json_decref(s);
 	json_decref(o);
 	json_decref(p);
+	json_decref(c);
+}
+
+/*
+ * The contract with the Pod builder and the operator's etcd client: each Certificate's
+ * Secret is the one eo_cluster_*_secret_name resolves for the cluster, which is what the
+ * member Pods mount and the operator reads.
+ */
+static void test_secret_names_agree(void **state)
+{
+	json_t *c = cluster_tls(FULL);
+	char want[EO_NAME_MAX];
+	int (*const resolve[EO_CERT_ROLE_COUNT_])(const json_t *, char *, size_t) = {
+	    [EO_CERT_SERVER] = eo_cluster_server_secret_name,
+	    [EO_CERT_OPERATOR_CLIENT] = eo_cluster_operator_client_secret_name,
+	    [EO_CERT_PEER] = eo_cluster_peer_secret_name,
+	};
+
+	(void)state;
+	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
+		json_t *cert = eo_desired_certificate(c, (enum eo_cert_role)r, &OPTS);
+
+		assert_non_null(cert);
+		assert_int_equal(resolve[r](c, want, sizeof(want)), 0);
+		assert_string_equal(
+		    json_string_value(json_object_get(json_object_get(cert, "spec"), "secretName")),
+		    want);
+		json_decref(cert);
+	}
 	json_decref(c);
 }
 
@@ -174,9 +204,10 @@ static void test_patch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden_full),		cmocka_unit_test(test_wanted),
-	    cmocka_unit_test(test_issuer_default_kind), cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_missing_metadata),	cmocka_unit_test(test_patch),
+	    cmocka_unit_test(test_golden_full), cmocka_unit_test(test_secret_names_agree),
+	    cmocka_unit_test(test_wanted),	cmocka_unit_test(test_issuer_default_kind),
+	    cmocka_unit_test(test_names),	cmocka_unit_test(test_missing_metadata),
+	    cmocka_unit_test(test_patch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
