@@ -296,7 +296,9 @@ static void test_cluster_running_not_ready(void **state)
 	json_t *pod = tu_jsonq("{'metadata':{'name':'demo-aaaaa','namespace':'default','uid':'p'},"
 			       "'status':{'phase':'Running','conditions':[{'type':'Ready','status':"
 			       "'True'}]}}");
-	struct eo_plan_member pm = {.member = m, .pod = pod};
+	json_t *pvc = tu_jsonq("{'metadata':{'name':'data-demo-aaaaa','namespace':'default',"
+			       "'uid':'v'},'status':{'phase':'Bound'}}");
+	struct eo_plan_member pm = {.member = m, .pod = pod, .pvc = pvc};
 	struct certs s;
 	struct eo_plan_result r;
 	const json_t *deg;
@@ -322,6 +324,7 @@ static void test_cluster_running_not_ready(void **state)
 	certs_free(&s);
 	json_decref(m);
 	json_decref(pod);
+	json_decref(pvc);
 	json_decref(c);
 }
 
