@@ -503,6 +503,11 @@ up() {
 	mkdir -p "$LOGDIR"
 	ln -sfn "$LOGDIR" "$LOGS"
 	log "building or reusing pinned tools"
+	# cert-manager (installed last) builds beside Kubernetes on a cold machine,
+	# so a cold start does not wait for the two builds one after the other.
+	local cm_pid cm_log=$LOGDIR/cert-manager-build.log
+	"$REPO/hack/tools/build.sh" cert-manager >"$cm_log" 2>&1 &
+	cm_pid=$!
 	# In parallel first (hack/tools.sh); the lookups below are then instant.
 	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns registry kube-router
 	K8S_BIN=$(tool_bin kubernetes)
@@ -606,6 +611,9 @@ up() {
 	wait_for 120 "the default ServiceAccount" kc -n default get serviceaccount default
 	log "waiting for cluster DNS"
 	wait_for 120 "cluster DNS at $DNS_IP" dns_answers
+	log "cert-manager"
+	wait "$cm_pid" || die "building cert-manager failed; see $cm_log"
+	"$REPO/hack/cert-manager.sh"
 	log "cluster up in $(($(date +%s) - t0))s; kubeconfig: $KUBECONFIG_FILE"
 }
 

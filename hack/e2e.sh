@@ -19,6 +19,8 @@ if [ $# -eq 0 ]; then set -- "$REPO/test/e2e"; fi
 for suite in "$@"; do
 	case $(realpath "$suite")/ in
 	"$REPO/test/e2e/" | "$REPO/test/e2e/operator/"*)
+		# cert-manager is part of the bed (cluster.sh up); this is its quick check.
+		"$REPO/hack/cert-manager.sh"
 		"$REPO/hack/deploy-operator.sh"
 		break
 		;;

@@ -5,7 +5,7 @@
 # bed's registry at localhost:15000 is for make docker-push, hack/registry-test.sh).
 #
 #   hack/images.sh            etcd images, the e2e tools image, the operator image
-#   hack/images.sh etcd|tools|minio|operator
+#   hack/images.sh etcd|tools|minio|cert-manager|operator
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -86,6 +86,27 @@ minio_image() {
 	log "imported $MINIO_IMAGE"
 }
 
+# cert-manager's controller, webhook and cainjector under the names and tags its
+# chart uses (quay.io/jetstack/cert-manager-<name>:<version>), from the pinned
+# build of hack/tools/build.sh cert-manager. Each runs as nonroot (65532), as
+# upstream's images do; the chart passes only arguments, so the binary is the
+# entrypoint.
+cert_manager_images() {
+	local bin version c key r
+	bin=$(tool_bin cert-manager)
+	version=$(sed -n 's,^// version: ,,p' "$REPO/hack/tools/cert-manager/go.mod" | head -n1)
+	for c in controller webhook cainjector; do
+		key=$(sha256sum <"$bin/cert-manager-$c" | cut -c1-12)
+		r=$(mktemp -d)
+		base_rootfs "$r"
+		cp "$bin/cert-manager-$c" "$r/usr/local/bin/cert-manager-$c"
+		build_image_from_dir "quay.io/jetstack/cert-manager-$c:$version" "$key" "$r" \
+			"[\"/usr/local/bin/cert-manager-$c\"]" 65532:65532 '' PATH=/usr/local/bin
+		rm -rf "$r"
+		log "imported quay.io/jetstack/cert-manager-$c:$version"
+	done
+}
+
 operator_image() {
 	"$REPO/hack/operator-image.sh" "$(operator_image_ref)"
 }
@@ -101,6 +122,7 @@ all)
 etcd) etcd_images ;;
 tools) tools_image ;;
 minio) minio_image ;;
+cert-manager) cert_manager_images ;;
 operator) operator_image ;;
-*) die "unknown image set '$what' (all, etcd, tools, minio, operator)" ;;
+*) die "unknown image set '$what' (all, etcd, tools, minio, cert-manager, operator)" ;;
 esac

@@ -6,7 +6,7 @@
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
-#        kube-router
+#        kube-router cert-manager
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -94,6 +94,22 @@ registry)
 kube-router)
 	# Only its NetworkPolicy firewall runs in the local cluster (iptables + ipset).
 	build -ldflags "-s -w" -o "$tmp/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+	;;
+cert-manager)
+	# The three commands in one go build (shared packages compile once); the
+	# module's deploy/ tree (CRDs, chart) is copied beside them for the bed.
+	ld="-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version"
+	(cd "$dir" && go build -trimpath -ldflags "$ld" -o "$tmp/bin/" \
+		github.com/cert-manager/cert-manager/cmd/controller \
+		github.com/cert-manager/cert-manager/cmd/webhook \
+		github.com/cert-manager/cert-manager/cmd/cainjector)
+	mv "$tmp/bin/controller" "$tmp/bin/cert-manager-controller"
+	mv "$tmp/bin/webhook" "$tmp/bin/cert-manager-webhook"
+	mv "$tmp/bin/cainjector" "$tmp/bin/cert-manager-cainjector"
+	src=$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
+	mkdir -p "$tmp/deploy"
+	cp -r "$src/deploy/crds" "$src/deploy/charts" "$tmp/deploy/"
+	chmod -R u+w "$tmp/deploy"
 	;;
 *)
 	echo "build.sh: no recipe for '$tool'" >&2

@@ -11,6 +11,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "controller/tlsload.h"
+#include "controller/certs.h"
 #include "etcd/client.h"
 #include "obs/log.h"
 #include "plan/failure.h"
@@ -1008,6 +1009,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	size_t n_statuses = 0;
 	struct eo_tls_material tls = {0};
 	struct eo_tlsload_problem tp = {0};
+	struct eo_certs_seen certs = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
@@ -1048,6 +1050,11 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 				    .tls_reason = tp.reason,
 				    .tls_message = tp.message,
 				    .now = now_of(c)};
+	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
+		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
+			goto fail;
+		in.certs = &certs.plan;
+	}
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
@@ -1131,6 +1138,15 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_MOVE_LEADER:
 		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);
 		break;
+	case EO_PLAN_ENSURE_CERTIFICATES: {
+		struct eo_certs_refusal cr;
+
+		rc = eo_certs_ensure(c, &lc, cluster, &certs, &cr);
+		if (rc != 0 && cr.set)
+			note_refusal(cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
+				     "Certificate", cr.name, EO_KUBE_EHTTP, &cr.err);
+		break;
+	}
 	default:
 		break;
 	}
@@ -1168,6 +1184,7 @@ out:
 	for (size_t i = 0; i < EO_PLAN_MAX_ENDPOINTS; i++)
 		eo_etcd_status_clear(&statuses[i]);
 	eo_plan_result_clear(&pr);
+	eo_certs_seen_clear(&certs);
 	observed_members_free(&om);
 	json_decref(pdb);
 	json_decref(hh);

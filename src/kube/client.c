@@ -619,6 +619,24 @@ static eo_kube_err simple(eo_kube_client *c, const char *method, const struct eo
 	return rc;
 }
 
+eo_kube_err eo_kube_get_path(eo_kube_client *c, const char *path, json_t **out,
+			     struct eo_kube_error *err)
+{
+	const char *server = eo_kube_config_server(c->cfg);
+	char *url = NULL;
+	eo_kube_err rc;
+
+	if (out)
+		*out = NULL;
+	if (!nonempty(server) || !nonempty(path) || path[0] != '/' || strlen(path) > 1024)
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "get_path needs an absolute API path");
+	if (asprintf(&url, "%s%s", server, path) < 0)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM, "building URL");
+	rc = request(c, "GET", url, NULL, NULL, out, err);
+	free(url);
+	return rc;
+}
+
 eo_kube_err eo_kube_get(eo_kube_client *c, const struct eo_kube_resource *r, json_t **out,
 			struct eo_kube_error *err)
 {

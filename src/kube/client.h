@@ -87,6 +87,13 @@ eo_kube_config *eo_kube_client_config(eo_kube_client *c);
  */
 void eo_kube_client_set_timeout(eo_kube_client *c, long timeout_ms);
 
+/*
+ * GET an API path that is not an object, e.g. the discovery document "/apis/cert-manager.io/v1"
+ * (served to every authenticated user). EO_KUBE_ENOTFOUND when the path is not served.
+ */
+eo_kube_err eo_kube_get_path(eo_kube_client *c, const char *path, json_t **out,
+			     struct eo_kube_error *err);
+
 /* GET one object. */
 eo_kube_err eo_kube_get(eo_kube_client *c, const struct eo_kube_resource *r, json_t **out,
 			struct eo_kube_error *err);

@@ -13,6 +13,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "api/timeutil.h"
+#include "plan/certs.h"
 #include "plan/failure.h"
 #include "plan/podissue.h"
 #include "plan/roll.h"
@@ -40,6 +41,7 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_UPDATE_MEMBER] = "update-member",
     [EO_PLAN_RESTART_MEMBER] = "restart-member",
     [EO_PLAN_MOVE_LEADER] = "move-leader",
+    [EO_PLAN_ENSURE_CERTIFICATES] = "ensure-certificates",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -1734,8 +1736,8 @@ static void finish(struct ctx *x, const json_t *cur)
 {
 	json_t *empty = json_object();
 
-	if ((x->out->action == EO_PLAN_QUERY_MEMBERS ||
-	     x->out->action == EO_PLAN_ENSURE_SERVICES) &&
+	if ((x->out->action == EO_PLAN_QUERY_MEMBERS || x->out->action == EO_PLAN_ENSURE_SERVICES ||
+	     x->out->action == EO_PLAN_ENSURE_CERTIFICATES) &&
 	    x->in->failure == NULL) {
 		/* No status write on these passes: the next pass computes it. */
 		json_decref(x->st);
@@ -1782,6 +1784,54 @@ static void stop_tls(struct ctx *x, const struct counts *c, bool running, const 
 	event(x, "Warning", reason);
 	x->out->action = EO_PLAN_NONE;
 	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+}
+
+/*
+ * cert-manager TLS mode (plan/certs.h). True when the verdict decides this pass; on a running
+ * cluster a Certificate that is not Ready only makes Degraded say so, and planning goes on.
+ */
+static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
+{
+	enum eo_certs_verdict v = EO_CERTS_READY;
+	char m[EO_PLAN_CERTS_MSG_MAX];
+	const char *reason = NULL;
+
+	if (eo_plan_certs(x->in->cluster, x->in->build, x->in->certs, &v, m, sizeof(m)) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (v == EO_CERTS_READY)
+		return false;
+	msgf(x, "%s", m);
+	switch (v) {
+	case EO_CERTS_NOT_INSTALLED:
+		stop_with(x, c, running, EO_REASON_CERT_MANAGER_NOT_INSTALLED);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MISSING_MS;
+		return true;
+	case EO_CERTS_ENSURE:
+		x->out->action = EO_PLAN_ENSURE_CERTIFICATES;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		return true;
+	default:
+		break;
+	}
+	reason = v == EO_CERTS_ISSUER_MISSING ? EO_REASON_ISSUER_NOT_FOUND
+		 : running		      ? EO_REASON_CERTIFICATE_NOT_READY
+					      : EO_REASON_WAITING_FOR_CERTIFICATES;
+	if (running) {
+		etcd_problem(x, reason);
+		x->out->message[0] = '\0';
+		return false;
+	}
+	if (v == EO_CERTS_ISSUER_MISSING) {
+		stop_with(x, c, false, reason);
+	} else {
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
+		x->out->action = EO_PLAN_WAIT;
+	}
+	x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MS;
+	return true;
 }
 
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
@@ -1831,6 +1881,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		stop_with(&x, &c, running, EO_REASON_INVALID_SPEC);
 		goto done;
 	}
+	if (eo_cluster_uses_cert_manager(cluster) && plan_certs(&x, &c, running))
+		goto done;
 	if (unsupported(cluster, &what)) {
 		msgf(&x, "%s is not supported by this operator build yet", what);
 		stop_with(&x, &c, running, EO_PLAN_REASON_UNSUPPORTED);

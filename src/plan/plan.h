@@ -108,7 +108,9 @@ enum eo_plan_action {
 	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
 	EO_PLAN_RESTART_MEMBER, /* delete the Pod of member, UID pod_uid */
 	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
-	EO_PLAN_ACTION_COUNT_	/* not an action */
+	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
+	EO_PLAN_ENSURE_CERTIFICATES,
+	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
 /* "none", "wait", "ensure-services", ...; never NULL. */
@@ -122,6 +124,7 @@ struct eo_plan_member {
 };
 
 struct eo_plan_failure; /* plan/failure.h */
+struct eo_plan_certs;	/* plan/certs.h */
 
 struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
@@ -131,6 +134,11 @@ struct eo_plan_input {
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
 	const struct eo_desired_opts *build;
+	/*
+	 * cert-manager TLS mode (eo_cluster_uses_cert_manager): what the controller saw of
+	 * cert-manager and the cluster's Certificates; NULL reads as cert-manager not installed.
+	 */
+	const struct eo_plan_certs *certs;
 	/* etcd's member list, when the controller was asked to query it */
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when the list below is valid */

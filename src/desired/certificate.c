@@ -1,0 +1,277 @@
+/*
+ * desired/certificate.c - cert-manager Certificates of a cluster. See certificate.h.
+ */
+#include "desired/certificate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/names.h"
+
+#define DEFAULT_CLUSTER_DOMAIN "cluster.local"
+#define SAN_MAX		       (EO_NAME_MAX * 2 + 32)
+
+static const char *const ROLE_NAMES[EO_CERT_ROLE_COUNT_] = {"server", "operator-client", "peer"};
+
+const char *eo_cert_role_name(enum eo_cert_role role)
+{
+	return (unsigned)role < EO_CERT_ROLE_COUNT_ ? ROLE_NAMES[role] : "unknown";
+}
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+static void set(json_t *obj, const char *key, json_t *value, bool *ok)
+{
+	if (value == NULL || json_object_set_new(obj, key, value) != 0)
+		*ok = false;
+}
+
+static json_t *finish(json_t *obj, bool ok)
+{
+	if (!ok) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The issuer reference of a role, or NULL-named when the role is not wanted. */
+static struct eo_issuer_ref role_issuer(const json_t *cluster, enum eo_cert_role role)
+{
+	struct eo_cluster_tls t;
+	struct eo_issuer_ref none = {NULL, NULL};
+
+	eo_cluster_tls(cluster, &t);
+	switch (role) {
+	case EO_CERT_SERVER:
+		return t.client == EO_TLS_CERT_MANAGER ? t.server_issuer : none;
+	case EO_CERT_OPERATOR_CLIENT:
+		return t.client == EO_TLS_CERT_MANAGER && t.client_mtls ? t.operator_client_issuer
+									: none;
+	case EO_CERT_PEER:
+		return t.peer == EO_TLS_CERT_MANAGER ? t.peer_issuer : none;
+	default:
+		return none;
+	}
+}
+
+bool eo_desired_certificate_wanted(const json_t *cluster, enum eo_cert_role role)
+{
+	return present(role_issuer(cluster, role).name);
+}
+
+int eo_desired_certificate_name(char *buf, size_t n, const char *cluster, enum eo_cert_role role)
+{
+	int len;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (!present(cluster) || (unsigned)role >= EO_CERT_ROLE_COUNT_)
+		return -1;
+	len = snprintf(buf, n, "%s-%s", cluster, ROLE_NAMES[role]);
+	if (len < 0 || (size_t)len >= n || (size_t)len > EO_NAME_MAX - 1) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int eo_desired_certificate_issuer(const json_t *cluster, enum eo_cert_role role, const char **name,
+				  const char **kind)
+{
+	struct eo_issuer_ref r = role_issuer(cluster, role);
+
+	if (!present(r.name))
+		return -1;
+	*name = r.name;
+	*kind = present(r.kind) ? r.kind : EO_DEFAULT_ISSUER_KIND;
+	return 0;
+}
+
+/* Appends printf(fmt, ...) to arr; remembers failure (also truncation) in *ok. */
+static void san(json_t *arr, bool *ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void san(json_t *arr, bool *ok, const char *fmt, ...)
+{
+	char buf[SAN_MAX];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(buf) ||
+	    json_array_append_new(arr, json_string(buf)) != 0)
+		*ok = false;
+}
+
+static json_t *dns_names(enum eo_cert_role role, const char *c, const char *ns, const char *d)
+{
+	json_t *a = json_array();
+	bool ok = a != NULL;
+
+	if (!ok)
+		return NULL;
+	/* Each member: <member>.<cluster>.<ns>.svc[.<domain>] (the headless Service's names). */
+	san(a, &ok, "*.%s.%s.svc", c, ns);
+	san(a, &ok, "*.%s.%s.svc.%s", c, ns, d);
+	san(a, &ok, "%s.%s.svc", c, ns);
+	san(a, &ok, "%s.%s.svc.%s", c, ns, d);
+	if (role == EO_CERT_SERVER) {
+		san(a, &ok, "%s-client", c);
+		san(a, &ok, "%s-client.%s", c, ns);
+		san(a, &ok, "%s-client.%s.svc", c, ns);
+		san(a, &ok, "%s-client.%s.svc.%s", c, ns, d);
+		san(a, &ok, "localhost");
+	}
+	return finish(a, ok);
+}
+
+static json_t *usages(enum eo_cert_role role)
+{
+	if (role == EO_CERT_OPERATOR_CLIENT)
+		return json_pack("[s, s, s]", "digital signature", "key encipherment",
+				 "client auth");
+	return json_pack("[s, s, s, s]", "digital signature", "key encipherment", "server auth",
+			 "client auth");
+}
+
+static json_t *metadata(const json_t *cluster, const char *name, const char *ns)
+{
+	json_t *md = json_object(), *refs = json_array();
+	json_t *labels = eo_desired_cluster_labels(cluster, eo_cluster_name(cluster));
+	json_t *ann = eo_desired_extra_annotations(cluster);
+	bool ok = md != NULL && refs != NULL && labels != NULL && ann != NULL;
+
+	if (ok) {
+		set(md, "name", json_string(name), &ok);
+		set(md, "namespace", json_string(ns), &ok);
+		set(md, "labels", json_incref(labels), &ok);
+		if (json_object_size(ann) > 0)
+			set(md, "annotations", json_incref(ann), &ok);
+		if (json_array_append_new(refs, eo_desired_owner_ref(cluster)) != 0)
+			ok = false;
+		set(md, "ownerReferences", json_incref(refs), &ok);
+	}
+	json_decref(refs);
+	json_decref(labels);
+	json_decref(ann);
+	return finish(md, ok);
+}
+
+json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
+			       const struct eo_desired_opts *o)
+{
+	const char *c = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
+	const char *d =
+	    o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
+	const char *iname = NULL, *ikind = NULL;
+	char name[EO_NAME_MAX], secret[EO_NAME_MAX];
+	json_t *cert = NULL, *spec = NULL, *md = NULL, *labels = NULL;
+	int rc;
+	bool ok = true;
+
+	if (!present(c) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	    eo_desired_certificate_issuer(cluster, role, &iname, &ikind) != 0 ||
+	    eo_desired_certificate_name(name, sizeof(name), c, role) != 0)
+		return NULL;
+	rc = role == EO_CERT_SERVER ? eo_cluster_server_secret_name(cluster, secret, sizeof(secret))
+	     : role == EO_CERT_PEER
+		 ? eo_cluster_peer_secret_name(cluster, secret, sizeof(secret))
+		 : eo_cluster_operator_client_secret_name(cluster, secret, sizeof(secret));
+	if (rc != 0 || (md = metadata(cluster, name, ns)) == NULL)
+		return NULL;
+	cert = json_object();
+	spec = json_object();
+	labels = eo_desired_cluster_labels(cluster, c);
+	ok = cert != NULL && spec != NULL && labels != NULL;
+	if (ok) {
+		set(cert, "apiVersion", json_string(EO_CERT_MANAGER_GROUP_VERSION), &ok);
+		set(cert, "kind", json_string(EO_CERT_MANAGER_KIND), &ok);
+		set(cert, "metadata", json_incref(md), &ok);
+		set(spec, "secretName", json_string(secret), &ok);
+		set(spec, "secretTemplate", json_pack("{s:O}", "labels", labels), &ok);
+		set(spec, "issuerRef",
+		    json_pack("{s:s, s:s, s:s}", "name", iname, "kind", ikind, "group",
+			      EO_CERT_MANAGER_GROUP),
+		    &ok);
+		if (role == EO_CERT_OPERATOR_CLIENT) {
+			set(spec, "commonName", json_string(EO_CERT_OPERATOR_CN), &ok);
+		} else {
+			/* No common name: the SANs carry the identity (and a CN is capped at 64).
+			 */
+			set(spec, "dnsNames", dns_names(role, c, ns, d), &ok);
+		}
+		if (role == EO_CERT_SERVER)
+			set(spec, "ipAddresses", json_pack("[s]", "127.0.0.1"), &ok);
+		set(spec, "usages", usages(role), &ok);
+		set(spec, "privateKey",
+		    json_pack("{s:s, s:i, s:s, s:s}", "algorithm", "ECDSA", "size", 256, "encoding",
+			      "PKCS8", "rotationPolicy", "Always"),
+		    &ok);
+		set(cert, "spec", json_incref(spec), &ok);
+	}
+	json_decref(md);
+	json_decref(spec);
+	json_decref(labels);
+	return finish(cert, ok);
+}
+
+/* The labels of desired missing from (or different in) actual's, or NULL. */
+static json_t *label_patch(const json_t *desired, const json_t *actual, bool *ok)
+{
+	json_t *want = json_object_get(json_object_get(desired, "metadata"), "labels");
+	json_t *have = json_object_get(json_object_get(actual, "metadata"), "labels");
+	json_t *p = NULL;
+	const char *k = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach(want, k, v)
+	{
+		if (json_equal(v, json_object_get(have, k)))
+			continue;
+		if (p == NULL && (p = json_object()) == NULL) {
+			*ok = false;
+			return NULL;
+		}
+		set(p, k, json_incref(v), ok);
+	}
+	return p;
+}
+
+json_t *eo_desired_certificate_patch(const json_t *desired, const json_t *actual)
+{
+	json_t *want = json_object_get(desired, "spec");
+	json_t *have = json_object_get(actual, "spec");
+	json_t *spec = json_object(), *patch = NULL, *labels = NULL;
+	const char *k = NULL;
+	json_t *v = NULL;
+	bool ok = spec != NULL;
+
+	json_object_foreach(want, k, v)
+	{
+		if (ok && !json_equal(v, json_object_get(have, k)))
+			set(spec, k, json_incref(v), &ok);
+	}
+	labels = ok ? label_patch(desired, actual, &ok) : NULL;
+	if (ok && (json_object_size(spec) > 0 || labels != NULL)) {
+		patch = json_object();
+		ok = patch != NULL;
+		if (ok && json_object_size(spec) > 0)
+			set(patch, "spec", json_incref(spec), &ok);
+		if (ok && labels != NULL)
+			set(patch, "metadata", json_pack("{s:O}", "labels", labels), &ok);
+	}
+	json_decref(spec);
+	json_decref(labels);
+	if (!ok) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
+}

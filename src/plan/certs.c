@@ -1,0 +1,98 @@
+/*
+ * plan/certs.c - the cert-manager verdict of the cluster planner. See certs.h.
+ */
+#include "plan/certs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/names.h"
+
+bool eo_plan_cert_ready(const json_t *cert, const char **message)
+{
+	json_t *conds = json_object_get(json_object_get(cert, "status"), "conditions");
+	json_t *c = NULL;
+	size_t i;
+
+	if (message != NULL)
+		*message = NULL;
+	json_array_foreach(conds, i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+
+		if (type == NULL || strcmp(type, "Ready") != 0)
+			continue;
+		if (message != NULL)
+			*message = json_string_value(json_object_get(c, "message"));
+		return json_is_string(json_object_get(c, "status")) &&
+		       strcmp(json_string_value(json_object_get(c, "status")), "True") == 0;
+	}
+	return false;
+}
+
+int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
+		  const struct eo_plan_certs *seen, enum eo_certs_verdict *verdict, char *msg,
+		  size_t n)
+{
+	const char *cname = eo_cluster_name(cluster);
+	int missing = -1, not_ready = -1;
+	const char *why = NULL;
+	char name[EO_NAME_MAX];
+
+	*verdict = EO_CERTS_READY;
+	msg[0] = '\0';
+	if (seen == NULL || !seen->installed) {
+		*verdict = EO_CERTS_NOT_INSTALLED;
+		snprintf(msg, n,
+			 "spec.tls asks for cert-manager Certificates but this Kubernetes does not "
+			 "serve cert-manager.io/v1; install cert-manager (looked at again every "
+			 "%ld s)",
+			 EO_PLAN_REQUEUE_CERTS_MISSING_MS / 1000);
+		return 0;
+	}
+	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
+		json_t *want = NULL, *patch = NULL;
+		const json_t *have = seen->role[r].have;
+
+		if (!eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r))
+			continue;
+		if ((want = eo_desired_certificate(cluster, (enum eo_cert_role)r, o)) == NULL)
+			return -1;
+		patch = have != NULL ? eo_desired_certificate_patch(want, have) : NULL;
+		json_decref(want);
+		if (have == NULL || patch != NULL) {
+			json_decref(patch);
+			*verdict = EO_CERTS_ENSURE;
+			snprintf(msg, n, "ensuring the cert-manager Certificates of %s", cname);
+			return 0;
+		}
+		if (eo_plan_cert_ready(have, &why))
+			continue;
+		if (seen->role[r].issuer_exists == 0 && missing < 0)
+			missing = r;
+		if (not_ready < 0)
+			not_ready = r;
+	}
+	if (missing >= 0) {
+		const char *iname = "", *ikind = "";
+
+		(void)eo_desired_certificate_issuer(cluster, (enum eo_cert_role)missing, &iname,
+						    &ikind);
+		(void)eo_desired_certificate_name(name, sizeof(name), cname,
+						  (enum eo_cert_role)missing);
+		*verdict = EO_CERTS_ISSUER_MISSING;
+		snprintf(msg, n, "%s %s referenced by Certificate %s does not exist", ikind, iname,
+			 name);
+		return 0;
+	}
+	if (not_ready >= 0) {
+		(void)eo_desired_certificate_name(name, sizeof(name), cname,
+						  (enum eo_cert_role)not_ready);
+		(void)eo_plan_cert_ready(seen->role[not_ready].have, &why);
+		*verdict = EO_CERTS_NOT_READY;
+		snprintf(msg, n, "Certificate %s is not Ready: %s", name,
+			 why != NULL && why[0] != '\0' ? why : "not issued yet");
+	}
+	return 0;
+}
