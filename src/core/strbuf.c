@@ -64,3 +64,26 @@ void eo_strbuf_free(struct eo_strbuf *b)
 	b->len = 0;
 	b->cap = 0;
 }
+
+void eo_last_line(const char *text, char *out, size_t cap)
+{
+	const char *end, *start;
+	size_t len;
+
+	if (cap == 0)
+		return;
+	out[0] = '\0';
+	if (text == NULL)
+		return;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	len = (size_t)(end - start);
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(out, start, len);
+	out[len] = '\0';
+}

@@ -40,4 +40,10 @@ char *eo_strbuf_take(struct eo_strbuf *b, size_t *len);
 /* Releases the buffer's memory; the buffer is left empty. */
 void eo_strbuf_free(struct eo_strbuf *b);
 
+/*
+ * The last non-empty line of text (a termination message, a log tail) copied into out, cut
+ * to cap - 1 bytes; trailing blanks and line ends dropped. out is "" for NULL or blank text.
+ */
+void eo_last_line(const char *text, char *out, size_t cap);
+
 #endif

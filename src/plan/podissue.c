@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/conditions.h"
+#include "core/strbuf.h"
 #include "api/member.h"
 #include "api/names.h"
 #include "api/restorefail.h"
@@ -173,22 +174,6 @@ static void crash_issue(const json_t *cs, struct eo_pod_issue *out)
 	    msg != NULL ? msg : "");
 }
 
-/* The last non-empty line of text (the kubelet's log tail), cut to cap. */
-static void last_line(const char *text, char *out, size_t cap)
-{
-	const char *end = text != NULL ? text + strlen(text) : NULL, *start;
-
-	out[0] = '\0';
-	if (end == NULL)
-		return;
-	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > text && start[-1] != '\n')
-		start--;
-	snprintf(out, cap, "%.*s", (int)(end - start), start);
-}
-
 /*
  * A restore init container (desired/restore.h) that failed: its current state if it ended
  * with an error, else the last one while it is retried. One that has now succeeded, or
@@ -222,8 +207,8 @@ static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 		if (!eo_restore_failure_parse(json_string_value(json_object_get(t, "message")),
 					      &reason, msg, sizeof(msg))) {
 			/* Not the agent's words: killed (OOMKilled), or an older agent's logs. */
-			last_line(json_string_value(json_object_get(t, "message")), line,
-				  sizeof(line));
+			eo_last_line(json_string_value(json_object_get(t, "message")), line,
+				     sizeof(line));
 			reason = EO_REASON_RESTORE_FAILED;
 			snprintf(msg, sizeof(msg), "%s%s%s", why != NULL ? why : "exited",
 				 line[0] ? ": " : "", line);

@@ -12,6 +12,7 @@
 #include "api/schedule.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
+#include "core/strbuf.h"
 #include "desired/desired.h"
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
@@ -187,21 +188,7 @@ static void prune_words(const json_t *pods, bool success, char *buf, size_t n)
 			msg = json_string_value(json_object_get(t, "message"));
 		}
 	}
-	if (msg != NULL) {
-		const char *end = msg + strlen(msg), *start;
-		size_t len;
-
-		while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
-			end--;
-		start = end;
-		while (start > msg && start[-1] != '\n')
-			start--;
-		len = (size_t)(end - start);
-		if (len >= n)
-			len = n - 1;
-		memcpy(buf, start, len);
-		buf[len] = '\0';
-	}
+	eo_last_line(msg, buf, n);
 }
 
 /* Pruned condition and prune steps. */

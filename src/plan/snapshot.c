@@ -11,6 +11,7 @@
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "core/strbuf.h"
 #include "api/member.h"
 #include "api/names.h"
 #include "api/snapshot.h"
@@ -129,28 +130,6 @@ static const json_t *agent_terminated(const json_t *pod)
 	return NULL;
 }
 
-/* Last non-empty line of s into buf (capped). */
-static void last_line(const char *s, char *buf, size_t n)
-{
-	const char *end, *start;
-	size_t len;
-
-	buf[0] = '\0';
-	if (s == NULL)
-		return;
-	end = s + strlen(s);
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	len = (size_t)(end - start);
-	if (len >= n)
-		len = n - 1;
-	memcpy(buf, start, len);
-	buf[len] = '\0';
-}
-
 /* The artifact from a Pod that succeeded; NULL with why in err. */
 static json_t *job_result(const json_t *pods, char *err, size_t errcap)
 {
@@ -165,7 +144,7 @@ static json_t *job_result(const json_t *pods, char *err, size_t errcap)
 
 		if (t == NULL || json_integer_value(json_object_get(t, "exitCode")) != 0)
 			continue;
-		last_line(json_string_value(json_object_get(t, "message")), line, sizeof(line));
+		eo_last_line(json_string_value(json_object_get(t, "message")), line, sizeof(line));
 		return eo_splan_parse_result(line, err, errcap);
 	}
 	return NULL;
@@ -189,7 +168,7 @@ static void job_last_words(const json_t *pods, char *buf, size_t n)
 		if (best_at != NULL && at != NULL && strcmp(at, best_at) <= 0)
 			continue;
 		best_at = at != NULL ? at : "";
-		last_line(json_string_value(json_object_get(t, "message")), buf, n);
+		eo_last_line(json_string_value(json_object_get(t, "message")), buf, n);
 	}
 }
 

@@ -73,9 +73,38 @@ static void test_growth_past_initial_capacity(void **state)
 	free(s);
 }
 
+/* The last non-empty line, blanks and line ends trimmed, cut to the buffer. */
+static void test_last_line(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t cap;
+		const char *want;
+	} cases[] = {
+	    {NULL, 16, ""},
+	    {"", 16, ""},
+	    {"\n \r\n", 16, ""},
+	    {"one", 16, "one"},
+	    {"first\nsecond\n", 16, "second"},
+	    {"first\nsecond \r\n\n", 16, "second"},
+	    {"a\nlonger line here", 7, "longer"},
+	    {"x", 1, ""},
+	};
+	char out[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 'j', sizeof(out));
+		eo_last_line(cases[i].in, out, cases[i].cap);
+		if (strcmp(out, cases[i].want) != 0)
+			fail_msg("case %zu: got '%s', want '%s'", i, out, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_last_line),
 	    cmocka_unit_test(test_appends_and_takes),
 	    cmocka_unit_test(test_empty_take_is_empty_string),
 	    cmocka_unit_test(test_cap_counts_the_terminator),
