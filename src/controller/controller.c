@@ -180,6 +180,14 @@ static void emit(struct eo_controller *c, const json_t *obj, const char *type, c
 		eo_kube_event(c->rec, obj, type, reason, NULL, "%s", msg);
 }
 
+/* The plan's Event, told now that its action succeeded, and cleared so it is told once. */
+static void emit_planned(struct eo_controller *c, const json_t *cluster, struct eo_plan_result *pr)
+{
+	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+	pr->event_type = NULL;
+	pr->event_reason = NULL;
+}
+
 /*
  * The last write of this reconcile pass that the apiserver refused (plan/failure.h). Per
  * thread: a pass runs on one worker thread from start to end, so the act functions record
@@ -738,9 +746,7 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 	eo_log_kv(EO_LOG_INFO, lc, "member deleted", "member", mname, NULL);
 	if (pr->event_reason != NULL) {
 		/* A replacement (lost member): the plan's reason, told once. */
-		emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
-		pr->event_type = NULL;
-		pr->event_reason = NULL;
+		emit_planned(c, cluster, pr);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
@@ -824,9 +830,7 @@ static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, dormant ? "member marked dormant" : "waking dormant member",
 		  "member", eo_member_name(pr->member), "message", pr->message, NULL);
-	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
-	pr->event_type = NULL;
-	pr->event_reason = NULL;
+	emit_planned(c, cluster, pr);
 	return 0;
 }
 
@@ -842,9 +846,7 @@ static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *l
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, "member spec brought to the target", "member",
 		  eo_member_name(pr->member), "message", pr->message, NULL);
-	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
-	pr->event_type = NULL;
-	pr->event_reason = NULL;
+	emit_planned(c, cluster, pr);
 	return 0;
 }
 
@@ -869,9 +871,7 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted for the rolling update", "member", mname,
 		  "message", pr->message, NULL);
-	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
-	pr->event_type = NULL;
-	pr->event_reason = NULL;
+	emit_planned(c, cluster, pr);
 	return 0;
 }
 
@@ -887,9 +887,7 @@ static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc,
 	eo_etcd_client_free(ec);
 	if (e == EO_ETCD_OK) {
 		eo_log_kv(EO_LOG_INFO, lc, "leadership moved", "message", pr->message, NULL);
-		emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
-		pr->event_type = NULL;
-		pr->event_reason = NULL;
+		emit_planned(c, cluster, pr);
 		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
