@@ -278,6 +278,19 @@ static void *worker(void *p)
  * could not be started (out of memory, thread limit): the caller fails
  * rather than run with fewer workers than asked, or none.
  */
+/* Every object the caches of s hold, queued on q. */
+static void enqueue_all(const struct eo_cache_set *s, eo_kube_queue *q)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		json_t *all = eo_kube_cache_list(s->c[i], NULL), *o = NULL;
+		size_t j;
+
+		json_array_foreach(all, j, o)
+		    enqueue(q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_decref(all);
+	}
+}
+
 static int start_workers(struct eo_manager *m)
 {
 	size_t per = (size_t)(m->cfg->workers > 0 ? m->cfg->workers : 1), started;
@@ -314,39 +327,11 @@ static int start_workers(struct eo_manager *m)
 	}
 	snprintf(want, sizeof(want), "%zu", per);
 	eo_log_kv(EO_LOG_INFO, NULL, "reconcile workers started", "per_controller", want, NULL);
-	/* Start from a full picture: every known cluster and member. */
-	for (size_t i = 0; i < m->ctrl.clusters.n; i++) {
-		json_t *all = eo_kube_cache_list(m->ctrl.clusters.c[i], NULL), *o = NULL;
-		size_t j;
-
-		json_array_foreach(all, j, o)
-		    enqueue(m->ctls[0].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
-		json_decref(all);
-	}
-	for (size_t i = 0; i < m->ctrl.members.n; i++) {
-		json_t *all = eo_kube_cache_list(m->ctrl.members.c[i], NULL), *o = NULL;
-		size_t j;
-
-		json_array_foreach(all, j, o)
-		    enqueue(m->ctls[1].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
-		json_decref(all);
-	}
-	for (size_t i = 0; i < m->ctrl.snapshots.n; i++) {
-		json_t *all = eo_kube_cache_list(m->ctrl.snapshots.c[i], NULL), *o = NULL;
-		size_t j;
-
-		json_array_foreach(all, j, o)
-		    enqueue(m->ctls[2].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
-		json_decref(all);
-	}
-	for (size_t i = 0; i < m->ctrl.schedules.n; i++) {
-		json_t *all = eo_kube_cache_list(m->ctrl.schedules.c[i], NULL), *o = NULL;
-		size_t j;
-
-		json_array_foreach(all, j, o)
-		    enqueue(m->ctls[3].q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
-		json_decref(all);
-	}
+	/* Start from a full picture: every known object of each controller's kind. */
+	enqueue_all(&m->ctrl.clusters, m->ctls[0].q);
+	enqueue_all(&m->ctrl.members, m->ctls[1].q);
+	enqueue_all(&m->ctrl.snapshots, m->ctls[2].q);
+	enqueue_all(&m->ctrl.schedules, m->ctls[3].q);
 	return 0;
 }
 
