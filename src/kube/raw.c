@@ -124,7 +124,7 @@ out:
 		curl_easy_cleanup(io->h);
 		io->h = NULL;
 	}
-	curl_slist_free_all(hdrs);
+	eo__kube_headers_free(hdrs); /* wipes the Authorization line */
 	if (token) {
 		OPENSSL_cleanse(token, strlen(token));
 		free(token);

@@ -533,6 +533,7 @@ static int cmd_compact(struct ctx *c)
 		if (rc != 0)
 			return rc;
 		if (eo__etcd_parse_range(body, len, &r) != EO_ETCD_OK || r.revision < 1) {
+			eo_etcd_range_clear(&r);
 			free(body);
 			return failf(c, EO_PEXIT_FAILED, "cannot read the current revision");
 		}
@@ -784,7 +785,7 @@ static int cmd_snapshot(struct ctx *c)
 	size_t order[EO_PLUGIN_TARGETS_MAX], n;
 	enum eo_snapcheck_result verdict;
 	const char *member;
-	int rc, k, dfd;
+	int rc, k, dfd, fd_rc;
 	eo_kube_err e;
 
 	if (c->a->member) {
@@ -838,12 +839,16 @@ static int cmd_snapshot(struct ctx *c)
 			   eo_snapcheck_strerror(verdict));
 		goto fail;
 	}
-	if (fsync(s.fd) != 0 || close(s.fd) != 0) {
-		s.fd = -1;
+	if (fsync(s.fd) != 0) {
+		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, strerror(errno));
+		goto fail; /* fail: closes s.fd */
+	}
+	fd_rc = close(s.fd);
+	s.fd = -1;
+	if (fd_rc != 0) {
 		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, strerror(errno));
 		goto fail;
 	}
-	s.fd = -1;
 	if (rename(tmp, c->a->path) != 0) {
 		rc = failf(c, EO_PEXIT_LOCAL, "renaming %s to %s: %s", tmp, c->a->path,
 			   strerror(errno));
