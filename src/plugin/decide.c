@@ -230,7 +230,7 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 	const char *name = str_at(cluster, "metadata", "name");
 	const char *ns = str_at(cluster, "metadata", "namespace");
 	const char *rv = str_at(cluster, "metadata", "resourceVersion");
-	int64_t replicas = eo_cluster_replicas(cluster) /* the operator's default when absent */;
+	int64_t replicas = eo_cluster_replicas(cluster); /* absent: the operator's default */
 	const json_t *obs = json_object_get(json_object_get(cluster, "status"), "observed");
 	int64_t observed = int_at(json_object_get(cluster, "status"), "observed", "replicas", -1);
 	const struct eo_plan_member *victim = NULL;
