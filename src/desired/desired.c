@@ -13,6 +13,7 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "core/json.h"
 
 #define DEFAULT_CLUSTER_DOMAIN "cluster.local"
 #define ETCD_UID	       65532
@@ -972,7 +973,7 @@ int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)
 	json_object_del(json_object_get(md, "annotations"), EO_ANNOTATION_POD_HASH);
 	if (json_object_size(json_object_get(md, "annotations")) == 0)
 		json_object_del(md, "annotations");
-	text = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+	text = eo_json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS, NULL); /* NULL, never half a text */
 	json_decref(c);
 	if (text == NULL)
 		return -1;
