@@ -748,13 +748,19 @@ static int restore_agent(const struct opts *o)
 	if (o->file) {
 		/* A PVC source: verify in place; only the rebuild takes data-volume space. */
 		struct stat fst;
+		bool have_stat = stat(o->file, &fst) == 0;
 
 		eo_log_ctx_add(&lc, "source", o->file);
-		if (stat(o->file, &fst) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+
+		if (!have_stat && (errno == ENOENT || errno == ENOTDIR)) {
 			errf(err, sizeof(err), "%s does not exist on the source claim", o->file);
 			return restore_fail(o, &lc, EO_REASON_RESTORE_OBJECT_MISSING,
 					    "restore object missing", err);
 		}
+		/* Cheap check first: too small a volume fails before the file is hashed. */
+		if (have_stat && need_space(o, o->data_dir, (uint64_t)fst.st_size + FREE_MARGIN,
+					    "rebuilding the data dir", &lc) != 0)
+			return 1;
 		v = eo_snapcheck_file(o->file, &size, sha, err, sizeof(err));
 		if (v == EO_SNAPCHECK_ERROR)
 			return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
@@ -765,9 +771,6 @@ static int restore_agent(const struct opts *o)
 					    "the snapshot is not usable; etcd will not start on it",
 					    err);
 		}
-		if (need_space(o, o->data_dir, size + FREE_MARGIN, "rebuilding the data dir",
-			       &lc) != 0)
-			return 1;
 		snprintf(staged, sizeof(staged), "%s", o->file);
 		snprintf(uri, sizeof(uri), "file://%s", o->file);
 		goto done;
