@@ -191,28 +191,34 @@ bad:
 	return -1;
 }
 
-int eo_snapstream_init_grpc(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
-{
-	int rc = eo_snapstream_init(s, sink, ud);
-
-	s->grpc = true;
-	return rc;
-}
-
-int eo_snapstream_init(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
+/* The gRPC decoder points into its frame buffer and needs no blob buffer of its own. */
+static int snapstream_init(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud, bool grpc)
 {
 	memset(s, 0, sizeof(*s));
+	s->grpc = grpc;
 	s->cap = EO_SNAPSTREAM_LINE_MAX;
 	s->line = malloc(s->cap);
-	s->blob_cap = EO_SNAPSTREAM_LINE_MAX / 4 * 3;
-	s->blob = malloc(s->blob_cap);
+	if (!grpc) {
+		s->blob_cap = EO_SNAPSTREAM_LINE_MAX / 4 * 3;
+		s->blob = malloc(s->blob_cap);
+	}
 	s->sink = sink;
 	s->ud = ud;
-	if (!s->line || !s->blob) {
+	if (!s->line || (!grpc && !s->blob)) {
 		eo_snapstream_free(s);
 		return -1;
 	}
 	return 0;
+}
+
+int eo_snapstream_init_grpc(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
+{
+	return snapstream_init(s, sink, ud, true);
+}
+
+int eo_snapstream_init(struct eo_snapstream *s, eo_snap_sink_fn sink, void *ud)
+{
+	return snapstream_init(s, sink, ud, false);
 }
 
 void eo_snapstream_free(struct eo_snapstream *s)
