@@ -301,6 +301,13 @@ const char *eo_cluster_cluster_id(const json_t *cluster)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+const char *eo_cluster_ca_bundle_digest(const json_t *cluster)
+{
+	const char *s = eo__json_str_at(cluster, "status.caBundleDigest");
+
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
 const char *eo_cluster_cluster_token(const json_t *cluster)
 {
 	const char *s = eo__json_str_at(cluster, "status.clusterToken");

@@ -230,8 +230,10 @@ void eo_cluster_options(const json_t *cluster, struct eo_etcd_options *out);
 int32_t eo_cluster_ready_members(const json_t *cluster);     /* 0 when absent */
 const char *eo_cluster_cluster_id(const json_t *cluster);    /* NULL before bootstrap */
 const char *eo_cluster_cluster_token(const json_t *cluster); /* NULL before first reconcile */
-bool eo_cluster_auth_latched(const json_t *cluster);	     /* status.authEnabled */
-const json_t *eo_cluster_observed(const json_t *cluster);    /* status.observed or NULL */
+/* status.caBundleDigest: the CA bundles the members trust, as last read; NULL when absent. */
+const char *eo_cluster_ca_bundle_digest(const json_t *cluster);
+bool eo_cluster_auth_latched(const json_t *cluster);	  /* status.authEnabled */
+const json_t *eo_cluster_observed(const json_t *cluster); /* status.observed or NULL */
 /* status.progressDeadline: true and *out set when present and valid. */
 bool eo_cluster_progress_deadline(const json_t *cluster, time_t *out);
 

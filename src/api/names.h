@@ -74,6 +74,12 @@
  * eo_desired_member_pod_hash). The cluster controller rolls a member whose Pod carries another.
  */
 #define EO_ANNOTATION_POD_HASH EO_API_GROUP "/pod-hash"
+/*
+ * On a member Pod that mounts TLS Secrets: the SHA-256 (hex) of the CA bundles its etcd trusts
+ * (status.caBundleDigest of the cluster when the Pod was built). The Pod hash covers it, so a
+ * changed CA bundle rolls the members (etcd does not reload its trusted CA files).
+ */
+#define EO_ANNOTATION_CA_BUNDLE_DIGEST EO_API_GROUP "/ca-bundle-digest"
 /* Prefix of every operator-owned label and annotation key. */
 #define EO_KEY_PREFIX EO_API_GROUP "/"
 

@@ -1047,6 +1047,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 				    .build = &c->build,
 				    .tls_reason = tp.reason,
 				    .tls_message = tp.message,
+				    .ca_bundle_digest = pass_tls != NULL && tls.ca_bundle_digest[0]
+							    ? tls.ca_bundle_digest
+							    : NULL,
 				    .now = now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
 		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)

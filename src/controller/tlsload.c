@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "api/cluster.h"
 #include "api/conditions.h"
@@ -147,6 +148,43 @@ static enum eo_tlsload_result invalid(struct eo_tlsload_problem *p, const char *
 		       name, why);
 }
 
+/*
+ * The digest of the trusted CA bundles (see tlsload.h): each one that etcd is given is fed
+ * with a label, so the same bytes moving from one Secret to the other still count as a change.
+ * "" when none is given. 0, or -1 when OpenSSL fails.
+ */
+static int ca_bundle_digest(const struct secret_data *client, const struct secret_data *peer,
+			    char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	EVP_MD_CTX *ctx = NULL;
+	int ok;
+
+	out[0] = '\0';
+	if (client == NULL && peer == NULL)
+		return 0;
+	ctx = EVP_MD_CTX_new();
+	ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+	if (ok && client != NULL)
+		ok = EVP_DigestUpdate(ctx, "client-ca\n", 10) == 1 &&
+		     EVP_DigestUpdate(ctx, client->ca, client->ca_len) == 1;
+	if (ok && peer != NULL)
+		ok = EVP_DigestUpdate(ctx, "peer-ca\n", 8) == 1 &&
+		     EVP_DigestUpdate(ctx, peer->ca, peer->ca_len) == 1;
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == 32;
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	for (unsigned int i = 0; i < md_len; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[2 * md_len] = '\0';
+	return 0;
+}
+
 static enum eo_tlsload_result load(eo_kube_client *kc, const json_t *cluster, time_t now,
 				   struct eo_tls_material *out, struct eo_tlsload_problem *p,
 				   struct eo_kube_error *err)
@@ -212,6 +250,16 @@ static enum eo_tlsload_result load(eo_kube_client *kc, const json_t *cluster, ti
 				       peer.key_len, peer.ca, peer.ca_len, now, why,
 				       sizeof(why)) != 0))
 			res = invalid(p, "peer", ns, name, why);
+	}
+	if (res == EO_TLSLOAD_OK) {
+		/* The server CA is etcd's only with client certificates (desired.c). */
+		struct secret_data client_ca = {.ca = out->ca, .ca_len = out->ca_len};
+
+		if (ca_bundle_digest(t.client != EO_TLS_NONE && t.client_mtls ? &client_ca : NULL,
+				     t.peer != EO_TLS_NONE ? &peer : NULL,
+				     out->ca_bundle_digest) != 0)
+			res = problem(p, EO_REASON_TLS_SECRET_INVALID, "",
+				      "the digest of the CA bundles could not be computed");
 	}
 out:
 	secret_data_clear(&srv);

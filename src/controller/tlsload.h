@@ -34,6 +34,15 @@ struct eo_tls_material {
 	size_t cert_len;
 	unsigned char *key; /* its private key (PEM), mTLS only; cleansed on clear */
 	size_t key_len;
+	/*
+	 * SHA-256 (64 hex digits) of the CA bundles the members' etcd trusts and does not
+	 * reload by itself: ca.crt of the server Secret with client mTLS (--trusted-ca-file),
+	 * ca.crt of the peer Secret (--peer-trusted-ca-file). "" when etcd trusts none (plaintext,
+	 * server TLS without client certificates, peer auto-TLS). Certificates and keys are not
+	 * in it: etcd reloads those on every handshake, so a leaf rotated under the same CA does
+	 * not change it.
+	 */
+	char ca_bundle_digest[65];
 };
 
 enum eo_tlsload_result {

@@ -876,6 +876,25 @@ static json_t *merge_diff(const json_t *have, const json_t *want)
 	return finish(out, ok);
 }
 
+/* metadata.annotations[key] = value, the annotations object created when absent. */
+static void stamp_annotation(json_t *md, const char *key, const char *value, bool *ok)
+{
+	json_t *ann = json_object_get(md, "annotations");
+
+	if (!*ok)
+		return;
+	if (!json_is_object(md)) {
+		*ok = false;
+		return;
+	}
+	if (ann == NULL) {
+		ann = json_object();
+		set(md, "annotations", ann, ok);
+	}
+	if (*ok)
+		set(ann, key, json_string(value), ok);
+}
+
 static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			 bool cluster_bootstrapped)
 {
@@ -930,6 +949,10 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			       &ok);
 		if (tls.peer_secret != NULL)
 			append(vols, secret_volume(TLS_PEER_VOLUME, tls.peer_secret), &ok);
+		if (ok && (tls.client_server_secret != NULL || tls.peer_secret != NULL) &&
+		    o != NULL && present(o->ca_bundle_digest))
+			stamp_annotation(json_object_get(pod, "metadata"),
+					 EO_ANNOTATION_CA_BUNDLE_DIGEST, o->ca_bundle_digest, &ok);
 	}
 	if (ok && eo_desired_member_restores(member)) {
 		char image[640];
@@ -1001,18 +1024,17 @@ json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts
 {
 	char hash[EO_DESIRED_HASH_MAX];
 	json_t *pod = build_pod(member, o, cluster_bootstrapped);
-	json_t *md = json_object_get(pod, "metadata"), *ann = NULL;
 	bool ok = pod != NULL;
 
-	if (!ok || eo_desired_member_pod_hash(member, o, hash, sizeof(hash)) != 0)
+	/*
+	 * The hash is that of the Pod built as for a bootstrapped cluster: the Pod just built
+	 * when the cluster is, a second build only for a seed's first Pod.
+	 */
+	if (!ok ||
+	    (cluster_bootstrapped ? eo_desired_pod_hash(pod, hash, sizeof(hash))
+				  : eo_desired_member_pod_hash(member, o, hash, sizeof(hash))) != 0)
 		return finish(pod, false);
-	ann = json_object_get(md, "annotations");
-	if (ann == NULL) {
-		ann = json_object();
-		set(md, "annotations", ann, &ok);
-	}
-	if (ok)
-		set(ann, EO_ANNOTATION_POD_HASH, json_string(hash), &ok);
+	stamp_annotation(json_object_get(pod, "metadata"), EO_ANNOTATION_POD_HASH, hash, &ok);
 	return finish(pod, ok);
 }
 

@@ -34,6 +34,12 @@ struct eo_desired_opts {
 	const char *etcd_image_repository; /* NULL/"" = quay.io/coreos/etcd */
 	const char *cluster_domain;	   /* NULL/"" = cluster.local */
 	const char *operator_image;	   /* the restore init container of a seed; NULL: none */
+	/*
+	 * The cluster's status.caBundleDigest: stamped on a member Pod that mounts a TLS Secret
+	 * (annotation EO_ANNOTATION_CA_BUNDLE_DIGEST, covered by the Pod hash). NULL/"": none.
+	 * Per cluster: callers copy the operator's options and set it.
+	 */
+	const char *ca_bundle_digest;
 };
 
 /*

@@ -326,7 +326,12 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 	}
 	if (in->pod == NULL) {
 		out->action = EO_MPLAN_CREATE_POD;
-		out->object = eo_desired_member_pod(m, in->build, bootstrapped);
+		struct eo_desired_opts o =
+		    in->build != NULL ? *in->build : (struct eo_desired_opts){0};
+
+		/* The CA bundles as the cluster last recorded them (plan.c rolls on a change). */
+		o.ca_bundle_digest = eo_cluster_ca_bundle_digest(in->cluster);
+		out->object = eo_desired_member_pod(m, &o, bootstrapped);
 		if (out->object == NULL)
 			x.ok = false;
 		msgf(&x, "Pod %s is missing; creating it", mname);

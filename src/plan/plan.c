@@ -391,6 +391,7 @@ struct ctx {
 	char etcd_problem_msg[EO_PLAN_MSG_MAX];
 	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
 	char issues[EO_PLAN_ISSUES_MAX];
+	bool ca_changed; /* this pass records a new status.caBundleDigest */
 };
 
 /*
@@ -1322,10 +1323,14 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 static void roll_view(struct ctx *x)
 {
 	struct roll_view *rv = &x->rv;
+	struct eo_desired_opts o =
+	    x->in->build != NULL ? *x->in->build : (struct eo_desired_opts){0};
 
 	memset(rv, 0, sizeof(*rv));
 	if (!json_is_object(x->observed))
 		return;
+	/* The Pods carry the CA bundles' digest as recorded (member.c builds them so). */
+	o.ca_bundle_digest = json_string_value(json_object_get(x->st, "caBundleDigest"));
 	for (size_t i = 0; i < x->in->n_members && rv->n < ROLL_MAX; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		struct eo_roll_member *r = &rv->rows[rv->n];
@@ -1353,7 +1358,7 @@ static void roll_view(struct ctx *x)
 			x->ok = false;
 			return;
 		}
-		if (eo_desired_member_pod_hash(target, x->in->build, want, sizeof(want)) != 0) {
+		if (eo_desired_member_pod_hash(target, &o, want, sizeof(want)) != 0) {
 			/*
 			 * No Pod can be built from it (the member controller says why on the
 			 * member): nothing to compare, so nothing to roll for its Pod.
@@ -1893,6 +1898,17 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		stop_tls(&x, &c, running, in->tls_reason);
 		goto done;
 	}
+	if (present(in->ca_bundle_digest) &&
+	    (eo_cluster_ca_bundle_digest(cluster) == NULL ||
+	     strcmp(in->ca_bundle_digest, eo_cluster_ca_bundle_digest(cluster)) != 0)) {
+		/*
+		 * A first record (a cluster created before this field, or a new one) rolls the
+		 * running Pods too: nothing says which bundle they read; the message says "changed"
+		 * only for a real change.
+		 */
+		x.ca_changed = eo_cluster_ca_bundle_digest(cluster) != NULL;
+		set_status(&x, "caBundleDigest", json_string(in->ca_bundle_digest));
+	}
 	if (!services_ok(in, &x.ok)) {
 		msgf(&x, "ensuring Services %s and %s-client", name, name);
 		out->action = EO_PLAN_ENSURE_SERVICES;
@@ -1984,8 +2000,16 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		 * target.
 		 */
 		set_deadline(&x);
-		msgf(&x, "%zu member(s) run a Pod that differs from the desired one; rolling them",
-		     x.rv.outdated);
+		if (x.ca_changed)
+			msgf(&x,
+			     "the CA bundle of the TLS Secrets changed (status.caBundleDigest): "
+			     "rolling %zu member(s) one at a time so that etcd reads it",
+			     x.rv.outdated);
+		else
+			msgf(&x,
+			     "%zu member(s) run a Pod that differs from the desired one; rolling "
+			     "them",
+			     x.rv.outdated);
 		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLLING, out->message);
 		event(&x, "Normal", EO_PLAN_REASON_ROLLING);
 		health(&x, &c);

@@ -163,6 +163,13 @@ struct eo_plan_input {
 	 */
 	const char *tls_reason;
 	const char *tls_message;
+	/*
+	 * SHA-256 (hex) of the CA bundles the members' etcd trusts (controller/tlsload.h), as
+	 * read this pass; NULL when not read. A value other than status.caBundleDigest is
+	 * recorded there; member Pods carry it (desired.h, ca_bundle_digest) and the Pod hash
+	 * covers it, so the members are rolled one at a time onto Pods that read the new bundle.
+	 */
+	const char *ca_bundle_digest;
 	time_t now;
 };
 

@@ -617,6 +617,54 @@ static void test_pod_hash(void **state)
 	json_decref(m);
 }
 
+static const char *pod_annotation(const json_t *pod, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), key));
+}
+
+/*
+ * The CA bundles' digest: stamped on a Pod that mounts a TLS Secret and covered by its hash
+ * (another digest, another hash: the roll); a plaintext member's Pod ignores it.
+ */
+static void test_pod_ca_bundle_digest(void **state)
+{
+	json_t *c = tls_cluster("{'peer':{'secretRef':{'name':'peer'}}}");
+	json_t *m = tls_member(c), *plain = tu_json(MEMBER_JSON), *p = NULL;
+	struct eo_desired_opts a = OPTS, b = OPTS;
+	char none[EO_DESIRED_HASH_MAX], ha[EO_DESIRED_HASH_MAX], hb[EO_DESIRED_HASH_MAX];
+
+	(void)state;
+	a.ca_bundle_digest = "aaaa";
+	b.ca_bundle_digest = "bbbb";
+	assert_int_equal(eo_desired_member_pod_hash(m, &OPTS, none, sizeof(none)), 0);
+	assert_int_equal(eo_desired_member_pod_hash(m, &a, ha, sizeof(ha)), 0);
+	assert_int_equal(eo_desired_member_pod_hash(m, &b, hb, sizeof(hb)), 0);
+	assert_string_not_equal(none, ha);
+	assert_string_not_equal(ha, hb);
+	p = eo_desired_member_pod(m, &a, true);
+	assert_string_equal(pod_annotation(p, EO_ANNOTATION_CA_BUNDLE_DIGEST), "aaaa");
+	assert_string_equal(pod_annotation(p, EO_ANNOTATION_POD_HASH), ha);
+	json_decref(p);
+	/* Before bootstrap (a seed's first Pod) the hash is still that of the later Pod. */
+	p = eo_desired_member_pod(m, &a, false);
+	assert_string_equal(pod_annotation(p, EO_ANNOTATION_POD_HASH), ha);
+	json_decref(p);
+	p = eo_desired_member_pod(m, &OPTS, true);
+	assert_null(pod_annotation(p, EO_ANNOTATION_CA_BUNDLE_DIGEST));
+	json_decref(p);
+	/* No TLS Secret mounted: no digest, the same hash whatever it is. */
+	assert_int_equal(eo_desired_member_pod_hash(plain, &OPTS, none, sizeof(none)), 0);
+	assert_int_equal(eo_desired_member_pod_hash(plain, &b, hb, sizeof(hb)), 0);
+	assert_string_equal(none, hb);
+	p = eo_desired_member_pod(plain, &b, true);
+	assert_null(pod_annotation(p, EO_ANNOTATION_CA_BUNDLE_DIGEST));
+	json_decref(p);
+	json_decref(plain);
+	json_decref(m);
+	json_decref(c);
+}
+
 /* What a roll writes into a member: only the rolled fields, nested keys removed by null. */
 static void test_roll_patch(void **state)
 {
@@ -666,6 +714,7 @@ int main(void)
 	    cmocka_unit_test(test_member_pod),
 	    cmocka_unit_test(test_member_pod_passthrough),
 	    cmocka_unit_test(test_pod_hash),
+	    cmocka_unit_test(test_pod_ca_bundle_digest),
 	    cmocka_unit_test(test_roll_patch),
 	    cmocka_unit_test(test_member_pod_default_affinity),
 	    cmocka_unit_test(test_tls_mtls_and_peer),

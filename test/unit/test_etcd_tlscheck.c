@@ -409,13 +409,88 @@ static void test_load_material(void **state)
 	free(key);
 }
 
+/* Replaces data[key] of Secret name with the concatenation of the files (a CA bundle). */
+static void set_bundle(struct rig *r, const char *name, const char *key, const char *f1,
+		       const char *f2)
+{
+	size_t n1 = 0, n2 = 0;
+	char *a = slurp(f1, &n1), *b = slurp(f2, &n2), *both = malloc(n1 + n2 + 1), *b64 = NULL;
+
+	assert_non_null(both);
+	memcpy(both, a, n1);
+	memcpy(both + n1, b, n2);
+	b64 = eo_base64_encode(both, n1 + n2);
+	json_object_set_new(json_object_get(r->api.secrets, name), key, json_string(b64));
+	free(a);
+	free(b);
+	free(both);
+	free(b64);
+}
+
+/* The digest of the CA bundles etcd trusts (tlsload.h): what moves it and what does not. */
+static void test_load_ca_digest(void **state)
+{
+	struct eo_tls_material m;
+	struct rig r;
+	json_t *peer_only = cluster("{'peer':{'secretRef':{'name':'peer'}}}");
+	json_t *server_only = cluster("{'client':{'serverSecretRef':{'name':'srv'}}}");
+	json_t *full = cluster(MTLS_PEER), *plain = cluster(NULL);
+	char first[65], bundle[65];
+
+	(void)state;
+	rig_start(&r);
+	json_object_set_new(r.api.secrets, "srv",
+			    secret_data("server.pem", "server-key.pem", "ca.pem"));
+	json_object_set_new(r.api.secrets, "op", secret_data("client.pem", "client-key.pem", NULL));
+	json_object_set_new(r.api.secrets, "peer",
+			    secret_data("server.pem", "server-key.pem", "ca.pem"));
+	assert_int_equal(eo_tlsload(r.kc, peer_only, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_int_equal(strlen(m.ca_bundle_digest), 64);
+	assert_true(strspn(m.ca_bundle_digest, "0123456789abcdef") == 64);
+	memcpy(first, m.ca_bundle_digest, sizeof(first));
+	eo_tls_material_clear(&m);
+
+	/* A leaf rotated under the same CA (etcd reloads it itself): the same digest. */
+	json_object_set_new(r.api.secrets, "peer",
+			    secret_data("noeku.pem", "noeku-key.pem", "ca.pem"));
+	assert_int_equal(eo_tlsload(r.kc, peer_only, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_string_equal(m.ca_bundle_digest, first);
+	eo_tls_material_clear(&m);
+
+	/* A second CA added to the bundle: another digest. */
+	set_bundle(&r, "peer", "ca.crt", "ca.pem", "other-ca.pem");
+	assert_int_equal(eo_tlsload(r.kc, peer_only, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_int_equal(strlen(m.ca_bundle_digest), 64);
+	assert_string_not_equal(m.ca_bundle_digest, first);
+	memcpy(bundle, m.ca_bundle_digest, sizeof(bundle));
+	eo_tls_material_clear(&m);
+
+	/* Client mTLS adds the server Secret's bundle (etcd's --trusted-ca-file). */
+	assert_int_equal(eo_tlsload(r.kc, full, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_int_equal(strlen(m.ca_bundle_digest), 64);
+	assert_string_not_equal(m.ca_bundle_digest, bundle);
+	eo_tls_material_clear(&m);
+
+	/* Server TLS alone gives etcd no CA to trust, plaintext none at all. */
+	assert_int_equal(eo_tlsload(r.kc, server_only, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_string_equal(m.ca_bundle_digest, "");
+	eo_tls_material_clear(&m);
+	assert_int_equal(eo_tlsload(r.kc, plain, NOW_VALID, &m, NULL, NULL), EO_TLSLOAD_OK);
+	assert_string_equal(m.ca_bundle_digest, "");
+	eo_tls_material_clear(&m);
+	rig_stop(&r);
+	json_decref(peer_only);
+	json_decref(server_only);
+	json_decref(full);
+	json_decref(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pairs),
-	    cmocka_unit_test(test_ca),
-	    cmocka_unit_test(test_load),
-	    cmocka_unit_test(test_load_material),
+	    cmocka_unit_test(test_pairs),	   cmocka_unit_test(test_ca),
+	    cmocka_unit_test(test_load),	   cmocka_unit_test(test_load_material),
+	    cmocka_unit_test(test_load_ca_digest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1649,6 +1649,119 @@ static void test_pod_drift_rolls(void **state)
 	world_free(&w);
 }
 
+#define CA1 "1111111111111111111111111111111111111111111111111111111111111111"
+#define CA2 "2222222222222222222222222222222222222222222222222222222222222222"
+
+/* Member i mounts a peer TLS Secret; its Pod is built with the CA bundles' digest ca. */
+static void tls_member(struct world *w, size_t i, const char *ca, bool ready)
+{
+	struct eo_desired_opts o = OPTS;
+	char h[EO_DESIRED_HASH_MAX];
+	json_t *m = (json_t *)w->pm[i].member, *p = pod(eo_member_name(m), ready);
+
+	json_object_set_new(json_object_get(m, "spec"), "tls",
+			    json_pack("{s:{s:s}}", "peerSecretRef", "name", "demo-peer-tls"));
+	eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, eo_member_name(m), "demo",
+				   "default", true);
+	o.ca_bundle_digest = ca;
+	if (eo_desired_member_pod_hash(m, &o, h, sizeof(h)) != 0)
+		fail();
+	json_object_set_new(json_object_get(p, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_POD_HASH, h));
+	json_decref((json_t *)w->pm[i].pod);
+	w->pm[i].pod = p;
+}
+
+/*
+ * A changed CA bundle (status.caBundleDigest) rolls the members that mount a TLS Secret, one
+ * at a time through the roll path: followers first, each waiting for the one before to be
+ * ready. The same digest (a leaf rotated under the same CA) rolls nothing.
+ */
+static void test_ca_bundle_rolls(void **state)
+{
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+	json_t *cst = NULL;
+
+	(void)state;
+	world_init(&w, &rolled3);
+	cst = json_object_get(w.cluster, "status");
+	json_object_del(cst, "progressDeadline");
+	json_object_set_new(cst, "caBundleDigest", json_string(CA1));
+	for (size_t i = 0; i < 3; i++)
+		tls_member(&w, i, CA1, true);
+	world_statuses(&w, st, w.ev[0].id);
+	w.in.ca_bundle_digest = CA1;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT);
+	assert_null(res.status != NULL ? json_object_get(res.status, "rollingMember") : NULL);
+	assert_null(res.status != NULL ? json_object_get(res.status, "progressDeadline") : NULL);
+	eo_plan_result_clear(&res);
+
+	/* The bundle changed: recorded, a deadline set, the roll announced. */
+	w.in.ca_bundle_digest = CA2;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
+	assert_non_null(json_object_get(res.status, "progressDeadline"));
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		  "the CA bundle of the TLS Secrets changed");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* A follower first. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* Its new Pod (new digest) is not ready yet: nothing else is touched. */
+	tls_member(&w, 1, CA2, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* Ready: the next follower; demo-b is not restarted again. */
+	tls_member(&w, 1, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-c");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* The leader last, after moving leadership away. */
+	tls_member(&w, 2, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+	tls_member(&w, 0, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT ||
+		    res.action == EO_PLAN_WRITE_STATUS);
+	assert_null(json_object_get(res.status, "rollingMember"));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
+	world_init(&w, &rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	world_statuses(&w, st, w.ev[0].id);
+	w.in.ca_bundle_digest = CA2;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_null(json_object_get(res.status, "rollingMember"));
+	assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 static void test_initial_cluster_helper(void **state)
 {
 	char a[EO_DESIRED_URL_MAX] = "http://a:2380", b[EO_DESIRED_URL_MAX] = "http://b:2380";
@@ -1695,6 +1808,7 @@ int main(void)
 	    cmocka_unit_test(test_rolling_update),
 	    cmocka_unit_test(test_version_change_refused),
 	    cmocka_unit_test(test_pod_drift_rolls),
+	    cmocka_unit_test(test_ca_bundle_rolls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
