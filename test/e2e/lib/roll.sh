@@ -10,6 +10,15 @@
 #       spec.replicas, no status.rollingMember, and (unless "-") every EtcdMember
 #       reporting etcd <want-version> in status.version. Prints
 #       "min_ready=<n> of <replicas> rolled_in=<seconds>s"; exits 1 on timeout.
+#   roll.sh after <cluster> <timeout-seconds> <command...>
+#       Record the member Pods' UIDs, run the command (a change the operator should roll
+#       the members for, such as a new CA bundle in a TLS Secret), then sample twice a
+#       second until every member Pod was replaced (a new UID, same name) and the roll is
+#       over (Progressing=False/Reconciled, updatedMembers = replicas, no rollingMember).
+#       Prints "min_ready=<n> of <replicas> replaced=<n> rolled_in=<seconds>s"; exits 1
+#       on timeout.
+#   roll.sh uids <cluster>
+#       "<pod> <uid>" per member Pod, sorted: compare to tell that nothing was rolled.
 #
 # $NAMESPACE is set by Chainsaw or by the caller.
 set -euo pipefail
@@ -69,10 +78,47 @@ run() {
 	echo "min_ready=$min of $replicas rolled_in=$(($(date +%s) - t0))s"
 }
 
+uids() {
+	kc get pods -l "etcd-operator.cozystack.io/cluster=$1" \
+		-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' | sort
+}
+
+# How many of the Pods listed in file $2 ("<pod> <uid>") now run under another UID.
+replaced() {
+	uids "$1" | awk 'NR == FNR { old[$1] = $2; next } ($1 in old) && old[$1] != $2 { n++ } END { print n + 0 }' "$2" -
+}
+
+after() {
+	local c=$1 timeout=$2 t0 min replicas r before n
+	shift 2
+	replicas=$(kc get etcdcluster "$c" -o jsonpath='{.spec.replicas}')
+	min=$replicas
+	before=$(mktemp)
+	uids "$c" >"$before"
+	t0=$(date +%s)
+	"$@" >/dev/null
+	while :; do
+		r=$(ready_pods "$c")
+		[ "$r" -lt "$min" ] && min=$r
+		n=$(replaced "$c" "$before")
+		[ "$n" -ge "$replicas" ] && done_rolling "$c" - && break
+		[ $(($(date +%s) - t0)) -lt "$timeout" ] || {
+			kc get etcdcluster "$c" -o yaml >&2
+			rm -f "$before"
+			die "roll of $c not over after ${timeout}s ($n of $replicas Pods replaced)"
+		}
+		sleep 0.5
+	done
+	rm -f "$before"
+	echo "min_ready=$min of $replicas replaced=$n rolled_in=$(($(date +%s) - t0))s"
+}
+
 cmd=${1:-}
 shift || true
 case $cmd in
 ids) ids "$@" ;;
 run) run "$@" ;;
+after) after "$@" ;;
+uids) uids "$@" ;;
 *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

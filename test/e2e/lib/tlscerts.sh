@@ -9,7 +9,8 @@
 # the runbook's SANs), op-client.crt/key (clientAuth), peer.crt/key, peer-ca.crt - and, with
 # the docs' own leaf function, the variants the tests need: server2.* and op-client2.* (new
 # leaves of the same CA, for rotation), server-noclient.* (serverAuth only), and
-# op-client-other.* with other-ca.crt (a client certificate from a CA etcd does not trust).
+# op-client-other.* with other-ca.crt (a client certificate from a CA etcd does not trust),
+# and peer-other.* (a peer leaf of that other CA, for a CA rotation).
 set -euo pipefail
 dir=$1 cluster=$2 ns=$3 domain=${4:-cluster.local}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -35,13 +36,14 @@ SERVER_SANS="DNS:*.$cluster.$ns.svc,DNS:*.$cluster.$ns.svc.$domain,DNS:$cluster.
 		-addext basicConstraints=critical,CA:TRUE \
 		-addext keyUsage=critical,keyCertSign,cRLSign
 	leaf op-client-other "$cluster-operator" clientAuth ""
+	leaf peer-other "$cluster-peer" serverAuth,clientAuth "DNS:*.$cluster.$ns.svc,DNS:*.$cluster.$ns.svc.$domain"
 	cd ..
-	mv other/op-client-other.crt other/op-client-other.key .
+	mv other/op-client-other.crt other/op-client-other.key other/peer-other.crt other/peer-other.key .
 	mv other/ca.crt other-ca.crt
 	rm -rf other
 } >/dev/null 2>&1
 rm -f ./*.srl ./*.csr ./*.ext docs-certs.sh
 for f in ca.crt server.crt server.key op-client.crt op-client.key peer.crt peer.key peer-ca.crt \
-	server2.crt op-client2.crt server-noclient.crt op-client-other.crt other-ca.crt; do
+	server2.crt op-client2.crt server-noclient.crt op-client-other.crt other-ca.crt peer-other.crt; do
 	[ -s "$f" ] || { echo "tlscerts.sh: $f was not made" >&2; exit 1; }
 done
