@@ -272,19 +272,41 @@ static int load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const 
 	eo_cluster_tls(cluster, &t);
 	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
 		return 0;
-	switch (eo_tlsload(c->kc, cluster, now_of(c), m, p, &err)) {
+	switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, now_of(c), m, p, &err)) {
 	case EO_TLSLOAD_OK:
 		pass_tls = m;
 		return 0;
 	case EO_TLSLOAD_PROBLEM:
-		eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p->reason, "secret",
-			  p->secret, "message", p->message, NULL);
+		/* Told once at WARN (the condition and the Event carry it on). */
+		eo_log_kv(p->repeated ? EO_LOG_DEBUG : EO_LOG_WARN, lc, "TLS material unusable",
+			  "reason", p->reason, "secret", p->secret, "message", p->message, NULL);
 		return 1;
 	default:
 		eo_log_kv(EO_LOG_WARN, lc, "reading the TLS Secrets failed", "detail",
 			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
 		return -1;
 	}
+}
+
+/*
+ * cert-manager mode before the cluster formed, with a Certificate not issued yet: the plan
+ * waits for the Certificates and does not look at the TLS material, and the Secrets
+ * cert-manager fills would only be found missing (a warning on every pass). Not read then.
+ */
+static bool certs_pending(const json_t *cluster, const struct eo_certs_seen *seen)
+{
+	if (!eo_cluster_uses_cert_manager(cluster) || eo_cluster_cluster_id(cluster) != NULL)
+		return false;
+	if (!seen->plan.installed)
+		return true;
+	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
+		const json_t *have = seen->plan.role[r].have;
+
+		if (eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r) &&
+		    (have == NULL || !eo_plan_cert_ready(have, NULL)))
+			return true;
+	}
+	return false;
 }
 
 /* --- cluster --- */
@@ -1025,7 +1047,12 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
 		goto fail;
-	if (!eo_cluster_is_deleting(cluster) && (rc = load_tls(c, &lc, cluster, &tls, &tp)) < 0)
+	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
+		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
+			goto fail;
+	}
+	if (!eo_cluster_is_deleting(cluster) && !certs_pending(cluster, &certs) &&
+	    (rc = load_tls(c, &lc, cluster, &tls, &tp)) < 0)
 		goto fail;
 	rc = 0;
 	hh = eo_cache_set_get(&c->services, ns, name);
@@ -1051,11 +1078,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 							    ? tls.ca_bundle_digest
 							    : NULL,
 				    .now = now_of(c)};
-	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
-		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
-			goto fail;
+	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster))
 		in.certs = &certs.plan;
-	}
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {

@@ -38,6 +38,8 @@ json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const cha
 /* New array of the objects owned by uid, over every cache. NULL on OOM. */
 json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid);
 
+struct eo_tls_cache; /* controller/tlsload.h */
+
 struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
@@ -51,7 +53,8 @@ struct eo_controller {
 	long etcd_timeout_ms;		     /* per etcd attempt; 0 = 5000 */
 	time_t (*now)(void);		     /* NULL = time(NULL) */
 	struct eo_fence fence;		     /* leader lease check before membership changes */
-	const char *etcd_connect_to; /* test seam: eo_etcd_config.connect_to; NULL normally */
+	const char *etcd_connect_to;	/* test seam: eo_etcd_config.connect_to; NULL normally */
+	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
 };
 
 /* Outcome of one reconcile. */

@@ -2,6 +2,7 @@
  * controller/manager.c - informers, queues, workers, leader election. See manager.h.
  */
 #include "controller/manager.h"
+#include "controller/tlsload.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -462,7 +463,10 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		      .operator_image = cfg->operator_image},
 	    .operator_image = cfg->operator_image,
 	    .netpol = &m->netpol,
+	    .tls_cache = eo_tls_cache_new(EO_TLS_CACHE_CAP),
 	};
+	if (m->ctrl.tls_cache == NULL)
+		goto fail;
 	m->ninf = nns;
 	for (int k = 0; k < K_COUNT; k++) {
 		struct eo_cache_set *set = k == K_CLUSTER    ? &m->ctrl.clusters
@@ -604,6 +608,7 @@ void eo_manager_free(eo_manager *m)
 		eo_kube_queue_free(m->ctls[c].q);
 	eo_kube_recorder_free(m->rec);
 	eo_informer_reporter_free(m->rep);
+	eo_tls_cache_free(m->ctrl.tls_cache);
 	eo_kube_client_free(m->lease_kc);
 	eo_kube_client_free(m->kc);
 	json_decref((json_t *)m->netpol.operator_labels);

@@ -3,6 +3,7 @@
  */
 #include "controller/tlsload.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "api/conditions.h"
 #include "api/names.h"
 #include "core/base64.h"
+#include "kube/client.h"
 #include "etcd/tlscheck.h"
 
 /* The three keys of a TLS Secret, decoded (NULL when absent). */
@@ -90,24 +92,16 @@ static int decode_key(const json_t *data, const char *key, unsigned char **out, 
 		   : -1;
 }
 
-/*
- * GETs Secret ns/name (label: "server", "operator client", "peer") and decodes tls.crt,
- * tls.key and, when need_ca, ca.crt; every one of them must be there.
- */
-static enum eo_tlsload_result read_secret(eo_kube_client *kc, const char *ns, const char *name,
-					  const char *label, bool need_ca, struct secret_data *d,
-					  struct eo_tlsload_problem *p, struct eo_kube_error *err)
+/* GETs Secret ns/name (label: "server", "operator client", "peer") into *out. */
+static enum eo_tlsload_result fetch_secret(eo_kube_client *kc, const char *ns, const char *name,
+					   const char *label, json_t **out,
+					   struct eo_tlsload_problem *p, struct eo_kube_error *err)
 {
 	struct eo_kube_resource r = {"v1", "secrets", ns, name};
-	const char *keys[] = {"tls.crt", "tls.key", "ca.crt"};
-	unsigned char **outs[] = {&d->crt, &d->key, &d->ca};
-	size_t *lens[] = {&d->crt_len, &d->key_len, &d->ca_len};
-	json_t *secret = NULL, *data = NULL;
-	enum eo_tlsload_result res = EO_TLSLOAD_OK;
 	eo_kube_err e;
 
-	memset(d, 0, sizeof(*d));
-	e = eo_kube_get(kc, &r, &secret, err);
+	*out = NULL;
+	e = eo_kube_get(kc, &r, out, err);
 	if (e == EO_KUBE_ENOTFOUND)
 		return problem(p, EO_REASON_TLS_SECRET_NOT_FOUND, name,
 			       "the %s Secret %s/%s does not exist", label, ns, name);
@@ -116,9 +110,24 @@ static enum eo_tlsload_result read_secret(eo_kube_client *kc, const char *ns, co
 			       "the operator may not read the %s Secret %s/%s (forbidden: its "
 			       "ClusterRole needs get on secrets)",
 			       label, ns, name);
-	if (e != EO_KUBE_OK)
-		return EO_TLSLOAD_ERROR;
-	data = json_object_get(secret, "data");
+	return e == EO_KUBE_OK ? EO_TLSLOAD_OK : EO_TLSLOAD_ERROR;
+}
+
+/*
+ * Decodes tls.crt, tls.key and, when need_ca, ca.crt of the fetched Secret ns/name; every one
+ * of them must be there.
+ */
+static enum eo_tlsload_result decode_secret(const json_t *secret, const char *ns, const char *name,
+					    const char *label, bool need_ca, struct secret_data *d,
+					    struct eo_tlsload_problem *p)
+{
+	const char *keys[] = {"tls.crt", "tls.key", "ca.crt"};
+	unsigned char **outs[] = {&d->crt, &d->key, &d->ca};
+	size_t *lens[] = {&d->crt_len, &d->key_len, &d->ca_len};
+	const json_t *data = json_object_get(secret, "data");
+	enum eo_tlsload_result res = EO_TLSLOAD_OK;
+
+	memset(d, 0, sizeof(*d));
 	for (size_t i = 0; i < 3 && res == EO_TLSLOAD_OK; i++) {
 		int rc;
 
@@ -133,8 +142,6 @@ static enum eo_tlsload_result read_secret(eo_kube_client *kc, const char *ns, co
 				      "the %s Secret %s/%s: %s is not valid base64", label, ns,
 				      name, keys[i]);
 	}
-	wipe_secret(secret);
-	json_decref(secret);
 	if (res != EO_TLSLOAD_OK)
 		secret_data_clear(d);
 	return res;
@@ -185,28 +192,82 @@ static int ca_bundle_digest(const struct secret_data *client, const struct secre
 	return 0;
 }
 
-static enum eo_tlsload_result load(eo_kube_client *kc, const json_t *cluster, time_t now,
-				   struct eo_tls_material *out, struct eo_tlsload_problem *p,
-				   struct eo_kube_error *err)
+/* The Secrets of one cluster, fetched: index 0 server, 1 operator client, 2 peer. */
+enum { SRV, OPC, PEER, NSECRETS };
+static const char *const labels[NSECRETS] = {"server", "operator client", "peer"};
+
+struct fetched {
+	json_t *obj[NSECRETS]; /* NULL: not used by the spec */
+	char name[NSECRETS][EO_NAME_MAX];
+	char rv[NSECRETS][EO_TLS_RV_MAX]; /* resourceVersion, "" when not used */
+};
+
+static void fetched_clear(struct fetched *f)
+{
+	for (int i = 0; i < NSECRETS; i++) {
+		if (f->obj[i] != NULL)
+			wipe_secret(f->obj[i]);
+		json_decref(f->obj[i]);
+		f->obj[i] = NULL;
+	}
+}
+
+/* GETs every Secret the spec uses, in order; stops at the first one that cannot be read. */
+static enum eo_tlsload_result fetch(eo_kube_client *kc, const json_t *cluster, struct fetched *f,
+				    struct eo_tlsload_problem *p, struct eo_kube_error *err)
 {
 	const char *ns = eo_cluster_namespace(cluster);
 	struct eo_cluster_tls t;
-	struct secret_data srv = {0}, op = {0}, peer = {0};
-	char name[EO_NAME_MAX], why[EO_TLSCHECK_MSG_MAX];
-	enum eo_tlsload_result res = EO_TLSLOAD_OK;
+	bool used[NSECRETS];
+	int (*namer[NSECRETS])(const json_t *, char *, size_t) = {
+	    eo_cluster_server_secret_name, eo_cluster_operator_client_secret_name,
+	    eo_cluster_peer_secret_name};
+	const char *what[NSECRETS] = {"spec.tls.client", "spec.tls.client", "spec.tls.peer"};
 
 	eo_cluster_tls(cluster, &t);
-	if (t.client != EO_TLS_NONE) {
-		if (eo_cluster_server_secret_name(cluster, name, sizeof(name)) != 0)
+	used[SRV] = t.client != EO_TLS_NONE;
+	used[OPC] = t.client != EO_TLS_NONE && t.client_mtls;
+	used[PEER] = t.peer != EO_TLS_NONE;
+	for (int i = 0; i < NSECRETS; i++) {
+		enum eo_tlsload_result res;
+		const char *rv = NULL;
+
+		if (!used[i])
+			continue;
+		if (namer[i](cluster, f->name[i], sizeof(f->name[i])) != 0)
 			return problem(p, EO_REASON_TLS_SECRET_INVALID, "",
-				       "the server Secret of spec.tls.client has no usable name");
-		res = read_secret(kc, ns, name, "server", true, &srv, p, err);
+				       "the %s Secret of %s has no usable name", labels[i],
+				       what[i]);
+		res = fetch_secret(kc, ns, f->name[i], labels[i], &f->obj[i], p, err);
+		if (res != EO_TLSLOAD_OK)
+			return res;
+		rv = eo_kube_obj_resource_version(f->obj[i]);
+		/* No resourceVersion (never from an apiserver): "?" never matches a cached one. */
+		snprintf(f->rv[i], sizeof(f->rv[i]), "%s", rv != NULL && rv[0] ? rv : "?");
+	}
+	return EO_TLSLOAD_OK;
+}
+
+/* Decodes and checks the fetched Secrets (see tlsload.h) at time now. */
+static enum eo_tlsload_result check(const json_t *cluster, const struct fetched *f, time_t now,
+				    struct eo_tls_material *out, struct eo_tlsload_problem *p)
+{
+	const char *ns = eo_cluster_namespace(cluster);
+	struct secret_data srv = {0}, op = {0}, peer = {0};
+	char why[EO_TLSCHECK_MSG_MAX];
+	enum eo_tlsload_result res = EO_TLSLOAD_OK;
+
+	if (f->obj[SRV] != NULL) {
+		const char *name = f->name[SRV];
+
+		res = decode_secret(f->obj[SRV], ns, name, labels[SRV], true, &srv, p);
+		/* check_pair parses the bundle as well; check_ca says "no certificate" first. */
 		if (res == EO_TLSLOAD_OK &&
 		    (eo_tls_check_ca(srv.ca, srv.ca_len, why, sizeof(why)) != 0 ||
 		     eo_tls_check_pair(EO_TLS_ROLE_SERVER, srv.crt, srv.crt_len, srv.key,
 				       srv.key_len, srv.ca, srv.ca_len, now, why,
 				       sizeof(why)) != 0))
-			res = invalid(p, "server", ns, name, why);
+			res = invalid(p, labels[SRV], ns, name, why);
 		if (res != EO_TLSLOAD_OK)
 			goto out;
 		out->client_tls = true;
@@ -215,19 +276,15 @@ static enum eo_tlsload_result load(eo_kube_client *kc, const json_t *cluster, ti
 		srv.ca = NULL;
 		srv.ca_len = 0;
 	}
-	if (t.client != EO_TLS_NONE && t.client_mtls) {
-		if (eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0) {
-			res = problem(p, EO_REASON_TLS_SECRET_INVALID, "",
-				      "the operator client Secret of spec.tls.client has no usable "
-				      "name");
-			goto out;
-		}
+	if (f->obj[OPC] != NULL) {
+		const char *name = f->name[OPC];
+
 		/* ca.crt is optional here: etcd trusts the server Secret's bundle. */
-		res = read_secret(kc, ns, name, "operator client", false, &op, p, err);
+		res = decode_secret(f->obj[OPC], ns, name, labels[OPC], false, &op, p);
 		if (res == EO_TLSLOAD_OK &&
 		    eo_tls_check_pair(EO_TLS_ROLE_CLIENT, op.crt, op.crt_len, op.key, op.key_len,
 				      out->ca, out->ca_len, now, why, sizeof(why)) != 0)
-			res = invalid(p, "operator client", ns, name, why);
+			res = invalid(p, labels[OPC], ns, name, why);
 		if (res != EO_TLSLOAD_OK)
 			goto out;
 		out->cert = op.crt;
@@ -237,26 +294,23 @@ static enum eo_tlsload_result load(eo_kube_client *kc, const json_t *cluster, ti
 		op.crt = op.key = NULL;
 		op.crt_len = op.key_len = 0;
 	}
-	if (t.peer != EO_TLS_NONE) {
-		if (eo_cluster_peer_secret_name(cluster, name, sizeof(name)) != 0) {
-			res = problem(p, EO_REASON_TLS_SECRET_INVALID, "",
-				      "the peer Secret of spec.tls.peer has no usable name");
-			goto out;
-		}
-		res = read_secret(kc, ns, name, "peer", true, &peer, p, err);
+	if (f->obj[PEER] != NULL) {
+		const char *name = f->name[PEER];
+
+		res = decode_secret(f->obj[PEER], ns, name, labels[PEER], true, &peer, p);
 		if (res == EO_TLSLOAD_OK &&
 		    (eo_tls_check_ca(peer.ca, peer.ca_len, why, sizeof(why)) != 0 ||
 		     eo_tls_check_pair(EO_TLS_ROLE_PEER, peer.crt, peer.crt_len, peer.key,
 				       peer.key_len, peer.ca, peer.ca_len, now, why,
 				       sizeof(why)) != 0))
-			res = invalid(p, "peer", ns, name, why);
+			res = invalid(p, labels[PEER], ns, name, why);
 	}
 	if (res == EO_TLSLOAD_OK) {
 		/* The server CA is etcd's only with client certificates (desired.c). */
 		struct secret_data client_ca = {.ca = out->ca, .ca_len = out->ca_len};
 
-		if (ca_bundle_digest(t.client != EO_TLS_NONE && t.client_mtls ? &client_ca : NULL,
-				     t.peer != EO_TLS_NONE ? &peer : NULL,
+		if (ca_bundle_digest(f->obj[OPC] != NULL ? &client_ca : NULL,
+				     f->obj[PEER] != NULL ? &peer : NULL,
 				     out->ca_bundle_digest) != 0)
 			res = problem(p, EO_REASON_TLS_SECRET_INVALID, "",
 				      "the digest of the CA bundles could not be computed");
@@ -268,13 +322,138 @@ out:
 	return res;
 }
 
-enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, time_t now,
-				  struct eo_tls_material *out, struct eo_tlsload_problem *p,
-				  struct eo_kube_error *err)
+/* --- the cache (see tlsload.h) --- */
+
+struct entry {
+	char uid[EO_TLS_UID_MAX]; /* "": free */
+	char rv[NSECRETS][EO_TLS_RV_MAX];
+	bool checked; /* result, m and p below hold a check of these versions */
+	time_t checked_at;
+	enum eo_tlsload_result result;	     /* OK or PROBLEM */
+	struct eo_tls_material m;	     /* OK: an owned copy */
+	struct eo_tlsload_problem p;	     /* PROBLEM: what it was */
+	char last[EO_TLSLOAD_MSG_MAX + 320]; /* the last problem told ("" none) */
+	unsigned long used;		     /* for eviction: larger is more recent */
+};
+
+struct eo_tls_cache {
+	pthread_mutex_t mu;
+	struct entry *v;
+	size_t cap;
+	unsigned long clock;
+	unsigned long hits, misses; /* for tests */
+};
+
+struct eo_tls_cache *eo_tls_cache_new(size_t cap)
+{
+	struct eo_tls_cache *c = NULL;
+
+	if (cap == 0 || (c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	if ((c->v = calloc(cap, sizeof(*c->v))) == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->cap = cap;
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
+}
+
+void eo_tls_cache_free(struct eo_tls_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		eo_tls_material_clear(&c->v[i].m);
+	pthread_mutex_destroy(&c->mu);
+	free(c->v);
+	free(c);
+}
+
+void eo_tls_cache_stats(struct eo_tls_cache *c, unsigned long *hits, unsigned long *misses)
+{
+	pthread_mutex_lock(&c->mu);
+	*hits = c->hits;
+	*misses = c->misses;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int copy_bytes(unsigned char **dst, size_t *dst_len, const unsigned char *src, size_t n)
+{
+	*dst = NULL;
+	*dst_len = 0;
+	if (src == NULL)
+		return 0;
+	if ((*dst = malloc(n > 0 ? n : 1)) == NULL)
+		return -1;
+	memcpy(*dst, src, n);
+	*dst_len = n;
+	return 0;
+}
+
+static int material_copy(struct eo_tls_material *dst, const struct eo_tls_material *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->client_tls = src->client_tls;
+	memcpy(dst->ca_bundle_digest, src->ca_bundle_digest, sizeof(dst->ca_bundle_digest));
+	if (copy_bytes(&dst->ca, &dst->ca_len, src->ca, src->ca_len) != 0 ||
+	    copy_bytes(&dst->cert, &dst->cert_len, src->cert, src->cert_len) != 0 ||
+	    copy_bytes(&dst->key, &dst->key_len, src->key, src->key_len) != 0) {
+		eo_tls_material_clear(dst);
+		return -1;
+	}
+	return 0;
+}
+
+/* The entry of uid, or a free / the least recently used one (reset) when new. Locked. */
+static struct entry *slot(struct eo_tls_cache *c, const char *uid)
+{
+	struct entry *lru = NULL;
+
+	for (size_t i = 0; i < c->cap; i++) {
+		struct entry *e = &c->v[i];
+
+		if (e->uid[0] != '\0' && strcmp(e->uid, uid) == 0)
+			return e;
+		if (lru == NULL ||
+		    (lru->uid[0] != '\0' && (e->uid[0] == '\0' || e->used < lru->used)))
+			lru = e;
+	}
+	eo_tls_material_clear(&lru->m);
+	memset(lru, 0, sizeof(*lru));
+	snprintf(lru->uid, sizeof(lru->uid), "%s", uid);
+	return lru;
+}
+
+/* The cached check of exactly these versions, not older than EO_TLS_RECHECK_S. Locked. */
+static bool fresh(const struct entry *e, const struct fetched *f, time_t now)
+{
+	if (!e->checked || now < e->checked_at || now - e->checked_at >= EO_TLS_RECHECK_S)
+		return false;
+	for (int i = 0; i < NSECRETS; i++)
+		if (strcmp(e->rv[i], f->rv[i]) != 0 || strcmp(f->rv[i], "?") == 0)
+			return false;
+	return true;
+}
+
+/* "reason secret message" of a problem, to tell a repeat from a new one. */
+static void problem_key(const struct eo_tlsload_problem *p, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s %s %s", p->reason != NULL ? p->reason : "", p->secret, p->message);
+}
+
+enum eo_tlsload_result eo_tlsload_cached(struct eo_tls_cache *cache, eo_kube_client *kc,
+					 const json_t *cluster, time_t now,
+					 struct eo_tls_material *out, struct eo_tlsload_problem *p,
+					 struct eo_kube_error *err)
 {
 	struct eo_tlsload_problem scratch_p;
 	struct eo_kube_error scratch_e;
+	struct fetched f;
+	const char *uid = eo_cluster_uid(cluster);
+	struct entry *e = NULL;
 	enum eo_tlsload_result res;
+	bool hit = false;
 
 	if (p == NULL)
 		p = &scratch_p;
@@ -283,8 +462,60 @@ enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, tim
 	memset(out, 0, sizeof(*out));
 	memset(p, 0, sizeof(*p));
 	memset(err, 0, sizeof(*err));
-	res = load(kc, cluster, now, out, p, err);
+	memset(&f, 0, sizeof(f));
+	if (uid == NULL || uid[0] == '\0' || strlen(uid) >= EO_TLS_UID_MAX)
+		cache = NULL;
+	res = fetch(kc, cluster, &f, p, err);
+	if (cache != NULL && res == EO_TLSLOAD_OK) {
+		pthread_mutex_lock(&cache->mu);
+		e = slot(cache, uid);
+		e->used = ++cache->clock;
+		if (fresh(e, &f, now)) {
+			hit = true;
+			res = e->result;
+			if (res == EO_TLSLOAD_OK && material_copy(out, &e->m) != 0)
+				hit = false; /* out of memory: check again below */
+			else if (res == EO_TLSLOAD_PROBLEM)
+				*p = e->p;
+		}
+		cache->hits += hit;
+		cache->misses += !hit;
+		pthread_mutex_unlock(&cache->mu);
+	}
+	if (res == EO_TLSLOAD_OK && !hit) {
+		res = check(cluster, &f, now, out, p);
+		if (cache != NULL) {
+			pthread_mutex_lock(&cache->mu);
+			e = slot(cache, uid);
+			eo_tls_material_clear(&e->m);
+			e->checked = res != EO_TLSLOAD_OK || material_copy(&e->m, out) == 0;
+			e->checked_at = now;
+			e->result = res;
+			e->p = *p;
+			memcpy(e->rv, f.rv, sizeof(e->rv));
+			pthread_mutex_unlock(&cache->mu);
+		}
+	}
+	fetched_clear(&f);
 	if (res != EO_TLSLOAD_OK)
 		eo_tls_material_clear(out);
+	if (cache != NULL && res != EO_TLSLOAD_ERROR) {
+		char key[EO_TLSLOAD_MSG_MAX + 320];
+
+		problem_key(p, key, sizeof(key));
+		pthread_mutex_lock(&cache->mu);
+		e = slot(cache, uid);
+		if (res == EO_TLSLOAD_PROBLEM)
+			p->repeated = strcmp(e->last, key) == 0;
+		snprintf(e->last, sizeof(e->last), "%s", res == EO_TLSLOAD_PROBLEM ? key : "");
+		pthread_mutex_unlock(&cache->mu);
+	}
 	return res;
+}
+
+enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, time_t now,
+				  struct eo_tls_material *out, struct eo_tlsload_problem *p,
+				  struct eo_kube_error *err)
+{
+	return eo_tlsload_cached(NULL, kc, cluster, now, out, p, err);
 }

@@ -11,7 +11,9 @@
  * certificate and is etcd's --trusted-ca-file) and, with mTLS, the operator client certificate
  * and key. Nothing is written to disk; key bytes are cleansed when freed, and the base64 copies
  * in the Secret objects are cleansed before those are freed. Reading on every reconcile means a
- * rotated Secret is used from the next reconcile on, without a restart.
+ * rotated Secret is used from the next reconcile on, without a restart; with a cache
+ * (eo_tlsload_cached) a Secret whose resourceVersion did not move is not decoded and checked
+ * again.
  *
  * Nothing here logs key material; messages name the Secret and the problem.
  */
@@ -57,17 +59,49 @@ struct eo_tlsload_problem {
 	const char *reason; /* EO_REASON_TLS_SECRET_NOT_FOUND / _INVALID */
 	char secret[254];   /* name of the Secret concerned */
 	char message[EO_TLSLOAD_MSG_MAX];
+	/* With a cache: the previous load of this cluster found this same problem. */
+	bool repeated;
 };
 
 /*
- * Reads and checks every TLS Secret of cluster (client server, operator client, peer; those
- * the spec uses) at time now. A plaintext cluster reads nothing and gets a zeroed material
- * (client_tls false). On EO_TLSLOAD_OK out holds the client material; otherwise out is zeroed
- * and p (PROBLEM) or err (ERROR, the apiserver's answer) says why.
+ * Reads every TLS Secret of cluster the spec uses (client server, operator client, peer; all
+ * of them first, stopping at one that cannot be read), then checks them at time now. A plaintext
+ * cluster reads nothing and gets a zeroed material (client_tls false). On EO_TLSLOAD_OK out holds
+ * the client material; otherwise out is zeroed and p (PROBLEM) or err (ERROR, the apiserver's
+ * answer) says why.
  */
 enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, time_t now,
 				  struct eo_tls_material *out, struct eo_tlsload_problem *p,
 				  struct eo_kube_error *err);
+
+/*
+ * A cache of checked material per cluster (by UID), so that a pass whose Secrets did not
+ * change does not decode and check them again: each load still GETs the Secrets (the
+ * operator does not watch Secrets), and reuses the last check when every Secret has the
+ * resourceVersion it had then and the check is younger than EO_TLS_RECHECK_S (validity
+ * periods move with the clock). It holds at most cap clusters, the least recently loaded
+ * one making room. The cached client key is cleansed when its entry is replaced or freed.
+ * Thread-safe.
+ */
+#define EO_TLS_RECHECK_S 60
+#define EO_TLS_RV_MAX	 64
+#define EO_TLS_UID_MAX	 64
+#define EO_TLS_CACHE_CAP 256
+
+struct eo_tls_cache;
+struct eo_tls_cache *eo_tls_cache_new(size_t cap);
+void eo_tls_cache_free(struct eo_tls_cache *c);
+/* Loads that reused a check, and loads that ran one (tests). */
+void eo_tls_cache_stats(struct eo_tls_cache *c, unsigned long *hits, unsigned long *misses);
+
+/*
+ * eo_tlsload with a cache (NULL: none). Also tells, in p->repeated, when a problem is the one
+ * the previous load of this cluster found, so that the caller logs it once.
+ */
+enum eo_tlsload_result eo_tlsload_cached(struct eo_tls_cache *cache, eo_kube_client *kc,
+					 const json_t *cluster, time_t now,
+					 struct eo_tls_material *out, struct eo_tlsload_problem *p,
+					 struct eo_kube_error *err);
 
 /* Frees (cleansing the key) and zeroes; accepts a zeroed struct. */
 void eo_tls_material_clear(struct eo_tls_material *m);

@@ -157,10 +157,19 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			rs->status = 404;
 			rs->body = tu_status_body(404, "NotFound", "secrets not found");
 		} else {
-			json_t *s =
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:O}", "apiVersion", "v1", "kind",
-				      "Secret", "metadata", "name", rq->path + strlen(prefix),
-				      "namespace", "ns", "data", data);
+			/* The resourceVersion moves with the data, as the apiserver's does. */
+			char *text = json_dumps(data, JSON_COMPACT | JSON_SORT_KEYS), rv[24];
+			unsigned long long h = 1469598103934665603ULL;
+			json_t *s = NULL;
+
+			for (const char *c = text; c != NULL && *c; c++)
+				h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			free(text);
+			snprintf(rv, sizeof(rv), "%llu", h % 1000000007ULL);
+			s = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:O}", "apiVersion", "v1",
+				      "kind", "Secret", "metadata", "name",
+				      rq->path + strlen(prefix), "namespace", "ns",
+				      "resourceVersion", rv, "data", data);
 			rs->body = json_dumps(s, JSON_COMPACT);
 			json_decref(s);
 		}
@@ -243,7 +252,7 @@ struct load_case {
 	enum eo_tlsload_result want;
 	const char *reason;  /* PROBLEM: the reason */
 	const char *message; /* PROBLEM: part of the message */
-	int gets;	     /* Secrets read */
+	int gets;	     /* Secrets read: all the spec uses, up to a missing one */
 };
 
 static const struct load_case LOADS[] = {
@@ -283,7 +292,7 @@ static const struct load_case LOADS[] = {
      EO_TLSLOAD_PROBLEM,
      EO_REASON_TLS_SECRET_INVALID,
      "the server Secret ns/srv has no ca.crt",
-     1},
+     3},
     {"peer Secret without tls.key",
      MTLS_PEER,
      {"server.pem", "server-key.pem", "ca.pem"},
@@ -301,7 +310,7 @@ static const struct load_case LOADS[] = {
      EO_TLSLOAD_PROBLEM,
      EO_REASON_TLS_SECRET_INVALID,
      "the server Secret ns/srv: the server certificate lacks the clientAuth",
-     1},
+     3},
     {"operator client from another CA",
      MTLS_PEER,
      {"server.pem", "server-key.pem", "ca.pem"},
@@ -310,7 +319,7 @@ static const struct load_case LOADS[] = {
      EO_TLSLOAD_PROBLEM,
      EO_REASON_TLS_SECRET_INVALID,
      "the operator client Secret ns/op: the client certificate does not chain",
-     2},
+     3},
     {"server-TLS only reads one Secret",
      "{'client':{'serverSecretRef':{'name':'srv'}}}",
      {"server.pem", "server-key.pem", "ca.pem"},
@@ -485,12 +494,114 @@ static void test_load_ca_digest(void **state)
 	json_decref(plain);
 }
 
+/*
+ * The cache: a Secret whose resourceVersion did not move is not checked again (the GETs still
+ * happen), a changed one is, and a cached check expires so that validity periods are seen.
+ * A problem is flagged as repeated from its second load on, until it changes or goes away.
+ */
+static void test_load_cache(void **state)
+{
+	struct eo_tls_cache *cache = eo_tls_cache_new(2);
+	struct eo_tls_material m, m2;
+	struct eo_tlsload_problem p;
+	struct rig r;
+	json_t *c = cluster(MTLS_PEER), *c2 = cluster(MTLS_PEER), *c3 = cluster(MTLS_PEER);
+	unsigned long hits = 0, misses = 0;
+
+	(void)state;
+	assert_non_null(cache);
+	json_object_set_new(json_object_get(c2, "metadata"), "uid", json_string("u2"));
+	json_object_set_new(json_object_get(c3, "metadata"), "uid", json_string("u3"));
+	rig_start(&r);
+	json_object_set_new(r.api.secrets, "srv",
+			    secret_data("server.pem", "server-key.pem", "ca.pem"));
+	json_object_set_new(r.api.secrets, "op", secret_data("client.pem", "client-key.pem", NULL));
+	json_object_set_new(r.api.secrets, "peer",
+			    secret_data("server.pem", "server-key.pem", "ca.pem"));
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID, &m, &p, NULL), EO_TLSLOAD_OK);
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 30, &m2, &p, NULL),
+			 EO_TLSLOAD_OK);
+	eo_tls_cache_stats(cache, &hits, &misses);
+	assert_int_equal(hits, 1);
+	assert_int_equal(misses, 1);
+	assert_int_equal(r.api.gets, 6);
+	/* The reused material is a copy of the same bytes. */
+	assert_true(m2.client_tls);
+	assert_ptr_not_equal(m.key, m2.key);
+	assert_int_equal(m.key_len, m2.key_len);
+	assert_memory_equal(m.key, m2.key, m.key_len);
+	assert_memory_equal(m.ca, m2.ca, m.ca_len);
+	assert_memory_equal(m.cert, m2.cert, m.cert_len);
+	assert_string_equal(m.ca_bundle_digest, m2.ca_bundle_digest);
+	eo_tls_material_clear(&m2);
+
+	/* Older than EO_TLS_RECHECK_S: checked again, and the clock moved past the expiry. */
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_LATE, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_non_null(strstr(p.message, "expired"));
+	assert_false(p.repeated);
+	assert_null(m2.key);
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_LATE + 1, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_true(p.repeated);
+	eo_tls_cache_stats(cache, &hits, &misses);
+	assert_int_equal(hits, 2);
+	assert_int_equal(misses, 2);
+
+	/* A changed Secret (another resourceVersion) is checked at once, however young. */
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID, &m2, &p, NULL),
+			 EO_TLSLOAD_OK);
+	eo_tls_material_clear(&m2);
+	json_object_set_new(r.api.secrets, "op",
+			    secret_data("client-other.pem", "client-other-key.pem", NULL));
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 1, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_false(p.repeated);
+	assert_non_null(strstr(p.message, "does not chain"));
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 2, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_true(p.repeated);
+	/* A missing Secret is a problem of its own, repeated from the second load on. */
+	json_object_del(r.api.secrets, "peer");
+	json_object_set_new(r.api.secrets, "op", secret_data("client.pem", "client-key.pem", NULL));
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 3, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_false(p.repeated);
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 4, &m2, &p, NULL),
+			 EO_TLSLOAD_PROBLEM);
+	assert_true(p.repeated);
+	json_object_set_new(r.api.secrets, "peer",
+			    secret_data("server.pem", "server-key.pem", "ca.pem"));
+	assert_int_equal(eo_tlsload_cached(cache, r.kc, c, NOW_VALID + 5, &m2, &p, NULL),
+			 EO_TLSLOAD_OK);
+	eo_tls_material_clear(&m2);
+
+	/* Three clusters in a cache of two: each still loads right. */
+	for (int round = 0; round < 2; round++) {
+		json_t *cs[] = {c, c2, c3};
+
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(
+			    eo_tlsload_cached(cache, r.kc, cs[i], NOW_VALID + 6, &m2, &p, NULL),
+			    EO_TLSLOAD_OK);
+			assert_memory_equal(m.key, m2.key, m.key_len);
+			eo_tls_material_clear(&m2);
+		}
+	}
+	eo_tls_material_clear(&m);
+	rig_stop(&r);
+	eo_tls_cache_free(cache);
+	json_decref(c);
+	json_decref(c2);
+	json_decref(c3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pairs),	   cmocka_unit_test(test_ca),
 	    cmocka_unit_test(test_load),	   cmocka_unit_test(test_load_material),
-	    cmocka_unit_test(test_load_ca_digest),
+	    cmocka_unit_test(test_load_ca_digest), cmocka_unit_test(test_load_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
