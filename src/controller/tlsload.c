@@ -248,9 +248,13 @@ static enum eo_tlsload_result fetch(eo_kube_client *kc, const json_t *cluster, s
 	return EO_TLSLOAD_OK;
 }
 
-/* Decodes and checks the fetched Secrets (see tlsload.h) at time now. */
+/*
+ * Decodes the fetched Secrets into out and, when verify, checks them (see tlsload.h) at time
+ * now; without verify (the same versions passed the checks a moment ago) only decodes.
+ */
 static enum eo_tlsload_result check(const json_t *cluster, const struct fetched *f, time_t now,
-				    struct eo_tls_material *out, struct eo_tlsload_problem *p)
+				    bool verify, struct eo_tls_material *out,
+				    struct eo_tlsload_problem *p)
 {
 	const char *ns = eo_cluster_namespace(cluster);
 	struct secret_data srv = {0}, op = {0}, peer = {0};
@@ -262,7 +266,7 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 
 		res = decode_secret(f->obj[SRV], ns, name, labels[SRV], true, &srv, p);
 		/* check_pair parses the bundle as well; check_ca says "no certificate" first. */
-		if (res == EO_TLSLOAD_OK &&
+		if (res == EO_TLSLOAD_OK && verify &&
 		    (eo_tls_check_ca(srv.ca, srv.ca_len, why, sizeof(why)) != 0 ||
 		     eo_tls_check_pair(EO_TLS_ROLE_SERVER, srv.crt, srv.crt_len, srv.key,
 				       srv.key_len, srv.ca, srv.ca_len, now, why,
@@ -281,7 +285,7 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 
 		/* ca.crt is optional here: etcd trusts the server Secret's bundle. */
 		res = decode_secret(f->obj[OPC], ns, name, labels[OPC], false, &op, p);
-		if (res == EO_TLSLOAD_OK &&
+		if (res == EO_TLSLOAD_OK && verify &&
 		    eo_tls_check_pair(EO_TLS_ROLE_CLIENT, op.crt, op.crt_len, op.key, op.key_len,
 				      out->ca, out->ca_len, now, why, sizeof(why)) != 0)
 			res = invalid(p, labels[OPC], ns, name, why);
@@ -298,7 +302,7 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 		const char *name = f->name[PEER];
 
 		res = decode_secret(f->obj[PEER], ns, name, labels[PEER], true, &peer, p);
-		if (res == EO_TLSLOAD_OK &&
+		if (res == EO_TLSLOAD_OK && verify &&
 		    (eo_tls_check_ca(peer.ca, peer.ca_len, why, sizeof(why)) != 0 ||
 		     eo_tls_check_pair(EO_TLS_ROLE_PEER, peer.crt, peer.crt_len, peer.key,
 				       peer.key_len, peer.ca, peer.ca_len, now, why,
@@ -363,8 +367,6 @@ void eo_tls_cache_free(struct eo_tls_cache *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
-		eo_tls_material_clear(&c->v[i].m);
 	pthread_mutex_destroy(&c->mu);
 	free(c->v);
 	free(c);
@@ -376,33 +378,6 @@ void eo_tls_cache_stats(struct eo_tls_cache *c, unsigned long *hits, unsigned lo
 	*hits = c->hits;
 	*misses = c->misses;
 	pthread_mutex_unlock(&c->mu);
-}
-
-static int copy_bytes(unsigned char **dst, size_t *dst_len, const unsigned char *src, size_t n)
-{
-	*dst = NULL;
-	*dst_len = 0;
-	if (src == NULL)
-		return 0;
-	if ((*dst = malloc(n > 0 ? n : 1)) == NULL)
-		return -1;
-	memcpy(*dst, src, n);
-	*dst_len = n;
-	return 0;
-}
-
-static int material_copy(struct eo_tls_material *dst, const struct eo_tls_material *src)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->client_tls = src->client_tls;
-	memcpy(dst->ca_bundle_digest, src->ca_bundle_digest, sizeof(dst->ca_bundle_digest));
-	if (copy_bytes(&dst->ca, &dst->ca_len, src->ca, src->ca_len) != 0 ||
-	    copy_bytes(&dst->cert, &dst->cert_len, src->cert, src->cert_len) != 0 ||
-	    copy_bytes(&dst->key, &dst->key_len, src->key, src->key_len) != 0) {
-		eo_tls_material_clear(dst);
-		return -1;
-	}
-	return 0;
 }
 
 /* The entry of uid, or a free / the least recently used one (reset) when new. Locked. */
@@ -419,7 +394,6 @@ static struct entry *slot(struct eo_tls_cache *c, const char *uid)
 		    (lru->uid[0] != '\0' && (e->uid[0] == '\0' || e->used < lru->used)))
 			lru = e;
 	}
-	eo_tls_material_clear(&lru->m);
 	memset(lru, 0, sizeof(*lru));
 	snprintf(lru->uid, sizeof(lru->uid), "%s", uid);
 	return lru;
@@ -473,22 +447,20 @@ enum eo_tlsload_result eo_tlsload_cached(struct eo_tls_cache *cache, eo_kube_cli
 		if (fresh(e, &f, now)) {
 			hit = true;
 			res = e->result;
-			if (res == EO_TLSLOAD_OK && material_copy(out, &e->m) != 0)
-				hit = false; /* out of memory: check again below */
-			else if (res == EO_TLSLOAD_PROBLEM)
+			if (res == EO_TLSLOAD_PROBLEM)
 				*p = e->p;
 		}
 		cache->hits += hit;
 		cache->misses += !hit;
 		pthread_mutex_unlock(&cache->mu);
 	}
-	if (res == EO_TLSLOAD_OK && !hit) {
-		res = check(cluster, &f, now, out, p);
-		if (cache != NULL) {
+	if (res == EO_TLSLOAD_OK) {
+		/* A hit only spares the checks: the bytes are decoded again, nothing is kept. */
+		res = check(cluster, &f, now, !hit, out, p);
+		if (cache != NULL && !hit) {
 			pthread_mutex_lock(&cache->mu);
 			e = slot(cache, uid);
-			eo_tls_material_clear(&e->m);
-			e->checked = res != EO_TLSLOAD_OK || material_copy(&e->m, out) == 0;
+			e->checked = true;
 			e->checked_at = now;
 			e->result = res;
 			e->p = *p;

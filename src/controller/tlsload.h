@@ -12,8 +12,7 @@
  * and key. Nothing is written to disk; key bytes are cleansed when freed, and the base64 copies
  * in the Secret objects are cleansed before those are freed. Reading on every reconcile means a
  * rotated Secret is used from the next reconcile on, without a restart; with a cache
- * (eo_tlsload_cached) a Secret whose resourceVersion did not move is not decoded and checked
- * again.
+ * (eo_tlsload_cached) a Secret whose resourceVersion did not move is not checked again.
  *
  * Nothing here logs key material; messages name the Secret and the problem.
  */
@@ -75,13 +74,13 @@ enum eo_tlsload_result eo_tlsload(eo_kube_client *kc, const json_t *cluster, tim
 				  struct eo_kube_error *err);
 
 /*
- * A cache of checked material per cluster (by UID), so that a pass whose Secrets did not
- * change does not decode and check them again: each load still GETs the Secrets (the
- * operator does not watch Secrets), and reuses the last check when every Secret has the
- * resourceVersion it had then and the check is younger than EO_TLS_RECHECK_S (validity
- * periods move with the clock). It holds at most cap clusters, the least recently loaded
- * one making room. The cached client key is cleansed when its entry is replaced or freed.
- * Thread-safe.
+ * A cache of the checks per cluster (by UID), so that a pass whose Secrets did not change
+ * does not parse and check them again (OpenSSL): each load still GETs the Secrets (the
+ * operator does not watch Secrets) and decodes them, and reuses the last verdict when every
+ * Secret has the resourceVersion it had then and the check is younger than EO_TLS_RECHECK_S
+ * (validity periods move with the clock). It holds verdicts only, never certificate or key
+ * bytes: the material still lives for one pass. At most cap clusters, the least recently
+ * loaded one making room. Thread-safe.
  */
 #define EO_TLS_RECHECK_S 60
 #define EO_TLS_RV_MAX	 64

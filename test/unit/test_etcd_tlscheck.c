@@ -525,7 +525,7 @@ static void test_load_cache(void **state)
 	assert_int_equal(hits, 1);
 	assert_int_equal(misses, 1);
 	assert_int_equal(r.api.gets, 6);
-	/* The reused material is a copy of the same bytes. */
+	/* A hit decodes the same bytes again (the cache keeps none). */
 	assert_true(m2.client_tls);
 	assert_ptr_not_equal(m.key, m2.key);
 	assert_int_equal(m.key_len, m2.key_len);
