@@ -672,8 +672,9 @@ eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, 
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char base[EO_ETCD_URL_MAX], req[64];
+	char base[EO_ETCD_URL_MAX], *req;
 	bool delivered;
+	eo_etcd_err rc;
 
 	detail_reset(d);
 	if (c == NULL || target_id == 0 ||
@@ -682,9 +683,14 @@ eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, 
 			   "invalid endpoint or target id 0");
 		return EO_ETCD_INVALID;
 	}
-	/* uint64 travels as a JSON string through the gateway, as every member id. */
-	snprintf(req, sizeof(req), "{\"targetID\":\"%" PRIu64 "\"}", target_id);
-	return post(c, base, "maintenance/transfer-leadership", req, d, &delivered);
+	req = eo__etcd_req_move_leader(target_id);
+	if (req == NULL) {
+		detail_set(d, leader_endpoint, "out of memory");
+		return EO_ETCD_NOMEM;
+	}
+	rc = post(c, base, "maintenance/transfer-leadership", req, d, &delivered);
+	free(req);
+	return rc;
 }
 
 /* base64("health"): the key etcdctl's health check reads as well. */

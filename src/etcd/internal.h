@@ -69,6 +69,7 @@ eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision);
 
 char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_learner);
 char *eo__etcd_req_member_id(uint64_t id);
+char *eo__etcd_req_move_leader(uint64_t target_id); /* {"targetID":"<id>"} */
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
 

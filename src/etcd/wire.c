@@ -672,6 +672,15 @@ char *eo__etcd_req_member_id(uint64_t id)
 	return dump_steal(json_pack("{s:s}", "ID", buf));
 }
 
+char *eo__etcd_req_move_leader(uint64_t target_id)
+{
+	char buf[24];
+
+	/* uint64 travels as a JSON string through the gateway, as every member id. */
+	snprintf(buf, sizeof(buf), "%" PRIu64, target_id);
+	return dump_steal(json_pack("{s:s}", "targetID", buf));
+}
+
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len)
 {
 	char *k = eo_base64_encode(key, key_len);

@@ -445,14 +445,20 @@ static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/*
- * One HTTP exchange; no retries. The body goes to write_fn (a capped struct body when
- * write_fn is NULL); *status gets the HTTP status. Returns the transport result only.
- */
 static eo_kube_err transfer(eo_kube_client *c, const char *method, const char *url,
 			    const char *content_type, const char *payload,
 			    curl_write_callback write_fn, void *write_ud, CURL **hp, long *status,
 			    bool *overflow, struct eo_kube_error *err)
+{
+	return eo__kube_transfer(c, method, url, content_type, payload, NULL, write_fn, write_ud,
+				 hp, status, overflow, err);
+}
+
+eo_kube_err eo__kube_transfer(eo_kube_client *c, const char *method, const char *url,
+			      const char *content_type, const char *payload,
+			      const struct eo__kube_xfer_opts *xo, curl_write_callback write_fn,
+			      void *write_ud, CURL **hp, long *status, bool *overflow,
+			      struct eo_kube_error *err)
 {
 	CURL *h = NULL;
 	struct curl_slist *hdrs = NULL;
@@ -487,9 +493,27 @@ static eo_kube_err transfer(eo_kube_client *c, const char *method, const char *u
 		}
 		hdrs = n;
 	}
+	for (size_t i = 0; xo && xo->headers && xo->headers[i]; i++) {
+		struct curl_slist *n = curl_slist_append(hdrs, xo->headers[i]);
+
+		if (!n) {
+			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
+			goto out;
+		}
+		hdrs = n;
+	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, atomic_load(&c->timeout_ms));
+	if (xo && xo->timeout_ms < 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+	else if (xo && xo->timeout_ms > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, xo->timeout_ms);
+	else
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, atomic_load(&c->timeout_ms));
+	if (xo && xo->stall_s > 0) {
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, xo->stall_s);
+	}
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_fn);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, write_ud);

@@ -29,6 +29,25 @@ void eo__kube_headers_free(struct curl_slist *hdrs);
 eo_kube_err eo__kube_curl_err(CURLcode cc, const char *errbuf, bool overflow,
 			      struct eo_kube_error *err);
 
+/* What a caller of eo__kube_transfer may add to the client's defaults. */
+struct eo__kube_xfer_opts {
+	long timeout_ms;	    /* whole request; 0: the client's timeout; < 0: none */
+	long stall_s;		    /* abort when nothing arrived for this long; 0: no limit */
+	const char *const *headers; /* extra "Name: value" lines, NULL-terminated; scrubbed */
+};
+
+/*
+ * One HTTP exchange on a pooled handle with the client's credentials; no retries. The body
+ * goes to write_fn; *status gets the HTTP status (readable from write_fn through *hp, which
+ * points at the handle during the transfer when hp is not NULL). xo may be NULL. Returns the
+ * transport result only (a non-2xx answer is EO_KUBE_OK with *status telling).
+ */
+eo_kube_err eo__kube_transfer(eo_kube_client *c, const char *method, const char *url,
+			      const char *content_type, const char *payload,
+			      const struct eo__kube_xfer_opts *xo, curl_write_callback write_fn,
+			      void *write_ud, CURL **hp, long *status, bool *overflow,
+			      struct eo_kube_error *err);
+
 long eo__kube_client_connect_timeout_ms(const eo_kube_client *c);
 size_t eo__kube_client_max_body(const eo_kube_client *c);
 

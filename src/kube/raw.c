@@ -1,4 +1,4 @@
-/* One request to any apiserver path (kube/raw.h). */
+/* One request to any apiserver path (kube/raw.h), on the client's own transfer. */
 #include "kube/raw.h"
 
 #include <stdbool.h>
@@ -7,12 +7,11 @@
 #include <string.h>
 
 #include <curl/curl.h>
-#include <openssl/crypto.h>
 
 #include "kube/client_int.h"
 
 struct raw_io {
-	CURL *h;
+	CURL *h; /* the transfer's handle, set by eo__kube_transfer while it runs */
 	eo_kube_raw_sink sink;
 	void *ud;
 	struct eo_kube_raw_res *res;
@@ -49,10 +48,10 @@ static size_t raw_write(char *p, size_t size, size_t nmemb, void *ud)
 static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req, struct raw_io *io,
 			    struct eo_kube_error *err)
 {
-	struct curl_slist *hdrs = NULL, *n;
-	char errbuf[CURL_ERROR_SIZE] = "", line[160], *url = NULL, *token = NULL;
 	const char *server = eo_kube_config_server(eo_kube_client_config(c));
-	CURLcode cc;
+	struct eo__kube_xfer_opts xo = {req->timeout_ms, req->stall_s, req->headers};
+	char *url = NULL;
+	long status = 0;
 	eo_kube_err rc;
 
 	io->res->http_status = 0;
@@ -63,71 +62,16 @@ static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "raw request: bad method or path");
 	if (asprintf(&url, "%s%s", server, req->path) < 0)
 		return eo_kube_fail(err, EO_KUBE_ENOMEM, "url");
-	rc = eo_kube_config_token(eo_kube_client_config(c), &token, err);
-	if (rc != EO_KUBE_OK)
-		goto out;
-	io->h = curl_easy_init();
-	if (!io->h) {
-		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "curl handle");
-		goto out;
-	}
-	rc = eo__kube_easy_setup(c, io->h, token, &hdrs, false, err);
-	if (rc != EO_KUBE_OK)
-		goto out;
-	if (req->content_type) {
-		snprintf(line, sizeof(line), "Content-Type: %s", req->content_type);
-		n = curl_slist_append(hdrs, line);
-		if (!n) {
-			rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "headers");
-			goto out;
-		}
-		hdrs = n;
-	}
-	curl_easy_setopt(io->h, CURLOPT_URL, url);
-	curl_easy_setopt(io->h, CURLOPT_HTTPHEADER, hdrs);
-	if (req->timeout_ms > 0)
-		curl_easy_setopt(io->h, CURLOPT_TIMEOUT_MS, req->timeout_ms);
-	else if (req->timeout_ms == 0)
-		curl_easy_setopt(io->h, CURLOPT_TIMEOUT_MS, (long)EO_KUBE_DEFAULT_TIMEOUT_MS);
-	if (req->stall_s > 0) {
-		curl_easy_setopt(io->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(io->h, CURLOPT_LOW_SPEED_TIME, req->stall_s);
-	}
-	curl_easy_setopt(io->h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(io->h, CURLOPT_WRITEFUNCTION, raw_write);
-	curl_easy_setopt(io->h, CURLOPT_WRITEDATA, io);
-	if (strcmp(req->method, "GET") != 0)
-		curl_easy_setopt(io->h, CURLOPT_CUSTOMREQUEST, req->method);
-	if (req->body) {
-		curl_easy_setopt(io->h, CURLOPT_POSTFIELDS, req->body);
-		curl_easy_setopt(io->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
-	}
-	cc = curl_easy_perform(io->h);
-	if (!io->status_known)
-		curl_easy_getinfo(io->h, CURLINFO_RESPONSE_CODE, &io->res->http_status);
-	if (cc != CURLE_OK) {
-		rc = io->aborted ? eo_kube_fail(err, EO_KUBE_ECANCELED, "stopped by the receiver")
-				 : eo__kube_curl_err(cc, errbuf, false, err);
+	rc = eo__kube_transfer(c, req->method, url, req->content_type, req->body, &xo, raw_write,
+			       io, &io->h, &status, NULL, err);
+	io->res->http_status = status;
+	if (rc != EO_KUBE_OK) {
+		if (io->aborted)
+			rc = eo_kube_fail(err, EO_KUBE_ECANCELED, "stopped by the receiver");
 		if (err)
-			err->http_status = (int)io->res->http_status;
-		goto out;
-	}
-	if (io->res->http_status < 200 || io->res->http_status >= 300) {
-		rc = eo_kube_status_parse((int)io->res->http_status, io->res->errbody,
-					  io->res->errbody_len, err);
-		goto out;
-	}
-	eo_kube_error_clear(err);
-	rc = EO_KUBE_OK;
-out:
-	if (io->h) {
-		curl_easy_cleanup(io->h);
-		io->h = NULL;
-	}
-	eo__kube_headers_free(hdrs); /* wipes the Authorization line */
-	if (token) {
-		OPENSSL_cleanse(token, strlen(token));
-		free(token);
+			err->http_status = (int)status;
+	} else if (status < 200 || status >= 300) {
+		rc = eo_kube_status_parse((int)status, io->res->errbody, io->res->errbody_len, err);
 	}
 	free(url);
 	return rc;

@@ -3,9 +3,9 @@
  *
  * The typed verbs of kube/client.h cover objects; this covers the rest: subresources such as
  * a Pod's proxy (/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy/...), whose answers are not
- * Kubernetes objects and may be long streams. The TLS material and the bearer token come from
- * the client's config exactly as for the typed verbs (a 401 with a token file re-reads the
- * token and tries once more, before any byte was delivered).
+ * Kubernetes objects and may be long streams. It runs on the typed verbs' own transfer (a
+ * pooled handle, the client's TLS material and bearer token); a 401 with a token file
+ * re-reads the token and tries once more, before any byte was delivered.
  *
  * A 2xx body goes to the sink as it arrives (no cap: the sink decides); any other body is
  * kept, up to EO_KUBE_RAW_ERRBODY_MAX bytes, in res->errbody and parsed as a Kubernetes
@@ -31,6 +31,8 @@ struct eo_kube_raw_req {
 	const char *body;	  /* NULL: none; sent as is (strlen bytes) */
 	long timeout_ms;	  /* whole request; 0: the client's timeout; < 0: none */
 	long stall_s;		  /* abort when nothing arrived for this long; 0: no such limit */
+	const char *const *headers; /* extra "Name: value" lines, NULL-terminated, or NULL;
+				       wiped from the request's header list after it */
 };
 
 struct eo_kube_raw_res {

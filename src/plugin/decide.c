@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/member.h"
 #include "api/names.h"
 #include "core/json.h"
 #include "etcd/internal.h"
@@ -28,21 +29,6 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
 	if (b)
 		v = json_object_get(v, b);
 	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static bool pod_ready(const json_t *pod)
-{
-	const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = str_at(c, "type", NULL), *s = str_at(c, "status", NULL);
-
-		if (t && s && strcmp(t, "Ready") == 0)
-			return strcmp(s, "True") == 0;
-	}
-	return false;
 }
 
 static int by_name(const void *a, const void *b)
@@ -74,12 +60,7 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 		memset(t, 0, sizeof(*t));
 		t->name = name;
 		t->member = m;
-		t->voter = json_is_true(json_object_get(json_object_get(m, "status"), "isVoter"));
-		t->dormant = json_is_true(json_object_get(json_object_get(m, "spec"), "dormant"));
-		t->deleting =
-		    json_object_get(json_object_get(m, "metadata"), "deletionTimestamp") &&
-		    !json_is_null(
-			json_object_get(json_object_get(m, "metadata"), "deletionTimestamp"));
+		t->voter = eo_member_is_voter(m);
 		json_array_foreach(pitems, j, p)
 		{
 			const char *pn = str_at(p, "metadata", "name");
@@ -90,11 +71,11 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 			}
 		}
 		if (t->pod) {
+			/* Started, not only scheduled: a Pending Pod's etcd cannot answer yet. */
 			phase = str_at(t->pod, "status", "phase");
-			t->running = phase && strcmp(phase, "Running") == 0 &&
-				     !json_object_get(json_object_get(t->pod, "metadata"),
-						      "deletionTimestamp");
-			t->ready = t->running && pod_ready(t->pod);
+			t->running = eo_plan_pod_running(t->pod) && phase &&
+				     strcmp(phase, "Running") == 0;
+			t->ready = t->running && eo_plan_pod_ready(t->pod);
 		}
 	}
 	qsort(out, n, sizeof(*out), by_name);
@@ -198,7 +179,7 @@ int eo_plugin_forfeit_target(const struct eo_etcd_members *ms, uint64_t leader, 
 		}
 		msgf(msg, cap,
 		     "%s is not a started member of the cluster (see kubectl etcd members)", to);
-		return -1;
+		return -2;
 	}
 	for (i = 0; i < ms->n; i++) {
 		const struct eo_etcd_member *m = &ms->v[i];
@@ -382,28 +363,47 @@ static bool is_kube_status(const char *body, size_t len)
 	return yes;
 }
 
-enum eo_plugin_exit eo_plugin_proxy_failure(eo_kube_err e, const struct eo_kube_error *ke,
-					    long http_status, const char *body, size_t len,
-					    const char *member, const char *ns, const char *path,
-					    char *msg, size_t cap)
+enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *f,
+					   const char *member, const char *ns, const char *path,
+					   bool *etcd_said, char *msg, size_t cap)
 {
-	const char *said = ke && ke->message[0] ? ke->message : eo_kube_strerror(e);
+	const char *said = f->ke && f->ke->message[0] ? f->ke->message : eo_kube_strerror(f->e);
+	const char *far = f->farside && f->farside[0] ? f->farside : NULL;
+	const char *sub = f->tunnel ? "pods/portforward" : "pods/proxy";
 	char res[EO_NAME_MAX + 32];
+	bool status = is_kube_status(f->body, f->len);
 
-	snprintf(res, sizeof(res), "pods/proxy (Pod %s)", member);
-	if (http_status == 0 || (http_status >= 200 && http_status < 300)) {
-		msgf(msg, cap, "member %s unreachable through the apiserver (%s): %s (%s)", member,
-		     path, said, eo_kube_strerror(e));
+	if (etcd_said)
+		*etcd_said = false;
+	snprintf(res, sizeof(res), "%s (Pod %s)", sub, member);
+	if (f->tunnel_refused) {
+		if (f->http_status == 401 || f->http_status == 403)
+			return eo_plugin_kube_failure(f->http_status == 401 ? EO_KUBE_EUNAUTHORIZED
+									    : EO_KUBE_EFORBIDDEN,
+						      f->ke, "get", res, ns, msg, cap);
+		if (f->http_status == 404) {
+			msgf(msg, cap,
+			     "member %s has no Pod to reach (the apiserver said: %s); it may be "
+			     "restarting or being replaced",
+			     member, said);
+			return EO_PEXIT_FAILED;
+		}
+		msgf(msg, cap, "member %s unreachable: the apiserver refused the port-forward: %s",
+		     member, said);
 		return EO_PEXIT_FAILED;
 	}
-	if (http_status == 401 || http_status == 403) {
-		if (is_kube_status(body, len) || http_status == 401)
-			return eo_plugin_kube_failure(http_status == 401 ? EO_KUBE_EUNAUTHORIZED
-									 : EO_KUBE_EFORBIDDEN,
-						      ke, "create", res, ns, msg, cap);
+	if (f->http_status == 0 || (f->http_status >= 200 && f->http_status < 300)) {
+		msgf(msg, cap, "member %s unreachable through the apiserver's %s (%s): %s (%s)%s%s",
+		     member, sub, path, said, eo_kube_strerror(f->e), far ? "; the node said: " : "",
+		     far ? far : "");
+		return EO_PEXIT_FAILED;
 	}
-	if (is_kube_status(body, len)) {
-		if (http_status == 404) {
+	if (!f->tunnel && status) {
+		if (f->http_status == 401 || f->http_status == 403)
+			return eo_plugin_kube_failure(f->http_status == 401 ? EO_KUBE_EUNAUTHORIZED
+									    : EO_KUBE_EFORBIDDEN,
+						      f->ke, "create", res, ns, msg, cap);
+		if (f->http_status == 404) {
 			msgf(msg, cap,
 			     "member %s has no Pod to reach (the apiserver said: %s); it may be "
 			     "restarting or being replaced",
@@ -413,17 +413,61 @@ enum eo_plugin_exit eo_plugin_proxy_failure(eo_kube_err e, const struct eo_kube_
 		msgf(msg, cap,
 		     "member %s unreachable: the apiserver could not reach its etcd (HTTP %ld: "
 		     "%s)",
-		     member, http_status, said);
+		     member, f->http_status, said);
 		return EO_PEXIT_FAILED;
 	}
 	{
 		struct eo_etcd_detail d = {0};
-		eo_etcd_err ee = eo__etcd_map_error(http_status, body, len, &d);
+		eo_etcd_err ee = eo__etcd_map_error(f->http_status, f->body, f->len, &d);
 
 		msgf(msg, cap, "member %s: etcd refused %s: %s (%s, HTTP %ld)", member, path,
-		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee), http_status);
+		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee),
+		     f->http_status);
+		if (etcd_said)
+			*etcd_said = true;
 	}
 	return EO_PEXIT_FAILED;
+}
+
+int eo_plugin_member_host(const json_t *pod, const char *member, const char *cluster,
+			  const char *ns, char *out, size_t cap)
+{
+	static const char flag[] = "--advertise-client-urls=";
+	const json_t *ctrs = json_object_get(json_object_get(pod, "spec"), "containers"), *ct;
+	size_t i, j;
+	int n;
+
+	json_array_foreach(ctrs, i, ct)
+	{
+		const json_t *lists[2] = {json_object_get(ct, "command"),
+					  json_object_get(ct, "args")};
+		size_t l;
+
+		for (l = 0; l < 2; l++) {
+			const json_t *a;
+
+			json_array_foreach(lists[l], j, a)
+			{
+				const char *v = json_string_value(a), *h, *e;
+
+				if (!v || strncmp(v, flag, sizeof(flag) - 1) != 0)
+					continue;
+				v += sizeof(flag) - 1;
+				h = strstr(v, "://");
+				if (!h)
+					continue;
+				h += 3;
+				e = h + strcspn(h, ":/,");
+				if (e == h || (size_t)(e - h) >= cap)
+					continue;
+				memcpy(out, h, (size_t)(e - h));
+				out[e - h] = '\0';
+				return 0;
+			}
+		}
+	}
+	n = snprintf(out, cap, "%s.%s.%s.svc", member, cluster, ns);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 char *eo_plugin_id_hex(uint64_t id, char *out, size_t cap)
@@ -451,12 +495,34 @@ char *eo_plugin_req_alarm(const char *action, uint64_t member_id, const char *al
 			      alarm ? alarm : "NONE"));
 }
 
-char *eo_plugin_req_move_leader(uint64_t target)
+char *eo_plugin_req_authenticate(const char *name, const char *password)
 {
-	char id[32];
+	json_t *o = json_object();
+	char *s = NULL;
 
-	snprintf(id, sizeof(id), "%" PRIu64, target);
-	return dump(json_pack("{s:s}", "targetID", id));
+	if (o && name && password && json_object_set_new(o, "name", json_string(name)) == 0 &&
+	    json_object_set_new(o, "password", json_string(password)) == 0)
+		s = eo_json_dumps(o, JSON_COMPACT, NULL);
+	if (o && json_is_string(json_object_get(o, "password")))
+		explicit_bzero((char *)json_string_value(json_object_get(o, "password")),
+			       json_string_length(json_object_get(o, "password")));
+	json_decref(o);
+	return s;
+}
+
+char *eo_plugin_parse_token(const char *body, size_t len, size_t max)
+{
+	json_t *root = json_loadb(body ? body : "", len, 0, NULL), *t = json_object_get(root, "token");
+	char *out = NULL;
+
+	if (json_is_string(t) && json_string_length(t) > 0 && json_string_length(t) <= max &&
+	    strpbrk(json_string_value(t), "\r\n") == NULL &&
+	    strlen(json_string_value(t)) == json_string_length(t))
+		out = strdup(json_string_value(t));
+	if (json_is_string(t))
+		explicit_bzero((char *)json_string_value(t), json_string_length(t));
+	json_decref(root);
+	return out;
 }
 
 char *eo_plugin_req_compact(int64_t revision, bool physical)
@@ -517,13 +583,4 @@ bad:
 uint64_t eo_plugin_alarm_member(const json_t *alarm)
 {
 	return (uint64_t)json_integer_value(json_object_get(alarm, "memberID"));
-}
-
-bool eo_plugin_parse_ok(const char *body, size_t len)
-{
-	json_t *j = json_loadb(body ? body : "", len, 0, NULL);
-	bool ok = json_is_object(j) && !json_object_get(j, "error");
-
-	json_decref(j);
-	return ok;
 }

@@ -31,11 +31,9 @@ struct eo_plugin_target {
 	const char *name; /* the EtcdMember, its Pod and its etcd member name */
 	const json_t *member;
 	const json_t *pod; /* NULL: no Pod */
-	bool running;	   /* Pod phase Running and not being deleted */
-	bool ready;	   /* Pod condition Ready=True */
+	bool running;	   /* Pod phase Running and not being deleted (eo_plan_pod_running) */
+	bool ready;	   /* running and Ready (eo_plan_pod_ready) */
 	bool voter;	   /* EtcdMember status.isVoter */
-	bool deleting;	   /* EtcdMember being deleted */
-	bool dormant;	   /* EtcdMember spec.dormant */
 };
 
 /*
@@ -73,8 +71,9 @@ void eo_plugin_defrag_order(size_t n, int leader, size_t *order);
  * Where forfeit-leadership moves the leadership: to (a member name, NULL for "any") must be a
  * started voter other than the leader; by default the first started voter (in member-list
  * order) that is not the leader and, when running is given (names of members whose Pod runs,
- * nrunning of them), whose Pod runs. 0 with *target, or -1 with msg (no leader known, to is
- * the leader, a learner, not a member, or no other voter).
+ * nrunning of them), whose Pod runs. 0 with *target; -1 with msg when the move is refused
+ * (no leader known, to is the leader or a learner, no other voter); -2 with msg when to is
+ * not a started member of etcd's member list.
  */
 int eo_plugin_forfeit_target(const struct eo_etcd_members *ms, uint64_t leader, const char *to,
 			     const char *const *running, size_t nrunning, uint64_t *target,
@@ -114,16 +113,35 @@ enum eo_plugin_exit eo_plugin_kube_failure(eo_kube_err e, const struct eo_kube_e
 					   const char *verb, const char *resource, const char *ns,
 					   char *msg, size_t cap);
 
+/* A failed call to a member's etcd, as the transport saw it (plugin/reach.h). */
+struct eo_plugin_call_failure {
+	eo_kube_err e;
+	const struct eo_kube_error *ke;
+	long http_status; /* 0: no HTTP answer */
+	const char *body; /* the answer's body: the apiserver's Status or etcd's error */
+	size_t len;
+	bool tunnel;	      /* through pods/portforward (else pods/proxy) */
+	bool tunnel_refused;  /* the apiserver refused the port-forward itself */
+	const char *farside;  /* the tunnel's error channel ("" or NULL: nothing) */
+};
+
 /*
- * A failed call through the Pod proxy to member's etcd (path is the etcd route): the
- * apiserver's own refusal (a Kubernetes Status: forbidden, the Pod not found, the member
- * unreachable: "error trying to reach service") or etcd's gateway error ({"error","code",
- * "message"}), or a transport failure. msg and the exit code.
+ * What a failed call to member's etcd (path is the etcd route) means: the apiserver's refusal
+ * (a Kubernetes Status: forbidden, the Pod not found, the member unreachable), etcd's own
+ * gateway error ({"error","code","message"}: *etcd_said set, another member would say the
+ * same), or a transport failure. msg and the exit code. etcd_said may be NULL.
  */
-enum eo_plugin_exit eo_plugin_proxy_failure(eo_kube_err e, const struct eo_kube_error *ke,
-					    long http_status, const char *body, size_t len,
-					    const char *member, const char *ns, const char *path,
-					    char *msg, size_t cap);
+enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *f,
+					   const char *member, const char *ns, const char *path,
+					   bool *etcd_said, char *msg, size_t cap);
+
+/*
+ * The host a member's certificate is checked for: the one of the --advertise-client-urls
+ * argument of its Pod's etcd container (what the operator dials), else
+ * <member>.<cluster>.<ns>.svc. 0, or -1 when it does not fit.
+ */
+int eo_plugin_member_host(const json_t *pod, const char *member, const char *cluster,
+			  const char *ns, char *out, size_t cap);
 
 /* ---- the gateway routes the etcd client does not have ---------------------------------- */
 
@@ -132,8 +150,13 @@ char *eo_plugin_id_hex(uint64_t id, char *out, size_t cap);
 
 /* Request bodies (malloc'd compact JSON; NULL when out of memory). */
 char *eo_plugin_req_alarm(const char *action, uint64_t member_id, const char *alarm);
-char *eo_plugin_req_move_leader(uint64_t target);
 char *eo_plugin_req_compact(int64_t revision, bool physical);
+/* {"name":..,"password":..}; the caller cleanses it before free (it holds the password). */
+char *eo_plugin_req_authenticate(const char *name, const char *password);
+
+/* The token of an authenticate answer (malloc'd; NULL when absent, over max or not a header
+ * value). The parsed copy is cleansed. */
+char *eo_plugin_parse_token(const char *body, size_t len, size_t max);
 
 /*
  * The answer to an alarm request: *out a new array of {"memberID": <u64 as JSON integer or
@@ -143,8 +166,5 @@ int eo_plugin_parse_alarms(const char *body, size_t len, json_t **out, char *err
 
 /* The member ID of an alarm entry (as parsed above). */
 uint64_t eo_plugin_alarm_member(const json_t *alarm);
-
-/* Whether a 200 body is a JSON object (the answer of defragment, compaction, move leader). */
-bool eo_plugin_parse_ok(const char *body, size_t len);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <unistd.h>
 
 #include "agent/etcdsnap.h"
+#include "agent/filestore.h"
 #include "agent/integrity.h"
+#include "api/cluster.h"
 #include "api/names.h"
 #include "core/strbuf.h"
 #include "etcd/internal.h"
@@ -20,6 +23,7 @@
 #include "kube/config.h"
 #include "kube/raw.h"
 #include "plugin/decide.h"
+#include "plugin/reach.h"
 #include "plugin/render.h"
 
 #define ETCD_BODY_MAX	     (4u << 20)
@@ -31,12 +35,13 @@
 
 struct ctx {
 	const struct eo_plugin_args *a;
-	FILE *out, *errf;
+	FILE *out;
 	eo_kube_client *kc;
 	const char *ns;
 	json_t *cluster, *members, *pods;
 	struct eo_plugin_target t[EO_PLUGIN_TARGETS_MAX];
 	size_t nt;
+	struct eo_plugin_reach reach;
 	long timeout_ms;
 	char msg[EO_PLUGIN_MSG_MAX];
 };
@@ -66,7 +71,9 @@ static int load_cluster(struct ctx *c)
 	struct eo_kube_error ke = {0};
 	eo_kube_config *cfg = NULL;
 	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL, c->a->cluster};
-	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd"};
+	/* --timeout bounds the apiserver's calls too (the kube client's default otherwise). */
+	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd",
+					.timeout_ms = c->a->timeout_s ? c->timeout_ms : 0};
 	char res[EO_NAME_MAX + 64];
 	eo_kube_err e;
 
@@ -89,11 +96,13 @@ static int load_cluster(struct ctx *c)
 				     "namespace \"%s\" does not exist (give the cluster's with -n)",
 				     c->ns);
 		json_decref(nso);
-		if (strstr(ke.message, "the server could not find the requested resource"))
+		if (eo_kube_get_path(c->kc, "/apis/" EO_API_GROUP_VERSION, &nso, &ke2) ==
+		    EO_KUBE_ENOTFOUND)
 			return failf(c, EO_PEXIT_NOTFOUND,
 				     "the apiserver does not know %s: is etcd-operator installed "
 				     "(its CRDs applied)?",
 				     EO_RESOURCE_CLUSTERS);
+		json_decref(nso);
 		return failf(c, EO_PEXIT_NOTFOUND,
 			     "EtcdCluster \"%s\" not found in namespace \"%s\" (kubectl get "
 			     "etcdclusters -n %s lists them; -n selects another namespace)",
@@ -133,7 +142,7 @@ static int load_members(struct ctx *c)
 	return 0;
 }
 
-/* ---- etcd through the Pod proxy --------------------------------------------------- */
+/* ---- etcd through the apiserver (plugin/reach.h) ------------------------------------ */
 
 static int collect(void *ud, const char *p, size_t n)
 {
@@ -143,44 +152,115 @@ static int collect(void *ud, const char *p, size_t n)
 	return b->failed ? -1 : 0;
 }
 
-static void proxy_path(char *buf, size_t cap, const char *ns, const char *pod, const char *route)
+/* The host member's certificate is checked for (tunnel only). */
+static const char *member_host(struct ctx *c, const char *member, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "/api/v1/namespaces/%s/pods/%s:%d/proxy%s", ns, pod, EO_PORT_CLIENT,
-		 route);
+	int k = eo_plugin_target_find(c->t, c->nt, member);
+
+	if (eo_plugin_member_host(k >= 0 ? c->t[k].pod : NULL, member, c->a->cluster, c->ns, buf,
+				  cap) != 0)
+		return member;
+	return buf;
 }
 
-/* POST body to route on member's etcd; *resp (caller frees) on success. Exit code. */
-static int etcd_call(struct ctx *c, const char *member, const char *route, const char *body,
-		     long timeout_ms, char **resp, size_t *len)
+/* A failed call: c->msg and the exit code; *etcd_said when etcd itself refused. */
+static int call_failed(struct ctx *c, const struct eo_plugin_answer *ans, const char *member,
+		       const char *route, bool *etcd_said)
 {
-	char path[1024];
+	struct eo_plugin_call_failure f = {ans->e,
+					   &ans->ke,
+					   ans->res.http_status,
+					   ans->res.errbody,
+					   ans->res.errbody_len,
+					   c->reach.path == EO_PPATH_TUNNEL,
+					   ans->tunnel_refused,
+					   ans->farside};
+
+	return (int)eo_plugin_call_failure(&f, member, c->ns, route, etcd_said, c->msg,
+					   sizeof(c->msg));
+}
+
+/*
+ * POST body to route on member's etcd; *resp (caller frees) on success. The exit code;
+ * *etcd_said (may be NULL) when etcd itself refused.
+ */
+static int etcd_call_said(struct ctx *c, const char *member, const char *route, const char *body,
+			  long timeout_ms, char **resp, size_t *len, bool *etcd_said)
+{
 	struct eo_strbuf b = EO_STRBUF_INIT(ETCD_BODY_MAX);
-	struct eo_kube_raw_req req = {
-	    "POST", path, "application/json", body, timeout_ms ? timeout_ms : c->timeout_ms, 0};
-	struct eo_kube_raw_res *res = calloc(1, sizeof(*res));
-	struct eo_kube_error ke = {0};
-	eo_kube_err e;
+	struct eo_plugin_answer *ans = calloc(1, sizeof(*ans));
+	char host[EO_NAME_MAX * 2 + 64];
 	int rc = 0;
 
 	*resp = NULL;
-	if (!res)
+	if (etcd_said)
+		*etcd_said = false;
+	if (!ans)
 		return failf(c, EO_PEXIT_FAILED, "out of memory");
-	proxy_path(path, sizeof(path), c->ns, member, route);
-	e = eo_kube_raw(c->kc, &req, collect, &b, res, &ke);
-	if (e != EO_KUBE_OK) {
-		rc = (int)eo_plugin_proxy_failure(e, &ke, res->http_status, res->errbody,
-						  res->errbody_len, member, c->ns, route, c->msg,
-						  sizeof(c->msg));
+	if (eo_plugin_reach_post(&c->reach, member, member_host(c, member, host, sizeof(host)),
+				 route, body, timeout_ms ? timeout_ms : c->timeout_ms, 0, collect,
+				 &b, ans) != EO_KUBE_OK) {
+		rc = call_failed(c, ans, member, route, etcd_said);
 		eo_strbuf_free(&b);
 	} else {
 		*resp = eo_strbuf_take(&b, len);
 		if (!*resp)
-			rc = failf(c, EO_PEXIT_FAILED,
-				   "member %s: answer to %s too large or out of "
-				   "memory",
+			rc = failf(c, EO_PEXIT_FAILED, "member %s: answer to %s too large or out of memory",
 				   member, route);
 	}
-	free(res);
+	free(ans);
+	return rc;
+}
+
+static int etcd_call(struct ctx *c, const char *member, const char *route, const char *body,
+		     long timeout_ms, char **resp, size_t *len)
+{
+	return etcd_call_said(c, member, route, body, timeout_ms, resp, len, NULL);
+}
+
+/*
+ * spec.auth.enabled: a token from the first member that answers (query order). etcd's own
+ * refusal (a wrong password) stops there: every member would say the same.
+ */
+static int login(struct ctx *c)
+{
+	size_t order[EO_PLUGIN_TARGETS_MAX], n, i;
+	struct eo_plugin_answer *ans;
+	char host[EO_NAME_MAX * 2 + 64];
+	int rc = 0;
+
+	if (!c->reach.password)
+		return 0;
+	n = eo_plugin_query_order(c->t, c->nt, order);
+	if (n == 0)
+		return failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod", c->ns,
+			     c->a->cluster);
+	ans = calloc(1, sizeof(*ans));
+	if (!ans)
+		return failf(c, EO_PEXIT_FAILED, "out of memory");
+	for (i = 0; i < n; i++) {
+		const char *m = c->t[order[i]].name;
+		bool said = false;
+
+		if (eo_plugin_reach_login(&c->reach, m, member_host(c, m, host, sizeof(host)),
+					  c->timeout_ms, ans) == EO_KUBE_OK) {
+			rc = 0;
+			break;
+		}
+		if (ans->e == EO_KUBE_EPROTOCOL) {
+			rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", m, ans->ke.message);
+			continue;
+		}
+		rc = call_failed(c, ans, m, "/v3/auth/authenticate", &said);
+		if (said || rc == EO_PEXIT_FORBIDDEN) {
+			if (said)
+				snprintf(c->msg + strlen(c->msg), sizeof(c->msg) - strlen(c->msg),
+					 " (etcd root credentials from Secret %s/%s)", c->ns,
+					 eo_cluster_auth_secret(c->cluster));
+			break;
+		}
+	}
+	free(ans);
 	return rc;
 }
 
@@ -270,11 +350,19 @@ static int emit(struct ctx *c, json_t *doc, const char *rows_key, const struct e
 		}
 		break;
 	}
-	if (rc == 0 && !b.failed && b.p)
-		fwrite(b.p, 1, b.len, c->out);
-	eo_strbuf_free(&b);
+	if (rc == 0 && (b.failed || !doc))
+		rc = -1;
 	json_decref(doc);
-	return rc == 0 ? 0 : failf(c, EO_PEXIT_FAILED, "cannot render the output");
+	if (rc != 0) {
+		eo_strbuf_free(&b);
+		return failf(c, EO_PEXIT_FAILED, "cannot render the output");
+	}
+	if (b.p && (fwrite(b.p, 1, b.len, c->out) != b.len || fflush(c->out) != 0)) {
+		eo_strbuf_free(&b);
+		return failf(c, EO_PEXIT_LOCAL, "writing the output: %s", strerror(errno));
+	}
+	eo_strbuf_free(&b);
+	return 0;
 }
 
 static json_t *base_doc(struct ctx *c)
@@ -369,15 +457,15 @@ static int cmd_status(struct ctx *c)
 	    {"ERRORS", "errors"},
 	};
 	size_t idx[EO_PLUGIN_TARGETS_MAX], n, i, failed = 0;
-	json_t *doc, *rows, *trows;
+	json_t *doc, *rows;
 	char hex[32], b1[32], b2[32], first[EO_PLUGIN_MSG_MAX] = "";
 	int rc = pick_targets(c, idx, &n), first_rc = 0;
+	bool table = c->a->format == EO_PFMT_TABLE;
 
 	if (rc != 0)
 		return rc;
 	doc = base_doc(c);
 	rows = json_array();
-	trows = json_array();
 	for (i = 0; i < n; i++) {
 		const struct eo_plugin_target *t = &c->t[idx[i]];
 		struct eo_etcd_status st = {0};
@@ -391,10 +479,9 @@ static int cmd_status(struct ctx *c)
 			}
 			failed++;
 			json_array_append_new(
-			    rows, json_pack("{s:s,s:s}", "name", t->name, "error", c->msg));
-			json_array_append_new(trows,
-					      json_pack("{s:s,s:[s]}", "name", t->name, "errors",
-							"unreachable (see below)"));
+			    rows, table ? json_pack("{s:s,s:[s]}", "name", t->name, "errors",
+						    "unreachable (see below)")
+					: json_pack("{s:s,s:s}", "name", t->name, "error", c->msg));
 			continue;
 		}
 		errs = str_array(st.errors, st.n_errors);
@@ -407,18 +494,18 @@ static int cmd_status(struct ctx *c)
 		    st.leader != 0 && st.leader == st.member_id, "isLearner", st.is_learner,
 		    "raftTerm", (json_int_t)st.raft_term, "raftIndex", (json_int_t)st.raft_index,
 		    "raftAppliedIndex", (json_int_t)st.raft_applied_index, "errors", errs);
+		if (table) { /* sizes as etcdctl shows them; json and yaml keep the bytes */
+			json_object_set_new(
+			    row, "dbSizeText",
+			    json_string(eo_plugin_bytes(st.db_size, b1, sizeof(b1))));
+			json_object_set_new(
+			    row, "inUseText",
+			    json_string(eo_plugin_bytes(st.db_size_in_use, b2, sizeof(b2))));
+		}
 		json_array_append_new(rows, row);
-		row = json_deep_copy(row);
-		json_object_set_new(row, "dbSizeText",
-				    json_string(eo_plugin_bytes(st.db_size, b1, sizeof(b1))));
-		json_object_set_new(
-		    row, "inUseText",
-		    json_string(eo_plugin_bytes(st.db_size_in_use, b2, sizeof(b2))));
-		json_array_append_new(trows, row);
 		eo_etcd_status_clear(&st);
 	}
-	json_object_set_new(doc, "members", c->a->format == EO_PFMT_TABLE ? trows : rows);
-	json_decref(c->a->format == EO_PFMT_TABLE ? rows : trows);
+	json_object_set_new(doc, "members", rows);
 	rc = emit(c, doc, "members", cols, sizeof(cols) / sizeof(cols[0]), NULL);
 	if (rc != 0)
 		return rc;
@@ -501,13 +588,15 @@ static int cluster_call(struct ctx *c, const char *route, const char *body, char
 		return failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod", c->ns,
 			     c->a->cluster);
 	for (i = 0; i < n; i++) {
-		rc = etcd_call(c, c->t[order[i]].name, route, body, 0, resp, len);
+		bool said = false;
+
+		rc = etcd_call_said(c, c->t[order[i]].name, route, body, 0, resp, len, &said);
 		if (rc == 0) {
 			if (via)
 				*via = c->t[order[i]].name;
 			return 0;
 		}
-		if (rc == EO_PEXIT_FORBIDDEN || strstr(c->msg, "etcd refused"))
+		if (rc == EO_PEXIT_FORBIDDEN || said)
 			return rc; /* etcd's own answer: the next member would say the same */
 	}
 	return rc;
@@ -683,12 +772,12 @@ static int cmd_forfeit(struct ctx *c)
 		if (c->t[i].running)
 			running[nrun++] = c->t[i].name;
 	leader = find_leader(c);
-	if (eo_plugin_forfeit_target(&ms, leader, c->a->to, running, nrun, &target, c->msg,
-				     sizeof(c->msg)) != 0) {
-		rc = EO_PEXIT_REFUSED;
-		if (c->a->to && !strstr(c->msg, "already") && !strstr(c->msg, "learner") &&
-		    eo_plugin_target_find(c->t, c->nt, c->a->to) < 0)
-			rc = EO_PEXIT_NOTFOUND;
+	k = eo_plugin_forfeit_target(&ms, leader, c->a->to, running, nrun, &target, c->msg,
+				     sizeof(c->msg));
+	if (k != 0) {
+		/* --to names nothing etcd knows: not found when no EtcdMember has that name. */
+		rc = k == -2 && eo_plugin_target_find(c->t, c->nt, c->a->to) < 0 ? EO_PEXIT_NOTFOUND
+										 : EO_PEXIT_REFUSED;
 		goto out;
 	}
 	lname = name_of(&ms, leader, nb1, sizeof(nb1));
@@ -697,7 +786,7 @@ static int cmd_forfeit(struct ctx *c)
 		rc = failf(c, EO_PEXIT_FAILED, "the leader %s has no running Pod to ask", lname);
 		goto out;
 	}
-	req = eo_plugin_req_move_leader(target);
+	req = eo__etcd_req_move_leader(target);
 	if (!req) {
 		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
 		goto out;
@@ -740,7 +829,7 @@ out:
 /* ---- snapshot -------------------------------------------------------------------------- */
 
 struct snap {
-	int fd;
+	struct eo_filestore_writer w;
 	struct eo_snapstream ss;
 	struct eo_snapcheck check;
 	char werr[256];
@@ -749,21 +838,11 @@ struct snap {
 static int snap_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
 {
 	struct snap *s = ud;
-	const char *q = p;
 
 	eo_snapcheck_feed(&s->check, p, n);
-	while (n > 0) {
-		ssize_t w = write(s->fd, q, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			snprintf(err, errcap, "writing the snapshot: %s", strerror(errno));
-			snprintf(s->werr, sizeof(s->werr), "%s", strerror(errno));
-			return -1;
-		}
-		q += w;
-		n -= (size_t)w;
+	if (eo_filestore_write(&s->w, p, n, s->werr, sizeof(s->werr)) != 0) {
+		snprintf(err, errcap, "writing the snapshot: %s", s->werr);
+		return -1;
 	}
 	return 0;
 }
@@ -777,110 +856,106 @@ static int snap_feed(void *ud, const char *p, size_t n)
 
 static int cmd_snapshot(struct ctx *c)
 {
-	struct snap s = {.fd = -1};
-	char tmp[4096], dirbuf[4096], path[1024], sha[EO_SNAP_SHA_HEX_LEN + 1] = "", sentence[1024];
-	struct eo_kube_raw_req req = {"POST", path, "application/json", "{}", -1, SNAPSHOT_STALL_S};
-	struct eo_kube_raw_res *res = NULL;
-	struct eo_kube_error ke = {0};
+	struct snap *s = calloc(1, sizeof(*s));
+	char dirbuf[4096], basebuf[4096], host[EO_NAME_MAX * 2 + 64], err[512];
+	char sha[EO_SNAP_SHA_HEX_LEN + 1] = "", sentence[1024];
+	struct eo_plugin_answer *ans = calloc(1, sizeof(*ans));
 	size_t order[EO_PLUGIN_TARGETS_MAX], n;
 	enum eo_snapcheck_result verdict;
-	const char *member;
-	int rc, k, dfd, fd_rc;
+	const char *member, *dir, *base;
+	int rc, k;
 	eo_kube_err e;
 
+	if (!s || !ans) {
+		free(s);
+		free(ans);
+		return failf(c, EO_PEXIT_FAILED, "out of memory");
+	}
+	s->w.fd = s->w.dirfd = -1;
 	if (c->a->member) {
 		k = eo_plugin_target_find(c->t, c->nt, c->a->member);
-		if (k < 0)
-			return failf(c, EO_PEXIT_NOTFOUND, "%s is not a member of cluster %s/%s",
-				     c->a->member, c->ns, c->a->cluster);
+		if (k < 0) {
+			rc = failf(c, EO_PEXIT_NOTFOUND, "%s is not a member of cluster %s/%s",
+				   c->a->member, c->ns, c->a->cluster);
+			goto out;
+		}
 		member = c->t[k].name;
 	} else {
 		n = eo_plugin_query_order(c->t, c->nt, order);
-		if (n == 0)
-			return failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod",
-				     c->ns, c->a->cluster);
+		if (n == 0) {
+			rc = failf(c, EO_PEXIT_FAILED, "no member of %s/%s has a running Pod",
+				   c->ns, c->a->cluster);
+			goto out;
+		}
 		member = c->t[order[0]].name;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.part-XXXXXX", c->a->path) >= (int)sizeof(tmp))
-		return failf(c, EO_PEXIT_LOCAL, "snapshot path too long");
-	s.fd = mkstemp(tmp);
-	if (s.fd < 0)
-		return failf(c, EO_PEXIT_LOCAL, "cannot write the snapshot next to %s: %s",
-			     c->a->path, strerror(errno));
-	res = calloc(1, sizeof(*res));
-	if (!res || eo_snapstream_init(&s.ss, snap_sink, &s) != 0 ||
-	    eo_snapcheck_init(&s.check) != 0) {
+	if (strlen(c->a->path) >= sizeof(dirbuf)) {
+		rc = failf(c, EO_PEXIT_LOCAL, "snapshot path too long");
+		goto out;
+	}
+	snprintf(dirbuf, sizeof(dirbuf), "%s", c->a->path);
+	snprintf(basebuf, sizeof(basebuf), "%s", c->a->path);
+	dir = dirname(dirbuf);
+	base = basename(basebuf);
+	/* The temporary file .<name>.tmp-<pid>-<n> lands beside the target, mode 0600. */
+	if (eo_filestore_begin(&s->w, dir, base, err, sizeof(err)) != 0 ||
+	    fchmod(s->w.fd, 0600) != 0) {
+		if (s->w.fd >= 0)
+			snprintf(err, sizeof(err), "chmod: %s", strerror(errno));
+		rc = failf(c, EO_PEXIT_LOCAL, "cannot write the snapshot next to %s: %s",
+			   c->a->path, err);
+		goto out;
+	}
+	if (eo_snapstream_init(&s->ss, snap_sink, s) != 0 || eo_snapcheck_init(&s->check) != 0) {
 		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
-		goto fail;
+		goto out;
 	}
-	proxy_path(path, sizeof(path), c->ns, member, "/v3/maintenance/snapshot");
-	e = eo_kube_raw(c->kc, &req, snap_feed, &s, res, &ke);
-	if (s.werr[0]) {
-		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, s.werr);
-		goto fail;
+	e = eo_plugin_reach_post(&c->reach, member, member_host(c, member, host, sizeof(host)),
+				 "/v3/maintenance/snapshot", "{}", -1, SNAPSHOT_STALL_S, snap_feed,
+				 s, ans);
+	if (s->werr[0]) {
+		rc = failf(c, EO_PEXIT_LOCAL, "%s", s->werr);
+		goto out;
 	}
-	if (s.ss.failed) {
-		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s.ss.err);
-		goto fail;
+	if (s->ss.failed) {
+		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s->ss.err);
+		goto out;
 	}
 	if (e != EO_KUBE_OK) {
-		rc = (int)eo_plugin_proxy_failure(
-		    e, &ke, res->http_status, res->errbody, res->errbody_len, member, c->ns,
-		    "/v3/maintenance/snapshot", c->msg, sizeof(c->msg));
-		goto fail;
+		rc = call_failed(c, ans, member, "/v3/maintenance/snapshot", NULL);
+		goto out;
 	}
-	if (eo_snapstream_finish(&s.ss) != 0) {
-		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s.ss.err);
-		goto fail;
+	if (eo_snapstream_finish(&s->ss) != 0) {
+		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member, s->ss.err);
+		goto out;
 	}
-	verdict = eo_snapcheck_finish(&s.check, sha);
+	verdict = eo_snapcheck_finish(&s->check, sha);
 	if (verdict != EO_SNAPCHECK_OK) {
 		rc = failf(c, EO_PEXIT_FAILED, "member %s: %s", member,
 			   eo_snapcheck_strerror(verdict));
-		goto fail;
+		goto out;
 	}
-	if (fsync(s.fd) != 0) {
-		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, strerror(errno));
-		goto fail; /* fail: closes s.fd */
-	}
-	fd_rc = close(s.fd);
-	s.fd = -1;
-	if (fd_rc != 0) {
-		rc = failf(c, EO_PEXIT_LOCAL, "writing %s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (rename(tmp, c->a->path) != 0) {
-		rc = failf(c, EO_PEXIT_LOCAL, "renaming %s to %s: %s", tmp, c->a->path,
-			   strerror(errno));
-		goto fail;
-	}
-	snprintf(dirbuf, sizeof(dirbuf), "%s", c->a->path);
-	dfd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
+	/* fsync, rename over an existing file, fsync the directory; removes the file on failure */
+	if (eo_filestore_commit(&s->w, NULL, true, err, sizeof(err)) != 0) {
+		rc = failf(c, EO_PEXIT_LOCAL, "%s", err);
+		goto out;
 	}
 	snprintf(sentence, sizeof(sentence),
 		 "snapshot of member %s written to %s: %" PRIu64 " bytes, sha256 %s; etcd's "
 		 "integrity hash verified",
-		 member, c->a->path, s.check.total, sha);
+		 member, c->a->path, s->check.total, sha);
 	rc = emit(c,
 		  json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:s}", "cluster", c->a->cluster,
 			    "namespace", c->ns, "member", member, "path", c->a->path, "size",
-			    (json_int_t)s.check.total, "sha256", sha, "verified", 1,
-			    "storageVersion", s.ss.storage_version),
+			    (json_int_t)s->check.total, "sha256", sha, "verified", 1,
+			    "storageVersion", s->ss.storage_version),
 		  NULL, NULL, 0, sentence);
-	eo_snapstream_free(&s.ss);
-	eo_snapcheck_free(&s.check);
-	free(res);
-	return rc;
-fail:
-	if (s.fd >= 0)
-		close(s.fd);
-	unlink(tmp);
-	eo_snapstream_free(&s.ss);
-	eo_snapcheck_free(&s.check);
-	free(res);
+out:
+	eo_filestore_abort(&s->w); /* removes the temporary file unless committed */
+	eo_snapstream_free(&s->ss);
+	eo_snapcheck_free(&s->check);
+	free(ans);
+	free(s);
 	return rc;
 }
 
@@ -945,7 +1020,6 @@ int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf)
 	}
 	c->a = a;
 	c->out = out;
-	c->errf = errf;
 	c->timeout_ms = a->timeout_s ? a->timeout_s * 1000L : DEFAULT_TIMEOUT_MS;
 	rc = load_cluster(c);
 	if (rc != 0)
@@ -958,6 +1032,14 @@ int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf)
 	rc = load_members(c);
 	if (rc != 0)
 		goto out;
+	if (a->cmd != EO_PCMD_ADD_MEMBER && a->cmd != EO_PCMD_REMOVE_MEMBER) {
+		rc = eo_plugin_reach_open(&c->reach, c->kc, c->cluster, c->ns, c->msg,
+					  sizeof(c->msg));
+		if (rc == 0)
+			rc = login(c);
+		if (rc != 0)
+			goto out;
+	}
 	switch (a->cmd) {
 	case EO_PCMD_MEMBERS:
 		rc = cmd_members(c);
@@ -994,6 +1076,7 @@ int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf)
 out:
 	if (rc != 0 && c->msg[0])
 		fprintf(errf, "error: %s\n", c->msg);
+	eo_plugin_reach_close(&c->reach);
 	json_decref(c->cluster);
 	json_decref(c->members);
 	json_decref(c->pods);

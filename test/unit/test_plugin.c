@@ -11,8 +11,10 @@
 /* The tables leave trailing fields zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "etcd/internal.h"
 #include "plugin/args.h"
 #include "plugin/decide.h"
+#include "plugin/reach.h"
 #include "plugin/render.h"
 
 /* ---- arguments ---------------------------------------------------------------------- */
@@ -371,7 +373,7 @@ static void test_forfeit_target(void **state)
 	    {1, NULL, 2, 0, 3, NULL},	     {3, NULL, 2, 0, 1, NULL},
 	    {1, NULL, 1, -1, 0, "no other"}, {0, NULL, 2, -1, 0, "no leader"},
 	    {1, "c", 2, 0, 3, NULL},	     {1, "a", 2, -1, 0, "already the leader"},
-	    {1, "b", 2, -1, 0, "learner"},   {1, "zz", 2, -1, 0, "not a started member"},
+	    {1, "b", 2, -1, 0, "learner"},   {1, "zz", 2, -2, 0, "not a started member"},
 	};
 	size_t i;
 
@@ -486,25 +488,47 @@ static void test_failures(void **state)
 		long status;
 		const char *body;
 		const char *kmsg;
+		bool tunnel, refused;
+		const char *farside;
 		enum eo_plugin_exit want;
+		bool said;
 		const char *has;
 	} cases[] = {
 	    {EO_KUBE_EFORBIDDEN, 403,
 	     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":"
 	     "\"Forbidden\",\"code\":403}",
-	     "pods \"m\" is forbidden: User \"u\" cannot create resource \"pods/proxy\"",
-	     EO_PEXIT_FORBIDDEN, "may not create pods/proxy (Pod m) in namespace ns"},
+	     "pods \"m\" is forbidden: User \"u\" cannot create resource \"pods/proxy\"", false,
+	     false, NULL, EO_PEXIT_FORBIDDEN, false,
+	     "may not create pods/proxy (Pod m) in namespace ns"},
 	    {EO_KUBE_EUNAVAILABLE, 503, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"code\":503}",
 	     "error trying to reach service: dial tcp 10.0.0.1:2379: connect: connection refused",
-	     EO_PEXIT_FAILED, "member m unreachable"},
+	     false, false, NULL, EO_PEXIT_FAILED, false, "member m unreachable"},
 	    {EO_KUBE_ENOTFOUND, 404, "{\"kind\":\"Status\",\"code\":404}", "pods \"m\" not found",
-	     EO_PEXIT_FAILED, "has no Pod"},
+	     false, false, NULL, EO_PEXIT_FAILED, false, "has no Pod"},
 	    {EO_KUBE_EUNAVAILABLE, 503,
 	     "{\"error\":\"etcdserver: no leader\",\"code\":14,\"message\":\"etcdserver: no "
 	     "leader\"}",
-	     "", EO_PEXIT_FAILED, "etcd refused /v3/x: etcdserver: no leader"},
-	    {EO_KUBE_ETIMEOUT, 0, "", "Operation timed out", EO_PEXIT_FAILED,
-	     "unreachable through the apiserver"},
+	     "", false, false, NULL, EO_PEXIT_FAILED, true,
+	     "etcd refused /v3/x: etcdserver: no leader"},
+	    /* etcd's own 401 (a bad token) is etcd's answer, not the apiserver's. */
+	    {EO_KUBE_EUNAUTHORIZED, 401,
+	     "{\"error\":\"etcdserver: invalid auth token\",\"code\":16,\"message\":"
+	     "\"etcdserver: invalid auth token\"}",
+	     "", false, false, NULL, EO_PEXIT_FAILED, true, "invalid auth token"},
+	    {EO_KUBE_ETIMEOUT, 0, "", "Operation timed out", false, false, NULL, EO_PEXIT_FAILED,
+	     false, "unreachable through the apiserver's pods/proxy"},
+	    /* The tunnel: the apiserver's refusal of the upgrade, the node's word, etcd's. */
+	    {EO_KUBE_EFORBIDDEN, 403, "", "cannot get resource \"pods/portforward\"", true, true,
+	     NULL, EO_PEXIT_FORBIDDEN, false, "may not get pods/portforward (Pod m)"},
+	    {EO_KUBE_ENOTFOUND, 404, "", "pods \"m\" not found", true, true, NULL,
+	     EO_PEXIT_FAILED, false, "has no Pod"},
+	    {EO_KUBE_ETRANSPORT, 0, "", "Recv failure: Connection reset by peer", true, false,
+	     "error forwarding port 2379 to pod x: connection refused", EO_PEXIT_FAILED, false,
+	     "the node said: error forwarding port 2379"},
+	    {EO_KUBE_EHTTP, 400,
+	     "{\"error\":\"etcdserver: mvcc: required revision has been compacted\",\"code\":11,"
+	     "\"message\":\"mvcc: required revision has been compacted\"}",
+	     "HTTP 400", true, false, NULL, EO_PEXIT_FAILED, true, "required revision"},
 	};
 	size_t i;
 	char msg[1024];
@@ -516,11 +540,15 @@ static void test_failures(void **state)
 
 		memset(&ke, 0, sizeof(ke));
 		snprintf(ke.message, sizeof(ke.message), "%s", cases[i].kmsg);
-		x = eo_plugin_proxy_failure(cases[i].e, &ke, cases[i].status, cases[i].body,
-					    strlen(cases[i].body), "m", "ns", "/v3/x", msg,
-					    sizeof(msg));
-		if (x != cases[i].want || !strstr(msg, cases[i].has))
-			fail_msg("case %zu: exit %d: %s", i, x, msg);
+		struct eo_plugin_call_failure f = {cases[i].e,	    &ke,
+						   cases[i].status, cases[i].body,
+						   strlen(cases[i].body), cases[i].tunnel,
+						   cases[i].refused,  cases[i].farside};
+		bool said = true;
+
+		x = eo_plugin_call_failure(&f, "m", "ns", "/v3/x", &said, msg, sizeof(msg));
+		if (x != cases[i].want || !strstr(msg, cases[i].has) || said != cases[i].said)
+			fail_msg("case %zu: exit %d said %d: %s", i, x, said, msg);
 	}
 	memset(&ke, 0, sizeof(ke));
 	assert_int_equal(eo_plugin_kube_failure(EO_KUBE_EFORBIDDEN, &ke, "patch",
@@ -566,17 +594,72 @@ static void test_gateway_bodies(void **state)
 	assert_string_equal(s, "{\"action\":\"DEACTIVATE\",\"memberID\":\"18446744073709551615\","
 			       "\"alarm\":\"NOSPACE\"}");
 	free(s);
-	s = eo_plugin_req_move_leader(42);
+	s = eo__etcd_req_move_leader(42);
 	assert_string_equal(s, "{\"targetID\":\"42\"}");
 	free(s);
 	s = eo_plugin_req_compact(9, true);
 	assert_string_equal(s, "{\"revision\":\"9\",\"physical\":true}");
 	free(s);
-	assert_true(eo_plugin_parse_ok("{\"header\":{}}", 13));
-	assert_false(eo_plugin_parse_ok("{\"error\":\"x\"}", 13));
-	assert_false(eo_plugin_parse_ok("nope", 4));
+	s = eo_plugin_req_authenticate("root", "p\"w");
+	assert_string_equal(s, "{\"name\":\"root\",\"password\":\"p\\\"w\"}");
+	free(s);
+	s = eo_plugin_parse_token("{\"header\":{},\"token\":\"abc.42\"}", 30, 64);
+	assert_string_equal(s, "abc.42");
+	free(s);
+	assert_null(eo_plugin_parse_token("{\"token\":\"abc.42\"}", 18, 3)); /* over max */
+	assert_null(eo_plugin_parse_token("{\"token\":\"a\\r\\nX: y\"}", 21, 64));
+	assert_null(eo_plugin_parse_token("{\"token\":\"\"}", 12, 64));
+	assert_null(eo_plugin_parse_token("{\"header\":{}}", 13, 64));
+	assert_null(eo_plugin_parse_token("nope", 4, 64));
 	assert_string_equal(eo_plugin_id_hex(0x1e899fd58babc8dfull, hex, sizeof(hex)),
 			    "1e899fd58babc8df");
+}
+
+static void test_member_host_and_path(void **state)
+{
+	json_t *pod = json_loads(
+	    "{\"spec\":{\"containers\":[{\"name\":\"etcd\",\"command\":[\"etcd\","
+	    "\"--name=c-a\",\"--advertise-client-urls=https://c-a.c.ns.svc.k8s.example:2379\"]}]}}",
+	    0, NULL);
+	json_t *bare = json_loads("{\"spec\":{\"containers\":[{\"args\":[\"--x=1\"]}]}}", 0, NULL);
+	static const struct {
+		const char *spec;
+		enum eo_plugin_path want;
+	} cases[] = {
+	    {"{}", EO_PPATH_PROXY},
+	    {"{\"tls\":{\"client\":{\"serverSecretRef\":{\"name\":\"s\"}}}}", EO_PPATH_PROXY_TLS},
+	    {"{\"tls\":{\"client\":{\"serverSecretRef\":{\"name\":\"s\"},"
+	     "\"operatorClientSecretRef\":{\"name\":\"o\"}}}}",
+	     EO_PPATH_TUNNEL},
+	    {"{\"tls\":{\"client\":{\"certManager\":{\"serverIssuerRef\":{\"name\":\"i\"}}}}}",
+	     EO_PPATH_PROXY_TLS},
+	    {"{\"tls\":{\"client\":{\"certManager\":{\"serverIssuerRef\":{\"name\":\"i\"},"
+	     "\"operatorClientIssuerRef\":{\"name\":\"i\"}}}}}",
+	     EO_PPATH_TUNNEL},
+	};
+	char host[64];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(eo_plugin_member_host(pod, "c-a", "c", "ns", host, sizeof(host)), 0);
+	assert_string_equal(host, "c-a.c.ns.svc.k8s.example");
+	assert_int_equal(eo_plugin_member_host(bare, "c-a", "c", "ns", host, sizeof(host)), 0);
+	assert_string_equal(host, "c-a.c.ns.svc");
+	assert_int_equal(eo_plugin_member_host(NULL, "c-a", "c", "ns", host, sizeof(host)), 0);
+	assert_string_equal(host, "c-a.c.ns.svc");
+	assert_int_equal(eo_plugin_member_host(bare, "c-a", "c", "ns", host, 8), -1);
+	json_decref(pod);
+	json_decref(bare);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *c = json_pack("{s:{s:s,s:s},s:o}", "metadata", "name", "c", "namespace",
+				      "ns", "spec", json_loads(cases[i].spec, 0, NULL));
+
+		if (eo_plugin_path_of(c) != cases[i].want)
+			fail_msg("case %zu: path %d", i, eo_plugin_path_of(c));
+		json_decref(c);
+	}
+	assert_string_equal(eo_plugin_path_subresource(EO_PPATH_TUNNEL), "pods/portforward");
+	assert_string_equal(eo_plugin_path_subresource(EO_PPATH_PROXY_TLS), "pods/proxy");
 }
 
 int main(void)
@@ -593,6 +676,7 @@ int main(void)
 	    cmocka_unit_test(test_scale_decide),
 	    cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_gateway_bodies),
+	    cmocka_unit_test(test_member_host_and_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
