@@ -17,7 +17,7 @@ static void test_accept_rfc6455(void **state)
 	(void)state;
 	/* The example of RFC 6455 section 1.3. */
 	eo_ws_accept("dGhlIHNhbXBsZSBub25jZQ==", out);
-	assert_string_equal(out, "s3pPLMBiTxaQ9kYGzzhZK+xOo0Q=");
+	assert_string_equal(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 }
 
 static void test_frame_roundtrip(void **state)
