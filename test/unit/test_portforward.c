@@ -8,6 +8,16 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "kube/config.h"
 #include "kube/portforward.h"
 
 static void test_accept_rfc6455(void **state)
@@ -97,13 +107,240 @@ static void test_parse_server_frames(void **state)
 	}
 }
 
+/* ---- a tunnel against a small WebSocket server playing the apiserver --------------------- */
+
+enum mode { ECHO, REFUSE, ERRCHAN };
+
+struct srv {
+	int lfd, port;
+	enum mode mode;
+	pthread_t th;
+	char request[4096];
+	int got_close; /* the client's close frame arrived */
+};
+
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void send_frame(int fd, uint8_t op, const uint8_t *p, size_t n)
+{
+	uint8_t h[4] = {(uint8_t)(0x80 | op), 0, 0, 0};
+	size_t hl = 2;
+
+	if (n < 126) {
+		h[1] = (uint8_t)n;
+	} else {
+		h[1] = 126;
+		h[2] = (uint8_t)(n >> 8);
+		h[3] = (uint8_t)n;
+		hl = 4;
+	}
+	assert_int_equal(write(fd, h, hl), (ssize_t)hl);
+	if (n)
+		assert_int_equal(write(fd, p, n), (ssize_t)n);
+}
+
+static void *serve(void *ud)
+{
+	struct srv *s = ud;
+	int fd = accept(s->lfd, NULL, NULL);
+	size_t len = 0;
+	char *key, resp[512], acc[64], k[64] = "";
+
+	if (fd < 0)
+		return NULL;
+	while (!strstr(s->request, "\r\n\r\n") && len < sizeof(s->request) - 1) {
+		ssize_t r = read(fd, s->request + len, sizeof(s->request) - 1 - len);
+
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		s->request[len] = '\0';
+	}
+	if (s->mode == REFUSE) {
+		static const char body[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		    "\"message\":\"pods \\\"p\\\" is forbidden: cannot get resource "
+		    "\\\"pods/portforward\\\"\",\"reason\":\"Forbidden\",\"code\":403}";
+
+		snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\n\r\n%s",
+			 strlen(body), body);
+		assert_true(write(fd, resp, strlen(resp)) > 0);
+		close(fd);
+		return NULL;
+	}
+	key = strstr(s->request, "Sec-WebSocket-Key: ");
+	if (key)
+		sscanf(key + 19, "%63[^\r]", k);
+	eo_ws_accept(k, acc);
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n",
+		 acc);
+	assert_true(write(fd, resp, strlen(resp)) > 0);
+	{
+		/* Each channel's first message is the port, little-endian (2379 = 0x094b). */
+		static const uint8_t d0[] = {0, 0x4b, 0x09}, e0[] = {1, 0x4b, 0x09};
+
+		send_frame(fd, EO_WS_OP_BINARY, d0, 3);
+		send_frame(fd, EO_WS_OP_BINARY, e0, 3);
+	}
+	if (s->mode == ERRCHAN) {
+		static const char msg[] = "\001error forwarding port 2379 to pod p: connection refused";
+
+		send_frame(fd, EO_WS_OP_BINARY, (const uint8_t *)msg, sizeof(msg) - 1);
+		send_frame(fd, EO_WS_OP_CLOSE, NULL, 0);
+		close(fd);
+		return NULL;
+	}
+	for (;;) { /* ECHO: data back on channel 0, the first byte in a frame of its own */
+		uint8_t h[14], m[4], buf[70000];
+		uint64_t n;
+		size_t i;
+
+		if (read_full(fd, h, 2) != 0)
+			break;
+		n = h[1] & 0x7f;
+		if (n == 126) {
+			if (read_full(fd, h + 2, 2) != 0)
+				break;
+			n = ((uint64_t)h[2] << 8) | h[3];
+		}
+		if (!(h[1] & 0x80) || n > sizeof(buf) || read_full(fd, m, 4) != 0 ||
+		    read_full(fd, buf, (size_t)n) != 0)
+			break;
+		for (i = 0; i < n; i++)
+			buf[i] ^= m[i & 3];
+		if ((h[0] & 0x0f) == EO_WS_OP_CLOSE) {
+			s->got_close = 1;
+			send_frame(fd, EO_WS_OP_CLOSE, buf, (size_t)n);
+			break;
+		}
+		if (n >= 2 && buf[0] == 0) {
+			uint8_t first[2] = {0, buf[1]};
+
+			send_frame(fd, EO_WS_OP_BINARY, first, 2);
+			buf[1] = 0; /* channel byte of the rest */
+			send_frame(fd, EO_WS_OP_BINARY, buf + 1, (size_t)n - 1);
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+static eo_kube_client *start(struct srv *s, enum mode mode)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	eo_kube_config *cfg = NULL;
+	eo_kube_client *kc = NULL;
+	char url[64];
+
+	memset(s, 0, sizeof(*s));
+	s->mode = mode;
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(s->lfd >= 0);
+	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(s->lfd, 1), 0);
+	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &al), 0);
+	s->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	assert_int_equal(eo_kube_config_new(url, "tok3n", "ns", &cfg, NULL), EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(cfg, NULL, &kc, NULL), EO_KUBE_OK);
+	return kc;
+}
+
+static void stop(struct srv *s, eo_kube_client *kc)
+{
+	pthread_join(s->th, NULL);
+	close(s->lfd);
+	eo_kube_client_free(kc);
+}
+
+static void test_tunnel_echo(void **state)
+{
+	struct srv s;
+	eo_kube_client *kc = start(&s, ECHO);
+	eo_kube_tunnel *t = NULL;
+	struct eo_kube_error ke = {0};
+	static uint8_t big[40000], back[40000];
+	char ebuf[64];
+	size_t got = 0, i;
+
+	(void)state;
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke), EO_KUBE_OK);
+	assert_non_null(strstr(s.request, "GET /api/v1/namespaces/ns/pods/p/portforward?ports=2379 "));
+	assert_non_null(strstr(s.request, "Authorization: Bearer tok3n\r\n"));
+	assert_non_null(strstr(s.request, "Sec-WebSocket-Protocol: v4.channel.k8s.io\r\n"));
+	/* More than one read of the pump, and more than a 16-bit frame length can hold? No:
+	 * 40000 bytes go as two frames of at most 32 KiB each, echoed back in pieces. */
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13 + 1);
+	assert_int_equal(write(eo_kube_tunnel_fd(t), big, sizeof(big)), (ssize_t)sizeof(big));
+	while (got < sizeof(back)) {
+		ssize_t r = read(eo_kube_tunnel_fd(t), back + got, sizeof(back) - got);
+
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	/* The port prefix of the data channel is not part of the stream. */
+	assert_memory_equal(back, big, sizeof(big));
+	assert_string_equal(eo_kube_tunnel_error(t, ebuf, sizeof(ebuf)), "");
+	eo_kube_tunnel_close(t);
+	stop(&s, kc);
+	assert_true(s.got_close);
+}
+
+static void test_tunnel_refused_and_error_channel(void **state)
+{
+	struct srv s;
+	eo_kube_client *kc = start(&s, REFUSE);
+	eo_kube_tunnel *t = NULL;
+	struct eo_kube_error ke = {0};
+	char ebuf[128], c;
+
+	(void)state;
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke),
+			 EO_KUBE_EFORBIDDEN);
+	assert_null(t);
+	assert_int_equal(ke.http_status, 403);
+	assert_non_null(strstr(ke.message, "pods/portforward"));
+	stop(&s, kc);
+
+	kc = start(&s, ERRCHAN);
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke), EO_KUBE_OK);
+	/* The far side could not connect: EOF, and its words on the error channel. */
+	assert_int_equal(read(eo_kube_tunnel_fd(t), &c, 1), 0);
+	assert_string_equal(eo_kube_tunnel_error(t, ebuf, sizeof(ebuf)),
+			    "error forwarding port 2379 to pod p: connection refused");
+	eo_kube_tunnel_close(t);
+	stop(&s, kc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_accept_rfc6455),
 	    cmocka_unit_test(test_frame_roundtrip),
 	    cmocka_unit_test(test_parse_server_frames),
+	    cmocka_unit_test(test_tunnel_echo),
+	    cmocka_unit_test(test_tunnel_refused_and_error_channel),
 	};
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
