@@ -20,15 +20,15 @@
 
 #include "kube/client_int.h"
 
-#define WS_GUID		   "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-#define WS_PROTOCOL	   "v4.channel.k8s.io"
-#define WS_IN_MAX	   (1u << 20) /* one frame from the apiserver: the streams send 32 KiB */
-#define WS_CHUNK	   32768      /* bytes read from the local end per frame */
-#define HANDSHAKE_MAX	   16384
-#define ERRCHAN_MAX	   1024
-#define PUMP_POLL_MS	   500
-#define CH_DATA		   0
-#define CH_ERROR	   1
+#define WS_GUID	      "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_PROTOCOL   "v4.channel.k8s.io"
+#define WS_IN_MAX     (1u << 20) /* one frame from the apiserver: the streams send 32 KiB */
+#define WS_CHUNK      32768	 /* bytes read from the local end per frame */
+#define HANDSHAKE_MAX 16384
+#define ERRCHAN_MAX   1024
+#define PUMP_POLL_MS  500
+#define CH_DATA	      0
+#define CH_ERROR      1
 
 struct eo_kube_tunnel {
 	CURL *h;
@@ -51,8 +51,8 @@ struct eo_kube_tunnel {
 
 /* ---- framing -------------------------------------------------------------------------- */
 
-size_t eo_ws_frame(uint8_t opcode, const uint8_t mask[4], const uint8_t *prefix,
-		   size_t prefix_len, const uint8_t *p, size_t n, uint8_t *out, size_t cap)
+size_t eo_ws_frame(uint8_t opcode, const uint8_t mask[4], const uint8_t *prefix, size_t prefix_len,
+		   const uint8_t *p, size_t n, uint8_t *out, size_t cap)
 {
 	size_t total = prefix_len + n, h = 0, i;
 
@@ -163,7 +163,8 @@ static int send_all(eo_kube_tunnel *t, const void *p, size_t n, long deadline)
 		CURLcode cc = curl_easy_send(t->h, q, n, &sent);
 
 		if (cc == CURLE_AGAIN) {
-			if (now_ms() >= deadline || wait_sock(t->sock, POLLOUT, deadline - now_ms()) < 0)
+			if (now_ms() >= deadline ||
+			    wait_sock(t->sock, POLLOUT, deadline - now_ms()) < 0)
 				return -1;
 			continue;
 		}
@@ -254,9 +255,10 @@ static eo_kube_err handshake(eo_kube_tunnel *t, const char *host, const char *pa
 			continue;
 		}
 		if (cc != CURLE_OK || got == 0) {
-			rc = eo_kube_fail(err, EO_KUBE_EUNAVAILABLE,
-					  "port-forward: the apiserver closed the connection during "
-					  "the upgrade");
+			rc =
+			    eo_kube_fail(err, EO_KUBE_EUNAVAILABLE,
+					 "port-forward: the apiserver closed the connection during "
+					 "the upgrade");
 			goto out;
 		}
 		len += got;
@@ -299,8 +301,9 @@ static eo_kube_err handshake(eo_kube_tunnel *t, const char *host, const char *pa
 	end[2] = '\0'; /* header_has reads up to the blank line */
 	eo_ws_accept(key, accept);
 	if (!header_has(buf, "Sec-WebSocket-Accept", accept)) {
-		rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL,
-				  "port-forward: the upgrade answer has no valid Sec-WebSocket-Accept");
+		rc = eo_kube_fail(
+		    err, EO_KUBE_EPROTOCOL,
+		    "port-forward: the upgrade answer has no valid Sec-WebSocket-Accept");
 		goto out;
 	}
 	/* Frames that came with the header. */
@@ -348,8 +351,7 @@ static int queue_frame(eo_kube_tunnel *t, uint8_t op, const uint8_t *prefix, siz
 	}
 	if (RAND_bytes(mask, 4) != 1)
 		return -1;
-	w = eo_ws_frame(op, mask, prefix, plen, p, n, t->out + t->out_len,
-			t->out_cap - t->out_len);
+	w = eo_ws_frame(op, mask, prefix, plen, p, n, t->out + t->out_len, t->out_cap - t->out_len);
 	if (w == 0)
 		return -1;
 	t->out_len += w;
@@ -412,7 +414,8 @@ static int consume(eo_kube_tunnel *t)
 				size_t skip = t->data_skip < n - 1 ? t->data_skip : n - 1;
 
 				t->data_skip -= skip;
-				if (n - 1 - skip > 0 && write_local(t, pl + 1 + skip, n - 1 - skip) != 0)
+				if (n - 1 - skip > 0 &&
+				    write_local(t, pl + 1 + skip, n - 1 - skip) != 0)
 					rc = -1;
 			} else if (pl[0] == CH_ERROR) {
 				size_t skip = t->err_skip < n - 1 ? t->err_skip : n - 1;
@@ -508,8 +511,8 @@ static void *pump(void *ud)
 			ssize_t n = recv(t->fd[1], chunk, WS_CHUNK, 0);
 
 			if (n > 0) {
-				if (queue_frame(t, EO_WS_OP_BINARY, &ch_data, 1, chunk, (size_t)n) !=
-				    0)
+				if (queue_frame(t, EO_WS_OP_BINARY, &ch_data, 1, chunk,
+						(size_t)n) != 0)
 					rc = -1;
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				/* The caller is done: say goodbye (status 1000). */
@@ -550,8 +553,8 @@ eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *p
 	eo_kube_tunnel *t = calloc(1, sizeof(*t));
 	const char *server = eo_kube_config_server(eo_kube_client_config(c));
 	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "", *path = NULL, *token = NULL, *host = NULL,
-	     *eh = NULL, *ep = NULL, *hostport = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "", *path = NULL, *token = NULL, *host = NULL, *eh = NULL,
+	     *ep = NULL, *hostport = NULL;
 	CURLU *u = NULL;
 	long deadline;
 	CURLcode cc;

@@ -58,15 +58,15 @@ void eo_kube_tunnel_close(eo_kube_tunnel *t);
  * prefix_len) then p[n] into out[cap]. Returns the frame's length, or 0 when cap is too small.
  * The header takes at most 14 bytes.
  */
-size_t eo_ws_frame(uint8_t opcode, const uint8_t mask[4], const uint8_t *prefix,
-		   size_t prefix_len, const uint8_t *p, size_t n, uint8_t *out, size_t cap);
+size_t eo_ws_frame(uint8_t opcode, const uint8_t mask[4], const uint8_t *prefix, size_t prefix_len,
+		   const uint8_t *p, size_t n, uint8_t *out, size_t cap);
 
 struct eo_ws_parsed {
 	uint8_t opcode;
 	int fin;
-	size_t header_len;  /* bytes before the payload */
-	uint64_t len;	    /* payload length */
-	uint8_t mask[4];    /* valid when masked */
+	size_t header_len; /* bytes before the payload */
+	uint64_t len;	   /* payload length */
+	uint8_t mask[4];   /* valid when masked */
 	int masked;
 };
 

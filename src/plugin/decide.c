@@ -73,8 +73,8 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 		if (t->pod) {
 			/* Started, not only scheduled: a Pending Pod's etcd cannot answer yet. */
 			phase = str_at(t->pod, "status", "phase");
-			t->running = eo_plan_pod_running(t->pod) && phase &&
-				     strcmp(phase, "Running") == 0;
+			t->running =
+			    eo_plan_pod_running(t->pod) && phase && strcmp(phase, "Running") == 0;
 			t->ready = t->running && eo_plan_pod_ready(t->pod);
 		}
 	}
@@ -394,8 +394,8 @@ enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *
 	}
 	if (f->http_status == 0 || (f->http_status >= 200 && f->http_status < 300)) {
 		msgf(msg, cap, "member %s unreachable through the apiserver's %s (%s): %s (%s)%s%s",
-		     member, sub, path, said, eo_kube_strerror(f->e), far ? "; the node said: " : "",
-		     far ? far : "");
+		     member, sub, path, said, eo_kube_strerror(f->e),
+		     far ? "; the node said: " : "", far ? far : "");
 		return EO_PEXIT_FAILED;
 	}
 	if (!f->tunnel && status) {
@@ -512,7 +512,8 @@ char *eo_plugin_req_authenticate(const char *name, const char *password)
 
 char *eo_plugin_parse_token(const char *body, size_t len, size_t max)
 {
-	json_t *root = json_loadb(body ? body : "", len, 0, NULL), *t = json_object_get(root, "token");
+	json_t *root = json_loadb(body ? body : "", len, 0, NULL),
+	       *t = json_object_get(root, "token");
 	char *out = NULL;
 
 	if (json_is_string(t) && json_string_length(t) > 0 && json_string_length(t) <= max &&

@@ -120,9 +120,9 @@ struct eo_plugin_call_failure {
 	long http_status; /* 0: no HTTP answer */
 	const char *body; /* the answer's body: the apiserver's Status or etcd's error */
 	size_t len;
-	bool tunnel;	      /* through pods/portforward (else pods/proxy) */
-	bool tunnel_refused;  /* the apiserver refused the port-forward itself */
-	const char *farside;  /* the tunnel's error channel ("" or NULL: nothing) */
+	bool tunnel;	     /* through pods/portforward (else pods/proxy) */
+	bool tunnel_refused; /* the apiserver refused the port-forward itself */
+	const char *farside; /* the tunnel's error channel ("" or NULL: nothing) */
 };
 
 /*

@@ -130,7 +130,8 @@ int eo_plugin_reach_open(struct eo_plugin_reach *r, eo_kube_client *kc, const js
 		if (rc != 0)
 			return rc;
 		if (eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0) {
-			snprintf(msg, cap, "spec.tls.client names no usable operator client Secret");
+			snprintf(msg, cap,
+				 "spec.tls.client names no usable operator client Secret");
 			return EO_PEXIT_FAILED;
 		}
 		rc = read_secret(kc, ns, name, "the operator's client certificate", op_keys, op,
@@ -293,9 +294,9 @@ static eo_kube_err tunnel_post(struct eo_plugin_reach *r, const char *member, co
 	if (cc != CURLE_OK) {
 		snprintf(ans->transport, sizeof(ans->transport), "%s",
 			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
-		e = io->aborted			       ? EO_KUBE_ECANCELED
+		e = io->aborted			     ? EO_KUBE_ECANCELED
 		    : cc == CURLE_OPERATION_TIMEDOUT ? EO_KUBE_ETIMEOUT
-						       : EO_KUBE_ETRANSPORT;
+						     : EO_KUBE_ETRANSPORT;
 		eo_kube_fail(&ans->ke, e, "%s", ans->transport);
 	} else if (ans->res.http_status < 200 || ans->res.http_status >= 300) {
 		e = EO_KUBE_EHTTP;
@@ -350,8 +351,8 @@ eo_kube_err eo_plugin_reach_post(struct eo_plugin_reach *r, const char *member, 
 			OPENSSL_cleanse(n->data, strlen(n->data));
 		curl_slist_free_all(hdrs);
 	} else {
-		struct eo_kube_raw_req req = {"POST",	     path,    "application/json", body,
-					      timeout_ms, stall_s, extra};
+		struct eo_kube_raw_req req = {"POST",  path, "application/json", body, timeout_ms,
+					      stall_s, extra};
 
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s%s:%d/proxy%s", r->ns,
 			 r->path == EO_PPATH_PROXY_TLS ? "https:" : "", member, EO_PORT_CLIENT,

@@ -27,9 +27,9 @@
 #include "kube/raw.h"
 
 enum eo_plugin_path {
-	EO_PPATH_PROXY = 0,  /* http through pods/proxy */
-	EO_PPATH_PROXY_TLS,  /* https through pods/proxy */
-	EO_PPATH_TUNNEL,     /* TLS with a client certificate through pods/portforward */
+	EO_PPATH_PROXY = 0, /* http through pods/proxy */
+	EO_PPATH_PROXY_TLS, /* https through pods/proxy */
+	EO_PPATH_TUNNEL,    /* TLS with a client certificate through pods/portforward */
 };
 
 /* The path a cluster's spec.tls.client calls for (pure). */
@@ -50,12 +50,12 @@ struct eo_plugin_reach {
 
 /* One call's outcome, beyond the exit code. */
 struct eo_plugin_answer {
-	eo_kube_err e;		  /* EO_KUBE_OK: a 2xx answer went whole to the sink */
-	struct eo_kube_error ke;  /* the apiserver's or the transport's detail */
-	bool tunnel_refused;	  /* the apiserver refused the port-forward (ke says why) */
-	bool aborted;		  /* the sink stopped the transfer */
-	char transport[256];	  /* the tunnel's TLS or HTTP failure (curl's words) */
-	char farside[256];	  /* what the runtime said on the tunnel's error channel */
+	eo_kube_err e;		    /* EO_KUBE_OK: a 2xx answer went whole to the sink */
+	struct eo_kube_error ke;    /* the apiserver's or the transport's detail */
+	bool tunnel_refused;	    /* the apiserver refused the port-forward (ke says why) */
+	bool aborted;		    /* the sink stopped the transfer */
+	char transport[256];	    /* the tunnel's TLS or HTTP failure (curl's words) */
+	char farside[256];	    /* what the runtime said on the tunnel's error channel */
 	struct eo_kube_raw_res res; /* http_status and the error body */
 };
 

@@ -205,8 +205,9 @@ static int etcd_call_said(struct ctx *c, const char *member, const char *route, 
 	} else {
 		*resp = eo_strbuf_take(&b, len);
 		if (!*resp)
-			rc = failf(c, EO_PEXIT_FAILED, "member %s: answer to %s too large or out of memory",
-				   member, route);
+			rc = failf(c, EO_PEXIT_FAILED,
+				   "member %s: answer to %s too large or out of memory", member,
+				   route);
 	}
 	free(ans);
 	return rc;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -12,6 +13,9 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #include "etcd/internal.h"
+#include "kube/config.h"
+#include "support/fake_apiserver.h"
+#include "support/testutil.h"
 #include "plugin/args.h"
 #include "plugin/decide.h"
 #include "plugin/reach.h"
@@ -520,8 +524,8 @@ static void test_failures(void **state)
 	    /* The tunnel: the apiserver's refusal of the upgrade, the node's word, etcd's. */
 	    {EO_KUBE_EFORBIDDEN, 403, "", "cannot get resource \"pods/portforward\"", true, true,
 	     NULL, EO_PEXIT_FORBIDDEN, false, "may not get pods/portforward (Pod m)"},
-	    {EO_KUBE_ENOTFOUND, 404, "", "pods \"m\" not found", true, true, NULL,
-	     EO_PEXIT_FAILED, false, "has no Pod"},
+	    {EO_KUBE_ENOTFOUND, 404, "", "pods \"m\" not found", true, true, NULL, EO_PEXIT_FAILED,
+	     false, "has no Pod"},
 	    {EO_KUBE_ETRANSPORT, 0, "", "Recv failure: Connection reset by peer", true, false,
 	     "error forwarding port 2379 to pod x: connection refused", EO_PEXIT_FAILED, false,
 	     "the node said: error forwarding port 2379"},
@@ -540,10 +544,14 @@ static void test_failures(void **state)
 
 		memset(&ke, 0, sizeof(ke));
 		snprintf(ke.message, sizeof(ke.message), "%s", cases[i].kmsg);
-		struct eo_plugin_call_failure f = {cases[i].e,	    &ke,
-						   cases[i].status, cases[i].body,
-						   strlen(cases[i].body), cases[i].tunnel,
-						   cases[i].refused,  cases[i].farside};
+		struct eo_plugin_call_failure f = {cases[i].e,
+						   &ke,
+						   cases[i].status,
+						   cases[i].body,
+						   strlen(cases[i].body),
+						   cases[i].tunnel,
+						   cases[i].refused,
+						   cases[i].farside};
 		bool said = true;
 
 		x = eo_plugin_call_failure(&f, "m", "ns", "/v3/x", &said, msg, sizeof(msg));
@@ -615,6 +623,135 @@ static void test_gateway_bodies(void **state)
 			    "1e899fd58babc8df");
 }
 
+/* ---- reach: the Pod proxy and auth against a fake apiserver ----------------------------- */
+
+struct fakeapi {
+	int auth_calls, status_calls, secret_gets;
+	char last_path[256];
+	char token_seen[64];
+	char password_seen[64];
+};
+
+static void api_handler(void *ud, const struct eo_kube_fake_request *rq,
+			struct eo_kube_fake_response *rs)
+{
+	struct fakeapi *f = ud;
+	const char *tok = eo_kube_fake_header(rq, "Grpc-Metadata-Token");
+
+	snprintf(f->last_path, sizeof(f->last_path), "%s", rq->path);
+	if (strcmp(rq->method, "GET") == 0 &&
+	    strcmp(rq->path, "/api/v1/namespaces/ns/secrets/root-creds") == 0) {
+		f->secret_gets++;
+		/* base64("s3cret") */
+		rs->body = strdup("{\"kind\":\"Secret\",\"data\":{\"username\":\"cm9vdA==\","
+				  "\"password\":\"czNjcmV0\"}}");
+		return;
+	}
+	if (strstr(rq->path, "/proxy/v3/auth/authenticate")) {
+		json_t *b = json_loads(rq->body, 0, NULL);
+
+		f->auth_calls++;
+		snprintf(f->password_seen, sizeof(f->password_seen), "%s",
+			 json_string_value(json_object_get(b, "password")));
+		json_decref(b);
+		rs->body = strdup("{\"header\":{},\"token\":\"tok.7\"}");
+		return;
+	}
+	if (strstr(rq->path, "/proxy/v3/maintenance/status")) {
+		f->status_calls++;
+		snprintf(f->token_seen, sizeof(f->token_seen), "%s", tok ? tok : "");
+		if (!tok) {
+			rs->status = 400;
+			rs->body =
+			    strdup("{\"error\":\"etcdserver: user name is empty\",\"code\":3,"
+				   "\"message\":\"etcdserver: user name is empty\"}");
+			return;
+		}
+		rs->body = strdup("{\"header\":{\"member_id\":\"1\"},\"version\":\"3.6.11\"}");
+		return;
+	}
+	rs->status = 404;
+	rs->body = tu_status_body(404, "NotFound", "not found");
+}
+
+static int sink_count(void *ud, const char *p, size_t n)
+{
+	(void)p;
+	*(size_t *)ud += n;
+	return 0;
+}
+
+static void test_reach_proxy_and_auth(void **state)
+{
+	struct fakeapi f = {0};
+	eo_kube_fake *fake = eo_kube_fake_start(api_handler, &f);
+	eo_kube_config *cfg = NULL;
+	eo_kube_client *kc = NULL;
+	struct eo_plugin_reach r;
+	struct eo_plugin_answer ans;
+	char msg[512] = "";
+	size_t got = 0;
+	json_t *plain =
+	    json_loads("{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"},\"spec\":{}}", 0, NULL);
+	json_t *authed = json_loads(
+	    "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"},\"spec\":{\"tls\":{\"client\":"
+	    "{\"serverSecretRef\":{\"name\":\"srv\"}}},\"auth\":{\"enabled\":true,"
+	    "\"rootCredentialsSecretRef\":{\"name\":\"root-creds\"}}}}",
+	    0, NULL);
+
+	(void)state;
+	assert_non_null(fake);
+	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(fake), "t", "ns", &cfg, NULL),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(cfg, NULL, &kc, NULL), EO_KUBE_OK);
+
+	/* Plaintext: the Pod proxy over http, no Secret read, no token. */
+	assert_int_equal(eo_plugin_reach_open(&r, kc, plain, "ns", msg, sizeof(msg)), 0);
+	assert_int_equal(r.path, EO_PPATH_PROXY);
+	assert_null(r.password);
+	assert_int_equal(eo_plugin_reach_login(&r, "c-a", NULL, 5000, &ans), EO_KUBE_OK);
+	assert_int_equal(f.auth_calls, 0);
+	assert_int_not_equal(eo_plugin_reach_post(&r, "c-a", NULL, "/v3/maintenance/status", "{}",
+						  5000, 0, sink_count, &got, &ans),
+			     EO_KUBE_OK);
+	assert_int_equal(ans.res.http_status, 400); /* etcd's refusal passed on */
+	assert_non_null(strstr(ans.res.errbody, "user name is empty"));
+	assert_string_equal(f.last_path,
+			    "/api/v1/namespaces/ns/pods/c-a:2379/proxy/v3/maintenance/status");
+	eo_plugin_reach_close(&r);
+
+	/* Server TLS and auth: https through the proxy, the token on every call. */
+	assert_int_equal(eo_plugin_reach_open(&r, kc, authed, "ns", msg, sizeof(msg)), 0);
+	assert_int_equal(r.path, EO_PPATH_PROXY_TLS);
+	assert_int_equal(f.secret_gets, 1);
+	assert_int_equal(eo_plugin_reach_login(&r, "c-a", NULL, 5000, &ans), EO_KUBE_OK);
+	assert_int_equal(f.auth_calls, 1);
+	assert_string_equal(f.password_seen, "s3cret");
+	assert_string_equal(f.last_path,
+			    "/api/v1/namespaces/ns/pods/https:c-a:2379/proxy/v3/auth/authenticate");
+	got = 0;
+	assert_int_equal(eo_plugin_reach_post(&r, "c-b", NULL, "/v3/maintenance/status", "{}", 5000,
+					      0, sink_count, &got, &ans),
+			 EO_KUBE_OK);
+	assert_string_equal(f.token_seen, "tok.7");
+	assert_true(got > 0);
+	eo_plugin_reach_close(&r);
+	assert_null(r.token);
+
+	/* A missing Secret is an exit code naming it. */
+	json_object_set_new(json_object_get(json_object_get(authed, "spec"), "auth"),
+			    "rootCredentialsSecretRef", json_pack("{s:s}", "name", "nope"));
+	assert_int_equal(eo_plugin_reach_open(&r, kc, authed, "ns", msg, sizeof(msg)),
+			 EO_PEXIT_NOTFOUND);
+	assert_non_null(strstr(msg, "secrets \"nope\""));
+	eo_plugin_reach_close(&r);
+
+	json_decref(plain);
+	json_decref(authed);
+	eo_kube_client_free(kc);
+	eo_kube_fake_stop(fake);
+}
+
 static void test_member_host_and_path(void **state)
 {
 	json_t *pod = json_loads(
@@ -677,6 +814,7 @@ int main(void)
 	    cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_gateway_bodies),
 	    cmocka_unit_test(test_member_host_and_path),
+	    cmocka_unit_test(test_reach_proxy_and_auth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,7 +198,8 @@ static void *serve(void *ud)
 		send_frame(fd, EO_WS_OP_BINARY, e0, 3);
 	}
 	if (s->mode == ERRCHAN) {
-		static const char msg[] = "\001error forwarding port 2379 to pod p: connection refused";
+		static const char msg[] =
+		    "\001error forwarding port 2379 to pod p: connection refused";
 
 		send_frame(fd, EO_WS_OP_BINARY, (const uint8_t *)msg, sizeof(msg) - 1);
 		send_frame(fd, EO_WS_OP_CLOSE, NULL, 0);
@@ -282,7 +283,8 @@ static void test_tunnel_echo(void **state)
 
 	(void)state;
 	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke), EO_KUBE_OK);
-	assert_non_null(strstr(s.request, "GET /api/v1/namespaces/ns/pods/p/portforward?ports=2379 "));
+	assert_non_null(
+	    strstr(s.request, "GET /api/v1/namespaces/ns/pods/p/portforward?ports=2379 "));
 	assert_non_null(strstr(s.request, "Authorization: Bearer tok3n\r\n"));
 	assert_non_null(strstr(s.request, "Sec-WebSocket-Protocol: v4.channel.k8s.io\r\n"));
 	/* More than one read of the pump, and more than a 16-bit frame length can hold? No:
