@@ -22,8 +22,9 @@
 
 #define WS_GUID	      "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define WS_PROTOCOL   "v4.channel.k8s.io"
-#define WS_IN_MAX     (1u << 20) /* one frame from the apiserver: the streams send 32 KiB */
-#define WS_CHUNK      32768	 /* bytes read from the local end per frame */
+#define WS_IN_MAX     (1u << 20)	 /* one frame from the apiserver: the streams send 32 KiB */
+#define WS_CHUNK      32768		 /* bytes read from the local end per frame */
+#define IN_LIMIT      (WS_IN_MAX + 4096) /* a whole frame of WS_IN_MAX and its header */
 #define HANDSHAKE_MAX 16384
 #define ERRCHAN_MAX   1024
 #define PUMP_POLL_MS  500
@@ -477,21 +478,20 @@ static void *pump(void *ud)
 			size_t got = 0;
 			CURLcode cc;
 
-			if (t->in_cap - t->in_len < 4096) {
-				size_t ncap = t->in_cap * 2;
-				uint8_t *np;
+			if (t->in_cap - t->in_len < 4096 && t->in_cap < IN_LIMIT) {
+				size_t ncap = t->in_cap * 2 < IN_LIMIT ? t->in_cap * 2 : IN_LIMIT;
+				uint8_t *np = realloc(t->in, ncap);
 
-				if (ncap > WS_IN_MAX + 16 + 4096) {
-					rc = t->in_len >= WS_IN_MAX + 16 ? -1 : rc;
-					break;
-				}
-				np = realloc(t->in, ncap);
 				if (!np) {
 					rc = -1;
 					break;
 				}
 				t->in = np;
 				t->in_cap = ncap;
+			}
+			if (t->in_len == t->in_cap) { /* cannot be a frame eo_ws_parse accepts */
+				rc = -1;
+				break;
 			}
 			cc = curl_easy_recv(t->h, t->in + t->in_len, t->in_cap - t->in_len, &got);
 			if (cc == CURLE_AGAIN)
@@ -507,7 +507,7 @@ static void *pump(void *ud)
 		}
 		if (rc != 0 || t->peer_closed)
 			break;
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+		if (p[1].events && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			ssize_t n = recv(t->fd[1], chunk, WS_CHUNK, 0);
 
 			if (n > 0) {

@@ -253,6 +253,13 @@ static int login(struct ctx *c)
 			continue;
 		}
 		rc = call_failed(c, ans, m, "/v3/auth/authenticate", &said);
+		if (said && !eo_cluster_auth_latched(c->cluster)) {
+			/* The operator has not turned etcd's auth on yet (status.authEnabled): go
+			 * on without a token, as the operator itself still does. */
+			c->msg[0] = '\0';
+			rc = 0;
+			break;
+		}
 		if (said || rc == EO_PEXIT_FORBIDDEN) {
 			if (said)
 				snprintf(c->msg + strlen(c->msg), sizeof(c->msg) - strlen(c->msg),
