@@ -2,6 +2,7 @@
  * kubectl-etcd - the kubectl plugin for clusters managed by etcd-operator
  * (docs/kubectl-etcd.md). kubectl runs it as `kubectl etcd ...` when it is on PATH.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,16 @@
 #include "core/version.h"
 #include "plugin/args.h"
 #include "plugin/run.h"
+
+/* stdout could not take the output (a full disk, a closed pipe): say so, exit 6. */
+static int flushed(int rc)
+{
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EO_PEXIT_OK) {
+		fprintf(stderr, "error: writing the output: %s\n", strerror(errno));
+		return EO_PEXIT_LOCAL;
+	}
+	return rc; /* a failed command said why already */
+}
 
 int main(int argc, char **argv)
 {
@@ -23,18 +34,17 @@ int main(int argc, char **argv)
 	}
 	if (a.version || a.cmd == EO_PCMD_VERSION) {
 		printf("kubectl-etcd %s\n", EO_VERSION);
-		return EO_PEXIT_OK;
+		return flushed(EO_PEXIT_OK);
 	}
 	if (a.help) {
 		fputs(eo_plugin_help(a.cmd), stdout);
-		return EO_PEXIT_OK;
+		return flushed(EO_PEXIT_OK);
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "error: libcurl initialisation failed\n");
 		return EO_PEXIT_FAILED;
 	}
-	rc = eo_plugin_run(&a, stdout, stderr);
-	fflush(stdout);
+	rc = flushed(eo_plugin_run(&a, stdout, stderr));
 	curl_global_cleanup();
 	return rc;
 }
