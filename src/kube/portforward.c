@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #define HANDSHAKE_MAX 16384
 #define ERRCHAN_MAX   1024
 #define PUMP_POLL_MS  500
+#define ACCEPT_MS     30000 /* unix-socket mode: the caller connects right after the open */
 #define CH_DATA	      0
 #define CH_ERROR      1
 
@@ -35,6 +37,8 @@ struct eo_kube_tunnel {
 	CURL *h;
 	curl_socket_t sock; /* the apiserver connection (TLS inside curl) */
 	int fd[2];	    /* [0] the caller's end, [1] the pump's */
+	int lfd;	    /* unix-socket mode: the listener until the caller connected */
+	char *upath;	    /* its path (unlinked on close) */
 	pthread_t th;
 	bool started;
 	pthread_mutex_t mu;
@@ -453,12 +457,36 @@ static bool stopping(eo_kube_tunnel *t)
 	return s;
 }
 
+/* Unix-socket mode: waits for the caller's one connection (ACCEPT_MS at most). 0 or -1. */
+static int accept_local(eo_kube_tunnel *t)
+{
+	long until = now_ms() + ACCEPT_MS;
+
+	while (!stopping(t) && now_ms() < until) {
+		struct pollfd p = {.fd = t->lfd, .events = POLLIN};
+
+		if (poll(&p, 1, PUMP_POLL_MS) > 0) {
+			int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd >= 0) {
+				pthread_mutex_lock(&t->mu);
+				t->fd[1] = fd;
+				pthread_mutex_unlock(&t->mu);
+				return 0;
+			}
+			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+				return -1;
+		}
+	}
+	return -1;
+}
+
 static void *pump(void *ud)
 {
 	eo_kube_tunnel *t = ud;
 	uint8_t *chunk = malloc(WS_CHUNK);
 	static const uint8_t ch_data = CH_DATA;
-	int rc = chunk ? consume(t) : -1;
+	int rc = chunk && (t->lfd < 0 || accept_local(t) == 0) ? consume(t) : -1;
 
 	while (rc == 0 && !stopping(t)) {
 		struct pollfd p[2] = {{.fd = t->sock, .events = POLLIN},
@@ -541,14 +569,16 @@ static void *pump(void *ud)
 	}
 	free(chunk);
 	/* The caller reads EOF from here on. */
-	shutdown(t->fd[1], SHUT_RDWR);
+	if (t->fd[1] >= 0)
+		shutdown(t->fd[1], SHUT_RDWR);
 	return NULL;
 }
 
 /* ---- open / close ---------------------------------------------------------------------- */
 
 eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *pod, int port,
-				long timeout_ms, eo_kube_tunnel **out, struct eo_kube_error *err)
+				long timeout_ms, const char *unix_path, eo_kube_tunnel **out,
+				struct eo_kube_error *err)
 {
 	eo_kube_tunnel *t = calloc(1, sizeof(*t));
 	const char *server = eo_kube_config_server(eo_kube_client_config(c));
@@ -563,7 +593,7 @@ eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *p
 	*out = NULL;
 	if (!t)
 		return eo_kube_fail(err, EO_KUBE_ENOMEM, "tunnel");
-	t->fd[0] = t->fd[1] = -1;
+	t->fd[0] = t->fd[1] = t->lfd = -1;
 	t->data_skip = t->err_skip = 2;
 	pthread_mutex_init(&t->mu, NULL);
 	if (timeout_ms <= 0)
@@ -629,7 +659,26 @@ eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *p
 	rc = handshake(t, hostport, path, token, "kubectl-etcd", deadline, err);
 	if (rc != EO_KUBE_OK)
 		goto fail;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t->fd) != 0) {
+	if (unix_path) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+		if (strlen(unix_path) >= sizeof(sa.sun_path)) {
+			rc = eo_kube_fail(err, EO_KUBE_EINVALID, "unix socket path too long");
+			goto fail;
+		}
+		memcpy(sa.sun_path, unix_path, strlen(unix_path) + 1);
+		t->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (t->lfd < 0 || bind(t->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+			rc = eo_kube_fail(err, EO_KUBE_EIO, "unix socket %s: %s", unix_path,
+					  strerror(errno));
+			goto fail;
+		}
+		t->upath = strdup(unix_path);
+		if (!t->upath || listen(t->lfd, 1) != 0) {
+			rc = eo_kube_fail(err, EO_KUBE_EIO, "unix socket %s: listen", unix_path);
+			goto fail;
+		}
+	} else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t->fd) != 0) {
 		rc = eo_kube_fail(err, EO_KUBE_EIO, "socketpair: %s", strerror(errno));
 		goto fail;
 	}
@@ -680,6 +729,13 @@ void eo_kube_tunnel_close(eo_kube_tunnel *t)
 		shutdown(t->fd[0], SHUT_WR); /* the pump sends the close frame */
 	if (t->started) {
 		struct timespec until;
+		bool connected;
+
+		pthread_mutex_lock(&t->mu);
+		connected = t->fd[1] >= 0;
+		if (!connected)
+			t->stop = true; /* unix-socket mode, nobody connected: nothing to close */
+		pthread_mutex_unlock(&t->mu);
 
 		/* Give the close frame a moment to go out, then stop the pump regardless. */
 		clock_gettime(CLOCK_REALTIME, &until);
@@ -695,6 +751,12 @@ void eo_kube_tunnel_close(eo_kube_tunnel *t)
 		close(t->fd[0]);
 	if (t->fd[1] >= 0)
 		close(t->fd[1]);
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->upath) {
+		unlink(t->upath);
+		free(t->upath);
+	}
 	if (t->h)
 		curl_easy_cleanup(t->h);
 	pthread_mutex_destroy(&t->mu);

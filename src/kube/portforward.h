@@ -28,11 +28,20 @@ typedef struct eo_kube_tunnel eo_kube_tunnel;
  * Opens the tunnel to ns/pod:port; timeout_ms bounds the connection and the upgrade (0: the
  * client's connect timeout). A refused upgrade is the apiserver's Status in err (403: RBAC,
  * 404: no such Pod, ...).
+ *
+ * The local end is one end of a socket pair (eo_kube_tunnel_fd) when unix_path is NULL;
+ * otherwise a Unix socket listening at unix_path (put it in a directory only the caller can
+ * enter), whose first connection, within 30 s, is the tunnel's local end: that is for
+ * libcurl's CURLOPT_UNIX_SOCKET_PATH (libcurl 7.88 connects even a socket handed to it as
+ * already connected, so it cannot be given the pair's end). The socket file is removed on
+ * close.
  */
 eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *pod, int port,
-				long timeout_ms, eo_kube_tunnel **out, struct eo_kube_error *err);
+				long timeout_ms, const char *unix_path, eo_kube_tunnel **out,
+				struct eo_kube_error *err);
 
-/* The local end: a connected stream socket (owned by the tunnel; do not close it). */
+/* The local end without unix_path: a connected stream socket (owned by the tunnel; do not
+ * close it); -1 in unix-socket mode. */
 int eo_kube_tunnel_fd(const eo_kube_tunnel *t);
 
 /*

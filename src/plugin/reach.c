@@ -213,21 +213,6 @@ static size_t tio_write(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static curl_socket_t tio_open(void *ud, curlsocktype purpose, struct curl_sockaddr *addr)
-{
-	(void)purpose;
-	(void)addr;
-	return dup(*(int *)ud); /* curl closes its copy; the tunnel keeps its own */
-}
-
-static int tio_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose)
-{
-	(void)ud;
-	(void)fd;
-	(void)purpose;
-	return CURL_SOCKOPT_ALREADY_CONNECTED;
-}
-
 static void set_blob(CURL *h, CURLoption opt, unsigned char *p, size_t n)
 {
 	struct curl_blob b = {.data = p, .len = n, .flags = CURL_BLOB_COPY};
@@ -241,33 +226,37 @@ static eo_kube_err tunnel_post(struct eo_plugin_reach *r, const char *member, co
 			       struct eo_plugin_answer *ans)
 {
 	eo_kube_tunnel *t = NULL;
-	char *url = NULL, *resolve_line = NULL, errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *resolve = NULL;
+	char *url = NULL, errbuf[CURL_ERROR_SIZE] = "", dir[4096], sock[4200];
+	const char *tmp = getenv("TMPDIR");
 	eo_kube_err e;
 	CURLcode cc;
-	int fd;
 
+	/* The tunnel's local end: a Unix socket in a directory of our own (mode 0700). */
+	if (snprintf(dir, sizeof(dir), "%s/kubectl-etcd-XXXXXX", tmp && tmp[0] ? tmp : "/tmp") >=
+		(int)sizeof(dir) - 8 ||
+	    !mkdtemp(dir))
+		return eo_kube_fail(&ans->ke, EO_KUBE_EIO,
+				    "cannot make a private directory in %s: %s",
+				    tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+	snprintf(sock, sizeof(sock), "%s/t", dir);
 	e = eo_kube_portforward(r->kc, r->ns, member, EO_PORT_CLIENT,
-				timeout_ms > 0 && timeout_ms < 15000 ? timeout_ms : 15000, &t,
+				timeout_ms > 0 && timeout_ms < 15000 ? timeout_ms : 15000, sock, &t,
 				&ans->ke);
 	if (e != EO_KUBE_OK) {
-		ans->tunnel_refused = true;
+		rmdir(dir);
+		ans->tunnel_refused = ans->ke.http_status != 0;
 		ans->res.http_status = ans->ke.http_status;
 		return e;
 	}
-	fd = eo_kube_tunnel_fd(t);
 	io->h = curl_easy_init();
-	if (!io->h || asprintf(&url, "https://%s:%d%s", host, EO_PORT_CLIENT, route) < 0 ||
-	    asprintf(&resolve_line, "%s:%d:127.0.0.1", host, EO_PORT_CLIENT) < 0 ||
-	    !(resolve = curl_slist_append(NULL, resolve_line))) {
+	if (!io->h || asprintf(&url, "https://%s:%d%s", host, EO_PORT_CLIENT, route) < 0) {
+		url = NULL;
 		e = eo_kube_fail(&ans->ke, EO_KUBE_ENOMEM, "tunnel request");
 		goto out;
 	}
+	/* No DNS, no network: the connection is the tunnel; TLS checks the URL's host. */
 	curl_easy_setopt(io->h, CURLOPT_URL, url);
-	curl_easy_setopt(io->h, CURLOPT_RESOLVE, resolve); /* no DNS: the socket is the tunnel */
-	curl_easy_setopt(io->h, CURLOPT_OPENSOCKETFUNCTION, tio_open);
-	curl_easy_setopt(io->h, CURLOPT_OPENSOCKETDATA, &fd);
-	curl_easy_setopt(io->h, CURLOPT_SOCKOPTFUNCTION, tio_sockopt);
+	curl_easy_setopt(io->h, CURLOPT_UNIX_SOCKET_PATH, sock);
 	curl_easy_setopt(io->h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(io->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(io->h, CURLOPT_PROTOCOLS_STR, "https");
@@ -312,9 +301,8 @@ out:
 	/* The runtime's word on a refused connection (it arrives before the tunnel's EOF). */
 	if (e != EO_KUBE_OK)
 		eo_kube_tunnel_error(t, ans->farside, sizeof(ans->farside));
-	eo_kube_tunnel_close(t);
-	curl_slist_free_all(resolve);
-	free(resolve_line);
+	eo_kube_tunnel_close(t); /* removes the socket file */
+	rmdir(dir);
 	free(url);
 	return e;
 }

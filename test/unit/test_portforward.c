@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -282,7 +283,7 @@ static void test_tunnel_echo(void **state)
 	size_t got = 0, i;
 
 	(void)state;
-	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke), EO_KUBE_OK);
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, NULL, &t, &ke), EO_KUBE_OK);
 	assert_non_null(
 	    strstr(s.request, "GET /api/v1/namespaces/ns/pods/p/portforward?ports=2379 "));
 	assert_non_null(strstr(s.request, "Authorization: Bearer tok3n\r\n"));
@@ -306,6 +307,35 @@ static void test_tunnel_echo(void **state)
 	assert_true(s.got_close);
 }
 
+static void test_tunnel_unix_socket(void **state)
+{
+	struct srv s;
+	eo_kube_client *kc = start(&s, ECHO);
+	eo_kube_tunnel *t = NULL;
+	struct eo_kube_error ke = {0};
+	char dir[] = "/tmp/pf-test-XXXXXX", path[64], back[6] = "";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s", dir);
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, path, &t, &ke), EO_KUBE_OK);
+	assert_int_equal(eo_kube_tunnel_fd(t), -1);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	assert_int_equal(read_full(fd, (uint8_t *)back, 5), 0);
+	assert_string_equal(back, "hello");
+	close(fd); /* the caller's EOF ends the tunnel */
+	eo_kube_tunnel_close(t);
+	stop(&s, kc);
+	assert_true(s.got_close);
+	assert_int_equal(access(path, F_OK), -1); /* the socket file is gone */
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_tunnel_refused_and_error_channel(void **state)
 {
 	struct srv s;
@@ -315,7 +345,7 @@ static void test_tunnel_refused_and_error_channel(void **state)
 	char ebuf[128], c;
 
 	(void)state;
-	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke),
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, NULL, &t, &ke),
 			 EO_KUBE_EFORBIDDEN);
 	assert_null(t);
 	assert_int_equal(ke.http_status, 403);
@@ -323,7 +353,7 @@ static void test_tunnel_refused_and_error_channel(void **state)
 	stop(&s, kc);
 
 	kc = start(&s, ERRCHAN);
-	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, &t, &ke), EO_KUBE_OK);
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, NULL, &t, &ke), EO_KUBE_OK);
 	/* The far side could not connect: EOF, and its words on the error channel. */
 	assert_int_equal(read(eo_kube_tunnel_fd(t), &c, 1), 0);
 	assert_string_equal(eo_kube_tunnel_error(t, ebuf, sizeof(ebuf)),
@@ -339,6 +369,7 @@ int main(void)
 	    cmocka_unit_test(test_frame_roundtrip),
 	    cmocka_unit_test(test_parse_server_frames),
 	    cmocka_unit_test(test_tunnel_echo),
+	    cmocka_unit_test(test_tunnel_unix_socket),
 	    cmocka_unit_test(test_tunnel_refused_and_error_channel),
 	};
 
