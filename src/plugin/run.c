@@ -2,13 +2,12 @@
 #include "plugin/run.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@
 #include "etcd/internal.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "kube/raw.h"
 #include "plugin/decide.h"
 #include "plugin/reach.h"
 #include "plugin/render.h"
