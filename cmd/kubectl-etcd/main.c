@@ -3,6 +3,7 @@
  * (docs/kubectl-etcd.md). kubectl runs it as `kubectl etcd ...` when it is on PATH.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,9 @@ int main(int argc, char **argv)
 		fputs(eo_plugin_help(a.cmd), stdout);
 		return flushed(EO_PEXIT_OK);
 	}
+	/* A closed connection (OpenSSL writes with write(2) on the tunnel's apiserver
+	 * connection) or a closed stdout is an error to report, not a signal to die of. */
+	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "error: libcurl initialisation failed\n");
 		return EO_PEXIT_FAILED;

@@ -10,6 +10,9 @@
  * port: what it writes reaches the port, what the port sends can be read, EOF either way ends
  * the tunnel. A thread moves the bytes; nothing listens on the network.
  *
+ * The process should ignore SIGPIPE: OpenSSL writes to the apiserver connection with write(2),
+ * and an apiserver that went away must be an error, not a signal.
+ *
  * The workstation needs a route to the apiserver only. RBAC: pods/portforward, verb "get"
  * (the WebSocket GET) and "create" (the apiserver checks create on WebSocket upgrades since
  * Kubernetes 1.35; older apiservers map the GET to "get" only).

@@ -65,7 +65,7 @@ static int read_full(int fd, uint8_t *p, size_t n)
 static int write_full(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
 
 		if (w <= 0)
 			return -1;
@@ -486,6 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_mtls_through_the_tunnel),
 	};
 
+	signal(SIGPIPE, SIG_IGN); /* as kubectl-etcd does: a peer gone is an error, not a death */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

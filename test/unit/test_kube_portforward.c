@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -373,6 +374,7 @@ int main(void)
 	    cmocka_unit_test(test_tunnel_refused_and_error_channel),
 	};
 
+	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
