@@ -227,8 +227,14 @@ static void *serve(void *ud)
 		for (i = 0; i < n; i++)
 			buf[i] ^= m[i & 3];
 		if ((h[0] & 0x0f) == EO_WS_OP_CLOSE) {
+			uint8_t ch[2] = {(uint8_t)(0x80 | EO_WS_OP_CLOSE), 0};
+
 			s->got_close = 1;
-			send_frame(fd, EO_WS_OP_CLOSE, buf, (size_t)n);
+			/* The client may have closed its end after its close frame (EPIPE): best
+			 * effort. */
+			ssize_t w = write(fd, ch, sizeof(ch));
+
+			(void)w;
 			break;
 		}
 		if (n >= 2 && buf[0] == 0) {
