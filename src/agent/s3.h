@@ -96,6 +96,8 @@ typedef struct eo_s3 eo_s3;
 
 int eo_s3_new(const struct eo_s3_config *cfg, eo_s3 **out, char *err, size_t errcap);
 void eo_s3_free(eo_s3 *s);
+/* A second client with the same settings and its own connection (one per thread). */
+int eo_s3_clone(const eo_s3 *s, eo_s3 **out, char *err, size_t errcap);
 /* "s3://<bucket>/<key>" */
 int eo_s3_uri(const eo_s3 *s, const char *key, char *buf, size_t cap);
 
@@ -121,15 +123,24 @@ int eo_s3_delete(eo_s3 *s, const char *key, char *err, size_t errcap);
 struct eo_s3_mpu {
 	char *key;
 	char upload_id[1024];
-	char **etags; /* etags[i] of part i+1 */
+	char **etags; /* etags[i] of part i+1; NULL while it uploads */
 	size_t nparts, cap;
 };
 
 int eo_s3_mpu_begin(eo_s3 *s, const char *key, const char *uid, struct eo_s3_mpu *m, char *err,
 		    size_t errcap);
-/* Uploads the next part (numbered from 1). */
-int eo_s3_mpu_part(eo_s3 *s, struct eo_s3_mpu *m, const void *p, size_t n, char *err,
-		   size_t errcap);
+/*
+ * Parts may upload in parallel, each through its own client (eo_s3_clone):
+ *   eo_s3_mpu_reserve   numbers the next part (from 1); caller's thread
+ *   eo_s3_mpu_part      uploads it; reads m, writes only etag: any thread
+ *   eo_s3_mpu_set_etag  records its ETag once uploaded; caller's thread
+ * Complete refuses a reserved part without an ETag.
+ */
+int eo_s3_mpu_reserve(struct eo_s3_mpu *m, size_t *number, char *err, size_t errcap);
+int eo_s3_mpu_part(eo_s3 *s, const struct eo_s3_mpu *m, size_t number, const void *p, size_t n,
+		   char *etag, size_t etagcap, char *err, size_t errcap);
+int eo_s3_mpu_set_etag(struct eo_s3_mpu *m, size_t number, const char *etag, char *err,
+		       size_t errcap);
 /* CompleteMultipartUpload; a 200 whose body is an <Error> is a failure. */
 int eo_s3_mpu_complete(eo_s3 *s, struct eo_s3_mpu *m, char *err, size_t errcap);
 /* AbortMultipartUpload (best effort; 0 or -1 with err). */
