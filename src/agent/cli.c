@@ -364,6 +364,7 @@ static void usage_fields(const struct timespec *t0, char *secs, size_t scap, cha
 		snprintf(rss, rcap, "unknown");
 }
 
+/* The S3 client: 0; -1 when the credentials cannot be read; -2 for bad S3 settings. */
 static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 {
 	char ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX], tok[EO_S3_CRED_MAX];
@@ -383,7 +384,7 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	    .ca_file = o->s3_ca,
 	    .stall_timeout_s = o->stall_s,
 	};
-	rc = eo_s3_new(&c, s3, err, errcap);
+	rc = eo_s3_new(&c, s3, err, errcap) == 0 ? 0 : -2;
 	memset(sk, 0, sizeof(sk));
 	memset(tok, 0, sizeof(tok));
 	return rc;
@@ -791,9 +792,16 @@ static int restore_agent(const struct opts *o)
 		snprintf(uri, sizeof(uri), "file://%s", o->file);
 		goto done;
 	}
-	if (make_s3(o, &s3, err, sizeof(err)) != 0)
-		return restore_fail(o, &lc, EO_REASON_RESTORE_ACCESS_DENIED, "S3 setup failed",
-				    err);
+	/* Unreadable credentials are the Secret's fault; a bad endpoint or bucket is not. */
+	switch (make_s3(o, &s3, err, sizeof(err))) {
+	case 0:
+		break;
+	case -1:
+		return restore_fail(o, &lc, EO_REASON_RESTORE_ACCESS_DENIED,
+				    "cannot read the S3 credentials", err);
+	default:
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "S3 setup failed", err);
+	}
 	eo_s3_uri(s3, o->s3_key, uri, sizeof(uri));
 	eo_log_ctx_add(&lc, "source", uri);
 	if (eo_s3_head(s3, o->s3_key, &h, err, sizeof(err)) != 0) {
