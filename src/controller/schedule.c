@@ -89,7 +89,7 @@ fail:
 
 /*
  * Creates the scheduled EtcdSnapshot. 0 created, 2 already there and ours (a retry), 1 the
- * name is held by an object the schedule does not control, -1 failure.
+ * name is held by an object the schedule does not own (eo_schplan_owns), -1 failure.
  */
 static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			   const json_t *sch, json_t *snap)
@@ -120,7 +120,7 @@ static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	rc = eo_desired_is_controlled_by(live, eo_kube_obj_uid(sch)) ? 2 : 1;
+	rc = eo_schplan_owns(sch, live) ? 2 : 1;
 	json_decref(live);
 	return rc;
 }
@@ -193,8 +193,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 	if (pr.create != NULL) {
 		const char *sname = eo_kube_obj_name(pr.create);
 		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
-		bool foreign =
-		    held != NULL && !eo_desired_is_controlled_by(held, eo_kube_obj_uid(sch));
+		bool foreign = held != NULL && !eo_schplan_owns(sch, held);
 
 		json_decref(held);
 		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);

@@ -70,8 +70,7 @@ time_t eo_schplan_slot_time(const json_t *snapshot)
 	return 0;
 }
 
-/* Controlled by the schedule (owner reference with its UID) and carrying its label. */
-static bool ours(const json_t *schedule, const json_t *snap)
+bool eo_schplan_owns(const json_t *schedule, const json_t *snap)
 {
 	const char *name = eo_kube_obj_name(schedule);
 	const char *label = eo_kube_obj_label(snap, EO_LABEL_SCHEDULE);
@@ -112,7 +111,7 @@ static struct order *sorted_ours(const json_t *schedule, const struct eo_schplan
 	for (size_t i = 0; i < n; i++) {
 		const char *name = eo_kube_obj_name(snaps[i].snapshot);
 
-		if (name == NULL || !ours(schedule, snaps[i].snapshot))
+		if (name == NULL || !eo_schplan_owns(schedule, snaps[i].snapshot))
 			continue;
 		o[k++] = (struct order){i, eo_schplan_slot_time(snaps[i].snapshot), name};
 	}
@@ -470,7 +469,8 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	if (in->taken_name != NULL && strcmp(in->taken_name, slot_name) == 0) {
 		out->requeue_ms = EO_SCHPLAN_RETRY_MS;
 		fmt(msg, sizeof(msg),
-		    "an EtcdSnapshot named %s exists and was not created by this schedule; "
+		    "an EtcdSnapshot named %s exists and is not this schedule's (not controlled "
+		    "by it, or without its label); "
 		    "the run at %s is not taken: rename or delete that snapshot",
 		    slot_name, ts);
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SNAPSHOT_NAME_TAKEN, msg,
