@@ -7,6 +7,9 @@
  * requests here are shaped for it:
  *   - every request carries x-amz-content-sha256 (the SHA-256 of the body, or
  *     of the empty string), which 7.88 neither adds nor computes for uploads;
+ *     object data sent over HTTPS carries UNSIGNED-PAYLOAD instead (TLS protects
+ *     it; the AWS SDKs do the same), which spares a second SHA-256 pass over every
+ *     byte on both ends;
  *   - the query is written already canonical: keys sorted, values
  *     percent-encoded with upper-case hex, valueless keys as "uploads=";
  *   - the object key is percent-encoded per path segment here, since 7.88
@@ -21,7 +24,8 @@
  * The object written by the agent carries its snapshot's UID as user metadata
  * (x-amz-meta-etcd-snapshot-uid); HeadObject returns it for the overwrite guard.
  *
- * Not thread-safe: one client per thread. curl_global_init must have been called.
+ * Not thread-safe: one client per thread (eo_s3_clone makes another).
+ * curl_global_init must have been called.
  */
 #ifndef EO_AGENT_S3_H
 #define EO_AGENT_S3_H
@@ -36,10 +40,11 @@
 #define EO_S3_MAX_PART	(5ull * 1024 * 1024 * 1024) /* and its maximum */
 #define EO_S3_MAX_PARTS 10000
 /*
- * 8 MiB: the store keeps two part buffers (one filling while the other uploads), so the
- * agent's memory stays near 2x this whatever the snapshot size (under 32 MiB resident).
+ * 6 MiB: the store keeps (parallel + 1) part buffers, three by default (one filling while
+ * two upload), so the agent's memory stays near 3x this whatever the snapshot size (under
+ * 32 MiB resident).
  */
-#define EO_S3_DEFAULT_PART   (8ull * 1024 * 1024)
+#define EO_S3_DEFAULT_PART   (6ull * 1024 * 1024)
 #define EO_S3_UID_META	     "x-amz-meta-etcd-snapshot-uid"
 #define EO_S3_UID_MAX	     128
 #define EO_S3_CRED_MAX	     1024

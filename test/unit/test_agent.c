@@ -534,8 +534,8 @@ static void test_s3_part_size(void **state)
 	static const struct {
 		uint64_t expected, requested, want;
 	} cases[] = {
-	    {0, 0, 8 * 1024 * 1024},		     /* unknown size: the default */
-	    {100 * 1024 * 1024, 0, 8 * 1024 * 1024}, /* fits */
+	    {0, 0, 6 * 1024 * 1024},		     /* unknown size: the default */
+	    {100 * 1024 * 1024, 0, 6 * 1024 * 1024}, /* fits */
 	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024}, /* raised to S3's minimum */
 	    {0, 6ull << 30, 5ull << 30},	     /* lowered to S3's maximum */
 	};
@@ -545,7 +545,7 @@ static void test_s3_part_size(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(eo_s3_part_size(cases[i].expected, cases[i].requested),
 				 cases[i].want);
-	/* 200 GiB in 8 MiB parts would need 25,600: raised to whole MiB within 10,000. */
+	/* 200 GiB in 6 MiB parts would need 34,134: raised to whole MiB within 10,000. */
 	assert_true(eo_s3_part_size(200 * gib, 0) * EO_S3_MAX_PARTS >= 200 * gib);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0) % mib, 0);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0), 21 * mib);
