@@ -9,7 +9,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
