@@ -286,6 +286,8 @@ scale_bench() {
 
 restore_bench() {
 	local t0 snap_ms ctl_ms restore_ms size log secs rss src
+	# The MinIO image may be missing from a cluster started before it was built.
+	"$REPO/hack/images.sh" minio >/dev/null
 	kc -n "$NS" apply -f "$REPO/test/e2e/operator/snapshot-restore/minio.yaml" >/dev/null
 	available snap-src 1 'storage: {size: 4Gi}' >/dev/null
 	kc -n "$NS" wait pod minio --for=condition=Ready --timeout=3m >/dev/null

@@ -74,16 +74,18 @@ fill=$(($(now_ms) - t0))
 dbsize=$("$ETCD_BIN/etcdctl" --endpoints "$EP" endpoint status -w json | jq '.[0].Status.dbSize')
 
 export AWS_ACCESS_KEY_ID=bench-access-key AWS_SECRET_ACCESS_KEY=bench-secret-key
-# agent <name> <destination flags...>: ms and peak RSS kB ("<ms> <kB>")
+# agent <name> <destination flags...>: ms, peak RSS kB and the ms the stream waited for S3
+# part uploads ("<ms> <kB> <wait>")
 agent() {
-	local name=$1 t0 ms rss
+	local name=$1 t0 ms rss wait
 	shift
 	t0=$(now_ms)
 	"$AGENT" snapshot-agent --snapshot-name "$name" --snapshot-uid "$name" --endpoint "$EP" "$@" \
 		>"$W/$name.out" 2>"$W/$name.log"
 	ms=$(($(now_ms) - t0))
 	rss=$(sed -n 's/.*peak_rss_kb=\([0-9]*\).*/\1/p' "$W/$name.log" | tail -1)
-	echo "$ms ${rss:-0}"
+	wait=$(sed -n 's/.*store_wait_ms=\([0-9]*\).*/\1/p' "$W/$name.log" | tail -1)
+	echo "$ms ${rss:-0} ${wait:-0}"
 }
 # put_ms <file> <key>: a plain curl PUT of the file to MinIO (SigV4, signed payload as the
 # agent sends it), the reference for "etcdctl snapshot save, then upload it".
@@ -95,7 +97,7 @@ put_ms() {
 		-H "x-amz-content-sha256: $sha" -T "$1" "http://127.0.0.1:$sport/snaps/$2" -o /dev/null
 	echo $(($(now_ms) - t0))
 }
-ctl_ms=() up_ms=() dir_ms=() s3_ms=() dir_rss=() s3_rss=()
+ctl_ms=() up_ms=() dir_ms=() s3_ms=() dir_rss=() s3_rss=() s3_wait=()
 for ((r = 1; r <= RUNS; r++)); do
 	rm -rf "$W/out" && mkdir -p "$W/out"
 	t0=$(now_ms)
@@ -103,11 +105,11 @@ for ((r = 1; r <= RUNS; r++)); do
 	ctl_ms+=($(($(now_ms) - t0)))
 	up_ms+=($((ctl_ms[-1] + $(put_ms "$W/out/ctl.db" "ctl-$r.db"))))
 	rm -f "$W/out/ctl.db"
-	read -r ms rss < <(agent "dir-$r" --pvc-dir "$W/out")
+	read -r ms rss _ < <(agent "dir-$r" --pvc-dir "$W/out")
 	dir_ms+=("$ms") dir_rss+=("$rss")
 	rm -f "$W/out/"*
-	read -r ms rss < <(agent "s3-$r" --s3-endpoint "http://127.0.0.1:$sport" --s3-bucket snaps --s3-force-path-style)
-	s3_ms+=("$ms") s3_rss+=("$rss")
+	read -r ms rss wait < <(agent "s3-$r" --s3-endpoint "http://127.0.0.1:$sport" --s3-bucket snaps --s3-force-path-style)
+	s3_ms+=("$ms") s3_rss+=("$rss") s3_wait+=("$wait")
 done
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
@@ -122,3 +124,4 @@ printf '%-44s %8d ms  %s  (runs: %s)\n' "etcdctl snapshot save, then curl PUT to
 printf '%-44s %8d ms  %s  ratio to etcdctl %s (runs: %s)\n' "agent to a directory (PVC destination)" "$d" "$(mbps "$dbsize" "$d")" "$(ratio "$d" "$c")" "${dir_ms[*]}"
 printf '%-44s %8d ms  %s  ratio to etcdctl %s, to etcdctl+PUT %s (runs: %s)\n' "agent to MinIO (S3 multipart)" "$s" "$(mbps "$dbsize" "$s")" "$(ratio "$s" "$c")" "$(ratio "$s" "$u")" "${s3_ms[*]}"
 printf '%-44s %8s kB (directory), %s kB (S3)\n' "agent peak resident memory" "$(maxof "${dir_rss[@]}")" "$(maxof "${s3_rss[@]}")"
+printf '%-44s %8d ms  (runs: %s)\n' "agent to MinIO: stream waiting for uploads" "$(median "${s3_wait[@]}")" "${s3_wait[*]}"

@@ -9,7 +9,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -50,6 +49,7 @@ struct opts {
 	const char *s3_endpoint, *s3_bucket, *s3_key, *s3_region, *s3_ca, *cred_dir;
 	bool path_style;
 	uint64_t part_size;
+	unsigned parallel;
 	const char *pvc_dir;
 	const char *termination_log;
 	long stall_s;
@@ -71,6 +71,7 @@ enum {
 	O_S3_CA,
 	O_S3_PATH_STYLE,
 	O_S3_PART_SIZE,
+	O_S3_PARALLEL,
 	O_CRED_DIR,
 	O_PVC_DIR,
 	O_TERMLOG,
@@ -101,6 +102,7 @@ static const struct option all_options[] = {
     {"s3-ca-file", required_argument, NULL, O_S3_CA},
     {"s3-force-path-style", no_argument, NULL, O_S3_PATH_STYLE},
     {"s3-part-size", required_argument, NULL, O_S3_PART_SIZE},
+    {"s3-parallel", required_argument, NULL, O_S3_PARALLEL},
     {"credentials-dir", required_argument, NULL, O_CRED_DIR},
     {"pvc-dir", required_argument, NULL, O_PVC_DIR},
     {"termination-log", required_argument, NULL, O_TERMLOG},
@@ -123,7 +125,7 @@ static const char usage_snapshot[] =
     "         --endpoint URL [--endpoint URL...] [--cacert F --cert F --key F]\n"
     "         (--s3-endpoint URL --s3-bucket B [--s3-key PREFIX] [--s3-region R]\n"
     "          [--s3-force-path-style] [--s3-ca-file F] [--s3-part-size BYTES]\n"
-    "          [--credentials-dir DIR] | --pvc-dir DIR)\n"
+    "          [--s3-parallel N] [--credentials-dir DIR] | --pvc-dir DIR)\n"
     "         [--termination-log PATH] [--stall-timeout SECONDS]\n"
     "Takes a snapshot from the first voter among the endpoints that answers, verifies\n"
     "its integrity hash and stores it as <prefix>/<name>.db (S3) or <dir>/<name>.db.\n"
@@ -148,6 +150,14 @@ static const char usage_rebuild[] =
     "Does nothing when DIR/member exists. Otherwise runs 'etcdutl snapshot restore' on\n"
     "the staged snapshot (or PATH) into STAGING/" REBUILD_NAME ", moves its member\n"
     "directory into DIR and removes the staging directory.\n";
+
+static const char usage_prune[] =
+    "usage: etcd-operator snapshot-prune --snapshot-name NAME --snapshot-uid UID\n"
+    "         (--s3-endpoint URL --s3-bucket B [--s3-key PREFIX] [--s3-region R]\n"
+    "          [--s3-force-path-style] [--s3-ca-file F] [--credentials-dir DIR]\n"
+    "          | --pvc-dir DIR) [--termination-log PATH]\n"
+    "Deletes <prefix>/<name>.db (S3) or <dir>/<name>.db and its .uid stamp, only when\n"
+    "the stored snapshot is stamped with UID. Anything else is left in place.\n";
 
 static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 {
@@ -215,6 +225,17 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 				return 2;
 			}
 			break;
+		case O_S3_PARALLEL:
+			errno = 0;
+			o->parallel = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || *end || o->parallel < 1 ||
+			    o->parallel > EO_STORE_MAX_PARALLEL) {
+				fprintf(stderr,
+					"etcd-operator: --s3-parallel must be between 1 and %d\n",
+					EO_STORE_MAX_PARALLEL);
+				return 2;
+			}
+			break;
 		case O_CRED_DIR:
 			o->cred_dir = optarg;
 			break;
@@ -272,16 +293,6 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 		return 2;
 	}
 	return -1;
-}
-
-/* snprintf for messages and bounded paths, where cutting a long text short is acceptable. */
-__attribute__((format(printf, 3, 4))) static void errf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
 }
 
 static int mkdir_p(const char *path, char *err, size_t errcap);
@@ -352,6 +363,7 @@ static void usage_fields(const struct timespec *t0, char *secs, size_t scap, cha
 		snprintf(rss, rcap, "unknown");
 }
 
+/* The S3 client: 0; -1 when the credentials cannot be read; -2 for bad S3 settings. */
 static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 {
 	char ak[EO_S3_CRED_MAX], sk[EO_S3_CRED_MAX], tok[EO_S3_CRED_MAX];
@@ -371,7 +383,7 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	    .ca_file = o->s3_ca,
 	    .stall_timeout_s = o->stall_s,
 	};
-	rc = eo_s3_new(&c, s3, err, errcap);
+	rc = eo_s3_new(&c, s3, err, errcap) == 0 ? 0 : -2;
 	memset(sk, 0, sizeof(sk));
 	memset(tok, 0, sizeof(tok));
 	return rc;
@@ -419,10 +431,10 @@ static int snapshot_agent(const struct opts *o)
 	struct eo_snapfetch_result res;
 	eo_s3 *s3 = NULL;
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
-	char secs[32], rss[32];
+	char secs[32], rss[32], waited[32];
 	struct timespec t0;
 	int64_t db_size = 0;
-	uint64_t free_bytes, part;
+	uint64_t free_bytes, part, wait_ms = 0;
 	bool replace, stored = false;
 	size_t i;
 	int rc = 1, p;
@@ -502,7 +514,8 @@ static int snapshot_agent(const struct opts *o)
 		snprintf(sizebuf, sizeof(sizebuf), "%lld", (long long)db_size);
 		eo_log_kv(EO_LOG_INFO, &lc, "taking the snapshot", "endpoint", ep, "db_size",
 			  sizebuf, NULL);
-		if (eo_store_open(&up, &t, o->uid, replace, part, err, sizeof(err)) != 0) {
+		if (eo_store_open(&up, &t, o->uid, replace, part, o->parallel, err, sizeof(err)) !=
+		    0) {
 			fail(&lc, "cannot start writing", err);
 			goto out;
 		}
@@ -524,6 +537,7 @@ static int snapshot_agent(const struct opts *o)
 			fail(&lc, "storing the snapshot failed; nothing was stored", err);
 			goto out;
 		}
+		wait_ms = up.wait_ms;
 		eo_store_abort(&up);
 		stored = true;
 	}
@@ -534,9 +548,11 @@ static int snapshot_agent(const struct opts *o)
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
 	snprintf(checksum, sizeof(checksum), "sha256:%s", res.sha256);
 	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
+	/* store_wait_ms: time the read waited for S3 part uploads (S3 was the bottleneck). */
+	snprintf(waited, sizeof(waited), "%llu", (unsigned long long)wait_ms);
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
 		  "storage_version", res.storage_version, "seconds", secs, "peak_rss_kb", rss,
-		  NULL);
+		  "store_wait_ms", waited, NULL);
 	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
 		      checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
@@ -577,7 +593,7 @@ static int mkdir_p(const char *path, char *err, size_t errcap)
 		goto bad;
 	return 0;
 bad:
-	errf(err, errcap, "mkdir %s: %s", buf, strerror(errno));
+	eo_errf(err, errcap, "mkdir %s: %s", buf, strerror(errno));
 	return -1;
 }
 
@@ -753,7 +769,7 @@ static int restore_agent(const struct opts *o)
 		eo_log_ctx_add(&lc, "source", o->file);
 
 		if (!have_stat && (errno == ENOENT || errno == ENOTDIR)) {
-			errf(err, sizeof(err), "%s does not exist on the source claim", o->file);
+			eo_errf(err, sizeof(err), "%s does not exist on the source claim", o->file);
 			return restore_fail(o, &lc, EO_REASON_RESTORE_OBJECT_MISSING,
 					    "restore object missing", err);
 		}
@@ -766,7 +782,7 @@ static int restore_agent(const struct opts *o)
 			return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 					    "cannot read the snapshot", err);
 		if (v != EO_SNAPCHECK_OK) {
-			errf(err, sizeof(err), "%s: %s", o->file, eo_snapcheck_strerror(v));
+			eo_errf(err, sizeof(err), "%s: %s", o->file, eo_snapcheck_strerror(v));
 			return restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
 					    "the snapshot is not usable; etcd will not start on it",
 					    err);
@@ -775,9 +791,16 @@ static int restore_agent(const struct opts *o)
 		snprintf(uri, sizeof(uri), "file://%s", o->file);
 		goto done;
 	}
-	if (make_s3(o, &s3, err, sizeof(err)) != 0)
-		return restore_fail(o, &lc, EO_REASON_RESTORE_ACCESS_DENIED, "S3 setup failed",
-				    err);
+	/* Unreadable credentials are the Secret's fault; a bad endpoint or bucket is not. */
+	switch (make_s3(o, &s3, err, sizeof(err))) {
+	case 0:
+		break;
+	case -1:
+		return restore_fail(o, &lc, EO_REASON_RESTORE_ACCESS_DENIED,
+				    "cannot read the S3 credentials", err);
+	default:
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "S3 setup failed", err);
+	}
 	eo_s3_uri(s3, o->s3_key, uri, sizeof(uri));
 	eo_log_ctx_add(&lc, "source", uri);
 	if (eo_s3_head(s3, o->s3_key, &h, err, sizeof(err)) != 0) {
@@ -789,7 +812,7 @@ static int restore_agent(const struct opts *o)
 		goto out;
 	}
 	if (!h.exists) {
-		errf(err, sizeof(err), "%s does not exist (HeadObject answered 404)", uri);
+		eo_errf(err, sizeof(err), "%s does not exist (HeadObject answered 404)", uri);
 		restore_fail(o, &lc, EO_REASON_RESTORE_OBJECT_MISSING, "restore object missing",
 			     err);
 		goto out;
@@ -809,7 +832,7 @@ static int restore_agent(const struct opts *o)
 		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot set up SHA-256", "OpenSSL");
 		goto out;
 	}
-	if (eo_store_open(&up, &t, NULL, true, 0, err, sizeof(err)) != 0) {
+	if (eo_store_open(&up, &t, NULL, true, 0, 0, err, sizeof(err)) != 0) {
 		restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot stage the snapshot", err);
 		goto out_check;
 	}
@@ -824,7 +847,7 @@ static int restore_agent(const struct opts *o)
 	}
 	v = eo_snapcheck_finish(&cs.check, sha);
 	if (v != EO_SNAPCHECK_OK) {
-		errf(err, sizeof(err), "%s: %s", uri, eo_snapcheck_strerror(v));
+		eo_errf(err, sizeof(err), "%s: %s", uri, eo_snapcheck_strerror(v));
 		restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
 			     "the snapshot is not usable; etcd will not start on it", err);
 		goto out_abort;
@@ -872,17 +895,6 @@ static int rm_rf(const char *path)
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int fsync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 static int restore_rebuild(const struct opts *o)
 {
 	struct eo_log_ctx lc;
@@ -913,8 +925,8 @@ static int restore_rebuild(const struct opts *o)
 	if (!o->file)
 		snprintf(src, sizeof(src), "%s/%s", o->staging_dir, STAGED_NAME);
 	if (stat(src, &st) != 0) {
-		errf(err, sizeof(err), "%s: %s (the restore step should have staged it)", src,
-		     strerror(errno));
+		eo_errf(err, sizeof(err), "%s: %s (the restore step should have staged it)", src,
+			strerror(errno));
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "no snapshot to restore",
 				    err);
 	}
@@ -923,7 +935,7 @@ static int restore_rebuild(const struct opts *o)
 				    "cannot create the staging directory", err);
 	snprintf(rebuild, sizeof(rebuild), "%s/%s", o->staging_dir, REBUILD_NAME);
 	if (rm_rf(rebuild) != 0) {
-		errf(err, sizeof(err), "remove %s: %s", rebuild, strerror(errno));
+		eo_errf(err, sizeof(err), "remove %s: %s", rebuild, strerror(errno));
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 				    "cannot clear an earlier attempt", err);
 	}
@@ -963,13 +975,13 @@ static int restore_rebuild(const struct opts *o)
 		return restore_fail(o, &lc, EO_REASON_RESTORE_REBUILD_FAILED,
 				    "rebuilding the data dir failed", err);
 	}
-	errf(from, sizeof(from), "%s/member", rebuild);
+	eo_errf(from, sizeof(from), "%s/member", rebuild);
 	snprintf(to, sizeof(to), "%s/member", o->data_dir);
 	if (mkdir_p(o->data_dir, err, sizeof(err)) != 0)
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "cannot create the data dir",
 				    err);
-	if (fsync_dir(from) != 0 || rename(from, to) != 0 || fsync_dir(o->data_dir) != 0) {
-		errf(err, sizeof(err), "move %s to %s: %s", from, to, strerror(errno));
+	if (eo_fsync_dir(from) != 0 || rename(from, to) != 0 || eo_fsync_dir(o->data_dir) != 0) {
+		eo_errf(err, sizeof(err), "move %s to %s: %s", from, to, strerror(errno));
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 				    "cannot put the rebuilt data dir in place", err);
 	}
@@ -983,6 +995,53 @@ static int restore_rebuild(const struct opts *o)
 	return 0;
 }
 
+/* ---- prune (agent/prune.h) ------------------------------------------------------ */
+
+static int prune_agent(const struct opts *o)
+{
+	struct eo_log_ctx lc;
+	char msg[2048], err[1024], key[1400];
+	eo_s3 *s3 = NULL;
+	int rc;
+
+	if (!o->name || !o->name[0] || strchr(o->name, '/') || strlen(o->name) > 200 || !o->uid ||
+	    !o->uid[0] || strlen(o->uid) >= EO_S3_UID_MAX) {
+		fprintf(stderr,
+			"etcd-operator: --snapshot-name and --snapshot-uid are required\n%s",
+			usage_prune);
+		return 2;
+	}
+	if (!!o->pvc_dir == !!(o->s3_endpoint || o->s3_bucket) ||
+	    (o->s3_bucket && !o->s3_endpoint) || (o->s3_endpoint && !o->s3_bucket)) {
+		fprintf(stderr, "etcd-operator: exactly one destination: --s3-endpoint and "
+				"--s3-bucket, or --pvc-dir\n");
+		return 2;
+	}
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "component", "snapshot-prune");
+	eo_log_ctx_add(&lc, "snapshot", o->name);
+	msg[0] = '\0';
+	if (o->pvc_dir) {
+		rc = eo_prune_file(o->pvc_dir, o->name, o->uid, msg, sizeof(msg));
+	} else if (eo_snapshot_s3_key(key, sizeof(key), o->s3_key ? o->s3_key : "", o->name) != 0) {
+		eo_errf(msg, sizeof(msg), "S3 key too long");
+		rc = -1;
+	} else if (make_s3(o, &s3, err, sizeof(err)) != 0) {
+		eo_errf(msg, sizeof(msg), "S3 setup: %s", err);
+		rc = -1;
+	} else {
+		rc = eo_prune_s3(s3, key, o->uid, msg, sizeof(msg));
+	}
+	eo_s3_free(s3);
+	write_termination_log(o, msg, &lc);
+	if (rc != 0)
+		return fail(&lc, "prune failed", msg);
+	eo_log_kv(EO_LOG_INFO, &lc, "prune done", "result", msg, NULL);
+	printf("%s\n", msg);
+	fflush(stdout);
+	return 0;
+}
+
 int eo_agent_main(int argc, char **argv)
 {
 	int (*run)(const struct opts *) = NULL;
@@ -992,13 +1051,6 @@ int eo_agent_main(int argc, char **argv)
 
 	if (argc < 2)
 		return -1;
-	if (strcmp(argv[1], "snapshot-prune") == 0) { /* agent/prune.h */
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return 1;
-		rc = eo_agent_prune_main(argc - 1, argv + 1);
-		curl_global_cleanup();
-		return rc;
-	}
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = snapshot_agent;
 		usage = usage_snapshot;
@@ -1008,6 +1060,9 @@ int eo_agent_main(int argc, char **argv)
 	} else if (strcmp(argv[1], "restore-rebuild") == 0) {
 		run = restore_rebuild;
 		usage = usage_rebuild;
+	} else if (strcmp(argv[1], "snapshot-prune") == 0) {
+		run = prune_agent;
+		usage = usage_prune;
 	} else {
 		return -1;
 	}

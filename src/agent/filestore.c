@@ -2,6 +2,7 @@
 #include "agent/filestore.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,28 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+int eo_fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+void eo_errf(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+}
 
 int eo_write_all(int fd, const void *p, size_t n)
 {

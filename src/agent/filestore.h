@@ -59,5 +59,9 @@ int eo_fs_free_bytes(const char *path, uint64_t *out, char *err, size_t errcap);
 
 /* Writes all of p to fd (EINTR-safe); 0 or -1 with errno. */
 int eo_write_all(int fd, const void *p, size_t n);
+/* fsync of a directory (after a rename or unlink in it); 0 or -1 with errno. */
+int eo_fsync_dir(const char *path);
+/* snprintf for messages and bounded paths, where cutting a long text short is acceptable. */
+__attribute__((format(printf, 3, 4))) void eo_errf(char *buf, size_t cap, const char *fmt, ...);
 
 #endif

@@ -17,20 +17,22 @@
  *
  * The last line on stdout (and in --termination-log) says what happened, for the
  * schedule's Event. S3 credentials come from --credentials-dir (the mounted Secret) as
- * for the snapshot agent; the operator never reads them.
+ * for the snapshot agent; the operator never reads them. The command itself (flags,
+ * credentials, termination log) runs through agent/cli.c like the other agent commands.
  */
 #ifndef EO_AGENT_PRUNE_H
 #define EO_AGENT_PRUNE_H
 
 #include <stddef.h>
 
-/* argv[0] is "snapshot-prune". Returns the process exit code (2 for usage errors). */
-int eo_agent_prune_main(int argc, char **argv);
+#include "agent/s3.h"
 
 /*
- * The PVC half, exposed for tests: prune <dir>/<name>.db of the snapshot with uid. 0 with
- * what happened in msg, or -1 with the error in msg.
+ * The PVC half: prune <dir>/<name>.db of the snapshot with uid. 0 with what happened in
+ * msg, or -1 with the error in msg.
  */
 int eo_prune_file(const char *dir, const char *name, const char *uid, char *msg, size_t cap);
+/* The S3 half: prune object key of the snapshot with uid; same contract. */
+int eo_prune_s3(eo_s3 *s3, const char *key, const char *uid, char *msg, size_t cap);
 
 #endif

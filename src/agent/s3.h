@@ -7,6 +7,9 @@
  * requests here are shaped for it:
  *   - every request carries x-amz-content-sha256 (the SHA-256 of the body, or
  *     of the empty string), which 7.88 neither adds nor computes for uploads;
+ *     object data sent over HTTPS carries UNSIGNED-PAYLOAD instead (TLS protects
+ *     it; the AWS SDKs do the same), which spares a second SHA-256 pass over every
+ *     byte on both ends;
  *   - the query is written already canonical: keys sorted, values
  *     percent-encoded with upper-case hex, valueless keys as "uploads=";
  *   - the object key is percent-encoded per path segment here, since 7.88
@@ -21,7 +24,8 @@
  * The object written by the agent carries its snapshot's UID as user metadata
  * (x-amz-meta-etcd-snapshot-uid); HeadObject returns it for the overwrite guard.
  *
- * Not thread-safe: one client per thread. curl_global_init must have been called.
+ * Not thread-safe: one client per thread (eo_s3_clone makes another).
+ * curl_global_init must have been called.
  */
 #ifndef EO_AGENT_S3_H
 #define EO_AGENT_S3_H
@@ -36,10 +40,11 @@
 #define EO_S3_MAX_PART	(5ull * 1024 * 1024 * 1024) /* and its maximum */
 #define EO_S3_MAX_PARTS 10000
 /*
- * 8 MiB: the store keeps two part buffers (one filling while the other uploads), so the
- * agent's memory stays near 2x this whatever the snapshot size (under 32 MiB resident).
+ * 6 MiB: the store keeps (parallel + 1) part buffers, three by default (one filling while
+ * two upload), so the agent's memory stays near 3x this whatever the snapshot size (under
+ * 32 MiB resident).
  */
-#define EO_S3_DEFAULT_PART   (8ull * 1024 * 1024)
+#define EO_S3_DEFAULT_PART   (6ull * 1024 * 1024)
 #define EO_S3_UID_META	     "x-amz-meta-etcd-snapshot-uid"
 #define EO_S3_UID_MAX	     128
 #define EO_S3_CRED_MAX	     1024
@@ -96,6 +101,8 @@ typedef struct eo_s3 eo_s3;
 
 int eo_s3_new(const struct eo_s3_config *cfg, eo_s3 **out, char *err, size_t errcap);
 void eo_s3_free(eo_s3 *s);
+/* A second client with the same settings and its own connection (one per thread). */
+int eo_s3_clone(const eo_s3 *s, eo_s3 **out, char *err, size_t errcap);
 /* "s3://<bucket>/<key>" */
 int eo_s3_uri(const eo_s3 *s, const char *key, char *buf, size_t cap);
 
@@ -121,15 +128,24 @@ int eo_s3_delete(eo_s3 *s, const char *key, char *err, size_t errcap);
 struct eo_s3_mpu {
 	char *key;
 	char upload_id[1024];
-	char **etags; /* etags[i] of part i+1 */
+	char **etags; /* etags[i] of part i+1; NULL while it uploads */
 	size_t nparts, cap;
 };
 
 int eo_s3_mpu_begin(eo_s3 *s, const char *key, const char *uid, struct eo_s3_mpu *m, char *err,
 		    size_t errcap);
-/* Uploads the next part (numbered from 1). */
-int eo_s3_mpu_part(eo_s3 *s, struct eo_s3_mpu *m, const void *p, size_t n, char *err,
-		   size_t errcap);
+/*
+ * Parts may upload in parallel, each through its own client (eo_s3_clone):
+ *   eo_s3_mpu_reserve   numbers the next part (from 1); caller's thread
+ *   eo_s3_mpu_part      uploads it; reads m, writes only etag: any thread
+ *   eo_s3_mpu_set_etag  records its ETag once uploaded; caller's thread
+ * Complete refuses a reserved part without an ETag.
+ */
+int eo_s3_mpu_reserve(struct eo_s3_mpu *m, size_t *number, char *err, size_t errcap);
+int eo_s3_mpu_part(eo_s3 *s, const struct eo_s3_mpu *m, size_t number, const void *p, size_t n,
+		   char *etag, size_t etagcap, char *err, size_t errcap);
+int eo_s3_mpu_set_etag(struct eo_s3_mpu *m, size_t number, const char *etag, char *err,
+		       size_t errcap);
 /* CompleteMultipartUpload; a 200 whose body is an <Error> is a failure. */
 int eo_s3_mpu_complete(eo_s3 *s, struct eo_s3_mpu *m, char *err, size_t errcap);
 /* AbortMultipartUpload (best effort; 0 or -1 with err). */

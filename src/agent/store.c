@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int eo_store_uri(const struct eo_store_target *t, char *buf, size_t cap)
 {
@@ -56,7 +57,7 @@ int eo_store_guard(const struct eo_store_target *t, const char *uid, bool *repla
 }
 
 int eo_store_open(struct eo_store_upload *u, const struct eo_store_target *t, const char *uid,
-		  bool replace, uint64_t part_size, char *err, size_t errcap)
+		  bool replace, uint64_t part_size, unsigned parallel, char *err, size_t errcap)
 {
 	memset(u, 0, sizeof(*u));
 	u->t = t;
@@ -64,6 +65,11 @@ int eo_store_open(struct eo_store_upload *u, const struct eo_store_target *t, co
 	u->replace = replace;
 	if (t->s3) {
 		u->part_size = part_size ? part_size : EO_S3_DEFAULT_PART;
+		u->parallel = parallel == 0			 ? EO_STORE_DEFAULT_PARALLEL
+			      : parallel > EO_STORE_MAX_PARALLEL ? EO_STORE_MAX_PARALLEL
+								 : parallel;
+		for (unsigned i = 0; i < EO_STORE_MAX_PARALLEL; i++)
+			u->parts[i].u = u;
 		u->buf = malloc(u->part_size);
 		if (!u->buf) {
 			snprintf(err, errcap, "cannot allocate a %llu-byte part buffer",
@@ -78,64 +84,101 @@ int eo_store_open(struct eo_store_upload *u, const struct eo_store_target *t, co
 	return 0;
 }
 
-/* The worker: one part from the spare buffer. Only it uses the S3 client while it runs. */
+/* The worker: one part from its slot's buffer, through its slot's client. */
 static void *upload_part(void *arg)
 {
-	struct eo_store_upload *u = arg;
+	struct eo_store_part *p = arg;
 
-	u->worker_rc = eo_s3_mpu_part(u->t->s3, &u->mpu, u->spare, u->worker_len, u->worker_err,
-				      sizeof(u->worker_err));
+	p->rc = eo_s3_mpu_part(p->s3, &p->u->mpu, p->number, p->buf, p->len, p->etag,
+			       sizeof(p->etag), p->err, sizeof(p->err));
 	return NULL;
 }
 
-/* Waits for the part upload under way, if any: 0, or -1 with its error. */
-static int wait_part(struct eo_store_upload *u, char *err, size_t errcap)
+static uint64_t now_ms(void)
 {
-	if (!u->worker_running)
-		return 0;
-	pthread_join(u->worker, NULL);
-	u->worker_running = false;
-	if (u->worker_rc != 0) {
-		snprintf(err, errcap, "%s", u->worker_err);
-		return -1;
-	}
-	return 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The full buffer becomes the next part, uploaded by the worker; filling goes on. */
+/* Waits for the slot's upload, if any, and records its ETag: 0, or -1 with its error. */
+static int wait_part(struct eo_store_upload *u, struct eo_store_part *p, char *err, size_t errcap)
+{
+	uint64_t t0;
+
+	if (!p->running)
+		return 0;
+	t0 = now_ms();
+	pthread_join(p->thread, NULL);
+	u->wait_ms += now_ms() - t0;
+	p->running = false;
+	if (p->rc != 0) {
+		snprintf(err, errcap, "%s", p->err);
+		return -1;
+	}
+	return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, err, errcap);
+}
+
+/* Waits for every upload under way; the first error wins. */
+static int wait_all(struct eo_store_upload *u, char *err, size_t errcap)
+{
+	char e[512];
+	int rc = 0;
+
+	for (unsigned i = 0; i < u->parallel; i++) {
+		/* Oldest first, so the error reported is the earliest part's. */
+		struct eo_store_part *p = &u->parts[(u->next + i) % u->parallel];
+
+		if (wait_part(u, p, e, sizeof(e)) != 0 && rc == 0) {
+			snprintf(err, errcap, "%s", e);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* The full buffer becomes the next part, uploaded by a worker; filling goes on. */
 static int flush_part(struct eo_store_upload *u, char *err, size_t errcap)
 {
+	struct eo_store_part *p = &u->parts[u->next];
 	unsigned char *t;
 	int e;
 
-	if (wait_part(u, err, errcap) != 0)
+	/* Slots are used in turn: this one holds the oldest upload. */
+	if (wait_part(u, p, err, errcap) != 0)
 		return -1;
 	if (!u->mpu_started) {
 		if (eo_s3_mpu_begin(u->t->s3, u->t->key, u->uid, &u->mpu, err, errcap) != 0)
 			return -1;
 		u->mpu_started = true;
 	}
-	if (!u->spare && !(u->spare = malloc(u->part_size))) {
+	if (!p->s3 && eo_s3_clone(u->t->s3, &p->s3, err, errcap) != 0)
+		return -1;
+	if (!p->buf && !(p->buf = malloc(u->part_size))) {
 		snprintf(err, errcap, "cannot allocate a %llu-byte part buffer",
 			 (unsigned long long)u->part_size);
 		return -1;
 	}
-	t = u->spare;
-	u->spare = u->buf;
+	if (eo_s3_mpu_reserve(&u->mpu, &p->number, err, errcap) != 0)
+		return -1;
+	t = p->buf;
+	p->buf = u->buf;
 	u->buf = t;
-	u->worker_len = u->len;
+	p->len = u->len;
 	u->len = 0;
-	e = pthread_create(&u->worker, NULL, upload_part, u);
+	u->next = (u->next + 1) % u->parallel;
+	e = pthread_create(&p->thread, NULL, upload_part, p);
 	if (e != 0) {
 		/* No thread: upload it here. */
-		upload_part(u);
-		if (u->worker_rc != 0) {
-			snprintf(err, errcap, "%s", u->worker_err);
+		upload_part(p);
+		if (p->rc != 0) {
+			snprintf(err, errcap, "%s", p->err);
 			return -1;
 		}
-		return 0;
+		return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, err, errcap);
 	}
-	u->worker_running = true;
+	p->running = true;
 	return 0;
 }
 
@@ -178,7 +221,7 @@ int eo_store_commit(struct eo_store_upload *u, char *err, size_t errcap)
 		return eo_s3_put(u->t->s3, u->t->key, u->buf, u->len, u->uid, err, errcap);
 	if (u->len > 0 && flush_part(u, err, errcap) != 0)
 		return -1;
-	if (wait_part(u, err, errcap) != 0)
+	if (wait_all(u, err, errcap) != 0)
 		return -1;
 	if (eo_s3_mpu_complete(u->t->s3, &u->mpu, err, errcap) != 0)
 		return -1;
@@ -194,7 +237,7 @@ void eo_store_abort(struct eo_store_upload *u)
 	if (u->fw_open)
 		eo_filestore_abort(&u->fw);
 	u->fw_open = false;
-	(void)wait_part(u, err, sizeof(err));
+	(void)wait_all(u, err, sizeof(err));
 	if (u->mpu_started) {
 		if (eo_s3_mpu_abort(u->t->s3, &u->mpu, err, sizeof(err)) != 0)
 			fprintf(stderr, "etcd-operator: aborting the multipart upload failed: %s\n",
@@ -203,7 +246,11 @@ void eo_store_abort(struct eo_store_upload *u)
 		u->mpu_started = false;
 	}
 	free(u->buf);
-	free(u->spare);
 	u->buf = NULL;
-	u->spare = NULL;
+	for (unsigned i = 0; i < EO_STORE_MAX_PARALLEL; i++) {
+		free(u->parts[i].buf);
+		u->parts[i].buf = NULL;
+		eo_s3_free(u->parts[i].s3);
+		u->parts[i].s3 = NULL;
+	}
 }

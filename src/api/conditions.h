@@ -116,13 +116,13 @@ const char *eo_condition_reason(const json_t *status, const char *type);
 /* True when the condition exists and its status is "True". */
 bool eo_condition_is_true(const json_t *status, const char *type);
 
+/* Condition type of status is True; *message (when not NULL) gets its message, NULL if none. */
+bool eo_condition_true_message(const json_t *status, const char *type, const char **message);
+
 /*
  * True when the condition exists with the given status (and reason, unless
  * reason is NULL).
  */
-/* Condition type of status is True; *message (when not NULL) gets its message, NULL if none. */
-bool eo_condition_true_message(const json_t *status, const char *type, const char **message);
-
 bool eo_condition_matches(const json_t *status, const char *type, const char *cond_status,
 			  const char *reason);
 

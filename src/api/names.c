@@ -72,6 +72,11 @@ int eo_name_snapshot_job(char *buf, size_t n, const char *snapshot)
 	return cluster_suffixed(buf, n, snapshot, "-snapshot");
 }
 
+int eo_name_prune_job(char *buf, size_t n, const char *snapshot)
+{
+	return cluster_suffixed(buf, n, snapshot, "-prune");
+}
+
 int eo_name_server_tls_secret(char *buf, size_t n, const char *cluster)
 {
 	return cluster_suffixed(buf, n, cluster, "-server-tls");

@@ -128,6 +128,8 @@ int eo_name_member_prefix(char *buf, size_t n, const char *cluster);
 int eo_name_member_pvc(char *buf, size_t n, const char *member);
 /* Job of a snapshot: "<snapshot>-snapshot". */
 int eo_name_snapshot_job(char *buf, size_t n, const char *snapshot);
+/* Prune Job of a scheduled snapshot: "<snapshot>-prune". */
+int eo_name_prune_job(char *buf, size_t n, const char *snapshot);
 /* cert-manager Secrets: "<cluster>-server-tls", "-operator-client-tls", "-peer-tls". */
 int eo_name_server_tls_secret(char *buf, size_t n, const char *cluster);
 int eo_name_operator_client_tls_secret(char *buf, size_t n, const char *cluster);

@@ -35,25 +35,70 @@ static const struct {
     {EO_REASON_RESTORE_FAILED, "look at the logs of the restore init containers of the seed Pod"},
 };
 
+#define NREASONS (sizeof(REASONS) / sizeof(REASONS[0]))
+
+/* The index of reason in REASONS, or NREASONS. */
+static size_t find(const char *reason)
+{
+	size_t i;
+
+	for (i = 0; reason != NULL && i < NREASONS; i++)
+		if (strcmp(reason, REASONS[i].reason) == 0)
+			return i;
+	return NREASONS;
+}
+
 const char *eo_restore_reason_static(const char *reason)
 {
-	for (size_t i = 0; reason != NULL && i < sizeof(REASONS) / sizeof(REASONS[0]); i++)
-		if (strcmp(reason, REASONS[i].reason) == 0)
-			return REASONS[i].reason;
-	return NULL;
+	size_t i = find(reason);
+
+	return i < NREASONS ? REASONS[i].reason : NULL;
 }
 
 bool eo_restore_reason_known(const char *reason)
 {
-	return eo_restore_reason_static(reason) != NULL;
+	return find(reason) < NREASONS;
 }
 
 const char *eo_restore_reason_hint(const char *reason)
 {
-	for (size_t i = 0; reason != NULL && i < sizeof(REASONS) / sizeof(REASONS[0]); i++)
-		if (strcmp(reason, REASONS[i].reason) == 0)
-			return REASONS[i].hint;
-	return REASONS[sizeof(REASONS) / sizeof(REASONS[0]) - 1].hint;
+	size_t i = find(reason);
+
+	/* The last entry (RestoreFailed) for anything else. */
+	return REASONS[i < NREASONS ? i : NREASONS - 1].hint;
+}
+
+/*
+ * message cut to at most max bytes at a character boundary, into out[max + 1]. Bytes that
+ * are not well-formed UTF-8 become '?': jansson refuses such a string, and the whole
+ * termination message would be lost for one bad byte or a cut through a character.
+ */
+static void cut_utf8(const char *message, char *out, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)message;
+	size_t o = 0, len, i;
+
+	while (*s && o < max) {
+		len = s[0] < 0x80		     ? 1
+		      : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		      : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		      : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						     : 0;
+		for (i = 1; i < len; i++)
+			if ((s[i] & 0xc0) != 0x80)
+				len = 0; /* also stops at the terminating NUL */
+		if (len == 0) {
+			out[o++] = '?';
+			s++;
+			continue;
+		}
+		if (o + len > max)
+			break; /* the cut would split this character */
+		memcpy(out + o, s, len);
+		o += len;
+		s += len;
+	}
+	out[o] = '\0';
 }
 
 int eo_restore_failure_format(char *buf, size_t cap, const char *reason, const char *message)
@@ -65,7 +110,7 @@ int eo_restore_failure_format(char *buf, size_t cap, const char *reason, const c
 
 	if (!eo_restore_reason_known(reason) || cap == 0)
 		return -1;
-	snprintf(cut, sizeof(cut), "%s", message != NULL ? message : "");
+	cut_utf8(message != NULL ? message : "", cut, EO_RESTORE_MESSAGE_MAX);
 	j = json_pack("{s:s, s:s}", "reason", reason, "message", cut);
 	s = j != NULL ? eo_json_dumps(j, JSON_COMPACT, NULL) : NULL;
 	if (s != NULL && strlen(s) < cap) {
@@ -90,8 +135,12 @@ bool eo_restore_failure_parse(const char *text, const char **reason, char *msg, 
 	r = json_string_value(json_object_get(j, "reason"));
 	m = json_string_value(json_object_get(j, "message"));
 	if (eo_restore_reason_known(r) && m != NULL && mcap > 0) {
+		char cut[EO_RESTORE_MESSAGE_MAX + 1];
+
 		*reason = eo_restore_reason_static(r);
-		snprintf(msg, mcap, "%.*s", EO_RESTORE_MESSAGE_MAX, m);
+		cut_utf8(m, cut,
+			 mcap - 1 < EO_RESTORE_MESSAGE_MAX ? mcap - 1 : EO_RESTORE_MESSAGE_MAX);
+		memcpy(msg, cut, strlen(cut) + 1);
 		ok = true;
 	}
 	json_decref(j);

@@ -117,20 +117,3 @@ int eo_name_scheduled_snapshot(char *buf, size_t n, const char *schedule, time_t
 	}
 	return 0;
 }
-
-int eo_name_prune_job(char *buf, size_t n, const char *snapshot)
-{
-	int len;
-
-	if (buf == NULL || n == 0)
-		return -1;
-	buf[0] = '\0';
-	if (snapshot == NULL || snapshot[0] == '\0')
-		return -1;
-	len = snprintf(buf, n, "%s-prune", snapshot);
-	if (len < 0 || (size_t)len >= n) {
-		buf[0] = '\0';
-		return -1;
-	}
-	return 0;
-}

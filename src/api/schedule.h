@@ -16,8 +16,7 @@
 #include <jansson.h>
 
 /* "<schedule>-YYYYMMDDHHMM" must fit an EtcdSnapshot name (EO_SNAPSHOT_NAME_MAX, 54). */
-#define EO_SCHEDULE_NAME_MAX   41
-#define EO_SCHEDULE_SUFFIX_LEN 13
+#define EO_SCHEDULE_NAME_MAX 41
 #define EO_MSG_SCHEDULE_NAME                                                                       \
 	"metadata.name must be at most 41 characters long (its snapshots are named "               \
 	"<schedule>-YYYYMMDDHHMM)"
@@ -56,8 +55,5 @@ int eo_schedule_validate(const json_t *s, char *msg, size_t n);
 
 /* The EtcdSnapshot for the slot at t: "<schedule>-YYYYMMDDHHMM" (UTC). 0 or -1. */
 int eo_name_scheduled_snapshot(char *buf, size_t n, const char *schedule, time_t t);
-
-/* The prune Job of a scheduled snapshot: "<snapshot>-prune". 0 or -1. */
-int eo_name_prune_job(char *buf, size_t n, const char *snapshot);
 
 #endif

@@ -100,9 +100,15 @@ json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const cha
 	return c;
 }
 
-static time_t now_of(const struct eo_controller *c)
+time_t eo_controller_now(const struct eo_controller *c)
 {
 	return c->now != NULL ? c->now() : time(NULL);
+}
+
+/* The short name used in this file. */
+static time_t now_of(const struct eo_controller *c)
+{
+	return eo_controller_now(c);
 }
 
 static long etcd_timeout(const struct eo_controller *c)

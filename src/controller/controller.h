@@ -87,10 +87,6 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv);
 
 /*
- * Deep copy of a cached object with apiVersion/kind filled in where missing (list items lack
- * them). New reference; NULL when obj is NULL or on OOM.
- */
-/*
  * Writes the desired status of obj at r (namespace and name filled in) when it differs, with the
  * object's resourceVersion as the precondition. 0 written or nothing to write, 1 a conflict or
  * the object is gone (stale cache: come back soon), -1 failure (logged).
@@ -98,6 +94,13 @@ json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const 
 int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx *lc,
 			       struct eo_kube_resource r, const json_t *obj, const json_t *want);
 
+/*
+ * Deep copy of a cached object with apiVersion/kind filled in where missing (list items lack
+ * them). New reference; NULL when obj is NULL or on OOM.
+ */
 json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const char *kind);
+
+/* The reconcilers' clock: c->now, or time(NULL) when it is not set. */
+time_t eo_controller_now(const struct eo_controller *c);
 
 #endif

@@ -19,6 +19,7 @@
 #include "api/names.h"
 #include "api/schedule.h"
 #include "controller/controller.h"
+#include "controller/jobs.h"
 #include "obs/log.h"
 #include "plan/schedule.h"
 
@@ -26,9 +27,6 @@
 
 static const struct eo_kube_resource RES_SCHEDULES = {EO_API_GROUP_VERSION, EO_PLURAL_SCHEDULES,
 						      NULL, NULL};
-static const struct eo_kube_resource RES_SNAPSHOTS = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS,
-						      NULL, NULL};
-static const struct eo_kube_resource RES_JOBS = {"batch/v1", "jobs", NULL, NULL};
 
 struct observed {
 	struct eo_schplan_snapshot *v;
@@ -62,8 +60,21 @@ static int observe(struct eo_controller *c, const json_t *sch, struct observed *
 
 		if (name == NULL || eo_name_prune_job(jname, sizeof(jname), name) != 0)
 			continue;
-		snap = eo_controller_typed_copy(s, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
-		if (snap == NULL || json_array_append_new(o->keep, snap) != 0)
+		/*
+		 * The cache decodes a fresh object for every call: it is ours to complete with
+		 * apiVersion/kind (list items lack them; the prune Job's owner reference needs
+		 * them), no deep copy.
+		 */
+		snap = json_incref(s);
+		if ((json_object_get(snap, "apiVersion") == NULL &&
+		     json_object_set_new(snap, "apiVersion", json_string(EO_API_GROUP_VERSION)) !=
+			 0) ||
+		    (json_object_get(snap, "kind") == NULL &&
+		     json_object_set_new(snap, "kind", json_string(EO_KIND_SNAPSHOT)) != 0)) {
+			json_decref(snap);
+			goto fail;
+		}
+		if (json_array_append_new(o->keep, snap) != 0)
 			goto fail;
 		job = eo_cache_set_get(&c->jobs, ns, jname);
 		if (job != NULL && !eo_desired_is_controlled_by(job, eo_kube_obj_uid(snap))) {
@@ -89,12 +100,12 @@ fail:
 
 /*
  * Creates the scheduled EtcdSnapshot. 0 created, 2 already there and ours (a retry), 1 the
- * name is held by an object the schedule does not control, -1 failure.
+ * name is held by an object the schedule does not own (eo_schplan_owns), -1 failure.
  */
 static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			   const json_t *sch, json_t *snap)
 {
-	struct eo_kube_resource r = RES_SNAPSHOTS;
+	struct eo_kube_resource r = EO_RES_SNAPSHOTS;
 	struct eo_kube_error err = {0};
 	json_t *live = NULL;
 	eo_kube_err e;
@@ -120,31 +131,15 @@ static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	rc = eo_desired_is_controlled_by(live, eo_kube_obj_uid(sch)) ? 2 : 1;
+	rc = eo_schplan_owns(sch, live) ? 2 : 1;
 	json_decref(live);
 	return rc;
-}
-
-static int create_job(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
-		      json_t *job)
-{
-	struct eo_kube_resource r = RES_JOBS;
-	struct eo_kube_error err = {0};
-	eo_kube_err e;
-
-	r.ns = ns;
-	e = eo_kube_create(c->kc, &r, job, NULL, &err);
-	if (e == EO_KUBE_OK || e == EO_KUBE_EEXISTS)
-		return 0;
-	eo_log_kv(EO_LOG_WARN, lc, "creating the prune Job failed", "error", eo_kube_strerror(e),
-		  "detail", err.message, NULL);
-	return -1;
 }
 
 static int delete_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			   const json_t *snap)
 {
-	struct eo_kube_resource r = RES_SNAPSHOTS;
+	struct eo_kube_resource r = EO_RES_SNAPSHOTS;
 	struct eo_kube_delete_opts o = {.propagation_policy = "Background",
 					.uid = eo_kube_obj_uid(snap),
 					.grace_period_seconds = -1};
@@ -187,14 +182,13 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 				       .snaps = om.v,
 				       .n_snaps = om.n,
 				       .operator_image = c->operator_image,
-				       .now = c->now != NULL ? c->now() : time(NULL)};
+				       .now = eo_controller_now(c)};
 	if (eo_plan_schedule(&in, &pr) != 0)
 		goto fail;
 	if (pr.create != NULL) {
 		const char *sname = eo_kube_obj_name(pr.create);
 		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
-		bool foreign =
-		    held != NULL && !eo_desired_is_controlled_by(held, eo_kube_obj_uid(sch));
+		bool foreign = held != NULL && !eo_schplan_owns(sch, held);
 
 		json_decref(held);
 		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);
@@ -217,7 +211,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 		const struct eo_schplan_prune *p = &pr.prune[i];
 
 		if (p->op == EO_SCHPLAN_PRUNE_CREATE_JOB)
-			rc = create_job(c, &lc, ns, p->job);
+			rc = eo_controller_create_job(c, &lc, ns, p->job, "prune Job");
 		else
 			rc = delete_snapshot(c, &lc, ns, p->snapshot);
 		if (rc != 0)

@@ -16,14 +16,11 @@
 #include "api/names.h"
 #include "api/snapshot.h"
 #include "controller/controller.h"
+#include "controller/jobs.h"
 #include "obs/log.h"
 #include "plan/snapshot.h"
 
 #define REQUEUE_MS 1000L
-
-static const struct eo_kube_resource RES_SNAPSHOTS = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS,
-						      NULL, NULL};
-static const struct eo_kube_resource RES_JOBS = {"batch/v1", "jobs", NULL, NULL};
 
 struct observed {
 	struct eo_plan_member *v;
@@ -81,7 +78,7 @@ fail:
 static int job_live(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 		    const char *job_name)
 {
-	struct eo_kube_resource r = RES_JOBS;
+	struct eo_kube_resource r = EO_RES_JOBS;
 	struct eo_kube_error err = {0};
 	json_t *obj = NULL;
 	eo_kube_err e;
@@ -95,23 +92,6 @@ static int job_live(struct eo_controller *c, const struct eo_log_ctx *lc, const 
 	if (e == EO_KUBE_ENOTFOUND)
 		return 0;
 	eo_log_kv(EO_LOG_WARN, lc, "reading the snapshot Job failed", "error", eo_kube_strerror(e),
-		  "detail", err.message, NULL);
-	return -1;
-}
-
-/* 0 created (or already there), -1 failure. */
-static int create_job(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
-		      json_t *job)
-{
-	struct eo_kube_resource r = RES_JOBS;
-	struct eo_kube_error err = {0};
-	eo_kube_err e;
-
-	r.ns = ns;
-	e = eo_kube_create(c->kc, &r, job, NULL, &err);
-	if (e == EO_KUBE_OK || e == EO_KUBE_EEXISTS)
-		return 0;
-	eo_log_kv(EO_LOG_WARN, lc, "creating the snapshot Job failed", "error", eo_kube_strerror(e),
 		  "detail", err.message, NULL);
 	return -1;
 }
@@ -154,7 +134,7 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 				     .n_members = om.n,
 				     .operator_image = c->operator_image,
 				     .build = &c->build,
-				     .now = c->now != NULL ? c->now() : time(NULL)};
+				     .now = eo_controller_now(c)};
 	if (job != NULL && !eo_desired_is_controlled_by(job, eo_kube_obj_uid(snap))) {
 		in.foreign_job = true;
 	} else if (job != NULL) {
@@ -180,10 +160,11 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 			goto fail;
 	}
 	eo_log_ctx_add(&lc, "action", eo_splan_action_name(pr.action));
-	if (pr.action == EO_SPLAN_CREATE_JOB && create_job(c, &lc, ns, pr.job) != 0)
+	if (pr.action == EO_SPLAN_CREATE_JOB &&
+	    eo_controller_create_job(c, &lc, ns, pr.job, "snapshot Job") != 0)
 		goto fail;
 	if (pr.status != NULL && pr.status_changed) {
-		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_SNAPSHOTS, ns, name),
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(EO_RES_SNAPSHOTS, ns, name),
 						snap, pr.status);
 		if (rc < 0)
 			goto fail;

@@ -189,7 +189,7 @@ static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 	{
 		const char *name = json_string_value(json_object_get(cs, "name"));
 		const json_t *t = json_object_get(json_object_get(cs, "state"), "terminated");
-		const char *reason = NULL, *why;
+		const char *reason = NULL, *why, *text;
 		char msg[EO_RESTORE_MESSAGE_MAX], line[QUOTE_MAX];
 		json_int_t code;
 
@@ -204,11 +204,10 @@ static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 		if (t == NULL || code == 0)
 			continue;
 		why = json_string_value(json_object_get(t, "reason"));
-		if (!eo_restore_failure_parse(json_string_value(json_object_get(t, "message")),
-					      &reason, msg, sizeof(msg))) {
+		text = json_string_value(json_object_get(t, "message"));
+		if (!eo_restore_failure_parse(text, &reason, msg, sizeof(msg))) {
 			/* Not the agent's words: killed (OOMKilled), or an older agent's logs. */
-			eo_last_line(json_string_value(json_object_get(t, "message")), line,
-				     sizeof(line));
+			eo_last_line(text, line, sizeof(line));
 			reason = EO_REASON_RESTORE_FAILED;
 			snprintf(msg, sizeof(msg), "%s%s%s", why != NULL ? why : "exited",
 				 line[0] ? ": " : "", line);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/conditions.h"
+#include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
@@ -70,8 +71,7 @@ time_t eo_schplan_slot_time(const json_t *snapshot)
 	return 0;
 }
 
-/* Controlled by the schedule (owner reference with its UID) and carrying its label. */
-static bool ours(const json_t *schedule, const json_t *snap)
+bool eo_schplan_owns(const json_t *schedule, const json_t *snap)
 {
 	const char *name = eo_kube_obj_name(schedule);
 	const char *label = eo_kube_obj_label(snap, EO_LABEL_SCHEDULE);
@@ -112,7 +112,7 @@ static struct order *sorted_ours(const json_t *schedule, const struct eo_schplan
 	for (size_t i = 0; i < n; i++) {
 		const char *name = eo_kube_obj_name(snaps[i].snapshot);
 
-		if (name == NULL || !ours(schedule, snaps[i].snapshot))
+		if (name == NULL || !eo_schplan_owns(schedule, snaps[i].snapshot))
 			continue;
 		o[k++] = (struct order){i, eo_schplan_slot_time(snaps[i].snapshot), name};
 	}
@@ -121,16 +121,14 @@ static struct order *sorted_ours(const json_t *schedule, const struct eo_schplan
 	return o;
 }
 
-int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps, size_t n,
-			 int keep_last, long long max_age_s, int keep_failed, time_t now,
+/* Retention over o[count] (sorted_ours): verdict[i] for snaps[i] of n. */
+static void retention_of(const struct order *o, size_t count,
+			 const struct eo_schplan_snapshot *snaps, size_t n, int keep_last,
+			 long long max_age_s, int keep_failed, time_t now,
 			 enum eo_schplan_keep *verdict)
 {
-	size_t count = 0;
-	struct order *o = sorted_ours(schedule, snaps, n, &count);
 	int complete = 0, failed = 0;
 
-	if (o == NULL)
-		return -1;
 	for (size_t i = 0; i < n; i++)
 		verdict[i] = EO_SCHPLAN_NOT_OURS;
 	for (size_t k = 0; k < count; k++) {
@@ -149,6 +147,18 @@ int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapsho
 		}
 		verdict[o[k].idx] = prune && !deleting(s) ? EO_SCHPLAN_PRUNE : EO_SCHPLAN_KEEP;
 	}
+}
+
+int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapshot *snaps, size_t n,
+			 int keep_last, long long max_age_s, int keep_failed, time_t now,
+			 enum eo_schplan_keep *verdict)
+{
+	size_t count = 0;
+	struct order *o = sorted_ours(schedule, snaps, n, &count);
+
+	if (o == NULL)
+		return -1;
+	retention_of(o, count, snaps, n, keep_last, max_age_s, keep_failed, now, verdict);
 	free(o);
 	return 0;
 }
@@ -320,8 +330,6 @@ static int set_time(json_t *st, const char *key, time_t t)
 {
 	char ts[EO_TIME_BUF];
 
-	if (t < 0)
-		return json_object_del(st, key) < -1 ? -1 : 0;
 	if (eo_time_format(t, ts, sizeof(ts)) != 0)
 		return -1;
 	return json_object_set_new(st, key, json_string(ts));
@@ -470,7 +478,8 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	if (in->taken_name != NULL && strcmp(in->taken_name, slot_name) == 0) {
 		out->requeue_ms = EO_SCHPLAN_RETRY_MS;
 		fmt(msg, sizeof(msg),
-		    "an EtcdSnapshot named %s exists and was not created by this schedule; "
+		    "an EtcdSnapshot named %s exists and is not this schedule's (not controlled "
+		    "by it, or without its label); "
 		    "the run at %s is not taken: rename or delete that snapshot",
 		    slot_name, ts);
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SNAPSHOT_NAME_TAKEN, msg,
@@ -546,10 +555,11 @@ int eo_plan_schedule(const struct eo_schplan_input *in, struct eo_schplan_result
 	eo_schedule_retention(sch, &r);
 	o = sorted_ours(sch, in->snaps, in->n_snaps, &count);
 	verdict = calloc(in->n_snaps + 1, sizeof(*verdict));
-	if (o == NULL || verdict == NULL ||
-	    eo_schplan_retention(sch, in->snaps, in->n_snaps, r.keep_last, r.max_age_s,
-				 r.keep_failed, in->now, verdict) != 0 ||
-	    summarise(in, o, count, st) != 0 || plan_run(in, out, o, count, st, gen) != 0 ||
+	if (o == NULL || verdict == NULL)
+		goto done;
+	retention_of(o, count, in->snaps, in->n_snaps, r.keep_last, r.max_age_s, r.keep_failed,
+		     in->now, verdict);
+	if (summarise(in, o, count, st) != 0 || plan_run(in, out, o, count, st, gen) != 0 ||
 	    plan_prune(in, out, verdict, st, gen) != 0)
 		goto done;
 	rc = 0;

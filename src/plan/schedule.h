@@ -123,6 +123,13 @@ int eo_schplan_retention(const json_t *schedule, const struct eo_schplan_snapsho
 			 int keep_last, long long max_age_s, int keep_failed, time_t now,
 			 enum eo_schplan_keep *verdict);
 
+/*
+ * Whether the schedule owns snap: a controller owner reference with the schedule's UID
+ * and the schedule label with its name. The one test of ownership, for the plan and the
+ * act layer alike.
+ */
+bool eo_schplan_owns(const json_t *schedule, const json_t *snap);
+
 /* The slot time of a scheduled snapshot: its annotation, else its creationTimestamp, else 0. */
 time_t eo_schplan_slot_time(const json_t *snapshot);
 

@@ -405,11 +405,11 @@ static void test_snapshot_to_s3(void **state)
 
 	(void)state;
 	s3_endpoint(ep, sizeof(ep));
-	/* Default part size (16 MiB) is larger than the database: one PutObject. */
+	/* A part size (64 MiB) larger than the database: one PutObject. */
 	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "s3one", "--snapshot-uid",
 			       "uid-s3one", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "my-etcd",
-			       "--s3-force-path-style", NULL),
+			       "--s3-force-path-style", "--s3-part-size", "67108864", NULL),
 			 0);
 	object_sha("my-etcd/s3one.db", hex);
 	expect_artifact(r, "s3://" BUCKET "/my-etcd/s3one.db", hex);
@@ -440,12 +440,18 @@ static void test_multipart(void **state)
 	assert_string_equal(h.uid, "uid-multi");
 	/* S3 marks a multipart object's ETag with its part count: ~7 MB in 5 MiB parts. */
 	assert_non_null(strstr(h.etag, "-2\""));
-	/* A retry of the same snapshot through multipart replaces it in place. */
-	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "multi", "--snapshot-uid",
+	/*
+	 * A retry of the same snapshot through multipart replaces it in place; this time the
+	 * parts upload one at a time (the first run had both in flight at once).
+	 */
+	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "multi", "--snapshot-uid",
 			       "uid-multi", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "mp", "--s3-force-path-style",
-			       "--s3-part-size", "5242880", NULL),
+			       "--s3-part-size", "5242880", "--s3-parallel", "1", NULL),
 			 0);
+	object_sha("mp/multi.db", hex);
+	expect_artifact(r, "s3://" BUCKET "/mp/multi.db", hex);
+	json_decref(r);
 }
 
 static void test_overwrite_guard(void **state)

@@ -528,14 +528,49 @@ static void test_s3_url(void **state)
 			 -1);
 }
 
+/*
+ * Parts numbered in the caller's thread, ETags recorded as uploads finish, in any order: a
+ * number not reserved, or recorded twice, is refused.
+ */
+static void test_s3_mpu_bookkeeping(void **state)
+{
+	struct eo_s3_mpu m = {0};
+	char err[256];
+	size_t a = 0, b = 0, i;
+
+	(void)state;
+	m.key = strdup("k.db");
+	assert_non_null(m.key);
+	assert_int_equal(eo_s3_mpu_reserve(&m, &a, err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_reserve(&m, &b, err, sizeof(err)), 0);
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 2);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"e2\"", err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"again\"", err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 0, "\"x\"", err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 3, "\"x\"", err, sizeof(err)), -1);
+	assert_null(m.etags[0]); /* part 1 still uploading */
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", err, sizeof(err)), 0);
+	assert_string_equal(m.etags[0], "\"e1\"");
+	assert_string_equal(m.etags[1], "\"e2\"");
+	/* The etag array grows past its first allocation. */
+	for (i = 3; i <= 200; i++) {
+		assert_int_equal(eo_s3_mpu_reserve(&m, &a, err, sizeof(err)), 0);
+		assert_int_equal(a, i);
+	}
+	assert_string_equal(m.etags[1], "\"e2\"");
+	eo_s3_mpu_clear(&m);
+	assert_null(m.key);
+}
+
 static void test_s3_part_size(void **state)
 {
 	const uint64_t mib = 1024 * 1024, gib = 1024 * mib;
 	static const struct {
 		uint64_t expected, requested, want;
 	} cases[] = {
-	    {0, 0, 8 * 1024 * 1024},		     /* unknown size: the default */
-	    {100 * 1024 * 1024, 0, 8 * 1024 * 1024}, /* fits */
+	    {0, 0, 6 * 1024 * 1024},		     /* unknown size: the default */
+	    {100 * 1024 * 1024, 0, 6 * 1024 * 1024}, /* fits */
 	    {100 * 1024 * 1024, 1, 5 * 1024 * 1024}, /* raised to S3's minimum */
 	    {0, 6ull << 30, 5ull << 30},	     /* lowered to S3's maximum */
 	};
@@ -545,7 +580,7 @@ static void test_s3_part_size(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(eo_s3_part_size(cases[i].expected, cases[i].requested),
 				 cases[i].want);
-	/* 200 GiB in 8 MiB parts would need 25,600: raised to whole MiB within 10,000. */
+	/* 200 GiB in 6 MiB parts would need 34,134: raised to whole MiB within 10,000. */
 	assert_true(eo_s3_part_size(200 * gib, 0) * EO_S3_MAX_PARTS >= 200 * gib);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0) % mib, 0);
 	assert_int_equal(eo_s3_part_size(200 * gib, 0), 21 * mib);
@@ -742,12 +777,19 @@ static void test_filestore(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_integrity),	     cmocka_unit_test(test_integrity_file),
-	    cmocka_unit_test(test_stream_roundtrip), cmocka_unit_test(test_stream_grpc),
-	    cmocka_unit_test(test_stream_lines),     cmocka_unit_test(test_stream_limits),
-	    cmocka_unit_test(test_s3_url),	     cmocka_unit_test(test_s3_part_size),
-	    cmocka_unit_test(test_s3_xml),	     cmocka_unit_test(test_s3_credentials),
-	    cmocka_unit_test(test_guard_table),	     cmocka_unit_test(test_filestore),
+	    cmocka_unit_test(test_integrity),
+	    cmocka_unit_test(test_integrity_file),
+	    cmocka_unit_test(test_stream_roundtrip),
+	    cmocka_unit_test(test_stream_grpc),
+	    cmocka_unit_test(test_stream_lines),
+	    cmocka_unit_test(test_stream_limits),
+	    cmocka_unit_test(test_s3_url),
+	    cmocka_unit_test(test_s3_part_size),
+	    cmocka_unit_test(test_s3_mpu_bookkeeping),
+	    cmocka_unit_test(test_s3_xml),
+	    cmocka_unit_test(test_s3_credentials),
+	    cmocka_unit_test(test_guard_table),
+	    cmocka_unit_test(test_filestore),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/cli.h"
 #include "agent/prune.h"
 
 struct row {
@@ -99,9 +100,11 @@ static void test_prune_file_bad_args(void **state)
 
 static void test_usage(void **state)
 {
-	char *a1[] = {"snapshot-prune", "--snapshot-name", "x", NULL};
-	char *a2[] = {"snapshot-prune", "--snapshot-name", "x", "--snapshot-uid", "u", NULL};
-	char *a3[] = {"snapshot-prune",
+	char *a1[] = {"etcd-operator", "snapshot-prune", "--snapshot-name", "x", NULL};
+	char *a2[] = {
+	    "etcd-operator", "snapshot-prune", "--snapshot-name", "x", "--snapshot-uid", "u", NULL};
+	char *a3[] = {"etcd-operator",
+		      "snapshot-prune",
 		      "--snapshot-name",
 		      "x",
 		      "--snapshot-uid",
@@ -113,9 +116,10 @@ static void test_usage(void **state)
 		      NULL};
 
 	(void)state;
-	assert_int_equal(eo_agent_prune_main(3, a1), 2);
-	assert_int_equal(eo_agent_prune_main(5, a2), 2); /* no destination */
-	assert_int_equal(eo_agent_prune_main(9, a3), 2); /* two destinations */
+	/* Through the shared agent entry point, like the Job runs it. */
+	assert_int_equal(eo_agent_main(4, a1), 2);
+	assert_int_equal(eo_agent_main(6, a2), 2);  /* no destination */
+	assert_int_equal(eo_agent_main(10, a3), 2); /* two destinations */
 }
 
 int main(void)

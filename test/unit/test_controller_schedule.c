@@ -310,6 +310,49 @@ static void test_retry_after_crash_makes_no_second(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * The slot's EtcdSnapshot is controlled by the schedule but lost its schedule label: the plan
+ * does not count it as the schedule's (eo_schplan_owns), and neither may the act layer. It
+ * used to create it again (AlreadyExists, "a retry") and announce a SnapshotCreated Event
+ * for a snapshot it did not create.
+ */
+static void test_unlabelled_snapshot_is_not_ours(void **state)
+{
+	struct eo_reconcile_out out;
+	const json_t *body = NULL;
+	struct rig r;
+	json_t *snap = snapshot("nightly-202606021000", "x", "sch-uid");
+	size_t i;
+	json_t *e;
+
+	(void)state;
+	rig_start(&r);
+	json_object_del(json_object_get(json_object_get(snap, "metadata"), "labels"),
+			"etcd-operator.cozystack.io/schedule");
+	put(&r, SCH, "etcdsnapshotschedules", schedule("{}", "{}"));
+	put(&r, SNAP, "etcdsnapshots", snap);
+	eo_schedule_reconcile(&r.ctl, "default", "nightly", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "POST", "etcdsnapshots", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "etcdsnapshots", NULL, NULL, NULL), 0);
+	json_array_foreach(r.log, i, e)
+	{
+		char *t = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+
+		assert_null(t != NULL ? strstr(t, "SnapshotCreated") : NULL);
+		free(t);
+	}
+	assert_int_equal(count(&r, "PATCH", "etcdsnapshotschedules", "nightly", "status", &body),
+			 1);
+	{
+		char *t = json_dumps(body, JSON_COMPACT);
+
+		assert_non_null(strstr(t, "SnapshotNameTaken"));
+		free(t);
+	}
+	rig_stop(&r);
+}
+
 /* keepLast 1 over three Complete snapshots: the oldest has a completed prune Job and is
  * deleted with its UID as precondition; the middle one gets its prune Job. */
 static void test_prunes(void **state)
@@ -357,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_taken_name_is_left_alone),
 	    cmocka_unit_test(test_retry_after_crash_makes_no_second),
 	    cmocka_unit_test(test_prunes),
+	    cmocka_unit_test(test_unlabelled_snapshot_is_not_ours),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,21 @@ static void test_failure_doc_roundtrip(void **state)
 			 0);
 	assert_true(eo_restore_failure_parse(doc, &reason, msg, sizeof(msg)));
 	assert_int_equal(strlen(msg), EO_RESTORE_MESSAGE_MAX - 1);
+	/*
+	 * A cut through a multi-byte character, or a byte that is not UTF-8: the message is
+	 * still written (jansson refuses invalid UTF-8; the whole message used to be lost).
+	 */
+	memset(big, 'x', sizeof(big) - 1);
+	memcpy(big + EO_RESTORE_MESSAGE_MAX - 1, "\xc3\xa9", 2); /* é across the cut */
+	assert_int_equal(eo_restore_failure_format(doc, sizeof(doc), EO_REASON_RESTORE_FAILED, big),
+			 0);
+	assert_true(eo_restore_failure_parse(doc, &reason, msg, sizeof(msg)));
+	assert_int_equal(strlen(msg), EO_RESTORE_MESSAGE_MAX - 1); /* the é left out whole */
+	assert_int_equal(eo_restore_failure_format(doc, sizeof(doc), EO_REASON_RESTORE_FAILED,
+						   "bad \xff byte \xc3\xa9"),
+			 0);
+	assert_true(eo_restore_failure_parse(doc, &reason, msg, sizeof(msg)));
+	assert_string_equal(msg, "bad ? byte \xc3\xa9");
 	/* Too small a buffer: refused, not cut into broken JSON. */
 	assert_int_equal(eo_restore_failure_format(doc, 20, EO_REASON_RESTORE_FAILED, "abc"), -1);
 	/* Every known reason has its own hint; an unknown one gets the generic hint. */
