@@ -1379,6 +1379,22 @@ static void roll_view(struct ctx *x)
 	}
 }
 
+/* What the observed PodDisruptionBudget lets the roll do (plan/roll.h). */
+static enum eo_roll_pdb roll_pdb(const json_t *pdb)
+{
+	const json_t *st = json_object_get(pdb, "status");
+	const json_t *allowed = json_object_get(st, "disruptionsAllowed");
+	json_int_t gen =
+	    json_integer_value(json_object_get(json_object_get(pdb, "metadata"), "generation"));
+
+	if (pdb == NULL)
+		return EO_ROLL_PDB_ABSENT;
+	if (!json_is_integer(allowed) ||
+	    json_integer_value(json_object_get(st, "observedGeneration")) < gen)
+		return EO_ROLL_PDB_STALE;
+	return json_integer_value(allowed) > 0 ? EO_ROLL_PDB_ALLOWS : EO_ROLL_PDB_BLOCKS;
+}
+
 /*
  * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
  * brought to the target in status.observed: followers first, the leader last after moving
@@ -1416,6 +1432,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 			    s->raft_applied_index != 0 ? s->raft_applied_index : s->raft_index;
 		}
 	}
+	ri.pdb = roll_pdb(x->in->pdb);
 	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
 		ri.leader = x->in->statuses[j].leader;
 	for (size_t j = 0; j < x->in->n_statuses; j++)
@@ -1430,6 +1447,13 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	if (d.step == EO_ROLL_DONE)
 		return false;
 	msgf(x, "%s", d.why);
+	if (d.step == EO_ROLL_WAIT && d.refused) {
+		/* Nothing changes on its own: say so, and look again now and then. */
+		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED, d.why);
+		event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
+		wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
+		return true;
+	}
 	if (d.step == EO_ROLL_WAIT) {
 		wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
 		return true;
@@ -1703,7 +1727,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		if (!eo_condition_is_true(x->st, EO_COND_PROGRESSING) || r == NULL ||
 		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
 		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0 &&
-		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0))
+		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0 &&
+		     strcmp(r, EO_PLAN_REASON_ROLL_REFUSED) != 0))
 			r = EO_REASON_INITIAL_SNAPSHOT;
 		char m[EO_PLAN_MSG_MAX + 64];
 

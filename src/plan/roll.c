@@ -175,6 +175,13 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 		    "rolling update waits for the membership change in flight");
 		return 0;
 	}
+	if (in->n == 2) {
+		out->refused = true;
+		say(out->why, sizeof(out->why),
+		    "rolling update refused: a cluster of 2 members loses its quorum while either "
+		    "member restarts; set spec.replicas to 3 to roll without stopping writes");
+		return 0;
+	}
 	/* The member the roll waits for: on target but its Pod not back and ready yet. */
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_roll_member *m = &in->m[i];
@@ -239,6 +246,17 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 		say(out->why, sizeof(out->why),
 		    "rolling update: moving leadership from member %s to %s before its turn",
 		    pick->name, to->name);
+		return 0;
+	}
+	if ((pick->on_target || pick->memory) && in->n > 2 && in->pdb != EO_ROLL_PDB_ALLOWS) {
+		/* The next step takes a member down: only within the disruption budget. */
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for the PodDisruptionBudget to allow a disruption "
+		    "before taking member %s down (%s)",
+		    pick->name,
+		    in->pdb == EO_ROLL_PDB_ABSENT  ? "no PodDisruptionBudget observed yet"
+		    : in->pdb == EO_ROLL_PDB_STALE ? "its status is older than its spec"
+						   : "status.disruptionsAllowed is 0");
 		return 0;
 	}
 	if (!pick->on_target && !pick->memory) {

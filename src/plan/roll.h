@@ -23,6 +23,7 @@
 #define EO_PLAN_REASON_ROLLING	       "RollingUpdate"
 #define EO_PLAN_REASON_VERSION_REFUSED "VersionChangeRefused"
 #define EO_PLAN_REASON_LEADER_MOVED    "LeaderMoved"
+#define EO_PLAN_REASON_ROLL_REFUSED    "RollRefused"
 
 /* A member whose raft applied index is within this many entries of the leader's is caught up. */
 #define EO_PLAN_ROLL_MAX_LAG 100
@@ -57,6 +58,19 @@ struct eo_roll_member {
 	uint64_t applied; /* its raft applied index (raft index when etcd does not say) */
 };
 
+/*
+ * What the PodDisruptionBudget the operator keeps over the voters (<cluster>, plan.h) says, as
+ * observed: a restart is a voluntary disruption like an eviction, so the roll takes a member
+ * down only while the budget allows one (status.disruptionsAllowed > 0, computed by
+ * Kubernetes' disruption controller for the spec it has seen).
+ */
+enum eo_roll_pdb {
+	EO_ROLL_PDB_ALLOWS = 0, /* status.disruptionsAllowed > 0 for the current spec */
+	EO_ROLL_PDB_BLOCKS,	/* status.disruptionsAllowed is 0 */
+	EO_ROLL_PDB_ABSENT,	/* no PDB observed (yet) */
+	EO_ROLL_PDB_STALE,	/* status.observedGeneration behind metadata.generation */
+};
+
 struct eo_roll_input {
 	const struct eo_roll_member *m;
 	size_t n;
@@ -67,6 +81,7 @@ struct eo_roll_input {
 	bool settled;
 	uint64_t leader;       /* the leader's member ID, 0 when unknown */
 	uint64_t leader_index; /* the leader's raft index */
+	enum eo_roll_pdb pdb;
 };
 
 enum eo_roll_step {
@@ -88,6 +103,8 @@ struct eo_roll_decision {
 	size_t updated;	   /* members on target, with a current and ready Pod */
 	/* The member being rolled (the one acted on, or the one the roll waits for), -1: none. */
 	long rolling;
+	/* WAIT: the roll cannot go on as the cluster is (two members), not just not yet */
+	bool refused;
 	char why[EO_PLAN_ROLL_MSG_MAX];
 };
 
@@ -99,7 +116,12 @@ struct eo_roll_decision {
  * updated (finish it), else the first follower by name, else the leader. For the leader of a
  * cluster of two or more: MOVE_LEADER to a member on target first (first by name; any other
  * when none is). Then UPDATE_SPEC when its spec is off target, REPLACE for a memory member,
- * RESTART otherwise. Returns 0, or -1 on bad input (NULL).
+ * RESTART otherwise. The two disruptive steps (RESTART, REPLACE) of a cluster of three or more
+ * also wait until the PDB allows a disruption (in->pdb). A cluster of exactly two members is
+ * refused (WAIT with refused set) before any step: either member down is a quorum loss, so
+ * the roll would stop writes and a member that does not come back would keep them stopped;
+ * scale to three first. A single member is restarted in place (no quorum to keep; its PDB
+ * never allows a disruption, so it is not consulted). Returns 0, or -1 on bad input (NULL).
  */
 int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision *out);
 

@@ -83,6 +83,8 @@ struct drow {
 	const char *what;
 	struct mrow m[5];
 	bool unsettled;
+	enum eo_roll_pdb pdb; /* ALLOWS unless said */
+	bool want_refused;
 	uint64_t leader, leader_index;
 	enum eo_roll_step want;
 	const char *want_member; /* the member acted on (or waited for), NULL: none */
@@ -223,6 +225,77 @@ static void test_roll_decisions(void **state)
 	     .want_member = "b",
 	     .want_updated = 1,
 	     .why_has = "replacing memory member b"},
+	    {"the PDB allows no disruption: a restart waits",
+	     {{"a", 1, OLD, 100}, {"b", 2, NEW, 100}, {"c", 3, HALF, 100}},
+	     .pdb = EO_ROLL_PDB_BLOCKS,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_member = "c",
+	     .want_updated = 1,
+	     .why_has = "disruptionsAllowed is 0"},
+	    {"the PDB's status lags its spec: a restart waits",
+	     {{"a", 1, OLD, 100}, {"b", 2, NEW, 100}, {"c", 3, HALF, 100}},
+	     .pdb = EO_ROLL_PDB_STALE,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_updated = 1,
+	     .why_has = "older than its spec"},
+	    {"no PDB observed: a restart waits",
+	     {{"a", 1, OLD, 100}, {"b", 2, NEW, 100}, {"c", 3, HALF, 100}},
+	     .pdb = EO_ROLL_PDB_ABSENT,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_updated = 1,
+	     .why_has = "no PodDisruptionBudget"},
+	    {"the PDB blocks a memory member's replacement too",
+	     {{"a", 1, MOLD, 100}, {"b", 2, MOLD, 100}, {"c", 3, MNEW, 100}},
+	     .pdb = EO_ROLL_PDB_BLOCKS,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_updated = 1,
+	     .why_has = "member b down"},
+	    {"a blocking PDB does not stop a spec patch (nothing goes down)",
+	     {{"a", 1, OLD, 100}, {"b", 2, OLD, 100}, {"c", 3, OLD, 100}},
+	     .pdb = EO_ROLL_PDB_BLOCKS,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_UPDATE_SPEC,
+	     .want_member = "b"},
+	    {"a blocking PDB does not stop moving leadership",
+	     {{"a", 1, HALF, 100}, {"b", 2, NEW, 100}, {"c", 3, NEW, 100}},
+	     .pdb = EO_ROLL_PDB_BLOCKS,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_MOVE_LEADER,
+	     .want_member = "a",
+	     .want_to = "b",
+	     .want_updated = 2},
+	    {"one member: its PDB (minAvailable 1) is not consulted",
+	     {{"a", 1, HALF, 100}},
+	     .pdb = EO_ROLL_PDB_BLOCKS,
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_RESTART,
+	     .want_member = "a"},
+	    {"two members: refused, either restart loses quorum",
+	     {{"a", 1, OLD, 100}, {"b", 2, OLD, 100}},
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_refused = true,
+	     .why_has = "spec.replicas to 3"},
+	    {"two members half rolled: still refused, no second restart",
+	     {{"a", 1, OLD, 100}, {"b", 2, NEW, 100}},
+	     .leader = 1,
+	     .leader_index = 100,
+	     .want = EO_ROLL_WAIT,
+	     .want_refused = true,
+	     .want_updated = 1,
+	     .why_has = "2 members"},
 	    {"memory leader: leadership moves first",
 	     {{"a", 1, MOLD, 100}, {"b", 2, MNEW, 100}, {"c", 3, MNEW, 100}},
 	     .leader = 1,
@@ -239,6 +312,7 @@ static void test_roll_decisions(void **state)
 		struct eo_roll_member m[5];
 		struct eo_roll_input in = {.m = m,
 					   .settled = !r->unsettled,
+					   .pdb = r->pdb,
 					   .leader = r->leader,
 					   .leader_index = r->leader_index};
 		struct eo_roll_decision d;
@@ -273,6 +347,8 @@ static void test_roll_decisions(void **state)
 		if (r->want_to != NULL && strcmp(m[d.transferee].name, r->want_to) != 0)
 			fail_msg("%s: transferee %s, want %s", r->what, m[d.transferee].name,
 				 r->want_to);
+		if (d.refused != r->want_refused)
+			fail_msg("%s: refused %d, want %d", r->what, d.refused, r->want_refused);
 		if (d.updated != r->want_updated)
 			fail_msg("%s: updated %zu, want %zu", r->what, d.updated, r->want_updated);
 		if (r->why_has != NULL && strstr(d.why, r->why_has) == NULL)

@@ -179,9 +179,16 @@ static void world_init(struct world *w, const struct row *r)
 	}
 	w->etcd.v = w->ev;
 	w->etcd.cluster_id = 0x248adce0359142baULL;
-	if (voters > 0)
-		w->pdb = eo_desired_pdb(w->cluster,
-					eo_desired_pdb_min_available((int)voters, r->target));
+	if (voters > 0) {
+		int min = eo_desired_pdb_min_available((int)voters, r->target);
+
+		w->pdb = eo_desired_pdb(w->cluster, min);
+		/* As the disruption controller fills it in for the spec it has seen. */
+		json_object_set_new(w->pdb, "status",
+				    json_pack("{s:i, s:i}", "observedGeneration", 0,
+					      "disruptionsAllowed",
+					      (int)voters > min ? (int)voters - min : 0));
+	}
 	w->in = (struct eo_plan_input){.cluster = w->cluster,
 				       .members = w->pm,
 				       .n_members = w->n,
@@ -1523,8 +1530,26 @@ static void test_rolling_update(void **state)
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_ROLLING);
 	eo_plan_result_clear(&res);
 
-	/* Its spec carries the target: its Pod is deleted (UID precondition). */
+	/* Its spec carries the target: its Pod is deleted (UID precondition) ... */
 	set_version((json_t *)w.pm[1].member, "spec", "3.6.16");
+	/* ... once the PodDisruptionBudget allows it: 0 allowed, or a status behind, waits. */
+	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
+			    json_integer(0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "disruptionsAllowed is 0"));
+	eo_plan_result_clear(&res);
+	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
+			    json_integer(1));
+	json_object_set_new(json_object_get(w.pdb, "metadata"), "generation", json_integer(2));
+	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
+			    json_integer(1));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "older than its spec"));
+	eo_plan_result_clear(&res);
+	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
+			    json_integer(2));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
