@@ -70,6 +70,14 @@
  */
 #define EO_ANNOTATION_FORCE_FINALIZE EO_API_GROUP "/force-finalize"
 /*
+ * On an EtcdCluster, set by the user: the name of a surviving EtcdMember to force a new
+ * cluster from after a quorum loss (plan/forcenew.h, docs/operations.md). The operator
+ * removes it once the cluster is whole again.
+ */
+#define EO_ANNOTATION_FORCE_NEW_CLUSTER EO_API_GROUP "/force-new-cluster"
+/* On that EtcdMember, set by the operator: the recovery's step ("forcing", "forced"). */
+#define EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP EO_API_GROUP "/force-new-cluster-step"
+/*
  * On a member Pod: the hash of the Pod the member controller built it as (desired/desired.h,
  * eo_desired_member_pod_hash). The cluster controller rolls a member whose Pod carries another.
  */

@@ -878,6 +878,53 @@ static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *l
 	return 0;
 }
 
+/* Quorum-loss recovery: the survivor's force-new-cluster step annotation set or removed. */
+static int act_mark_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			   struct eo_plan_result *pr)
+{
+	json_t *patch = pr->patch;
+
+	pr->patch = NULL; /* patch_member takes it */
+	if (patch_member(c, lc, pr->member, patch, false) != 0)
+		return -1;
+	eo_log_kv(EO_LOG_INFO, lc, "member force-new-cluster step updated", "member",
+		  eo_member_name(pr->member), "message", pr->message, NULL);
+	emit_planned(c, cluster, pr);
+	return 0;
+}
+
+/*
+ * Quorum-loss recovery done: the status (ForceNewCluster=False/ForceNewClusterDone) is written
+ * first, while the cluster's resourceVersion is still the one it was planned on, then the
+ * request annotation is removed. 1 when the status write conflicted (plan again).
+ */
+static int act_clear_force_request(struct eo_controller *c, const struct eo_log_ctx *lc,
+				   json_t *cluster, struct eo_plan_result *pr)
+{
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r = eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster),
+						   eo_cluster_name(cluster));
+	eo_kube_err e;
+	int rc = 0;
+
+	if (pr->status != NULL && pr->status_changed) {
+		rc = eo_controller_write_status(c, lc, r, cluster, pr->status);
+		if (rc != 0)
+			return rc;
+		pr->status_changed = false;
+	}
+	e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
+	note_refusal(EO_PLAN_VERB_PATCH, "EtcdCluster", eo_cluster_name(cluster), e, &err);
+	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND) {
+		eo_log_kv(EO_LOG_WARN, lc, "removing the force-new-cluster annotation failed",
+			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "quorum-loss recovery finished", "message", pr->message, NULL);
+	emit_planned(c, cluster, pr);
+	return 0;
+}
+
 static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
 			      struct eo_plan_result *pr)
 {
@@ -897,7 +944,7 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted for the rolling update", "member", mname,
+	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted to restart it", "member", mname,
 		  "message", pr->message, NULL);
 	emit_planned(c, cluster, pr);
 	return 0;
@@ -1168,6 +1215,16 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		break;
 	case EO_PLAN_MOVE_LEADER:
 		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);
+		break;
+	case EO_PLAN_MARK_MEMBER:
+		rc = act_mark_member(c, &lc, cluster, &pr);
+		break;
+	case EO_PLAN_CLEAR_FORCE_REQUEST:
+		rc = act_clear_force_request(c, &lc, cluster, &pr);
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_REQUEUE_MS;
+			goto out;
+		}
 		break;
 	case EO_PLAN_ENSURE_CERTIFICATES: {
 		struct eo_certs_refusal cr;

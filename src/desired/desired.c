@@ -722,6 +722,9 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 	add_arg(cmd, &ok, "--initial-cluster=%s", eo_member_initial_cluster(member));
 	add_arg(cmd, &ok, "--initial-cluster-token=%s", eo_member_cluster_token(member));
 	add_arg(cmd, &ok, "--initial-cluster-state=%s", state_new ? "new" : "existing");
+	/* Quorum-loss recovery (plan/forcenew.h): only while the member is marked "forcing". */
+	if (eo_desired_member_forces_new_cluster(member))
+		add_arg(cmd, &ok, "%s", EO_DESIRED_FORCE_NEW_CLUSTER_FLAG);
 	/* Metrics and /health stay plaintext, whatever the client API does: the probes use it. */
 	add_arg(cmd, &ok, "--listen-metrics-urls=http://0.0.0.0:%d", EO_PORT_METRICS);
 	if (ctls) {
@@ -976,6 +979,39 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 		    &ok);
 	set(pod, "spec", spec, &ok);
 	return finish(pod, ok);
+}
+
+bool eo_desired_member_forces_new_cluster(const json_t *member)
+{
+	const char *step = json_string_value(json_object_get(
+	    json_object_get(json_object_get(member, "metadata"), "annotations"),
+	    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+
+	return step != NULL && strcmp(step, EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING) == 0;
+}
+
+bool eo_desired_pod_forces_new_cluster(const json_t *pod)
+{
+	const json_t *ctrs = json_object_get(json_object_get(pod, "spec"), "containers");
+	const json_t *ctr = NULL, *arg = NULL;
+	size_t i, j;
+
+	json_array_foreach(ctrs, i, ctr)
+	{
+		const char *name = json_string_value(json_object_get(ctr, "name"));
+
+		if (name == NULL || strcmp(name, CONTAINER_NAME) != 0)
+			continue;
+		json_array_foreach(json_object_get(ctr, "command"), j, arg)
+		{
+			const char *a = json_string_value(arg);
+
+			if (a != NULL && (strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG) == 0 ||
+					  strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG "=true") == 0))
+				return true;
+		}
+	}
+	return false;
 }
 
 int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)

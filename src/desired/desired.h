@@ -182,6 +182,17 @@ json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts
 
 /* --- rolling updates (docs/concepts.md "Rolling updates") --- */
 
+/*
+ * Quorum-loss recovery (plan/forcenew.h): a member whose annotation
+ * etcd-operator.cozystack.io/force-new-cluster-step is "forcing" gets a Pod whose etcd runs
+ * with --force-new-cluster; with any other value, or none, it does not.
+ */
+#define EO_DESIRED_FORCE_NEW_CLUSTER_FLAG	  "--force-new-cluster"
+#define EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING "forcing"
+bool eo_desired_member_forces_new_cluster(const json_t *member);
+/* True when the Pod's etcd container runs with --force-new-cluster (pod may be NULL). */
+bool eo_desired_pod_forces_new_cluster(const json_t *pod);
+
 /* Room for a Pod hash: 16 hex digits and the NUL. */
 #define EO_DESIRED_HASH_MAX 17
 

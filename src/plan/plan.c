@@ -16,6 +16,7 @@
 #include "plan/certs.h"
 #include "plan/failure.h"
 #include "plan/podissue.h"
+#include "plan/forcenew.h"
 #include "plan/roll.h"
 
 static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
@@ -42,6 +43,8 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_RESTART_MEMBER] = "restart-member",
     [EO_PLAN_MOVE_LEADER] = "move-leader",
     [EO_PLAN_ENSURE_CERTIFICATES] = "ensure-certificates",
+    [EO_PLAN_MARK_MEMBER] = "mark-member",
+    [EO_PLAN_CLEAR_FORCE_REQUEST] = "clear-force-request",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -1614,6 +1617,21 @@ static void plan_pause(struct ctx *x, const struct counts *c)
 	}
 }
 
+/* Whether a running voter on a PVC kept its data (a force-new-cluster could start from it). */
+static bool survivor_with_data(const struct ctx *x)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		struct eo_storage st;
+
+		eo_member_storage(pm->member, &st);
+		if (!st.memory && counted_voter(pm->member) &&
+		    !eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc))
+			return true;
+	}
+	return false;
+}
+
 /* The data is gone for good (message in out->message): say so and do nothing. */
 static void quorum_gone(struct ctx *x)
 {
@@ -1656,12 +1674,230 @@ static void resuming(struct ctx *x)
 	}
 }
 
+/* The EtcdCluster's force-new-cluster request (plan/forcenew.h), NULL when none. */
+static const char *force_request(const json_t *cluster)
+{
+	return json_string_value(json_object_get(
+	    json_object_get(json_object_get(cluster, "metadata"), "annotations"),
+	    EO_ANNOTATION_FORCE_NEW_CLUSTER));
+}
+
+static const char *force_step(const json_t *member)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
+			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+}
+
+/*
+ * Whether a quorum-loss recovery is requested or has left something behind (a step mark, a
+ * Pod with --force-new-cluster): the rolls and the deadline leave the cluster to it.
+ */
+static bool force_active(const struct ctx *x)
+{
+	if (present(force_request(x->in->cluster)))
+		return true;
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+
+		if (eo_member_is_deleting(pm->member))
+			continue;
+		if (present(force_step(pm->member)) || eo_desired_pod_forces_new_cluster(pm->pod))
+			return true;
+	}
+	return false;
+}
+
+/* Merge patch setting (value) or removing (NULL) an annotation. New reference. */
+static json_t *annotation_patch(const char *key, const char *value)
+{
+	return json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+			 value != NULL ? json_string(value) : json_null());
+}
+
+/* The ForceNewCluster condition and the three others while the survivor is not back. */
+static void force_conditions(struct ctx *x, const char *why, bool serving)
+{
+	cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER,
+	     why);
+	if (serving)
+		return;
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+}
+
+/*
+ * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
+ * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
+ * members are removed and replaced by the usual steps).
+ */
+static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
+				   bool *lift)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	struct eo_fnc_member rows[ROLL_MAX];
+	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_input fi = {.request = force_request(in->cluster), .m = rows};
+	struct eo_fnc_decision d;
+	const json_t *cur = json_object_get(in->cluster, "status");
+	const struct eo_plan_member *pm = NULL;
+	const char *creason = NULL;
+
+	*lift = false;
+	for (size_t i = 0; i < in->n_members && fi.n < ROLL_MAX; i++) {
+		const struct eo_plan_member *p = &in->members[i];
+		struct eo_fnc_member *r = &rows[fi.n];
+		struct eo_storage st;
+
+		eo_member_storage(p->member, &st);
+		*r = (struct eo_fnc_member){
+		    .name = eo_member_name(p->member),
+		    .deleting = eo_member_is_deleting(p->member),
+		    .pending = eo_member_is_pending(p->member),
+		    .dormant = eo_member_dormant(p->member),
+		    .memory = st.memory,
+		    .voter = eo_member_is_voter(p->member),
+		    .lost = eo_plan_member_lost_data(p->member, p->pod, p->pvc),
+		    .step = force_step(p->member),
+		    .pod_present = p->pod != NULL &&
+				   json_object_get(json_object_get(p->pod, "metadata"),
+						   "deletionTimestamp") == NULL,
+		    .pod_ready = eo_plan_pod_ready(p->pod),
+		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
+		};
+		pms[fi.n++] = p;
+	}
+	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired &&
+		   c->voters == c->n && c->pending == 0 && c->deleting == 0;
+	fi.etcd_queried = in->etcd_queried;
+	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
+	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
+	if (present(fi.request) && fi.etcd_ok) {
+		for (size_t i = 0; i < fi.n; i++)
+			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
+				fi.survivor_listed = etcd_entry(x, pms[i]->member) != NULL;
+	}
+	if (eo_plan_force_new_cluster_decide(&fi, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	pm = d.has_member ? pms[d.member] : NULL;
+	creason = eo_condition_reason(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER);
+	switch (d.step) {
+	case EO_FNC_NONE:
+		/* A finished recovery stays on record; a refusal or a cancelled one goes. */
+		if (creason != NULL && strcmp(creason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE) != 0 &&
+		    eo_condition_remove(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER) < 0)
+			x->ok = false;
+		return false;
+	case EO_FNC_REFUSE: {
+		char why[EO_FNC_MSG_MAX + 64];
+		const char *said = NULL;
+
+		snprintf(why, sizeof(why), "force-new-cluster refused: %s", d.why);
+		if (eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+					 EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED) &&
+		    (said = json_string_value(json_object_get(
+			 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) !=
+			NULL &&
+		    strcmp(said, why) == 0)
+			return false; /* said already: plan as usual */
+		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+		     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, why);
+		msgf(x, "%s", why);
+		event(x, "Warning", EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
+		out->action = EO_PLAN_WRITE_STATUS;
+		return true;
+	}
+	case EO_FNC_PROCEED:
+		force_conditions(x, d.why, true);
+		*lift = true;
+		return false;
+	case EO_FNC_FINISH:
+		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+		     EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, d.why);
+		msgf(x, "%s", d.why);
+		event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		out->action = EO_PLAN_CLEAR_FORCE_REQUEST;
+		if (out->patch == NULL)
+			x->ok = false;
+		return false; /* health and Progressing as usual: the cluster is whole */
+	case EO_FNC_UNMARK:
+		msgf(x, "%s", d.why);
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		if (out->patch == NULL)
+			x->ok = false;
+		return true;
+	default:
+		break;
+	}
+	msgf(x, "%s", d.why);
+	/* The survivor is not serving as the new cluster yet (no request: a cleanup). */
+	if (present(fi.request))
+		force_conditions(x, d.why, false);
+	switch (d.step) {
+	case EO_FNC_MARK:
+	case EO_FNC_MARK_FORCED:
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP,
+					      d.step == EO_FNC_MARK ? EO_FNC_STEP_FORCING
+								    : EO_FNC_STEP_FORCED);
+		if (out->patch == NULL)
+			x->ok = false;
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		event(x, d.step == EO_FNC_MARK ? "Warning" : "Normal",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_RESTART:
+		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
+			 json_string_value(json_object_get(json_object_get(pm->pod, "metadata"),
+							   "uid")) != NULL
+			     ? json_string_value(
+				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
+			     : "");
+		out->action = EO_PLAN_RESTART_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_QUERY:
+		if (eo_desired_member_client_url(out->endpoints[0], EO_DESIRED_URL_MAX, in->build,
+						 eo_member_name(pm->member),
+						 eo_cluster_name(in->cluster),
+						 eo_cluster_namespace(in->cluster),
+						 eo_desired_member_client_tls(pm->member)) != 0)
+			x->ok = false;
+		out->n_endpoints = 1;
+		out->action = EO_PLAN_QUERY_MEMBERS;
+		break;
+	default: /* WAIT */
+		wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
+		break;
+	}
+	return true;
+}
+
 /* With a clusterID: membership steps, the PDB and health. */
 static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
 {
 	struct eo_plan_result *out = x->out;
 	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
+	bool lift = false;
 
+	if (step_force_new_cluster(x, c, desired, &lift) || !x->ok)
+		return;
+	if (out->action == EO_PLAN_CLEAR_FORCE_REQUEST) {
+		health(x, c);
+		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+		     "the cluster matches status.observed");
+		return;
+	}
 	if (desired > 0 && c->n == 0 && c->deleting == 0) {
 		/*
 		 * Bootstrapped, but every EtcdMember is gone (deleted by hand): the PVCs and the
@@ -1674,17 +1910,22 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		quorum_gone(x);
 		return;
 	}
-	if (c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
+	if (!lift && c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
 		/*
 		 * A majority of the voters lost their data (memory members their Pods, PVC
 		 * members their PVCs): that data is gone and no MemberRemove can commit any more.
-		 * Say so instead of waiting for Pods that will never come back.
+		 * Say so instead of waiting for Pods that will never come back. When a PVC
+		 * member kept its data, the user may force a new cluster from it.
 		 */
 		msgf(x,
 		     "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
 		     "a member's PVC is gone); the etcd quorum is gone for good: delete and "
-		     "recreate the EtcdCluster",
-		     c->voters_lost, c->voters, c->voters_lost_names);
+		     "recreate the EtcdCluster%s",
+		     c->voters_lost, c->voters, c->voters_lost_names,
+		     survivor_with_data(x) ? ", or force a new cluster from a member that kept "
+					     "its data (annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
+					     "=<member>; writes it had not replicated are lost)"
+					   : "");
 		quorum_gone(x);
 		return;
 	}
@@ -2018,7 +2259,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (running)
 			health(&x, &c);
 		goto done;
-	} else if (!has_dl && running && x.rv.outdated > 0) {
+	} else if (!has_dl && running && x.rv.outdated > 0 && !force_active(&x)) {
 		/*
 		 * The spec did not move but the Pod the members should run did (an operator
 		 * upgrade that renders Pods differently): roll them, under a deadline like any
@@ -2040,7 +2281,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		health(&x, &c);
 		out->action = EO_PLAN_WRITE_STATUS;
 		goto done;
-	} else if (has_dl && in->now >= dl) {
+	} else if (has_dl && in->now >= dl && !force_active(&x)) {
+		/* (A quorum-loss recovery goes on past the deadline: it is what unsticks it.) */
 		if (!present(eo_cluster_cluster_id(cluster))) {
 			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
 				 "delete and recreate it");

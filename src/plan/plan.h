@@ -110,6 +110,14 @@ enum eo_plan_action {
 	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
 	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
 	EO_PLAN_ENSURE_CERTIFICATES,
+	/*
+	 * Quorum-loss recovery (plan/forcenew.h): MARK_MEMBER merge-patches member's metadata
+	 * with patch (its force-new-cluster step annotation); CLEAR_FORCE_REQUEST merge-patches
+	 * the EtcdCluster with patch (its force-new-cluster annotation removed). The Pod
+	 * restarts go through RESTART_MEMBER.
+	 */
+	EO_PLAN_MARK_MEMBER,
+	EO_PLAN_CLEAR_FORCE_REQUEST,
 	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
@@ -193,7 +201,10 @@ struct eo_plan_result {
 	char member_name[EO_PLAN_NAME_MAX];
 	bool voter;	/* SET_VOTER */
 	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
-	/* ENSURE_PDB: merge patch onto the observed PDB, NULL: create; UPDATE_MEMBER: the patch */
+	/*
+	 * ENSURE_PDB: merge patch onto the observed PDB, NULL: create; UPDATE_MEMBER,
+	 * MARK_MEMBER, CLEAR_FORCE_REQUEST: the patch
+	 */
 	json_t *patch;
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;

@@ -1,0 +1,304 @@
+/*
+ * Unit tests for plan/forcenew.c: the quorum-loss recovery's next step, as a table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/forcenew.h"
+
+/*
+ * Member flags: V voter, L lost its data, M memory, J still joining (pending), Z dormant,
+ * D being deleted, P Pod present, R Pod ready, F Pod runs with --force-new-cluster.
+ */
+struct mrow {
+	const char *name;
+	const char *flags;
+	const char *step; /* force-new-cluster step annotation, NULL: none */
+};
+
+struct row {
+	const char *what;
+	const char *request;
+	struct mrow m[5];
+	bool whole;
+	bool queried, etcd_ok;
+	size_t etcd_n;
+	bool listed;
+	enum eo_fnc_step want;
+	const char *want_member; /* NULL: not checked */
+	const char *why_has;
+};
+
+#define UP   "VPR"	/* a voter with its data and a ready Pod */
+#define DOWN "VP"	/* a voter with its data, Pod not ready (no quorum) */
+#define GONE "VL"	/* a voter whose PVC and Pod are gone */
+#define FUP  "VPRF" /* the survivor's Pod, ready, with the flag */
+
+static bool has(const char *flags, char f)
+{
+	return strchr(flags, f) != NULL;
+}
+
+static void test_decisions(void **state)
+{
+	static const struct row rows[] = {
+	    /* No request. */
+	    {"no request, nothing left behind: none",
+	     NULL,
+	     {{"a", UP, NULL}, {"b", UP, NULL}, {"c", UP, NULL}},
+	     .want = EO_FNC_NONE},
+	    {"empty request reads as none",
+	     "",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_NONE},
+	    {"request removed after the recovery: the survivor's mark goes",
+	     NULL,
+	     {{"a", UP, EO_FNC_STEP_FORCED}, {"b", UP, NULL}, {"c", UP, NULL}},
+	     .want = EO_FNC_UNMARK,
+	     .want_member = "a"},
+	    {"request removed while forcing: the mark goes first",
+	     NULL,
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_UNMARK,
+	     .want_member = "a"},
+	    {"request removed while forcing: then the flag's Pod is restarted",
+	     NULL,
+	     {{"a", FUP, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_RESTART,
+	     .want_member = "a",
+	     .why_has = "without the flag"},
+	    /* Refusals: nothing changes. */
+	    {"member unknown: refused",
+	     "zz",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "not a member"},
+	    {"member being deleted counts as unknown",
+	     "a",
+	     {{"a", DOWN "D", NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "not a member"},
+	    {"quorum present (all up): refused",
+	     "a",
+	     {{"a", UP, NULL}, {"b", UP, NULL}, {"c", UP, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .want_member = "a",
+	     .why_has = "0 of 3"},
+	    {"one of three lost: the other two hold quorum, refused",
+	     "a",
+	     {{"a", UP, NULL}, {"b", UP, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "1 of 3"},
+	    {"all down but no data lost: the Pods may come back, refused",
+	     "a",
+	     {{"a", DOWN, NULL}, {"b", "V", NULL}, {"c", "V", NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "bring the quorum back"},
+	    {"two of five lost: three keep quorum, refused",
+	     "a",
+	     {{"a", UP, NULL}, {"b", UP, NULL}, {"c", UP, NULL}, {"d", GONE, NULL}, {"e", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "2 of 5"},
+	    {"the named member lost its data too: refused",
+	     "b",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "no data"},
+	    {"a memory member has nothing to start from: refused",
+	     "a",
+	     {{"a", DOWN "M", NULL}, {"b", GONE "M", NULL}, {"c", GONE "M", NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "memory"},
+	    {"a learner (not a voter): refused",
+	     "d",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}, {"d", "PR", NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "not a voter"},
+	    {"a dormant member: refused",
+	     "a",
+	     {{"a", "VZ", NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "dormant"},
+	    {"another member's recovery under way: refused",
+	     "c",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", DOWN, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "member a is under way"},
+	    {"an unknown step value: refused, not guessed",
+	     "a",
+	     {{"a", UP, "later"}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "unknown"},
+	    /* The recovery. */
+	    {"two of three lost, the survivor has its data: mark it",
+	     "a",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_MARK,
+	     .want_member = "a",
+	     .why_has = "--force-new-cluster"},
+	    {"the survivor's Pod is gone too (PVC kept): mark it still",
+	     "a",
+	     {{"a", "V", NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_MARK,
+	     .want_member = "a"},
+	    {"three of five lost: mark",
+	     "e",
+	     {{"a", GONE, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}, {"d", DOWN, NULL}, {"e", DOWN, NULL}},
+	     .want = EO_FNC_MARK,
+	     .want_member = "e"},
+	    {"marked, old Pod without the flag: restart it",
+	     "a",
+	     {{"a", DOWN, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_RESTART,
+	     .want_member = "a"},
+	    {"marked, Pod deleted, not back yet: wait",
+	     "a",
+	     {{"a", "V", EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_WAIT,
+	     .want_member = "a"},
+	    {"marked, Pod with the flag starting: wait",
+	     "a",
+	     {{"a", "VPF", EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_WAIT,
+	     .why_has = "to start"},
+	    {"marked, Pod with the flag ready: ask etcd",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_QUERY,
+	     .want_member = "a"},
+	    {"etcd unreadable: wait",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .queried = true,
+	     .want = EO_FNC_WAIT,
+	     .why_has = "could not be read"},
+	    {"etcd still lists three: wait, not forced yet",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .queried = true,
+	     .etcd_ok = true,
+	     .etcd_n = 3,
+	     .listed = true,
+	     .want = EO_FNC_WAIT,
+	     .why_has = "still lists 3"},
+	    {"etcd lists one member that is not the survivor: wait",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .queried = true,
+	     .etcd_ok = true,
+	     .etcd_n = 1,
+	     .want = EO_FNC_WAIT},
+	    {"etcd lists the survivor alone: forced",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .queried = true,
+	     .etcd_ok = true,
+	     .etcd_n = 1,
+	     .listed = true,
+	     .want = EO_FNC_MARK_FORCED,
+	     .want_member = "a"},
+	    {"forced, Pod still has the flag: restart it without",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCED}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_RESTART,
+	     .want_member = "a",
+	     .why_has = "without --force-new-cluster"},
+	    {"forced, Pod restarting: wait",
+	     "a",
+	     {{"a", "VP", EO_FNC_STEP_FORCED}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_WAIT,
+	     .why_has = "ready again"},
+	    {"forced, flag gone, survivor ready: the usual steps re-add the others",
+	     "a",
+	     {{"a", UP, EO_FNC_STEP_FORCED}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .want = EO_FNC_PROCEED,
+	     .want_member = "a"},
+	    {"forced, quorum 'present' again (lost ones gone): still proceeds, not refused",
+	     "a",
+	     {{"a", UP, EO_FNC_STEP_FORCED}, {"x", "PR", NULL}},
+	     .want = EO_FNC_PROCEED},
+	    {"forced and whole again: finish",
+	     "a",
+	     {{"a", UP, EO_FNC_STEP_FORCED}, {"x", UP, NULL}, {"y", UP, NULL}},
+	     .whole = true,
+	     .want = EO_FNC_FINISH,
+	     .want_member = "a",
+	     .why_has = "removing the force-new-cluster annotation"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct eo_fnc_member m[5];
+		struct eo_fnc_input in = {.request = r->request,
+					  .m = m,
+					  .whole = r->whole,
+					  .etcd_queried = r->queried,
+					  .etcd_ok = r->etcd_ok,
+					  .etcd_n = r->etcd_n,
+					  .survivor_listed = r->listed};
+		struct eo_fnc_decision d;
+
+		for (; in.n < 5 && r->m[in.n].name != NULL; in.n++) {
+			const struct mrow *x = &r->m[in.n];
+
+			m[in.n] = (struct eo_fnc_member){
+			    .name = x->name,
+			    .voter = has(x->flags, 'V'),
+			    .lost = has(x->flags, 'L'),
+			    .memory = has(x->flags, 'M'),
+			    .pending = has(x->flags, 'J'),
+			    .dormant = has(x->flags, 'Z'),
+			    .deleting = has(x->flags, 'D'),
+			    .pod_present = has(x->flags, 'P'),
+			    .pod_ready = has(x->flags, 'R'),
+			    .pod_forces = has(x->flags, 'F'),
+			    .step = x->step,
+			};
+		}
+		assert_int_equal(eo_plan_force_new_cluster_decide(&in, &d), 0);
+		if (d.step != r->want)
+			fail_msg("%s: step %s, want %s (%s)", r->what, eo_fnc_step_name(d.step),
+				 eo_fnc_step_name(r->want), d.why);
+		if (r->want_member != NULL &&
+		    (!d.has_member || strcmp(m[d.member].name, r->want_member) != 0))
+			fail_msg("%s: member %s, want %s", r->what,
+				 d.has_member ? m[d.member].name : "(none)", r->want_member);
+		if (r->why_has != NULL && strstr(d.why, r->why_has) == NULL)
+			fail_msg("%s: \"%s\" does not say \"%s\"", r->what, d.why, r->why_has);
+		if (d.step != EO_FNC_NONE && d.step != EO_FNC_PROCEED && d.why[0] == '\0')
+			fail_msg("%s: no message", r->what);
+	}
+}
+
+static void test_bad_input(void **state)
+{
+	struct eo_fnc_decision d;
+	struct eo_fnc_input in = {.n = 2, .request = "a"};
+
+	(void)state;
+	assert_int_equal(eo_plan_force_new_cluster_decide(NULL, &d), -1);
+	assert_int_equal(eo_plan_force_new_cluster_decide(&in, &d), -1); /* n without rows */
+	in.n = 0;
+	assert_int_equal(eo_plan_force_new_cluster_decide(&in, NULL), -1);
+	assert_int_equal(eo_plan_force_new_cluster_decide(&in, &d), 0);
+	assert_int_equal(d.step, EO_FNC_REFUSE); /* names nobody */
+	assert_string_equal(eo_fnc_step_name(EO_FNC_MARK_FORCED), "mark-forced");
+	assert_string_equal(eo_fnc_step_name((enum eo_fnc_step)99), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_decisions),
+	    cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
