@@ -902,8 +902,8 @@ static int act_clear_force_request(struct eo_controller *c, const struct eo_log_
 				   json_t *cluster, struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
-	struct eo_kube_resource r = eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster),
-						   eo_cluster_name(cluster));
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster), eo_cluster_name(cluster));
 	eo_kube_err e;
 	int rc = 0;
 
@@ -944,8 +944,8 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted to restart it", "member", mname,
-		  "message", pr->message, NULL);
+	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted to restart it", "member", mname, "message",
+		  pr->message, NULL);
 	emit_planned(c, cluster, pr);
 	return 0;
 }

@@ -983,9 +983,9 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 
 bool eo_desired_member_forces_new_cluster(const json_t *member)
 {
-	const char *step = json_string_value(json_object_get(
-	    json_object_get(json_object_get(member, "metadata"), "annotations"),
-	    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+	const char *step = json_string_value(
+	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
+			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
 
 	return step != NULL && strcmp(step, EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING) == 0;
 }
@@ -1006,8 +1006,9 @@ bool eo_desired_pod_forces_new_cluster(const json_t *pod)
 		{
 			const char *a = json_string_value(arg);
 
-			if (a != NULL && (strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG) == 0 ||
-					  strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG "=true") == 0))
+			if (a != NULL &&
+			    (strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG) == 0 ||
+			     strcmp(a, EO_DESIRED_FORCE_NEW_CLUSTER_FLAG "=true") == 0))
 				return true;
 		}
 	}

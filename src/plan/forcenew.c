@@ -27,7 +27,8 @@ const char *eo_fnc_step_name(enum eo_fnc_step s)
 	return "unknown";
 }
 
-static void say(struct eo_fnc_decision *d, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct eo_fnc_decision *d, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void say(struct eo_fnc_decision *d, const char *f, ...)
 {
@@ -111,7 +112,9 @@ static bool may_start(const struct eo_fnc_input *in, const struct eo_fnc_member 
 	}
 	if (s->pending || s->dormant || !s->voter) {
 		say(d, "member %s is %s; name a voting member that has its data", s->name,
-		    s->pending ? "still joining" : s->dormant ? "dormant" : "not a voter");
+		    s->pending	 ? "still joining"
+		    : s->dormant ? "dormant"
+				 : "not a voter");
 		return false;
 	}
 	if (voters == 0 || lost < voters / 2 + 1) {
@@ -164,7 +167,8 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 	}
 	if (is_step(s, EO_FNC_STEP_FORCING)) {
 		if (s->pod_present && !s->pod_forces) {
-			say(out, "forcing a new cluster: restarting member %s with --force-new-cluster",
+			say(out,
+			    "forcing a new cluster: restarting member %s with --force-new-cluster",
 			    s->name);
 			pick(out, EO_FNC_RESTART, si);
 		} else if (!s->pod_present || !s->pod_ready) {

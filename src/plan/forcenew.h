@@ -41,13 +41,13 @@
 
 /* Values of EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP on the survivor's EtcdMember. */
 #define EO_FNC_STEP_FORCING EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING /* Pod has the flag */
-#define EO_FNC_STEP_FORCED  "forced"  /* etcd listed it alone; re-adding the others */
+#define EO_FNC_STEP_FORCED  "forced" /* etcd listed it alone; re-adding the others */
 
 /* Reasons (the ForceNewCluster condition and Events). Not in the seeds. */
-#define EO_PLAN_COND_FORCE_NEW_CLUSTER		"ForceNewCluster"
-#define EO_PLAN_REASON_FORCE_NEW_CLUSTER	"ForceNewCluster"
+#define EO_PLAN_COND_FORCE_NEW_CLUSTER		 "ForceNewCluster"
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER	 "ForceNewCluster"
 #define EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED "ForceNewClusterRefused"
-#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE	"ForceNewClusterDone"
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE	 "ForceNewClusterDone"
 
 #define EO_FNC_MSG_MAX 512
 
@@ -70,26 +70,27 @@ struct eo_fnc_input {
 	const char *request; /* the EtcdCluster's annotation, NULL or "": none */
 	const struct eo_fnc_member *m;
 	size_t n;
-	/* The cluster has spec.replicas members, none pending or being deleted, all ready voters. */
+	/* The cluster has spec.replicas members, none pending or being deleted, all ready voters.
+	 */
 	bool whole;
 	/* etcd's member list, read through the survivor (QUERY asks for it) */
 	bool etcd_queried;
-	bool etcd_ok;	       /* the list below is valid */
-	size_t etcd_n;	       /* members in it, learners included */
-	bool survivor_listed;  /* the survivor is one of them */
+	bool etcd_ok;	      /* the list below is valid */
+	size_t etcd_n;	      /* members in it, learners included */
+	bool survivor_listed; /* the survivor is one of them */
 };
 
 enum eo_fnc_step {
-	EO_FNC_NONE = 0,   /* no recovery: plan as usual */
-	EO_FNC_REFUSE,	   /* the request is refused (why); plan as usual otherwise */
-	EO_FNC_MARK,	   /* set member's step to "forcing" */
-	EO_FNC_RESTART,	   /* delete member's Pod: it comes back from the (un)marked member */
-	EO_FNC_WAIT,	   /* the survivor's Pod is on its way (why says what) */
-	EO_FNC_QUERY,	   /* list etcd's members through the survivor, decide again */
+	EO_FNC_NONE = 0,    /* no recovery: plan as usual */
+	EO_FNC_REFUSE,	    /* the request is refused (why); plan as usual otherwise */
+	EO_FNC_MARK,	    /* set member's step to "forcing" */
+	EO_FNC_RESTART,	    /* delete member's Pod: it comes back from the (un)marked member */
+	EO_FNC_WAIT,	    /* the survivor's Pod is on its way (why says what) */
+	EO_FNC_QUERY,	    /* list etcd's members through the survivor, decide again */
 	EO_FNC_MARK_FORCED, /* set member's step to "forced" */
-	EO_FNC_PROCEED,	   /* re-add the others: plan as usual, quorum-lost stop lifted */
-	EO_FNC_FINISH,	   /* remove the EtcdCluster's annotation */
-	EO_FNC_UNMARK,	   /* remove member's step annotation */
+	EO_FNC_PROCEED,	    /* re-add the others: plan as usual, quorum-lost stop lifted */
+	EO_FNC_FINISH,	    /* remove the EtcdCluster's annotation */
+	EO_FNC_UNMARK,	    /* remove member's step annotation */
 };
 
 /* "none", "refuse", ...; never NULL. */

@@ -1677,9 +1677,9 @@ static void resuming(struct ctx *x)
 /* The EtcdCluster's force-new-cluster request (plan/forcenew.h), NULL when none. */
 static const char *force_request(const json_t *cluster)
 {
-	return json_string_value(json_object_get(
-	    json_object_get(json_object_get(cluster, "metadata"), "annotations"),
-	    EO_ANNOTATION_FORCE_NEW_CLUSTER));
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(cluster, "metadata"), "annotations"),
+			    EO_ANNOTATION_FORCE_NEW_CLUSTER));
 }
 
 static const char *force_step(const json_t *member)
@@ -1761,16 +1761,16 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		    .voter = eo_member_is_voter(p->member),
 		    .lost = eo_plan_member_lost_data(p->member, p->pod, p->pvc),
 		    .step = force_step(p->member),
-		    .pod_present = p->pod != NULL &&
-				   json_object_get(json_object_get(p->pod, "metadata"),
-						   "deletionTimestamp") == NULL,
+		    .pod_present =
+			p->pod != NULL && json_object_get(json_object_get(p->pod, "metadata"),
+							  "deletionTimestamp") == NULL,
 		    .pod_ready = eo_plan_pod_ready(p->pod),
 		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
 		};
 		pms[fi.n++] = p;
 	}
-	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired &&
-		   c->voters == c->n && c->pending == 0 && c->deleting == 0;
+	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
+		   c->pending == 0 && c->deleting == 0;
 	fi.etcd_queried = in->etcd_queried;
 	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
 	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
@@ -1788,7 +1788,8 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 	switch (d.step) {
 	case EO_FNC_NONE:
 		/* A finished recovery stays on record; a refusal or a cancelled one goes. */
-		if (creason != NULL && strcmp(creason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE) != 0 &&
+		if (creason != NULL &&
+		    strcmp(creason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE) != 0 &&
 		    eo_condition_remove(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER) < 0)
 			x->ok = false;
 		return false;
@@ -1856,8 +1857,8 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		break;
 	case EO_FNC_RESTART:
 		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
-			 json_string_value(json_object_get(json_object_get(pm->pod, "metadata"),
-							   "uid")) != NULL
+			 json_string_value(
+			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
 			     ? json_string_value(
 				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
 			     : "");

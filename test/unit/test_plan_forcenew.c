@@ -35,9 +35,9 @@ struct row {
 	const char *why_has;
 };
 
-#define UP   "VPR"	/* a voter with its data and a ready Pod */
-#define DOWN "VP"	/* a voter with its data, Pod not ready (no quorum) */
-#define GONE "VL"	/* a voter whose PVC and Pod are gone */
+#define UP   "VPR"  /* a voter with its data and a ready Pod */
+#define DOWN "VP"   /* a voter with its data, Pod not ready (no quorum) */
+#define GONE "VL"   /* a voter whose PVC and Pod are gone */
 #define FUP  "VPRF" /* the survivor's Pod, ready, with the flag */
 
 static bool has(const char *flags, char f)
@@ -102,7 +102,11 @@ static void test_decisions(void **state)
 	     .why_has = "bring the quorum back"},
 	    {"two of five lost: three keep quorum, refused",
 	     "a",
-	     {{"a", UP, NULL}, {"b", UP, NULL}, {"c", UP, NULL}, {"d", GONE, NULL}, {"e", GONE, NULL}},
+	     {{"a", UP, NULL},
+	      {"b", UP, NULL},
+	      {"c", UP, NULL},
+	      {"d", GONE, NULL},
+	      {"e", GONE, NULL}},
 	     .want = EO_FNC_REFUSE,
 	     .why_has = "2 of 5"},
 	    {"the named member lost its data too: refused",
@@ -149,7 +153,11 @@ static void test_decisions(void **state)
 	     .want_member = "a"},
 	    {"three of five lost: mark",
 	     "e",
-	     {{"a", GONE, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}, {"d", DOWN, NULL}, {"e", DOWN, NULL}},
+	     {{"a", GONE, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", DOWN, NULL},
+	      {"e", DOWN, NULL}},
 	     .want = EO_FNC_MARK,
 	     .want_member = "e"},
 	    {"marked, old Pod without the flag: restart it",

@@ -22,6 +22,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "desired/desired.h"
+#include "plan/forcenew.h"
 #include "plan/plan.h"
 #include "plan/roll.h"
 #include "support/testutil.h"
@@ -1808,6 +1809,256 @@ static void test_initial_cluster_helper(void **state)
 	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
 }
 
+/* Sets (value) or removes (NULL) an annotation on an object of the world. */
+static void annotate(json_t *obj, const char *key, const char *value)
+{
+	json_t *md = json_object_get(obj, "metadata"), *ann = json_object_get(md, "annotations");
+
+	if (ann == NULL) {
+		ann = json_object();
+		json_object_set_new(md, "annotations", ann);
+	}
+	if (value != NULL)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+}
+
+/* Member i's Pod as the member controller builds it from its member now, ready or not. */
+static void pod_from_member(struct world *w, size_t i, bool ready)
+{
+	json_t *p = eo_desired_member_pod(w->pm[i].member, &OPTS, true);
+
+	assert_non_null(p);
+	json_object_set_new(json_object_get(p, "metadata"), "uid", json_string("pod-uid-2"));
+	json_object_set_new(p, "status",
+			    json_pack("{s:s, s:[{s:s, s:s}]}", "phase", "Running", "conditions",
+				      "type", "Ready", "status", ready ? "True" : "False"));
+	json_decref((json_t *)w->pm[i].pod);
+	w->pm[i].pod = p;
+}
+
+/* The status the plan computed becomes the cluster's. */
+static void adopt_status(struct world *w, struct eo_plan_result *res)
+{
+	if (res->status != NULL)
+		json_object_set(w->cluster, "status", res->status);
+	eo_plan_result_clear(res);
+}
+
+static void want_patch(const json_t *patch, const char *key, const char *value)
+{
+	json_t *want = value != NULL
+			   ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value)
+			   : json_pack("{s:{s:{s:n}}}", "metadata", "annotations", key);
+
+	tu_assert_json_equal(patch, want, "annotation patch");
+	json_decref(want);
+}
+
+/*
+ * Quorum-loss recovery: two of three PVC members lost their volumes. Without the annotation
+ * nothing happens (the lost-PVC path cannot act without quorum); a bad annotation is refused
+ * once, with an Event; the annotation naming the survivor walks it through
+ * --force-new-cluster and back, then the usual steps replace the others.
+ */
+static void test_force_new_cluster(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	struct world w;
+	struct eo_plan_result res;
+	const char *step = EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP;
+
+	(void)state;
+	world_init(&w, &r);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	make_ran_on_pvc(&w, 0, "pvc-1");
+	for (size_t i = 1; i < 3; i++) {
+		make_ran_on_pvc(&w, i, NULL);
+		json_decref((json_t *)w.pm[i].pod);
+		w.pm[i].pod = NULL;
+	}
+
+	/* No annotation: QuorumLost, nothing removed; the message says what may be done. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
+	assert_null(json_object_get(json_object_get(res.status, "conditions"), "x"));
+	adopt_status(&w, &res);
+
+	/* A member that does not exist: refused once, with a Warning; then plain QuorumLost. */
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
+	assert_string_equal(res.event_type, "Warning");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
+	adopt_status(&w, &res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_false(res.status_changed);
+	eo_plan_result_clear(&res);
+
+	/* A member that lost its data: refused too. */
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
+	adopt_status(&w, &res);
+
+	/* The survivor: marked "forcing"; its Pod would now carry the flag. */
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	want_patch(res.patch, step, "forcing");
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER, "--force-new-cluster");
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_PLAN_REASON_FORCE_NEW_CLUSTER, NULL);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+	adopt_status(&w, &res);
+	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
+	annotate((json_t *)w.pm[0].member, step, "forcing");
+	assert_true(eo_desired_member_forces_new_cluster(w.pm[0].member));
+
+	/* Its old Pod (no flag) is deleted, UID as precondition. */
+	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	adopt_status(&w, &res);
+
+	/* The new Pod carries the flag; not ready yet: wait. */
+	pod_from_member(&w, 0, false);
+	assert_true(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	adopt_status(&w, &res);
+
+	/* Ready: etcd's members are listed through the survivor alone. */
+	pod_from_member(&w, 0, true);
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(res.n_endpoints, 1);
+	assert_non_null(strstr(res.endpoints[0], "demo-a."));
+	eo_plan_result_clear(&res);
+
+	/* etcd still lists three: not forced yet. */
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "still lists 3"));
+	adopt_status(&w, &res);
+
+	/* The survivor alone: marked "forced". */
+	w.etcd.n = 1;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	want_patch(res.patch, step, "forced");
+	adopt_status(&w, &res);
+	annotate((json_t *)w.pm[0].member, step, "forced");
+	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
+
+	/* The Pod with the flag goes; the next one has none. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(res.pod_uid, "pod-uid-2");
+	adopt_status(&w, &res);
+	pod_from_member(&w, 0, true);
+	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+
+	/*
+	 * The usual steps, the quorum-lost stop lifted: the lost members etcd no longer lists
+	 * lose their voter mark, then go (their finalizer finds nothing to remove).
+	 */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_SET_VOTER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	assert_false(res.voter);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER, "re-adding");
+	adopt_status(&w, &res);
+	for (size_t i = 1; i < 3; i++)
+		json_object_set_new(json_object_get((json_t *)w.pm[i].member, "status"), "isVoter",
+				    json_false());
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	adopt_status(&w, &res);
+	world_free(&w);
+
+	/* Whole again (the survivor and two new members): the annotation is removed. */
+	{
+		const struct row whole = {"",
+					  3,
+					  {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
+					  {EV("demo-a"), EV("demo-x"), EV("demo-y")},
+					  0,
+					  NULL,
+					  0};
+
+		world_init(&w, &whole);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		annotate((json_t *)w.pm[0].member, step, "forced");
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_CLEAR_FORCE_REQUEST);
+		want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
+		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
+		adopt_status(&w, &res);
+
+		/* No request left: the survivor's mark goes, the Done record stays. */
+		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+		assert_string_equal(name_of(res.member), "demo-a");
+		want_patch(res.patch, step, NULL);
+		adopt_status(&w, &res);
+		annotate((json_t *)w.pm[0].member, step, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_NONE);
+		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
+		eo_plan_result_clear(&res);
+
+		/* A healthy cluster refuses the request (quorum present) and keeps running. */
+		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+		adopt_status(&w, &res);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_NONE);
+		assert_false(res.status_changed);
+		eo_plan_result_clear(&res);
+
+		/* Removing the refused request removes its condition. */
+		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_true(res.status_changed);
+		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1834,6 +2085,7 @@ int main(void)
 	    cmocka_unit_test(test_version_change_refused),
 	    cmocka_unit_test(test_pod_drift_rolls),
 	    cmocka_unit_test(test_ca_bundle_rolls),
+	    cmocka_unit_test(test_force_new_cluster),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
