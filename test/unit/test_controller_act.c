@@ -778,6 +778,92 @@ static void test_creates_use_the_recorded_name(void **state)
 	}
 }
 
+/*
+ * Quorum-loss recovery done (plan/forcenew.h): the status (ForceNewClusterDone) is written
+ * first, with the resourceVersion the pass read, then the request annotation is removed with
+ * a metadata-only merge patch; then the survivor's step mark goes.
+ */
+static void test_force_new_cluster_finish(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *m = NULL, *copy = NULL, *e = NULL, *want = NULL;
+	size_t i, at_status = SIZE_MAX, at_meta = SIZE_MAX;
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+	m = eo_kube_cache_get(r.caches[MEM], "default", "demo-a");
+	copy = json_deep_copy(m);
+	json_decref(m);
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forced"));
+	put(&r, MEM, EO_PLURAL_MEMBERS, copy);
+
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	pthread_mutex_lock(&r.api.mu);
+	json_array_foreach(r.api.log, i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "method")), "PATCH") != 0 ||
+		    strcmp(json_string_value(json_object_get(e, "plural")), EO_PLURAL_CLUSTERS) !=
+			0)
+			continue;
+		if (strcmp(json_string_value(json_object_get(e, "sub")), "status") == 0)
+			at_status = i;
+		else
+			at_meta = i;
+	}
+	pthread_mutex_unlock(&r.api.mu);
+	assert_true(at_status != SIZE_MAX && at_meta != SIZE_MAX);
+	assert_true(at_status < at_meta);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(e, "body"), "metadata"), "resourceVersion")),
+	    "10");
+	{
+		char *body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+
+		assert_non_null(body);
+		assert_non_null(strstr(body, "ForceNewClusterDone"));
+		free(body);
+	}
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	want =
+	    json_pack("{s:{s:{s:n}}}", "metadata", "annotations", EO_ANNOTATION_FORCE_NEW_CLUSTER);
+	tu_assert_json_equal(json_object_get(e, "body"), want, "annotation removal");
+	json_decref(want);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", NULL), 0);
+
+	/* The apiserver dropped the annotation: the next pass drops the survivor's mark. */
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "metadata"), "annotations");
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	want = json_pack("{s:{s:{s:n}}}", "metadata", "annotations",
+			 EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
+	tu_assert_json_equal(json_object_get(e, "body"), want, "mark removal");
+	json_decref(want);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +872,7 @@ int main(void)
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
+	    cmocka_unit_test(test_force_new_cluster_finish),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
