@@ -1,0 +1,39 @@
+/*
+ * controller/authload.h - the etcd root password of a cluster with spec.auth.enabled, read
+ * from spec.auth.rootCredentialsSecretRef on every reconcile.
+ *
+ * The Secret (type kubernetes.io/basic-auth, as the CRD says) is read with a direct GET of that
+ * one Secret, as the TLS Secrets are (controller/tlsload.h): the operator never lists or
+ * watches Secrets. Its key "password" is the root password; "username", when present, must be
+ * "root" (etcd's root user is the only one the operator manages). The password is kept in
+ * memory only, cleansed when freed, and the base64 copies in the Secret object are cleansed
+ * before it is freed. Reading on every reconcile means a corrected Secret is used from the next
+ * reconcile on.
+ *
+ * Nothing here logs the password; messages name the Secret and the problem.
+ */
+#ifndef EO_CONTROLLER_AUTHLOAD_H
+#define EO_CONTROLLER_AUTHLOAD_H
+
+#include <jansson.h>
+
+#include "controller/tlsload.h"
+#include "kube/client.h"
+
+struct eo_auth_creds {
+	char *password; /* NUL-terminated; cleansed on clear. NULL when auth is not asked for */
+};
+
+/*
+ * Reads the root password of cluster when spec.auth.enabled (otherwise *out stays zeroed and
+ * EO_TLSLOAD_OK is returned). PROBLEM: p says why (reason EO_REASON_AUTH_SECRET_NOT_FOUND /
+ * _INVALID); ERROR: the apiserver could not be asked (err).
+ */
+enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
+				   struct eo_auth_creds *out, struct eo_tlsload_problem *p,
+				   struct eo_kube_error *err);
+
+/* Cleanses and frees; accepts a zeroed struct. */
+void eo_auth_creds_clear(struct eo_auth_creds *c);
+
+#endif
