@@ -484,7 +484,8 @@ static void query_members(struct eo_controller *c, const struct eo_plan_result *
 	ec = etcd_dial(c, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;
-	if (ec != NULL && *e == EO_ETCD_OK)
+	/* A list refused for want of credentials is the first sign of auth. */
+	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
 		query_auth(ec, in, msg, n);
 	for (size_t i = 0; ec != NULL && *e == EO_ETCD_OK && r->want_status && i < r->n_endpoints;
 	     i++)

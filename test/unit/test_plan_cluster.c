@@ -696,6 +696,14 @@ static void test_auth_required_not_configured(void **state)
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
 	eo_plan_result_clear(&r);
+	/* The same when etcd refused the anonymous member list itself. */
+	w.in.etcd_err = EO_ETCD_AUTH;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
+		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	eo_plan_result_clear(&r);
 	world_free(&w);
 }
 
