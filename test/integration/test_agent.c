@@ -689,7 +689,6 @@ static void test_restore_refuses_bad_objects(void **state)
 			 0);
 }
 
-
 /*
  * A cluster with auth on (last: it turns auth on for good): the agent without the password is
  * refused the snapshot, with a wrong one too, with root's password (from the environment, as
