@@ -194,6 +194,7 @@ static eo_etcd_err post_once(eo_etcd_client *c, const char *base, const char *pa
 }
 
 static eo_etcd_err set_headers(eo_etcd_client *c, const char *token);
+static bool endpoint_fault(eo_etcd_err err);
 
 /* Forgets the token: wiped, and no Authorization header any more. */
 static void drop_token(eo_etcd_client *c)
@@ -272,12 +273,12 @@ static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, c
 		return err;
 	aerr = authenticate_at(c, base, &ad);
 	if (aerr != EO_ETCD_OK) {
-		if (strstr(ad.message, "authentication is not enabled") == NULL) {
-			*d = ad;
-			*delivered = true;
-			return aerr;
-		}
-		return err;
+		/* No auth on, or the member is simply down: the first answer stands. */
+		if (strstr(ad.message, "authentication is not enabled") != NULL ||
+		    endpoint_fault(aerr))
+			return err;
+		*d = ad;
+		return aerr;
 	}
 	return post_once(c, base, path, req, d, delivered);
 }
