@@ -5,6 +5,8 @@
 #include "controller/authload.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,74 @@
 #include "plan/auth.h"
 
 #define PASSWORD_MAX 1024
+#define VERIFIED_MAX 1024
+
+/*
+ * Which (cluster UID, password) pairs etcd accepted, as SHA-256 digests of "uid\0password",
+ * in memory only (never written anywhere): a changed Secret or an operator restart makes the
+ * pair unknown, so the next pass asks etcd again.
+ */
+static struct {
+	pthread_mutex_t mu;
+	unsigned char digest[VERIFIED_MAX][32];
+	char uid[VERIFIED_MAX][64];
+	size_t n, next;
+} verified = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool digest_of(const char *uid, const char *password, unsigned char out[32])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned int len = 0;
+	bool ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+		  EVP_DigestUpdate(ctx, uid, strlen(uid) + 1) == 1 &&
+		  EVP_DigestUpdate(ctx, password, strlen(password)) == 1 &&
+		  EVP_DigestFinal_ex(ctx, out, &len) == 1 && len == 32;
+
+	EVP_MD_CTX_free(ctx);
+	return ok;
+}
+
+bool eo_authload_verified(const char *uid, const char *password)
+{
+	unsigned char d[32];
+	bool found = false;
+
+	if (uid == NULL || password == NULL || !digest_of(uid, password, d))
+		return false;
+	pthread_mutex_lock(&verified.mu);
+	for (size_t i = 0; i < verified.n && !found; i++)
+		found = strcmp(verified.uid[i], uid) == 0 && memcmp(verified.digest[i], d, 32) == 0;
+	pthread_mutex_unlock(&verified.mu);
+	OPENSSL_cleanse(d, sizeof(d));
+	return found;
+}
+
+void eo_authload_mark_verified(const char *uid, const char *password)
+{
+	unsigned char d[32];
+	size_t slot;
+
+	if (uid == NULL || password == NULL || strlen(uid) >= sizeof(verified.uid[0]) ||
+	    !digest_of(uid, password, d))
+		return;
+	pthread_mutex_lock(&verified.mu);
+	for (slot = 0; slot < verified.n; slot++)
+		if (strcmp(verified.uid[slot], uid) == 0)
+			break;
+	if (slot == verified.n) {
+		if (verified.n < VERIFIED_MAX) {
+			verified.n++;
+		} else {
+			slot = verified
+				   .next; /* full: the oldest slot goes (that cluster asks again) */
+			verified.next = (verified.next + 1) % VERIFIED_MAX;
+		}
+	}
+	snprintf(verified.uid[slot], sizeof(verified.uid[slot]), "%s", uid);
+	memcpy(verified.digest[slot], d, 32);
+	pthread_mutex_unlock(&verified.mu);
+	OPENSSL_cleanse(d, sizeof(d));
+}
 
 void eo_auth_creds_clear(struct eo_auth_creds *c)
 {

@@ -15,6 +15,8 @@
 #ifndef EO_CONTROLLER_AUTHLOAD_H
 #define EO_CONTROLLER_AUTHLOAD_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "controller/tlsload.h"
@@ -32,6 +34,15 @@ struct eo_auth_creds {
 enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
 				   struct eo_auth_creds *out, struct eo_tlsload_problem *p,
 				   struct eo_kube_error *err);
+
+/*
+ * Whether etcd accepted password for the cluster of that UID since this operator started
+ * (eo_authload_mark_verified). Memory only: only digests are kept, never written anywhere.
+ * A changed Secret, or an operator restart, reads as not verified, and the planner then asks
+ * etcd (AuthStatus, Authenticate) on the next pass: an edited password is noticed at once.
+ */
+bool eo_authload_verified(const char *uid, const char *password);
+void eo_authload_mark_verified(const char *uid, const char *password);
 
 /* Cleanses and frees; accepts a zeroed struct. */
 void eo_auth_creds_clear(struct eo_auth_creds *c);

@@ -464,11 +464,17 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 	in->auth_status_err = eo_etcd_auth_status(ec, &in->auth_on, &d);
 	in->auth_login_err = EO_ETCD_OK;
 	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || pass_auth == NULL ||
-	    pass_auth->password == NULL || eo_etcd_client_token(ec) != NULL)
+	    pass_auth->password == NULL)
 		return;
-	in->auth_login_err = eo_etcd_authenticate(ec, NULL, &d);
-	snprintf(msg, n, "%s", d.message);
-	in->auth_login_message = msg;
+	if (eo_etcd_client_token(ec) == NULL) {
+		in->auth_login_err = eo_etcd_authenticate(ec, NULL, &d);
+		snprintf(msg, n, "%s", d.message);
+		in->auth_login_message = msg;
+	}
+	if (in->auth_login_err == EO_ETCD_OK) {
+		eo_authload_mark_verified(eo_cluster_uid(in->cluster), pass_auth->password);
+		in->auth_unverified = false;
+	}
 }
 
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
@@ -1131,18 +1137,21 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	}
 	if (sync_network_policy(c, &lc, cluster) != 0)
 		np_failed = true;
-	in = (struct eo_plan_input){.cluster = cluster,
-				    .members = om.v,
-				    .n_members = om.n,
-				    .headless_svc = hh,
-				    .client_svc = hc,
-				    .pdb = pdb,
-				    .build = &c->build,
-				    .tls_reason = tp.reason,
-				    .tls_message = tp.message,
-				    .auth_reason = ap.reason,
-				    .auth_message = ap.message,
-				    .now = now_of(c)};
+	in = (struct eo_plan_input){
+	    .cluster = cluster,
+	    .members = om.v,
+	    .n_members = om.n,
+	    .headless_svc = hh,
+	    .client_svc = hc,
+	    .pdb = pdb,
+	    .build = &c->build,
+	    .tls_reason = tp.reason,
+	    .tls_message = tp.message,
+	    .auth_reason = ap.reason,
+	    .auth_message = ap.message,
+	    .auth_unverified = creds.password != NULL &&
+			       !eo_authload_verified(eo_cluster_uid(cluster), creds.password),
+	    .now = now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
 		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
 			goto fail;

@@ -74,6 +74,10 @@ void eo_plan_auth(const struct eo_plan_auth_input *in, struct eo_plan_auth_resul
 		if (!in->latched && in->healthy)
 			say(out, EO_PLAN_AUTH_QUERY, NULL,
 			    "asking etcd whether authentication is on");
+		else if (in->latched && in->unverified)
+			say(out, EO_PLAN_AUTH_QUERY, NULL,
+			    "checking the root password of Secret %s/%s with etcd",
+			    or_empty(in->ns), or_empty(in->secret));
 		return;
 	}
 	if (in->status_err != EO_ETCD_OK)

@@ -12,8 +12,9 @@
  *            "password" (AuthSecretNotFound / AuthSecretInvalid), etcd refuses the password
  *            (AuthCredentialsRejected), or etcd has auth on while the spec has no spec.auth
  *            (AuthRequiredNotConfigured: a restored snapshot taken with auth on)
- *   QUERY    auth is wanted, not latched, and the cluster is healthy, or the status tells a
- *            problem only etcd can clear: ask etcd first
+ *   QUERY    auth is wanted, not latched, and the cluster is healthy; or latched with a
+ *            password not seen accepted yet; or the status tells a problem only etcd can
+ *            clear: ask etcd first
  *   ENABLE   etcd has auth off and the cluster is healthy: create root (user and role), grant,
  *            enable (EO_PLAN_ENABLE_AUTH)
  *   LATCH    etcd has auth on and the password works, status.authEnabled is not set yet:
@@ -54,6 +55,8 @@ struct eo_plan_auth_input {
 	bool healthy;		   /* formed, every member ready, the target reached */
 	bool flagged;		   /* the status tells AuthRequiredNotConfigured or
 				    * AuthCredentialsRejected: look again (QUERY) */
+	bool unverified;	   /* latched, but this password was not seen accepted (a
+				    * changed Secret, an operator restart): look again */
 	bool queried;		   /* etcd was asked in this pass: the fields below hold */
 	eo_etcd_err status_err;	   /* AuthStatus: EO_ETCD_OK when auth_on is valid */
 	bool auth_on;

@@ -1841,6 +1841,7 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	    .secret = eo_cluster_auth_secret(in->cluster),
 	    .creds_reason = in->auth_reason,
 	    .creds_message = in->auth_message,
+	    .unverified = in->auth_unverified,
 	    .healthy = healthy,
 	    .queried = in->etcd_queried,
 	    .status_err = in->auth_status_err,

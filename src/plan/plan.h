@@ -174,6 +174,7 @@ struct eo_plan_input {
 	 */
 	const char *auth_reason;
 	const char *auth_message;
+	bool auth_unverified; /* the Secret's password was not seen accepted by etcd yet */
 	eo_etcd_err auth_status_err;
 	bool auth_on;
 	eo_etcd_err auth_login_err;

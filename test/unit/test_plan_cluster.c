@@ -632,6 +632,21 @@ static void test_auth_enable_and_latch(void **state)
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
 	eo_plan_result_clear(&r);
+	/* The Secret's password changed (or the operator restarted): etcd is asked at once. */
+	w.in.auth_unverified = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	eo_plan_result_clear(&r);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_login_err = EO_ETCD_AUTH;
+	w.in.auth_login_message = "etcdserver: authentication failed";
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_AUTH_CREDENTIALS_REJECTED);
+	assert_string_equal(r.event_reason, EO_REASON_AUTH_CREDENTIALS_REJECTED);
+	eo_plan_result_clear(&r);
+	w.in.auth_login_err = EO_ETCD_OK;
+	w.in.auth_unverified = false;
 	/* Unknown auth state (3.4 refusing, etcd down): nothing is provisioned. */
 	world_free(&w);
 	auth_world(&w, true, false);
