@@ -74,9 +74,10 @@ member_flags() {
 
 start() {
 	local cluster=$1 name=${2:-wc-$1} max_s=${3:-600} max_n=${4:-5000}
-	local scheme=http vols="" mounts="" envs="" flags=""
+	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=""
 	if [ -n "$tls" ]; then
-		scheme=https
+		# the name the server certificate carries (docs/operations.md's SANs)
+		endpoint="https://$cluster-client.$ns.svc:2379"
 		vols="
   - {name: ca, secret: {secretName: ${tls%%/*}, items: [{key: ca.crt, path: ca.crt}]}}
   - {name: cert, secret: {secretName: ${tls#*/}}}"
@@ -113,7 +114,7 @@ spec:
     imagePullPolicy: IfNotPresent
     command: [/tools/busybox, sh, -c]
     env:
-    - {name: ENDPOINT, value: "$scheme://$cluster-client:2379"}
+    - {name: ENDPOINT, value: "$endpoint"}
     - {name: FLAGS, value: "$flags"}$envs
     - {name: PREFIX, value: "/writecheck/$name/"}
     - {name: MAX_SECONDS, value: "$max_s"}
