@@ -6,7 +6,10 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <pthread.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,4 +231,29 @@ enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
 	wipe_secret(secret);
 	json_decref(secret);
 	return res;
+}
+
+int eo_authload_cert_cn(const unsigned char *pem, size_t len, char *cn, size_t cap)
+{
+	BIO *bio = NULL;
+	X509 *x = NULL;
+	int rc = -1, n;
+
+	if (cap > 0)
+		cn[0] = '\0';
+	if (pem == NULL || len == 0 || len > INT_MAX)
+		return -1;
+	bio = BIO_new_mem_buf(pem, (int)len);
+	if (bio != NULL)
+		x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	if (x != NULL) {
+		n = X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn,
+					      (int)cap);
+		rc = n > 0 ? 1 : 0;
+		if (n <= 0 && cap > 0)
+			cn[0] = '\0';
+	}
+	X509_free(x);
+	BIO_free(bio);
+	return rc;
 }

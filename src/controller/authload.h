@@ -44,6 +44,14 @@ enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
 bool eo_authload_verified(const char *uid, const char *password);
 void eo_authload_mark_verified(const char *uid, const char *password);
 
+/*
+ * Whether the certificate (PEM, the first one) has a subject CommonName: 1 (cn[cap] receives
+ * it), 0 none, -1 not a certificate. With spec.auth and mTLS etcd's JSON gateway refuses every
+ * request whose client certificate has one ("CommonName of client sending a request against
+ * gateway will be ignored and not used as expected"), so the operator's must have none.
+ */
+int eo_authload_cert_cn(const unsigned char *pem, size_t len, char *cn, size_t cap);
+
 /* Cleanses and frees; accepts a zeroed struct. */
 void eo_auth_creds_clear(struct eo_auth_creds *c);
 

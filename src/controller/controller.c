@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "api/cluster.h"
+#include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
 #include "controller/authload.h"
@@ -320,6 +321,34 @@ static int load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const
 			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
 		return -1;
 	}
+}
+
+/*
+ * spec.auth with mTLS: etcd's JSON gateway refuses every request whose client certificate has a
+ * CommonName once auth is on, so the operator's must have none. Told as the TLS Secret's
+ * problem (nothing is touched meanwhile) rather than found out after auth is enabled.
+ */
+static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
+				   const struct eo_tls_material *tls, struct eo_tlsload_problem *p)
+{
+	char cn[64], name[128];
+
+	if (tls->cert == NULL ||
+	    eo_authload_cert_cn(tls->cert, tls->cert_len, cn, sizeof(cn)) != 1 ||
+	    eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0)
+		return;
+	pass_tls = NULL;
+	p->reason = EO_REASON_TLS_SECRET_INVALID;
+	snprintf(p->secret, sizeof(p->secret), "%s", name);
+	(void)snprintf(
+	    p->message, sizeof(p->message),
+	    "the operator client Secret %.63s/%.127s: its certificate has the CommonName "
+	    "\"%.63s\"; with "
+	    "spec.auth etcd's JSON gateway refuses client certificates that have one: issue "
+	    "it without a CommonName (for example -subj /O=etcd-operator)",
+	    eo_cluster_namespace(cluster), name, cn);
+	eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p->reason, "secret",
+		  p->secret, "message", p->message, NULL);
 }
 
 /* --- cluster --- */
@@ -1126,6 +1155,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		goto fail;
 	if (!eo_cluster_is_deleting(cluster) && load_auth(c, &lc, cluster, &creds, &ap) < 0)
 		goto fail;
+	if (tp.reason == NULL && creds.password != NULL)
+		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	hh = eo_cache_set_get(&c->services, ns, name);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)

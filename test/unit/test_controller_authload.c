@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "controller/authload.h"
@@ -169,11 +171,56 @@ static void test_verified(void **state)
 	assert_true(eo_authload_verified("many-1499", "x"));
 }
 
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(65536);
+
+	*n = 0;
+	if (f == NULL || buf == NULL) {
+		if (f != NULL)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	*n = fread(buf, 1, 65535, f);
+	fclose(f);
+	buf[*n] = '\0';
+	return buf;
+}
+
+/* The operator client certificate's CommonName (etcd's gateway refuses one with auth on). */
+static void test_cert_cn(void **state)
+{
+	const char *nocn = "-----BEGIN CERTIFICATE-----\n"
+			   "MIIBETCBuKADAgECAgEBMAoGCCqGSM49BAMCMBAxDjAMBgNVBAoMBWVvLW9wMB4X\n";
+	char cn[64];
+	size_t n = 0;
+	char *pem = slurp("test/unit/test_tls_data/client.pem", &n);
+
+	(void)state;
+	assert_non_null(pem);
+	assert_int_equal(eo_authload_cert_cn((unsigned char *)pem, n, cn, sizeof(cn)), 1);
+	assert_string_equal(cn, "client");
+	free(pem);
+	/* Subject /O=eo-operator only: no CommonName. */
+	pem = slurp("test/unit/test_tls_data/nocn.pem", &n);
+	assert_non_null(pem);
+	assert_int_equal(eo_authload_cert_cn((unsigned char *)pem, n, cn, sizeof(cn)), 0);
+	assert_string_equal(cn, "");
+	free(pem);
+	/* Not a certificate (truncated): -1, never a false "no CN". */
+	assert_int_equal(
+	    eo_authload_cert_cn((const unsigned char *)nocn, strlen(nocn), cn, sizeof(cn)), -1);
+	assert_int_equal(eo_authload_cert_cn(NULL, 0, cn, sizeof(cn)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_verified),
+	    cmocka_unit_test(test_cert_cn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
