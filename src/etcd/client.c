@@ -196,14 +196,6 @@ static eo_etcd_err post_once(eo_etcd_client *c, const char *base, const char *pa
 static eo_etcd_err set_headers(eo_etcd_client *c, const char *token);
 static bool endpoint_fault(eo_etcd_err err);
 
-/* Forgets the token: wiped, and no Authorization header any more. */
-static void drop_token(eo_etcd_client *c)
-{
-	explicit_bzero(c->token, sizeof(c->token));
-	c->token_ep[0] = '\0';
-	(void)set_headers(c, NULL);
-}
-
 /* Authenticate at base; on success the token is in the header for every later request. */
 static eo_etcd_err authenticate_at(eo_etcd_client *c, const char *base, struct eo_etcd_detail *d)
 {
@@ -220,7 +212,12 @@ static eo_etcd_err authenticate_at(eo_etcd_client *c, const char *base, struct e
 		detail_set(d, base, "cannot encode the credentials (not UTF-8?)");
 		return EO_ETCD_INVALID;
 	}
-	err = post_once(c, base, "auth/authenticate", req, d, &delivered);
+	/* Without the old token: etcd 3.4 refuses an Authenticate that carries a stale one. */
+	explicit_bzero(c->token, sizeof(c->token));
+	c->token_ep[0] = '\0';
+	err = set_headers(c, NULL);
+	if (err == EO_ETCD_OK)
+		err = post_once(c, base, "auth/authenticate", req, d, &delivered);
 	explicit_bzero(req, strlen(req));
 	free(req);
 	if (err == EO_ETCD_OK)
@@ -232,8 +229,8 @@ static eo_etcd_err authenticate_at(eo_etcd_client *c, const char *base, struct e
 		err = set_headers(c, c->token);
 	if (err == EO_ETCD_OK)
 		eo__etcd_copy(c->token_ep, sizeof(c->token_ep), base);
-	else if (c->token_ep[0] != '\0')
-		drop_token(c);
+	else
+		explicit_bzero(c->token, sizeof(c->token));
 	return err;
 }
 

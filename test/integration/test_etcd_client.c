@@ -989,6 +989,24 @@ static void test_auth(void **state)
 	eo_etcd_client_free(c);
 	c = NULL;
 
+	/*
+	 * A client certificate with a CommonName (the server's, CN=etcd): once auth is on, the
+	 * gateway refuses it whatever the token (the operator's certificate must have none).
+	 */
+	if (!v34) {
+		cfg.cert_file = crt;
+		cfg.key_file = key;
+		assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+		err = eo_etcd_member_list(c, &ms, &d);
+		assert_int_not_equal(err, EO_ETCD_OK);
+		assert_int_equal(d.http_status, 400);
+		eo_etcd_members_clear(&ms);
+		eo_etcd_client_free(c);
+		c = NULL;
+		cfg.cert_file = ccrt;
+		cfg.key_file = ckey;
+	}
+
 	/* Without credentials: refused. */
 	cfg.password = NULL;
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
