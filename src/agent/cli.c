@@ -31,6 +31,7 @@
 #include "api/snapshot.h"
 #include "core/json.h"
 #include "core/version.h"
+#include "desired/snapshot_job.h"
 #include "etcd/client.h"
 #include "obs/log.h"
 
@@ -389,9 +390,28 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	return rc;
 }
 
-/* Status of one endpoint: -1 when unreachable, 1 for a learner, 0 for a voter. */
-static int probe_member(const struct opts *o, const char *endpoint, int64_t *db_size, char *err,
-			size_t errcap)
+/*
+ * The etcd root password of a cluster with spec.auth (desired/snapshot_job.h), copied out of
+ * the environment, whose copy is cleansed at once; "" when not set. Never logged.
+ */
+static void take_password(char *buf, size_t cap)
+{
+	char *v = getenv(EO_SNAPSHOT_ENV_PASSWORD);
+
+	buf[0] = '\0';
+	if (v == NULL)
+		return;
+	snprintf(buf, cap, "%s", v);
+	explicit_bzero(v, strlen(v));
+}
+
+/*
+ * Status of one endpoint: -1 when unreachable, 1 for a learner, 0 for a voter. With a password
+ * (spec.auth) a voter's token for the snapshot stream lands in token ("" when etcd has no auth
+ * on); a refused password is an error.
+ */
+static int probe_member(const struct opts *o, const char *endpoint, const char *password,
+			int64_t *db_size, char *token, size_t tokcap, char *err, size_t errcap)
 {
 	const char *eps[1] = {endpoint};
 	struct eo_etcd_config cfg = {
@@ -400,6 +420,7 @@ static int probe_member(const struct opts *o, const char *endpoint, int64_t *db_
 	    .ca_file = o->cacert,
 	    .cert_file = o->cert,
 	    .key_file = o->key,
+	    .password = password != NULL && password[0] != '\0' ? password : NULL,
 	};
 	struct eo_etcd_detail d = {0};
 	struct eo_etcd_status st = {0};
@@ -407,9 +428,18 @@ static int probe_member(const struct opts *o, const char *endpoint, int64_t *db_
 	eo_etcd_err e;
 	int rc = -1;
 
+	token[0] = '\0';
 	e = eo_etcd_client_new(&cfg, &c, &d);
 	if (e == EO_ETCD_OK)
 		e = eo_etcd_status(c, endpoint, &st, &d);
+	if (e == EO_ETCD_OK && !st.is_learner && cfg.password != NULL &&
+	    eo_etcd_client_token(c) == NULL) {
+		e = eo_etcd_authenticate(c, endpoint, &d);
+		if (e != EO_ETCD_OK && strstr(d.message, "authentication is not enabled") != NULL)
+			e = EO_ETCD_OK; /* no auth on: the stream needs no token */
+	}
+	if (e == EO_ETCD_OK && eo_etcd_client_token(c) != NULL)
+		snprintf(token, tokcap, "%s", eo_etcd_client_token(c));
 	if (e != EO_ETCD_OK) {
 		snprintf(err, errcap, "%s: %s%s%s", endpoint, eo_etcd_strerror(e),
 			 d.message[0] ? ": " : "", d.message);
@@ -422,7 +452,8 @@ static int probe_member(const struct opts *o, const char *endpoint, int64_t *db_
 	return rc;
 }
 
-static int snapshot_agent(const struct opts *o)
+static int snapshot_agent_run(const struct opts *o, const char *password, char *token,
+			      size_t tokcap)
 {
 	struct eo_log_ctx lc;
 	struct eo_store_target t = {0};
@@ -440,6 +471,7 @@ static int snapshot_agent(const struct opts *o)
 	int rc = 1, p;
 	json_t *j;
 
+	token[0] = '\0';
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_add(&lc, "component", "snapshot-agent");
 	if (o->name)
@@ -487,7 +519,7 @@ static int snapshot_agent(const struct opts *o)
 	for (i = 0; i < o->nendpoints && !stored; i++) {
 		const char *ep = o->endpoints[i];
 
-		p = probe_member(o, ep, &db_size, err, sizeof(err));
+		p = probe_member(o, ep, password, &db_size, token, tokcap, err, sizeof(err));
 		if (p != 0) {
 			eo_log_kv(EO_LOG_WARN, &lc,
 				  p > 0 ? "skipping a learner" : "skipping an endpoint", "endpoint",
@@ -524,6 +556,7 @@ static int snapshot_agent(const struct opts *o)
 		    .ca_file = o->cacert,
 		    .cert_file = o->cert,
 		    .key_file = o->key,
+		    .auth_token = token[0] != '\0' ? token : NULL,
 		    .stall_timeout_s = o->stall_s,
 		};
 		if (eo_snapshot_fetch(&fo, eo_store_write, &up, &res, err, sizeof(err)) != 0) {
@@ -559,6 +592,19 @@ static int snapshot_agent(const struct opts *o)
 	json_decref(j);
 out:
 	eo_s3_free(s3);
+	return rc;
+}
+
+/* The snapshot agent; the password and the token it buys are cleansed on every way out. */
+static int snapshot_agent(const struct opts *o)
+{
+	char password[1100], token[4200];
+	int rc;
+
+	take_password(password, sizeof(password));
+	rc = snapshot_agent_run(o, password, token, sizeof(token));
+	explicit_bzero(password, sizeof(password));
+	explicit_bzero(token, sizeof(token));
 	return rc;
 }
 

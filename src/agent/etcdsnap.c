@@ -611,6 +611,11 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 	}
 	rc = 0;
 out:
+	/* The token travelled in a header: wipe both copies. */
+	for (struct curl_slist *i = hdr; i != NULL; i = i->next)
+		if (i->data != NULL && strncmp(i->data, "token:", 6) == 0)
+			explicit_bzero(i->data, strlen(i->data));
+	explicit_bzero(auth, sizeof(auth));
 	curl_slist_free_all(hdr);
 	if (f.h)
 		curl_easy_cleanup(f.h);

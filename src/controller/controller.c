@@ -8,12 +8,15 @@
 #include <time.h>
 
 #include "api/cluster.h"
+#include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "controller/authload.h"
 #include "controller/tlsload.h"
 #include "controller/certs.h"
 #include "etcd/client.h"
 #include "obs/log.h"
+#include "plan/auth.h"
 #include "plan/failure.h"
 #include "plan/member.h"
 #include "plan/plan.h"
@@ -122,6 +125,8 @@ static long etcd_timeout(const struct eo_controller *c)
  * thread, like the refusal record below: a pass runs on one worker thread from start to end.
  */
 static _Thread_local const struct eo_tls_material *pass_tls;
+/* The root password of that cluster (controller/authload.h), NULL without spec.auth. */
+static _Thread_local const struct eo_auth_creds *pass_auth;
 
 static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
 				 size_t n)
@@ -145,6 +150,9 @@ static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *cons
 		}
 	}
 
+	/* The client authenticates by itself when etcd asks for a token (etcd/client.h). */
+	if (pass_auth != NULL && pass_auth->password != NULL)
+		cfg.password = pass_auth->password;
 	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
 		return NULL;
 	return ec;
@@ -315,6 +323,62 @@ static bool certs_pending(const json_t *cluster, const struct eo_certs_seen *see
 	return false;
 }
 
+/*
+ * Reads the root password of cluster (spec.auth) for this pass into *a and points pass_auth at
+ * it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
+ * -1: the apiserver could not be asked.
+ */
+static int load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		     struct eo_auth_creds *a, struct eo_tlsload_problem *p)
+{
+	struct eo_kube_error err = {0};
+
+	pass_auth = NULL;
+	if (!eo_cluster_auth_enabled(cluster))
+		return 0;
+	switch (eo_authload(c->kc, cluster, a, p, &err)) {
+	case EO_TLSLOAD_OK:
+		pass_auth = a;
+		return 0;
+	case EO_TLSLOAD_PROBLEM:
+		eo_log_kv(EO_LOG_WARN, lc, "root credentials unusable", "reason", p->reason,
+			  "secret", p->secret, "message", p->message, NULL);
+		return 1;
+	default:
+		eo_log_kv(EO_LOG_WARN, lc, "reading the root credentials Secret failed", "detail",
+			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
+		return -1;
+	}
+}
+
+/*
+ * spec.auth with mTLS: etcd's JSON gateway refuses every request whose client certificate has a
+ * CommonName once auth is on, so the operator's must have none. Told as the TLS Secret's
+ * problem (nothing is touched meanwhile) rather than found out after auth is enabled.
+ */
+static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
+				   const struct eo_tls_material *tls, struct eo_tlsload_problem *p)
+{
+	char cn[64], name[128];
+
+	if (tls->cert == NULL ||
+	    eo_authload_cert_cn(tls->cert, tls->cert_len, cn, sizeof(cn)) != 1 ||
+	    eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0)
+		return;
+	pass_tls = NULL;
+	p->reason = EO_REASON_TLS_SECRET_INVALID;
+	snprintf(p->secret, sizeof(p->secret), "%s", name);
+	(void)snprintf(
+	    p->message, sizeof(p->message),
+	    "the operator client Secret %.63s/%.127s: its certificate has the CommonName "
+	    "\"%.63s\"; with "
+	    "spec.auth etcd's JSON gateway refuses client certificates that have one: issue "
+	    "it without a CommonName (for example -subj /O=etcd-operator)",
+	    eo_cluster_namespace(cluster), name, cn);
+	eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p->reason, "secret",
+		  p->secret, "message", p->message, NULL);
+}
+
 /* --- cluster --- */
 
 struct observed_members {
@@ -446,9 +510,33 @@ fail:
  * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due),
  * the Maintenance Status of each endpoint into st (*n_st of them answered).
  */
+/*
+ * Whether etcd has authentication on (AuthStatus) and, when it has and the pass holds the root
+ * password, whether that password works (the client may have authenticated already on the way).
+ */
+static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, size_t n)
+{
+	struct eo_etcd_detail d = {0};
+
+	in->auth_status_err = eo_etcd_auth_status(ec, &in->auth_on, &d);
+	in->auth_login_err = EO_ETCD_OK;
+	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || pass_auth == NULL ||
+	    pass_auth->password == NULL)
+		return;
+	if (eo_etcd_client_token(ec) == NULL) {
+		in->auth_login_err = eo_etcd_authenticate(ec, NULL, &d);
+		snprintf(msg, n, "%s", d.message);
+		in->auth_login_message = msg;
+	}
+	if (in->auth_login_err == EO_ETCD_OK) {
+		eo_authload_mark_verified(eo_cluster_uid(in->cluster), pass_auth->password);
+		in->auth_unverified = false;
+	}
+}
+
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
-			  size_t *n_st)
+			  size_t *n_st, struct eo_plan_input *in, char *msg, size_t n)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	eo_etcd_client *ec = NULL;
@@ -458,6 +546,10 @@ static void query_members(struct eo_controller *c, const struct eo_plan_result *
 		eps[i] = r->endpoints[i];
 	ec = etcd_dial(c, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
+	in->auth_status_err = EO_ETCD_UNAVAILABLE;
+	/* A list refused for want of credentials is the first sign of auth. */
+	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
+		query_auth(ec, in, msg, n);
 	for (size_t i = 0; ec != NULL && *e == EO_ETCD_OK && r->want_status && i < r->n_endpoints;
 	     i++)
 		if (eo_etcd_status(ec, r->endpoints[i], &st[*n_st], NULL) == EO_ETCD_OK)
@@ -974,6 +1066,37 @@ static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc,
 }
 
 /*
+ * spec.auth: root user and role, the grant and AuthEnable, each step tolerant of a previous
+ * run (etcd/client.h). The next pass asks AuthStatus and latches status.authEnabled.
+ */
+static int act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			   struct eo_plan_result *pr, long *requeue)
+{
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *ec = NULL;
+	eo_etcd_err e = EO_ETCD_INVALID;
+
+	if (pass_auth == NULL || pass_auth->password == NULL)
+		return -1; /* the plan asks only with the password in hand */
+	ec = dial_plan(c, pr);
+	if (ec != NULL)
+		e = eo_etcd_auth_enable_root(ec, pass_auth->password, &d);
+	eo_etcd_client_free(ec);
+	if (e == EO_ETCD_OK) {
+		eo_log_kv(EO_LOG_INFO, lc, "etcd authentication turned on", "message", pr->message,
+			  NULL);
+		emit(c, cluster, "Normal", EO_PLAN_REASON_AUTH_ENABLED,
+		     "etcd authentication turned on: root user and role created");
+		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		return 0;
+	}
+	eo_log_kv(EO_LOG_WARN, lc, "turning etcd authentication on failed; retrying", "error",
+		  eo_etcd_strerror(e), "detail", d.message, NULL);
+	*requeue = EO_PLAN_REQUEUE_ETCD_MS;
+	return 0;
+}
+
+/*
  * The action failed. When the apiserver refused its write, tell it: a Warning Event on the
  * cluster (rate-limited by the recorder), and the status planned again with the refusal
  * (Degraded=True/CreateFailed, ...) so that readyMembers and the conditions are still written.
@@ -1083,6 +1206,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_tls_material tls = {0};
 	struct eo_tlsload_problem tp = {0};
 	struct eo_certs_seen certs = {0};
+	struct eo_auth_creds creds = {0};
+	struct eo_tlsload_problem ap = {0};
+	char login_msg[EO_ETCD_MSG_MAX] = "";
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
 	char client[EO_NAME_MAX];
@@ -1107,6 +1233,10 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (!eo_cluster_is_deleting(cluster) && !certs_pending(cluster, &certs) &&
 	    (rc = load_tls(c, &lc, cluster, &tls, &tp)) < 0)
 		goto fail;
+	if (!eo_cluster_is_deleting(cluster) && load_auth(c, &lc, cluster, &creds, &ap) < 0)
+		goto fail;
+	if (tp.reason == NULL && creds.password != NULL)
+		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	hh = eo_cache_set_get(&c->services, ns, name);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
@@ -1118,26 +1248,31 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	}
 	if (sync_network_policy(c, &lc, cluster) != 0)
 		np_failed = true;
-	in = (struct eo_plan_input){.cluster = cluster,
-				    .members = om.v,
-				    .n_members = om.n,
-				    .headless_svc = hh,
-				    .client_svc = hc,
-				    .pdb = pdb,
-				    .build = &c->build,
-				    .tls_reason = tp.reason,
-				    .tls_message = tp.message,
-				    .ca_bundle_digest = pass_tls != NULL && tls.ca_bundle_digest[0]
-							    ? tls.ca_bundle_digest
-							    : NULL,
-				    .now = now_of(c)};
+	in = (struct eo_plan_input){
+	    .cluster = cluster,
+	    .members = om.v,
+	    .n_members = om.n,
+	    .headless_svc = hh,
+	    .client_svc = hc,
+	    .pdb = pdb,
+	    .build = &c->build,
+	    .tls_reason = tp.reason,
+	    .tls_message = tp.message,
+	    .auth_reason = ap.reason,
+	    .auth_message = ap.message,
+	    .auth_unverified = creds.password != NULL &&
+			       !eo_authload_verified(eo_cluster_uid(cluster), creds.password),
+	    .ca_bundle_digest =
+		pass_tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
+	    .now = now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster))
 		in.certs = &certs.plan;
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
 		in.etcd_queried = true;
-		query_members(c, &pr, &list, &in.etcd_err, statuses, &n_statuses);
+		query_members(c, &pr, &list, &in.etcd_err, statuses, &n_statuses, &in, login_msg,
+			      sizeof(login_msg));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
 		in.statuses = statuses;
 		in.n_statuses = n_statuses;
@@ -1226,6 +1361,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			goto out;
 		}
 		break;
+	case EO_PLAN_ENABLE_AUTH:
+		rc = act_enable_auth(c, &lc, cluster, &pr, &requeue);
+		break;
 	case EO_PLAN_ENSURE_CERTIFICATES: {
 		struct eo_certs_refusal cr;
 
@@ -1267,7 +1405,9 @@ fail:
 	out->error = true;
 out:
 	pass_tls = NULL;
+	pass_auth = NULL;
 	eo_tls_material_clear(&tls);
+	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);
 	for (size_t i = 0; i < EO_PLAN_MAX_ENDPOINTS; i++)
 		eo_etcd_status_clear(&statuses[i]);
@@ -1480,6 +1620,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	struct eo_kube_error err = {0};
 	struct eo_tls_material tls = {0};
 	struct eo_tlsload_problem tp = {0};
+	struct eo_auth_creds creds = {0};
+	struct eo_tlsload_problem ap = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
 	char pvc_name[EO_NAME_MAX];
@@ -1515,7 +1657,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	/* etcd is reached only with the cluster's TLS material, read now. */
 	if ((pr.action == EO_MPLAN_QUERY_ETCD || pr.action == EO_MPLAN_REMOVE_MEMBER) &&
 	    cluster != NULL && !eo_cluster_is_deleting(cluster) &&
-	    load_tls(c, &lc, cluster, &tls, &tp) < 0)
+	    (load_tls(c, &lc, cluster, &tls, &tp) < 0 ||
+	     load_auth(c, &lc, cluster, &creds, &ap) < 0))
 		goto fail;
 	if (pr.action == EO_MPLAN_QUERY_ETCD) {
 		const char *ep = pr.endpoint;
@@ -1633,7 +1776,9 @@ fail:
 	out->error = true;
 out:
 	pass_tls = NULL;
+	pass_auth = NULL;
 	eo_tls_material_clear(&tls);
+	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);
 	eo_etcd_status_clear(&est);
 	eo_member_plan_clear(&pr);

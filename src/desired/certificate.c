@@ -200,7 +200,13 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 		    json_pack("{s:s, s:s, s:s}", "name", iname, "kind", ikind, "group",
 			      EO_CERT_MANAGER_GROUP),
 		    &ok);
-		if (role == EO_CERT_OPERATOR_CLIENT) {
+		if (role == EO_CERT_OPERATOR_CLIENT && eo_cluster_auth_enabled(cluster)) {
+			/*
+			 * With auth etcd's JSON gateway refuses client certificates that have a
+			 * CommonName: the identity goes in a DNS SAN instead.
+			 */
+			set(spec, "dnsNames", json_pack("[s]", EO_CERT_OPERATOR_CN), &ok);
+		} else if (role == EO_CERT_OPERATOR_CLIENT) {
 			set(spec, "commonName", json_string(EO_CERT_OPERATOR_CN), &ok);
 		} else {
 			/* No common name: the SANs carry the identity (and a CN is capped at 64).

@@ -216,6 +216,30 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	if (ok)
 		job = agent_job(snapshot, job_name, EO_SNAPSHOT_CONTAINER, image, labels,
 				EO_LABEL_SNAPSHOT, name, args, volumes, mounts);
+	/*
+	 * spec.auth: the agent authenticates as root with the password from the cluster's
+	 * credentials Secret, handed over by the kubelet as an environment variable (never an
+	 * argument, never read by the operator for the Job).
+	 */
+	if (job != NULL && eo_cluster_auth_enabled(cluster) &&
+	    present(eo_cluster_auth_secret(cluster))) {
+		json_t *ctr = json_array_get(
+		    json_object_get(
+			json_object_get(json_object_get(json_object_get(job, "spec"), "template"),
+					"spec"),
+			"containers"),
+		    0);
+
+		if (ctr == NULL ||
+		    json_object_set_new(
+			ctr, "env",
+			json_pack("[{s:s, s:{s:{s:s, s:s}}}]", "name", EO_SNAPSHOT_ENV_PASSWORD,
+				  "valueFrom", "secretKeyRef", "name",
+				  eo_cluster_auth_secret(cluster), "key", "password")) != 0) {
+			json_decref(job);
+			job = NULL;
+		}
+	}
 	/* The agent reaches the client port: the cluster's NetworkPolicy admits this label. */
 	if (job != NULL &&
 	    json_object_set_new(

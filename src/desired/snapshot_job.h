@@ -13,6 +13,10 @@
  * EO_SNAPSHOT_ETCD_CA_DIR, --cacert; with mTLS also tls.crt and tls.key of the operator client
  * Secret at EO_SNAPSHOT_ETCD_CLIENT_DIR, --cert and --key. Read-only, mode 0440.
  *
+ * A cluster with spec.auth.enabled: the environment variable EO_SNAPSHOT_ENV_PASSWORD of the
+ * agent comes from the key "password" of spec.auth.rootCredentialsSecretRef (valueFrom
+ * secretKeyRef): the agent authenticates as root with it. Never an argument.
+ *
  * Settings: backoffLimit EO_SNAPSHOT_JOB_BACKOFF_LIMIT, activeDeadlineSeconds
  * EO_SNAPSHOT_JOB_DEADLINE_SECONDS, ttlSecondsAfterFinished EO_SNAPSHOT_JOB_TTL_SECONDS,
  * restartPolicy Never, no service account token, the restricted Pod security profile
@@ -41,6 +45,7 @@
 #define EO_SNAPSHOT_CREDENTIALS_DIR "/var/run/etcd-operator/s3-credentials"
 #define EO_SNAPSHOT_ETCD_CA_DIR	    "/var/run/etcd-operator/etcd-ca"
 #define EO_SNAPSHOT_ETCD_CLIENT_DIR "/var/run/etcd-operator/etcd-client"
+#define EO_SNAPSHOT_ENV_PASSWORD    "EO_ETCD_ROOT_PASSWORD"
 
 /*
  * The Job of snapshot (an EtcdSnapshot with metadata name, namespace, uid) for the cluster

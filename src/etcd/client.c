@@ -45,6 +45,11 @@ struct eo_etcd_client {
 	long backoff_ms;
 	struct body body;
 	char errbuf[CURL_ERROR_SIZE];
+	/* Credentials (cleansed on free) and the token they bought, at token_ep. */
+	char *username;
+	char *password;
+	char token[MAX_TOKEN + 1];
+	char token_ep[EO_ETCD_URL_MAX];
 };
 
 static int64_t now_ms(void)
@@ -129,8 +134,8 @@ static eo_etcd_err map_curl(CURLcode rc, bool overflow)
  * only when the transfer failed before anything was sent, or the server
  * refused it before acting (learner refusal, unknown route).
  */
-static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, const char *req,
-			struct eo_etcd_detail *d, bool *delivered)
+static eo_etcd_err post_once(eo_etcd_client *c, const char *base, const char *path, const char *req,
+			     struct eo_etcd_detail *d, bool *delivered)
 {
 	char url[EO_ETCD_URL_MAX + 64];
 	CURLcode rc;
@@ -186,6 +191,93 @@ static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, c
 	d->http_status = status;
 	*delivered = !(err == EO_ETCD_LEARNER || err == EO_ETCD_UNSUPPORTED);
 	return err;
+}
+
+static eo_etcd_err set_headers(eo_etcd_client *c, const char *token);
+static bool endpoint_fault(eo_etcd_err err);
+
+/* Authenticate at base; on success the token is in the header for every later request. */
+static eo_etcd_err authenticate_at(eo_etcd_client *c, const char *base, struct eo_etcd_detail *d)
+{
+	char *req = NULL;
+	bool delivered;
+	eo_etcd_err err;
+
+	if (c->password == NULL) {
+		detail_set(d, base, "no credentials configured");
+		return EO_ETCD_INVALID;
+	}
+	req = eo__etcd_req_name_password(c->username, c->password, false);
+	if (req == NULL) {
+		detail_set(d, base, "cannot encode the credentials (not UTF-8?)");
+		return EO_ETCD_INVALID;
+	}
+	/* Without the old token: etcd 3.4 refuses an Authenticate that carries a stale one. */
+	explicit_bzero(c->token, sizeof(c->token));
+	c->token_ep[0] = '\0';
+	err = set_headers(c, NULL);
+	if (err == EO_ETCD_OK)
+		err = post_once(c, base, "auth/authenticate", req, d, &delivered);
+	explicit_bzero(req, strlen(req));
+	free(req);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_token(c->body.data, c->body.len, c->token, sizeof(c->token));
+	/* The body held the token: wipe it. */
+	explicit_bzero(c->body.data, c->body.cap);
+	c->body.len = 0;
+	if (err == EO_ETCD_OK)
+		err = set_headers(c, c->token);
+	if (err == EO_ETCD_OK)
+		eo__etcd_copy(c->token_ep, sizeof(c->token_ep), base);
+	else
+		explicit_bzero(c->token, sizeof(c->token));
+	return err;
+}
+
+/* Whether a refusal may go away with a (new) token from base. */
+static bool wants_token(const eo_etcd_client *c, const char *base, eo_etcd_err err,
+			const struct eo_etcd_detail *d)
+{
+	if (c->password == NULL)
+		return false;
+	/* etcd 3.4.23's gateway answers a missing or stale token with an empty reply. */
+	if (err == EO_ETCD_UNAVAILABLE && d->curl_code == CURLE_GOT_NOTHING)
+		return true;
+	if (err != EO_ETCD_AUTH)
+		return false;
+	if (strstr(d->message, "user name is empty") != NULL ||
+	    strstr(d->message, "invalid auth token") != NULL ||
+	    strstr(d->message, "revision of auth store is old") != NULL)
+		return true;
+	/* Permission refused while we hold no token from this member: not ours yet. */
+	return strstr(d->message, "permission denied") != NULL && strcmp(c->token_ep, base) != 0;
+}
+
+/*
+ * One POST, authenticating first and sending it again when etcd refused it for want of a
+ * token (see eo_etcd_config.password). An Authenticate that fails is what the caller sees
+ * (a wrong password reads "authentication failed"), unless etcd has no auth on, where the
+ * first answer stands.
+ */
+static eo_etcd_err post(eo_etcd_client *c, const char *base, const char *path, const char *req,
+			struct eo_etcd_detail *d, bool *delivered)
+{
+	struct eo_etcd_detail ad;
+	eo_etcd_err err = post_once(c, base, path, req, d, delivered);
+	eo_etcd_err aerr;
+
+	if (err == EO_ETCD_OK || !wants_token(c, base, err, d))
+		return err;
+	aerr = authenticate_at(c, base, &ad);
+	if (aerr != EO_ETCD_OK) {
+		/* No auth on, or the member is simply down: the first answer stands. */
+		if (strstr(ad.message, "authentication is not enabled") != NULL ||
+		    endpoint_fault(aerr))
+			return err;
+		*d = ad;
+		return aerr;
+	}
+	return post_once(c, base, path, req, d, delivered);
 }
 
 static void mark_ok(eo_etcd_client *c, size_t i, bool voter_only)
@@ -469,6 +561,14 @@ eo_etcd_err eo_etcd_client_new(const struct eo_etcd_config *cfg, eo_etcd_client 
 		eo__etcd_copy(d->message, sizeof(d->message), "invalid auth token");
 		goto out;
 	}
+	if (cfg->password != NULL) {
+		err = EO_ETCD_NOMEM;
+		c->username = strdup(cfg->username != NULL ? cfg->username : "root");
+		c->password = strdup(cfg->password);
+		if (c->username == NULL || c->password == NULL)
+			goto out;
+		err = EO_ETCD_OK;
+	}
 	*out = c;
 	c = NULL;
 out:
@@ -484,6 +584,13 @@ void eo_etcd_client_free(eo_etcd_client *c)
 		curl_easy_cleanup(c->curl);
 	free_headers(c->headers);
 	curl_slist_free_all(c->connect_to);
+	if (c->password != NULL)
+		explicit_bzero(c->password, strlen(c->password));
+	free(c->password);
+	free(c->username);
+	explicit_bzero(c->token, sizeof(c->token));
+	if (c->body.data != NULL)
+		explicit_bzero(c->body.data, c->body.cap);
 	free(c->body.data);
 	free(c->eps);
 	free(c);
@@ -830,5 +937,126 @@ eo_etcd_err eo_etcd_get(eo_etcd_client *c, const void *key, size_t key_len, stru
 		}
 	}
 	eo_etcd_range_clear(&r);
+	return err;
+}
+
+/* ---- authentication ------------------------------------------------------ */
+
+eo_etcd_err eo_etcd_authenticate(eo_etcd_client *c, const char *endpoint,
+				 struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char base[EO_ETCD_URL_MAX];
+	size_t order[MAX_ENDPOINTS], n;
+	eo_etcd_err err = EO_ETCD_UNAVAILABLE;
+
+	detail_reset(d);
+	if (c == NULL || c->password == NULL) {
+		detail_set(d, "", "no credentials configured");
+		return EO_ETCD_INVALID;
+	}
+	if (endpoint != NULL) {
+		if (!eo__etcd_url_normalise(endpoint, base, sizeof(base))) {
+			detail_set(d, endpoint, "invalid endpoint");
+			return EO_ETCD_INVALID;
+		}
+		return authenticate_at(c, base, d);
+	}
+	n = eo__etcd_select(c->eps, c->n_eps, false, now_ms(), c->backoff_ms, order);
+	for (size_t k = 0; k < n; k++) {
+		err = authenticate_at(c, c->eps[order[k]].url, d);
+		if (err == EO_ETCD_OK || !endpoint_fault(err))
+			return err;
+		mark_failed(c, order[k]);
+	}
+	return err;
+}
+
+const char *eo_etcd_client_token(const eo_etcd_client *c)
+{
+	return c != NULL && c->token_ep[0] != '\0' ? c->token : NULL;
+}
+
+eo_etcd_err eo_etcd_auth_status(eo_etcd_client *c, bool *enabled, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	eo_etcd_err err;
+
+	if (enabled != NULL)
+		*enabled = false;
+	if (c == NULL || enabled == NULL) {
+		detail_set(d, "", "NULL argument");
+		return EO_ETCD_INVALID;
+	}
+	err = call(c, "auth/status", "{}", true, true, d);
+	if (err == EO_ETCD_OK)
+		return eo__etcd_parse_auth_status(c->body.data, c->body.len, enabled);
+	if (err == EO_ETCD_AUTH) {
+		/* etcd answers AuthStatus only to a user: a refusal is the answer "on". */
+		*enabled = true;
+		return EO_ETCD_OK;
+	}
+	if (err != EO_ETCD_UNSUPPORTED)
+		return err;
+	/* etcd 3.4 has no AuthStatus: Authenticate, or an anonymous read, tells. */
+	if (c->password != NULL) {
+		err = eo_etcd_authenticate(c, NULL, d);
+		if (err == EO_ETCD_OK || err == EO_ETCD_AUTH) {
+			*enabled = true;
+			return EO_ETCD_OK;
+		}
+		if (strstr(d->message, "authentication is not enabled") != NULL)
+			return EO_ETCD_OK;
+		return err;
+	}
+	err = call(c, "kv/range", "{\"key\":\"" HEALTH_KEY_B64 "\",\"serializable\":true}", false,
+		   true, d);
+	if (err == EO_ETCD_AUTH) {
+		*enabled = true;
+		return EO_ETCD_OK;
+	}
+	return err;
+}
+
+/* One provisioning step; "already exists" counts as done. */
+static eo_etcd_err auth_step(eo_etcd_client *c, const char *path, const char *req,
+			     struct eo_etcd_detail *d)
+{
+	eo_etcd_err err = call(c, path, req, true, true, d);
+
+	if (err != EO_ETCD_OK && strstr(d->message, "already exists") != NULL)
+		err = EO_ETCD_OK;
+	return err;
+}
+
+eo_etcd_err eo_etcd_auth_enable_root(eo_etcd_client *c, const char *password,
+				     struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || password == NULL || password[0] == '\0') {
+		detail_set(d, "", "empty root password");
+		return EO_ETCD_INVALID;
+	}
+	req = eo__etcd_req_name_password("root", password, true);
+	if (req == NULL) {
+		detail_set(d, "", "cannot encode the root password (not UTF-8?)");
+		return EO_ETCD_INVALID;
+	}
+	err = auth_step(c, "auth/user/add", req, d);
+	explicit_bzero(req, strlen(req));
+	free(req);
+	if (err == EO_ETCD_OK)
+		err = auth_step(c, "auth/role/add", "{\"name\":\"root\"}", d);
+	if (err == EO_ETCD_OK)
+		err = auth_step(c, "auth/user/grant", "{\"user\":\"root\",\"role\":\"root\"}", d);
+	if (err == EO_ETCD_OK)
+		err = auth_step(c, "auth/enable", "{}", d);
 	return err;
 }

@@ -85,6 +85,17 @@ struct eo_etcd_config {
 	size_t key_pem_len;
 
 	const char *auth_token; /* sent as "Authorization: <token>"; NULL for none */
+	/*
+	 * etcd user and password (NUL-terminated, copied and cleansed on free). With them the
+	 * client authenticates by itself: when a request is refused for want of a token ("user
+	 * name is empty", "invalid auth token", "revision of auth store is old", a permission
+	 * error before the client holds a token for that endpoint, or the empty reply of etcd
+	 * 3.4.23's gateway), it calls Authenticate at that endpoint, keeps the token in the
+	 * Authorization header and sends the request once more. A cluster without auth answers
+	 * every request without a token, so nothing is sent then. NULL password: never.
+	 */
+	const char *username; /* default "root" when password is set */
+	const char *password;
 
 	long timeout_ms;	 /* whole attempt against one endpoint; default 5000 */
 	long connect_timeout_ms; /* TCP+TLS connect; default min(timeout, 2000) */
@@ -109,6 +120,32 @@ void eo_etcd_client_free(eo_etcd_client *c);
 
 /* Replaces the auth token (copied); NULL removes the header. */
 eo_etcd_err eo_etcd_client_set_token(eo_etcd_client *c, const char *token);
+
+/* ---- authentication ------------------------------------------------------ */
+
+/*
+ * Authenticate with the configured user and password at endpoint (NULL: the first usable
+ * one), keeping the token for later calls. AUTH with detail "etcdserver: authentication
+ * failed" for a wrong password; INVALID with "authentication is not enabled" when etcd has no
+ * auth on; INVALID when the client has no password.
+ */
+eo_etcd_err eo_etcd_authenticate(eo_etcd_client *c, const char *endpoint,
+				 struct eo_etcd_detail *detail);
+
+/* The token the client holds (borrowed, valid until the next call), NULL when none. */
+const char *eo_etcd_client_token(const eo_etcd_client *c);
+
+/* AuthStatus (etcd 3.5+; UNSUPPORTED on 3.4): whether authentication is on. */
+eo_etcd_err eo_etcd_auth_status(eo_etcd_client *c, bool *enabled, struct eo_etcd_detail *detail);
+
+/*
+ * Turns authentication on with root as the only user: UserAdd root (with password), RoleAdd
+ * root, UserGrantRole root root, AuthEnable. Each step accepts "already exists" / "already
+ * granted", so a run cut short is finished by the next one. A root user that exists with
+ * another password is not changed: the next Authenticate then fails.
+ */
+eo_etcd_err eo_etcd_auth_enable_root(eo_etcd_client *c, const char *password,
+				     struct eo_etcd_detail *detail);
 
 /* Endpoints as normalised by the client (no trailing '/'); borrowed. */
 size_t eo_etcd_client_endpoint_count(const eo_etcd_client *c);

@@ -73,6 +73,20 @@ char *eo__etcd_req_move_leader(uint64_t target_id); /* {"targetID":"<id>"} */
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
 
+/* ---- auth (wire.c) -------------------------------------------------------- */
+
+/*
+ * {"name":..,"password":..} for Authenticate and UserAdd (with_options adds the
+ * "options" object old gateways need on UserAdd). The temporary JSON tree is
+ * cleansed; the returned string holds the password: the caller cleanses it
+ * (explicit_bzero) before free. NULL on allocation failure or invalid UTF-8.
+ */
+char *eo__etcd_req_name_password(const char *name, const char *password, bool with_options);
+/* Authenticate's token into out[cap]; PROTOCOL when absent, empty or too long. */
+eo_etcd_err eo__etcd_parse_token(const char *body, size_t len, char *out, size_t cap);
+/* AuthStatus' "enabled" (absent: false). */
+eo_etcd_err eo__etcd_parse_auth_status(const char *body, size_t len, bool *enabled);
+
 /* ---- endpoints (select.c) ---------------------------------------------- */
 
 /*

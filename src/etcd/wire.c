@@ -742,3 +742,74 @@ out:
 	free(pend);
 	return s;
 }
+
+/* ---- auth ------------------------------------------------------------------ */
+
+/* Cleanses every string value of obj in place, then releases it. */
+static void wipe_decref(json_t *obj)
+{
+	const char *k = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach(obj, k, v)
+	{
+		if (json_is_string(v))
+			explicit_bzero((char *)json_string_value(v), json_string_length(v));
+	}
+	json_decref(obj);
+}
+
+char *eo__etcd_req_name_password(const char *name, const char *password, bool with_options)
+{
+	json_t *o = json_object();
+	char *s = NULL;
+	size_t n;
+
+	if (o == NULL || name == NULL || password == NULL)
+		goto out;
+	n = strlen(password);
+	if (json_object_set_new(o, "name", json_string(name)) != 0 ||
+	    json_object_set_new(o, "password", json_stringn(password, n)) != 0)
+		goto out;
+	/* Gateways before 3.4.16 refuse a user add without options (etcd#11414). */
+	if (with_options &&
+	    json_object_set_new(o, "options", json_pack("{s:b}", "no_password", 0)) != 0)
+		goto out;
+	s = eo_json_dumps(o, JSON_COMPACT, NULL);
+out:
+	wipe_decref(o);
+	return s;
+}
+
+eo_etcd_err eo__etcd_parse_token(const char *body, size_t len, char *out, size_t cap)
+{
+	json_t *root = load_object(body, len);
+	json_t *t = json_object_get(root, "token");
+	eo_etcd_err err = EO_ETCD_PROTOCOL;
+
+	if (cap > 0)
+		out[0] = '\0';
+	if (json_is_string(t) && json_string_length(t) > 0 && json_string_length(t) < cap &&
+	    strpbrk(json_string_value(t), "\r\n") == NULL) {
+		memcpy(out, json_string_value(t), json_string_length(t) + 1);
+		err = EO_ETCD_OK;
+	}
+	wipe_decref(root);
+	return err;
+}
+
+eo_etcd_err eo__etcd_parse_auth_status(const char *body, size_t len, bool *enabled)
+{
+	json_t *root = load_object(body, len);
+	json_t *e = json_object_get(root, "enabled");
+	eo_etcd_err err = EO_ETCD_PROTOCOL;
+
+	*enabled = false;
+	/* Defaults are omitted: no "enabled" means false. */
+	if (root != NULL && (e == NULL || json_is_boolean(e))) {
+		*enabled = json_is_true(e);
+		err = EO_ETCD_OK;
+	}
+	json_decref(root);
+	return err;
+}

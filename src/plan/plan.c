@@ -14,6 +14,7 @@
 #include "api/names.h"
 #include "api/timeutil.h"
 #include "plan/certs.h"
+#include "plan/auth.h"
 #include "plan/failure.h"
 #include "plan/podissue.h"
 #include "plan/forcenew.h"
@@ -45,6 +46,7 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_ENSURE_CERTIFICATES] = "ensure-certificates",
     [EO_PLAN_MARK_MEMBER] = "mark-member",
     [EO_PLAN_CLEAR_FORCE_REQUEST] = "clear-force-request",
+    [EO_PLAN_ENABLE_AUTH] = "enable-auth",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)
@@ -450,16 +452,6 @@ static void set_deadline(struct ctx *x)
 		x->ok = false;
 	else
 		set_status(x, "progressDeadline", json_string(ts));
-}
-
-/* Whether the spec asks for something this build does not do yet; *what names it. */
-static bool unsupported(const json_t *cluster, const char **what)
-{
-	if (eo_cluster_auth_enabled(cluster))
-		*what = "spec.auth";
-	else
-		return false;
-	return true;
 }
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
@@ -2106,11 +2098,79 @@ static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
 	return true;
 }
 
+/*
+ * spec.auth and what etcd says about authentication (plan/auth.h). True when the verdict
+ * decides this pass: a problem stops everything else (nothing is created, removed or rolled),
+ * a query, the enabling or the latch is the one action.
+ */
+static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool healthy)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_auth_input ai = {
+	    .spec_enabled = eo_cluster_auth_enabled(in->cluster),
+	    .latched = eo_cluster_auth_latched(in->cluster),
+	    .ns = eo_cluster_namespace(in->cluster),
+	    .secret = eo_cluster_auth_secret(in->cluster),
+	    .creds_reason = in->auth_reason,
+	    .creds_message = in->auth_message,
+	    .unverified = in->auth_unverified,
+	    .healthy = healthy,
+	    .queried = in->etcd_queried,
+	    .status_err = in->auth_status_err,
+	    .auth_on = in->auth_on,
+	    .login_err = in->auth_login_err,
+	    .login_message = in->auth_login_message,
+	};
+	struct eo_plan_auth_result ar;
+	const json_t *st = json_object_get(in->cluster, "status");
+	const char *types[] = {EO_COND_DEGRADED, EO_COND_AVAILABLE};
+
+	/* A problem only etcd can tell about is asked about again on every pass. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *r = eo_condition_reason(st, types[i]);
+
+		if (r != NULL && (strcmp(r, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED) == 0 ||
+				  strcmp(r, EO_REASON_AUTH_CREDENTIALS_REJECTED) == 0))
+			ai.flagged = true;
+	}
+	eo_plan_auth(&ai, &ar);
+	switch (ar.verdict) {
+	case EO_PLAN_AUTH_PROBLEM:
+		msgf(x, "%s", ar.message);
+		stop_tls(x, c, running, ar.reason);
+		/* etcd refuses the operator outright: it cannot keep the cluster available. */
+		if (running && strcmp(ar.reason, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED) == 0)
+			cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, ar.reason, ar.message);
+		return true;
+	case EO_PLAN_AUTH_QUERY:
+	case EO_PLAN_AUTH_ENABLE:
+		voter_endpoints(x);
+		if (x->out->n_endpoints == 0)
+			return false;
+		msgf(x, "%s", ar.message);
+		x->out->action =
+		    ar.verdict == EO_PLAN_AUTH_QUERY ? EO_PLAN_QUERY_MEMBERS : EO_PLAN_ENABLE_AUTH;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		health(x, c);
+		return true;
+	case EO_PLAN_AUTH_LATCH:
+		msgf(x, "%s", ar.message);
+		set_status(x, "authEnabled", json_true());
+		event(x, "Normal", EO_PLAN_REASON_AUTH_ENABLED);
+		x->out->action = EO_PLAN_WRITE_STATUS;
+		if (running)
+			health(x, c);
+		return true;
+	default:
+		return false;
+	}
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
 	const char *name = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
-	const char *uid = eo_cluster_uid(cluster), *what = NULL;
+	const char *uid = eo_cluster_uid(cluster);
 	json_t *cur = json_object_get(cluster, "status");
 	json_t *spec_obs = NULL, *observed = NULL;
 	struct ctx x = {.in = in, .out = out, .ok = true};
@@ -2155,11 +2215,6 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	}
 	if (eo_cluster_uses_cert_manager(cluster) && plan_certs(&x, &c, running))
 		goto done;
-	if (unsupported(cluster, &what)) {
-		msgf(&x, "%s is not supported by this operator build yet", what);
-		stop_with(&x, &c, running, EO_PLAN_REASON_UNSUPPORTED);
-		goto done;
-	}
 	if (present(in->tls_reason)) {
 		msgf(&x, "%s", in->tls_message != NULL ? in->tls_message : in->tls_reason);
 		stop_tls(&x, &c, running, in->tls_reason);
@@ -2301,6 +2356,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		goto done;
 	}
 
+	if (plan_auth(&x, &c, running, running && complete))
+		goto done;
 	if (!present(eo_cluster_cluster_id(cluster)))
 		plan_bootstrap(&x, &c, desired);
 	else

@@ -38,7 +38,7 @@
 
 /*
  * Reason of the Available/Progressing conditions while the spec asks for something this build
- * cannot do yet (auth). Not in the seeds; temporary until it lands.
+ * cannot do. Not in the seeds; nothing sets it today (spec.auth landed), kept for the docs.
  */
 #define EO_PLAN_REASON_UNSUPPORTED "UnsupportedSpec"
 
@@ -118,6 +118,8 @@ enum eo_plan_action {
 	 */
 	EO_PLAN_MARK_MEMBER,
 	EO_PLAN_CLEAR_FORCE_REQUEST,
+	/* spec.auth (plan/auth.h): root user and role, grant, AuthEnable via endpoints */
+	EO_PLAN_ENABLE_AUTH,
 	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
@@ -178,6 +180,20 @@ struct eo_plan_input {
 	 * covers it, so the members are rolled one at a time onto Pods that read the new bundle.
 	 */
 	const char *ca_bundle_digest;
+	/*
+	 * spec.auth (plan/auth.h): the root credentials Secret's problem (EO_REASON_AUTH_SECRET_*)
+	 * and message, NULL when it is fine or auth is not asked for. With etcd_queried: what
+	 * AuthStatus said (auth_status_err, auth_on) and, when auth is on and the controller held
+	 * the password, how Authenticate went (auth_login_err, OK when it worked or was not
+	 * tried; auth_login_message etcd's words otherwise).
+	 */
+	const char *auth_reason;
+	const char *auth_message;
+	bool auth_unverified; /* the Secret's password was not seen accepted by etcd yet */
+	eo_etcd_err auth_status_err;
+	bool auth_on;
+	eo_etcd_err auth_login_err;
+	const char *auth_login_message;
 	time_t now;
 };
 
@@ -209,7 +225,8 @@ struct eo_plan_result {
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;
 	char pod_uid[EO_PLAN_NAME_MAX]; /* RESTART_MEMBER: metadata.uid of the Pod to delete */
-	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY: voter client URLs */
+	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY, ENABLE_AUTH: voter client
+	 * URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
 	json_t *status;	     /* desired status (new reference), NULL when not to be written */

@@ -366,6 +366,34 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
 			    EO_REASON_CLUSTER_PAUSED, "Warning");
 	}
+	if (eo_cluster_auth_enabled(in->cluster) && !eo_cluster_auth_latched(in->cluster)) {
+		/*
+		 * spec.auth: the snapshot is taken once the operator turned authentication on
+		 * (status.authEnabled), so that it holds the root user; a cluster that never
+		 * gets there (wrong password, Secret missing) fails the snapshot after a while.
+		 */
+		const char *ts = json_string_value(json_object_get(
+		    json_object_get(in->snapshot, "metadata"), "creationTimestamp"));
+		time_t created = 0;
+
+		if (ts != NULL && eo_time_parse(ts, &created) == 0 &&
+		    in->now - created >= EO_SPLAN_AUTH_LATCH_TIMEOUT_S) {
+			msgf(out,
+			     "EtcdCluster %s has spec.auth.enabled but did not turn authentication "
+			     "on (status.authEnabled) within %d s; see its conditions "
+			     "(AuthCredentialsRejected, AuthSecretNotFound, ...) and create a new "
+			     "EtcdSnapshot once it has",
+			     cname, EO_SPLAN_AUTH_LATCH_TIMEOUT_S);
+			return step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_FAILED, NULL,
+				    EO_COND_FALSE, EO_REASON_AUTH_LATCH_TIMEOUT, "Warning");
+		}
+		msgf(out,
+		     "EtcdCluster %s has spec.auth.enabled and authentication is not on yet "
+		     "(status.authEnabled); the snapshot waits",
+		     cname);
+		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
+			    EO_REASON_CLUSTER_NOT_READY, "Warning");
+	}
 	eps = calloc(EO_PLAN_MAX_ENDPOINTS, sizeof(*eps));
 	if (eps == NULL)
 		return -1;

@@ -17,7 +17,10 @@
  *                                Failed / SnapshotJobLost
  *   no Job, not started          the cluster decides: missing -> Pending / ClusterNotFound,
  *                                paused -> Pending / ClusterPaused, no ready voter ->
- *                                Pending / ClusterNotReady (all retried), otherwise CREATE_JOB
+ *                                Pending / ClusterNotReady (all retried), spec.auth not
+ *                                latched yet (status.authEnabled) -> Pending / ClusterNotReady,
+ *                                Failed / AuthLatchTimeout after EO_SPLAN_AUTH_LATCH_TIMEOUT_S
+ *                                from the snapshot's creation, otherwise CREATE_JOB
  *                                and Started / JobCreated
  *
  * The Job reaches etcd through the cluster's voters whose Pod is ready, oldest Pod first
@@ -38,6 +41,8 @@
 /* Retry while the cluster is missing, paused or not ready; re-read a completed Job's Pod. */
 #define EO_SPLAN_RETRY_MS	10000L
 #define EO_SPLAN_RESULT_WAIT_MS 2000L
+/* How long a snapshot of a cluster with spec.auth waits for status.authEnabled. */
+#define EO_SPLAN_AUTH_LATCH_TIMEOUT_S 600
 /* How long a completed Job may go without a readable result before the snapshot fails. */
 #define EO_SPLAN_RESULT_GRACE_S 60
 

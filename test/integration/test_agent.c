@@ -695,6 +695,58 @@ static void test_restore_refuses_bad_objects(void **state)
 			 0);
 }
 
+/*
+ * A cluster with auth on (last: it turns auth on for good): the agent without the password is
+ * refused the snapshot, with a wrong one too, with root's password (from the environment, as
+ * the Job's secretKeyRef gives it) it authenticates and stores a complete snapshot; the
+ * environment's copy of the password is wiped.
+ */
+static void test_snapshot_with_auth(void **state)
+{
+	char dir[600], path[700], hex[65], err[512];
+	eo_etcd_client *c = NULL;
+	struct eo_etcd_detail d;
+	uint64_t size;
+	json_t *r = NULL;
+	const char *left;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/pvc-auth", E.workdir);
+	mkdir(dir, 0700);
+	{
+		const char *eps[1] = {E.endpoint};
+		struct eo_etcd_config cfg = {.endpoints = eps,
+					     .n_endpoints = 1,
+					     .timeout_ms = 10000,
+					     .password = "agent-pw"};
+
+		assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	}
+	if (eo_etcd_auth_enable_root(c, "agent-pw", &d) != EO_ETCD_OK)
+		fail_msg("enabling auth: %s", d.message);
+	eo_etcd_client_free(c);
+
+	unsetenv("EO_ETCD_ROOT_PASSWORD");
+	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "auth0", "--snapshot-uid",
+			       "uid-auth0", "--endpoint", E.endpoint, "--pvc-dir", dir, NULL),
+			 1);
+	setenv("EO_ETCD_ROOT_PASSWORD", "not-it", 1);
+	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "auth1", "--snapshot-uid",
+			       "uid-auth1", "--endpoint", E.endpoint, "--pvc-dir", dir, NULL),
+			 1);
+	setenv("EO_ETCD_ROOT_PASSWORD", "agent-pw", 1);
+	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "auth2", "--snapshot-uid",
+			       "uid-auth2", "--endpoint", E.endpoint, "--pvc-dir", dir, NULL),
+			 0);
+	left = getenv("EO_ETCD_ROOT_PASSWORD");
+	assert_true(left == NULL || left[0] == '\0');
+	snprintf(path, sizeof(path), "%s/auth2.db", dir);
+	assert_int_equal(eo_snapcheck_file(path, &size, hex, err, sizeof(err)), EO_SNAPCHECK_OK);
+	assert_int_equal(json_integer_value(json_object_get(r, "sizeBytes")), (json_int_t)size);
+	json_decref(r);
+	unsetenv("EO_ETCD_ROOT_PASSWORD");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -704,6 +756,7 @@ int main(void)
 	    cmocka_unit_test(test_overwrite_guard),
 	    cmocka_unit_test(test_restore),
 	    cmocka_unit_test(test_restore_refuses_bad_objects),
+	    cmocka_unit_test(test_snapshot_with_auth),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

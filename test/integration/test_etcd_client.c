@@ -57,6 +57,7 @@ struct env {
 	char b_client[64];
 	char b_peer[64];
 	pid_t t_pid; /* TLS member of its own cluster, 0 when not running */
+	pid_t u_pid; /* auth member of its own cluster, 0 when not running */
 };
 
 static const char *need_env(const char *name)
@@ -138,13 +139,15 @@ static eo_etcd_client *client_for(const char *const *eps, size_t n, long timeout
 	return c;
 }
 
-static void expect_err(eo_etcd_err got, eo_etcd_err want, const struct eo_etcd_detail *d)
+static void expect_err_at(int line, eo_etcd_err got, eo_etcd_err want,
+			  const struct eo_etcd_detail *d)
 {
 	if (got != want)
-		fail_msg("got %s, want %s (grpc %d http %ld curl %d at %s: %s)",
+		fail_msg("line %d: got %s, want %s (grpc %d http %ld curl %d at %s: %s)", line,
 			 eo_etcd_strerror(got), eo_etcd_strerror(want), d->grpc_code,
 			 d->http_status, d->curl_code, d->endpoint, d->message);
 }
+#define expect_err(got, want, d) expect_err_at(__LINE__, (got), (want), (d))
 
 /* ---- the second member --------------------------------------------------- */
 
@@ -280,6 +283,7 @@ static int teardown(void **state)
 
 	stop_b(e, 0);
 	reap(&e->t_pid, 0);
+	reap(&e->u_pid, 0);
 	curl_global_cleanup();
 	return 0;
 }
@@ -868,6 +872,184 @@ static void test_tls(void **state)
 	reap(&e->t_pid, 0);
 }
 
+/*
+ * Authentication over mTLS (the operator's setup): root user and role, auth enable, token
+ * authentication done by the client itself, re-authentication after a bad token, a wrong
+ * password refused as such, and the calls the operator makes working with the token.
+ */
+static void test_auth(void **state)
+{
+	struct env *e = *state;
+	const char *dir = getenv("EO_ITEST_TLS_DIR");
+	char ca[512], crt[512], key[512], ccrt[512], ckey[512];
+	char url[64], peer[64], initial[96], fake_peer[64];
+	const char *eps[] = {url};
+	const char *fake[] = {fake_peer};
+	struct eo_etcd_config cfg = {0};
+	eo_etcd_client *c = NULL;
+	struct eo_etcd_members ms = {0};
+	struct eo_etcd_member added = {0};
+	struct eo_etcd_status st = {0};
+	struct eo_etcd_kv kv = {0};
+	struct eo_etcd_detail d;
+	bool enabled = true, v34 = strncmp(e->version, "3.4.", 4) == 0;
+	int64_t until;
+	eo_etcd_err err;
+
+	if (dir == NULL || dir[0] == '\0')
+		fail_msg("EO_ITEST_TLS_DIR is not set; run this test through "
+			 "test/integration/run.sh");
+	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+	snprintf(crt, sizeof(crt), "%s/server.crt", dir);
+	snprintf(key, sizeof(key), "%s/server.key", dir);
+	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
+	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
+	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", free_port());
+	snprintf(initial, sizeof(initial), "u=%s", peer);
+	const char *args[] = {"--listen-client-urls",
+			      url,
+			      "--advertise-client-urls",
+			      url,
+			      "--listen-peer-urls",
+			      peer,
+			      "--initial-advertise-peer-urls",
+			      peer,
+			      "--initial-cluster",
+			      initial,
+			      "--initial-cluster-state=new",
+			      "--cert-file",
+			      crt,
+			      "--key-file",
+			      key,
+			      "--trusted-ca-file",
+			      ca,
+			      "--client-cert-auth",
+			      NULL};
+	e->u_pid = spawn_etcd(e, "u", args);
+	assert_true(e->u_pid > 0);
+
+	cfg = (struct eo_etcd_config){.endpoints = eps,
+				      .n_endpoints = 1,
+				      .timeout_ms = 5000,
+				      .ca_file = ca,
+				      .cert_file = ccrt,
+				      .key_file = ckey,
+				      .password = "s3cret"};
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	until = mono_ms() + 20000;
+	do {
+		eo_etcd_status_clear(&st);
+		err = eo_etcd_status(c, url, &st, &d);
+		if (err == EO_ETCD_OK && st.leader != 0)
+			break;
+		sleep_ms(100);
+	} while (mono_ms() < until);
+	expect_err(err, EO_ETCD_OK, &d);
+	eo_etcd_status_clear(&st);
+
+	/* Auth off: nothing is authenticated, AuthStatus says off (3.5+). */
+	err = eo_etcd_auth_status(c, &enabled, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_false(enabled);
+	err = eo_etcd_put(c, "auth/k", 6, "v", 1, NULL, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_null(eo_etcd_client_token(c));
+	err = eo_etcd_authenticate(c, NULL, &d);
+	assert_int_not_equal(err, EO_ETCD_OK);
+	assert_non_null(strstr(d.message, "authentication is not enabled"));
+
+	/* Provision root and enable; a second run is a no-op that succeeds. */
+	err = eo_etcd_auth_enable_root(c, "s3cret", &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_auth_enable_root(c, "s3cret", &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_non_null(eo_etcd_client_token(c));
+	err = eo_etcd_auth_status(c, &enabled, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(enabled);
+	/* Every call the operator makes works with the token. */
+	err = eo_etcd_member_list(c, &ms, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_int_equal(ms.n, 1);
+	eo_etcd_members_clear(&ms);
+	err = eo_etcd_member_add(c, fake, 1, true, &added, NULL, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_member_remove(c, added.id, NULL, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	eo_etcd_member_clear(&added);
+	err = eo_etcd_status(c, url, &st, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	eo_etcd_status_clear(&st);
+	err = eo_etcd_get(c, "auth/k", 6, &kv, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_string_equal((char *)kv.value, "v");
+	eo_etcd_kv_clear(&kv);
+	eo_etcd_client_free(c);
+	c = NULL;
+
+	/*
+	 * A client certificate with a CommonName (the server's, CN=etcd): once auth is on, the
+	 * gateway refuses it whatever the token (the operator's certificate must have none).
+	 */
+	if (!v34) {
+		cfg.cert_file = crt;
+		cfg.key_file = key;
+		assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+		err = eo_etcd_member_list(c, &ms, &d);
+		assert_int_not_equal(err, EO_ETCD_OK);
+		assert_int_equal(d.http_status, 400);
+		eo_etcd_members_clear(&ms);
+		eo_etcd_client_free(c);
+		c = NULL;
+		cfg.cert_file = ccrt;
+		cfg.key_file = ckey;
+	}
+
+	/* Without credentials: refused. */
+	cfg.password = NULL;
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	err = eo_etcd_put(c, "auth/k", 6, "w", 1, NULL, &d);
+	if (err != EO_ETCD_AUTH && !(v34 && err == EO_ETCD_UNAVAILABLE))
+		expect_err(err, EO_ETCD_AUTH, &d);
+	err = eo_etcd_member_add(c, fake, 1, true, &added, NULL, &d);
+	assert_int_not_equal(err, EO_ETCD_OK);
+	eo_etcd_member_clear(&added);
+	/* Without credentials the refusal itself tells that auth is on. */
+	enabled = false;
+	err = eo_etcd_auth_status(c, &enabled, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(enabled);
+	eo_etcd_client_free(c);
+	c = NULL;
+
+	/* A stale token is replaced: the client authenticates again by itself. */
+	cfg.password = "s3cret";
+	cfg.auth_token = "stale.1";
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	err = eo_etcd_put(c, "auth/k", 6, "x", 1, NULL, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_non_null(eo_etcd_client_token(c));
+	assert_string_not_equal(eo_etcd_client_token(c), "stale.1");
+	eo_etcd_client_free(c);
+	c = NULL;
+
+	/* A wrong password is told as such, not as an unreachable member. */
+	cfg.auth_token = NULL;
+	cfg.password = "wrong";
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	err = eo_etcd_put(c, "auth/k", 6, "y", 1, NULL, &d);
+	expect_err(err, EO_ETCD_AUTH, &d);
+	assert_non_null(strstr(d.message, "authentication failed"));
+	err = eo_etcd_authenticate(c, url, &d);
+	expect_err(err, EO_ETCD_AUTH, &d);
+	assert_null(eo_etcd_client_token(c));
+	eo_etcd_client_free(c);
+
+	reap(&e->u_pid, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -877,6 +1059,7 @@ int main(void)
 	    cmocka_unit_test(test_remove_member),
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_tls),
+	    cmocka_unit_test(test_auth),
 	};
 
 	return cmocka_run_group_tests_name("etcd_client", tests, setup, teardown);

@@ -44,6 +44,12 @@ struct eo_fake_etcd {
 	size_t n_down;
 	struct eo_fake_etcd_request log[MAX_LOG];
 	size_t n_log;
+	/* auth: on/off, root's password (from auth/user/add or set_auth), the valid token */
+	bool auth_on;
+	char password[EO_FAKE_ETCD_STR];
+	char token[64];
+	unsigned tokens;
+	unsigned authenticates;
 };
 
 static void copy(char *dst, size_t cap, const char *src)
@@ -109,8 +115,57 @@ static uint64_t body_id(const char *body)
 	return id;
 }
 
+static const char *body_str(const char *body, const char *key, char *buf, size_t cap)
+{
+	json_t *b = json_loads(body, 0, NULL);
+
+	copy(buf, cap, json_string_value(json_object_get(b, key)));
+	json_decref(b);
+	return buf;
+}
+
+/* The auth calls; true when call was one of them (answered in rs). */
+static bool answer_auth(eo_fake_etcd *f, const char *call, const char *body,
+			struct eo_kube_fake_response *rs)
+{
+	char name[EO_FAKE_ETCD_STR], pw[EO_FAKE_ETCD_STR];
+
+	if (strcmp(call, "auth/status") == 0) {
+		rs->body =
+		    strdup(f->auth_on ? "{\"header\":{},\"enabled\":true}" : "{\"header\":{}}");
+	} else if (strcmp(call, "auth/authenticate") == 0) {
+		f->authenticates++;
+		body_str(body, "name", name, sizeof(name));
+		body_str(body, "password", pw, sizeof(pw));
+		if (!f->auth_on) {
+			rs->status = 400;
+			rs->body = error_body("etcdserver: authentication is not enabled", 9);
+		} else if (strcmp(name, "root") != 0 || strcmp(pw, f->password) != 0) {
+			rs->status = 400;
+			rs->body = error_body("etcdserver: authentication failed, invalid user ID "
+					      "or password",
+					      3);
+		} else {
+			snprintf(f->token, sizeof(f->token), "fake.%u", ++f->tokens);
+			if (asprintf(&rs->body, "{\"header\":{},\"token\":\"%s\"}", f->token) < 0)
+				rs->body = NULL;
+		}
+	} else if (strcmp(call, "auth/user/add") == 0) {
+		copy(f->password, sizeof(f->password), body_str(body, "password", pw, sizeof(pw)));
+		rs->body = strdup("{\"header\":{}}");
+	} else if (strcmp(call, "auth/role/add") == 0 || strcmp(call, "auth/user/grant") == 0) {
+		rs->body = strdup("{\"header\":{}}");
+	} else if (strcmp(call, "auth/enable") == 0) {
+		f->auth_on = true;
+		rs->body = strdup("{\"header\":{}}");
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static void answer(eo_fake_etcd *f, const char *call, const char *host, const char *body,
-		   struct eo_kube_fake_response *rs)
+		   const char *authz, struct eo_kube_fake_response *rs)
 {
 	for (size_t i = 0; i < f->n_down; i++)
 		if (strcmp(f->down[i], host) == 0) {
@@ -127,6 +182,17 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			f->n_script--;
 			return;
 		}
+	/* With auth on, everything but Authenticate and Status needs the current token. */
+	if (f->auth_on && strcmp(call, "auth/authenticate") != 0 &&
+	    strcmp(call, "maintenance/status") != 0 &&
+	    (authz == NULL || f->token[0] == '\0' || strcmp(authz, f->token) != 0)) {
+		rs->status = authz == NULL ? 400 : 401;
+		rs->body = authz == NULL ? error_body("etcdserver: user name is empty", 3)
+					 : error_body("etcdserver: invalid auth token", 16);
+		return;
+	}
+	if (answer_auth(f, call, body, rs))
+		return;
 	if (strcmp(call, "cluster/member/list") == 0) {
 		rs->body = members_body(f, NULL, NULL);
 	} else if (strcmp(call, "cluster/member/add") == 0) {
@@ -209,7 +275,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		copy(r->call, sizeof(r->call), call);
 		copy(r->body, sizeof(r->body), rq->body);
 	}
-	answer(f, call, host, rq->body, rs);
+	answer(f, call, host, rq->body, eo_kube_fake_header(rq, "Authorization"), rs);
 	pthread_mutex_unlock(&f->mu);
 }
 
@@ -367,4 +433,39 @@ size_t eo_fake_etcd_first(eo_fake_etcd *f, const char *call)
 			r = i;
 	pthread_mutex_unlock(&f->mu);
 	return r;
+}
+
+void eo_fake_etcd_set_auth(eo_fake_etcd *f, bool on, const char *password)
+{
+	pthread_mutex_lock(&f->mu);
+	f->auth_on = on;
+	copy(f->password, sizeof(f->password), password);
+	pthread_mutex_unlock(&f->mu);
+}
+
+bool eo_fake_etcd_auth_on(eo_fake_etcd *f)
+{
+	bool on;
+
+	pthread_mutex_lock(&f->mu);
+	on = f->auth_on;
+	pthread_mutex_unlock(&f->mu);
+	return on;
+}
+
+void eo_fake_etcd_expire_token(eo_fake_etcd *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->token[0] = '\0';
+	pthread_mutex_unlock(&f->mu);
+}
+
+unsigned eo_fake_etcd_authenticates(eo_fake_etcd *f)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->authenticates;
+	pthread_mutex_unlock(&f->mu);
+	return n;
 }

@@ -3,7 +3,8 @@
  * (support/fake_apiserver.h).
  *
  * It serves the calls the operator makes: cluster/member/list, cluster/member/add (as a
- * learner or not), cluster/member/promote, cluster/member/remove and maintenance/status,
+ * learner or not), cluster/member/promote, cluster/member/remove, maintenance/status and the
+ * auth calls (below),
  * over one shared member list the test seeds. Every request is recorded (which host it was
  * addressed to, the call, the body) in arrival order. A test may script the next answer to a
  * call (HTTP status and body, used once, in the order scripted) to play a refusal or an
@@ -60,5 +61,19 @@ bool eo_fake_etcd_request(eo_fake_etcd *f, size_t i, struct eo_fake_etcd_request
 /* How many requests for call were received; index of the first one (or SIZE_MAX). */
 size_t eo_fake_etcd_count(eo_fake_etcd *f, const char *call);
 size_t eo_fake_etcd_first(eo_fake_etcd *f, const char *call);
+
+/*
+ * etcd auth, as far as the operator uses it: auth/status, auth/authenticate (root and the
+ * password; one valid token at a time, "fake.<n>"), auth/user/add (records the password),
+ * auth/role/add, auth/user/grant, auth/enable. With auth on every call but Authenticate and
+ * maintenance/status needs the current token in the Authorization header: without one it
+ * answers "user name is empty", with another "invalid auth token".
+ */
+void eo_fake_etcd_set_auth(eo_fake_etcd *f, bool on, const char *password);
+bool eo_fake_etcd_auth_on(eo_fake_etcd *f);
+/* Forgets the valid token (as a member restart or the TTL would). */
+void eo_fake_etcd_expire_token(eo_fake_etcd *f);
+/* How many Authenticate calls were received. */
+unsigned eo_fake_etcd_authenticates(eo_fake_etcd *f);
 
 #endif

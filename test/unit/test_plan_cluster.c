@@ -16,6 +16,7 @@
 #include "api/conditions.h"
 #include "api/names.h"
 #include "desired/desired.h"
+#include "plan/auth.h"
 #include "plan/plan.h"
 #include "support/testutil.h"
 
@@ -539,7 +540,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	eo_plan_result_clear(&r);
 	world_free(&w);
 
-	/* Auth is not done yet; TLS is. */
+	/* Auth and TLS are both done: a new auth cluster starts like any other. */
 	world_init(&w, cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
 			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
@@ -547,7 +548,8 @@ static void test_invalid_and_unsupported_specs(void **state)
 	    json_object_get(w.cluster, "spec"), "auth",
 	    json_pack("{s:b, s:{s:s}}", "enabled", 1, "rootCredentialsSecretRef", "name", "root"));
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_UNSUPPORTED);
+	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
 	eo_plan_result_clear(&r);
 	world_free(&w);
 
@@ -561,6 +563,206 @@ static void test_invalid_and_unsupported_specs(void **state)
 			0);
 	eo_plan_result_clear(&r);
 	world_free(&w);
+}
+
+/* A steady one-member mTLS cluster with spec.auth (latched when latched). */
+static void auth_world(struct world *w, bool with_auth, bool latched)
+{
+	char *st = latched_status(1, latched ? "\"clusterID\":\"248adce0359142ba\","
+					       "\"authEnabled\":true"
+					     : "\"clusterID\":\"248adce0359142ba\"");
+	json_t *c = cluster(1, st);
+
+	free(st);
+	json_object_set_new(json_object_get(c, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}, s:{s:s}}}", "client", "serverSecretRef", "name",
+				      "srv", "operatorClientSecretRef", "name", "cli"));
+	if (with_auth)
+		json_object_set_new(json_object_get(c, "spec"), "auth",
+				    json_pack("{s:b, s:{s:s}}", "enabled", 1,
+					      "rootCredentialsSecretRef", "name", "root"));
+	json_object_del(json_object_get(c, "status"), "progressDeadline");
+	world_init(w, c, true);
+	world_add(w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", true));
+	world_pdb(w, 1);
+}
+
+/*
+ * spec.auth on a healthy cluster: ask etcd, turn auth on, latch status.authEnabled once etcd
+ * says it is on and the password works; a restored cluster with auth already on is latched
+ * without provisioning; a latched steady cluster asks nothing.
+ */
+static void test_auth_enable_and_latch(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+
+	(void)state;
+	auth_world(&w, true, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(r.n_endpoints, 1);
+	assert_non_null(
+	    strstr(r.endpoints[0], "://demo-aaaaa.demo.default.svc.cluster.local:2379"));
+	eo_plan_result_clear(&r);
+	/* etcd: auth off -> enable it through the voters. */
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_status_err = EO_ETCD_OK;
+	w.in.auth_on = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENABLE_AUTH);
+	assert_int_equal(r.n_endpoints, 1);
+	assert_non_null(strstr(r.message, "Secret default/root"));
+	assert_null(json_object_get(r.status, "authEnabled"));
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	eo_plan_result_clear(&r);
+	/* etcd: auth on, the password works -> latch (also what a restored snapshot gets). */
+	w.in.auth_on = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
+	assert_string_equal(r.event_reason, EO_PLAN_REASON_AUTH_ENABLED);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	/* Latched and steady: no etcd query, nothing to do. */
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
+	eo_plan_result_clear(&r);
+	/* The Secret's password changed (or the operator restarted): etcd is asked at once. */
+	w.in.auth_unverified = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	eo_plan_result_clear(&r);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_login_err = EO_ETCD_AUTH;
+	w.in.auth_login_message = "etcdserver: authentication failed";
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_AUTH_CREDENTIALS_REJECTED);
+	assert_string_equal(r.event_reason, EO_REASON_AUTH_CREDENTIALS_REJECTED);
+	eo_plan_result_clear(&r);
+	w.in.auth_login_err = EO_ETCD_OK;
+	w.in.auth_unverified = false;
+	/* Unknown auth state (3.4 refusing, etcd down): nothing is provisioned. */
+	world_free(&w);
+	auth_world(&w, true, false);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_status_err = EO_ETCD_UNAVAILABLE;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_not_equal(r.action, EO_PLAN_ENABLE_AUTH);
+	assert_null(json_object_get(r.status, "authEnabled"));
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+/* etcd has auth on and the spec none: AuthRequiredNotConfigured, nothing done, asked again. */
+static void test_auth_required_not_configured(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+
+	(void)state;
+	auth_world(&w, false, false);
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_on = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
+		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE,
+		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	assert_string_equal(r.event_type, "Warning");
+	assert_string_equal(r.event_reason, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	assert_non_null(strstr(r.message, "delete and recreate"));
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	/* The next pass asks etcd again rather than reporting a healthy cluster. */
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	w.in.auth_on = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	eo_plan_result_clear(&r);
+	/* Still on: the same status, no write. */
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_on = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_false(r.status_changed);
+	eo_plan_result_clear(&r);
+	/* Bootstrapping a restored seed: refused before the cluster ID is latched. */
+	world_free(&w);
+	{
+		char *st = latched_status(1, NULL);
+
+		world_init(&w, cluster(1, st), true);
+		free(st);
+	}
+	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	w.in.auth_on = true;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_null(json_object_get(r.status, "clusterID"));
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
+		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	eo_plan_result_clear(&r);
+	/* The same when etcd refused the anonymous member list itself. */
+	w.in.etcd_err = EO_ETCD_AUTH;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
+		    EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+/* A wrong password or a missing Secret: a condition and a Warning, no action, no latch. */
+static void test_auth_problems(void **state)
+{
+	const struct {
+		bool latched;
+		const char *creds_reason;
+		eo_etcd_err login;
+		const char *want;
+	} rows[] = {
+	    {false, NULL, EO_ETCD_AUTH, EO_REASON_AUTH_CREDENTIALS_REJECTED},
+	    {true, NULL, EO_ETCD_AUTH, EO_REASON_AUTH_CREDENTIALS_REJECTED},
+	    {false, EO_REASON_AUTH_SECRET_NOT_FOUND, EO_ETCD_OK, EO_REASON_AUTH_SECRET_NOT_FOUND},
+	    {true, EO_REASON_AUTH_SECRET_INVALID, EO_ETCD_OK, EO_REASON_AUTH_SECRET_INVALID},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct world w;
+		struct eo_plan_result r;
+
+		auth_world(&w, true, rows[i].latched);
+		world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+		w.in.auth_on = true;
+		w.in.auth_login_err = rows[i].login;
+		w.in.auth_login_message = "etcdserver: authentication failed";
+		w.in.auth_reason = rows[i].creds_reason;
+		w.in.auth_message = "the root credentials Secret default/root does not exist";
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		assert_int_equal(r.action, EO_PLAN_NONE);
+		assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, rows[i].want);
+		/* The members are fine: Available still says so. */
+		assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+		assert_string_equal(r.event_reason, rows[i].want);
+		assert_int_equal(json_is_true(json_object_get(r.status, "authEnabled")),
+				 rows[i].latched);
+		if (rows[i].login == EO_ETCD_AUTH)
+			assert_non_null(strstr(r.message, "authentication failed"));
+		assert_null(strstr(r.message, "s3cret"));
+		eo_plan_result_clear(&r);
+		world_free(&w);
+	}
 }
 
 /* A TLS client API: the seed is asked over https, and a TLS failure reads as such. */
@@ -727,6 +929,9 @@ int main(void)
 	    cmocka_unit_test(test_spec_changed_relatches),
 	    cmocka_unit_test(test_deadlines),
 	    cmocka_unit_test(test_invalid_and_unsupported_specs),
+	    cmocka_unit_test(test_auth_enable_and_latch),
+	    cmocka_unit_test(test_auth_required_not_configured),
+	    cmocka_unit_test(test_auth_problems),
 	    cmocka_unit_test(test_tls_problem_stops),
 	    cmocka_unit_test(test_tls_bootstrap_handshake),
 	    cmocka_unit_test(test_paused_from_start),

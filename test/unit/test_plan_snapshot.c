@@ -614,10 +614,102 @@ static void test_job_tls(void **state)
 	json_decref(snap);
 }
 
+/* spec.auth: the agent gets the password from the Secret by secretKeyRef, never in its args. */
+static void test_job_auth(void **state)
+{
+	json_t *snap = snapshot(DEST_PVC, "{}"), *cl = cluster(3), *j = NULL, *ctr;
+	char *args = NULL, *env = NULL;
+
+	(void)state;
+	json_object_set_new(json_object_get(cl, "spec"), "tls",
+			    tu_jsonq("{'client':{'serverSecretRef':{'name':'srv'},"
+				     "'operatorClientSecretRef':{'name':'op'}}}"));
+	json_object_set_new(
+	    json_object_get(cl, "spec"), "auth",
+	    tu_jsonq("{'enabled':true,'rootCredentialsSecretRef':{'name':'root'}}"));
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	assert_non_null(j);
+	ctr = json_array_get(
+	    json_object_get(
+		json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
+		"containers"),
+	    0);
+	args = json_dumps(json_object_get(ctr, "args"), JSON_COMPACT);
+	env = json_dumps(json_object_get(ctr, "env"), JSON_COMPACT);
+	assert_non_null(env);
+	assert_string_equal(env, "[{\"name\":\"" EO_SNAPSHOT_ENV_PASSWORD "\",\"valueFrom\":{"
+				 "\"secretKeyRef\":{\"name\":\"root\",\"key\":\"password\"}}}]");
+	assert_null(strstr(args, "root"));
+	assert_null(strstr(args, "password"));
+	free(args);
+	free(env);
+	json_decref(j);
+	/* Without spec.auth: no env at all. */
+	json_object_del(json_object_get(cl, "spec"), "auth");
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	ctr = json_array_get(
+	    json_object_get(
+		json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
+		"containers"),
+	    0);
+	assert_null(json_object_get(ctr, "env"));
+	json_decref(j);
+	json_decref(cl);
+	json_decref(snap);
+}
+
+/* spec.auth not latched yet: the snapshot waits, then fails with AuthLatchTimeout. */
+static void test_plan_auth_latch(void **state)
+{
+	const struct mspec ms[] = {{"demo-a", true, true, 1}};
+	struct eo_plan_member pm[1];
+	json_t *keep = json_array(), *snap = snapshot(DEST_S3, "{}"), *cl = cluster(1);
+	struct eo_splan_result out;
+	struct eo_splan_input in;
+
+	(void)state;
+	make_members(ms, 1, keep, pm);
+	json_object_set_new(json_object_get(snap, "metadata"), "creationTimestamp",
+			    json_string("2026-05-28T20:20:00Z")); /* NOW - 400 s */
+	json_object_set_new(
+	    json_object_get(cl, "spec"), "auth",
+	    tu_jsonq("{'enabled':true,'rootCredentialsSecretRef':{'name':'root'}}"));
+	in = (struct eo_splan_input){.snapshot = snap,
+				     .cluster = cl,
+				     .members = pm,
+				     .n_members = 1,
+				     .operator_image = IMAGE,
+				     .build = &OPTS,
+				     .now = NOW};
+	assert_int_equal(eo_plan_snapshot(&in, &out), 0);
+	assert_int_equal(out.action, EO_SPLAN_WAIT);
+	assert_true(eo_condition_matches(out.status, EO_COND_READY, EO_COND_FALSE,
+					 EO_REASON_CLUSTER_NOT_READY));
+	assert_non_null(strstr(out.message, "status.authEnabled"));
+	eo_splan_result_clear(&out);
+	in.now = NOW + 300;
+	assert_int_equal(eo_plan_snapshot(&in, &out), 0);
+	assert_int_equal(out.action, EO_SPLAN_NONE);
+	assert_string_equal(json_string_value(json_object_get(out.status, "phase")), "Failed");
+	assert_true(eo_condition_matches(out.status, EO_COND_READY, EO_COND_FALSE,
+					 EO_REASON_AUTH_LATCH_TIMEOUT));
+	eo_splan_result_clear(&out);
+	/* Latched: the Job is created. */
+	in.now = NOW;
+	json_object_set_new(cl, "status", tu_jsonq("{'authEnabled':true}"));
+	assert_int_equal(eo_plan_snapshot(&in, &out), 0);
+	assert_int_equal(out.action, EO_SPLAN_CREATE_JOB);
+	eo_splan_result_clear(&out);
+	json_decref(cl);
+	json_decref(snap);
+	json_decref(keep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_job_tls),	    cmocka_unit_test(test_plan_table),
+	    cmocka_unit_test(test_job_tls),	    cmocka_unit_test(test_job_auth),
+	    cmocka_unit_test(test_plan_auth_latch), cmocka_unit_test(test_plan_table),
 	    cmocka_unit_test(test_plan_idempotent), cmocka_unit_test(test_parse_result),
 	    cmocka_unit_test(test_job_s3),	    cmocka_unit_test(test_job_pvc),
 	};

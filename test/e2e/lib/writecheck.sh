@@ -30,8 +30,13 @@
 # Runs on the machine that runs Chainsaw (kubectl on PATH, $NAMESPACE set by
 # Chainsaw or by the caller). The writer Pod runs etcdctl from the etcd image
 # (WRITECHECK_ETCD_IMAGE) with a shell copied in from the e2e tools image
-# (WRITECHECK_TOOLS_IMAGE): no image of its own to build. Plain-text client
-# port only (the e2e clusters have no client TLS).
+# (WRITECHECK_TOOLS_IMAGE): no image of its own to build.
+#
+# A cluster with client TLS and/or etcd auth: set WRITECHECK_TLS=<server-secret>/<client-secret>
+# (the writer then mounts ca.crt of the server Secret and the operator client certificate, and
+# dials https; member reads use the member's own client certificate) and WRITECHECK_AUTH_SECRET=
+# <secret> (the root credentials Secret: the writer gets the password by secretKeyRef, the member
+# reads with --user root:<password> read from the Secret by kubectl).
 set -euo pipefail
 
 ns=${NAMESPACE:?NAMESPACE must be set (Chainsaw sets it)}
@@ -39,6 +44,8 @@ etcd_image=${WRITECHECK_ETCD_IMAGE:-quay.io/coreos/etcd:v3.6.11}
 tools_image=${WRITECHECK_TOOLS_IMAGE:-localhost/etcd-operator-dev/busybox:1.35}
 # How long a member may take to catch up with the writes it missed.
 converge_s=${WRITECHECK_CONVERGE_SECONDS:-60}
+tls=${WRITECHECK_TLS:-}
+auth_secret=${WRITECHECK_AUTH_SECRET:-}
 
 die() {
 	echo "writecheck: $*" >&2
@@ -52,8 +59,38 @@ usage() {
 	exit 2
 }
 
+# etcdctl flags of a member Pod reading its own copy (client TLS, auth).
+member_flags() {
+	local pw
+	if [ -n "$tls" ]; then
+		printf '%s\n' --endpoints=https://localhost:2379 --cacert=/etc/etcd/tls/client/ca.crt \
+			--cert=/etc/etcd/tls/client/tls.crt --key=/etc/etcd/tls/client/tls.key
+	fi
+	if [ -n "$auth_secret" ]; then
+		pw=$(kc get secret "$auth_secret" -o jsonpath='{.data.password}' | base64 -d)
+		printf '%s\n' "--user=root:$pw"
+	fi
+}
+
 start() {
 	local cluster=$1 name=${2:-wc-$1} max_s=${3:-600} max_n=${4:-5000}
+	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=""
+	if [ -n "$tls" ]; then
+		# the name the server certificate carries (docs/operations.md's SANs)
+		endpoint="https://$cluster-client.$ns.svc:2379"
+		vols="
+  - {name: ca, secret: {secretName: ${tls%%/*}, items: [{key: ca.crt, path: ca.crt}]}}
+  - {name: cert, secret: {secretName: ${tls#*/}}}"
+		mounts="
+    - {name: ca, mountPath: /ca}
+    - {name: cert, mountPath: /cert}"
+		flags="--cacert=/ca/ca.crt --cert=/cert/tls.crt --key=/cert/tls.key"
+	fi
+	if [ -n "$auth_secret" ]; then
+		envs="
+    - {name: ETCDCTL_PASSWORD, valueFrom: {secretKeyRef: {name: $auth_secret, key: password}}}
+    - {name: ETCDCTL_USER, value: root}"
+	fi
 	kc apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -64,7 +101,7 @@ spec:
   restartPolicy: Never
   terminationGracePeriodSeconds: 1
   volumes:
-  - {name: tools, emptyDir: {}}
+  - {name: tools, emptyDir: {}}$vols
   initContainers:
   - name: shell
     image: $tools_image
@@ -77,7 +114,8 @@ spec:
     imagePullPolicy: IfNotPresent
     command: [/tools/busybox, sh, -c]
     env:
-    - {name: ENDPOINT, value: "http://$cluster-client:2379"}
+    - {name: ENDPOINT, value: "$endpoint"}
+    - {name: FLAGS, value: "$flags"}$envs
     - {name: PREFIX, value: "/writecheck/$name/"}
     - {name: MAX_SECONDS, value: "$max_s"}
     - {name: MAX_WRITES, value: "$max_n"}
@@ -95,7 +133,8 @@ spec:
         k=\$(printf '%s%06d' "\$PREFIX" "\$i")
         v="\$run-\$i"
         # Only etcd's OK after a zero exit counts as acknowledged.
-        if out=\$(etcdctl --endpoints="\$ENDPOINT" --dial-timeout=2s --command-timeout=3s put "\$k" "\$v" 2>&1) && [ "\$out" = OK ]; then
+        # shellcheck disable=SC2086
+        if out=\$(etcdctl --endpoints="\$ENDPOINT" \$FLAGS --dial-timeout=2s --command-timeout=3s put "\$k" "\$v" 2>&1) && [ "\$out" = OK ]; then
           # the 4th field: seconds since boot (centiseconds), for the longest pause
           echo "ACK \$k \$v \$(cut -d' ' -f1 /proc/uptime)"
           acked=\$((acked + 1))
@@ -107,7 +146,8 @@ spec:
         sleep 0.1
       done
       echo "END attempted=\$i acked=\$acked failed=\$failed"
-    volumeMounts: [{name: tools, mountPath: /tools}]
+    volumeMounts:
+    - {name: tools, mountPath: /tools}$mounts
 YAML
 	kc wait pod "$name" --for=condition=Ready --timeout=90s >/dev/null ||
 		die "writer Pod $name did not start"
@@ -126,6 +166,8 @@ members() {
 # member catches up). Prints the number of members checked.
 check_members() {
 	local cluster=$1 prefix=$2 expected=$3 pods p dump bad deadline count=0
+	local -a mf
+	mapfile -t mf < <(member_flags)
 	pods=$(members "$cluster")
 	[ -n "$pods" ] || die "no member Pods of $cluster"
 	dump=$(mktemp)
@@ -134,7 +176,7 @@ check_members() {
 		deadline=$(($(date +%s) + converge_s))
 		while :; do
 			# `get` prints key and value on alternate lines.
-			if kc exec "$p" -- etcdctl get --consistency=s --prefix "$prefix" 2>"$bad.err" |
+			if kc exec "$p" -- etcdctl "${mf[@]}" get --consistency=s --prefix "$prefix" 2>"$bad.err" |
 				awk 'NR % 2 == 1 { k = $0; next } { print k, $0 }' >"$dump"; then
 				awk 'NR == FNR { have[$0] = 1; key[$1] = 1; next }
 				     !($0 in have) { print ($1 in key ? "wrong value: " : "missing: ") $0 }' \
