@@ -24,10 +24,12 @@
 #define EO_KIND_MEMBER	      "EtcdMember"
 #define EO_KIND_SNAPSHOT      "EtcdSnapshot"
 #define EO_KIND_SCHEDULE      "EtcdSnapshotSchedule"
+#define EO_KIND_DEFRAG	      "EtcdDefrag"
 #define EO_PLURAL_CLUSTERS    "etcdclusters"
 #define EO_PLURAL_MEMBERS     "etcdmembers"
 #define EO_PLURAL_SNAPSHOTS   "etcdsnapshots"
 #define EO_PLURAL_SCHEDULES   "etcdsnapshotschedules"
+#define EO_PLURAL_DEFRAGS     "etcddefrags"
 #define EO_RESOURCE_CLUSTERS  EO_PLURAL_CLUSTERS "." EO_API_GROUP
 #define EO_RESOURCE_MEMBERS   EO_PLURAL_MEMBERS "." EO_API_GROUP
 #define EO_RESOURCE_SNAPSHOTS EO_PLURAL_SNAPSHOTS "." EO_API_GROUP
