@@ -53,6 +53,9 @@ int eo_defrag_rule(const json_t *d, struct eo_defrag_rule *out)
 		out->min_reclaim = EO_DEFRAG_MIN_RECLAIM_DEFAULT;
 		rc = -1;
 	}
+	/* The default floor never goes above an explicit freeSpaceAbove. */
+	if (json_object_get(rule, "minReclaim") == NULL && out->min_reclaim > out->free_space_above)
+		out->min_reclaim = out->free_space_above;
 	if (eo__json_int_at(rule, "quotaUsageAbove", &pct)) {
 		if (pct >= 1 && pct <= 100)
 			out->quota_usage_above = (int)pct;

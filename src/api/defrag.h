@@ -46,7 +46,7 @@ struct eo_defrag_rule {
 	bool all;
 	int64_t free_space_above; /* bytes */
 	int quota_usage_above;	  /* percent 1..100, 0 = unset */
-	int64_t min_reclaim;	  /* bytes */
+	int64_t min_reclaim;	  /* bytes; the default is capped at free_space_above */
 };
 
 const char *eo_defrag_cluster_name(const json_t *d);

@@ -157,8 +157,8 @@ static void mview_query(eo_etcd_client *ec, struct mview *mv)
 	mview_clear_status(mv);
 	for (size_t i = 0; i < mv->n; i++) {
 		struct eo_etcd_detail d = {0};
-		eo_etcd_err e = ec != NULL ? eo_etcd_status(ec, mv->url[i], &mv->st[i], &d)
-					   : EO_ETCD_INVALID;
+		eo_etcd_err e =
+		    ec != NULL ? eo_etcd_status(ec, mv->url[i], &mv->st[i], &d) : EO_ETCD_INVALID;
 
 		if (e == EO_ETCD_OK) {
 			mv->v[i].st = &mv->st[i];
@@ -272,8 +272,8 @@ void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *na
 		done.err = dc != NULL ? eo_etcd_defragment(dc, t->endpoint, &dd) : EO_ETCD_INVALID;
 		done.detail = dd.message;
 		done.db_size_after = -1;
-		if (done.err == EO_ETCD_OK && eo_etcd_status(ec, t->endpoint, &after, NULL) ==
-						  EO_ETCD_OK)
+		if (done.err == EO_ETCD_OK &&
+		    eo_etcd_status(ec, t->endpoint, &after, NULL) == EO_ETCD_OK)
 			done.db_size_after = after.db_size;
 		eo_etcd_status_clear(&after);
 		in.done = &done;
@@ -541,8 +541,8 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		eo_log_kv(EO_LOG_INFO, &lc, "NoSpace condition changed", "message", pr.message,
 			  NULL);
 		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
-			eo_kube_event(c->rec, in.cluster, pr.event_type, pr.event_reason, NULL, "%s",
-				      pr.message);
+			eo_kube_event(c->rec, in.cluster, pr.event_type, pr.event_reason, NULL,
+				      "%s", pr.message);
 	}
 	out->requeue_ms = pr.requeue_ms > 0 ? pr.requeue_ms : EO_NPLAN_INTERVAL_MS;
 	goto out;

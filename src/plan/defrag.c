@@ -95,7 +95,8 @@ uint64_t eo_dplan_healthy(const struct eo_dplan_member *members, size_t n, bool 
 			return 0;
 		}
 		if (leader != 0 && m->st->leader != leader) {
-			snprintf(buf, cap, "the members disagree on the leader (member %s names another)",
+			snprintf(buf, cap,
+				 "the members disagree on the leader (member %s names another)",
 				 m->name);
 			return 0;
 		}
@@ -311,9 +312,9 @@ static int walk(struct work *w, uint64_t leader, size_t *target)
 		}
 		e = member_entry(w->st, m->name, true);
 		if (e == NULL ||
-		    json_object_set_new(e, "role",
-					json_string(m->st->member_id == leader ? "Leader"
-									       : "Follower")) != 0 ||
+		    json_object_set_new(
+			e, "role",
+			json_string(m->st->member_id == leader ? "Leader" : "Follower")) != 0 ||
 		    json_object_set_new(e, "outcome", json_string(EO_DEFRAG_OUTCOME_SKIPPED)) !=
 			0 ||
 		    json_object_set_new(e, "dbSizeBefore", json_integer(m->st->db_size)) != 0 ||
@@ -346,9 +347,10 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 	if (d->err == EO_ETCD_OK) {
 		int64_t reclaimed = after >= 0 && before > after ? before - after : 0;
 
-		if (json_object_set_new(e, "outcome", json_string(EO_DEFRAG_OUTCOME_DEFRAGMENTED)) !=
-			0 ||
-		    (after >= 0 && json_object_set_new(e, "dbSizeAfter", json_integer(after)) != 0) ||
+		if (json_object_set_new(e, "outcome",
+					json_string(EO_DEFRAG_OUTCOME_DEFRAGMENTED)) != 0 ||
+		    (after >= 0 &&
+		     json_object_set_new(e, "dbSizeAfter", json_integer(after)) != 0) ||
 		    json_object_set_new(e, "reclaimedBytes", json_integer(reclaimed)) != 0 ||
 		    add_int(w->st, "defragmented", 1) != 0 ||
 		    add_int(w->st, "reclaimedBytes", reclaimed) != 0)
@@ -360,7 +362,7 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 		msgf(w->out, "member %s defragmented: DbSize %s -> %s, %s reclaimed", m->name,
 		     human(before, r, sizeof(r)), a, human(reclaimed, b, sizeof(b)));
 		return json_object_set_new(e, "message", json_string(w->out->message)) == 0 ? 0
-											     : -1;
+											    : -1;
 	}
 	if (d->err == EO_ETCD_TIMEOUT)
 		msgf(w->out,
@@ -427,8 +429,7 @@ static const char *unsettled(const json_t *cluster, char *buf, size_t cap)
 	int64_t gen = eo_cluster_generation(cluster);
 	const char *r = eo_condition_reason(st, EO_COND_AVAILABLE);
 
-	if (!eo_condition_matches(st, EO_COND_AVAILABLE, EO_COND_TRUE,
-				  EO_REASON_QUORUM_HEALTHY)) {
+	if (!eo_condition_matches(st, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY)) {
 		snprintf(buf, cap, "its members are not all ready (Available: %s)",
 			 r != NULL ? r : "not reported yet");
 		return buf;
@@ -495,7 +496,8 @@ static int plan(struct work *w)
 		return pending(w, EO_REASON_DEFRAG_NO_CLUSTER, "Warning");
 	}
 	if (eo_cluster_replicas(in->cluster) == 0) {
-		msgf(out, "EtcdCluster %s is paused (replicas 0); the defragmentation waits", cname);
+		msgf(out, "EtcdCluster %s is paused (replicas 0); the defragmentation waits",
+		     cname);
 		return pending(w, EO_REASON_DEFRAG_PAUSED, NULL);
 	}
 	if (other_first(in, &who)) {
@@ -527,7 +529,7 @@ static int plan(struct work *w)
 		rc = record(w, &in->members[target], leader);
 		if (rc < 0)
 			return -1;
-		reason = in->done->err == EO_ETCD_OK	  ? EO_REASON_DEFRAG_RUNNING
+		reason = in->done->err == EO_ETCD_OK	    ? EO_REASON_DEFRAG_RUNNING
 			 : in->done->err == EO_ETCD_TIMEOUT ? EO_REASON_DEFRAG_TIMEOUT
 							    : EO_REASON_DEFRAG_FAILED;
 		if (rc == 1)

@@ -58,17 +58,17 @@
 
 #define EO_COND_DEFRAG_READY "Ready"
 /* Reasons of an EtcdDefrag's Ready condition. */
-#define EO_REASON_DEFRAG_INVALID	"InvalidSpec"
-#define EO_REASON_DEFRAG_NO_CLUSTER	"ClusterNotFound"
-#define EO_REASON_DEFRAG_PAUSED		"ClusterPaused"
-#define EO_REASON_DEFRAG_WAITING	"WaitingForOtherDefrag"
-#define EO_REASON_DEFRAG_NOT_READY	"ClusterNotReady"
-#define EO_REASON_DEFRAG_UNHEALTHY	"ClusterUnhealthy"
-#define EO_REASON_DEFRAG_RUNNING	"Defragmenting"
-#define EO_REASON_DEFRAG_DONE		"Defragmented"
-#define EO_REASON_DEFRAG_TIMEOUT	"DefragTimeout"
-#define EO_REASON_DEFRAG_FAILED		"DefragFailed"
-#define EO_REASON_DEFRAG_DEADLINE	"DeadlineExceeded"
+#define EO_REASON_DEFRAG_INVALID    "InvalidSpec"
+#define EO_REASON_DEFRAG_NO_CLUSTER "ClusterNotFound"
+#define EO_REASON_DEFRAG_PAUSED	    "ClusterPaused"
+#define EO_REASON_DEFRAG_WAITING    "WaitingForOtherDefrag"
+#define EO_REASON_DEFRAG_NOT_READY  "ClusterNotReady"
+#define EO_REASON_DEFRAG_UNHEALTHY  "ClusterUnhealthy"
+#define EO_REASON_DEFRAG_RUNNING    "Defragmenting"
+#define EO_REASON_DEFRAG_DONE	    "Defragmented"
+#define EO_REASON_DEFRAG_TIMEOUT    "DefragTimeout"
+#define EO_REASON_DEFRAG_FAILED	    "DefragFailed"
+#define EO_REASON_DEFRAG_DEADLINE   "DeadlineExceeded"
 
 enum eo_dplan_action {
 	EO_DPLAN_NONE = 0, /* nothing (or only the status to write) */

@@ -162,16 +162,15 @@ int eo_plan_nospace(const struct eo_nplan_input *in, struct eo_nplan_result *out
 		     biggest, quota, big != NULL ? big : "-");
 		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_RECOVERING, NULL);
 	}
-	if (in->recovered || (in->last_attempt != 0 && in->now - in->last_attempt <
-							   EO_NPLAN_RETRY_S)) {
+	if (in->recovered ||
+	    (in->last_attempt != 0 && in->now - in->last_attempt < EO_NPLAN_RETRY_S)) {
 		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
 		msgf(out,
 		     "etcd's NOSPACE alarm stays: after compaction and defragmentation member %s "
 		     "still holds %" PRId64 " bytes, over the quota of %" PRId64
 		     " bytes%s%s; the live data itself is too big: delete keys (deletes are "
 		     "allowed) or raise spec.options.quotaBackendBytes; tried again every %ds",
-		     big != NULL ? big : "-", biggest, quota,
-		     in->recover_error != NULL ? "; " : "",
+		     big != NULL ? big : "-", biggest, quota, in->recover_error != NULL ? "; " : "",
 		     in->recover_error != NULL ? in->recover_error : "", EO_NPLAN_RETRY_S);
 		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_NOT_RECLAIM, "Warning");
 	}
