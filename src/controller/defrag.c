@@ -174,6 +174,41 @@ static long etcd_status_timeout(const struct eo_controller *c)
 	return c->etcd_timeout_ms > 0 ? c->etcd_timeout_ms : STATUS_TIMEOUT_MS;
 }
 
+/*
+ * Writes want as obj's status (resourceVersion precondition) and, on success, replaces *obj
+ * with the object the apiserver returned, so that a later write in the same pass carries
+ * the new resourceVersion. 0 written, 1 conflict or gone, -1 failure (logged).
+ */
+static int write_status_fresh(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      struct eo_kube_resource r, json_t **obj, const json_t *want,
+			      const char *kind)
+{
+	struct eo_kube_error err = {0};
+	json_t *patch = eo_controller_status_patch(json_object_get(*obj, "status"), want,
+						   eo_kube_obj_resource_version(*obj));
+	json_t *fresh = NULL, *typed = NULL;
+	eo_kube_err e;
+
+	if (patch == NULL)
+		return -1;
+	e = eo_kube_patch_status(c->kc, &r, patch, &fresh, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
+		return 1;
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "status update failed", "error", eo_kube_strerror(e),
+			  "detail", err.message, NULL);
+		return -1;
+	}
+	typed = fresh != NULL ? eo_controller_typed_copy(fresh, EO_API_GROUP_VERSION, kind) : NULL;
+	json_decref(fresh);
+	if (typed == NULL)
+		return -1;
+	json_decref(*obj);
+	*obj = typed;
+	return 0;
+}
+
 /* --- EtcdDefrag --- */
 
 /* The namespace's EtcdDefrags other than name (a new array; NULL on OOM). */
@@ -267,6 +302,18 @@ void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		eo_log_kv(EO_LOG_INFO, &lc, "defragmenting", "member", t->name, "message",
 			  pr.message, NULL);
+		/* Running, and which member, before the call that may take long. */
+		if (pr.status != NULL && pr.status_changed) {
+			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &d,
+						pr.status, EO_KIND_DEFRAG);
+			if (rc < 0)
+				goto fail;
+			if (rc > 0) {
+				out->requeue_ms = CONFLICT_MS;
+				goto out;
+			}
+			in.defrag = d;
+		}
 		dc = mview_dial(c, mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
 		done.name = t->name;
 		done.err = dc != NULL ? eo_etcd_defragment(dc, t->endpoint, &dd) : EO_ETCD_INVALID;
@@ -478,21 +525,18 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		eo_log_kv(EO_LOG_WARN, &lc, "NOSPACE alarm: recovering", "message", pr.message,
 			  NULL);
 		if (pr.status != NULL) { /* say so before the long part */
-			if (eo_controller_write_status(c, &lc,
-						       eo_kube_res_at(RES_CLUSTERS, ns, name),
-						       cluster, pr.status) == 0 &&
-			    c->rec != NULL && pr.event_type != NULL)
+			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+						&cluster, pr.status, EO_KIND_CLUSTER);
+			if (rc < 0)
+				goto fail;
+			if (rc > 0) {
+				out->requeue_ms = CONFLICT_MS;
+				goto out;
+			}
+			in.cluster = cluster;
+			if (c->rec != NULL && pr.event_type != NULL)
 				eo_kube_event(c->rec, cluster, pr.event_type, pr.event_reason, NULL,
 					      "%s", pr.message);
-			/* later writes go on the fresh object, read again from the apiserver */
-			json_decref(cluster);
-			cluster = NULL;
-			if (eo_kube_get(c->kc,
-					&(struct eo_kube_resource){EO_API_GROUP_VERSION,
-								   EO_PLURAL_CLUSTERS, ns, name},
-					&cluster, NULL) != EO_KUBE_OK)
-				goto fail;
-			in.cluster = cluster;
 		}
 		recover(c, &lc, ec, mv, &pr, why, sizeof(why));
 		attempt_set(uid, now_of(c));
