@@ -465,8 +465,7 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL;
 	eo_etcd_client *ec = NULL;
-	const char *uid;
-	char why[256] = "";
+	char uid[64], why[256] = "";
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -478,9 +477,10 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL)
 		goto fail;
-	uid = eo_cluster_uid(cluster);
+	/* a copy: cluster is replaced by the object a status write returns */
+	snprintf(uid, sizeof(uid), "%s", eo_cluster_uid(cluster) ? eo_cluster_uid(cluster) : "");
 	if (eo_cluster_is_deleting(cluster) || eo_cluster_cluster_id(cluster) == NULL ||
-	    eo_cluster_replicas(cluster) == 0 || uid == NULL) {
+	    eo_cluster_replicas(cluster) == 0 || uid[0] == '\0') {
 		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
 		goto out;
 	}
