@@ -134,3 +134,64 @@ int eo_defrag_validate(const json_t *d, const json_t *old, char *msg, size_t n)
 	}
 	return 0;
 }
+
+/* --- EtcdDefragSchedule --- */
+
+const char *eo_defrag_schedule_cron(const json_t *s)
+{
+	return eo__json_str_at(s, "spec.schedule");
+}
+
+bool eo_defrag_schedule_suspended(const json_t *s)
+{
+	return eo__json_bool_at(s, "spec.suspend", false);
+}
+
+static int64_t int_or(const json_t *s, const char *path, int64_t def)
+{
+	int64_t v;
+
+	return eo__json_int_at(s, path, &v) && v >= 0 ? v : def;
+}
+
+int64_t eo_defrag_schedule_keep_complete(const json_t *s)
+{
+	return int_or(s, "spec.successfulRunsHistoryLimit",
+		      EO_DEFRAG_SCHEDULE_KEEP_COMPLETE_DEFAULT);
+}
+
+int64_t eo_defrag_schedule_keep_failed(const json_t *s)
+{
+	return int_or(s, "spec.failedRunsHistoryLimit", EO_DEFRAG_SCHEDULE_KEEP_FAILED_DEFAULT);
+}
+
+int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n)
+{
+	const char *name = eo__json_str_at(s, "metadata.name");
+	const char *cron = eo_defrag_schedule_cron(s);
+	json_t *spec = eo__json_object_at(s, "spec");
+	json_t *as_defrag = NULL;
+	int rc;
+
+	eo__clear(msg, n);
+	if (name != NULL && strlen(name) > EO_DEFRAG_SCHEDULE_NAME_MAX)
+		return eo__fail(msg, n, "%s", EO_MSG_DEFRAG_SCHEDULE_NAME);
+	if (spec == NULL)
+		return eo__fail(msg, n, "spec: Required value");
+	if (cron == NULL || cron[0] == '\0')
+		return eo__fail(msg, n, "spec.schedule: Required value");
+	for (int i = 0; i < 2; i++) {
+		const char *k = i ? "failedRunsHistoryLimit" : "successfulRunsHistoryLimit";
+		const json_t *v = json_object_get(spec, k);
+
+		if (v != NULL && (!json_is_integer(v) || json_integer_value(v) < 0))
+			return eo__fail(msg, n, "spec.%s: must be an integer >= 0", k);
+	}
+	/* clusterRef, rule and ttl follow an EtcdDefrag's rules. */
+	as_defrag = json_pack("{s:O}", "spec", spec);
+	if (as_defrag == NULL)
+		return eo__fail(msg, n, "out of memory");
+	rc = eo_defrag_validate(as_defrag, NULL, msg, n);
+	json_decref(as_defrag);
+	return rc;
+}

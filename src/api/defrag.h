@@ -66,4 +66,26 @@ bool eo_defrag_phase_is_terminal(enum eo_defrag_phase p);
  */
 int eo_defrag_validate(const json_t *d, const json_t *old, char *msg, size_t n);
 
+/* --- EtcdDefragSchedule (extension: upstream has announced a policy kind, no shape) --- */
+
+#define EO_MSG_DEFRAG_SCHEDULE_NAME                                                                \
+	"metadata.name must be at most 240 characters long (its runs are named "                   \
+	"<schedule>-YYYYMMDDHHMM)"
+#define EO_DEFRAG_SCHEDULE_NAME_MAX		 240
+#define EO_DEFRAG_SCHEDULE_KEEP_COMPLETE_DEFAULT 3
+#define EO_DEFRAG_SCHEDULE_KEEP_FAILED_DEFAULT	 1
+
+const char *eo_defrag_schedule_cron(const json_t *s);
+bool eo_defrag_schedule_suspended(const json_t *s);
+/* spec.successfulRunsHistoryLimit / failedRunsHistoryLimit with their defaults. */
+int64_t eo_defrag_schedule_keep_complete(const json_t *s);
+int64_t eo_defrag_schedule_keep_failed(const json_t *s);
+
+/*
+ * Re-check the CRD rules of an EtcdDefragSchedule: the name length, spec.clusterRef.name and
+ * spec.schedule present, history limits >= 0, spec.rule as an EtcdDefrag's, ttl >= 0. The
+ * cron expression itself is parsed by plan/cron.h. 0, or -1 with msg.
+ */
+int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n);
+
 #endif

@@ -47,6 +47,7 @@ struct eo_controller {
 	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
 	struct eo_cache_set schedules;	     /* EtcdSnapshotSchedules */
 	struct eo_cache_set defrags;	     /* EtcdDefrags */
+	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
 	struct eo_cache_set netpols;	     /* NetworkPolicies labelled managed-by */
 	const struct eo_netpol_opts *netpol; /* NULL: NetworkPolicies are never made */
 	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
@@ -83,6 +84,10 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 /* Reconciles the EtcdDefrag ns/name (controller/defrag.c). */
 void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			 struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdDefragSchedule ns/name (controller/defrag_schedule.c). */
+void eo_defrag_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
+				  struct eo_reconcile_out *out);
 
 /* Reads the alarms of the EtcdCluster ns/name and recovers from NOSPACE (controller/defrag.c). */
 void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,

@@ -102,6 +102,13 @@ static const char *const defrag_messages[] = {
     NULL,
 };
 
+static const char *const defrag_schedule_messages[] = {
+    EO_MSG_DEFRAG_SCHEDULE_NAME,
+    EO_MSG_DEFRAG_ALL_EXCLUSIVE,
+    EO_MSG_DEFRAG_MIN_RECLAIM,
+    NULL,
+};
+
 static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcdclusters.yaml", "etcdclusters." EO_API_GROUP,
      cluster_messages},
@@ -111,6 +118,8 @@ static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcdsnapshotschedules.yaml", "etcdsnapshotschedules." EO_API_GROUP,
      schedule_messages},
     {"etcd-operator.cozystack.io_etcddefrags.yaml", "etcddefrags." EO_API_GROUP, defrag_messages},
+    {"etcd-operator.cozystack.io_etcddefragschedules.yaml", "etcddefragschedules." EO_API_GROUP,
+     defrag_schedule_messages},
 };
 
 /* Read root/dir/file into a NUL-terminated heap buffer (caller frees), or fail. */

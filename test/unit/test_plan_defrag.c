@@ -16,7 +16,9 @@
 
 #include "api/conditions.h"
 #include "api/defrag.h"
+#include "kube/client.h"
 #include "plan/defrag.h"
+#include "plan/defrag_schedule.h"
 #include "plan/nospace.h"
 
 #define NOW 1780000000 /* 2026-05-28T20:26:40Z */
@@ -1195,12 +1197,159 @@ static void test_nospace_table(void **state)
 	}
 }
 
+/* --- EtcdDefragSchedule --- */
+
+static json_t *dschedule(const char *cron, const char *extra, const char *status)
+{
+	char buf[2048];
+
+	snprintf(
+	    buf, sizeof(buf),
+	    "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdDefragSchedule',"
+	    "'metadata':{'name':'nightly','namespace':'ns','uid':'s-uid','generation':1,"
+	    "'creationTimestamp':'2026-05-28T00:00:00Z'},'spec':{'clusterRef':{'name':'demo'},"
+	    "'schedule':'%s','rule':{'freeSpaceAbove':'500Mi'},'ttlSecondsAfterFinished':600%s},"
+	    "'status':%s}",
+	    cron, extra, status);
+	return tu_jsonq(buf);
+}
+
+static json_t *run(const char *name, const char *created, const char *phase)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','creationTimestamp':'%s',"
+		 "'labels':{'etcd-operator.cozystack.io/defrag-schedule':'nightly'}},"
+		 "'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':'%s'}}",
+		 name, name, created, phase);
+	return tu_jsonq(buf);
+}
+
+/* NOW is 2026-05-28T20:26:40Z: the hourly slot is 20:00, the daily one 00:00. */
+static void test_defrag_schedule(void **state)
+{
+	struct eo_dsplan_result out = {0};
+	json_t *s, *runs;
+	const json_t *cr;
+
+	(void)state;
+	/* First slot after creation: a run named after it, with the rule and the TTL. */
+	s = dschedule("0 * * * *", "", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_non_null(out.create);
+	cr = out.create;
+	assert_string_equal(eo_kube_obj_name(cr), "nightly-202605282000");
+	assert_string_equal(eo_defrag_cluster_name(cr), "demo");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(json_object_get(cr, "spec"), "rule"),
+					      "freeSpaceAbove")),
+	    "500Mi");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(cr, "spec"),
+							    "ttlSecondsAfterFinished")),
+			 600);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(cr, "metadata"), "ownerReferences"),
+			       0),
+		"uid")),
+	    "s-uid");
+	assert_string_equal(eo_kube_obj_label(cr, "etcd-operator.cozystack.io/defrag-schedule"),
+			    "nightly");
+	assert_string_equal(json_string_value(json_object_get(out.status, "lastScheduleTime")),
+			    "2026-05-28T20:00:00Z");
+	assert_string_equal(out.event_reason, "DefragCreated");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* Already run this slot: nothing. */
+	s = dschedule("0 * * * *", "", "{'lastScheduleTime':'2026-05-28T20:00:00Z'}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_true(out.requeue_ms > 0 && out.requeue_ms <= 34 * 60 * 1000);
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* Due, but a run is still going: it waits. */
+	s = dschedule("0 * * * *", "", "{'lastScheduleTime':'2026-05-28T19:00:00Z'}");
+	runs = json_array();
+	json_array_append_new(runs, run("nightly-202605281900", "2026-05-28T19:00:01Z", "Running"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(json_string_value(json_object_get(out.status, "active")),
+			    "nightly-202605281900");
+	assert_non_null(strstr(out.message, "waits"));
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+
+	/* The slot's run exists (its status write was lost): recorded, not made again. */
+	runs = json_array();
+	json_array_append_new(runs,
+			      run("nightly-202605282000", "2026-05-28T20:00:01Z", "Complete"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(json_string_value(json_object_get(out.status, "lastScheduleTime")),
+			    "2026-05-28T20:00:00Z");
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+	json_decref(s);
+
+	/* Suspended: nothing. */
+	s = dschedule("0 * * * *", ",'suspend':true", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(eo_condition_reason(out.status, "Ready"), "Suspended");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* A cron expression that does not parse. */
+	s = dschedule("61 * * * *", "", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(eo_condition_reason(out.status, "Ready"), "InvalidSchedule");
+	assert_string_equal(out.event_type, "Warning");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+}
+
+/* The history: 3 Complete and 1 Failed by default, newest first; running runs are kept. */
+static void test_defrag_schedule_history(void **state)
+{
+	struct eo_dsplan_result out = {0};
+	json_t *s = dschedule("0 0 * * *", "", "{'lastScheduleTime':'2026-05-28T00:00:00Z'}");
+	json_t *runs = json_array();
+	char names[256] = "";
+
+	(void)state;
+	json_array_append_new(runs, run("c1", "2026-05-21T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("c2", "2026-05-22T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("f1", "2026-05-23T00:00:00Z", "Failed"));
+	json_array_append_new(runs, run("c3", "2026-05-24T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("f2", "2026-05-25T00:00:00Z", "Failed"));
+	json_array_append_new(runs, run("c4", "2026-05-26T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("c5", "2026-05-27T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("r1", "2026-05-20T00:00:00Z", "Running"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	for (size_t i = 0; i < out.n_del; i++) {
+		strcat(names, eo_kube_obj_name(out.del[i]));
+		strcat(names, " ");
+	}
+	assert_string_equal(names, "f1 c2 c1 ");
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defrag_table),  cmocka_unit_test(test_defrag_record_bytes),
-	    cmocka_unit_test(test_defrag_ttl),	  cmocka_unit_test(test_defrag_validate),
+	    cmocka_unit_test(test_defrag_table),
+	    cmocka_unit_test(test_defrag_record_bytes),
+	    cmocka_unit_test(test_defrag_ttl),
+	    cmocka_unit_test(test_defrag_validate),
 	    cmocka_unit_test(test_nospace_table),
+	    cmocka_unit_test(test_defrag_schedule),
+	    cmocka_unit_test(test_defrag_schedule_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
