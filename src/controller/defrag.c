@@ -503,16 +503,17 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		if (ec == NULL)
 			goto fail;
 		in.alarms = eo_etcd_alarm_list(ec, &alarms, NULL) == EO_ETCD_OK ? &alarms : NULL;
-		mview_query(ec, mv);
 		in.queried = true;
 		in.members = mv->v;
 		in.n_members = mv->n;
-		if (in.alarms != NULL && in.last_attempt != 0) {
+		if (in.alarms != NULL) {
 			bool nospace = false;
 
 			for (size_t i = 0; i < alarms.n; i++)
 				nospace |= alarms.v[i].type == EO_ETCD_ALARM_NOSPACE;
-			if (!nospace) {
+			if (nospace) {
+				mview_query(ec, mv); /* the members' sizes: only under the alarm */
+			} else if (in.last_attempt != 0) {
 				attempt_set(uid, 0); /* the alarm is gone: a new one starts over */
 				in.last_attempt = 0;
 			}

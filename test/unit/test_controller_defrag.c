@@ -519,6 +519,9 @@ static void test_nospace_quiet(void **state)
 	assert_true(out.requeue_ms >= 30000);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	/* without an alarm one request per pass: the alarm list, no member status */
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/status"), 0);
+	assert_int_equal(eo_fake_etcd_requests(r.etcd), 1);
 	c = stored(&r, CL, "demo");
 	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
 	assert_string_equal(
