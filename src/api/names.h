@@ -20,18 +20,22 @@
 #define EO_API_GROUP_VERSION EO_API_GROUP "/" EO_API_VERSION
 
 /* Kinds, plurals and resource names (plural.group). */
-#define EO_KIND_CLUSTER	      "EtcdCluster"
-#define EO_KIND_MEMBER	      "EtcdMember"
-#define EO_KIND_SNAPSHOT      "EtcdSnapshot"
-#define EO_KIND_SCHEDULE      "EtcdSnapshotSchedule"
-#define EO_PLURAL_CLUSTERS    "etcdclusters"
-#define EO_PLURAL_MEMBERS     "etcdmembers"
-#define EO_PLURAL_SNAPSHOTS   "etcdsnapshots"
-#define EO_PLURAL_SCHEDULES   "etcdsnapshotschedules"
-#define EO_RESOURCE_CLUSTERS  EO_PLURAL_CLUSTERS "." EO_API_GROUP
-#define EO_RESOURCE_MEMBERS   EO_PLURAL_MEMBERS "." EO_API_GROUP
-#define EO_RESOURCE_SNAPSHOTS EO_PLURAL_SNAPSHOTS "." EO_API_GROUP
-#define EO_CATEGORY	      "etcd-operator"
+#define EO_KIND_CLUSTER		   "EtcdCluster"
+#define EO_KIND_MEMBER		   "EtcdMember"
+#define EO_KIND_SNAPSHOT	   "EtcdSnapshot"
+#define EO_KIND_SCHEDULE	   "EtcdSnapshotSchedule"
+#define EO_KIND_DEFRAG		   "EtcdDefrag"
+#define EO_KIND_DEFRAG_SCHEDULE	   "EtcdDefragSchedule"
+#define EO_PLURAL_CLUSTERS	   "etcdclusters"
+#define EO_PLURAL_MEMBERS	   "etcdmembers"
+#define EO_PLURAL_SNAPSHOTS	   "etcdsnapshots"
+#define EO_PLURAL_SCHEDULES	   "etcdsnapshotschedules"
+#define EO_PLURAL_DEFRAGS	   "etcddefrags"
+#define EO_PLURAL_DEFRAG_SCHEDULES "etcddefragschedules"
+#define EO_RESOURCE_CLUSTERS	   EO_PLURAL_CLUSTERS "." EO_API_GROUP
+#define EO_RESOURCE_MEMBERS	   EO_PLURAL_MEMBERS "." EO_API_GROUP
+#define EO_RESOURCE_SNAPSHOTS	   EO_PLURAL_SNAPSHOTS "." EO_API_GROUP
+#define EO_CATEGORY		   "etcd-operator"
 
 /* Labels on every object of a cluster. */
 #define EO_LABEL_APP_NAME	  "app.kubernetes.io/name"
@@ -49,6 +53,8 @@
 /* On an EtcdSnapshot an EtcdSnapshotSchedule created, and on its prune Job and Pod: =
  * <schedule>. */
 #define EO_LABEL_SCHEDULE EO_API_GROUP "/schedule"
+/* On an EtcdDefrag an EtcdDefragSchedule created: = <schedule>. */
+#define EO_LABEL_DEFRAG_SCHEDULE EO_API_GROUP "/defrag-schedule"
 /* On an EtcdSnapshot a schedule created: the slot it was made for (RFC 3339, UTC). */
 #define EO_ANNOTATION_SCHEDULED_TIME EO_API_GROUP "/scheduled-time"
 /* On a snapshot Job's Pod: = <cluster> it snapshots (not EO_LABEL_CLUSTER, which would put

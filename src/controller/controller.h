@@ -44,15 +44,17 @@ struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
 	eo_kube_recorder *rec; /* borrowed; NULL: no Events */
 	struct eo_cache_set clusters, members, pods, pvcs, services, pdbs;
-	struct eo_cache_set snapshots, jobs; /* EtcdSnapshots; Jobs labelled managed-by */
-	struct eo_cache_set schedules;	     /* EtcdSnapshotSchedules */
-	struct eo_cache_set netpols;	     /* NetworkPolicies labelled managed-by */
-	const struct eo_netpol_opts *netpol; /* NULL: NetworkPolicies are never made */
-	const char *operator_image;	     /* runs snapshot Jobs; borrowed */
-	struct eo_desired_opts build;	     /* strings borrowed */
-	long etcd_timeout_ms;		     /* per etcd attempt; 0 = 5000 */
-	time_t (*now)(void);		     /* NULL = time(NULL) */
-	struct eo_fence fence;		     /* leader lease check before membership changes */
+	struct eo_cache_set snapshots, jobs;  /* EtcdSnapshots; Jobs labelled managed-by */
+	struct eo_cache_set schedules;	      /* EtcdSnapshotSchedules */
+	struct eo_cache_set defrags;	      /* EtcdDefrags */
+	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
+	struct eo_cache_set netpols;	      /* NetworkPolicies labelled managed-by */
+	const struct eo_netpol_opts *netpol;  /* NULL: NetworkPolicies are never made */
+	const char *operator_image;	      /* runs snapshot Jobs; borrowed */
+	struct eo_desired_opts build;	      /* strings borrowed */
+	long etcd_timeout_ms;		      /* per etcd attempt; 0 = 5000 */
+	time_t (*now)(void);		      /* NULL = time(NULL) */
+	struct eo_fence fence;		      /* leader lease check before membership changes */
 	const char *etcd_connect_to;	/* test seam: eo_etcd_config.connect_to; NULL normally */
 	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
 };
@@ -78,6 +80,18 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 /* Reconciles the EtcdSnapshotSchedule ns/name (controller/schedule.c). */
 void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdDefrag ns/name (controller/defrag.c). */
+void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			 struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdDefragSchedule ns/name (controller/defrag_schedule.c). */
+void eo_defrag_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
+				  struct eo_reconcile_out *out);
+
+/* Reads the alarms of the EtcdCluster ns/name and recovers from NOSPACE (controller/defrag.c). */
+void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out);
 
 /*
  * Merge patch that turns status cur into want at the top level (changed keys set, removed

@@ -42,10 +42,12 @@ enum kind {
 	K_JOB,
 	K_SCHEDULE,
 	K_NETPOL,
+	K_DEFRAG,
+	K_DEFRAG_SCHEDULE,
 	K_COUNT
 };
 
-#define NCTL 4 /* cluster, member, snapshot, schedule */
+#define NCTL 7 /* cluster, member, snapshot, schedule, defrag, nospace, defrag schedule */
 
 static const struct {
 	const char *gv, *plural, *name, *selector;
@@ -60,6 +62,9 @@ static const struct {
     [K_JOB] = {"batch/v1", "jobs", "Job", MANAGED_SELECTOR},
     [K_SCHEDULE] = {EO_API_GROUP_VERSION, EO_PLURAL_SCHEDULES, "EtcdSnapshotSchedule", NULL},
     [K_NETPOL] = {"networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", MANAGED_SELECTOR},
+    [K_DEFRAG] = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAGS, "EtcdDefrag", NULL},
+    [K_DEFRAG_SCHEDULE] = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAG_SCHEDULES, "EtcdDefragSchedule",
+			   NULL},
 };
 
 struct ctl {
@@ -130,11 +135,20 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 	struct eo_manager *m = h->m;
 	const char *ns = eo_kube_obj_namespace(obj), *name = eo_kube_obj_name(obj);
 	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q, *sq = m->ctls[2].q;
-	eo_kube_queue *schq = m->ctls[3].q;
+	eo_kube_queue *schq = m->ctls[3].q, *dq = m->ctls[4].q, *nq = m->ctls[5].q;
+	eo_kube_queue *dsq = m->ctls[6].q;
 
 	switch (h->kind) {
 	case K_CLUSTER:
 		enqueue(cq, ns, name);
+		enqueue(nq, ns, name);
+		break;
+	case K_DEFRAG:
+		enqueue(dq, ns, name);
+		enqueue(dsq, ns, eo_kube_obj_label(obj, EO_LABEL_DEFRAG_SCHEDULE));
+		break;
+	case K_DEFRAG_SCHEDULE:
+		enqueue(dsq, ns, name);
 		break;
 	case K_MEMBER:
 		enqueue(mq, ns, name);
@@ -333,6 +347,9 @@ static int start_workers(struct eo_manager *m)
 	enqueue_all(&m->ctrl.members, m->ctls[1].q);
 	enqueue_all(&m->ctrl.snapshots, m->ctls[2].q);
 	enqueue_all(&m->ctrl.schedules, m->ctls[3].q);
+	enqueue_all(&m->ctrl.defrags, m->ctls[4].q);
+	enqueue_all(&m->ctrl.clusters, m->ctls[5].q);
+	enqueue_all(&m->ctrl.defrag_schedules, m->ctls[6].q);
 	return 0;
 }
 
@@ -429,6 +446,10 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
 	m->ctls[3] =
 	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
+	m->ctls[4] = (struct ctl){"etcddefrag", eo_kube_queue_new(NULL), eo_defrag_reconcile};
+	m->ctls[5] = (struct ctl){"etcdnospace", eo_kube_queue_new(NULL), eo_nospace_reconcile};
+	m->ctls[6] = (struct ctl){"etcddefragschedule", eo_kube_queue_new(NULL),
+				  eo_defrag_schedule_reconcile};
 	m->kc = new_client(cfg, 0);
 	m->netpol = (struct eo_netpol_opts){
 	    .default_enabled = cfg->network_policy,
@@ -445,7 +466,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		goto fail;
 	}
 	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
-	    m->ctls[3].q == NULL || nns > EO_CTRL_MAX_CACHES)
+	    m->ctls[3].q == NULL || m->ctls[4].q == NULL || m->ctls[5].q == NULL ||
+	    m->ctls[6].q == NULL || nns > EO_CTRL_MAX_CACHES)
 		goto fail;
 	m->rec = eo_kube_recorder_new(m->kc, &(struct eo_kube_recorder_opts){
 						 .component = "etcd-operator",
@@ -469,16 +491,18 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		goto fail;
 	m->ninf = nns;
 	for (int k = 0; k < K_COUNT; k++) {
-		struct eo_cache_set *set = k == K_CLUSTER    ? &m->ctrl.clusters
-					   : k == K_MEMBER   ? &m->ctrl.members
-					   : k == K_POD	     ? &m->ctrl.pods
-					   : k == K_PVC	     ? &m->ctrl.pvcs
-					   : k == K_PDB	     ? &m->ctrl.pdbs
-					   : k == K_SNAPSHOT ? &m->ctrl.snapshots
-					   : k == K_JOB	     ? &m->ctrl.jobs
-					   : k == K_SCHEDULE ? &m->ctrl.schedules
-					   : k == K_NETPOL   ? &m->ctrl.netpols
-							     : &m->ctrl.services;
+		struct eo_cache_set *set = k == K_CLUSTER	    ? &m->ctrl.clusters
+					   : k == K_MEMBER	    ? &m->ctrl.members
+					   : k == K_POD		    ? &m->ctrl.pods
+					   : k == K_PVC		    ? &m->ctrl.pvcs
+					   : k == K_PDB		    ? &m->ctrl.pdbs
+					   : k == K_SNAPSHOT	    ? &m->ctrl.snapshots
+					   : k == K_JOB		    ? &m->ctrl.jobs
+					   : k == K_SCHEDULE	    ? &m->ctrl.schedules
+					   : k == K_NETPOL	    ? &m->ctrl.netpols
+					   : k == K_DEFRAG	    ? &m->ctrl.defrags
+					   : k == K_DEFRAG_SCHEDULE ? &m->ctrl.defrag_schedules
+								    : &m->ctrl.services;
 
 		m->hud[k] =
 		    (struct handler_ud){m, (enum kind)k, {m->rep, kinds[k].name, kinds[k].gv}};

@@ -847,6 +847,115 @@ eo_etcd_err eo_etcd_health(eo_etcd_client *c, const char *endpoint, struct eo_et
 	return err;
 }
 
+/* ---- maintenance -------------------------------------------------------- */
+
+eo_etcd_err eo_etcd_defragment(eo_etcd_client *c, const char *endpoint,
+			       struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char base[EO_ETCD_URL_MAX];
+	size_t i;
+	bool delivered;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || !eo__etcd_url_normalise(endpoint, base, sizeof(base))) {
+		detail_set(d, endpoint ? endpoint : "", "invalid endpoint");
+		return EO_ETCD_INVALID;
+	}
+	i = eo__etcd_find_ep(c->eps, c->n_eps, base);
+	err = post(c, base, "maintenance/defragment", "{}", d, &delivered);
+	if (i < c->n_eps && err != EO_ETCD_OK && endpoint_fault(err))
+		mark_failed(c, i);
+	return err;
+}
+
+eo_etcd_err eo_etcd_alarm_list(eo_etcd_client *c, struct eo_etcd_alarms *out,
+			       struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (c == NULL || out == NULL) {
+		detail_set(d, "", "NULL argument");
+		return EO_ETCD_INVALID;
+	}
+	req = eo__etcd_req_alarm("GET", NULL);
+	if (req == NULL)
+		return EO_ETCD_NOMEM;
+	err = call(c, "maintenance/alarm", req, false, true, d);
+	free(req);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_alarms(c->body.data, c->body.len, out);
+	return err;
+}
+
+eo_etcd_err eo_etcd_alarm_disarm(eo_etcd_client *c, const struct eo_etcd_alarm *a,
+				 struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || a == NULL) {
+		detail_set(d, "", "NULL argument");
+		return EO_ETCD_INVALID;
+	}
+	req = eo__etcd_req_alarm("DEACTIVATE", a);
+	if (req == NULL)
+		return EO_ETCD_NOMEM;
+	/* Deactivating an alarm that is gone is a no-op: safe to send twice. */
+	err = call(c, "maintenance/alarm", req, true, true, d);
+	free(req);
+	return err;
+}
+
+eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
+			    struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	char *req = NULL;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || revision <= 0) {
+		detail_set(d, "", "invalid revision");
+		return EO_ETCD_INVALID;
+	}
+	req = eo__etcd_req_compact(revision, physical);
+	if (req == NULL)
+		return EO_ETCD_NOMEM;
+	/* Compacting to a revision twice answers COMPACTED: idempotent in effect. */
+	err = call(c, "kv/compaction", req, true, true, d);
+	free(req);
+	return err;
+}
+
+eo_etcd_err eo_etcd_revision(eo_etcd_client *c, int64_t *revision, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_range_opts o = {.count_only = true};
+	struct eo_etcd_range r = {0};
+	eo_etcd_err err;
+
+	if (revision == NULL)
+		return EO_ETCD_INVALID;
+	*revision = 0;
+	err = eo_etcd_range(c, "health", 6, &o, &r, detail);
+	if (err == EO_ETCD_OK)
+		*revision = r.revision;
+	eo_etcd_range_clear(&r);
+	return err;
+}
+
 /* ---- keys --------------------------------------------------------------- */
 
 eo_etcd_err eo_etcd_put(eo_etcd_client *c, const void *key, size_t key_len, const void *value,

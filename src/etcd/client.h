@@ -203,6 +203,35 @@ eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, 
  */
 eo_etcd_err eo_etcd_health(eo_etcd_client *c, const char *endpoint, struct eo_etcd_detail *detail);
 
+/* ---- maintenance: defragment, alarms, compaction ------------------------ */
+
+/*
+ * Defragment of one member (the gateway's /v3/maintenance/defragment). Never fails over: it
+ * is about that member. The member blocks reads and writes while it rewrites its backend, so
+ * the call may take long: the client's timeout_ms bounds it (use a client made for it).
+ */
+eo_etcd_err eo_etcd_defragment(eo_etcd_client *c, const char *endpoint,
+			       struct eo_etcd_detail *detail);
+
+/* The active alarms of the cluster (any member answers; fails over). */
+eo_etcd_err eo_etcd_alarm_list(eo_etcd_client *c, struct eo_etcd_alarms *out,
+			       struct eo_etcd_detail *detail);
+
+/* Deactivates one alarm (member id and type, as listed); idempotent, fails over. */
+eo_etcd_err eo_etcd_alarm_disarm(eo_etcd_client *c, const struct eo_etcd_alarm *a,
+				 struct eo_etcd_detail *detail);
+
+/*
+ * Compacts the keyspace up to revision (physical: waits until the compaction is applied to
+ * the backend, so a defragment right after gives the space back). A revision already
+ * compacted answers COMPACTED.
+ */
+eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
+			    struct eo_etcd_detail *detail);
+
+/* The cluster's current revision (header of a linearizable count-only range). */
+eo_etcd_err eo_etcd_revision(eo_etcd_client *c, int64_t *revision, struct eo_etcd_detail *detail);
+
 /* ---- keys ---------------------------------------------------------------- */
 
 struct eo_etcd_kv {

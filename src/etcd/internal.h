@@ -61,6 +61,8 @@ eo_etcd_err eo__etcd_parse_member_add(const char *body, size_t len, struct eo_et
 				      struct eo_etcd_members *members);
 eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_status *out);
 eo_etcd_err eo__etcd_parse_range(const char *body, size_t len, struct eo_etcd_range *out);
+/* Alarm list: {"alarms":[{"memberID","alarm"}]}; the alarm as its name or its number. */
+eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_alarms *out);
 /* Put: header.revision. */
 eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision);
 
@@ -71,6 +73,8 @@ char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_le
 char *eo__etcd_req_member_id(uint64_t id);
 char *eo__etcd_req_move_leader(uint64_t target_id); /* {"targetID":"<id>"} */
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
+char *eo__etcd_req_alarm(const char *action, const struct eo_etcd_alarm *a);
+char *eo__etcd_req_compact(int64_t revision, bool physical);
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
 
 /* ---- auth (wire.c) -------------------------------------------------------- */

@@ -80,3 +80,24 @@ void eo_etcd_status_clear(struct eo_etcd_status *st)
 	free_strings(st->errors, st->n_errors);
 	memset(st, 0, sizeof(*st));
 }
+
+void eo_etcd_alarms_clear(struct eo_etcd_alarms *a)
+{
+	if (a == NULL)
+		return;
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+const char *eo_etcd_alarm_name(enum eo_etcd_alarm_type t)
+{
+	switch (t) {
+	case EO_ETCD_ALARM_NOSPACE:
+		return "NOSPACE";
+	case EO_ETCD_ALARM_CORRUPT:
+		return "CORRUPT";
+	case EO_ETCD_ALARM_NONE:
+	default:
+		return "NONE";
+	}
+}

@@ -90,4 +90,26 @@ struct eo_etcd_status {
 
 void eo_etcd_status_clear(struct eo_etcd_status *st);
 
+/* ---- alarms ------------------------------------------------------------- */
+
+enum eo_etcd_alarm_type {
+	EO_ETCD_ALARM_NONE = 0,
+	EO_ETCD_ALARM_NOSPACE = 1, /* the backend passed its quota: writes are refused */
+	EO_ETCD_ALARM_CORRUPT = 2, /* the corruption check found a mismatch */
+};
+
+struct eo_etcd_alarm {
+	uint64_t member_id;
+	enum eo_etcd_alarm_type type;
+};
+
+struct eo_etcd_alarms {
+	struct eo_etcd_alarm *v;
+	size_t n;
+};
+
+void eo_etcd_alarms_clear(struct eo_etcd_alarms *a);
+/* "NONE", "NOSPACE", "CORRUPT" (etcd's names). */
+const char *eo_etcd_alarm_name(enum eo_etcd_alarm_type t);
+
 #endif

@@ -521,6 +521,73 @@ out:
 	return err;
 }
 
+/* An alarm type as the gateway writes it: its enum name, or (leniently) its number. */
+static bool alarm_type(const json_t *v, enum eo_etcd_alarm_type *out)
+{
+	static const char *const names[] = {"NONE", "NOSPACE", "CORRUPT"};
+
+	if (v == NULL) {
+		*out = EO_ETCD_ALARM_NONE; /* omitted because it is the zero value */
+		return true;
+	}
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+
+		if (i < 0 || i > 2)
+			return false;
+		*out = (enum eo_etcd_alarm_type)i;
+		return true;
+	}
+	for (size_t i = 0; json_is_string(v) && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(json_string_value(v), names[i]) == 0) {
+			*out = (enum eo_etcd_alarm_type)i;
+			return true;
+		}
+	return false;
+}
+
+eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_alarms *out)
+{
+	json_t *root = load_object(body, len);
+	const json_t *a, *e;
+	eo_etcd_err err = EO_ETCD_PROTOCOL;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (root == NULL || !parse_header(root, NULL, NULL, NULL))
+		goto out;
+	a = json_object_get(root, "alarms");
+	if (a == NULL) {
+		err = EO_ETCD_OK;
+		goto out;
+	}
+	if (!json_is_array(a))
+		goto out;
+	if (json_array_size(a) > 0) {
+		out->v = calloc(json_array_size(a), sizeof(*out->v));
+		if (out->v == NULL) {
+			err = EO_ETCD_NOMEM;
+			goto out;
+		}
+	}
+	json_array_foreach(a, i, e)
+	{
+		struct eo_etcd_alarm al = {0};
+
+		if (!json_is_object(e) ||
+		    !eo__etcd_json_u64(json_object_get(e, "memberID"), &al.member_id) ||
+		    !alarm_type(json_object_get(e, "alarm"), &al.type))
+			goto out;
+		out->v[out->n++] = al;
+	}
+	err = EO_ETCD_OK;
+out:
+	if (err != EO_ETCD_OK)
+		eo_etcd_alarms_clear(out);
+	json_decref(root);
+	return err;
+}
+
 void eo_etcd_kv_clear(struct eo_etcd_kv *kv)
 {
 	if (kv == NULL)
@@ -692,6 +759,25 @@ char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_
 	free(k);
 	free(v);
 	return s;
+}
+
+char *eo__etcd_req_alarm(const char *action, const struct eo_etcd_alarm *a)
+{
+	char id[24];
+
+	if (a == NULL)
+		return dump_steal(json_pack("{s:s}", "action", action));
+	snprintf(id, sizeof(id), "%" PRIu64, a->member_id);
+	return dump_steal(json_pack("{s:s,s:s,s:s}", "action", action, "memberID", id, "alarm",
+				    eo_etcd_alarm_name(a->type)));
+}
+
+char *eo__etcd_req_compact(int64_t revision, bool physical)
+{
+	char rev[24];
+
+	snprintf(rev, sizeof(rev), "%" PRId64, revision);
+	return dump_steal(json_pack("{s:s,s:b}", "revision", rev, "physical", physical));
 }
 
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts)

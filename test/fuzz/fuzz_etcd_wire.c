@@ -214,6 +214,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_cleared(&rg, sizeof(rg), "range");
 	}
 
+	{
+		struct eo_etcd_alarms al;
+
+		if (eo__etcd_parse_alarms(body, size, &al) == EO_ETCD_OK) {
+			FUZZ_CHECK(al.n == 0 || al.v != NULL, "alarms missing");
+			for (size_t i = 0; i < al.n; i++)
+				FUZZ_CHECK(al.v[i].type <= EO_ETCD_ALARM_CORRUPT, "alarm %zu type",
+					   i);
+			eo_etcd_alarms_clear(&al);
+		} else {
+			check_cleared(&al, sizeof(al), "alarms");
+		}
+	}
 	(void)eo__etcd_parse_put(body, size, &rev);
 	scalars(sel, body, size);
 	return 0;

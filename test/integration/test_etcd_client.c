@@ -58,6 +58,7 @@ struct env {
 	char b_peer[64];
 	pid_t t_pid; /* TLS member of its own cluster, 0 when not running */
 	pid_t u_pid; /* auth member of its own cluster, 0 when not running */
+	pid_t q_pid; /* small-quota member of its own cluster, 0 when not running */
 };
 
 static const char *need_env(const char *name)
@@ -284,6 +285,7 @@ static int teardown(void **state)
 	stop_b(e, 0);
 	reap(&e->t_pid, 0);
 	reap(&e->u_pid, 0);
+	reap(&e->q_pid, 0);
 	curl_global_cleanup();
 	return 0;
 }
@@ -1050,6 +1052,104 @@ static void test_auth(void **state)
 	reap(&e->u_pid, 0);
 }
 
+/*
+ * NOSPACE and its recovery, as the operator does it (controller/defrag.c): a member of its
+ * own cluster with an 8 MiB quota is filled by overwriting one key until etcd refuses the
+ * write with NOSPACE; the alarm is listed; a compaction to the current revision and a
+ * Defragment bring DbSize down; the alarm is disarmed and writes are accepted again.
+ */
+static void test_nospace_recovery(void **state)
+{
+	struct env *e = *state;
+	char url[64], peer[64], initial[96];
+	const char *eps[] = {url};
+	eo_etcd_client *c = NULL;
+	struct eo_etcd_alarms al = {0};
+	struct eo_etcd_status before = {0}, after = {0};
+	struct eo_etcd_detail d;
+	size_t vlen = 256 * 1024;
+	char *value = malloc(vlen);
+	int64_t rev = 0, until;
+	eo_etcd_err err = EO_ETCD_OK;
+	int puts = 0;
+
+	assert_non_null(value);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
+	snprintf(initial, sizeof(initial), "q=%s", peer);
+	const char *args[] = {"--listen-client-urls",
+			      url,
+			      "--advertise-client-urls",
+			      url,
+			      "--listen-peer-urls",
+			      peer,
+			      "--initial-advertise-peer-urls",
+			      peer,
+			      "--initial-cluster",
+			      initial,
+			      "--initial-cluster-state=new",
+			      "--quota-backend-bytes=8388608",
+			      NULL};
+	e->q_pid = spawn_etcd(e, "q", args);
+	assert_true(e->q_pid > 0);
+	c = client_for(eps, 1, 10000);
+	until = mono_ms() + 20000;
+	while (eo_etcd_status(c, url, &before, &d) != EO_ETCD_OK && mono_ms() < until) {
+		eo_etcd_status_clear(&before);
+		sleep_ms(100);
+	}
+	eo_etcd_status_clear(&before);
+
+	/* Fill: the same key over and over, so that compaction frees everything. */
+	for (puts = 0; puts < 400; puts++) {
+		memset(value, 'a' + puts % 26, vlen);
+		err = eo_etcd_put(c, "fill", 4, value, vlen, NULL, &d);
+		if (err != EO_ETCD_OK)
+			break;
+	}
+	expect_err(err, EO_ETCD_NOSPACE, &d);
+	err = eo_etcd_alarm_list(c, &al, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_int_equal(al.n, 1);
+	assert_int_equal(al.v[0].type, EO_ETCD_ALARM_NOSPACE);
+	assert_true(al.v[0].member_id != 0);
+
+	err = eo_etcd_status(c, url, &before, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(before.n_errors > 0); /* the alarm shows in the status too */
+	err = eo_etcd_revision(c, &rev, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(rev > puts / 2);
+	err = eo_etcd_compact(c, rev, true, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_compact(c, rev, true, &d); /* twice: etcd says so */
+	expect_err(err, EO_ETCD_COMPACTED, &d);
+	err = eo_etcd_defragment(c, url, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_status(c, url, &after, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	print_message("NOSPACE after %d puts; DbSize %" PRId64 " -> %" PRId64 "\n", puts,
+		      before.db_size, after.db_size);
+	assert_true(after.db_size < before.db_size / 2);
+	assert_true(after.db_size < 8388608);
+
+	err = eo_etcd_alarm_disarm(c, &al.v[0], &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	eo_etcd_alarms_clear(&al);
+	err = eo_etcd_alarm_list(c, &al, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_int_equal(al.n, 0);
+	err = eo_etcd_put(c, "after", 5, "ok", 2, NULL, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+
+	eo_etcd_alarms_clear(&al);
+	eo_etcd_status_clear(&before);
+	eo_etcd_status_clear(&after);
+	eo_etcd_client_free(c);
+	free(value);
+	reap(&e->q_pid, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1060,6 +1160,7 @@ int main(void)
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_tls),
 	    cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_nospace_recovery),
 	};
 
 	return cmocka_run_group_tests_name("etcd_client", tests, setup, teardown);

@@ -23,6 +23,7 @@
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "api/defrag.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
 
@@ -94,6 +95,20 @@ static const char *const schedule_messages[] = {
     NULL,
 };
 
+static const char *const defrag_messages[] = {
+    EO_MSG_DEFRAG_IMMUTABLE,
+    EO_MSG_DEFRAG_ALL_EXCLUSIVE,
+    EO_MSG_DEFRAG_MIN_RECLAIM,
+    NULL,
+};
+
+static const char *const defrag_schedule_messages[] = {
+    EO_MSG_DEFRAG_SCHEDULE_NAME,
+    EO_MSG_DEFRAG_ALL_EXCLUSIVE,
+    EO_MSG_DEFRAG_MIN_RECLAIM,
+    NULL,
+};
+
 static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcdclusters.yaml", "etcdclusters." EO_API_GROUP,
      cluster_messages},
@@ -102,6 +117,9 @@ static const struct crd crds[] = {
      snapshot_messages},
     {"etcd-operator.cozystack.io_etcdsnapshotschedules.yaml", "etcdsnapshotschedules." EO_API_GROUP,
      schedule_messages},
+    {"etcd-operator.cozystack.io_etcddefrags.yaml", "etcddefrags." EO_API_GROUP, defrag_messages},
+    {"etcd-operator.cozystack.io_etcddefragschedules.yaml", "etcddefragschedules." EO_API_GROUP,
+     defrag_schedule_messages},
 };
 
 /* Read root/dir/file into a NUL-terminated heap buffer (caller frees), or fail. */

@@ -508,6 +508,60 @@ static void test_requests_out_of_memory(void **state)
 	assert_int_equal(done, 4);
 }
 
+/* Alarm list: names and numbers, an absent list, and what is refused. */
+static void test_parse_alarms(void **state)
+{
+	static const struct {
+		const char *body;
+		eo_etcd_err want;
+		size_t n;
+		uint64_t id0;
+		enum eo_etcd_alarm_type t0;
+	} rows[] = {
+	    {"{\"header\":{\"member_id\":\"7\"}}", EO_ETCD_OK, 0, 0, EO_ETCD_ALARM_NONE},
+	    {"{\"alarms\":[{\"memberID\":\"12345678901234567890\",\"alarm\":\"NOSPACE\"}]}",
+	     EO_ETCD_OK, 1, 12345678901234567890ULL, EO_ETCD_ALARM_NOSPACE},
+	    {"{\"alarms\":[{\"memberID\":\"5\",\"alarm\":2},{\"memberID\":\"6\"}]}", EO_ETCD_OK, 2,
+	     5, EO_ETCD_ALARM_CORRUPT},
+	    {"{\"alarms\":[{\"memberID\":\"5\",\"alarm\":\"BOGUS\"}]}", EO_ETCD_PROTOCOL, 0, 0,
+	     EO_ETCD_ALARM_NONE},
+	    {"{\"alarms\":{}}", EO_ETCD_PROTOCOL, 0, 0, EO_ETCD_ALARM_NONE},
+	    {"[]", EO_ETCD_PROTOCOL, 0, 0, EO_ETCD_ALARM_NONE},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct eo_etcd_alarms a = {0};
+
+		assert_int_equal(eo__etcd_parse_alarms(rows[i].body, strlen(rows[i].body), &a),
+				 rows[i].want);
+		assert_int_equal(a.n, rows[i].n);
+		if (a.n > 0) {
+			assert_true(a.v[0].member_id == rows[i].id0);
+			assert_int_equal(a.v[0].type, rows[i].t0);
+		}
+		eo_etcd_alarms_clear(&a);
+	}
+}
+
+static void test_requests_maintenance(void **state)
+{
+	struct eo_etcd_alarm al = {42, EO_ETCD_ALARM_NOSPACE};
+	char *s;
+
+	(void)state;
+	s = eo__etcd_req_alarm("GET", NULL);
+	tu_assert_json_text_equal(s, "{\"action\":\"GET\"}");
+	free(s);
+	s = eo__etcd_req_alarm("DEACTIVATE", &al);
+	tu_assert_json_text_equal(
+	    s, "{\"action\":\"DEACTIVATE\",\"memberID\":\"42\",\"alarm\":\"NOSPACE\"}");
+	free(s);
+	s = eo__etcd_req_compact(1234, true);
+	tu_assert_json_text_equal(s, "{\"revision\":\"1234\",\"physical\":true}");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +580,8 @@ int main(void)
 	    cmocka_unit_test(test_error_mapping),
 	    cmocka_unit_test(test_error_message_truncated),
 	    cmocka_unit_test(test_strerror),
+	    cmocka_unit_test(test_parse_alarms),
+	    cmocka_unit_test(test_requests_maintenance),
 	};
 
 	return cmocka_run_group_tests_name("etcd_wire", tests, NULL, NULL);

@@ -1,0 +1,605 @@
+/*
+ * controller/defrag.c - the EtcdDefrag reconciler and the NOSPACE alarm recovery of an
+ * EtcdCluster: observe, plan/defrag.h and plan/nospace.h decide, act.
+ *
+ * Observe: the EtcdDefrag, its cluster, the namespace's other EtcdDefrags (caches), then, when
+ * the planner asks, the Maintenance Status of every member of the cluster (its EtcdMembers'
+ * client URLs) and the cluster's alarms. Act: one Defragment call per pass, bounded by
+ * EO_DPLAN_MEMBER_TIMEOUT_MS (a client made for it); for NOSPACE a compaction to the current
+ * revision, a Defragment of each member in order and the disarm; status writes (merge patch
+ * guarded by resourceVersion) with the Event of the change; the TTL delete (UID precondition).
+ * Nothing here changes membership or writes keys.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/cluster.h"
+#include "api/defrag.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "controller/controller.h"
+#include "controller/tlsload.h"
+#include "etcd/client.h"
+#include "obs/log.h"
+#include "plan/defrag.h"
+#include "plan/nospace.h"
+
+#define STATUS_TIMEOUT_MS 5000L
+#define CONFLICT_MS	  1000L
+
+static const struct eo_kube_resource RES_DEFRAGS = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAGS, NULL,
+						    NULL};
+static const struct eo_kube_resource RES_CLUSTERS = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL,
+						     NULL};
+
+static time_t now_of(const struct eo_controller *c)
+{
+	return c->now != NULL ? c->now() : time(NULL);
+}
+
+/* --- the members of a cluster and their status --- */
+
+struct mview {
+	struct eo_dplan_member v[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_status st[EO_PLAN_MAX_ENDPOINTS];
+	char url[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
+	char err[EO_PLAN_MAX_ENDPOINTS][128];
+	size_t n;
+	json_t *keep; /* the EtcdMembers the names borrow from */
+	struct eo_tls_material tls;
+	bool tls_loaded;
+};
+
+static void mview_clear_status(struct mview *mv)
+{
+	for (size_t i = 0; i < EO_PLAN_MAX_ENDPOINTS; i++) {
+		eo_etcd_status_clear(&mv->st[i]);
+		mv->v[i].st = NULL;
+		mv->v[i].error = NULL;
+	}
+}
+
+static void mview_free(struct mview *mv)
+{
+	mview_clear_status(mv);
+	json_decref(mv->keep);
+	eo_tls_material_clear(&mv->tls);
+	memset(mv, 0, sizeof(*mv));
+}
+
+/*
+ * The cluster's members (controlled by it, not being deleted) with their client URLs, and the
+ * TLS material to reach them. 0, 1 when the TLS material is unusable (logged), -1 failure.
+ */
+static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		       struct mview *mv)
+{
+	const char *ns = eo_cluster_namespace(cluster), *cname = eo_kube_obj_name(cluster);
+	struct eo_cluster_tls t;
+	json_t *m;
+	size_t i;
+
+	memset(mv, 0, sizeof(*mv));
+	mv->keep = eo_cache_set_by_owner(&c->members, eo_cluster_uid(cluster));
+	if (mv->keep == NULL)
+		return -1;
+	json_array_foreach(mv->keep, i, m)
+	{
+		const char *mname = eo_kube_obj_name(m);
+
+		if (mname == NULL || !eo_desired_is_controlled_by(m, eo_cluster_uid(cluster)) ||
+		    eo_member_is_deleting(m) || mv->n >= EO_PLAN_MAX_ENDPOINTS)
+			continue;
+		if (eo_desired_member_client_url(mv->url[mv->n], EO_DESIRED_URL_MAX, &c->build,
+						 mname, cname, ns,
+						 eo_desired_member_client_tls(m)) != 0)
+			return -1;
+		mv->v[mv->n].name = mname;
+		mv->v[mv->n].endpoint = mv->url[mv->n];
+		mv->n++;
+	}
+	eo_cluster_tls(cluster, &t);
+	if (t.client != EO_TLS_NONE || t.peer != EO_TLS_NONE) {
+		struct eo_tlsload_problem p = {0};
+		struct eo_kube_error err = {0};
+
+		switch (eo_tlsload(c->kc, cluster, now_of(c), &mv->tls, &p, &err)) {
+		case EO_TLSLOAD_OK:
+			mv->tls_loaded = true;
+			break;
+		case EO_TLSLOAD_PROBLEM:
+			eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p.reason,
+				  "secret", p.secret, "message", p.message, NULL);
+			return 1;
+		default:
+			eo_log_kv(EO_LOG_WARN, lc, "reading the TLS Secrets failed", "detail",
+				  err.message, NULL);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static eo_etcd_client *mview_dial(struct eo_controller *c, const struct mview *mv, long timeout_ms)
+{
+	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_config cfg = {.endpoints = eps,
+				     .n_endpoints = mv->n,
+				     .timeout_ms = timeout_ms,
+				     .connect_to = c->etcd_connect_to};
+	eo_etcd_client *ec = NULL;
+
+	if (mv->n == 0)
+		return NULL;
+	for (size_t i = 0; i < mv->n; i++)
+		eps[i] = mv->url[i];
+	if (mv->tls_loaded && mv->tls.client_tls) {
+		cfg.ca_pem = mv->tls.ca;
+		cfg.ca_pem_len = mv->tls.ca_len;
+		if (mv->tls.cert != NULL && mv->tls.key != NULL) {
+			cfg.cert_pem = mv->tls.cert;
+			cfg.cert_pem_len = mv->tls.cert_len;
+			cfg.key_pem = mv->tls.key;
+			cfg.key_pem_len = mv->tls.key_len;
+		}
+	}
+	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
+		return NULL;
+	return ec;
+}
+
+/* Every member's Maintenance Status into mv (the unanswered ones with why). */
+static void mview_query(eo_etcd_client *ec, struct mview *mv)
+{
+	mview_clear_status(mv);
+	for (size_t i = 0; i < mv->n; i++) {
+		struct eo_etcd_detail d = {0};
+		eo_etcd_err e =
+		    ec != NULL ? eo_etcd_status(ec, mv->url[i], &mv->st[i], &d) : EO_ETCD_INVALID;
+
+		if (e == EO_ETCD_OK) {
+			mv->v[i].st = &mv->st[i];
+		} else {
+			snprintf(mv->err[i], sizeof(mv->err[i]), "%s", eo_etcd_strerror(e));
+			mv->v[i].error = mv->err[i];
+		}
+	}
+}
+
+static long etcd_status_timeout(const struct eo_controller *c)
+{
+	return c->etcd_timeout_ms > 0 ? c->etcd_timeout_ms : STATUS_TIMEOUT_MS;
+}
+
+/*
+ * Writes want as obj's status (resourceVersion precondition) and, on success, replaces *obj
+ * with the object the apiserver returned, so that a later write in the same pass carries
+ * the new resourceVersion. 0 written, 1 conflict or gone, -1 failure (logged).
+ */
+static int write_status_fresh(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      struct eo_kube_resource r, json_t **obj, const json_t *want,
+			      const char *kind)
+{
+	struct eo_kube_error err = {0};
+	json_t *patch = eo_controller_status_patch(json_object_get(*obj, "status"), want,
+						   eo_kube_obj_resource_version(*obj));
+	json_t *fresh = NULL, *typed = NULL;
+	eo_kube_err e;
+
+	if (patch == NULL)
+		return -1;
+	e = eo_kube_patch_status(c->kc, &r, patch, &fresh, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND)
+		return 1;
+	if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "status update failed", "error", eo_kube_strerror(e),
+			  "detail", err.message, NULL);
+		return -1;
+	}
+	typed = fresh != NULL ? eo_controller_typed_copy(fresh, EO_API_GROUP_VERSION, kind) : NULL;
+	json_decref(fresh);
+	if (typed == NULL)
+		return -1;
+	json_decref(*obj);
+	*obj = typed;
+	return 0;
+}
+
+/* --- EtcdDefrag --- */
+
+/* The namespace's EtcdDefrags other than name (a new array; NULL on OOM). */
+static json_t *list_defrags(struct eo_controller *c, const char *ns)
+{
+	json_t *all = json_array();
+
+	for (size_t i = 0; all != NULL && i < c->defrags.n; i++) {
+		json_t *part = eo_kube_cache_list(c->defrags.c[i], ns);
+
+		if (part == NULL || json_array_extend(all, part) != 0) {
+			json_decref(part);
+			json_decref(all);
+			return NULL;
+		}
+		json_decref(part);
+	}
+	return all;
+}
+
+static int delete_defrag(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			 const json_t *d)
+{
+	struct eo_kube_delete_opts o = {.propagation_policy = "Background",
+					.uid = eo_kube_obj_uid(d),
+					.grace_period_seconds = -1};
+	struct eo_kube_resource r = eo_kube_res_at(RES_DEFRAGS, ns, eo_kube_obj_name(d));
+	struct eo_kube_error err = {0};
+	eo_kube_err e = eo_kube_delete(c->kc, &r, &o, &err);
+
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+		return 0;
+	eo_log_kv(EO_LOG_WARN, lc, "deleting a finished EtcdDefrag failed", "error",
+		  eo_kube_strerror(e), "detail", err.message, NULL);
+	return -1;
+}
+
+void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			 struct eo_reconcile_out *out)
+{
+	struct eo_dplan_result pr = {0};
+	struct eo_dplan_input in = {0};
+	struct eo_dplan_done done = {0};
+	struct eo_etcd_detail dd = {0};
+	struct mview *mv = NULL;
+	struct eo_log_ctx lc;
+	json_t *raw = NULL, *d = NULL, *craw = NULL, *cluster = NULL, *others = NULL;
+	eo_etcd_client *ec = NULL, *dc = NULL;
+	const char *cname;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_add(&lc, "defrag", name);
+	eo_log_ctx_add(&lc, "namespace", ns);
+	raw = eo_cache_set_get(&c->defrags, ns, name);
+	if (raw == NULL)
+		goto out;
+	d = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_DEFRAG);
+	others = list_defrags(c, ns);
+	mv = calloc(1, sizeof(*mv));
+	if (d == NULL || others == NULL || mv == NULL)
+		goto fail;
+	cname = eo_defrag_cluster_name(d);
+	if (cname != NULL && (craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL &&
+	    (cluster = eo_controller_typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER)) ==
+		NULL)
+		goto fail;
+	in = (struct eo_dplan_input){
+	    .defrag = d, .cluster = cluster, .others = others, .now = now_of(c)};
+	if (eo_plan_defrag(&in, &pr) != 0)
+		goto fail;
+	if (pr.action == EO_DPLAN_QUERY) {
+		rc = mview_build(c, &lc, cluster, mv);
+		if (rc < 0)
+			goto fail;
+		if (rc == 0)
+			ec = mview_dial(c, mv, etcd_status_timeout(c));
+		mview_query(ec, mv);
+		in.queried = true;
+		in.members = mv->v;
+		in.n_members = mv->n;
+		eo_dplan_result_clear(&pr);
+		if (eo_plan_defrag(&in, &pr) != 0)
+			goto fail;
+	}
+	eo_log_ctx_add(&lc, "action", eo_dplan_action_name(pr.action));
+	if (pr.action == EO_DPLAN_DEFRAG) {
+		const struct eo_dplan_member *t = &mv->v[pr.target];
+		struct eo_etcd_status after = {0};
+
+		eo_log_kv(EO_LOG_INFO, &lc, "defragmenting", "member", t->name, "message",
+			  pr.message, NULL);
+		/* Running, and which member, before the call that may take long. */
+		if (pr.status != NULL && pr.status_changed) {
+			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &d,
+						pr.status, EO_KIND_DEFRAG);
+			if (rc < 0)
+				goto fail;
+			if (rc > 0) {
+				out->requeue_ms = CONFLICT_MS;
+				goto out;
+			}
+			in.defrag = d;
+		}
+		dc = mview_dial(c, mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
+		done.name = t->name;
+		done.err = dc != NULL ? eo_etcd_defragment(dc, t->endpoint, &dd) : EO_ETCD_INVALID;
+		done.detail = dd.message;
+		done.db_size_after = -1;
+		if (done.err == EO_ETCD_OK &&
+		    eo_etcd_status(ec, t->endpoint, &after, NULL) == EO_ETCD_OK)
+			done.db_size_after = after.db_size;
+		eo_etcd_status_clear(&after);
+		in.done = &done;
+		eo_dplan_result_clear(&pr);
+		if (eo_plan_defrag(&in, &pr) != 0)
+			goto fail;
+		eo_log_kv(done.err == EO_ETCD_OK ? EO_LOG_INFO : EO_LOG_WARN, &lc,
+			  "defragment done", "member", done.name, "error",
+			  eo_etcd_strerror(done.err), "message", pr.message, NULL);
+	}
+	if (pr.action == EO_DPLAN_DELETE) {
+		eo_log_kv(EO_LOG_INFO, &lc, "deleting a finished EtcdDefrag", "message", pr.message,
+			  NULL);
+		if (delete_defrag(c, &lc, ns, d) != 0)
+			goto fail;
+		goto out;
+	}
+	if (pr.status != NULL && pr.status_changed) {
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_DEFRAGS, ns, name), d,
+						pr.status);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_MS;
+			goto out;
+		}
+		eo_log_kv(EO_LOG_INFO, &lc, "defrag status changed", "phase",
+			  json_string_value(json_object_get(pr.status, "phase")), "message",
+			  pr.message, NULL);
+		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
+			eo_kube_event(c->rec, d, pr.event_type, pr.event_reason, NULL, "%s",
+				      pr.message);
+	}
+	out->requeue_ms = pr.requeue_ms;
+	goto out;
+fail:
+	out->error = true;
+out:
+	eo_etcd_client_free(ec);
+	eo_etcd_client_free(dc);
+	eo_dplan_result_clear(&pr);
+	if (mv != NULL)
+		mview_free(mv);
+	free(mv);
+	json_decref(others);
+	json_decref(cluster);
+	json_decref(craw);
+	json_decref(d);
+	json_decref(raw);
+}
+
+/* --- NOSPACE --- */
+
+/* When the last recovery of a cluster ran, by UID (in memory: a restart forgets it, which
+ * costs at most one extra recovery). */
+#define ATTEMPTS_MAX 256
+static struct {
+	char uid[64];
+	time_t at;
+} attempts[ATTEMPTS_MAX];
+static pthread_mutex_t attempts_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static time_t attempt_get(const char *uid)
+{
+	time_t t = 0;
+
+	pthread_mutex_lock(&attempts_mu);
+	for (size_t i = 0; i < ATTEMPTS_MAX; i++)
+		if (strcmp(attempts[i].uid, uid) == 0)
+			t = attempts[i].at;
+	pthread_mutex_unlock(&attempts_mu);
+	return t;
+}
+
+/* Records (at > 0) or forgets (at == 0) the last recovery of uid. */
+static void attempt_set(const char *uid, time_t at)
+{
+	size_t slot = ATTEMPTS_MAX, oldest = 0;
+
+	pthread_mutex_lock(&attempts_mu);
+	for (size_t i = 0; i < ATTEMPTS_MAX; i++) {
+		if (strcmp(attempts[i].uid, uid) == 0)
+			slot = i;
+		if (attempts[i].at < attempts[oldest].at)
+			oldest = i;
+	}
+	if (slot == ATTEMPTS_MAX && at != 0)
+		slot = oldest;
+	if (slot < ATTEMPTS_MAX) {
+		snprintf(attempts[slot].uid, sizeof(attempts[slot].uid), "%s", at ? uid : "");
+		attempts[slot].at = at;
+	}
+	pthread_mutex_unlock(&attempts_mu);
+}
+
+/* Compaction to the current revision, then a Defragment of each member in order. */
+static void recover(struct eo_controller *c, const struct eo_log_ctx *lc, eo_etcd_client *ec,
+		    struct mview *mv, const struct eo_nplan_result *pr, char *why, size_t cap)
+{
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *dc = mview_dial(c, mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
+	int64_t rev = 0;
+	eo_etcd_err e;
+
+	why[0] = '\0';
+	e = eo_etcd_revision(ec, &rev, &d);
+	if (e == EO_ETCD_OK)
+		e = eo_etcd_compact(ec, rev, true, &d);
+	if (e == EO_ETCD_COMPACTED)
+		e = EO_ETCD_OK; /* already compacted to that revision */
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap, "compaction failed: %s", eo_etcd_strerror(e));
+		eo_log_kv(EO_LOG_WARN, lc, "NOSPACE recovery: compaction failed", "error",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+	} else {
+		char r[24];
+
+		snprintf(r, sizeof(r), "%lld", (long long)rev);
+		eo_log_kv(EO_LOG_INFO, lc, "NOSPACE recovery: compacted", "revision", r, NULL);
+	}
+	for (size_t k = 0; k < pr->n_order; k++) {
+		const struct eo_dplan_member *m = &mv->v[pr->order[k]];
+
+		e = dc != NULL ? eo_etcd_defragment(dc, m->endpoint, &d) : EO_ETCD_INVALID;
+		eo_log_kv(e == EO_ETCD_OK ? EO_LOG_INFO : EO_LOG_WARN, lc,
+			  "NOSPACE recovery: defragment", "member", m->name, "error",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+		if (e != EO_ETCD_OK && why[0] == '\0')
+			snprintf(why, cap, "defragmenting member %s failed: %s", m->name,
+				 eo_etcd_strerror(e));
+	}
+	eo_etcd_client_free(dc);
+}
+
+void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out)
+{
+	struct eo_nplan_result pr = {0};
+	struct eo_nplan_input in = {0};
+	struct eo_etcd_alarms alarms = {0};
+	struct mview *mv = NULL;
+	struct eo_log_ctx lc;
+	json_t *raw = NULL, *cluster = NULL;
+	eo_etcd_client *ec = NULL;
+	char uid[64], why[256] = "";
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	eo_log_ctx_init(&lc);
+	eo_log_ctx_cluster(&lc, ns, name);
+	raw = eo_cache_set_get(&c->clusters, ns, name);
+	if (raw == NULL)
+		goto out;
+	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+	if (cluster == NULL)
+		goto fail;
+	/* a copy: cluster is replaced by the object a status write returns */
+	snprintf(uid, sizeof(uid), "%s", eo_cluster_uid(cluster) ? eo_cluster_uid(cluster) : "");
+	if (eo_cluster_is_deleting(cluster) || eo_cluster_cluster_id(cluster) == NULL ||
+	    eo_cluster_replicas(cluster) == 0 || uid[0] == '\0') {
+		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
+		goto out;
+	}
+	mv = calloc(1, sizeof(*mv));
+	if (mv == NULL)
+		goto fail;
+	in = (struct eo_nplan_input){
+	    .cluster = cluster, .last_attempt = attempt_get(uid), .now = now_of(c)};
+	if (eo_plan_nospace(&in, &pr) != 0)
+		goto fail;
+	if (pr.action == EO_NPLAN_QUERY) {
+		rc = mview_build(c, &lc, cluster, mv);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0 || mv->n == 0) {
+			out->requeue_ms = EO_NPLAN_INTERVAL_MS;
+			goto out;
+		}
+		ec = mview_dial(c, mv, etcd_status_timeout(c));
+		if (ec == NULL)
+			goto fail;
+		in.alarms = eo_etcd_alarm_list(ec, &alarms, NULL) == EO_ETCD_OK ? &alarms : NULL;
+		in.queried = true;
+		in.members = mv->v;
+		in.n_members = mv->n;
+		if (in.alarms != NULL) {
+			bool nospace = false;
+
+			for (size_t i = 0; i < alarms.n; i++)
+				nospace |= alarms.v[i].type == EO_ETCD_ALARM_NOSPACE;
+			if (nospace) {
+				mview_query(ec, mv); /* the members' sizes: only under the alarm */
+			} else if (in.last_attempt != 0) {
+				attempt_set(uid, 0); /* the alarm is gone: a new one starts over */
+				in.last_attempt = 0;
+			}
+		}
+		eo_nplan_result_clear(&pr);
+		if (eo_plan_nospace(&in, &pr) != 0)
+			goto fail;
+	}
+	if (pr.action == EO_NPLAN_RECOVER) {
+		eo_log_kv(EO_LOG_WARN, &lc, "NOSPACE alarm: recovering", "message", pr.message,
+			  NULL);
+		if (pr.status != NULL) { /* say so before the long part */
+			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+						&cluster, pr.status, EO_KIND_CLUSTER);
+			if (rc < 0)
+				goto fail;
+			if (rc > 0) {
+				out->requeue_ms = CONFLICT_MS;
+				goto out;
+			}
+			in.cluster = cluster;
+			if (c->rec != NULL && pr.event_type != NULL)
+				eo_kube_event(c->rec, cluster, pr.event_type, pr.event_reason, NULL,
+					      "%s", pr.message);
+		}
+		recover(c, &lc, ec, mv, &pr, why, sizeof(why));
+		attempt_set(uid, now_of(c));
+		in.last_attempt = now_of(c);
+		mview_query(ec, mv);
+		in.recovered = true;
+		in.recover_error = why[0] ? why : NULL;
+		eo_nplan_result_clear(&pr);
+		if (eo_plan_nospace(&in, &pr) != 0)
+			goto fail;
+	}
+	if (pr.action == EO_NPLAN_DISARM) {
+		bool ok = true;
+
+		for (size_t i = 0; in.alarms != NULL && i < alarms.n; i++) {
+			struct eo_etcd_detail d = {0};
+			eo_etcd_err e;
+
+			if (alarms.v[i].type != EO_ETCD_ALARM_NOSPACE)
+				continue;
+			e = eo_etcd_alarm_disarm(ec, &alarms.v[i], &d);
+			if (e != EO_ETCD_OK) {
+				ok = false;
+				eo_log_kv(EO_LOG_WARN, &lc, "disarming the NOSPACE alarm failed",
+					  "error", eo_etcd_strerror(e), "detail", d.message, NULL);
+			}
+		}
+		if (!ok)
+			goto fail;
+		eo_log_kv(EO_LOG_INFO, &lc, "NOSPACE alarm disarmed", NULL);
+		attempt_set(uid, 0);
+		in.disarmed = true;
+		eo_nplan_result_clear(&pr);
+		if (eo_plan_nospace(&in, &pr) != 0)
+			goto fail;
+	}
+	if (pr.status != NULL) {
+		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+						in.cluster, pr.status);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_MS;
+			goto out;
+		}
+		eo_log_kv(EO_LOG_INFO, &lc, "NoSpace condition changed", "message", pr.message,
+			  NULL);
+		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
+			eo_kube_event(c->rec, in.cluster, pr.event_type, pr.event_reason, NULL,
+				      "%s", pr.message);
+	}
+	out->requeue_ms = pr.requeue_ms > 0 ? pr.requeue_ms : EO_NPLAN_INTERVAL_MS;
+	goto out;
+fail:
+	out->error = true;
+out:
+	eo_etcd_alarms_clear(&alarms);
+	eo_etcd_client_free(ec);
+	eo_nplan_result_clear(&pr);
+	if (mv != NULL)
+		mview_free(mv);
+	free(mv);
+	json_decref(cluster);
+	json_decref(raw);
+}

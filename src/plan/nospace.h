@@ -1,0 +1,85 @@
+/*
+ * plan/nospace.h - recovery from etcd's NOSPACE alarm (pure).
+ *
+ * etcd raises NOSPACE when a member's backend passes its quota (--quota-backend-bytes); from
+ * then on the cluster refuses every write but deletes and compactions until the alarm is
+ * disarmed. etcd's documented recovery is: compact the keyspace to the current revision,
+ * defragment every member, then disarm the alarm once the database fits under the quota again.
+ * This planner decides those steps for one EtcdCluster and writes what it sees as the
+ * cluster's NoSpace condition:
+ *
+ *   alarm list unreadable        nothing (looked at again later)
+ *   no NOSPACE alarm             NoSpace=False/Recovered when the condition was True (the alarm
+ *                                went away); no condition at all on a cluster that never had one
+ *   NOSPACE, etcd not healthy    NoSpace=True/NoSpaceAlarm "... waiting: <why>" (a member does
+ *   (alarms ignored)             not answer, no leader, a learner ...)
+ *   NOSPACE, recovered (now or   DISARM, then NoSpace=False/Recovered
+ *   before), every member's
+ *   DbSize under the quota
+ *   NOSPACE, tried less than     NoSpace=True/NoSpaceNotReclaimed: compaction and defragment
+ *   EO_NPLAN_RETRY_S ago         did not bring DbSize under the quota; the data itself is too
+ *                                big: delete keys or raise spec.options.quotaBackendBytes
+ *   NOSPACE otherwise            RECOVER: compact to the current revision, defragment the
+ *                                members in order (followers by name, then the leader), read
+ *                                the statuses again and plan with recovered set
+ *
+ * Nothing here removes a member or touches data beyond compaction and defragmentation.
+ */
+#ifndef EO_PLAN_NOSPACE_H
+#define EO_PLAN_NOSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "etcd/types.h"
+#include "plan/defrag.h"
+
+#define EO_NPLAN_INTERVAL_MS 30000L /* how often a formed cluster's alarms are read */
+#define EO_NPLAN_RETRY_S     300    /* between two recoveries that did not reclaim enough */
+
+#define EO_COND_NOSPACE		      "NoSpace"
+#define EO_REASON_NOSPACE_ALARM	      "NoSpaceAlarm"
+#define EO_REASON_NOSPACE_RECOVERING  "Recovering"
+#define EO_REASON_NOSPACE_NOT_RECLAIM "NoSpaceNotReclaimed"
+#define EO_REASON_NOSPACE_RECOVERED   "Recovered"
+
+enum eo_nplan_action {
+	EO_NPLAN_NONE = 0,
+	EO_NPLAN_QUERY,	  /* read the alarms and every member's status; plan again */
+	EO_NPLAN_RECOVER, /* compact, defragment order[], re-read statuses; plan again */
+	EO_NPLAN_DISARM,  /* disarm every NOSPACE alarm; plan again with disarmed */
+};
+
+struct eo_nplan_input {
+	const json_t *cluster; /* the EtcdCluster, with status */
+	bool queried;
+	const struct eo_dplan_member *members;
+	size_t n_members;
+	const struct eo_etcd_alarms *alarms; /* NULL: the list could not be read */
+	bool recovered;			     /* RECOVER ran; members[] are the statuses after it */
+	const char *recover_error;	     /* what went wrong in it, NULL when nothing */
+	bool disarmed;			     /* DISARM ran without error */
+	time_t last_attempt; /* the last RECOVER during this alarm, 0 none (the controller
+			      * forgets it once the alarm is gone) */
+	time_t now;
+};
+
+struct eo_nplan_result {
+	enum eo_nplan_action action;
+	size_t order[EO_PLAN_MAX_ENDPOINTS]; /* RECOVER: member indexes, leader last */
+	size_t n_order;
+	json_t *status; /* desired cluster status when it changes (new reference), else NULL */
+	long requeue_ms;
+	const char *event_type;
+	const char *event_reason;
+	char message[EO_PLAN_MSG_MAX];
+};
+
+int eo_plan_nospace(const struct eo_nplan_input *in, struct eo_nplan_result *out);
+void eo_nplan_result_clear(struct eo_nplan_result *r);
+const char *eo_nplan_action_name(enum eo_nplan_action a);
+
+#endif

@@ -1,0 +1,546 @@
+/*
+ * The EtcdDefrag reconciler and the NOSPACE recovery (controller/defrag.c) against the fake
+ * apiserver (support/fake_apiserver.h, with merge patches of the status applied and a
+ * resourceVersion precondition) and the fake etcd gateway (support/fake_etcd.h): which etcd
+ * calls are made, to which member, in which order, and what status is written.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/names.h"
+#include "controller/controller.h"
+#include "desired/desired.h"
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/events.h"
+#include "support/fake_apiserver.h"
+#include "support/fake_etcd.h"
+#include "support/testutil.h"
+
+#define T0 1780394400 /* 2026-06-02T10:00:00Z */
+
+static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
+
+enum { CL, MEM, DF, N_CACHES };
+static const char *const PLURALS[N_CACHES] = {EO_PLURAL_CLUSTERS, EO_PLURAL_MEMBERS,
+					      EO_PLURAL_DEFRAGS};
+
+struct api {
+	pthread_mutex_t mu;
+	json_t *store; /* "plural/name" -> object */
+	json_t *events;
+	int rv;
+};
+
+struct rig {
+	struct api api;
+	eo_fake_etcd *etcd;
+	eo_kube_fake *fake;
+	eo_kube_config *cfg;
+	eo_kube_client *kc;
+	eo_kube_recorder *rec;
+	eo_kube_cache *caches[N_CACHES];
+	struct eo_controller ctl;
+};
+
+static void reply(struct eo_kube_fake_response *rs, int status, const json_t *o)
+{
+	rs->status = status;
+	rs->body = json_dumps(o, JSON_COMPACT);
+}
+
+/* RFC 7386 merge of patch into target (in place). */
+static void merge(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)patch, k, v)
+	{
+		if (json_is_null(v))
+			json_object_del(target, k);
+		else if (json_is_object(v) && json_is_object(json_object_get(target, k)))
+			merge(json_object_get(target, k), v);
+		else
+			json_object_set(target, k, v);
+	}
+}
+
+static void handler(void *ud, const struct eo_kube_fake_request *rq,
+		    struct eo_kube_fake_response *rs)
+{
+	struct api *a = ud;
+	char path[1024], *seg[16], *save = NULL, key[512];
+	size_t n = 0, ns_at = SIZE_MAX;
+	const char *plural = "", *name = "";
+	json_t *body = json_loads(rq->body, 0, NULL), *have;
+
+	snprintf(path, sizeof(path), "%s", rq->path);
+	for (char *t = strtok_r(path, "/", &save); t != NULL && n < 16;
+	     t = strtok_r(NULL, "/", &save))
+		seg[n++] = t;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(seg[i], "namespaces") == 0 && ns_at == SIZE_MAX)
+			ns_at = i;
+	if (ns_at != SIZE_MAX && ns_at + 2 < n)
+		plural = seg[ns_at + 2];
+	if (ns_at != SIZE_MAX && ns_at + 3 < n)
+		name = seg[ns_at + 3];
+	snprintf(key, sizeof(key), "%s/%s", plural, name);
+	pthread_mutex_lock(&a->mu);
+	have = json_object_get(a->store, key);
+	if (strcmp(plural, "events") == 0) {
+		json_array_append(a->events, body);
+		reply(rs, 201, body ? body : json_object());
+	} else if (have == NULL) {
+		rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
+	} else if (strcmp(rq->method, "PATCH") == 0) {
+		const char *want = json_string_value(
+		    json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
+		const char *rv = json_string_value(
+		    json_object_get(json_object_get(have, "metadata"), "resourceVersion"));
+		char nrv[16];
+
+		if (want != NULL && rv != NULL && strcmp(want, rv) != 0) {
+			rs->status = 409, rs->body = tu_status_body(409, "Conflict", "conflict");
+		} else {
+			json_t *st = json_object_get(have, "status");
+
+			if (st == NULL)
+				json_object_set_new(have, "status", st = json_object());
+			merge(st, json_object_get(body, "status"));
+			snprintf(nrv, sizeof(nrv), "%d", ++a->rv);
+			json_object_set_new(json_object_get(have, "metadata"), "resourceVersion",
+					    json_string(nrv));
+			reply(rs, 200, have);
+		}
+	} else if (strcmp(rq->method, "DELETE") == 0) {
+		json_object_del(a->store, key);
+		rs->body = strdup("{\"kind\":\"Status\",\"status\":\"Success\"}");
+	} else {
+		reply(rs, 200, have);
+	}
+	pthread_mutex_unlock(&a->mu);
+	json_decref(body);
+}
+
+static time_t frozen_now(void)
+{
+	return T0;
+}
+
+static int64_t frozen_ms(void *ud)
+{
+	(void)ud;
+	return (int64_t)T0 * 1000;
+}
+
+static void rig_start(struct rig *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->api.mu, NULL);
+	r->api.store = json_object();
+	r->api.events = json_array();
+	r->api.rv = 100;
+	r->etcd = eo_fake_etcd_start();
+	assert_non_null(r->etcd);
+	r->fake = eo_kube_fake_start(handler, &r->api);
+	assert_non_null(r->fake);
+	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(r->fake), NULL, NULL, &r->cfg, NULL),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(r->cfg, NULL, &r->kc, NULL), EO_KUBE_OK);
+	r->rec = eo_kube_recorder_new(r->kc, &(struct eo_kube_recorder_opts){.now_ms = frozen_ms});
+	for (size_t i = 0; i < N_CACHES; i++)
+		r->caches[i] = eo_kube_cache_new(EO_LABEL_CLUSTER);
+	r->ctl = (struct eo_controller){
+	    .kc = r->kc,
+	    .rec = r->rec,
+	    .clusters = {{r->caches[CL]}, 1},
+	    .members = {{r->caches[MEM]}, 1},
+	    .defrags = {{r->caches[DF]}, 1},
+	    .build = OPTS,
+	    .etcd_timeout_ms = 2000,
+	    .now = frozen_now,
+	    .etcd_connect_to = eo_fake_etcd_connect_to(r->etcd),
+	};
+}
+
+static void rig_stop(struct rig *r)
+{
+	eo_kube_recorder_free(r->rec);
+	eo_kube_client_free(r->kc);
+	eo_kube_fake_stop(r->fake);
+	eo_fake_etcd_stop(r->etcd);
+	for (size_t i = 0; i < N_CACHES; i++)
+		eo_kube_cache_free(r->caches[i]);
+	json_decref(r->api.store);
+	json_decref(r->api.events);
+	pthread_mutex_destroy(&r->api.mu);
+}
+
+/* Puts o (stolen) into the store and its cache. */
+static void put(struct rig *r, int which, json_t *o)
+{
+	char key[512];
+
+	assert_non_null(o);
+	snprintf(key, sizeof(key), "%s/%s", PLURALS[which],
+		 json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	pthread_mutex_lock(&r->api.mu);
+	json_object_set(r->api.store, key, o);
+	pthread_mutex_unlock(&r->api.mu);
+	assert_int_equal(eo_kube_cache_upsert(r->caches[which], o, NULL), EO_KUBE_OK);
+	json_decref(o);
+}
+
+/* The informer's job: the caches take what the store holds now. */
+static void sync_caches(struct rig *r)
+{
+	const char *k;
+	json_t *v;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_object_foreach(r->api.store, k, v)
+	{
+		for (int w = 0; w < N_CACHES; w++) {
+			size_t l = strlen(PLURALS[w]);
+
+			if (strncmp(k, PLURALS[w], l) == 0 && k[l] == '/')
+				eo_kube_cache_upsert(r->caches[w], v, NULL);
+		}
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	/* a deleted object leaves the cache too */
+	{
+		json_t *df = eo_kube_cache_get(r->caches[DF], "default", "run");
+		char key[128];
+
+		snprintf(key, sizeof(key), "%s/run", EO_PLURAL_DEFRAGS);
+		pthread_mutex_lock(&r->api.mu);
+		if (df != NULL && json_object_get(r->api.store, key) == NULL)
+			eo_kube_cache_remove(r->caches[DF], "default", "run", NULL);
+		pthread_mutex_unlock(&r->api.mu);
+		json_decref(df);
+	}
+}
+
+static json_t *stored(struct rig *r, int which, const char *name)
+{
+	char key[512];
+	json_t *o;
+
+	snprintf(key, sizeof(key), "%s/%s", PLURALS[which], name);
+	pthread_mutex_lock(&r->api.mu);
+	o = json_deep_copy(json_object_get(r->api.store, key));
+	pthread_mutex_unlock(&r->api.mu);
+	return o;
+}
+
+#define SETTLED                                                                                    \
+	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
+	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1},"                     \
+	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
+	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1}]"
+
+/* A settled cluster of three: demo-b (first in etcd's list: the fake's leader), demo-a,
+ * demo-c. */
+static void world(struct rig *r)
+{
+	static const char *names[] = {"demo-b", "demo-a", "demo-c"};
+
+	put(r, CL,
+	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
+		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
+		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'4242',"
+		     "'conditions':" SETTLED "}}"));
+	for (int i = 0; i < 3; i++) {
+		char buf[1024], peer[EO_DESIRED_URL_MAX];
+
+		snprintf(buf, sizeof(buf),
+			 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdMember',"
+			 "'metadata':{'name':'%s','namespace':'default','uid':'uid-%s',"
+			 "'resourceVersion':'20','labels':{'" EO_LABEL_CLUSTER "':'demo'},"
+			 "'ownerReferences':[{'apiVersion':'etcd-operator.cozystack.io/v1alpha2',"
+			 "'kind':'EtcdCluster','name':'demo','uid':'c-uid','controller':true}]},"
+			 "'spec':{'clusterName':'demo'},'status':{'isVoter':true}}",
+			 names[i], names[i]);
+		put(r, MEM, tu_jsonq(buf));
+		assert_int_equal(eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, names[i],
+							    "demo", "default", false),
+				 0);
+		eo_fake_etcd_set_member(r->etcd, 0xb0 + (uint64_t)i, names[i], peer, false);
+	}
+}
+
+static void defrag_object(struct rig *r, const char *rule)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdDefrag',"
+		 "'metadata':{'name':'run','namespace':'default','uid':'d-uid','generation':1,"
+		 "'resourceVersion':'30','creationTimestamp':'2026-06-02T09:59:00Z'},"
+		 "'spec':{'clusterRef':{'name':'demo'}%s%s}}",
+		 rule ? ",'rule':" : "", rule ? rule : "");
+	put(r, DF, tu_jsonq(buf));
+}
+
+/* The member names the requests for call were addressed to, in order, "a,b". */
+static void hosts_of(struct rig *r, const char *call, char *out, size_t cap)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < eo_fake_etcd_requests(r->etcd); i++) {
+		struct eo_fake_etcd_request q;
+		char name[EO_FAKE_ETCD_STR];
+
+		assert_true(eo_fake_etcd_request(r->etcd, i, &q));
+		if (strcmp(q.call, call) != 0)
+			continue;
+		snprintf(name, sizeof(name), "%s", q.host);
+		*strchrnul(name, '.') = '\0';
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", name);
+	}
+}
+
+static const char *member_outcome(const json_t *d, const char *name)
+{
+	const json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(d, "status"), "members"), i, m)
+	{
+		if (strcmp(json_string_value(json_object_get(m, "name")), name) == 0)
+			return json_string_value(json_object_get(m, "outcome"));
+	}
+	return NULL;
+}
+
+/* rule.all: one Defragment per pass, followers by name, then the leader; Complete. */
+static void test_defrag_runs_followers_then_leader(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	char hosts[256];
+	json_t *d;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	for (int i = 0; i < 3; i++)
+		eo_fake_etcd_script(r.etcd, "maintenance/defragment", 200, "{\"header\":{}}");
+	for (int pass = 0; pass < 6; pass++) {
+		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+		assert_false(out.error);
+		sync_caches(&r);
+	}
+	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
+	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
+	d = stored(&r, DF, "run");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Complete");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(d, "status"), "defragmented")), 3);
+	assert_string_equal(member_outcome(d, "demo-b"), "Defragmented");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "Defragmented");
+	json_decref(d);
+	/* Final: a further pass calls nothing. */
+	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 3);
+	rig_stop(&r);
+}
+
+/* The default rule on the fake's tidy members (DbSize == DbSizeInUse): nothing is called. */
+static void test_defrag_skips_without_a_call(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	defrag_object(&r, NULL);
+	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	d = stored(&r, DF, "run");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Complete");
+	assert_string_equal(member_outcome(d, "demo-a"), "Skipped");
+	assert_string_equal(member_outcome(d, "demo-b"), "Skipped");
+	json_decref(d);
+	rig_stop(&r);
+}
+
+/* A member down: Pending/ClusterUnhealthy and no Defragment anywhere. */
+static void test_defrag_waits_for_health(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	char host[256];
+	json_t *d;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	assert_int_equal(
+	    eo_desired_member_fqdn(host, sizeof(host), &OPTS, "demo-c", "demo", "default"), 0);
+	eo_fake_etcd_set_down(r.etcd, host, true);
+	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	d = stored(&r, DF, "run");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Pending");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "ClusterUnhealthy");
+	json_decref(d);
+	rig_stop(&r);
+}
+
+/* A refused Defragment is a failed attempt with a Warning Event; the run goes on later. */
+static void test_defrag_failure_recorded(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	eo_fake_etcd_script(r.etcd, "maintenance/defragment", 500,
+			    "{\"code\":13,\"message\":\"disk on fire\"}");
+	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+	assert_false(out.error);
+	d = stored(&r, DF, "run");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Running");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "DefragFailed");
+	assert_null(member_outcome(d, "demo-a"));
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(
+		       json_array_get(json_object_get(json_object_get(d, "status"), "members"), 0),
+		       "message")),
+		   "disk on fire"));
+	json_decref(d);
+	rig_stop(&r);
+}
+
+/* NOSPACE: compaction, a Defragment of every member (leader last), the disarm. */
+static void test_nospace_recovered(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	char hosts[256];
+	json_t *c;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200,
+			    "{\"alarms\":[{\"memberID\":\"176\",\"alarm\":\"NOSPACE\"}]}");
+	eo_fake_etcd_script(r.etcd, "kv/range", 200, "{\"header\":{\"revision\":\"77\"}}");
+	eo_fake_etcd_script(r.etcd, "kv/compaction", 200, "{\"header\":{}}");
+	for (int i = 0; i < 3; i++)
+		eo_fake_etcd_script(r.etcd, "maintenance/defragment", 200, "{\"header\":{}}");
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 1);
+	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
+	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/alarm"), 2);
+	{
+		struct eo_fake_etcd_request q;
+
+		assert_true(
+		    eo_fake_etcd_request(r.etcd, eo_fake_etcd_first(r.etcd, "kv/compaction"), &q));
+		assert_non_null(strstr(q.body, "\"77\""));
+		assert_non_null(strstr(q.body, "\"physical\":true"));
+	}
+	c = stored(&r, CL, "demo");
+	assert_string_equal(eo_condition_status(json_object_get(c, "status"), "NoSpace"), "False");
+	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "NoSpace"),
+			    "Recovered");
+	/* The cluster's own conditions are still there. */
+	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "Available"),
+			    "QuorumHealthy");
+	json_decref(c);
+	/* Events: the alarm (Warning), then the recovery. */
+	{
+		const json_t *e;
+		size_t i;
+		bool warn = false, rec = false;
+
+		json_array_foreach(r.api.events, i, e)
+		{
+			const char *reason = json_string_value(json_object_get(e, "reason"));
+
+			warn |= strcmp(reason, "NoSpaceAlarm") == 0;
+			rec |= strcmp(reason, "Recovered") == 0;
+		}
+		assert_true(warn);
+		assert_true(rec);
+	}
+	rig_stop(&r);
+}
+
+/* No alarm on a cluster that never had one: nothing written, nothing but reads. */
+static void test_nospace_quiet(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms >= 30000);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	/* without an alarm one request per pass: the alarm list, no member status */
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/status"), 0);
+	assert_int_equal(eo_fake_etcd_requests(r.etcd), 1);
+	c = stored(&r, CL, "demo");
+	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(c, "metadata"), "resourceVersion")),
+	    "10");
+	json_decref(c);
+	rig_stop(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defrag_runs_followers_then_leader),
+	    cmocka_unit_test(test_defrag_skips_without_a_call),
+	    cmocka_unit_test(test_defrag_waits_for_health),
+	    cmocka_unit_test(test_defrag_failure_recorded),
+	    cmocka_unit_test(test_nospace_recovered),
+	    cmocka_unit_test(test_nospace_quiet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1356 @@
+/*
+ * Unit tests for plan/defrag.c (the EtcdDefrag planner and its health gate) and
+ * plan/nospace.c (NOSPACE alarm recovery): one table row per situation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/conditions.h"
+#include "api/defrag.h"
+#include "kube/client.h"
+#include "plan/defrag.h"
+#include "plan/defrag_schedule.h"
+#include "plan/nospace.h"
+
+#define NOW 1780000000 /* 2026-05-28T20:26:40Z */
+#define MiB (1LL << 20)
+
+/* --- fixtures --- */
+
+static json_t *defrag(const char *name, const char *created, const char *rule, const char *status)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdDefrag',"
+		 "'metadata':{'name':'%s','namespace':'ns','uid':'uid-%s','generation':1,"
+		 "'creationTimestamp':'%s'},'spec':{'clusterRef':{'name':'demo'}%s%s},"
+		 "'status':%s}",
+		 name, name, created, rule[0] ? ",'rule':" : "", rule, status);
+	return tu_jsonq(buf);
+}
+
+#define SETTLED                                                                                    \
+	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1},"                     \
+	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1}]"
+#define ROLLING                                                                                    \
+	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1},"                     \
+	"{'type':'Progressing','status':'True','reason':'SpecChanged','message':'',"               \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1}]"
+#define DEGRADED                                                                                   \
+	"[{'type':'Available','status':'True','reason':'QuorumAvailable','message':'',"            \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1},"                     \
+	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z','observedGeneration':1}]"
+
+static json_t *cluster(int replicas, const char *conds, int64_t quota)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
+		 "'metadata':{'name':'demo','namespace':'ns','uid':'c-uid','generation':1},"
+		 "'spec':{'replicas':%d,'options':{'quotaBackendBytes':%lld}},"
+		 "'status':{'clusterID':'abc','conditions':%s}}",
+		 replicas, (long long)quota, conds);
+	return tu_jsonq(buf);
+}
+
+/* Three members a, b, c with ids 1, 2, 3; b leads unless a row says otherwise. */
+struct mem {
+	int64_t size, in_use;
+	bool down, learner;
+	uint64_t leader; /* 0 = 2 */
+	const char *err; /* an error (alarm) reported */
+};
+
+struct fleet {
+	struct eo_dplan_member v[3];
+	struct eo_etcd_status st[3];
+	char *errs[3][1];
+};
+
+static void fleet_make(struct fleet *f, const struct mem m[3])
+{
+	static const char *names[] = {"demo-a", "demo-b", "demo-c"};
+
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < 3; i++) {
+		f->v[i].name = names[i];
+		f->v[i].endpoint = "http://x:2379";
+		if (m[i].down) {
+			f->v[i].error = "unreachable";
+			continue;
+		}
+		f->st[i] = (struct eo_etcd_status){.member_id = (uint64_t)i + 1,
+						   .leader = m[i].leader ? m[i].leader : 2,
+						   .raft_index = 100,
+						   .raft_applied_index = 100,
+						   .db_size = m[i].size,
+						   .db_size_in_use = m[i].in_use,
+						   .is_learner = m[i].learner};
+		snprintf(f->st[i].version, sizeof(f->st[i].version), "3.6.11");
+		if (m[i].err != NULL) {
+			f->errs[i][0] = (char *)m[i].err;
+			f->st[i].errors = f->errs[i];
+			f->st[i].n_errors = 1;
+		}
+		f->v[i].st = &f->st[i];
+	}
+}
+
+/* Fragmented: 500 MiB of which 100 in use (400 reclaimable); tidy: 50 of which 45 in use. */
+#define FRAG                                                                                       \
+	{                                                                                          \
+		500 * MiB, 100 * MiB, false, false, 0, NULL                                        \
+	}
+#define TIDY                                                                                       \
+	{                                                                                          \
+		50 * MiB, 45 * MiB, false, false, 0, NULL                                          \
+	}
+#define SMALL                                                                                      \
+	{                                                                                          \
+		300 * MiB, 250 * MiB, false, false, 0, NULL                                        \
+	} /* 50 MiB reclaimable */
+
+#define T_CREATED "2026-05-28T20:20:00Z"
+#define T_OLD	  "2026-05-28T19:00:00Z" /* more than the deadline before NOW */
+
+struct row {
+	const char *name;
+	const char *rule;
+	const char *status;
+	int replicas; /* -1: no cluster */
+	const char *conds;
+	const char *others; /* JSON array or NULL */
+	const char *created;
+	bool queried;
+	struct mem m[3];
+	const char *done_member;
+	eo_etcd_err done_err;
+	int64_t done_after;
+	enum eo_dplan_action want_action;
+	const char *want_phase; /* NULL: no status expected */
+	const char *want_reason;
+	const char *want_target;
+	const char *want_event;
+	const char *want_msg;
+	const char *want_outcomes; /* "a=Skipped,b=,c=Defragmented" style; NULL: not checked */
+};
+
+#define ST_NONE	   "{}"
+#define ST_RUNNING "{'phase':'Running','startTime':'2026-05-28T20:21:00Z'}"
+
+static const struct row rows[] = {
+    {"not queried: asks for the members' status",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_QUERY,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"followers first: demo-a before the leader demo-b",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-a",
+     NULL,
+     "defragmenting member demo-a (follower",
+     NULL},
+    {"a tidy follower is skipped, the next follower is defragmented",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-c",
+     NULL,
+     NULL,
+     "demo-a=Skipped"},
+    {"the leader comes last",
+     "",
+     "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+     "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'}]}",
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, FRAG, TIDY},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-b",
+     NULL,
+     "(leader",
+     NULL},
+    {"nothing worth reclaiming anywhere: Complete, every member Skipped",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, TIDY, TIDY},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     "Complete",
+     "Defragmented",
+     NULL,
+     "Normal",
+     "0 of 3 member(s) defragmented",
+     "demo-a=Skipped,demo-b=Skipped,demo-c=Skipped"},
+    {"rule.all defragments a tidy member",
+     "{'all':true}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, TIDY, TIDY},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-a",
+     NULL,
+     NULL,
+     NULL},
+    {"freeSpaceAbove lowered to 10Mi takes 50 MiB",
+     "{'freeSpaceAbove':'10Mi'}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {SMALL, SMALL, SMALL},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-a",
+     NULL,
+     NULL,
+     NULL},
+    {"under quota pressure (300Mi > 10% of 2Gi) the floor drops to minReclaim",
+     "{'quotaUsageAbove':10}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {SMALL, SMALL, SMALL},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-a",
+     NULL,
+     NULL,
+     NULL},
+    {"without pressure 50 MiB is skipped",
+     "{'quotaUsageAbove':90}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {SMALL, SMALL, SMALL},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     "Complete",
+     "Defragmented",
+     NULL,
+     "Normal",
+     NULL,
+     "demo-a=Skipped"},
+    {"done OK: recorded, the next member after a fresh look",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     "demo-a",
+     EO_ETCD_OK,
+     120 * MiB,
+     EO_DPLAN_WAIT,
+     "Running",
+     "Defragmenting",
+     NULL,
+     "Normal",
+     "DbSize 500.0 MiB -> 120.0 MiB, 380.0 MiB reclaimed",
+     "demo-a=Defragmented"},
+    {"done OK on the leader, the last one: Complete",
+     "",
+     "{'phase':'Running','defragmented':2,'reclaimedBytes':10,'members':[{'name':'demo-a',"
+     "'outcome':'Defragmented'},{'name':'demo-c','outcome':'Defragmented'}]}",
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, FRAG, TIDY},
+     "demo-b",
+     EO_ETCD_OK,
+     100 * MiB,
+     EO_DPLAN_NONE,
+     "Complete",
+     "Defragmented",
+     NULL,
+     "Normal",
+     "3 of 3 member(s) defragmented",
+     "demo-b=Defragmented"},
+    {"a timeout is retried with a Warning",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     "demo-a",
+     EO_ETCD_TIMEOUT,
+     -1,
+     EO_DPLAN_WAIT,
+     "Running",
+     "DefragTimeout",
+     NULL,
+     "Warning",
+     "did not answer within 120s (attempt 1 of 3)",
+     "demo-a="},
+    {"the third timeout fails the run",
+     "",
+     "{'phase':'Running','members':[{'name':'demo-a','attempts':2}]}",
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     "demo-a",
+     EO_ETCD_TIMEOUT,
+     -1,
+     EO_DPLAN_NONE,
+     "Failed",
+     "DefragTimeout",
+     NULL,
+     "Warning",
+     "the run stops",
+     "demo-a=Failed"},
+    {"a member retried after a timeout is defragmented again even if tidy now",
+     "",
+     "{'phase':'Running','members':[{'name':'demo-a','attempts':1}]}",
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {TIDY, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_DEFRAG,
+     "Running",
+     "Defragmenting",
+     "demo-a",
+     NULL,
+     NULL,
+     NULL},
+    {"an error other than a timeout says DefragFailed",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     "demo-a",
+     EO_ETCD_UNAVAILABLE,
+     -1,
+     EO_DPLAN_WAIT,
+     "Running",
+     "DefragFailed",
+     NULL,
+     "Warning",
+     "Defragment failed",
+     NULL},
+    {"no cluster: Pending",
+     "",
+     ST_NONE,
+     -1,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterNotFound",
+     NULL,
+     "Warning",
+     "does not exist",
+     NULL},
+    {"paused cluster: Pending",
+     "",
+     ST_NONE,
+     0,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterPaused",
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"a roll in flight: Pending, never queried",
+     "",
+     ST_NONE,
+     3,
+     ROLLING,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterNotReady",
+     NULL,
+     NULL,
+     "a membership change or roll is in flight (Progressing: SpecChanged)",
+     NULL},
+    {"a member not ready: Pending",
+     "",
+     ST_NONE,
+     3,
+     DEGRADED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterNotReady",
+     NULL,
+     NULL,
+     "QuorumAvailable",
+     NULL},
+    {"a member does not answer: Pending/ClusterUnhealthy",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, {0, 0, true, false, 0, NULL}, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterUnhealthy",
+     NULL,
+     NULL,
+     "member demo-b does not answer",
+     NULL},
+    {"an alarm on a member: unhealthy",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 0, "memberID:2 alarm:NOSPACE "}},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterUnhealthy",
+     NULL,
+     NULL,
+     "reports: memberID:2",
+     NULL},
+    {"members disagree on the leader: unhealthy",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 3, NULL}},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterUnhealthy",
+     NULL,
+     NULL,
+     "disagree on the leader",
+     NULL},
+    {"a learner: unhealthy",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, {500 * MiB, 100 * MiB, false, true, 0, NULL}},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "ClusterUnhealthy",
+     NULL,
+     NULL,
+     "is a learner",
+     NULL},
+    {"unhealthy while Running stays Running",
+     "",
+     ST_RUNNING,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, {0, 0, true, false, 0, NULL}, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Running",
+     "ClusterUnhealthy",
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"another run holds the cluster: Pending",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     "[{'metadata':{'name':'zz','namespace':'ns','uid':'uid-zz','creationTimestamp':"
+     "'2026-05-28T20:25:00Z'},'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':"
+     "'Running'}}]",
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "WaitingForOtherDefrag",
+     NULL,
+     NULL,
+     "EtcdDefrag zz runs first",
+     NULL},
+    {"an older pending one goes first",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     "[{'metadata':{'name':'old','namespace':'ns','uid':'uid-old','creationTimestamp':"
+     "'2026-05-28T20:10:00Z'},'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':"
+     "'Pending'}}]",
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_WAIT,
+     "Pending",
+     "WaitingForOtherDefrag",
+     NULL,
+     NULL,
+     "EtcdDefrag old runs first",
+     NULL},
+    {"finished or other-cluster runs do not hold it",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     "[{'metadata':{'name':'old','namespace':'ns','uid':'uid-old','creationTimestamp':"
+     "'2026-05-28T20:10:00Z'},'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':"
+     "'Complete'}},{'metadata':{'name':'x','namespace':'ns','uid':'uid-x','creationTimestamp':"
+     "'2026-05-28T20:10:00Z'},'spec':{'clusterRef':{'name':'other'}},'status':{'phase':"
+     "'Running'}}]",
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_QUERY,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"a newer pending one waits for us, we run",
+     "",
+     ST_NONE,
+     3,
+     SETTLED,
+     "[{'metadata':{'name':'new','namespace':'ns','uid':'uid-new','creationTimestamp':"
+     "'2026-05-28T20:25:00Z'},'spec':{'clusterRef':{'name':'demo'}},'status':{}}]",
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_QUERY,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"past the deadline: Failed",
+     "",
+     ST_NONE,
+     3,
+     ROLLING,
+     NULL,
+     T_OLD,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     "Failed",
+     "DeadlineExceeded",
+     NULL,
+     "Warning",
+     "3600s",
+     NULL},
+    {"rule.all with a floor: InvalidSpec",
+     "{'all':true,'minReclaim':'1Mi'}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     "Failed",
+     "InvalidSpec",
+     NULL,
+     "Warning",
+     EO_MSG_DEFRAG_ALL_EXCLUSIVE,
+     NULL},
+    {"minReclaim above freeSpaceAbove: InvalidSpec",
+     "{'freeSpaceAbove':'10Mi','minReclaim':'20Mi'}",
+     ST_NONE,
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     false,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     "Failed",
+     "InvalidSpec",
+     NULL,
+     "Warning",
+     EO_MSG_DEFRAG_MIN_RECLAIM,
+     NULL},
+    {"Complete is final",
+     "",
+     "{'phase':'Complete'}",
+     3,
+     SETTLED,
+     NULL,
+     T_CREATED,
+     true,
+     {FRAG, FRAG, FRAG},
+     NULL,
+     0,
+     0,
+     EO_DPLAN_NONE,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+};
+
+static void check_outcomes(const json_t *st, const char *want, const char *row)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", want);
+	for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const json_t *e = NULL, *m;
+		size_t i;
+
+		*eq = '\0';
+		json_array_foreach(json_object_get(st, "members"), i, m)
+		{
+			if (strcmp(json_string_value(json_object_get(m, "name")), tok) == 0)
+				e = m;
+		}
+		if (e == NULL)
+			fail_msg("%s: no member entry %s", row, tok);
+		if (eq[1] == '\0') {
+			if (json_object_get(e, "outcome") != NULL)
+				fail_msg("%s: %s has an outcome", row, tok);
+		} else if (json_string_value(json_object_get(e, "outcome")) == NULL ||
+			   strcmp(json_string_value(json_object_get(e, "outcome")), eq + 1) != 0) {
+			fail_msg("%s: %s outcome %s, want %s", row, tok,
+				 json_string_value(json_object_get(e, "outcome")), eq + 1);
+		}
+	}
+}
+
+static void test_defrag_table(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		const struct row *r = &rows[k];
+		json_t *d = defrag("run", r->created, r->rule, r->status);
+		json_t *c = r->replicas >= 0 ? cluster(r->replicas, r->conds, 0) : NULL;
+		json_t *others = r->others != NULL ? tu_jsonq(r->others) : NULL;
+		struct fleet f;
+		struct eo_dplan_done done = {r->done_member, r->done_err, "boom", r->done_after};
+		struct eo_dplan_input in = {.defrag = d,
+					    .cluster = c,
+					    .others = others,
+					    .queried = r->queried,
+					    .done = r->done_member != NULL ? &done : NULL,
+					    .now = NOW};
+		struct eo_dplan_result out = {0};
+
+		fleet_make(&f, r->m);
+		in.members = f.v;
+		in.n_members = 3;
+		print_message("row: %s\n", r->name);
+		assert_int_equal(eo_plan_defrag(&in, &out), 0);
+		if (out.action != r->want_action)
+			fail_msg("%s: action %s, want %s (%s)", r->name,
+				 eo_dplan_action_name(out.action),
+				 eo_dplan_action_name(r->want_action), out.message);
+		if (r->want_phase == NULL) {
+			assert_null(out.status);
+		} else {
+			const json_t *cond;
+
+			assert_non_null(out.status);
+			assert_string_equal(json_string_value(json_object_get(out.status, "phase")),
+					    r->want_phase);
+			cond = eo_condition_find(out.status, "Ready");
+			assert_non_null(cond);
+			assert_string_equal(json_string_value(json_object_get(cond, "reason")),
+					    r->want_reason);
+			assert_true(out.status_changed);
+		}
+		if (r->want_target != NULL)
+			assert_string_equal(f.v[out.target].name, r->want_target);
+		if (r->want_event != NULL) {
+			assert_non_null(out.event_type);
+			assert_string_equal(out.event_type, r->want_event);
+		} else {
+			assert_null(out.event_type);
+		}
+		if (r->want_msg != NULL && strstr(out.message, r->want_msg) == NULL)
+			fail_msg("%s: message \"%s\" lacks \"%s\"", r->name, out.message,
+				 r->want_msg);
+		if (r->want_outcomes != NULL)
+			check_outcomes(out.status, r->want_outcomes, r->name);
+		eo_dplan_result_clear(&out);
+		json_decref(d);
+		json_decref(c);
+		json_decref(others);
+	}
+}
+
+/* The byte counts of a recorded defragment, and the totals. */
+static void test_defrag_record_bytes(void **state)
+{
+	json_t *d = defrag("run", T_CREATED, "", "{}");
+	json_t *c = cluster(3, SETTLED, 0);
+	const struct mem m[3] = {FRAG, FRAG, FRAG};
+	struct fleet f;
+	struct eo_dplan_done done = {"demo-a", EO_ETCD_OK, NULL, 120 * MiB};
+	struct eo_dplan_input in = {
+	    .defrag = d, .cluster = c, .queried = true, .done = &done, .now = NOW};
+	struct eo_dplan_result out = {0};
+	const json_t *e;
+
+	(void)state;
+	fleet_make(&f, m);
+	in.members = f.v;
+	in.n_members = 3;
+	assert_int_equal(eo_plan_defrag(&in, &out), 0);
+	e = json_array_get(json_object_get(out.status, "members"), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "role")), "Follower");
+	assert_int_equal(json_integer_value(json_object_get(e, "dbSizeBefore")), 500 * MiB);
+	assert_int_equal(json_integer_value(json_object_get(e, "dbSizeAfter")), 120 * MiB);
+	assert_int_equal(json_integer_value(json_object_get(e, "reclaimedBytes")), 380 * MiB);
+	assert_int_equal(json_integer_value(json_object_get(e, "attempts")), 1);
+	assert_int_equal(json_integer_value(json_object_get(out.status, "defragmented")), 1);
+	assert_int_equal(json_integer_value(json_object_get(out.status, "reclaimedBytes")),
+			 380 * MiB);
+	assert_non_null(json_object_get(out.status, "startTime"));
+	assert_null(json_object_get(out.status, "completionTime"));
+	eo_dplan_result_clear(&out);
+	json_decref(d);
+	json_decref(c);
+}
+
+static void test_defrag_ttl(void **state)
+{
+	json_t *d = defrag("run", T_CREATED, "",
+			   "{'phase':'Complete','completionTime':"
+			   "'2026-05-28T20:26:00Z'}");
+	struct eo_dplan_input in = {.defrag = d, .now = NOW};
+	struct eo_dplan_result out = {0};
+
+	(void)state;
+	/* No TTL: kept, nothing to do. */
+	assert_int_equal(eo_plan_defrag(&in, &out), 0);
+	assert_int_equal(out.action, EO_DPLAN_NONE);
+	json_object_set_new(json_object_get(d, "spec"), "ttlSecondsAfterFinished",
+			    json_integer(100));
+	assert_int_equal(eo_plan_defrag(&in, &out), 0);
+	assert_int_equal(out.action, EO_DPLAN_WAIT);
+	assert_true(out.requeue_ms > 50000 && out.requeue_ms <= 61000);
+	json_object_set_new(json_object_get(d, "spec"), "ttlSecondsAfterFinished",
+			    json_integer(40));
+	assert_int_equal(eo_plan_defrag(&in, &out), 0);
+	assert_int_equal(out.action, EO_DPLAN_DELETE);
+	json_decref(d);
+}
+
+static void test_defrag_validate(void **state)
+{
+	static const struct {
+		const char *rule;
+		bool ok;
+	} v[] = {
+	    {"{}", true},
+	    {"{'all':false,'freeSpaceAbove':'1Gi'}", true},
+	    {"{'all':true}", true},
+	    {"{'all':true,'freeSpaceAbove':'1Gi'}", false},
+	    {"{'quotaUsageAbove':0}", false},
+	    {"{'quotaUsageAbove':101}", false},
+	    {"{'quotaUsageAbove':80,'minReclaim':'200Mi'}", true},
+	    {"{'minReclaim':'201Mi'}", false}, /* above the 200Mi default floor */
+	    {"{'freeSpaceAbove':'not a quantity'}", false},
+	    {"{'freeSpaceAbove':1048576,'minReclaim':1048576}", true},
+	};
+	char msg[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		json_t *d = defrag("run", T_CREATED, v[i].rule, "{}");
+
+		if ((eo_defrag_validate(d, NULL, msg, sizeof(msg)) == 0) != v[i].ok)
+			fail_msg("rule %s: want %s, got \"%s\"", v[i].rule,
+				 v[i].ok ? "ok" : "error", msg);
+		json_decref(d);
+	}
+}
+
+/* --- NOSPACE --- */
+
+struct nrow {
+	const char *name;
+	const char *conds;
+	bool queried;
+	bool alarms_readable;
+	bool nospace;
+	struct mem m[3];
+	bool recovered, disarmed;
+	time_t last_attempt;
+	enum eo_nplan_action want_action;
+	const char *want_status; /* condition status, NULL: no status write */
+	const char *want_reason;
+	const char *want_msg;
+};
+
+#define NS_TRUE                                                                                    \
+	"[{'type':'NoSpace','status':'True','reason':'NoSpaceAlarm','message':'x',"                \
+	"'lastTransitionTime':'2026-05-28T20:00:00Z'}]"
+#define BIG                                                                                        \
+	{                                                                                          \
+		120 * MiB, 20 * MiB, false, false, 0, NULL                                         \
+	}
+#define FIXED                                                                                      \
+	{                                                                                          \
+		30 * MiB, 20 * MiB, false, false, 0, NULL                                          \
+	}
+
+static const struct nrow nrows[] = {
+    {"first pass queries",
+     "[]",
+     false,
+     true,
+     false,
+     {FIXED, FIXED, FIXED},
+     false,
+     false,
+     0,
+     EO_NPLAN_QUERY,
+     NULL,
+     NULL,
+     NULL},
+    {"no alarm, never had one: nothing written",
+     "[]",
+     true,
+     true,
+     false,
+     {FIXED, FIXED, FIXED},
+     false,
+     false,
+     0,
+     EO_NPLAN_NONE,
+     NULL,
+     NULL,
+     NULL},
+    {"alarms unreadable: nothing",
+     NS_TRUE,
+     true,
+     false,
+     false,
+     {FIXED, FIXED, FIXED},
+     false,
+     false,
+     0,
+     EO_NPLAN_NONE,
+     NULL,
+     NULL,
+     NULL},
+    {"NOSPACE over quota: recover, leader last",
+     "[]",
+     true,
+     true,
+     true,
+     {BIG, BIG, BIG},
+     false,
+     false,
+     0,
+     EO_NPLAN_RECOVER,
+     "True",
+     "NoSpaceAlarm",
+     "recovering: compacting"},
+    {"NOSPACE, a member down: waits",
+     "[]",
+     true,
+     true,
+     true,
+     {BIG, {0, 0, true, false, 0, NULL}, BIG},
+     false,
+     false,
+     0,
+     EO_NPLAN_NONE,
+     "True",
+     "NoSpaceAlarm",
+     "recovery waits: member demo-b does not answer"},
+    {"NOSPACE, under quota only before any recovery: recover anyway",
+     "[]",
+     true,
+     true,
+     true,
+     {FIXED, FIXED, FIXED},
+     false,
+     false,
+     0,
+     EO_NPLAN_RECOVER,
+     "True",
+     "NoSpaceAlarm",
+     NULL},
+    {"after the recovery, under quota: disarm",
+     NS_TRUE,
+     true,
+     true,
+     true,
+     {FIXED, FIXED, FIXED},
+     true,
+     false,
+     NOW,
+     EO_NPLAN_DISARM,
+     "True",
+     "Recovering",
+     "disarming"},
+    {"after the recovery, still over: NoSpaceNotReclaimed",
+     NS_TRUE,
+     true,
+     true,
+     true,
+     {BIG, BIG, BIG},
+     true,
+     false,
+     NOW,
+     EO_NPLAN_NONE,
+     "True",
+     "NoSpaceNotReclaimed",
+     "delete keys"},
+    {"recently tried and still over: no new recovery",
+     NS_TRUE,
+     true,
+     true,
+     true,
+     {BIG, BIG, BIG},
+     false,
+     false,
+     NOW - 10,
+     EO_NPLAN_NONE,
+     "True",
+     "NoSpaceNotReclaimed",
+     NULL},
+    {"tried long ago and still over: recover again",
+     NS_TRUE,
+     true,
+     true,
+     true,
+     {BIG, BIG, BIG},
+     false,
+     false,
+     NOW - 1000,
+     EO_NPLAN_RECOVER,
+     NULL,
+     NULL,
+     NULL},
+    {"disarmed: Recovered",
+     NS_TRUE,
+     true,
+     true,
+     true,
+     {FIXED, FIXED, FIXED},
+     true,
+     true,
+     NOW,
+     EO_NPLAN_NONE,
+     "False",
+     "Recovered",
+     "disarmed"},
+    {"the alarm went away by itself: Recovered",
+     NS_TRUE,
+     true,
+     true,
+     false,
+     {FIXED, FIXED, FIXED},
+     false,
+     false,
+     0,
+     EO_NPLAN_NONE,
+     "False",
+     "Recovered",
+     NULL},
+};
+
+static void test_nospace_table(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(nrows) / sizeof(nrows[0]); k++) {
+		const struct nrow *r = &nrows[k];
+		json_t *c = cluster(3, r->conds, 100 * MiB);
+		struct eo_etcd_alarm al = {2, EO_ETCD_ALARM_NOSPACE};
+		struct eo_etcd_alarms alarms = {r->nospace ? &al : NULL, r->nospace ? 1 : 0};
+		struct fleet f;
+		struct eo_nplan_input in = {.cluster = c,
+					    .queried = r->queried,
+					    .alarms = r->alarms_readable ? &alarms : NULL,
+					    .recovered = r->recovered,
+					    .disarmed = r->disarmed,
+					    .last_attempt = r->last_attempt,
+					    .now = NOW};
+		struct eo_nplan_result out = {0};
+
+		fleet_make(&f, r->m);
+		in.members = f.v;
+		in.n_members = 3;
+		print_message("row: %s\n", r->name);
+		assert_int_equal(eo_plan_nospace(&in, &out), 0);
+		if (out.action != r->want_action)
+			fail_msg("%s: action %s, want %s (%s)", r->name,
+				 eo_nplan_action_name(out.action),
+				 eo_nplan_action_name(r->want_action), out.message);
+		if (r->want_status != NULL) {
+			assert_non_null(out.status);
+			assert_string_equal(eo_condition_status(out.status, "NoSpace"),
+					    r->want_status);
+			assert_string_equal(eo_condition_reason(out.status, "NoSpace"),
+					    r->want_reason);
+			/* The cluster's own conditions are kept. */
+			assert_int_equal(json_array_size(json_object_get(out.status, "conditions")),
+					 json_array_size(json_object_get(
+					     json_object_get(c, "status"), "conditions")) +
+					     (eo_condition_find(json_object_get(c, "status"),
+								"NoSpace") == NULL));
+		} else if (r->want_action != EO_NPLAN_RECOVER) {
+			assert_null(out.status);
+		}
+		if (r->want_msg != NULL && strstr(out.message, r->want_msg) == NULL)
+			fail_msg("%s: message \"%s\" lacks \"%s\"", r->name, out.message,
+				 r->want_msg);
+		if (out.action == EO_NPLAN_RECOVER) {
+			assert_int_equal(out.n_order, 3);
+			assert_string_equal(f.v[out.order[0]].name, "demo-a");
+			assert_string_equal(f.v[out.order[1]].name, "demo-c");
+			assert_string_equal(f.v[out.order[2]].name, "demo-b"); /* the leader */
+		}
+		eo_nplan_result_clear(&out);
+		json_decref(c);
+	}
+}
+
+/* --- EtcdDefragSchedule --- */
+
+static json_t *dschedule(const char *cron, const char *extra, const char *status)
+{
+	char buf[2048];
+
+	snprintf(
+	    buf, sizeof(buf),
+	    "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdDefragSchedule',"
+	    "'metadata':{'name':'nightly','namespace':'ns','uid':'s-uid','generation':1,"
+	    "'creationTimestamp':'2026-05-28T00:00:00Z'},'spec':{'clusterRef':{'name':'demo'},"
+	    "'schedule':'%s','rule':{'freeSpaceAbove':'500Mi'},'ttlSecondsAfterFinished':600%s},"
+	    "'status':%s}",
+	    cron, extra, status);
+	return tu_jsonq(buf);
+}
+
+static json_t *run(const char *name, const char *created, const char *phase)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','creationTimestamp':'%s',"
+		 "'labels':{'etcd-operator.cozystack.io/defrag-schedule':'nightly'}},"
+		 "'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':'%s'}}",
+		 name, name, created, phase);
+	return tu_jsonq(buf);
+}
+
+/* NOW is 2026-05-28T20:26:40Z: the hourly slot is 20:00, the daily one 00:00. */
+static void test_defrag_schedule(void **state)
+{
+	struct eo_dsplan_result out = {0};
+	json_t *s, *runs;
+	const json_t *cr;
+
+	(void)state;
+	/* First slot after creation: a run named after it, with the rule and the TTL. */
+	s = dschedule("0 * * * *", "", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_non_null(out.create);
+	cr = out.create;
+	assert_string_equal(eo_kube_obj_name(cr), "nightly-202605282000");
+	assert_string_equal(eo_defrag_cluster_name(cr), "demo");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(json_object_get(cr, "spec"), "rule"),
+					      "freeSpaceAbove")),
+	    "500Mi");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(cr, "spec"),
+							    "ttlSecondsAfterFinished")),
+			 600);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(cr, "metadata"), "ownerReferences"),
+			       0),
+		"uid")),
+	    "s-uid");
+	assert_string_equal(eo_kube_obj_label(cr, "etcd-operator.cozystack.io/defrag-schedule"),
+			    "nightly");
+	assert_string_equal(json_string_value(json_object_get(out.status, "lastScheduleTime")),
+			    "2026-05-28T20:00:00Z");
+	assert_string_equal(out.event_reason, "DefragCreated");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* Already run this slot: nothing. */
+	s = dschedule("0 * * * *", "", "{'lastScheduleTime':'2026-05-28T20:00:00Z'}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_true(out.requeue_ms > 0 && out.requeue_ms <= 34 * 60 * 1000);
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* Due, but a run is still going: it waits. */
+	s = dschedule("0 * * * *", "", "{'lastScheduleTime':'2026-05-28T19:00:00Z'}");
+	runs = json_array();
+	json_array_append_new(runs, run("nightly-202605281900", "2026-05-28T19:00:01Z", "Running"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(json_string_value(json_object_get(out.status, "active")),
+			    "nightly-202605281900");
+	assert_non_null(strstr(out.message, "waits"));
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+
+	/* The slot's run exists (its status write was lost): recorded, not made again. */
+	runs = json_array();
+	json_array_append_new(runs,
+			      run("nightly-202605282000", "2026-05-28T20:00:01Z", "Complete"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(json_string_value(json_object_get(out.status, "lastScheduleTime")),
+			    "2026-05-28T20:00:00Z");
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+	json_decref(s);
+
+	/* Suspended: nothing. */
+	s = dschedule("0 * * * *", ",'suspend':true", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(eo_condition_reason(out.status, "Ready"), "Suspended");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+
+	/* A cron expression that does not parse. */
+	s = dschedule("61 * * * *", "", "{}");
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
+	assert_null(out.create);
+	assert_string_equal(eo_condition_reason(out.status, "Ready"), "InvalidSchedule");
+	assert_string_equal(out.event_type, "Warning");
+	eo_dsplan_result_clear(&out);
+	json_decref(s);
+}
+
+/* The history: 3 Complete and 1 Failed by default, newest first; running runs are kept. */
+static void test_defrag_schedule_history(void **state)
+{
+	struct eo_dsplan_result out = {0};
+	json_t *s = dschedule("0 0 * * *", "", "{'lastScheduleTime':'2026-05-28T00:00:00Z'}");
+	json_t *runs = json_array();
+	char names[256] = "";
+
+	(void)state;
+	json_array_append_new(runs, run("c1", "2026-05-21T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("c2", "2026-05-22T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("f1", "2026-05-23T00:00:00Z", "Failed"));
+	json_array_append_new(runs, run("c3", "2026-05-24T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("f2", "2026-05-25T00:00:00Z", "Failed"));
+	json_array_append_new(runs, run("c4", "2026-05-26T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("c5", "2026-05-27T00:00:00Z", "Complete"));
+	json_array_append_new(runs, run("r1", "2026-05-20T00:00:00Z", "Running"));
+	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
+	for (size_t i = 0; i < out.n_del; i++) {
+		strcat(names, eo_kube_obj_name(out.del[i]));
+		strcat(names, " ");
+	}
+	assert_string_equal(names, "f1 c2 c1 ");
+	eo_dsplan_result_clear(&out);
+	json_decref(runs);
+	json_decref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defrag_table),
+	    cmocka_unit_test(test_defrag_record_bytes),
+	    cmocka_unit_test(test_defrag_ttl),
+	    cmocka_unit_test(test_defrag_validate),
+	    cmocka_unit_test(test_nospace_table),
+	    cmocka_unit_test(test_defrag_schedule),
+	    cmocka_unit_test(test_defrag_schedule_history),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
