@@ -21,6 +21,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "controller/controller.h"
+#include "controller/authload.h"
 #include "controller/tlsload.h"
 #include "etcd/client.h"
 #include "obs/log.h"
@@ -51,6 +52,7 @@ struct mview {
 	json_t *keep; /* the EtcdMembers the names borrow from */
 	struct eo_tls_material tls;
 	bool tls_loaded;
+	struct eo_auth_creds auth; /* spec.auth: the root password, cleansed in mview_free */
 };
 
 static void mview_clear_status(struct mview *mv)
@@ -67,6 +69,7 @@ static void mview_free(struct mview *mv)
 	mview_clear_status(mv);
 	json_decref(mv->keep);
 	eo_tls_material_clear(&mv->tls);
+	eo_auth_creds_clear(&mv->auth);
 	memset(mv, 0, sizeof(*mv));
 }
 
@@ -120,6 +123,24 @@ static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, con
 			return -1;
 		}
 	}
+	if (eo_cluster_auth_enabled(cluster)) {
+		struct eo_tlsload_problem p = {0};
+		struct eo_kube_error err = {0};
+
+		/* The etcd client authenticates by itself when etcd asks (etcd/client.h). */
+		switch (eo_authload(c->kc, cluster, &mv->auth, &p, &err)) {
+		case EO_TLSLOAD_OK:
+			break;
+		case EO_TLSLOAD_PROBLEM:
+			eo_log_kv(EO_LOG_WARN, lc, "root credentials unusable", "reason", p.reason,
+				  "secret", p.secret, "message", p.message, NULL);
+			return 1;
+		default:
+			eo_log_kv(EO_LOG_WARN, lc, "reading the root credentials Secret failed",
+				  "detail", err.message, NULL);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -146,6 +167,7 @@ static eo_etcd_client *mview_dial(struct eo_controller *c, const struct mview *m
 			cfg.key_pem_len = mv->tls.key_len;
 		}
 	}
+	cfg.password = mv->auth.password;
 	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
 		return NULL;
 	return ec;
