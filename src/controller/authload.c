@@ -100,34 +100,6 @@ void eo_auth_creds_clear(struct eo_auth_creds *c)
 	c->password = NULL;
 }
 
-static enum eo_tlsload_result problem(struct eo_tlsload_problem *p, const char *reason,
-				      const char *secret, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static enum eo_tlsload_result problem(struct eo_tlsload_problem *p, const char *reason,
-				      const char *secret, const char *fmt, ...)
-{
-	va_list ap;
-
-	p->reason = reason;
-	snprintf(p->secret, sizeof(p->secret), "%s", secret);
-	va_start(ap, fmt);
-	vsnprintf(p->message, sizeof(p->message), fmt, ap);
-	va_end(ap);
-	return EO_TLSLOAD_PROBLEM;
-}
-
-static void wipe_secret(json_t *secret)
-{
-	const char *k = NULL;
-	json_t *v = NULL;
-
-	json_object_foreach(json_object_get(secret, "data"), k, v)
-	{
-		if (json_is_string(v))
-			OPENSSL_cleanse((char *)json_string_value(v), json_string_length(v));
-	}
-}
-
 /* Decodes data[key]: 1 absent or empty, 0 decoded (NUL-terminated), -1 not base64. */
 static int decode(const json_t *data, const char *key, unsigned char **out, size_t *len)
 {
@@ -181,46 +153,53 @@ enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
 	if (!eo_cluster_auth_enabled(cluster))
 		return EO_TLSLOAD_OK;
 	if (name == NULL || name[0] == '\0')
-		return problem(p, EO_REASON_AUTH_SECRET_NOT_FOUND, "",
-			       "spec.auth.enabled is set but spec.auth.rootCredentialsSecretRef "
-			       "names no Secret");
+		return eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_NOT_FOUND, "",
+		    "spec.auth.enabled is set but spec.auth.rootCredentialsSecretRef "
+		    "names no Secret");
 	e = eo_kube_get(kc, &r, &secret, err);
 	if (e == EO_KUBE_ENOTFOUND)
-		return problem(p, EO_REASON_AUTH_SECRET_NOT_FOUND, name,
-			       "the root credentials Secret %s/%s does not exist: create it "
-			       "(type kubernetes.io/basic-auth, key \"password\")",
-			       ns, name);
+		return eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_NOT_FOUND, name,
+		    "the root credentials Secret %s/%s does not exist: create it "
+		    "(type kubernetes.io/basic-auth, key \"password\")",
+		    ns, name);
 	if (e == EO_KUBE_EFORBIDDEN)
-		return problem(p, EO_REASON_AUTH_SECRET_NOT_FOUND, name,
-			       "the operator may not read the root credentials Secret %s/%s "
-			       "(forbidden: its ClusterRole needs get on secrets)",
-			       ns, name);
+		return eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_NOT_FOUND, name,
+		    "the operator may not read the root credentials Secret %s/%s "
+		    "(forbidden: its ClusterRole needs get on secrets)",
+		    ns, name);
 	if (e != EO_KUBE_OK)
 		return EO_TLSLOAD_ERROR;
 	data = json_object_get(secret, "data");
 	rc = decode(data, "password", &pw, &pw_len);
 	if (rc > 0)
-		res = problem(p, EO_REASON_AUTH_SECRET_INVALID, name,
-			      "the root credentials Secret %s/%s has no \"password\" (or it is "
-			      "empty)",
-			      ns, name);
+		res = eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_INVALID, name,
+		    "the root credentials Secret %s/%s has no \"password\" (or it is "
+		    "empty)",
+		    ns, name);
 	else if (rc < 0)
-		res = problem(p, EO_REASON_AUTH_SECRET_INVALID, name,
-			      "the root credentials Secret %s/%s: \"password\" is not valid base64",
-			      ns, name);
+		res = eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_INVALID, name,
+		    "the root credentials Secret %s/%s: \"password\" is not valid base64", ns,
+		    name);
 	else if (pw_len > PASSWORD_MAX || strlen((char *)pw) != pw_len)
-		res = problem(p, EO_REASON_AUTH_SECRET_INVALID, name,
-			      "the root credentials Secret %s/%s: \"password\" is longer than %d "
-			      "bytes or holds a NUL byte",
-			      ns, name, PASSWORD_MAX);
+		res = eo_tlsload_problemf(
+		    p, EO_REASON_AUTH_SECRET_INVALID, name,
+		    "the root credentials Secret %s/%s: \"password\" is longer than %d "
+		    "bytes or holds a NUL byte",
+		    ns, name, PASSWORD_MAX);
 	if (res == EO_TLSLOAD_OK) {
 		rc = decode(data, "username", &user, &user_len);
 		if (rc < 0 || (rc == 0 && strcmp((char *)user, "root") != 0))
-			res = problem(p, EO_REASON_AUTH_SECRET_INVALID, name,
-				      "the root credentials Secret %s/%s: \"username\" must be "
-				      "\"root\" (or absent): the operator manages etcd's root user "
-				      "only",
-				      ns, name);
+			res = eo_tlsload_problemf(
+			    p, EO_REASON_AUTH_SECRET_INVALID, name,
+			    "the root credentials Secret %s/%s: \"username\" must be "
+			    "\"root\" (or absent): the operator manages etcd's root user "
+			    "only",
+			    ns, name);
 	}
 	if (res == EO_TLSLOAD_OK) {
 		out->password = (char *)pw;
@@ -228,7 +207,7 @@ enum eo_tlsload_result eo_authload(eo_kube_client *kc, const json_t *cluster,
 	}
 	wipe_free(pw, pw_len);
 	wipe_free(user, user_len);
-	wipe_secret(secret);
+	eo_tlsload_wipe_secret(secret);
 	json_decref(secret);
 	return res;
 }

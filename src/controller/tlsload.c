@@ -50,11 +50,8 @@ void eo_tls_material_clear(struct eo_tls_material *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static enum eo_tlsload_result problem(struct eo_tlsload_problem *p, const char *reason,
-				      const char *secret, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static enum eo_tlsload_result problem(struct eo_tlsload_problem *p, const char *reason,
-				      const char *secret, const char *fmt, ...)
+enum eo_tlsload_result eo_tlsload_problemf(struct eo_tlsload_problem *p, const char *reason,
+					   const char *secret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -66,8 +63,7 @@ static enum eo_tlsload_result problem(struct eo_tlsload_problem *p, const char *
 	return EO_TLSLOAD_PROBLEM;
 }
 
-/* Cleanses every base64 value of the Secret's data in place (the object is freed next). */
-static void wipe_secret(json_t *secret)
+void eo_tlsload_wipe_secret(json_t *secret)
 {
 	const char *k = NULL;
 	json_t *v = NULL;
@@ -103,13 +99,14 @@ static enum eo_tlsload_result fetch_secret(eo_kube_client *kc, const char *ns, c
 	*out = NULL;
 	e = eo_kube_get(kc, &r, out, err);
 	if (e == EO_KUBE_ENOTFOUND)
-		return problem(p, EO_REASON_TLS_SECRET_NOT_FOUND, name,
-			       "the %s Secret %s/%s does not exist", label, ns, name);
+		return eo_tlsload_problemf(p, EO_REASON_TLS_SECRET_NOT_FOUND, name,
+					   "the %s Secret %s/%s does not exist", label, ns, name);
 	if (e == EO_KUBE_EFORBIDDEN)
-		return problem(p, EO_REASON_TLS_SECRET_NOT_FOUND, name,
-			       "the operator may not read the %s Secret %s/%s (forbidden: its "
-			       "ClusterRole needs get on secrets)",
-			       label, ns, name);
+		return eo_tlsload_problemf(
+		    p, EO_REASON_TLS_SECRET_NOT_FOUND, name,
+		    "the operator may not read the %s Secret %s/%s (forbidden: its "
+		    "ClusterRole needs get on secrets)",
+		    label, ns, name);
 	return e == EO_KUBE_OK ? EO_TLSLOAD_OK : EO_TLSLOAD_ERROR;
 }
 
@@ -135,12 +132,13 @@ static enum eo_tlsload_result decode_secret(const json_t *secret, const char *ns
 			break;
 		rc = decode_key(data, keys[i], outs[i], lens[i]);
 		if (rc > 0)
-			res = problem(p, EO_REASON_TLS_SECRET_INVALID, name,
-				      "the %s Secret %s/%s has no %s", label, ns, name, keys[i]);
+			res = eo_tlsload_problemf(p, EO_REASON_TLS_SECRET_INVALID, name,
+						  "the %s Secret %s/%s has no %s", label, ns, name,
+						  keys[i]);
 		else if (rc < 0)
-			res = problem(p, EO_REASON_TLS_SECRET_INVALID, name,
-				      "the %s Secret %s/%s: %s is not valid base64", label, ns,
-				      name, keys[i]);
+			res = eo_tlsload_problemf(p, EO_REASON_TLS_SECRET_INVALID, name,
+						  "the %s Secret %s/%s: %s is not valid base64",
+						  label, ns, name, keys[i]);
 	}
 	if (res != EO_TLSLOAD_OK)
 		secret_data_clear(d);
@@ -151,8 +149,8 @@ static enum eo_tlsload_result decode_secret(const json_t *secret, const char *ns
 static enum eo_tlsload_result invalid(struct eo_tlsload_problem *p, const char *label,
 				      const char *ns, const char *name, const char *why)
 {
-	return problem(p, EO_REASON_TLS_SECRET_INVALID, name, "the %s Secret %s/%s: %s", label, ns,
-		       name, why);
+	return eo_tlsload_problemf(p, EO_REASON_TLS_SECRET_INVALID, name, "the %s Secret %s/%s: %s",
+				   label, ns, name, why);
 }
 
 /*
@@ -206,7 +204,7 @@ static void fetched_clear(struct fetched *f)
 {
 	for (int i = 0; i < NSECRETS; i++) {
 		if (f->obj[i] != NULL)
-			wipe_secret(f->obj[i]);
+			eo_tlsload_wipe_secret(f->obj[i]);
 		json_decref(f->obj[i]);
 		f->obj[i] = NULL;
 	}
@@ -235,9 +233,9 @@ static enum eo_tlsload_result fetch(eo_kube_client *kc, const json_t *cluster, s
 		if (!used[i])
 			continue;
 		if (namer[i](cluster, f->name[i], sizeof(f->name[i])) != 0)
-			return problem(p, EO_REASON_TLS_SECRET_INVALID, "",
-				       "the %s Secret of %s has no usable name", labels[i],
-				       what[i]);
+			return eo_tlsload_problemf(p, EO_REASON_TLS_SECRET_INVALID, "",
+						   "the %s Secret of %s has no usable name",
+						   labels[i], what[i]);
 		res = fetch_secret(kc, ns, f->name[i], labels[i], &f->obj[i], p, err);
 		if (res != EO_TLSLOAD_OK)
 			return res;
@@ -316,8 +314,9 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 		if (ca_bundle_digest(f->obj[OPC] != NULL ? &client_ca : NULL,
 				     f->obj[PEER] != NULL ? &peer : NULL,
 				     out->ca_bundle_digest) != 0)
-			res = problem(p, EO_REASON_TLS_SECRET_INVALID, "",
-				      "the digest of the CA bundles could not be computed");
+			res = eo_tlsload_problemf(
+			    p, EO_REASON_TLS_SECRET_INVALID, "",
+			    "the digest of the CA bundles could not be computed");
 	}
 out:
 	secret_data_clear(&srv);

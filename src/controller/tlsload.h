@@ -105,4 +105,12 @@ enum eo_tlsload_result eo_tlsload_cached(struct eo_tls_cache *cache, eo_kube_cli
 /* Frees (cleansing the key) and zeroes; accepts a zeroed struct. */
 void eo_tls_material_clear(struct eo_tls_material *m);
 
+/* Fills *p (reason, the Secret's name, the formatted message); returns EO_TLSLOAD_PROBLEM. */
+enum eo_tlsload_result eo_tlsload_problemf(struct eo_tlsload_problem *p, const char *reason,
+					   const char *secret, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Cleanses every base64 value of a Secret's data in place (the object is freed next). */
+void eo_tlsload_wipe_secret(json_t *secret);
+
 #endif
