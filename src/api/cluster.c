@@ -20,6 +20,34 @@ const char *eo_cluster_name(const json_t *cluster)
 	return eo__json_str_at(cluster, "metadata.name");
 }
 
+const char *eo_cluster_annotation(const json_t *cluster, const char *key)
+{
+	const json_t *md = json_object_get(cluster, "metadata");
+
+	return key ? json_string_value(json_object_get(json_object_get(md, "annotations"), key))
+		   : NULL;
+}
+
+int eo_cluster_headless_service(const json_t *cluster, char *buf, size_t n)
+{
+	const char *svc = eo_cluster_annotation(cluster, EO_ANNOTATION_HEADLESS_SERVICE_NAME);
+	int w;
+
+	if (svc == NULL || !eo_name_is_dns1035_label(svc, EO_DNS_LABEL_MAX))
+		return eo_name_headless_service(buf, n, eo_cluster_name(cluster));
+	if (buf == NULL || n == 0)
+		return -1;
+	w = snprintf(buf, n, "%s", svc);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+bool eo_cluster_migrating(const json_t *cluster)
+{
+	const char *v = eo_cluster_annotation(cluster, EO_ANNOTATION_MIGRATING);
+
+	return v != NULL && strcmp(v, "true") == 0;
+}
+
 const char *eo_cluster_namespace(const json_t *cluster)
 {
 	return eo__json_str_at(cluster, "metadata.namespace");

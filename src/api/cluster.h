@@ -128,6 +128,15 @@
 const char *eo_cluster_name(const json_t *cluster);
 const char *eo_cluster_namespace(const json_t *cluster);
 const char *eo_cluster_uid(const json_t *cluster);
+/* metadata.annotations[key], NULL when absent or not a string. */
+const char *eo_cluster_annotation(const json_t *cluster, const char *key);
+/*
+ * Name of the headless Service that names the members: the headless-service-name
+ * annotation of an adopted cluster, else "<cluster>". 0, or -1 when it does not fit.
+ */
+int eo_cluster_headless_service(const json_t *cluster, char *buf, size_t n);
+/* True while `kubectl etcd migrate` holds the cluster (the migrating annotation). */
+bool eo_cluster_migrating(const json_t *cluster);
 /* metadata.generation, or 0 when absent. */
 int64_t eo_cluster_generation(const json_t *cluster);
 /* True when metadata.deletionTimestamp is set. */

@@ -62,6 +62,38 @@ const char *eo_member_cluster_name(const json_t *member)
 	return eo__json_str_at(member, "spec.clusterName");
 }
 
+static const char *member_annotation(const json_t *member, const char *key)
+{
+	const json_t *md = json_object_get(member, "metadata");
+	const char *v = json_string_value(json_object_get(json_object_get(md, "annotations"), key));
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+const char *eo_member_service(const json_t *member)
+{
+	const char *svc = member_annotation(member, EO_ANNOTATION_HEADLESS_SERVICE_NAME);
+
+	if (svc != NULL && eo_name_is_dns1035_label(svc, EO_DNS_LABEL_MAX))
+		return svc;
+	return eo_member_cluster_name(member);
+}
+
+const char *eo_member_data_subpath(const json_t *member)
+{
+	const char *p = member_annotation(member, EO_ANNOTATION_DATA_DIR_SUBPATH);
+
+	/* A relative path inside the volume, never "..": the kubelet refuses those anyway. */
+	if (p == NULL || p[0] == '/' || strstr(p, "..") != NULL)
+		return NULL;
+	return p;
+}
+
+const char *eo_member_adopted_pod_uid(const json_t *member)
+{
+	return member_annotation(member, EO_ANNOTATION_ADOPTED_POD_UID);
+}
+
 const char *eo_member_version(const json_t *member)
 {
 	return eo__json_str_at(member, "spec.version");

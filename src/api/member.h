@@ -31,6 +31,16 @@ bool eo_member_has_finalizer(const json_t *member);
 
 /* spec */
 const char *eo_member_cluster_name(const json_t *member);
+/*
+ * The Service that names the member (Pod subdomain, the host in its peer and client URLs):
+ * the headless-service-name annotation of an adopted member (api/names.h), else its
+ * cluster's name. NULL when neither is set.
+ */
+const char *eo_member_service(const json_t *member);
+/* The data-dir-subpath annotation of an adopted member; NULL when absent. */
+const char *eo_member_data_subpath(const json_t *member);
+/* The adopted-pod-uid annotation of an adopted member; NULL when absent. */
+const char *eo_member_adopted_pod_uid(const json_t *member);
 const char *eo_member_version(const json_t *member);
 void eo_member_storage(const json_t *member, struct eo_storage *out);
 bool eo_member_bootstrap(const json_t *member); /* seed marker, default false */

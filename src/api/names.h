@@ -62,12 +62,24 @@
 #define EO_LABEL_SNAPSHOT_OF EO_API_GROUP "/snapshot-of"
 
 /*
- * Reserved annotations, read for adopted (migrated) clusters and never set by
- * the operator; they are stripped from spec.additionalMetadata.
+ * Reserved annotations of clusters adopted from the legacy etcd.aenix.io operator
+ * (`kubectl etcd migrate`, docs/migration.md); they are stripped from
+ * spec.additionalMetadata. On the EtcdCluster and on each EtcdMember:
+ *  - headless-service-name: the Service that names the members (Pod subdomain, peer and
+ *    client URLs), instead of "<cluster>";
+ *  - peer-auto-tls "true": new members run with --peer-auto-tls like the adopted ones.
+ * On an adopted EtcdMember only:
+ *  - data-dir-subpath: the directory of the PVC that holds etcd's data ("default.etcd");
+ *  - adopted-pod-uid: the UID of the legacy Pod adopted as it runs; that Pod counts as
+ *    current (no roll) while the member's spec is on target.
+ * On the EtcdCluster while the migration runs:
+ *  - migrating "true": both controllers leave the cluster and its members alone.
  */
 #define EO_ANNOTATION_HEADLESS_SERVICE_NAME EO_API_GROUP "/headless-service-name"
 #define EO_ANNOTATION_DATA_DIR_SUBPATH	    EO_API_GROUP "/data-dir-subpath"
 #define EO_ANNOTATION_PEER_AUTO_TLS	    EO_API_GROUP "/peer-auto-tls" /* "true" */
+#define EO_ANNOTATION_ADOPTED_POD_UID	    EO_API_GROUP "/adopted-pod-uid"
+#define EO_ANNOTATION_MIGRATING		    EO_API_GROUP "/migrating" /* "true" */
 /* Break-glass annotation that allows deleting an EtcdMember by hand. */
 #define EO_ANNOTATION_ALLOW_DELETION EO_API_GROUP "/allow-deletion" /* "true" */
 /*

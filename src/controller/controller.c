@@ -599,11 +599,13 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
-	char client[EO_NAME_MAX];
+	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
 	json_t *wh = eo_desired_headless_service(cluster), *wc = eo_desired_client_service(cluster);
-	json_t *hh = eo_cache_set_get(&c->services, ns, name), *hc = NULL;
+	json_t *hh = NULL, *hc = NULL;
 	int rc = -1;
 
+	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
+		hh = eo_cache_set_get(&c->services, ns, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
 		hc = eo_cache_set_get(&c->services, ns, client);
 	if (wh != NULL && wc != NULL && ensure_service(c, lc, cluster, wh, hh) == 0 &&
@@ -1211,7 +1213,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	char login_msg[EO_ETCD_MSG_MAX] = "";
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
-	char client[EO_NAME_MAX];
+	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
 	long requeue = 0;
 	bool np_failed = false;
 	int rc = 0;
@@ -1238,7 +1240,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (tp.reason == NULL && creds.password != NULL)
 		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
-	hh = eo_cache_set_get(&c->services, ns, name);
+	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
+		hh = eo_cache_set_get(&c->services, ns, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
 		hc = eo_cache_set_get(&c->services, ns, client);
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);

@@ -276,7 +276,7 @@ static json_t *service(const json_t *cluster, bool headless)
 
 	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)))
 		return NULL;
-	if ((headless ? eo_name_headless_service(name, sizeof(name), cname)
+	if ((headless ? eo_cluster_headless_service(cluster, name, sizeof(name))
 		      : eo_name_client_service(name, sizeof(name), cname)) != 0)
 		return NULL;
 	svc = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Service");
@@ -492,6 +492,9 @@ json_t *eo_desired_member_tls(const json_t *cluster, bool *ok)
 	return tls;
 }
 
+static const char *const adopted_keys[] = {EO_ANNOTATION_HEADLESS_SERVICE_NAME,
+					   EO_ANNOTATION_PEER_AUTO_TLS};
+
 static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 {
 	const char *cname = eo_cluster_name(cluster);
@@ -525,6 +528,13 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 		set(md, "generateName", json_string(prefix), &ok);
 	set(md, "namespace", json_string(ns), &ok);
 	set(md, "labels", json_incref(labels), &ok);
+	/* An adopted cluster's new members are named and secured like the adopted ones. */
+	for (size_t i = 0; i < sizeof(adopted_keys) / sizeof(adopted_keys[0]); i++) {
+		const char *v = eo_cluster_annotation(cluster, adopted_keys[i]);
+
+		if (v != NULL)
+			set(annotations, adopted_keys[i], json_string(v), &ok);
+	}
 	if (json_object_size(annotations) > 0)
 		set(md, "annotations", json_incref(annotations), &ok);
 	append(refs, eo_desired_owner_ref(cluster), &ok);
@@ -541,7 +551,14 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 	set(spec, "replicas", json_integer(1), &ok);
 	if (ok) {
 		json_t *tls = eo_desired_member_tls(cluster, &ok);
+		const char *pat = eo_cluster_annotation(cluster, EO_ANNOTATION_PEER_AUTO_TLS);
 
+		if (ok && pat != NULL && strcmp(pat, "true") == 0 &&
+		    json_object_get(tls, "peerSecretRef") == NULL) {
+			if (tls == NULL)
+				tls = json_object();
+			set(tls, "peerAutoTLS", json_true(), &ok);
+		}
 		if (tls != NULL)
 			set(spec, "tls", tls, &ok);
 	}
@@ -695,7 +712,7 @@ static void add_arg(json_t *cmd, bool *ok, const char *f, ...)
 
 static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *o, bool state_new)
 {
-	const char *m = eo_member_name(member), *c = eo_member_cluster_name(member);
+	const char *m = eo_member_name(member), *c = eo_member_service(member);
 	const char *ns = eo_member_namespace(member);
 	char peer[EO_DESIRED_URL_MAX], client[EO_DESIRED_URL_MAX];
 	struct eo_etcd_options opt;
@@ -762,10 +779,14 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 static json_t *volume_mounts(const json_t *member)
 {
 	struct eo_member_tls tls;
+	const char *sub = eo_member_data_subpath(member);
 	json_t *mounts =
 	    json_pack("[{s:s, s:s}]", "name", DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR);
 	bool ok = mounts != NULL;
 
+	/* An adopted legacy member keeps its data where the legacy Pod had it on the PVC. */
+	if (ok && sub != NULL)
+		set(json_array_get(mounts, 0), "subPath", json_string(sub), &ok);
 	eo_member_tls(member, &tls);
 	if (ok && tls.client_server_secret != NULL)
 		append(mounts,
@@ -926,7 +947,7 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			   eo_desired_extra_annotations(member)),
 	    &ok);
 	set(spec, "hostname", json_string(mname), &ok);
-	set(spec, "subdomain", json_string(eo_member_cluster_name(member)), &ok);
+	set(spec, "subdomain", json_string(eo_member_service(member)), &ok);
 	set(spec, "automountServiceAccountToken", json_false(), &ok);
 	set(spec, "enableServiceLinks", json_false(), &ok);
 	set(spec, "securityContext",

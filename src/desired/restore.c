@@ -53,7 +53,7 @@ static json_t *security_context(void)
 int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *o,
 			    const char *etcd_image, json_t *pod_spec)
 {
-	const char *m = eo_member_name(member), *c = eo_member_cluster_name(member);
+	const char *m = eo_member_name(member), *c = eo_member_service(member);
 	const char *ns = eo_member_namespace(member);
 	const char *ic = eo_member_initial_cluster(member);
 	struct eo_snapshot_location loc;

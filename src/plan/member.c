@@ -118,7 +118,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 {
 	const struct eo_mplan_input *in = x->in;
 	const json_t *m = in->member;
-	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
+	const char *mname = eo_member_name(m);
 	const char *pod_uid =
 	    json_string_value(json_object_get(json_object_get(in->pod, "metadata"), "uid"));
 	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
@@ -161,7 +161,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	}
 	if (need && !in->etcd_queried) {
 		if (eo_desired_member_client_url(x->out->endpoint, sizeof(x->out->endpoint),
-						 in->build, mname, cname, eo_member_namespace(m),
+						 in->build, mname, eo_member_service(m),
+						 eo_member_namespace(m),
 						 eo_desired_member_client_tls(m)) != 0)
 			x->ok = false;
 		x->out->action = EO_MPLAN_QUERY_ETCD;
@@ -169,8 +170,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		return;
 	}
 	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
-	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, cname,
-				       eo_member_namespace(m),
+	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
+				       eo_member_service(m), eo_member_namespace(m),
 				       eo_desired_member_peer_tls(m)) == 0) {
 		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
 
@@ -242,6 +243,13 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 			msgf(&x, "removing the member from etcd before deletion");
 			out->action = EO_MPLAN_REMOVE_MEMBER;
 		}
+		return 0;
+	}
+	if (in->cluster != NULL && eo_cluster_migrating(in->cluster)) {
+		/* `kubectl etcd migrate` is adopting the member's Pod and PVC: hands off. */
+		msgf(&x, "held by kubectl etcd migrate; waiting");
+		out->action = EO_MPLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return 0;
 	}
 	if (!eo_member_has_finalizer(m)) {

@@ -624,7 +624,7 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
-	const char *ns = eo_cluster_namespace(in->cluster), *cname = eo_cluster_name(in->cluster);
+	const char *ns = eo_cluster_namespace(in->cluster);
 	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
 	char peer[EO_DESIRED_URL_MAX], id[24];
 	const struct eo_etcd_member *em = NULL;
@@ -664,7 +664,8 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
 	}
-	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed, cname, ns,
+	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed,
+				       eo_member_service(c->seed->member), ns,
 				       eo_desired_member_peer_tls(c->seed->member)) != 0) {
 		x->ok = false;
 		return;
@@ -675,8 +676,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		out->action = EO_PLAN_COMPLETE_SEED;
 		out->member = c->seed->member;
 		if (eo_desired_seed_initial_cluster(
-			out->initial_cluster, sizeof(out->initial_cluster), in->build, seed, cname,
-			ns, eo_desired_member_peer_tls(c->seed->member)) != 0)
+			out->initial_cluster, sizeof(out->initial_cluster), in->build, seed,
+			eo_member_service(c->seed->member), ns,
+			eo_desired_member_peer_tls(c->seed->member)) != 0)
 			x->ok = false;
 		return;
 	}
@@ -708,7 +710,8 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	if (!in->etcd_queried) {
 		out->action = EO_PLAN_QUERY_MEMBERS;
 		if (eo_desired_member_client_url(
-			out->endpoints[0], sizeof(out->endpoints[0]), in->build, seed, cname, ns,
+			out->endpoints[0], sizeof(out->endpoints[0]), in->build, seed,
+			eo_member_service(c->seed->member), ns,
 			eo_desired_member_client_tls(c->seed->member)) != 0)
 			x->ok = false;
 		out->n_endpoints = 1;
@@ -767,7 +770,7 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 	const struct eo_plan_input *in = x->in;
 
 	if (eo_desired_member_peer_url(
-		buf, n, in->build, eo_member_name(member), eo_cluster_name(in->cluster),
+		buf, n, in->build, eo_member_name(member), eo_member_service(member),
 		eo_cluster_namespace(in->cluster), eo_desired_member_peer_tls(member)) != 0) {
 		x->ok = false;
 		return -1;
@@ -822,7 +825,7 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 			    const struct eo_desired_opts *build,
 			    char endpoints[][EO_DESIRED_URL_MAX], size_t cap)
 {
-	const char *ns = eo_cluster_namespace(cluster), *cname = eo_cluster_name(cluster);
+	const char *ns = eo_cluster_namespace(cluster);
 	const struct eo_plan_member *pick[EO_PLAN_MAX_ENDPOINTS];
 	size_t n = 0;
 
@@ -850,7 +853,8 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 	for (size_t i = 0; i < n; i++)
 		if (eo_desired_member_client_url(
 			endpoints[i], EO_DESIRED_URL_MAX, build, eo_member_name(pick[i]->member),
-			cname, ns, eo_desired_member_client_tls(pick[i]->member)) != 0)
+			eo_member_service(pick[i]->member), ns,
+			eo_desired_member_client_tls(pick[i]->member)) != 0)
 			return -1;
 	return (int)n;
 }
@@ -1311,6 +1315,16 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	create_named(x, EO_PLAN_CREATE_MEMBER);
 }
 
+/* The member's Pod is the legacy Pod adopted by `kubectl etcd migrate` (api/names.h). */
+static bool pod_adopted(const struct eo_plan_member *pm)
+{
+	const char *want = eo_member_adopted_pod_uid(pm->member);
+	const char *uid = json_string_value(
+	    json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	return want != NULL && uid != NULL && strcmp(want, uid) == 0;
+}
+
 /*
  * The roll's view of the members against the target x->observed: whether each one's spec is
  * on target and whether its Pod carries the target's hash (desired/desired.h).
@@ -1353,7 +1367,13 @@ static void roll_view(struct ctx *x)
 			x->ok = false;
 			return;
 		}
-		if (eo_desired_member_pod_hash(target, &o, want, sizeof(want)) != 0) {
+		if (r->pod_present && r->on_target && pod_adopted(pm)) {
+			/*
+			 * The legacy Pod `kubectl etcd migrate` adopted as it ran: current until
+			 * the target moves, then rolled into a Pod of this operator.
+			 */
+			r->pod_current = true;
+		} else if (eo_desired_member_pod_hash(target, &o, want, sizeof(want)) != 0) {
 			/*
 			 * No Pod can be built from it (the member controller says why on the
 			 * member): nothing to compare, so nothing to roll for its Pod.
@@ -1460,7 +1480,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	case EO_ROLL_MOVE_LEADER:
 		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
 						 x->in->build, eo_member_name(pm->member),
-						 eo_cluster_name(x->in->cluster),
+						 eo_member_service(pm->member),
 						 eo_cluster_namespace(x->in->cluster),
 						 eo_desired_member_client_tls(pm->member)) != 0)
 			x->ok = false;
@@ -2187,6 +2207,15 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		return -1;
 	if (eo_cluster_is_deleting(cluster)) {
 		out->action = EO_PLAN_NONE; /* children go with the owner references */
+		return 0;
+	}
+	if (eo_cluster_migrating(cluster)) {
+		/* `kubectl etcd migrate` is adopting a legacy cluster: nothing is touched. */
+		snprintf(out->message, sizeof(out->message),
+			 "held by kubectl etcd migrate (annotation %s); waiting",
+			 EO_ANNOTATION_MIGRATING);
+		out->action = EO_PLAN_WAIT;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return 0;
 	}
 	x.gen = eo_cluster_generation(cluster);
