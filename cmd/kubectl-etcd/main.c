@@ -11,6 +11,7 @@
 
 #include "core/version.h"
 #include "plugin/args.h"
+#include "plugin/migrate_run.h"
 #include "plugin/run.h"
 
 /* stdout could not take the output (a full disk, a closed pipe): say so, exit 6. */
@@ -29,6 +30,17 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	if (argc > 1 && strcmp(argv[1], "migrate") == 0) {
+		/* Its own command line (plugin/migrate_run.h): the cluster is a legacy one. */
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			fprintf(stderr, "error: libcurl initialisation failed\n");
+			return EO_PEXIT_FAILED;
+		}
+		rc = eo_plugin_migrate_main(argc - 1, argv + 1, stdout, stderr);
+		fflush(stdout);
+		curl_global_cleanup();
+		return rc;
+	}
 	if (eo_plugin_parse_args(argc, argv, &a, err, sizeof(err)) != 0) {
 		fprintf(stderr, "error: %s\n", err);
 		return EO_PEXIT_USAGE;
