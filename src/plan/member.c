@@ -170,8 +170,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		return;
 	}
 	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
-	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
-				       eo_member_service(m), eo_member_namespace(m),
+	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
+				       eo_member_namespace(m),
 				       eo_desired_member_peer_tls(m)) == 0) {
 		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
 

@@ -769,9 +769,9 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 {
 	const struct eo_plan_input *in = x->in;
 
-	if (eo_desired_member_peer_url(
-		buf, n, in->build, eo_member_name(member), eo_member_service(member),
-		eo_cluster_namespace(in->cluster), eo_desired_member_peer_tls(member)) != 0) {
+	if (eo_desired_member_peer_url(buf, n, in->build, eo_member_name(member),
+				       eo_member_service(member), eo_cluster_namespace(in->cluster),
+				       eo_desired_member_peer_tls(member)) != 0) {
 		x->ok = false;
 		return -1;
 	}
@@ -1319,8 +1319,8 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 static bool pod_adopted(const struct eo_plan_member *pm)
 {
 	const char *want = eo_member_adopted_pod_uid(pm->member);
-	const char *uid = json_string_value(
-	    json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
 
 	return want != NULL && uid != NULL && strcmp(want, uid) == 0;
 }

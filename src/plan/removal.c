@@ -155,9 +155,8 @@ int eo_plan_member_removal(const struct eo_rplan_input *in, struct eo_rplan_resu
 		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
 		return blocked(in, out, EO_PLAN_REQUEUE_SHORT_MS);
 	}
-	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
-				       eo_member_service(m), eo_member_namespace(m),
-				       eo_desired_member_peer_tls(m)) != 0)
+	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
+				       eo_member_namespace(m), eo_desired_member_peer_tls(m)) != 0)
 		return -1;
 	em = eo_plan_find_etcd_member(in->etcd, mname, peer);
 	if (em == NULL) {

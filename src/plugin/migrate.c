@@ -51,8 +51,8 @@ static const char *str(const json_t *root, const char *a, const char *b, const c
 	return json_string_value(at(root, a, b, c));
 }
 
-__attribute__((format(printf, 2, 3))) static void refuse(struct eo_migrate_plan *p,
-							 const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void refuse(struct eo_migrate_plan *p, const char *fmt,
+							 ...)
 {
 	va_list ap;
 
@@ -62,8 +62,8 @@ __attribute__((format(printf, 2, 3))) static void refuse(struct eo_migrate_plan 
 	p->state = EO_MIGRATE_REFUSED;
 }
 
-__attribute__((format(printf, 2, 3))) static void change(struct eo_migrate_plan *p,
-							 const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void change(struct eo_migrate_plan *p, const char *fmt,
+							 ...)
 {
 	char buf[512];
 	va_list ap;
@@ -154,7 +154,8 @@ static bool fixed_flag(const char *arg)
 	for (size_t i = 0; legacy_fixed[i] != NULL; i++) {
 		size_t len = strlen(legacy_fixed[i]);
 
-		if (strncmp(arg, legacy_fixed[i], len) == 0 && (arg[len] == '=' || arg[len] == '\0'))
+		if (strncmp(arg, legacy_fixed[i], len) == 0 &&
+		    (arg[len] == '=' || arg[len] == '\0'))
 			return true;
 	}
 	return false;
@@ -253,13 +254,15 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 {
 	const json_t *sts = in->sts;
 
-	if (in->sts_live && json_integer_value(at(sts, "status", "readyReplicas", NULL)) != replicas) {
-		refuse(p,
-		       "cluster %s/%s is not healthy: StatefulSet %s has %lld of %lld replicas ready; "
-		       "migrate a healthy cluster only",
-		       in->ns, in->name, in->name,
-		       (long long)json_integer_value(at(sts, "status", "readyReplicas", NULL)),
-		       (long long)replicas);
+	if (in->sts_live &&
+	    json_integer_value(at(sts, "status", "readyReplicas", NULL)) != replicas) {
+		refuse(
+		    p,
+		    "cluster %s/%s is not healthy: StatefulSet %s has %lld of %lld replicas ready; "
+		    "migrate a healthy cluster only",
+		    in->ns, in->name, in->name,
+		    (long long)json_integer_value(at(sts, "status", "readyReplicas", NULL)),
+		    (long long)replicas);
 		return false;
 	}
 	for (json_int_t i = 0; i < replicas; i++) {
@@ -283,10 +286,11 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 		claim = claim_of(pod);
 		if (eo_name_member_pvc(want, sizeof(want), m->name) != 0 || claim == NULL ||
 		    strcmp(claim, want) != 0) {
-			refuse(p,
-			       "Pod %s keeps its data on %s%s, not on a PVC named %s: this operator "
-			       "cannot adopt it",
-			       m->name, claim ? "PVC " : "", claim ? claim : "no PVC", want);
+			refuse(
+			    p,
+			    "Pod %s keeps its data on %s%s, not on a PVC named %s: this operator "
+			    "cannot adopt it",
+			    m->name, claim ? "PVC " : "", claim ? claim : "no PVC", want);
 			return false;
 		}
 		if (find_named(in->pvcs, claim) == NULL) {
@@ -297,7 +301,8 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 		snprintf(m->pvc, sizeof(m->pvc), "%s", claim);
 		snprintf(m->pod_uid, sizeof(m->pod_uid), "%s", uid ? uid : "");
 		if (in->status_ok != NULL && !in->status_ok[i]) {
-			refuse(p, "cluster %s/%s is not healthy: member %s did not answer its status",
+			refuse(p,
+			       "cluster %s/%s is not healthy: member %s did not answer its status",
 			       in->ns, in->name, m->name);
 			return false;
 		}
@@ -337,7 +342,8 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 		for (k = 0; k < p->n && strcmp(p->m[k].name, em->name) != 0; k++)
 			;
 		if (k == p->n) {
-			refuse(p, "etcd member %s has no Pod of StatefulSet %s", em->name, in->name);
+			refuse(p, "etcd member %s has no Pod of StatefulSet %s", em->name,
+			       in->name);
 			return false;
 		}
 		p->m[k].id = em->id;
@@ -379,10 +385,11 @@ static json_t *options_of(const json_t *ctr, struct eo_migrate_plan *p)
 			const char *s = json_string_value(a);
 
 			if (s != NULL && strncmp(s, "--", 2) == 0 && !fixed_flag(s))
-				change(p,
-				       "etcd flag %s is not carried over: the adopted members keep it "
-				       "until they are rolled, new and rolled members run without it",
-				       s);
+				change(
+				    p,
+				    "etcd flag %s is not carried over: the adopted members keep it "
+				    "until they are rolled, new and rolled members run without it",
+				    s);
 		}
 	}
 	return o;
@@ -403,8 +410,8 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 	    "imagePullSecrets", NULL,
 	};
 
-	size = json_string_value(
-	    json_object_get(at(vct, "spec", "resources", "requests"), "storage"));
+	size =
+	    json_string_value(json_object_get(at(vct, "spec", "resources", "requests"), "storage"));
 	if (cls == NULL) {
 		const json_t *pvc = find_named(in->pvcs, p->m[0].pvc);
 
@@ -415,9 +422,9 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 		       in->name);
 		return NULL;
 	}
-	c = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}}", "apiVersion",
-		      EO_API_GROUP_VERSION, "kind", EO_KIND_CLUSTER, "metadata", "name", in->name,
-		      "namespace", in->ns, "annotations", EO_ANNOTATION_MIGRATING, "true",
+	c = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}}", "apiVersion", EO_API_GROUP_VERSION,
+		      "kind", EO_KIND_CLUSTER, "metadata", "name", in->name, "namespace", in->ns,
+		      "annotations", EO_ANNOTATION_MIGRATING, "true",
 		      EO_ANNOTATION_HEADLESS_SERVICE_NAME, p->headless);
 	spec = json_pack("{s:I, s:s}", "replicas", (json_int_t)replicas, "version", p->version);
 	storage = json_pack("{s:s}", "size", size);
@@ -446,7 +453,8 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 			json_object_set_new(spec, passthrough[i], json_deep_copy(v));
 	}
 	if (present(json_string_value(json_object_get(tpl, "priorityClassName"))))
-		json_object_set(spec, "priorityClassName", json_object_get(tpl, "priorityClassName"));
+		json_object_set(spec, "priorityClassName",
+				json_object_get(tpl, "priorityClassName"));
 	json_object_set_new(c, "spec", spec);
 	json_decref(opts);
 	return c;
@@ -483,8 +491,9 @@ static void notes(const struct eo_migrate_observed *in, struct eo_migrate_plan *
 	       "Service %s (headless) is taken over; Service %s (the legacy client Service) and "
 	       "ConfigMap %s%s are kept and deleted with the new EtcdCluster",
 	       p->headless, in->name, in->name, EO_MIGRATE_LEGACY_STATE_SUFFIX);
-	change(p, "new client Service %s-client (voting members only); PodDisruptionBudget %s "
-		  "is replaced by this operator's",
+	change(p,
+	       "new client Service %s-client (voting members only); PodDisruptionBudget %s "
+	       "is replaced by this operator's",
 	       in->name, in->name);
 	if (image != NULL && (colon = strrchr(image, ':')) != NULL &&
 	    (size_t)(colon - image) < sizeof(repo)) {
@@ -534,23 +543,24 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 	if (in->operator_dep != NULL &&
 	    (json_integer_value(at(in->operator_dep, "status", "readyReplicas", NULL)) > 0 ||
 	     json_integer_value(at(in->operator_dep, "spec", "replicas", NULL)) > 0)) {
-		refuse(p,
-		       "the legacy operator is still running (Deployment %s/%s: %lld ready of %lld); "
-		       "stop it first (kubectl -n %s scale deployment %s --replicas=0) so that it "
-		       "does not fight over the cluster; nothing was changed",
-		       str(in->operator_dep, "metadata", "namespace", NULL),
-		       str(in->operator_dep, "metadata", "name", NULL),
-		       (long long)json_integer_value(
-			   at(in->operator_dep, "status", "readyReplicas", NULL)),
-		       (long long)json_integer_value(at(in->operator_dep, "spec", "replicas", NULL)),
-		       str(in->operator_dep, "metadata", "namespace", NULL),
-		       str(in->operator_dep, "metadata", "name", NULL));
+		refuse(
+		    p,
+		    "the legacy operator is still running (Deployment %s/%s: %lld ready of %lld); "
+		    "stop it first (kubectl -n %s scale deployment %s --replicas=0) so that it "
+		    "does not fight over the cluster; nothing was changed",
+		    str(in->operator_dep, "metadata", "namespace", NULL),
+		    str(in->operator_dep, "metadata", "name", NULL),
+		    (long long)json_integer_value(
+			at(in->operator_dep, "status", "readyReplicas", NULL)),
+		    (long long)json_integer_value(at(in->operator_dep, "spec", "replicas", NULL)),
+		    str(in->operator_dep, "metadata", "namespace", NULL),
+		    str(in->operator_dep, "metadata", "name", NULL));
 		return 0;
 	}
-	if (legacy_tls(legacy) ||
-	    json_is_true(at(legacy, "spec", "security", "enableAuth"))) {
-		refuse(p, "cluster %s/%s uses TLS certificates or etcd auth "
-			  "(spec.security): its migration is not supported yet; nothing was changed",
+	if (legacy_tls(legacy) || json_is_true(at(legacy, "spec", "security", "enableAuth"))) {
+		refuse(p,
+		       "cluster %s/%s uses TLS certificates or etcd auth "
+		       "(spec.security): its migration is not supported yet; nothing was changed",
 		       in->ns, in->name);
 		return 0;
 	}
@@ -563,7 +573,8 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 		return 0;
 	}
 	if (sts == NULL) {
-		refuse(p, "StatefulSet %s of cluster %s/%s is missing (nor saved in ConfigMap %s%s)",
+		refuse(p,
+		       "StatefulSet %s of cluster %s/%s is missing (nor saved in ConfigMap %s%s)",
 		       in->name, in->ns, in->name, in->name, EO_MIGRATE_STATE_SUFFIX);
 		return 0;
 	}
@@ -600,8 +611,9 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 	}
 	if (flag(ctr, "--peer-cert-file") != NULL || flag(ctr, "--cert-file") != NULL ||
 	    ((v = flag(ctr, "--listen-client-urls")) != NULL && strncmp(v, "https", 5) == 0)) {
-		refuse(p, "Pod %s runs etcd with TLS certificates: its migration is not supported "
-			  "yet; nothing was changed",
+		refuse(p,
+		       "Pod %s runs etcd with TLS certificates: its migration is not supported "
+		       "yet; nothing was changed",
 		       p->m[0].name);
 		return 0;
 	}
@@ -615,10 +627,8 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 	mount = data_mount(ctr);
 	datadir = flag(ctr, "--data-dir");
 	if (!present(mount) || !present(datadir) || (len = strlen(mount)) == 0 ||
-	    strncmp(datadir, mount, len) != 0 ||
-	    (datadir[len] != '\0' && datadir[len] != '/') ||
-	    strstr(datadir + len, "..") != NULL ||
-	    strlen(datadir + len) >= sizeof(p->subpath)) {
+	    strncmp(datadir, mount, len) != 0 || (datadir[len] != '\0' && datadir[len] != '/') ||
+	    strstr(datadir + len, "..") != NULL || strlen(datadir + len) >= sizeof(p->subpath)) {
 		refuse(p, "Pod %s: etcd's data dir %s is not on its data volume (%s)", p->m[0].name,
 		       datadir ? datadir : "(unset)", mount ? mount : "not mounted");
 		return 0;
@@ -686,8 +696,8 @@ json_t *eo_migrate_member_object(const json_t *ours, const struct eo_migrate_pla
 	}
 	if (json_object_set_new(ann, EO_ANNOTATION_HEADLESS_SERVICE_NAME,
 				json_string(p->headless)) != 0 ||
-	    json_object_set_new(ann, EO_ANNOTATION_ADOPTED_POD_UID,
-				json_string(p->m[i].pod_uid)) != 0 ||
+	    json_object_set_new(ann, EO_ANNOTATION_ADOPTED_POD_UID, json_string(p->m[i].pod_uid)) !=
+		0 ||
 	    (present(p->subpath) && json_object_set_new(ann, EO_ANNOTATION_DATA_DIR_SUBPATH,
 							json_string(p->subpath)) != 0) ||
 	    json_object_set_new(spec, "initialCluster", json_string(p->initial_cluster)) != 0)

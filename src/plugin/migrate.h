@@ -51,7 +51,7 @@ struct eo_migrate_observed {
 	/* per Pod (same order as pods): the member's status answered, and its alarms */
 	const bool *status_ok;
 	const size_t *n_alarms;
-	const json_t *ours;	     /* this operator's EtcdCluster "<name>"; NULL: none yet */
+	const json_t *ours;  /* this operator's EtcdCluster "<name>"; NULL: none yet */
 	const char *version; /* --etcd-version: overrides the version read from the image */
 };
 

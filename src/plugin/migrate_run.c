@@ -143,10 +143,10 @@ static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t
 	    "--timeout",
 	    NULL,
 	};
-	const char **slot[] = {&a->ns,		&a->ns,		 &a->kubeconfig,  &a->context,
-			       NULL,		NULL,		 &a->snap_pvc,	  &a->s3_endpoint,
-			       &a->s3_bucket,	&a->s3_secret,	 &a->s3_key,	  &a->s3_region,
-			       &a->legacy_operator, &a->version, NULL};
+	const char **slot[] = {
+	    &a->ns,	&a->ns,	       &a->kubeconfig,	    &a->context,   NULL,
+	    NULL,	&a->snap_pvc,  &a->s3_endpoint,	    &a->s3_bucket, &a->s3_secret,
+	    &a->s3_key, &a->s3_region, &a->legacy_operator, &a->version,   NULL};
 	const char *sub = NULL, *output = NULL, *timeout = NULL;
 	bool dashdash = false;
 
@@ -216,8 +216,9 @@ static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t
 	if (a->help)
 		return 0;
 	if (sub == NULL || (strcmp(sub, "inspect") != 0 && strcmp(sub, "apply") != 0)) {
-		snprintf(err, cap, "migrate needs a step: inspect or apply (kubectl etcd migrate "
-				   "--help)");
+		snprintf(err, cap,
+			 "migrate needs a step: inspect or apply (kubectl etcd migrate "
+			 "--help)");
 		return -1;
 	}
 	a->apply = strcmp(sub, "apply") == 0;
@@ -247,18 +248,21 @@ static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t
 		int dests = (a->snap_pvc != NULL) + s3 + a->no_snapshot;
 
 		if (dests == 0) {
-			snprintf(err, cap,
-				 "migrate apply takes a safety snapshot first: give --snapshot-pvc "
-				 "CLAIM or the --snapshot-s3-* flags, or --no-snapshot to go without");
+			snprintf(
+			    err, cap,
+			    "migrate apply takes a safety snapshot first: give --snapshot-pvc "
+			    "CLAIM or the --snapshot-s3-* flags, or --no-snapshot to go without");
 			return -1;
 		}
 		if (dests > 1) {
-			snprintf(err, cap, "give one of --snapshot-pvc, --snapshot-s3-*, --no-snapshot");
+			snprintf(err, cap,
+				 "give one of --snapshot-pvc, --snapshot-s3-*, --no-snapshot");
 			return -1;
 		}
 		if (s3 && !(a->s3_endpoint && a->s3_bucket && a->s3_secret)) {
-			snprintf(err, cap, "--snapshot-s3-endpoint, --snapshot-s3-bucket and "
-					   "--snapshot-s3-secret go together");
+			snprintf(err, cap,
+				 "--snapshot-s3-endpoint, --snapshot-s3-bucket and "
+				 "--snapshot-s3-secret go together");
 			return -1;
 		}
 	}
@@ -443,8 +447,8 @@ static int gather(struct mctx *c)
 		return rc;
 	}
 	replicas = json_integer_value(json_object_get(json_object_get(c->sts, "spec"), "replicas"));
-	if (c->sts != NULL && !json_is_integer(json_object_get(json_object_get(c->sts, "spec"),
-								"replicas")))
+	if (c->sts != NULL &&
+	    !json_is_integer(json_object_get(json_object_get(c->sts, "spec"), "replicas")))
 		replicas = 1;
 	c->pod_items = json_object_get(c->pods, "items");
 	c->pvc_items = json_object_get(c->pvcs, "items");
@@ -481,7 +485,7 @@ static int decide(struct mctx *c)
 
 static void reset(struct mctx *c)
 {
-	json_t **objs[] = {&c->legacy, &c->sts,	  &c->pods, &c->pvcs,
+	json_t **objs[] = {&c->legacy, &c->sts,	     &c->pods,	&c->pvcs,
 			   &c->dep,    &c->state_cm, &c->saved, &c->ours};
 
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
@@ -518,10 +522,10 @@ static int inspect(struct mctx *c)
 			char id[24];
 
 			snprintf(id, sizeof(id), "%" PRIx64, p->m[i].id);
-			json_array_append_new(members, json_pack("{s:s, s:s, s:s, s:s}", "name",
-								 p->m[i].name, "pvc", p->m[i].pvc,
-								 "podUID", p->m[i].pod_uid,
-								 "memberID", id));
+			json_array_append_new(members,
+					      json_pack("{s:s, s:s, s:s, s:s}", "name",
+							p->m[i].name, "pvc", p->m[i].pvc, "podUID",
+							p->m[i].pod_uid, "memberID", id));
 		}
 		doc = json_pack("{s:s, s:s, s:s, s:s, s:O?, s:o?, s:O}", "cluster", c->a->name,
 				"namespace", c->ns, "state", state_name(p->state), "message",
@@ -642,9 +646,10 @@ static int ensure_members(struct mctx *c, json_t *members[])
 				return kube_fail(c, e, &ke, "create", EO_RESOURCE_MEMBERS);
 			say(c, "created EtcdMember %s", r.name);
 		} else if (!eo_migrate_owned_by(members[i], eo_cluster_uid(c->ours))) {
-			return failf(c, EO_PEXIT_REFUSED,
-				     "an EtcdMember %s exists that does not belong to EtcdCluster %s",
-				     r.name, c->a->name);
+			return failf(
+			    c, EO_PEXIT_REFUSED,
+			    "an EtcdMember %s exists that does not belong to EtcdCluster %s",
+			    r.name, c->a->name);
 		}
 		if (!json_is_true(
 			json_object_get(json_object_get(members[i], "status"), "isVoter"))) {
@@ -726,8 +731,8 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 	for (;;) {
 		if (snap == NULL && (rc = get_opt(c, r.gv, r.plural, c->ns, name, &snap)) != 0)
 			return rc;
-		phase = json_string_value(
-		    json_object_get(json_object_get(snap, "status"), "phase"));
+		phase =
+		    json_string_value(json_object_get(json_object_get(snap, "status"), "phase"));
 		if (phase != NULL && strcmp(phase, "Complete") == 0) {
 			say(c, "safety snapshot %s complete: %s", name,
 			    json_string_value(json_object_get(
@@ -737,9 +742,10 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 			return 0;
 		}
 		if (phase != NULL && strcmp(phase, "Failed") == 0) {
-			json_t *conds = json_object_get(json_object_get(snap, "status"), "conditions");
-			const char *why = json_string_value(
-			    json_object_get(json_array_get(conds, 0), "message"));
+			json_t *conds =
+			    json_object_get(json_object_get(snap, "status"), "conditions");
+			const char *why =
+			    json_string_value(json_object_get(json_array_get(conds, 0), "message"));
 
 			rc = failf(c, EO_PEXIT_FAILED,
 				   "the safety snapshot %s failed (%s); the legacy cluster is "
@@ -835,7 +841,8 @@ static int adopt_members(struct mctx *c, json_t *members[])
 			if (rc != 0)
 				return rc;
 			if (have == NULL)
-				return failf(c, EO_PEXIT_FAILED, "%s %s vanished during the migration",
+				return failf(c, EO_PEXIT_FAILED,
+					     "%s %s vanished during the migration",
 					     k ? "Pod" : "PVC", names[k]);
 			if (k == 1 && strcmp(eo_kube_obj_uid(have) ? eo_kube_obj_uid(have) : "",
 					     c->plan.m[i].pod_uid) != 0) {
@@ -888,8 +895,8 @@ static int adopt_cluster_objects(struct mctx *c)
 				json_decref(have);
 				return rc;
 			}
-			say(c, "%s %s now belongs to EtcdCluster %s", objs[i].plural,
-			    objs[i].name, c->a->name);
+			say(c, "%s %s now belongs to EtcdCluster %s", objs[i].plural, objs[i].name,
+			    c->a->name);
 		}
 		json_decref(have);
 	}
@@ -916,8 +923,8 @@ static int adopt_cluster_objects(struct mctx *c)
 
 static int release(struct mctx *c)
 {
-	json_t *patch = json_pack("{s:{s:{s:n}}}", "metadata", "annotations",
-				  EO_ANNOTATION_MIGRATING);
+	json_t *patch =
+	    json_pack("{s:{s:{s:n}}}", "metadata", "annotations", EO_ANNOTATION_MIGRATING);
 	int rc = patch_obj(c, EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, c->a->name, patch);
 
 	if (rc == 0)
@@ -934,7 +941,8 @@ static int wait_available(struct mctx *c, time_t deadline)
 		bool avail = false;
 		json_int_t ready = 0;
 		size_t i;
-		int rc = get_opt(c, EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, c->ns, c->a->name, &o);
+		int rc =
+		    get_opt(c, EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, c->ns, c->a->name, &o);
 
 		if (rc != 0)
 			return rc;

@@ -1,0 +1,552 @@
+/*
+ * `kubectl etcd migrate`, the pure half (src/plugin/migrate.c), against the objects of a
+ * legacy (etcd.aenix.io/v1alpha1) 3-member cluster in test/unit/test_migrate_recorded/:
+ * whether it may be adopted (healthy, legacy operator stopped, a spec this operator
+ * carries), the EtcdCluster and EtcdMembers it becomes, and the Pod this operator would
+ * build for an adopted member (same Service, same data on the PVC, same peer TLS).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/cluster.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "desired/desired.h"
+#include "plugin/migrate.h"
+
+#define DIR "test/unit/test_migrate_recorded/"
+
+struct rec {
+	json_t *legacy, *sts, *pods, *pvcs, *cm, *dep;
+	struct eo_etcd_member mv[4];
+	char *names[4];
+	char *peers[4][1];
+	struct eo_etcd_members etcd;
+	bool status_ok[EO_MIGRATE_MAX_MEMBERS];
+	size_t alarms[EO_MIGRATE_MAX_MEMBERS];
+	struct eo_migrate_observed in;
+};
+
+static json_t *load(const char *file)
+{
+	char path[256];
+	json_error_t e;
+	json_t *o = NULL;
+
+	snprintf(path, sizeof(path), DIR "%s", file);
+	o = json_load_file(path, 0, &e);
+	if (o == NULL)
+		fail_msg("%s: %s", path, e.text);
+	return o;
+}
+
+static void rec_init(struct rec *r)
+{
+	static const char *const peer[] = {
+	    "https://legacy-0.legacy-headless.mig.svc:2380",
+	    "https://legacy-1.legacy-headless.mig.svc:2380",
+	    "https://legacy-2.legacy-headless.mig.svc:2380",
+	    "https://legacy-3.legacy-headless.mig.svc:2380",
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->legacy = load("legacy.json");
+	r->sts = load("statefulset.json");
+	r->pods = load("pods.json");
+	r->pvcs = load("pvcs.json");
+	r->cm = load("cluster_state.json");
+	r->dep = load("operator.json");
+	for (size_t i = 0; i < 4; i++) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "legacy-%zu", i);
+		r->names[i] = strdup(n);
+		r->peers[i][0] = (char *)peer[i];
+		r->mv[i] = (struct eo_etcd_member){.id = 0x1000 + i,
+						   .name = r->names[i],
+						   .peer_urls = r->peers[i],
+						   .n_peer_urls = 1};
+	}
+	/* etcd answers the members in ID order, not in Pod order */
+	r->mv[0].id = 0x8e9e05c52164694d;
+	r->etcd = (struct eo_etcd_members){.cluster_id = 0xcdf818194e3a8c32, .v = r->mv, .n = 3};
+	for (size_t i = 0; i < EO_MIGRATE_MAX_MEMBERS; i++)
+		r->status_ok[i] = true;
+	/* the legacy operator stopped: its Deployment scaled to 0 */
+	json_object_set_new(json_object_get(r->dep, "spec"), "replicas", json_integer(0));
+	json_object_set_new(json_object_get(r->dep, "status"), "readyReplicas", json_integer(0));
+	r->in = (struct eo_migrate_observed){
+	    .ns = "mig",
+	    .name = "legacy",
+	    .legacy = r->legacy,
+	    .sts = r->sts,
+	    .sts_live = true,
+	    .pods = r->pods,
+	    .pvcs = r->pvcs,
+	    .operator_dep = r->dep,
+	    .state_cm = r->cm,
+	    .etcd = &r->etcd,
+	    .status_ok = r->status_ok,
+	    .n_alarms = r->alarms,
+	};
+}
+
+static void rec_free(struct rec *r)
+{
+	json_decref(r->legacy);
+	json_decref(r->sts);
+	json_decref(r->pods);
+	json_decref(r->pvcs);
+	json_decref(r->cm);
+	json_decref(r->dep);
+	for (size_t i = 0; i < 4; i++)
+		free(r->names[i]);
+}
+
+static json_t *pod(struct rec *r, size_t i)
+{
+	return json_array_get(r->pods, i);
+}
+
+/* ---- bad input: refused, with the reason ------------------------------------------------ */
+
+static void operator_running(struct rec *r)
+{
+	json_object_set_new(json_object_get(r->dep, "status"), "readyReplicas", json_integer(1));
+}
+static void operator_scaled_up_not_ready(struct rec *r)
+{
+	json_object_set_new(json_object_get(r->dep, "spec"), "replicas", json_integer(1));
+}
+static void pod_not_ready(struct rec *r)
+{
+	json_t *c =
+	    json_array_get(json_object_get(json_object_get(pod(r, 1), "status"), "conditions"), 1);
+	json_object_set_new(c, "status", json_string("False"));
+}
+static void pod_missing(struct rec *r)
+{
+	json_array_remove(r->pods, 2);
+}
+static void pod_terminating(struct rec *r)
+{
+	json_object_set_new(json_object_get(pod(r, 0), "metadata"), "deletionTimestamp",
+			    json_string("2026-01-01T00:00:00Z"));
+}
+static void sts_not_ready(struct rec *r)
+{
+	json_object_set_new(json_object_get(r->sts, "status"), "readyReplicas", json_integer(2));
+}
+static void etcd_unreachable(struct rec *r)
+{
+	r->in.etcd = NULL;
+	r->in.etcd_error = "member legacy-0: connection refused";
+}
+static void etcd_learner(struct rec *r)
+{
+	r->mv[2].is_learner = true;
+}
+static void etcd_extra_member(struct rec *r)
+{
+	r->etcd.n = 4;
+}
+static void etcd_unstarted(struct rec *r)
+{
+	r->mv[1].name = "";
+}
+static void member_silent(struct rec *r)
+{
+	r->status_ok[2] = false;
+}
+static void member_alarm(struct rec *r)
+{
+	r->alarms[0] = 1;
+}
+static void legacy_tls(struct rec *r)
+{
+	json_object_set_new(
+	    json_object_get(r->legacy, "spec"), "security",
+	    json_pack("{s:{s:s, s:s}}", "tls", "peerSecret", "p", "peerTrustedCASecret", "ca"));
+}
+static void legacy_auth(struct rec *r)
+{
+	json_object_set_new(json_object_get(r->legacy, "spec"), "security",
+			    json_pack("{s:b}", "enableAuth", 1));
+}
+static void legacy_emptydir(struct rec *r)
+{
+	json_object_set_new(json_object_get(r->legacy, "spec"), "storage",
+			    json_pack("{s:{}}", "emptyDir"));
+}
+static void legacy_gone(struct rec *r)
+{
+	r->in.legacy = NULL;
+}
+static void image_digest(struct rec *r)
+{
+	json_t *c =
+	    json_array_get(json_object_get(json_object_get(pod(r, 0), "spec"), "containers"), 0);
+	json_object_set_new(c, "image", json_string("quay.io/coreos/etcd@sha256:0123"));
+}
+static void ours_unrelated(struct rec *r)
+{
+	r->in.ours = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "legacy", "namespace",
+			       "mig", "uid", "u1");
+}
+static void pvc_missing(struct rec *r)
+{
+	json_array_remove(r->pvcs, 1);
+}
+static void client_tls_flag(struct rec *r)
+{
+	json_t *c =
+	    json_array_get(json_object_get(json_object_get(pod(r, 0), "spec"), "containers"), 0);
+	json_array_append_new(json_object_get(c, "args"),
+			      json_string("--cert-file=/etc/etcd/pki/server/cert/tls.crt"));
+}
+
+struct refusal_case {
+	const char *name;
+	void (*mutate)(struct rec *r);
+	const char *msg_has;
+};
+
+static const struct refusal_case refusals[] = {
+    {"legacy operator ready", operator_running, "the legacy operator is still running"},
+    {"legacy operator scaled up", operator_scaled_up_not_ready, "stop it first"},
+    {"pod not ready", pod_not_ready, "is not healthy: Pod legacy-1 is not ready"},
+    {"pod missing", pod_missing, "Pod legacy-2 is missing"},
+    {"pod terminating", pod_terminating, "Pod legacy-0 is not ready"},
+    {"statefulset not ready", sts_not_ready, "has 2 of 3 replicas ready"},
+    {"etcd unreachable", etcd_unreachable,
+     "no member answered the member list (member "
+     "legacy-0: connection refused)"},
+    {"learner", etcd_learner, "is a learner"},
+    {"extra etcd member", etcd_extra_member, "etcd lists 4 member(s) but the StatefulSet has 3"},
+    {"unstarted member", etcd_unstarted, "not started"},
+    {"member silent", member_silent, "member legacy-2 did not answer its status"},
+    {"alarm", member_alarm, "reports 1 alarm(s)"},
+    {"tls", legacy_tls, "uses TLS certificates or etcd auth"},
+    {"auth", legacy_auth, "uses TLS certificates or etcd auth"},
+    {"client tls flag", client_tls_flag, "runs etcd with TLS certificates"},
+    {"emptyDir", legacy_emptydir, "keeps its data in emptyDir volumes"},
+    {"no legacy cluster", legacy_gone, "no EtcdCluster.etcd.aenix.io legacy in namespace mig"},
+    {"image digest", image_digest, "give it with --etcd-version"},
+    {"our cluster exists", ours_unrelated, "was not made by kubectl etcd migrate"},
+    {"pvc missing", pvc_missing, "PVC data-legacy-1 of Pod legacy-1 is missing"},
+};
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		struct rec r;
+		struct eo_migrate_plan p;
+
+		rec_init(&r);
+		refusals[i].mutate(&r);
+		assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+		if (p.state != EO_MIGRATE_REFUSED || strstr(p.message, refusals[i].msg_has) == NULL)
+			fail_msg("%s: state %d, message \"%s\"", refusals[i].name, p.state,
+				 p.message);
+		assert_null(p.cluster);
+		eo_migrate_plan_free(&p);
+		json_decref((json_t *)r.in.ours);
+		rec_free(&r);
+	}
+}
+
+/* ---- a healthy cluster: what it becomes -------------------------------------------------- */
+
+static json_t *as_created(const json_t *cluster)
+{
+	json_t *c = json_deep_copy(cluster);
+
+	json_object_set_new(json_object_get(c, "metadata"), "uid", json_string("ours-uid"));
+	return c;
+}
+
+static void test_plan_healthy(void **state)
+{
+	struct rec r;
+	struct eo_migrate_plan p;
+	const json_t *spec = NULL, *ann = NULL;
+	json_t *st = NULL;
+
+	(void)state;
+	rec_init(&r);
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_non_null(strstr(p.message, "3 member(s), etcd 3.5.35, cluster ID cdf818194e3a8c32"));
+	assert_string_equal(p.version, "3.5.35");
+	assert_string_equal(p.headless, "legacy-headless");
+	assert_string_equal(p.subpath, "default.etcd");
+	assert_true(p.peer_auto_tls);
+	assert_string_equal(p.token, "legacy-mig");
+	assert_string_equal(p.initial_cluster,
+			    "legacy-0=https://legacy-0.legacy-headless.mig.svc:2380,"
+			    "legacy-1=https://legacy-1.legacy-headless.mig.svc:2380,"
+			    "legacy-2=https://legacy-2.legacy-headless.mig.svc:2380");
+	assert_int_equal(p.n, 3);
+	assert_string_equal(p.m[0].name, "legacy-0");
+	assert_string_equal(p.m[0].pvc, "data-legacy-0");
+	assert_string_equal(p.m[0].pod_uid, "pod-uid-0");
+	assert_true(p.m[0].id == 0x8e9e05c52164694dULL);
+	assert_true(p.m[2].id == 0x1002);
+
+	spec = json_object_get(p.cluster, "spec");
+	ann = json_object_get(json_object_get(p.cluster, "metadata"), "annotations");
+	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_MIGRATING)),
+			    "true");
+	assert_string_equal(
+	    json_string_value(json_object_get(ann, EO_ANNOTATION_HEADLESS_SERVICE_NAME)),
+	    "legacy-headless");
+	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_PEER_AUTO_TLS)),
+			    "true");
+	assert_int_equal(json_integer_value(json_object_get(spec, "replicas")), 3);
+	assert_string_equal(json_string_value(json_object_get(spec, "version")), "3.5.35");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(spec, "storage"), "size")), "1Gi");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(spec, "storage"),
+							      "storageClassName")),
+			    "local-path");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(spec, "options"),
+							    "quotaBackendBytes")),
+			 1020054732);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(spec, "options"), "snapshotCount")),
+	    10000);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(spec, "options"),
+							      "autoCompactionRetention")),
+			    "5m");
+	assert_null(json_object_get(spec, "resources"));
+	{
+		/* the operator accepts it as it is */
+		char msg[256];
+		json_t *c = as_created(p.cluster);
+
+		assert_int_equal(eo_cluster_validate(c, NULL, msg, sizeof(msg)), 0);
+		assert_true(eo_cluster_migrating(c));
+		assert_int_equal(eo_cluster_headless_service(c, msg, sizeof(msg)), 0);
+		assert_string_equal(msg, "legacy-headless");
+		json_decref(c);
+	}
+	assert_true(json_array_size(p.changes) >= 5);
+	st = eo_migrate_cluster_status(&p);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(st, "status"), "clusterID")),
+	    "cdf818194e3a8c32");
+	json_decref(st);
+	st = eo_migrate_member_status(&p, 0);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(st, "status"), "memberID")),
+	    "8e9e05c52164694d");
+	assert_true(json_is_true(json_object_get(json_object_get(st, "status"), "isVoter")));
+	json_decref(st);
+	assert_null(eo_migrate_member_status(&p, 3));
+	eo_migrate_plan_free(&p);
+	rec_free(&r);
+}
+
+/* An unknown flag is carried by the adopted Pods only, and said so. */
+static void test_dropped_flag(void **state)
+{
+	struct rec r;
+	struct eo_migrate_plan p;
+	json_t *c = NULL, *v = NULL;
+	size_t i;
+	bool said = false;
+
+	(void)state;
+	rec_init(&r);
+	c = json_array_get(json_object_get(json_object_get(pod(&r, 0), "spec"), "containers"), 0);
+	json_array_append_new(json_object_get(c, "args"),
+			      json_string("--max-request-bytes=2097152"));
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	json_array_foreach(p.changes, i, v) said |=
+	    strstr(json_string_value(v), "--max-request-bytes=2097152 is not carried over") != NULL;
+	assert_true(said);
+	eo_migrate_plan_free(&p);
+	rec_free(&r);
+}
+
+/* Resumed: the StatefulSet is gone (its saved copy is read), our cluster is still held. */
+static void test_resume_and_done(void **state)
+{
+	struct rec r;
+	struct eo_migrate_plan p;
+	json_t *ours = NULL;
+
+	(void)state;
+	rec_init(&r);
+	r.in.sts_live = false;
+	json_object_set_new(json_object_get(r.sts, "status"), "readyReplicas", json_integer(0));
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	ours = as_created(p.cluster);
+	eo_migrate_plan_free(&p);
+
+	r.in.ours = ours;
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	eo_migrate_plan_free(&p);
+
+	/* released: done, whatever the legacy side says now */
+	json_object_del(json_object_get(json_object_get(ours, "metadata"), "annotations"),
+			EO_ANNOTATION_MIGRATING);
+	r.in.legacy = NULL;
+	r.in.etcd = NULL;
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_DONE);
+	assert_non_null(strstr(p.message, "was migrated already"));
+	eo_migrate_plan_free(&p);
+	json_decref(ours);
+	rec_free(&r);
+}
+
+static void test_version_override(void **state)
+{
+	struct rec r;
+	struct eo_migrate_plan p;
+
+	(void)state;
+	rec_init(&r);
+	image_digest(&r);
+	r.in.version = "3.5.12";
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_string_equal(p.version, "3.5.12");
+	eo_migrate_plan_free(&p);
+	r.in.version = "3.5";
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	assert_int_equal(p.state, EO_MIGRATE_REFUSED);
+	assert_non_null(strstr(p.message, "--etcd-version 3.5 is not a version"));
+	eo_migrate_plan_free(&p);
+	rec_free(&r);
+}
+
+/* The adopted EtcdMember, and the Pod this operator builds for it when it rolls it. */
+static void test_member_and_its_pod(void **state)
+{
+	struct rec r;
+	struct eo_migrate_plan p;
+	json_t *ours = NULL, *m = NULL, *podj = NULL, *patch = NULL;
+	const json_t *ann = NULL, *spec = NULL, *ctr = NULL, *mount = NULL, *vol = NULL;
+	struct eo_desired_opts o = {0};
+	char *cmd = NULL;
+
+	(void)state;
+	rec_init(&r);
+	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
+	ours = as_created(p.cluster);
+	m = eo_migrate_member_object(ours, &p, 1);
+	assert_non_null(m);
+	assert_string_equal(eo_member_name(m), "legacy-1");
+	ann = json_object_get(json_object_get(m, "metadata"), "annotations");
+	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_ADOPTED_POD_UID)),
+			    "pod-uid-1");
+	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_DATA_DIR_SUBPATH)),
+			    "default.etcd");
+	assert_null(json_object_get(ann, EO_ANNOTATION_MIGRATING));
+	spec = json_object_get(m, "spec");
+	assert_false(json_is_true(json_object_get(spec, "bootstrap")));
+	assert_string_equal(json_string_value(json_object_get(spec, "initialCluster")),
+			    p.initial_cluster);
+	assert_string_equal(json_string_value(json_object_get(spec, "clusterToken")), "");
+	assert_true(json_is_true(json_object_get(json_object_get(spec, "tls"), "peerAutoTLS")));
+	assert_true(eo_desired_is_controlled_by(m, "ours-uid"));
+
+	/* as the apiserver returns it */
+	json_object_set_new(json_object_get(m, "metadata"), "uid", json_string("member-uid-1"));
+	assert_string_equal(eo_member_service(m), "legacy-headless");
+	assert_string_equal(eo_member_adopted_pod_uid(m), "pod-uid-1");
+	podj = eo_desired_member_pod(m, &o, true);
+	assert_non_null(podj);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(podj, "spec"), "subdomain")),
+	    "legacy-headless");
+	ctr = json_array_get(json_object_get(json_object_get(podj, "spec"), "containers"), 0);
+	mount = json_array_get(json_object_get(ctr, "volumeMounts"), 0);
+	assert_string_equal(json_string_value(json_object_get(mount, "subPath")), "default.etcd");
+	vol = json_array_get(json_object_get(json_object_get(podj, "spec"), "volumes"), 0);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(vol, "persistentVolumeClaim"), "claimName")),
+			    "data-legacy-1");
+	cmd = json_dumps(json_object_get(ctr, "command"), JSON_COMPACT);
+	assert_non_null(strstr(cmd, "--initial-advertise-peer-urls=https://"
+				    "legacy-1.legacy-headless.mig.svc.cluster.local:2380"));
+	assert_non_null(strstr(cmd, "--advertise-client-urls=http://"
+				    "legacy-1.legacy-headless.mig.svc.cluster.local:2379"));
+	assert_non_null(strstr(cmd, "--peer-auto-tls=true"));
+	assert_non_null(strstr(cmd, "--listen-peer-urls=https://"));
+	assert_non_null(strstr(cmd, "--initial-cluster-state=existing"));
+	free(cmd);
+
+	/* the Pod and PVC patches: our labels, the member as controller */
+	patch = eo_migrate_adopt_patch(m);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(patch, "metadata"), "labels"), EO_LABEL_CLUSTER)),
+	    "legacy");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(patch, "metadata"), "labels"), EO_LABEL_COMPONENT)),
+	    "legacy-1");
+	assert_null(json_object_get(json_object_get(json_object_get(patch, "metadata"), "labels"),
+				    EO_LABEL_ROLE));
+	assert_true(eo_desired_is_controlled_by(patch, "member-uid-1"));
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(patch, "metadata"), "ownerReferences")),
+	    1);
+	json_decref(patch);
+	patch = eo_migrate_owner_patch(ours, false);
+	assert_true(eo_migrate_owned_by(patch, "ours-uid"));
+	assert_false(eo_desired_is_controlled_by(patch, "ours-uid"));
+	json_decref(patch);
+	patch = eo_migrate_owner_patch(ours, true);
+	assert_true(eo_desired_is_controlled_by(patch, "ours-uid"));
+	json_decref(patch);
+
+	/* a member this operator adds later to the adopted cluster: same Service, peer TLS */
+	json_decref(m);
+	m = eo_desired_joining_member(ours, "legacy-abcde");
+	ann = json_object_get(json_object_get(m, "metadata"), "annotations");
+	assert_string_equal(
+	    json_string_value(json_object_get(ann, EO_ANNOTATION_HEADLESS_SERVICE_NAME)),
+	    "legacy-headless");
+	assert_null(json_object_get(ann, EO_ANNOTATION_DATA_DIR_SUBPATH));
+	assert_null(json_object_get(ann, EO_ANNOTATION_ADOPTED_POD_UID));
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(json_object_get(m, "spec"), "tls"), "peerAutoTLS")));
+	{
+		json_t *h = eo_desired_headless_service(ours);
+
+		assert_string_equal(
+		    json_string_value(json_object_get(json_object_get(h, "metadata"), "name")),
+		    "legacy-headless");
+		json_decref(h);
+	}
+	json_decref(m);
+	json_decref(podj);
+	json_decref(ours);
+	eo_migrate_plan_free(&p);
+	rec_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_refusals),	     cmocka_unit_test(test_plan_healthy),
+	    cmocka_unit_test(test_dropped_flag),     cmocka_unit_test(test_resume_and_done),
+	    cmocka_unit_test(test_version_override), cmocka_unit_test(test_member_and_its_pod),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
