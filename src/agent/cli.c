@@ -27,6 +27,7 @@
 #include "agent/prune.h"
 #include "agent/s3.h"
 #include "agent/store.h"
+#include "agent/adopt.h"
 #include "api/restorefail.h"
 #include "api/snapshot.h"
 #include "core/json.h"
@@ -1097,6 +1098,8 @@ int eo_agent_main(int argc, char **argv)
 
 	if (argc < 2)
 		return -1;
+	if (strcmp(argv[1], "adopt-data") == 0) /* agent/adopt.h */
+		return eo_agent_adopt_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = snapshot_agent;
 		usage = usage_snapshot;

@@ -919,6 +919,29 @@ static void stamp_annotation(json_t *md, const char *key, const char *value, boo
 		set(ann, key, json_string(value), ok);
 }
 
+/*
+ * A member adopted from the legacy operator (docs/migration.md) finds its data written by
+ * an etcd that ran as root: this init container gives it to etcd's user first (the agent's
+ * adopt-data, agent/adopt.h). Root with CAP_CHOWN and CAP_DAC_READ_SEARCH only; a no-op walk
+ * once the files are etcd's.
+ */
+static json_t *adopt_data_init(const json_t *member, const struct eo_desired_opts *o)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%d", ETCD_UID);
+	return json_pack("{s:s, s:s, s:s, s:[s, s, s, s, s, s, s], s:[{s:s, s:s, s:s}], "
+			 "s:{s:i, s:b, s:b, s:b, s:{s:[s], s:[s, s]}}, s:s}",
+			 "name", EO_DESIRED_ADOPT_CONTAINER, "image", o->operator_image,
+			 "imagePullPolicy", "IfNotPresent", "args", "adopt-data", "--data-dir",
+			 EO_ETCD_DATA_DIR, "--uid", id, "--gid", id, "volumeMounts", "name",
+			 DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR, "subPath",
+			 eo_member_data_subpath(member), "securityContext", "runAsUser", 0,
+			 "runAsNonRoot", 0, "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem",
+			 1, "capabilities", "drop", "ALL", "add", "CHOWN", "DAC_READ_SEARCH",
+			 "terminationMessagePolicy", "FallbackToLogsOnError");
+}
+
 static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			 bool cluster_bootstrapped)
 {
@@ -985,6 +1008,8 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 					eo_member_version(member)) == 0 &&
 		     eo_desired_restore_init(member, o, image, spec) == 0;
 	}
+	if (ok && eo_member_data_subpath(member) != NULL && o != NULL && present(o->operator_image))
+		set(spec, "initContainers", json_pack("[o]", adopt_data_init(member, o)), &ok);
 	aff = eo_member_affinity(member);
 	if (aff != NULL && json_object_size(aff) > 0)
 		set_copy(spec, "affinity", aff, &ok);
@@ -1117,6 +1142,10 @@ json_t *eo_desired_member_roll_patch(const json_t *member, const json_t *observe
 		return json_object();
 	}
 	set(patch, "spec", spec, &ok);
+	/* An adopted legacy Pod stops counting as current: this roll replaces it. */
+	if (ok && eo_member_adopted_pod_uid(member) != NULL)
+		set(patch, "metadata",
+		    json_pack("{s:{s:n}}", "annotations", EO_ANNOTATION_ADOPTED_POD_UID), &ok);
 	return finish(patch, ok);
 }
 

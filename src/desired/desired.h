@@ -46,6 +46,9 @@ struct eo_desired_opts {
  * Where an etcd Pod mounts its TLS Secrets (read-only): the client-API server Secret and the
  * peer Secret, each holding tls.crt, tls.key and ca.crt.
  */
+/* Init container of a member adopted from the legacy operator (agent/adopt.h). */
+#define EO_DESIRED_ADOPT_CONTAINER "adopt-data"
+
 #define EO_DESIRED_TLS_CLIENT_DIR "/etc/etcd/tls/client"
 #define EO_DESIRED_TLS_PEER_DIR	  "/etc/etcd/tls/peer"
 
@@ -231,7 +234,9 @@ json_t *eo_desired_member_with_target(const json_t *member, const json_t *observ
 
 /*
  * Merge patch of the member bringing its rolled fields to observed's ({"spec": {...}}, nested
- * objects diffed so that keys observed lacks are removed); {} when nothing differs.
+ * objects diffed so that keys observed lacks are removed); {} when nothing differs. The patch
+ * of a member adopted from the legacy operator also drops its adopted-pod-uid annotation, so
+ * that its legacy Pod is then replaced like any outdated one.
  */
 json_t *eo_desired_member_roll_patch(const json_t *member, const json_t *observed);
 

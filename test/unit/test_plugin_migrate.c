@@ -489,6 +489,20 @@ static void test_member_and_its_pod(void **state)
 	assert_non_null(strstr(cmd, "--initial-cluster-state=existing"));
 	free(cmd);
 
+	/* a roll to another target also ends the adoption of the legacy Pod */
+	{
+		json_t *obs = json_pack("{s:s}", "version", "3.5.36");
+		json_t *rp = eo_desired_member_roll_patch(m, obs);
+
+		assert_string_equal(
+		    json_string_value(json_object_get(json_object_get(rp, "spec"), "version")),
+		    "3.5.36");
+		assert_true(json_is_null(
+		    json_object_get(json_object_get(json_object_get(rp, "metadata"), "annotations"),
+				    EO_ANNOTATION_ADOPTED_POD_UID)));
+		json_decref(rp);
+		json_decref(obs);
+	}
 	/* the Pod and PVC patches: our labels, the member as controller */
 	patch = eo_migrate_adopt_patch(m);
 	assert_string_equal(
@@ -515,6 +529,29 @@ static void test_member_and_its_pod(void **state)
 	json_decref(patch);
 
 	/* a member this operator adds later to the adopted cluster: same Service, peer TLS */
+	/* with the operator image known: the adopt-data init container on the same sub-path */
+	{
+		struct eo_desired_opts oi = {.operator_image = "op:1"};
+		json_t *p2 = eo_desired_member_pod(m, &oi, true);
+		const json_t *init = json_array_get(
+		    json_object_get(json_object_get(p2, "spec"), "initContainers"), 0);
+		char *a = json_dumps(json_object_get(init, "args"), JSON_COMPACT);
+
+		assert_string_equal(json_string_value(json_object_get(init, "name")),
+				    EO_DESIRED_ADOPT_CONTAINER);
+		assert_string_equal(a, "[\"adopt-data\",\"--data-dir\",\"/var/lib/etcd\",\"--uid\","
+				       "\"65532\",\"--gid\",\"65532\"]");
+		assert_string_equal(
+		    json_string_value(json_object_get(
+			json_array_get(json_object_get(init, "volumeMounts"), 0), "subPath")),
+		    "default.etcd");
+		assert_int_equal(json_integer_value(json_object_get(
+				     json_object_get(init, "securityContext"), "runAsUser")),
+				 0);
+		free(a);
+		json_decref(p2);
+	}
+	assert_null(json_object_get(json_object_get(podj, "spec"), "initContainers"));
 	json_decref(m);
 	m = eo_desired_joining_member(ours, "legacy-abcde");
 	ann = json_object_get(json_object_get(m, "metadata"), "annotations");
