@@ -94,6 +94,14 @@ const char *eo_member_adopted_pod_uid(const json_t *member)
 	return member_annotation(member, EO_ANNOTATION_ADOPTED_POD_UID);
 }
 
+bool eo_member_pod_adopted(const json_t *member, const json_t *pod)
+{
+	const char *want = eo_member_adopted_pod_uid(member);
+	const char *uid = eo__json_str_at(pod, "metadata.uid");
+
+	return want != NULL && uid != NULL && strcmp(want, uid) == 0;
+}
+
 const char *eo_member_version(const json_t *member)
 {
 	return eo__json_str_at(member, "spec.version");

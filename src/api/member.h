@@ -41,6 +41,8 @@ const char *eo_member_service(const json_t *member);
 const char *eo_member_data_subpath(const json_t *member);
 /* The adopted-pod-uid annotation of an adopted member; NULL when absent. */
 const char *eo_member_adopted_pod_uid(const json_t *member);
+/* True when pod is the legacy Pod the member adopted (its UID is adopted-pod-uid). */
+bool eo_member_pod_adopted(const json_t *member, const json_t *pod);
 const char *eo_member_version(const json_t *member);
 void eo_member_storage(const json_t *member, struct eo_storage *out);
 bool eo_member_bootstrap(const json_t *member); /* seed marker, default false */

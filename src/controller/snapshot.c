@@ -55,7 +55,12 @@ static int observe(struct eo_controller *c, const json_t *cluster, struct observ
 		if (mname == NULL || !eo_desired_is_controlled_by(m, uid))
 			continue;
 		pod = eo_cache_set_get(&c->pods, ns, mname);
-		if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_kube_obj_uid(m))) {
+		/*
+		 * The member's own Pod; or, while `kubectl etcd migrate` takes the safety snapshot
+		 * of a legacy cluster, the legacy Pod it is adopting (api/names.h).
+		 */
+		if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_kube_obj_uid(m)) &&
+		    !eo_member_pod_adopted(m, pod)) {
 			json_decref(pod);
 			pod = NULL;
 		}

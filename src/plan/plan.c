@@ -1315,16 +1315,6 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	create_named(x, EO_PLAN_CREATE_MEMBER);
 }
 
-/* The member's Pod is the legacy Pod adopted by `kubectl etcd migrate` (api/names.h). */
-static bool pod_adopted(const struct eo_plan_member *pm)
-{
-	const char *want = eo_member_adopted_pod_uid(pm->member);
-	const char *uid =
-	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
-
-	return want != NULL && uid != NULL && strcmp(want, uid) == 0;
-}
-
 /*
  * The roll's view of the members against the target x->observed: whether each one's spec is
  * on target and whether its Pod carries the target's hash (desired/desired.h).
@@ -1367,7 +1357,7 @@ static void roll_view(struct ctx *x)
 			x->ok = false;
 			return;
 		}
-		if (r->pod_present && r->on_target && pod_adopted(pm)) {
+		if (r->pod_present && r->on_target && eo_member_pod_adopted(pm->member, pm->pod)) {
 			/*
 			 * The legacy Pod `kubectl etcd migrate` adopted as it ran: current until
 			 * the target moves, then rolled into a Pod of this operator.
