@@ -4,11 +4,12 @@
  *
  * The legacy Pods ran etcd as root, so the files on the adopted PVC belong to root with
  * etcd's 0700/0600 modes; this operator's etcd runs as UID/GID 65532, and fsGroup does not
- * reach every volume type (hostPath-backed local volumes). Run as an init container (root,
- * CAP_CHOWN and CAP_DAC_READ_SEARCH only) of an adopted member's Pod, it gives every entry
- * under --data-dir (symbolic links themselves, never what they point at; nothing outside
- * the directory's file system) to --uid:--gid. Modes are left alone. Entries that already
- * belong to them are not touched, so every later start is a walk and nothing more.
+ * reach every volume type (hostPath-backed local volumes). Run as an init container of an
+ * adopted member's Pod (root, CAP_CHOWN and CAP_DAC_OVERRIDE only, both admitted by the
+ * baseline Pod Security level), it gives every entry under --data-dir (symbolic links
+ * themselves, never what they point at; nothing outside the directory's file system) to
+ * --uid:--gid. Modes are left alone. Entries that already belong to them are not touched, so
+ * every later start is a walk and nothing more.
  */
 #ifndef EO_AGENT_ADOPT_H
 #define EO_AGENT_ADOPT_H

@@ -922,8 +922,8 @@ static void stamp_annotation(json_t *md, const char *key, const char *value, boo
 /*
  * A member adopted from the legacy operator (docs/migration.md) finds its data written by
  * an etcd that ran as root: this init container gives it to etcd's user first (the agent's
- * adopt-data, agent/adopt.h). Root with CAP_CHOWN and CAP_DAC_READ_SEARCH only; a no-op walk
- * once the files are etcd's.
+ * adopt-data, agent/adopt.h). Root with CAP_CHOWN and CAP_DAC_OVERRIDE only (the baseline
+ * Pod Security level admits both); a no-op walk once the files are etcd's.
  */
 static json_t *adopt_data_init(const json_t *member, const struct eo_desired_opts *o)
 {
@@ -938,7 +938,7 @@ static json_t *adopt_data_init(const json_t *member, const struct eo_desired_opt
 			 DATA_VOLUME, "mountPath", EO_ETCD_DATA_DIR, "subPath",
 			 eo_member_data_subpath(member), "securityContext", "runAsUser", 0,
 			 "runAsNonRoot", 0, "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem",
-			 1, "capabilities", "drop", "ALL", "add", "CHOWN", "DAC_READ_SEARCH",
+			 1, "capabilities", "drop", "ALL", "add", "CHOWN", "DAC_OVERRIDE",
 			 "terminationMessagePolicy", "FallbackToLogsOnError");
 }
 
