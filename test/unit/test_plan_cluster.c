@@ -400,6 +400,59 @@ static void test_steady_state_no_churn(void **state)
 	world_free(&w);
 }
 
+/*
+ * A cluster adopted from the legacy operator (docs/migration.md): held while the migration
+ * runs; then its adopted Pod, which carries no Pod hash, is left running until the target
+ * changes; the same Pod not marked adopted is rolled.
+ */
+static void test_adopted_cluster(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+	json_t *m = NULL, *p = NULL;
+
+	(void)state;
+	for (int adopted = 1; adopted >= 0; adopted--) {
+		world_init(&w, cluster(1, st), true);
+		m = member("demo-aaaaa", true, false, VOTER);
+		p = pod("demo-aaaaa", true);
+		/* a Pod the member controller did not build: no hash */
+		json_object_set_new(json_object_get(p, "metadata"), "annotations", json_object());
+		if (adopted)
+			json_object_set_new(
+			    json_object_get(m, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_ADOPTED_POD_UID, "pod-uid"));
+		world_add(&w, m, p);
+		world_pdb(&w, 1);
+		world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		if (adopted) {
+			assert_int_equal(r.action, EO_PLAN_NONE);
+			assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE,
+				    EO_REASON_RECONCILED);
+		} else {
+			/* outdated: the roll starts (it first reads the members' progress) */
+			assert_int_not_equal(r.action, EO_PLAN_NONE);
+			assert_string_equal(eo_condition_status(r.status, EO_COND_PROGRESSING),
+					    EO_COND_TRUE);
+		}
+		eo_plan_result_clear(&r);
+
+		/* while `kubectl etcd migrate` holds it: nothing at all, no status */
+		json_object_set_new(json_object_get(w.cluster, "metadata"), "annotations",
+				    json_pack("{s:s}", EO_ANNOTATION_MIGRATING, "true"));
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		assert_int_equal(r.action, EO_PLAN_WAIT);
+		assert_null(r.status);
+		assert_false(r.status_changed);
+		assert_non_null(strstr(r.message, "held by kubectl etcd migrate"));
+		eo_plan_result_clear(&r);
+		world_free(&w);
+	}
+	free(st);
+}
+
 static void test_member_not_ready_after_bootstrap(void **state)
 {
 	struct world w;
@@ -925,6 +978,7 @@ int main(void)
 	    cmocka_unit_test(test_latch_target),
 	    cmocka_unit_test(test_bootstrap_table),
 	    cmocka_unit_test(test_steady_state_no_churn),
+	    cmocka_unit_test(test_adopted_cluster),
 	    cmocka_unit_test(test_member_not_ready_after_bootstrap),
 	    cmocka_unit_test(test_spec_changed_relatches),
 	    cmocka_unit_test(test_deadlines),
