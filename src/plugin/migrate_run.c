@@ -608,12 +608,17 @@ static int ensure_cluster(struct mctx *c)
 		    EO_ANNOTATION_MIGRATING);
 	}
 	if (json_object_get(json_object_get(c->ours, "status"), "clusterID") == NULL) {
+		json_t *now = NULL;
+
 		r.name = c->a->name;
 		patch = eo_migrate_cluster_status(&c->plan);
-		e = patch ? eo_kube_patch_status(c->kc, &r, patch, NULL, &ke) : EO_KUBE_ENOMEM;
+		e = patch ? eo_kube_patch_status(c->kc, &r, patch, &now, &ke) : EO_KUBE_ENOMEM;
 		json_decref(patch);
 		if (e != EO_KUBE_OK)
 			return kube_fail(c, e, &ke, "patch", EO_RESOURCE_CLUSTERS "/status");
+		/* the members are built from it: with the token it now has */
+		json_decref(c->ours);
+		c->ours = now;
 		say(c, "recorded cluster ID %s and token %s", c->plan.cluster_id, c->plan.token);
 	}
 	return 0;
