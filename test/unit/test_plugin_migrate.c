@@ -1,6 +1,7 @@
 /*
  * `kubectl etcd migrate`, the pure half (src/plugin/migrate.c), against the objects of a
- * legacy (etcd.aenix.io/v1alpha1) 3-member cluster in test/unit/test_migrate_recorded/:
+ * legacy (etcd.aenix.io/v1alpha1) 3-member cluster recorded from the local Kubernetes
+ * (test/unit/test_migrate_recorded/, its README says how):
  * whether it may be adopted (healthy, legacy operator stopped, a spec this operator
  * carries), the EtcdCluster and EtcdMembers it becomes, and the Pod this operator would
  * build for an adopted member (same Service, same data on the PVC, same peer TLS).
@@ -18,16 +19,16 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "desired/desired.h"
+#include "etcd/internal.h"
 #include "plugin/migrate.h"
 
 #define DIR "test/unit/test_migrate_recorded/"
 
+#define NS "migrate-manual"
+
 struct rec {
 	json_t *legacy, *sts, *pods, *pvcs, *cm, *dep;
-	struct eo_etcd_member mv[4];
-	char *names[4];
-	char *peers[4][1];
-	struct eo_etcd_members etcd;
+	struct eo_etcd_members etcd; /* legacy-2, legacy-1, legacy-0, as etcd listed them */
 	bool status_ok[EO_MIGRATE_MAX_MEMBERS];
 	size_t alarms[EO_MIGRATE_MAX_MEMBERS];
 	struct eo_migrate_observed in;
@@ -48,12 +49,8 @@ static json_t *load(const char *file)
 
 static void rec_init(struct rec *r)
 {
-	static const char *const peer[] = {
-	    "https://legacy-0.legacy-headless.mig.svc:2380",
-	    "https://legacy-1.legacy-headless.mig.svc:2380",
-	    "https://legacy-2.legacy-headless.mig.svc:2380",
-	    "https://legacy-3.legacy-headless.mig.svc:2380",
-	};
+	char *text = NULL;
+	json_t *members = NULL;
 
 	memset(r, 0, sizeof(*r));
 	r->legacy = load("legacy.json");
@@ -61,28 +58,18 @@ static void rec_init(struct rec *r)
 	r->pods = load("pods.json");
 	r->pvcs = load("pvcs.json");
 	r->cm = load("cluster_state.json");
-	r->dep = load("operator.json");
-	for (size_t i = 0; i < 4; i++) {
-		char n[32];
-
-		snprintf(n, sizeof(n), "legacy-%zu", i);
-		r->names[i] = strdup(n);
-		r->peers[i][0] = (char *)peer[i];
-		r->mv[i] = (struct eo_etcd_member){.id = 0x1000 + i,
-						   .name = r->names[i],
-						   .peer_urls = r->peers[i],
-						   .n_peer_urls = 1};
-	}
-	/* etcd answers the members in ID order, not in Pod order */
-	r->mv[0].id = 0x8e9e05c52164694d;
-	r->etcd = (struct eo_etcd_members){.cluster_id = 0xcdf818194e3a8c32, .v = r->mv, .n = 3};
+	r->dep = load("operator.json"); /* scaled to 0: the legacy operator is stopped */
+	members = load("members.json");
+	text = json_dumps(members, JSON_COMPACT);
+	assert_non_null(text);
+	assert_int_equal(eo__etcd_parse_members(text, strlen(text), &r->etcd), EO_ETCD_OK);
+	assert_int_equal(r->etcd.n, 3);
+	free(text);
+	json_decref(members);
 	for (size_t i = 0; i < EO_MIGRATE_MAX_MEMBERS; i++)
 		r->status_ok[i] = true;
-	/* the legacy operator stopped: its Deployment scaled to 0 */
-	json_object_set_new(json_object_get(r->dep, "spec"), "replicas", json_integer(0));
-	json_object_set_new(json_object_get(r->dep, "status"), "readyReplicas", json_integer(0));
 	r->in = (struct eo_migrate_observed){
-	    .ns = "mig",
+	    .ns = NS,
 	    .name = "legacy",
 	    .legacy = r->legacy,
 	    .sts = r->sts,
@@ -105,8 +92,7 @@ static void rec_free(struct rec *r)
 	json_decref(r->pvcs);
 	json_decref(r->cm);
 	json_decref(r->dep);
-	for (size_t i = 0; i < 4; i++)
-		free(r->names[i]);
+	eo_etcd_members_clear(&r->etcd);
 }
 
 static json_t *pod(struct rec *r, size_t i)
@@ -118,6 +104,7 @@ static json_t *pod(struct rec *r, size_t i)
 
 static void operator_running(struct rec *r)
 {
+	json_object_set_new(json_object_get(r->dep, "spec"), "replicas", json_integer(1));
 	json_object_set_new(json_object_get(r->dep, "status"), "readyReplicas", json_integer(1));
 }
 static void operator_scaled_up_not_ready(struct rec *r)
@@ -126,9 +113,19 @@ static void operator_scaled_up_not_ready(struct rec *r)
 }
 static void pod_not_ready(struct rec *r)
 {
-	json_t *c =
-	    json_array_get(json_object_get(json_object_get(pod(r, 1), "status"), "conditions"), 1);
-	json_object_set_new(c, "status", json_string("False"));
+	json_t *c = NULL;
+	size_t i;
+
+	/* legacy-1 is the second Pod of the list */
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(pod(r, 1), "metadata"), "name")),
+	    "legacy-1");
+	json_array_foreach(json_object_get(json_object_get(pod(r, 1), "status"), "conditions"), i,
+			   c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "type")), "Ready") == 0)
+			json_object_set_new(c, "status", json_string("False"));
+	}
 }
 static void pod_missing(struct rec *r)
 {
@@ -150,15 +147,19 @@ static void etcd_unreachable(struct rec *r)
 }
 static void etcd_learner(struct rec *r)
 {
-	r->mv[2].is_learner = true;
+	r->etcd.v[2].is_learner = true;
 }
-static void etcd_extra_member(struct rec *r)
+static void etcd_member_short(struct rec *r)
 {
-	r->etcd.n = 4;
+	r->etcd.n = 2;
 }
 static void etcd_unstarted(struct rec *r)
 {
-	r->mv[1].name = "";
+	r->etcd.v[1].name[0] = '\0';
+}
+static void etcd_foreign_member(struct rec *r)
+{
+	r->etcd.v[0].name[0] = 'x';
 }
 static void member_silent(struct rec *r)
 {
@@ -196,8 +197,8 @@ static void image_digest(struct rec *r)
 }
 static void ours_unrelated(struct rec *r)
 {
-	r->in.ours = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "legacy", "namespace",
-			       "mig", "uid", "u1");
+	r->in.ours = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "legacy", "namespace", NS,
+			       "uid", "u1");
 }
 static void pvc_missing(struct rec *r)
 {
@@ -228,7 +229,8 @@ static const struct refusal_case refusals[] = {
      "no member answered the member list (member "
      "legacy-0: connection refused)"},
     {"learner", etcd_learner, "is a learner"},
-    {"extra etcd member", etcd_extra_member, "etcd lists 4 member(s) but the StatefulSet has 3"},
+    {"missing etcd member", etcd_member_short, "etcd lists 2 member(s) but the StatefulSet has 3"},
+    {"foreign etcd member", etcd_foreign_member, "etcd member xegacy-2 has no Pod"},
     {"unstarted member", etcd_unstarted, "not started"},
     {"member silent", member_silent, "member legacy-2 did not answer its status"},
     {"alarm", member_alarm, "reports 1 alarm(s)"},
@@ -236,7 +238,7 @@ static const struct refusal_case refusals[] = {
     {"auth", legacy_auth, "uses TLS certificates or etcd auth"},
     {"client tls flag", client_tls_flag, "runs etcd with TLS certificates"},
     {"emptyDir", legacy_emptydir, "keeps its data in emptyDir volumes"},
-    {"no legacy cluster", legacy_gone, "no EtcdCluster.etcd.aenix.io legacy in namespace mig"},
+    {"no legacy cluster", legacy_gone, "no EtcdCluster.etcd.aenix.io legacy in namespace " NS},
     {"image digest", image_digest, "give it with --etcd-version"},
     {"our cluster exists", ours_unrelated, "was not made by kubectl etcd migrate"},
     {"pvc missing", pvc_missing, "PVC data-legacy-1 of Pod legacy-1 is missing"},
@@ -283,22 +285,22 @@ static void test_plan_healthy(void **state)
 	rec_init(&r);
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
 	assert_int_equal(p.state, EO_MIGRATE_TODO);
-	assert_non_null(strstr(p.message, "3 member(s), etcd 3.5.35, cluster ID cdf818194e3a8c32"));
+	assert_non_null(strstr(p.message, "3 member(s), etcd 3.5.35, cluster ID 181f9d5a41b5643a"));
 	assert_string_equal(p.version, "3.5.35");
 	assert_string_equal(p.headless, "legacy-headless");
 	assert_string_equal(p.subpath, "default.etcd");
 	assert_true(p.peer_auto_tls);
-	assert_string_equal(p.token, "legacy-mig");
+	assert_string_equal(p.token, "legacy-migrate-manual");
 	assert_string_equal(p.initial_cluster,
-			    "legacy-0=https://legacy-0.legacy-headless.mig.svc:2380,"
-			    "legacy-1=https://legacy-1.legacy-headless.mig.svc:2380,"
-			    "legacy-2=https://legacy-2.legacy-headless.mig.svc:2380");
+			    "legacy-2=https://legacy-2.legacy-headless." NS ".svc:2380,"
+			    "legacy-1=https://legacy-1.legacy-headless." NS ".svc:2380,"
+			    "legacy-0=https://legacy-0.legacy-headless." NS ".svc:2380");
 	assert_int_equal(p.n, 3);
 	assert_string_equal(p.m[0].name, "legacy-0");
 	assert_string_equal(p.m[0].pvc, "data-legacy-0");
-	assert_string_equal(p.m[0].pod_uid, "pod-uid-0");
-	assert_true(p.m[0].id == 0x8e9e05c52164694dULL);
-	assert_true(p.m[2].id == 0x1002);
+	assert_string_equal(p.m[0].pod_uid, "405fd2f6-c13f-43bd-a9c6-cb023ca0850c");
+	assert_true(p.m[0].id == 0xeb8a50dab1483266ULL);
+	assert_true(p.m[2].id == 0x258397a3e510f327ULL);
 
 	spec = json_object_get(p.cluster, "spec");
 	ann = json_object_get(json_object_get(p.cluster, "metadata"), "annotations");
@@ -315,7 +317,7 @@ static void test_plan_healthy(void **state)
 	    json_string_value(json_object_get(json_object_get(spec, "storage"), "size")), "1Gi");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(spec, "storage"),
 							      "storageClassName")),
-			    "local-path");
+			    "standard");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(spec, "options"),
 							    "quotaBackendBytes")),
 			 1020054732);
@@ -341,12 +343,12 @@ static void test_plan_healthy(void **state)
 	st = eo_migrate_cluster_status(&p);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(st, "status"), "clusterID")),
-	    "cdf818194e3a8c32");
+	    "181f9d5a41b5643a");
 	json_decref(st);
 	st = eo_migrate_member_status(&p, 0);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(st, "status"), "memberID")),
-	    "8e9e05c52164694d");
+	    "eb8a50dab1483266");
 	assert_true(json_is_true(json_object_get(json_object_get(st, "status"), "isVoter")));
 	json_decref(st);
 	assert_null(eo_migrate_member_status(&p, 3));
@@ -451,7 +453,7 @@ static void test_member_and_its_pod(void **state)
 	assert_string_equal(eo_member_name(m), "legacy-1");
 	ann = json_object_get(json_object_get(m, "metadata"), "annotations");
 	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_ADOPTED_POD_UID)),
-			    "pod-uid-1");
+			    "f12841d4-b34d-4543-b2b6-29f6a375ebfb");
 	assert_string_equal(json_string_value(json_object_get(ann, EO_ANNOTATION_DATA_DIR_SUBPATH)),
 			    "default.etcd");
 	assert_null(json_object_get(ann, EO_ANNOTATION_MIGRATING));
@@ -466,7 +468,7 @@ static void test_member_and_its_pod(void **state)
 	/* as the apiserver returns it */
 	json_object_set_new(json_object_get(m, "metadata"), "uid", json_string("member-uid-1"));
 	assert_string_equal(eo_member_service(m), "legacy-headless");
-	assert_string_equal(eo_member_adopted_pod_uid(m), "pod-uid-1");
+	assert_string_equal(eo_member_adopted_pod_uid(m), "f12841d4-b34d-4543-b2b6-29f6a375ebfb");
 	podj = eo_desired_member_pod(m, &o, true);
 	assert_non_null(podj);
 	assert_string_equal(
@@ -481,9 +483,9 @@ static void test_member_and_its_pod(void **state)
 			    "data-legacy-1");
 	cmd = json_dumps(json_object_get(ctr, "command"), JSON_COMPACT);
 	assert_non_null(strstr(cmd, "--initial-advertise-peer-urls=https://"
-				    "legacy-1.legacy-headless.mig.svc.cluster.local:2380"));
+				    "legacy-1.legacy-headless." NS ".svc.cluster.local:2380"));
 	assert_non_null(strstr(cmd, "--advertise-client-urls=http://"
-				    "legacy-1.legacy-headless.mig.svc.cluster.local:2379"));
+				    "legacy-1.legacy-headless." NS ".svc.cluster.local:2379"));
 	assert_non_null(strstr(cmd, "--peer-auto-tls=true"));
 	assert_non_null(strstr(cmd, "--listen-peer-urls=https://"));
 	assert_non_null(strstr(cmd, "--initial-cluster-state=existing"));

@@ -104,7 +104,7 @@ spec:
           valueFrom: {fieldRef: {fieldPath: metadata.name}}
         - name: POD_NAMESPACE
           valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
-        startupProbe: {httpGet: {path: /readyz?serializable=false, port: 2381}, periodSeconds: 5}
+        startupProbe: {httpGet: {path: "/readyz?serializable=false", port: 2381}, periodSeconds: 5}
         readinessProbe: {httpGet: {path: /readyz, port: 2381}, periodSeconds: 5}
         livenessProbe: {httpGet: {path: /livez, port: 2381}, periodSeconds: 5}
         volumeMounts:
