@@ -29,6 +29,7 @@
 struct rec {
 	json_t *legacy, *sts, *pods, *pvcs, *cm, *dep;
 	struct eo_etcd_members etcd; /* legacy-2, legacy-1, legacy-0, as etcd listed them */
+	size_t n_etcd;		     /* as parsed (a case may shorten etcd.n) */
 	bool status_ok[EO_MIGRATE_MAX_MEMBERS];
 	size_t alarms[EO_MIGRATE_MAX_MEMBERS];
 	struct eo_migrate_observed in;
@@ -64,6 +65,7 @@ static void rec_init(struct rec *r)
 	assert_non_null(text);
 	assert_int_equal(eo__etcd_parse_members(text, strlen(text), &r->etcd), EO_ETCD_OK);
 	assert_int_equal(r->etcd.n, 3);
+	r->n_etcd = r->etcd.n;
 	free(text);
 	json_decref(members);
 	for (size_t i = 0; i < EO_MIGRATE_MAX_MEMBERS; i++)
@@ -92,6 +94,7 @@ static void rec_free(struct rec *r)
 	json_decref(r->pvcs);
 	json_decref(r->cm);
 	json_decref(r->dep);
+	r->etcd.n = r->n_etcd;
 	eo_etcd_members_clear(&r->etcd);
 }
 
