@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/cluster.h"
+#include "api/member.h"
 #include "api/names.h"
 #include "core/json.h"
 #include "core/strbuf.h"
@@ -655,6 +656,17 @@ static int ensure_members(struct mctx *c, json_t *members[])
 			    c, EO_PEXIT_REFUSED,
 			    "an EtcdMember %s exists that does not belong to EtcdCluster %s",
 			    r.name, c->a->name);
+		} else if (eo_member_adopted_pod_uid(members[i]) != NULL &&
+			   strcmp(eo_member_adopted_pod_uid(members[i]), c->plan.m[i].pod_uid) !=
+			       0) {
+			/* the legacy Pod was recreated since the last run: adopt the one running */
+			patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+					  EO_ANNOTATION_ADOPTED_POD_UID, c->plan.m[i].pod_uid);
+			e = patch ? eo_kube_patch(c->kc, &r, patch, NULL, &ke) : EO_KUBE_ENOMEM;
+			json_decref(patch);
+			patch = NULL;
+			if (e != EO_KUBE_OK)
+				return kube_fail(c, e, &ke, "patch", EO_RESOURCE_MEMBERS);
 		}
 		if (!json_is_true(
 			json_object_get(json_object_get(members[i], "status"), "isVoter"))) {
