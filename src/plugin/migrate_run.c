@@ -722,7 +722,8 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_SNAPSHOTS, c->ns, NULL};
 	struct eo_kube_error ke = {0};
 	json_t *snap = NULL;
-	const char *phase = NULL;
+	const char *v = NULL;
+	char phase[32] = "";
 	eo_kube_err e;
 	int rc;
 
@@ -748,9 +749,9 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 	for (;;) {
 		if (snap == NULL && (rc = get_opt(c, r.gv, r.plural, c->ns, name, &snap)) != 0)
 			return rc;
-		phase =
-		    json_string_value(json_object_get(json_object_get(snap, "status"), "phase"));
-		if (phase != NULL && strcmp(phase, "Complete") == 0) {
+		v = json_string_value(json_object_get(json_object_get(snap, "status"), "phase"));
+		snprintf(phase, sizeof(phase), "%s", v ? v : "");
+		if (strcmp(phase, "Complete") == 0) {
 			say(c, "safety snapshot %s complete: %s", name,
 			    json_string_value(json_object_get(
 				json_object_get(json_object_get(snap, "status"), "artifact"),
@@ -758,7 +759,7 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 			json_decref(snap);
 			return 0;
 		}
-		if (phase != NULL && strcmp(phase, "Failed") == 0) {
+		if (strcmp(phase, "Failed") == 0) {
 			json_t *conds =
 			    json_object_get(json_object_get(snap, "status"), "conditions");
 			const char *why =
@@ -778,9 +779,38 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 			return failf(c, EO_PEXIT_FAILED,
 				     "the safety snapshot %s did not complete in %lds (phase %s); "
 				     "the legacy cluster is untouched: run again to keep waiting",
-				     name, c->a->timeout_s, phase ? phase : "none yet");
+				     name, c->a->timeout_s, phase[0] ? phase : "none yet");
 		sleep_ms(POLL_MS);
 	}
+}
+
+/* Patches away the finalizers of o other than the garbage collector's. */
+static void drop_foreign_finalizers(struct mctx *c, const struct eo_kube_resource *r,
+				    const json_t *o)
+{
+	const json_t *fins = json_object_get(json_object_get(o, "metadata"), "finalizers");
+	json_t *keep = json_array(), *patch = NULL, *f = NULL;
+	struct eo_kube_error ke = {0};
+	size_t i;
+
+	if (keep == NULL)
+		return;
+	json_array_foreach(fins, i, f)
+	{
+		const char *name = json_string_value(f);
+
+		if (name != NULL &&
+		    (strcmp(name, "orphan") == 0 || strcmp(name, "foregroundDeletion") == 0))
+			json_array_append(keep, f);
+	}
+	if (json_array_size(keep) == json_array_size(fins)) {
+		json_decref(keep);
+		return;
+	}
+	patch = json_pack("{s:{s:o}}", "metadata", "finalizers", keep);
+	if (patch != NULL && eo_kube_patch(c->kc, r, patch, NULL, &ke) == EO_KUBE_OK)
+		say(c, "dropped the legacy finalizers of %s", r->name);
+	json_decref(patch);
 }
 
 /* Deletes gv/plural name with the dependents orphaned, and waits until it is gone. */
@@ -809,15 +839,13 @@ static int delete_orphan(struct mctx *c, const char *gv, const char *plural, con
 			say(c, "deleting %s %s (orphaning its dependents)...", what, c->a->name);
 			said = true;
 		}
-		/* The legacy operator is stopped: nobody else will drop its finalizers. */
-		if (json_array_size(json_object_get(json_object_get(o, "metadata"), "finalizers")) >
-		    0) {
-			json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
-
-			if (patch != NULL)
-				(void)eo_kube_patch(c->kc, &r, patch, NULL, &ke);
-			json_decref(patch);
-		}
+		/*
+		 * The legacy operator is stopped: nobody else will drop its finalizers. The
+		 * garbage collector's own ("orphan", which takes the owner references off the
+		 * dependents before the object goes) must stay, or the dependents would be
+		 * collected with it.
+		 */
+		drop_foreign_finalizers(c, &r, o);
 		json_decref(o);
 		if (expired(deadline))
 			return failf(c, EO_PEXIT_FAILED, "%s %s is still there after %lds", what,
@@ -905,6 +933,14 @@ static int adopt_cluster_objects(struct mctx *c)
 
 		if ((rc = get_opt(c, "v1", objs[i].plural, c->ns, objs[i].name, &have)) != 0)
 			return rc;
+		if (have == NULL)
+			say(c, "warning: %s %s is missing; %s", objs[i].plural, objs[i].name,
+			    i == 0 ? "the operator creates it"
+			    : i == 1
+				? "clients of the legacy client Service must use the Service "
+				  "<name>-client"
+				: "an adopted Pod whose container restarts cannot start until it "
+				  "is rolled (change the spec to roll them)");
 		if (have != NULL && !eo_migrate_owned_by(have, uid)) {
 			rc = patch_obj(c, "v1", objs[i].plural, objs[i].name,
 				       eo_migrate_owner_patch(c->ours, objs[i].controller));
