@@ -756,6 +756,29 @@ json_t *eo_migrate_owner_patch(const json_t *ours, bool controller)
 	return json_pack("{s:{s:o, s:[o]}}", "metadata", "labels", labels, "ownerReferences", ref);
 }
 
+json_t *eo_migrate_finalizers_patch(const json_t *obj)
+{
+	const json_t *fins = at(obj, "metadata", "finalizers", NULL);
+	json_t *keep = json_array(), *f = NULL;
+	size_t i;
+
+	if (keep == NULL)
+		return NULL;
+	json_array_foreach(fins, i, f)
+	{
+		const char *name = json_string_value(f);
+
+		if (name != NULL &&
+		    (strcmp(name, "orphan") == 0 || strcmp(name, "foregroundDeletion") == 0))
+			json_array_append(keep, f);
+	}
+	if (json_array_size(keep) == json_array_size(fins)) {
+		json_decref(keep);
+		return NULL;
+	}
+	return json_pack("{s:{s:o}}", "metadata", "finalizers", keep);
+}
+
 bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 {
 	const json_t *ref = NULL;

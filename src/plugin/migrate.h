@@ -115,6 +115,13 @@ json_t *eo_migrate_adopt_patch(const json_t *member);
  */
 json_t *eo_migrate_owner_patch(const json_t *ours, bool controller);
 
+/*
+ * Merge patch dropping the finalizers of a legacy object being deleted, except the garbage
+ * collector's ("orphan", "foregroundDeletion"): the legacy operator that would remove its
+ * own is stopped, while "orphan" is what keeps the dependents. NULL when nothing to drop.
+ */
+json_t *eo_migrate_finalizers_patch(const json_t *obj);
+
 /* True when obj's owner references name the object with this uid. */
 bool eo_migrate_owned_by(const json_t *obj, const char *uid);
 

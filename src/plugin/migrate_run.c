@@ -788,26 +788,9 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 static void drop_foreign_finalizers(struct mctx *c, const struct eo_kube_resource *r,
 				    const json_t *o)
 {
-	const json_t *fins = json_object_get(json_object_get(o, "metadata"), "finalizers");
-	json_t *keep = json_array(), *patch = NULL, *f = NULL;
+	json_t *patch = eo_migrate_finalizers_patch(o);
 	struct eo_kube_error ke = {0};
-	size_t i;
 
-	if (keep == NULL)
-		return;
-	json_array_foreach(fins, i, f)
-	{
-		const char *name = json_string_value(f);
-
-		if (name != NULL &&
-		    (strcmp(name, "orphan") == 0 || strcmp(name, "foregroundDeletion") == 0))
-			json_array_append(keep, f);
-	}
-	if (json_array_size(keep) == json_array_size(fins)) {
-		json_decref(keep);
-		return;
-	}
-	patch = json_pack("{s:{s:o}}", "metadata", "finalizers", keep);
 	if (patch != NULL && eo_kube_patch(c->kc, r, patch, NULL, &ke) == EO_KUBE_OK)
 		say(c, "dropped the legacy finalizers of %s", r->name);
 	json_decref(patch);

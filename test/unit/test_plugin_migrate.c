@@ -582,12 +582,34 @@ static void test_member_and_its_pod(void **state)
 	rec_free(&r);
 }
 
+static void test_finalizers(void **state)
+{
+	json_t *o = json_pack("{s:{s:[s, s, s]}}", "metadata", "finalizers", "orphan",
+			      "etcd.aenix.io/cleanup", "foregroundDeletion");
+	json_t *p = eo_migrate_finalizers_patch(o);
+	char *t = json_dumps(p, JSON_COMPACT);
+
+	(void)state;
+	assert_string_equal(t,
+			    "{\"metadata\":{\"finalizers\":[\"orphan\",\"foregroundDeletion\"]}}");
+	free(t);
+	json_decref(p);
+	json_decref(o);
+	o = json_pack("{s:{s:[s]}}", "metadata", "finalizers", "orphan");
+	assert_null(eo_migrate_finalizers_patch(o)); /* the collector's own: left alone */
+	json_decref(o);
+	o = json_pack("{s:{}}", "metadata");
+	assert_null(eo_migrate_finalizers_patch(o));
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_refusals),	     cmocka_unit_test(test_plan_healthy),
 	    cmocka_unit_test(test_dropped_flag),     cmocka_unit_test(test_resume_and_done),
 	    cmocka_unit_test(test_version_override), cmocka_unit_test(test_member_and_its_pod),
+	    cmocka_unit_test(test_finalizers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
