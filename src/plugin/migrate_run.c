@@ -323,7 +323,8 @@ static int etcd_call(struct mctx *c, const char *pod, const char *route, const c
 {
 	char path[1024];
 	struct eo_strbuf b = EO_STRBUF_INIT(ETCD_BODY_MAX);
-	struct eo_kube_raw_req req = {"POST", path, "application/json", body, CALL_TIMEOUT_MS, 0};
+	struct eo_kube_raw_req req = {"POST", path, "application/json", body, CALL_TIMEOUT_MS,
+				      0,      NULL};
 	struct eo_kube_raw_res *res = calloc(1, sizeof(*res));
 	struct eo_kube_error ke = {0};
 	eo_kube_err e;
@@ -336,9 +337,11 @@ static int etcd_call(struct mctx *c, const char *pod, const char *route, const c
 		 EO_PORT_CLIENT, route);
 	e = eo_kube_raw(c->kc, &req, collect, &b, res, &ke);
 	if (e != EO_KUBE_OK) {
-		rc = (int)eo_plugin_proxy_failure(e, &ke, res->http_status, res->errbody,
-						  res->errbody_len, pod, c->ns, route, c->msg,
-						  sizeof(c->msg));
+		struct eo_plugin_call_failure f = {
+		    e, &ke, res->http_status, res->errbody, res->errbody_len, false, false, NULL};
+
+		rc = (int)eo_plugin_call_failure(&f, pod, c->ns, route, NULL, c->msg,
+						 sizeof(c->msg));
 		eo_strbuf_free(&b);
 	} else if ((*resp = eo_strbuf_take(&b, len)) == NULL) {
 		rc = failf(c, EO_PEXIT_FAILED, "member %s: answer too large", pod);
