@@ -375,6 +375,30 @@ static bool subset(const json_t *want, const json_t *have)
 	return true;
 }
 
+/*
+ * The merge patch of spec.selector: a merge patch merges maps, so every key of the actual
+ * selector the desired one lacks is set to null (removed); without that a taken-over Service
+ * (the aenix headless one) keeps its old selector keys and drifts forever.
+ */
+static json_t *selector_patch(const json_t *want, const json_t *have)
+{
+	json_t *sel = json_is_object(want) ? json_deep_copy(want) : json_object();
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	if (sel == NULL || !json_is_object(have))
+		return sel;
+	json_object_foreach((json_t *)have, key, v)
+	{
+		if (json_object_get(sel, key) == NULL &&
+		    json_object_set_new(sel, key, json_null()) != 0) {
+			json_decref(sel);
+			return NULL;
+		}
+	}
+	return sel;
+}
+
 json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual)
 {
 	json_t *patch = json_object(), *spec = json_object();
@@ -390,7 +414,10 @@ json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual)
 	}
 	if (!json_equal(at(desired, "spec", "selector", NULL),
 			at(actual, "spec", "selector", NULL))) {
-		set_copy(spec, "selector", at(desired, "spec", "selector", NULL), &ok);
+		set(spec, "selector",
+		    selector_patch(at(desired, "spec", "selector", NULL),
+				   at(actual, "spec", "selector", NULL)),
+		    &ok);
 		drift = true;
 	}
 	if (pnra != NULL &&

@@ -107,7 +107,8 @@ json_t *eo_desired_client_service(const json_t *cluster);
 /*
  * Merge patch that brings an existing Service in line with the desired one, touching only the
  * fields the operator owns (our labels, spec.selector, spec.publishNotReadyAddresses,
- * spec.ports by name); NULL when nothing differs (or on allocation failure: callers treat it
+ * spec.ports by name; selector keys the desired selector lacks are nulled, since a merge patch
+ * merges maps); NULL when nothing differs (or on allocation failure: callers treat it
  * as "no drift" and retry on the next pass).
  */
 json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual);

@@ -453,6 +453,89 @@ static void test_adopted_cluster(void **state)
 	free(st);
 }
 
+/* RFC 7386 applied the way the apiserver applies our application/merge-patch+json. */
+static void merge_patch(json_t *target, const json_t *patch)
+{
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach((json_t *)patch, key, v)
+	{
+		json_t *t = json_object_get(target, key);
+
+		if (json_is_null(v))
+			json_object_del(target, key);
+		else if (json_is_object(v) && json_is_object(t))
+			merge_patch(t, v);
+		else if (json_is_object(v)) {
+			json_t *fresh = json_object();
+
+			merge_patch(fresh, v);
+			json_object_set_new(target, key, fresh);
+		} else
+			json_object_set_new(target, key, json_deep_copy(v));
+	}
+}
+
+/*
+ * `kubectl etcd migrate` hands the aenix headless Service (<name>-headless, named by the
+ * headless-service-name annotation) to the cluster: ports peer before client, the aenix
+ * selector and labels. One repair (a merge patch, as the apiserver applies it) must make it
+ * match; before the fix the aenix selector keys survived the merge and the services check
+ * failed forever ("service drift repaired" every pass, the target never latched).
+ */
+static void test_taken_over_legacy_headless_service(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	json_t *legacy = NULL, *patch = NULL, *want = NULL;
+
+	(void)state;
+	world_init(&w, cluster(1, NULL), false);
+	json_object_set_new(
+	    json_object_get(w.cluster, "metadata"), "annotations",
+	    json_pack("{s:s}", EO_ANNOTATION_HEADLESS_SERVICE_NAME, "demo-headless"));
+	w.csvc = eo_desired_client_service(w.cluster);
+	legacy = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:[s], s:b, s:{s:s, s:s, s:s}, "
+	    "s:[{s:s, s:i, s:i, s:s}, {s:s, s:i, s:i, s:s}]}}",
+	    "apiVersion", "v1", "kind", "Service", "metadata", "name", "demo-headless", "namespace",
+	    "default", "labels", "app.kubernetes.io/name", "etcd", "app.kubernetes.io/instance",
+	    "demo", "app.kubernetes.io/managed-by", "etcd-operator", "spec", "clusterIP", "None",
+	    "clusterIPs", "None", "publishNotReadyAddresses", 1, "selector",
+	    "app.kubernetes.io/name", "etcd", "app.kubernetes.io/instance", "demo",
+	    "app.kubernetes.io/managed-by", "etcd-operator", "ports", "name", "peer", "port", 2380,
+	    "targetPort", 2380, "protocol", "TCP", "name", "client", "port", 2379, "targetPort",
+	    2379, "protocol", "TCP");
+	assert_non_null(legacy);
+	w.hsvc = legacy;
+	w.in.headless_svc = w.hsvc;
+	w.in.client_svc = w.csvc;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	eo_plan_result_clear(&r);
+
+	/* the controller's repair, applied as the apiserver does */
+	want = eo_desired_headless_service(w.cluster);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(want, "metadata"), "name")),
+	    "demo-headless");
+	patch = eo_desired_service_patch(want, legacy);
+	assert_non_null(patch);
+	merge_patch(legacy, patch);
+	json_decref(patch);
+	assert_null(eo_desired_service_patch(want, legacy));
+	assert_null(json_object_get(json_object_get(json_object_get(legacy, "spec"), "selector"),
+				    "app.kubernetes.io/instance"));
+	json_decref(want);
+
+	/* the plan now goes on: the target latches */
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
 static void test_member_not_ready_after_bootstrap(void **state)
 {
 	struct world w;
@@ -975,6 +1058,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_services_first),
+	    cmocka_unit_test(test_taken_over_legacy_headless_service),
 	    cmocka_unit_test(test_latch_target),
 	    cmocka_unit_test(test_bootstrap_table),
 	    cmocka_unit_test(test_steady_state_no_churn),
