@@ -660,7 +660,7 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 	p->cluster = cluster_object(in, p, ctr, replicas);
 	if (p->cluster == NULL)
 		return p->state == EO_MIGRATE_REFUSED ? 0 : -1;
-	p->state = EO_MIGRATE_TODO;
+	p->state = EO_MIGRATE_ADOPTABLE;
 	snprintf(p->message, sizeof(p->message),
 		 "cluster %s/%s (%zu member(s), etcd %s, cluster ID %s) can be adopted", in->ns,
 		 in->name, p->n, p->version, p->cluster_id);

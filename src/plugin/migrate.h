@@ -64,7 +64,7 @@ struct eo_migrate_member {
 
 enum eo_migrate_state {
 	EO_MIGRATE_REFUSED = 0, /* out->message says why; nothing may be changed */
-	EO_MIGRATE_TODO,	/* may be adopted (or the adoption resumed) */
+	EO_MIGRATE_ADOPTABLE,	/* may be adopted (or the adoption resumed) */
 	EO_MIGRATE_DONE,	/* already adopted and released: nothing to do */
 };
 

@@ -509,7 +509,7 @@ static void reset(struct mctx *c)
 
 static const char *state_name(enum eo_migrate_state s)
 {
-	return s == EO_MIGRATE_TODO ? "ready" : s == EO_MIGRATE_DONE ? "migrated" : "refused";
+	return s == EO_MIGRATE_ADOPTABLE ? "ready" : s == EO_MIGRATE_DONE ? "migrated" : "refused";
 }
 
 static int inspect(struct mctx *c)
@@ -522,7 +522,7 @@ static int inspect(struct mctx *c)
 		json_t *members = json_array(), *doc = NULL;
 		char *text = NULL;
 
-		for (i = 0; members != NULL && i < p->n && p->state == EO_MIGRATE_TODO; i++) {
+		for (i = 0; members != NULL && i < p->n && p->state == EO_MIGRATE_ADOPTABLE; i++) {
 			char id[24];
 
 			snprintf(id, sizeof(id), "%" PRIx64, p->m[i].id);
@@ -543,7 +543,7 @@ static int inspect(struct mctx *c)
 		free(text);
 	} else {
 		say(c, "%s: %s", state_name(p->state), p->message);
-		if (p->state == EO_MIGRATE_TODO) {
+		if (p->state == EO_MIGRATE_ADOPTABLE) {
 			char *spec = eo_json_dumps(json_object_get(p->cluster, "spec"),
 						   JSON_COMPACT | JSON_SORT_KEYS, NULL);
 

@@ -287,7 +287,7 @@ static void test_plan_healthy(void **state)
 	(void)state;
 	rec_init(&r);
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
-	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_int_equal(p.state, EO_MIGRATE_ADOPTABLE);
 	assert_non_null(strstr(p.message, "3 member(s), etcd 3.5.35, cluster ID 181f9d5a41b5643a"));
 	assert_string_equal(p.version, "3.5.35");
 	assert_string_equal(p.headless, "legacy-headless");
@@ -374,7 +374,7 @@ static void test_dropped_flag(void **state)
 	json_array_append_new(json_object_get(c, "args"),
 			      json_string("--max-request-bytes=2097152"));
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
-	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_int_equal(p.state, EO_MIGRATE_ADOPTABLE);
 	json_array_foreach(p.changes, i, v) said |=
 	    strstr(json_string_value(v), "--max-request-bytes=2097152 is not carried over") != NULL;
 	assert_true(said);
@@ -394,13 +394,13 @@ static void test_resume_and_done(void **state)
 	r.in.sts_live = false;
 	json_object_set_new(json_object_get(r.sts, "status"), "readyReplicas", json_integer(0));
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
-	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_int_equal(p.state, EO_MIGRATE_ADOPTABLE);
 	ours = as_created(p.cluster);
 	eo_migrate_plan_free(&p);
 
 	r.in.ours = ours;
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
-	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_int_equal(p.state, EO_MIGRATE_ADOPTABLE);
 	eo_migrate_plan_free(&p);
 
 	/* released: done, whatever the legacy side says now */
@@ -426,7 +426,7 @@ static void test_version_override(void **state)
 	image_digest(&r);
 	r.in.version = "3.5.12";
 	assert_int_equal(eo_migrate_plan(&r.in, &p), 0);
-	assert_int_equal(p.state, EO_MIGRATE_TODO);
+	assert_int_equal(p.state, EO_MIGRATE_ADOPTABLE);
 	assert_string_equal(p.version, "3.5.12");
 	eo_migrate_plan_free(&p);
 	r.in.version = "3.5";
