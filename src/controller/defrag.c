@@ -30,6 +30,8 @@
 
 #define STATUS_TIMEOUT_MS 5000L
 #define CONFLICT_MS	  1000L
+/* between the two writes of eo_etcd_backend_commit, and after them (two batch intervals) */
+#define REFRESH_GAP_MS 200L
 
 static const struct eo_kube_resource RES_DEFRAGS = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAGS, NULL,
 						    NULL};
@@ -309,6 +311,16 @@ void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *na
 			goto fail;
 		if (rc == 0)
 			ec = mview_dial(c, mv, etcd_status_timeout(c));
+		if (ec != NULL && pr.refresh_in_use) {
+			struct eo_etcd_detail rd = {0};
+			eo_etcd_err re = eo_etcd_backend_commit(ec, REFRESH_GAP_MS, &rd);
+
+			/* Not fatal: the rule then reads what the members last computed. */
+			if (re != EO_ETCD_OK)
+				eo_log_kv(EO_LOG_WARN, &lc,
+					  "could not refresh the members' DbSizeInUse", "error",
+					  eo_etcd_strerror(re), "detail", rd.message, NULL);
+		}
 		mview_query(ec, mv);
 		in.queried = true;
 		in.members = mv->v;

@@ -229,6 +229,27 @@ eo_etcd_err eo_etcd_alarm_disarm(eo_etcd_client *c, const struct eo_etcd_alarm *
 eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
 			    struct eo_etcd_detail *detail);
 
+/*
+ * A lease of ttl_s seconds (etcd may raise a short TTL to its minimum) and its revocation.
+ * Neither changes a key or the revision; both go through raft, so every member writes its
+ * backend. Grant is not retried on another endpoint once delivered (a retry could leave a
+ * second lease, which expires by itself); revoke is idempotent (NOT_FOUND once gone).
+ */
+eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
+				struct eo_etcd_detail *detail);
+eo_etcd_err eo_etcd_lease_revoke(eo_etcd_client *c, int64_t id, struct eo_etcd_detail *detail);
+
+/*
+ * Makes every member's figures of free pages current without changing a key: a lease granted,
+ * gap_ms later revoked, and gap_ms more waited. etcd (bbolt) counts pages freed by a backend
+ * transaction as free only once a later write transaction has started with no reader older
+ * than it, and recomputes DbSizeInUse at each commit; so on an idle cluster the figure a
+ * Status reports after a compaction stays stale (on followers, and on 3.4 on every member)
+ * until two more backend commits. Writes within one backend batch interval (100 ms by
+ * default) share one commit: gap_ms should be a few intervals (200). Blocks 2 * gap_ms.
+ */
+eo_etcd_err eo_etcd_backend_commit(eo_etcd_client *c, long gap_ms, struct eo_etcd_detail *detail);
+
 /* The cluster's current revision (header of a linearizable count-only range). */
 eo_etcd_err eo_etcd_revision(eo_etcd_client *c, int64_t *revision, struct eo_etcd_detail *detail);
 

@@ -65,6 +65,8 @@ eo_etcd_err eo__etcd_parse_range(const char *body, size_t len, struct eo_etcd_ra
 eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_alarms *out);
 /* Put: header.revision. */
 eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision);
+/* LeaseGrant: a positive ID, no "error". */
+eo_etcd_err eo__etcd_parse_lease_grant(const char *body, size_t len, int64_t *id);
 
 /* ---- request bodies (wire.c) ------------------------------------------- */
 /* Each returns a malloc'd compact JSON string, or NULL on allocation failure. */
@@ -75,6 +77,8 @@ char *eo__etcd_req_move_leader(uint64_t target_id); /* {"targetID":"<id>"} */
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
 char *eo__etcd_req_alarm(const char *action, const struct eo_etcd_alarm *a);
 char *eo__etcd_req_compact(int64_t revision, bool physical);
+char *eo__etcd_req_lease_grant(int64_t ttl_s); /* {"TTL":"<s>"} */
+char *eo__etcd_req_lease_id(int64_t id);       /* {"ID":"<id>"} */
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
 
 /* ---- auth (wire.c) -------------------------------------------------------- */

@@ -19,7 +19,7 @@ typedef enum {
 	EO_ETCD_OK = 0,
 	EO_ETCD_UNAVAILABLE,	   /* no endpoint reachable, no leader, leader changed, ... */
 	EO_ETCD_TIMEOUT,	   /* request or server-side timeout; the outcome is unknown */
-	EO_ETCD_NOTFOUND,	   /* member not found */
+	EO_ETCD_NOTFOUND,	   /* member (or lease) not found */
 	EO_ETCD_KEY_NOT_FOUND,	   /* eo_etcd_get: the key does not exist */
 	EO_ETCD_LEARNER_NOT_READY, /* promote: the learner is not yet in sync with the leader */
 	EO_ETCD_NOT_LEARNER,	   /* promote: the member is not a learner */

@@ -166,6 +166,7 @@ static const struct {
 	eo_etcd_err err;
 } message_map[] = {
     {"etcdserver: member not found", EO_ETCD_NOTFOUND},
+    {"etcdserver: requested lease not found", EO_ETCD_NOTFOUND},
     {"in sync with leader", EO_ETCD_LEARNER_NOT_READY},
     {"can only promote a learner member", EO_ETCD_NOT_LEARNER},
     {"too many learner members", EO_ETCD_TOO_MANY_LEARNERS},
@@ -696,6 +697,23 @@ eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision)
 	return err;
 }
 
+eo_etcd_err eo__etcd_parse_lease_grant(const char *body, size_t len, int64_t *id)
+{
+	json_t *root = load_object(body, len);
+	eo_etcd_err err = EO_ETCD_PROTOCOL;
+	int64_t v = 0;
+
+	*id = 0;
+	if (root != NULL && parse_header(root, NULL, NULL, NULL) &&
+	    json_object_get(root, "error") == NULL &&
+	    eo__etcd_json_i64(json_object_get(root, "ID"), &v) && v > 0) {
+		*id = v;
+		err = EO_ETCD_OK;
+	}
+	json_decref(root);
+	return err;
+}
+
 /* ---- requests ----------------------------------------------------------- */
 
 /* Dumps and releases obj (stolen); NULL if obj is NULL or on failure. */
@@ -778,6 +796,22 @@ char *eo__etcd_req_compact(int64_t revision, bool physical)
 
 	snprintf(rev, sizeof(rev), "%" PRId64, revision);
 	return dump_steal(json_pack("{s:s,s:b}", "revision", rev, "physical", physical));
+}
+
+char *eo__etcd_req_lease_grant(int64_t ttl_s)
+{
+	char ttl[24];
+
+	snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
+	return dump_steal(json_pack("{s:s}", "TTL", ttl));
+}
+
+char *eo__etcd_req_lease_id(int64_t id)
+{
+	char v[24];
+
+	snprintf(v, sizeof(v), "%" PRId64, id);
+	return dump_steal(json_pack("{s:s}", "ID", v));
 }
 
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts)

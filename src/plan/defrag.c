@@ -510,7 +510,10 @@ static int plan(struct work *w)
 		return pending(w, EO_REASON_DEFRAG_NOT_READY, NULL);
 	}
 	if (!in->queried) {
+		struct eo_defrag_rule rule;
+
 		out->action = EO_DPLAN_QUERY;
+		out->refresh_in_use = eo_defrag_rule(in->defrag, &rule) != 0 || !rule.all;
 		msgf(out, "reading the members' status");
 		return 0;
 	}

@@ -21,7 +21,11 @@
  *   cluster not settled          Pending / ClusterNotReady: Available is not True/QuorumHealthy,
  *                                Progressing is not False (a membership change or roll is in
  *                                flight), or the status is older than the spec
- *   not queried yet              QUERY
+ *   not queried yet              QUERY (refresh_in_use unless rule.all: etcd recomputes
+ *                                DbSizeInUse only at a backend commit after the pages were
+ *                                freed, so on an idle cluster a member that applied a
+ *                                compaction keeps reporting the old figure until the next
+ *                                write; the caller makes one write that changes no key first)
  *   etcd not healthy             Pending (Running when started) / ClusterUnhealthy: a member
  *                                did not answer, members disagree on the leader or know none,
  *                                a member reports an alarm or error, a member is a learner, or
@@ -110,6 +114,7 @@ struct eo_dplan_result {
 	size_t target;	     /* DEFRAG: index into members */
 	json_t *status;	     /* desired status (new reference) */
 	bool status_changed; /* differs from the current one */
+	bool refresh_in_use; /* QUERY: make every member commit before reading DbSizeInUse */
 	long requeue_ms;
 	const char *event_type; /* NULL: no Event */
 	const char *event_reason;

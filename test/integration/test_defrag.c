@@ -360,31 +360,6 @@ static int64_t db_size(eo_etcd_client *c, int port)
 	return n;
 }
 
-/*
- * Waits (up to 20 s) until the member reports more than min bytes reclaimable (DbSize minus
- * DbSizeInUse). etcd updates DbSizeInUse at its backend's next commit after a compaction, so
- * right after a compaction a slow run (valgrind) can still see the old figure; the plan would
- * then, rightly, skip the member.
- */
-static void wait_reclaimable(eo_etcd_client *c, int port, int64_t min)
-{
-	char url[64];
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	for (int i = 0; i < 200; i++) {
-		struct eo_etcd_status st = {0};
-		int64_t free_bytes;
-
-		assert_int_equal(eo_etcd_status(c, url, &st, NULL), EO_ETCD_OK);
-		free_bytes = st.db_size - st.db_size_in_use;
-		eo_etcd_status_clear(&st);
-		if (free_bytes > min)
-			return;
-		usleep(100 * 1000);
-	}
-	fail_msg("DbSizeInUse did not drop below DbSize - %" PRId64 " after the compaction", min);
-}
-
 /* Overwrites one key with 256 KiB values n times (or until refused); the error. */
 static eo_etcd_err overwrite(eo_etcd_client *c, int n)
 {
@@ -437,7 +412,11 @@ static void test_defrag_and_nospace_on_real_etcd(void **state)
 	assert_int_equal(overwrite(ec, 16), EO_ETCD_OK);
 	assert_int_equal(eo_etcd_revision(ec, &rev, NULL), EO_ETCD_OK);
 	assert_int_equal(eo_etcd_compact(ec, rev, true, NULL), EO_ETCD_OK);
-	wait_reclaimable(ec, port, 1024 * 1024); /* the rule below: freeSpaceAbove 1Mi */
+	/*
+	 * No waiting for DbSizeInUse to drop: on an idle member it does not until the next
+	 * backend commit (never, here, on 3.4), and the reconciler must make that commit itself
+	 * before it applies the rule below (freeSpaceAbove 1Mi).
+	 */
 	before = db_size(ec, port);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	{

@@ -578,6 +578,62 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_client_free(c);
 }
 
+/*
+ * Lease grant and revoke change no key, and a grant-revoke pair makes every member's
+ * DbSizeInUse current after a compaction (before it, on an idle cluster, followers and
+ * every 3.4 member keep the figure from before the compaction).
+ */
+static void test_backend_commit(void **state)
+{
+	struct env *e = *state;
+	const char *eps[] = {e->endpoint, e->b_client};
+	const char *urls[] = {e->endpoint, e->b_client};
+	eo_etcd_client *c = client_for(eps, 2, 10000);
+	size_t vlen = 256 * 1024;
+	char *v = malloc(vlen);
+	struct eo_etcd_detail d;
+	int64_t rev = 0, rev2 = 0, id = 0;
+	eo_etcd_err err;
+
+	assert_non_null(v);
+	for (int i = 0; i < 16; i++) {
+		memset(v, 'a' + i, vlen);
+		err = eo_etcd_put(c, "bc-churn", 8, v, vlen, &rev, &d);
+		expect_err(err, EO_ETCD_OK, &d);
+	}
+	free(v);
+	err = eo_etcd_compact(c, rev, true, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+
+	err = eo_etcd_lease_grant(c, 5, &id, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(id > 0);
+	err = eo_etcd_lease_revoke(c, id, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_lease_revoke(c, id, &d); /* idempotent */
+	expect_err(err, EO_ETCD_OK, &d);
+	err = eo_etcd_lease_revoke(c, 0, &d);
+	expect_err(err, EO_ETCD_INVALID, &d);
+	err = eo_etcd_revision(c, &rev2, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_int_equal(rev2, rev); /* no key changed */
+
+	err = eo_etcd_backend_commit(c, 200, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	for (size_t i = 0; i < 2; i++) {
+		struct eo_etcd_status st = {0};
+
+		err = eo_etcd_status(c, urls[i], &st, &d);
+		expect_err(err, EO_ETCD_OK, &d);
+		print_message("%s: DbSize %" PRId64 ", DbSizeInUse %" PRId64 "\n", urls[i],
+			      st.db_size, st.db_size_in_use);
+		/* 15 of the 16 values (3.75 MiB) were compacted away on every member */
+		assert_true(st.db_size - st.db_size_in_use > 3 * 1024 * 1024);
+		eo_etcd_status_clear(&st);
+	}
+	eo_etcd_client_free(c);
+}
+
 /* ---- shrinking ----------------------------------------------------------- */
 
 static void test_remove_member(void **state)
@@ -1156,6 +1212,7 @@ int main(void)
 	    cmocka_unit_test(test_single_member),
 	    cmocka_unit_test(test_keys),
 	    cmocka_unit_test(test_add_learner_and_promote),
+	    cmocka_unit_test(test_backend_commit),
 	    cmocka_unit_test(test_remove_member),
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_tls),

@@ -303,6 +303,22 @@ static void test_put(void **state)
 	assert_int_equal(eo__etcd_parse_put(S("{\"header\":{\"revision\":\"x\"}}"), &rev),
 			 EO_ETCD_PROTOCOL);
 	assert_int_equal(eo__etcd_parse_put(S("[1]"), &rev), EO_ETCD_PROTOCOL);
+
+	/* LeaseGrant: the ID as the gateway sends it (a string), or refused. */
+	assert_int_equal(eo__etcd_parse_lease_grant(S("{\"header\":{\"revision\":\"1\"},"
+						      "\"ID\":\"3435298769439722501\","
+						      "\"TTL\":\"5\"}"),
+						    &rev),
+			 EO_ETCD_OK);
+	assert_true(rev == 3435298769439722501LL);
+	assert_int_equal(
+	    eo__etcd_parse_lease_grant(S("{\"ID\":\"7\",\"error\":\"lease exists\"}"), &rev),
+	    EO_ETCD_PROTOCOL);
+	assert_true(rev == 0);
+	assert_int_equal(eo__etcd_parse_lease_grant(S("{\"TTL\":\"5\"}"), &rev), EO_ETCD_PROTOCOL);
+	assert_int_equal(eo__etcd_parse_lease_grant(S("{\"ID\":\"-3\"}"), &rev), EO_ETCD_PROTOCOL);
+	assert_int_equal(eo__etcd_parse_lease_grant(S("{\"ID\":7}"), &rev), EO_ETCD_OK);
+	assert_true(rev == 7);
 }
 
 /* ---- requests ----------------------------------------------------------------- */
@@ -325,6 +341,12 @@ static void test_requests(void **state)
 	/* Ids go out as strings: they do not fit a double. */
 	s = eo__etcd_req_member_id(18446744073709551615ull);
 	tu_assert_json_text_equal(s, "{\"ID\":\"18446744073709551615\"}");
+	free(s);
+	s = eo__etcd_req_lease_grant(5);
+	tu_assert_json_text_equal(s, "{\"TTL\":\"5\"}");
+	free(s);
+	s = eo__etcd_req_lease_id(9223372036854775807LL);
+	tu_assert_json_text_equal(s, "{\"ID\":\"9223372036854775807\"}");
 	free(s);
 	s = eo__etcd_req_put("a", 1, "\0\xff", 2);
 	tu_assert_json_text_equal(s, "{\"key\":\"YQ==\",\"value\":\"AP8=\"}");

@@ -865,6 +865,40 @@ static void test_defrag_table(void **state)
 	}
 }
 
+/*
+ * A QUERY asks for fresh DbSizeInUse figures unless rule.all (which reads none): after a
+ * compaction an idle member keeps reporting the old figure until its backend commits again.
+ */
+static void test_defrag_query_refresh(void **state)
+{
+	static const struct {
+		const char *rule;
+		bool want;
+	} v[] = {
+	    {"", true},
+	    {"{'freeSpaceAbove':'1Mi'}", true},
+	    {"{'quotaUsageAbove':80,'minReclaim':'1Mi'}", true},
+	    {"{'all':true}", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		json_t *d = defrag("run", T_CREATED, v[i].rule, "{}");
+		json_t *c = cluster(3, SETTLED, 0);
+		struct eo_dplan_input in = {.defrag = d, .cluster = c, .now = NOW};
+		struct eo_dplan_result out = {0};
+
+		assert_int_equal(eo_plan_defrag(&in, &out), 0);
+		assert_int_equal(out.action, EO_DPLAN_QUERY);
+		if (out.refresh_in_use != v[i].want)
+			fail_msg("rule '%s': refresh_in_use %d, want %d", v[i].rule,
+				 out.refresh_in_use, v[i].want);
+		eo_dplan_result_clear(&out);
+		json_decref(d);
+		json_decref(c);
+	}
+}
+
 /* The byte counts of a recorded defragment, and the totals. */
 static void test_defrag_record_bytes(void **state)
 {
@@ -1344,6 +1378,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defrag_table),
+	    cmocka_unit_test(test_defrag_query_refresh),
 	    cmocka_unit_test(test_defrag_record_bytes),
 	    cmocka_unit_test(test_defrag_ttl),
 	    cmocka_unit_test(test_defrag_validate),
