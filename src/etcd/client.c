@@ -371,6 +371,21 @@ static eo_etcd_err call(eo_etcd_client *c, const char *path, const char *req, bo
 	return err;
 }
 
+/* call() with a request built for it (NULL: allocation failed), freed afterwards. */
+static eo_etcd_err call_owned(eo_etcd_client *c, const char *path, char *req, bool need_voter,
+			      bool idempotent, struct eo_etcd_detail *d)
+{
+	eo_etcd_err err;
+
+	if (req == NULL) {
+		detail_reset(d);
+		return EO_ETCD_NOMEM;
+	}
+	err = call(c, path, req, need_voter, idempotent, d);
+	free(req);
+	return err;
+}
+
 /* ---- lifecycle ---------------------------------------------------------- */
 
 /* Frees a header list, wiping the credentials it holds first. */
@@ -877,7 +892,6 @@ eo_etcd_err eo_etcd_alarm_list(eo_etcd_client *c, struct eo_etcd_alarms *out,
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char *req = NULL;
 	eo_etcd_err err;
 
 	detail_reset(d);
@@ -887,11 +901,7 @@ eo_etcd_err eo_etcd_alarm_list(eo_etcd_client *c, struct eo_etcd_alarms *out,
 		detail_set(d, "", "NULL argument");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_alarm("GET", NULL);
-	if (req == NULL)
-		return EO_ETCD_NOMEM;
-	err = call(c, "maintenance/alarm", req, false, true, d);
-	free(req);
+	err = call_owned(c, "maintenance/alarm", eo__etcd_req_alarm("GET", NULL), false, true, d);
 	if (err == EO_ETCD_OK)
 		err = eo__etcd_parse_alarms(c->body.data, c->body.len, out);
 	return err;
@@ -902,21 +912,15 @@ eo_etcd_err eo_etcd_alarm_disarm(eo_etcd_client *c, const struct eo_etcd_alarm *
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char *req = NULL;
-	eo_etcd_err err;
 
 	detail_reset(d);
 	if (c == NULL || a == NULL) {
 		detail_set(d, "", "NULL argument");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_alarm("DEACTIVATE", a);
-	if (req == NULL)
-		return EO_ETCD_NOMEM;
 	/* Deactivating an alarm that is gone is a no-op: safe to send twice. */
-	err = call(c, "maintenance/alarm", req, true, true, d);
-	free(req);
-	return err;
+	return call_owned(c, "maintenance/alarm", eo__etcd_req_alarm("DEACTIVATE", a), true, true,
+			  d);
 }
 
 eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
@@ -924,21 +928,15 @@ eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char *req = NULL;
-	eo_etcd_err err;
 
 	detail_reset(d);
 	if (c == NULL || revision <= 0) {
 		detail_set(d, "", "invalid revision");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_compact(revision, physical);
-	if (req == NULL)
-		return EO_ETCD_NOMEM;
 	/* Compacting to a revision twice answers COMPACTED: idempotent in effect. */
-	err = call(c, "kv/compaction", req, true, true, d);
-	free(req);
-	return err;
+	return call_owned(c, "kv/compaction", eo__etcd_req_compact(revision, physical), true, true,
+			  d);
 }
 
 eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
@@ -946,7 +944,6 @@ eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char *req = NULL;
 	eo_etcd_err err;
 
 	detail_reset(d);
@@ -956,11 +953,7 @@ eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
 		detail_set(d, "", "invalid lease request");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_lease_grant(ttl_s);
-	if (req == NULL)
-		return EO_ETCD_NOMEM;
-	err = call(c, "lease/grant", req, true, false, d);
-	free(req);
+	err = call_owned(c, "lease/grant", eo__etcd_req_lease_grant(ttl_s), true, false, d);
 	if (err == EO_ETCD_OK)
 		err = eo__etcd_parse_lease_grant(c->body.data, c->body.len, id);
 	return err;
@@ -970,7 +963,6 @@ eo_etcd_err eo_etcd_lease_revoke(eo_etcd_client *c, int64_t id, struct eo_etcd_d
 {
 	struct eo_etcd_detail scratch;
 	struct eo_etcd_detail *d = detail ? detail : &scratch;
-	char *req = NULL;
 	eo_etcd_err err;
 
 	detail_reset(d);
@@ -978,11 +970,7 @@ eo_etcd_err eo_etcd_lease_revoke(eo_etcd_client *c, int64_t id, struct eo_etcd_d
 		detail_set(d, "", "invalid lease id");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_lease_id(id);
-	if (req == NULL)
-		return EO_ETCD_NOMEM;
-	err = call(c, "lease/revoke", req, true, true, d);
-	free(req);
+	err = call_owned(c, "lease/revoke", eo__etcd_req_lease_id(id), true, true, d);
 	return err == EO_ETCD_NOTFOUND ? EO_ETCD_OK : err; /* gone already, or expired */
 }
 

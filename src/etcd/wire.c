@@ -749,21 +749,31 @@ fail:
 	return NULL;
 }
 
-char *eo__etcd_req_member_id(uint64_t id)
+/* {"<key>":"<v>"}: 64-bit integers travel as JSON strings through the gateway. */
+static char *one_u64(const char *key, uint64_t v)
 {
 	char buf[24];
 
-	snprintf(buf, sizeof(buf), "%" PRIu64, id);
-	return dump_steal(json_pack("{s:s}", "ID", buf));
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return dump_steal(json_pack("{s:s}", key, buf));
+}
+
+static char *one_i64(const char *key, int64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return dump_steal(json_pack("{s:s}", key, buf));
+}
+
+char *eo__etcd_req_member_id(uint64_t id)
+{
+	return one_u64("ID", id);
 }
 
 char *eo__etcd_req_move_leader(uint64_t target_id)
 {
-	char buf[24];
-
-	/* uint64 travels as a JSON string through the gateway, as every member id. */
-	snprintf(buf, sizeof(buf), "%" PRIu64, target_id);
-	return dump_steal(json_pack("{s:s}", "targetID", buf));
+	return one_u64("targetID", target_id);
 }
 
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len)
@@ -800,18 +810,12 @@ char *eo__etcd_req_compact(int64_t revision, bool physical)
 
 char *eo__etcd_req_lease_grant(int64_t ttl_s)
 {
-	char ttl[24];
-
-	snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
-	return dump_steal(json_pack("{s:s}", "TTL", ttl));
+	return one_i64("TTL", ttl_s);
 }
 
 char *eo__etcd_req_lease_id(int64_t id)
 {
-	char v[24];
-
-	snprintf(v, sizeof(v), "%" PRId64, id);
-	return dump_steal(json_pack("{s:s}", "ID", v));
+	return one_i64("ID", id);
 }
 
 char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts)
