@@ -111,13 +111,17 @@ static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, con
 		struct eo_tlsload_problem p = {0};
 		struct eo_kube_error err = {0};
 
-		switch (eo_tlsload(c->kc, cluster, now_of(c), &mv->tls, &p, &err)) {
+		/* The cluster controller's verdict cache: the 30 s NOSPACE look re-checks nothing
+		 * while the Secrets keep their resourceVersion. */
+		switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, now_of(c), &mv->tls, &p,
+					  &err)) {
 		case EO_TLSLOAD_OK:
 			mv->tls_loaded = true;
 			break;
 		case EO_TLSLOAD_PROBLEM:
-			eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p.reason,
-				  "secret", p.secret, "message", p.message, NULL);
+			eo_log_kv(p.repeated ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
+				  "TLS material unusable", "reason", p.reason, "secret", p.secret,
+				  "message", p.message, NULL);
 			return 1;
 		default:
 			eo_log_kv(EO_LOG_WARN, lc, "reading the TLS Secrets failed", "detail",
