@@ -28,6 +28,15 @@ all_available() {
 	done
 }
 
+# Every CRD of the chart is there (a test or a hand may have deleted one: Helm puts it back).
+crds_present() {
+	local f name
+	for f in "$(tool_bin cert-manager)"/../deploy/crds/crd-*.yaml; do
+		name=$(sed -n 's/^  name: //p' "$f" | head -n1)
+		kc get crd "$name" >/dev/null 2>&1 || return 1
+	done
+}
+
 # The webhook answers and its CA bundle is injected: a server-side dry run of an
 # Issuer passes the validating and mutating webhooks.
 webhook_answers() {
@@ -61,7 +70,7 @@ assemble_chart() {
 
 install() {
 	local bin dir helm
-	if [ "$(running_version)" = "$CM_VERSION" ] && all_available && webhook_answers; then
+	if [ "$(running_version)" = "$CM_VERSION" ] && all_available && crds_present && webhook_answers; then
 		log "cert-manager $CM_VERSION already runs in namespace $CM_NS"
 		return 0
 	fi

@@ -45,6 +45,22 @@ static int issuer_exists(struct eo_controller *c, const struct eo_log_ctx *lc,
 	return -1;
 }
 
+/* The discovery document lists the certificates resource. */
+static bool serves_certificates(const json_t *doc)
+{
+	json_t *res = json_object_get(doc, "resources"), *r = NULL;
+	size_t i;
+
+	json_array_foreach(res, i, r)
+	{
+		const char *name = json_string_value(json_object_get(r, "name"));
+
+		if (name != NULL && strcmp(name, EO_CERT_MANAGER_PLURAL) == 0)
+			return true;
+	}
+	return false;
+}
+
 int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		     struct eo_certs_seen *out)
 {
@@ -89,9 +105,15 @@ int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const
 			out->plan.role[i].issuer_exists = issuer_exists(c, lc, cluster, role);
 	}
 	if (absent) {
-		/* A 404 is either a missing object or a missing API: discovery tells which. */
+		/*
+		 * A 404 is either a missing object or a missing API: discovery tells which. The
+		 * group can be served without its certificates resource (the Certificate CRD
+		 * alone deleted, a partial install): not installed either, or every create would
+		 * only fail with a 404.
+		 */
 		struct eo_kube_error err = {0};
-		eo_kube_err e = eo_kube_get_path(c->kc, EO_CERT_MANAGER_DISCOVERY_PATH, NULL, &err);
+		json_t *doc = NULL;
+		eo_kube_err e = eo_kube_get_path(c->kc, EO_CERT_MANAGER_DISCOVERY_PATH, &doc, &err);
 
 		if (e == EO_KUBE_ENOTFOUND) {
 			out->plan.installed = false;
@@ -100,7 +122,10 @@ int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const
 				  eo_kube_strerror(e), "detail", err.message, NULL);
 			eo_certs_seen_clear(out);
 			return -1;
+		} else {
+			out->plan.installed = serves_certificates(doc);
 		}
+		json_decref(doc);
 	}
 	return 0;
 }

@@ -32,10 +32,10 @@ struct eo_certs_seen {
 
 /*
  * Reads the cluster's wanted Certificates; when one is absent (404), asks the discovery API
- * whether cert-manager.io/v1 is served; for a Certificate that is not Ready, whether its
- * Issuer / ClusterIssuer exists. A Certificate of that name that this cluster does not
- * control is reported absent, so that the create fails and says why. 0, or -1 when the
- * apiserver could not be asked (retry with backoff).
+ * whether cert-manager.io/v1 is served and lists certificates (plan.installed); for a
+ * Certificate that is not Ready, whether its Issuer / ClusterIssuer exists. A Certificate of
+ * that name that this cluster does not control is reported absent, so that the create fails
+ * and says why. 0, or -1 when the apiserver could not be asked (retry with backoff).
  */
 int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		     struct eo_certs_seen *out);

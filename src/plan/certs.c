@@ -46,8 +46,8 @@ int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 		*verdict = EO_CERTS_NOT_INSTALLED;
 		snprintf(msg, n,
 			 "spec.tls asks for cert-manager Certificates but this Kubernetes does not "
-			 "serve cert-manager.io/v1; install cert-manager (looked at again every "
-			 "%ld s)",
+			 "serve cert-manager.io/v1 Certificates; install cert-manager (looked at "
+			 "again every %ld s)",
 			 EO_PLAN_REQUEUE_CERTS_MISSING_MS / 1000);
 		return 0;
 	}

@@ -7,9 +7,9 @@
  * Certificate that is not Ready - whether its Issuer or ClusterIssuer exists. eo_plan_certs()
  * turns that into one verdict, in this order:
  *
- *   NOT_INSTALLED  cert-manager.io/v1 is not served: Available=False and Progressing=False
- *                  CertManagerNotInstalled, nothing created; looked at again every 30 s, so
- *                  installing cert-manager needs no operator restart
+ *   NOT_INSTALLED  cert-manager.io/v1 serves no certificates: Available=False and
+ *                  Progressing=False CertManagerNotInstalled, nothing created; looked at
+ *                  again every 30 s, so installing cert-manager needs no operator restart
  *   ENSURE         a wanted Certificate is missing or differs from desired/certificate.h:
  *                  create / patch them (EO_PLAN_ENSURE_CERTIFICATES)
  *   ISSUER_MISSING a Certificate is not Ready and its issuer does not exist: IssuerNotFound
@@ -39,7 +39,7 @@
 
 /* What the controller saw (all borrowed). */
 struct eo_plan_certs {
-	bool installed; /* cert-manager.io/v1 is served */
+	bool installed; /* cert-manager.io/v1 serves certificates */
 	struct eo_plan_cert {
 		const json_t *have; /* the Certificate <cluster>-<role> as it is, NULL: absent */
 		/* when have is not Ready: 1 the issuer exists, 0 it does not, -1 not known */

@@ -1,10 +1,11 @@
 /*
  * Unit tests for controller/certs.c through eo_cluster_reconcile, against the fake apiserver:
  *
- * - cert-manager not installed (the discovery document /apis/cert-manager.io/v1 answers 404):
- *   the cluster's status says CertManagerNotInstalled, nothing is created, and the pass comes
- *   back after 30 s; installing cert-manager (the document appears) is picked up on the next
- *   pass without a restart.
+ * - cert-manager not installed (the discovery document /apis/cert-manager.io/v1 answers 404,
+ *   or is served without the certificates resource): the cluster's status says
+ *   CertManagerNotInstalled, nothing is created, and the pass comes back after 30 s;
+ *   installing cert-manager (the document lists certificates) is picked up on the next pass
+ *   without a restart.
  * - cert-manager installed: the three Certificates are created (POST bodies as desired);
  *   then with the peer's ClusterIssuer missing the status says IssuerNotFound.
  * - a Certificate of that name that the cluster does not control: the create is refused and
@@ -40,6 +41,11 @@
 
 #define T0    1780394400
 #define CERTS "/apis/cert-manager.io/v1/namespaces/default/certificates"
+/* The discovery document of an installed cert-manager (abridged). */
+#define DISCOVERY                                                                                  \
+	"{'kind':'APIResourceList','groupVersion':'cert-manager.io/v1','resources':["              \
+	"{'name':'certificates','namespaced':true,'kind':'Certificate'},"                          \
+	"{'name':'issuers','namespaced':true,'kind':'Issuer'}]}"
 #define CLUSTER_PATH                                                                               \
 	"/apis/etcd-operator.cozystack.io/v1alpha2/namespaces/default/etcdclusters/demo"
 
@@ -248,9 +254,24 @@ static void test_not_installed_then_installed(void **state)
 			count(&r, "POST", "/apis/events.k8s.io", NULL) >=
 		    1);
 
-	/* cert-manager gets installed: the next pass creates the Certificates. */
+	/*
+	 * The group comes back without its certificates resource (only the Certificate CRD is
+	 * missing): still not installed, still nothing created.
+	 */
 	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH,
-	      tu_jsonq("{'kind':'APIResourceList','groupVersion':'cert-manager.io/v1'}"));
+	      tu_jsonq("{'kind':'APIResourceList','groupVersion':'cert-manager.io/v1',"
+		       "'resources':[{'name':'issuers'},{'name':'clusterissuers'},"
+		       "{'name':'certificaterequests'}]}"));
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_CERTS_MISSING_MS);
+	assert_int_equal(count_of(&r, "GET", EO_CERT_MANAGER_DISCOVERY_PATH, true, NULL), 2);
+	assert_int_equal(count(&r, "POST", CERTS, NULL), 0);
+	assert_reason(&r, EO_COND_AVAILABLE, EO_REASON_CERT_MANAGER_NOT_INSTALLED,
+		      "does not serve cert-manager.io/v1 Certificates");
+
+	/* cert-manager gets installed: the next pass creates the Certificates. */
+	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 3);
@@ -265,7 +286,7 @@ static void test_created_then_issuer_missing(void **state)
 
 	(void)state;
 	rig_start(&r);
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq("{'kind':'APIResourceList'}"));
+	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", CERTS "/demo-server", NULL), 1);
@@ -299,7 +320,7 @@ static void test_name_taken(void **state)
 
 	(void)state;
 	rig_start(&r);
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq("{'kind':'APIResourceList'}"));
+	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	store(&r, CERTS "/demo-server",
 	      tu_jsonq("{'metadata':{'name':'demo-server','ownerReferences':[{'uid':'other',"
 		       "'controller':true}]}}"));
