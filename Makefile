@@ -178,14 +178,16 @@ e2e: cluster-up images bin/kubectl-etcd
 registry-test: cluster-up
 	hack/registry-test.sh
 
-# cert-manager (for the e2e bed) builds in the background while the tests run, which
-# leave a core idle much of the time (single compiles, valgrind); cluster-up then
-# finds it built, or waits for it (hack/tools/build.sh holds a per-tool lock).
+# cert-manager, then kube-rbac-proxy (for the e2e bed), build in the background while
+# the tests run, which leave a core idle much of the time (single compiles, valgrind);
+# cluster-up and the operator's deploy then find them built, or wait for them
+# (hack/tools/build.sh holds a per-tool lock).
 check: deps cert-manager-bg test e2e registry-test
 
 cert-manager-bg:
 	@mkdir -p build
-	@hack/tools/build.sh cert-manager >build/cert-manager-build.log 2>&1 </dev/null &
+	@{ hack/tools/build.sh cert-manager >build/cert-manager-build.log 2>&1; \
+	   hack/tools/build.sh kube-rbac-proxy >build/kube-rbac-proxy-build.log 2>&1; } </dev/null &
 
 demo: deps all
 	hack/demo.sh

@@ -52,7 +52,10 @@ ROLL_TO=${ROLL_TO:-3.6.16}
 NS=bench-$$
 now_ms() { date +%s%3N; }
 
-cleanup() { kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true; }
+cleanup() {
+	kc delete clusterrolebinding "$NS-metrics" --ignore-not-found >/dev/null 2>&1 || true
+	kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 "$REPO/hack/images.sh" etcd >/dev/null
@@ -105,13 +108,25 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 
 pod=$(kc -n etcd-operator-system get pods -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name}')
 
+# The operator's /metrics as a scraper reads it with the chart's defaults: through
+# kube-rbac-proxy (HTTPS 8443), with the token of a ServiceAccount bound to the chart's
+# metrics-reader ClusterRole (the Service's port 8080 exists only with the proxy off).
+kc -n "$NS" create serviceaccount bench-scraper >/dev/null
+kc create clusterrolebinding "$NS-metrics" --clusterrole=etcd-operator-metrics-reader \
+	--serviceaccount="$NS:bench-scraper" >/dev/null
+METRICS_TOKEN=$(kc -n "$NS" create token bench-scraper --duration=24h)
+metrics_ip=$(kc -n etcd-operator-system get svc etcd-operator-metrics-service -o jsonpath='{.spec.clusterIP}')
+metrics_port=$(kc -n etcd-operator-system get svc etcd-operator-metrics-service -o jsonpath='{.spec.ports[0].port}')
+if [ "$metrics_port" = 8443 ]; then
+	METRICS_URL=https://$metrics_ip:8443/metrics
+else
+	METRICS_URL=http://$metrics_ip:$metrics_port/metrics
+fi
+
 # rss_kb: the operator's resident memory in kB (empty when unavailable).
 rss_kb() {
-	local v
-	v=$(kc -n etcd-operator-system exec "$pod" -- cat /proc/1/status 2>/dev/null | awk '/^VmRSS/ {print $2}') || true
-	[ -n "$v" ] || v=$(kc -n etcd-operator-system get --raw "/api/v1/namespaces/etcd-operator-system/pods/$pod:8080/proxy/metrics" 2>/dev/null |
-		awk '/^process_resident_memory_bytes/ {printf "%d", $2 / 1024}')
-	echo "$v"
+	curl -sk --max-time 10 -H "Authorization: Bearer $METRICS_TOKEN" "$METRICS_URL" 2>/dev/null |
+		awk '/^process_resident_memory_bytes/ {printf "%d", $2 / 1024}' || true
 }
 
 # ready <name> <replicas>: wait until readyMembers reaches the count.
@@ -219,15 +234,20 @@ roll_bench() {
 
 # peak_kb: the most memory the operator container's cgroup has held since it
 # started (cgroup v1 max_usage or v2 memory.peak, read on this host, where the
-# local cluster's kubelet runs); empty when not readable.
+# local cluster's kubelet runs); empty when not readable. The manager
+# container's own cgroup, found by its container ID: the Pod also runs
+# kube-rbac-proxy and the pause container.
 peak_kb() {
-	local uid f
+	local uid cid f
 	uid=$(kc -n etcd-operator-system get pod "$pod" -o jsonpath='{.metadata.uid}' 2>/dev/null) || return 0
-	for f in /sys/fs/cgroup/memory/kubepods/*/pod"$uid"/*/memory.max_usage_in_bytes \
-		/sys/fs/cgroup/memory/kubepods/pod"$uid"/*/memory.max_usage_in_bytes \
-		/sys/fs/cgroup/kubepods*/*/*pod"${uid//-/_}"*/*/memory.peak; do
+	cid=$(kc -n etcd-operator-system get pod "$pod" \
+		-o jsonpath='{.status.containerStatuses[?(@.name=="manager")].containerID}' 2>/dev/null) || return 0
+	cid=${cid#*://}
+	[ -n "$cid" ] || return 0
+	for f in /sys/fs/cgroup/memory/kubepods/*/pod"$uid"/"$cid"/memory.max_usage_in_bytes \
+		/sys/fs/cgroup/memory/kubepods/pod"$uid"/"$cid"/memory.max_usage_in_bytes \
+		/sys/fs/cgroup/kubepods*/*/*pod"${uid//-/_}"*/*"$cid"*/memory.peak; do
 		[ -r "$f" ] || continue
-		# the biggest container of the Pod is the operator (the other is the pause container)
 		cat "$f"
 	done 2>/dev/null | sort -n | tail -1 | awk '{ if ($1 > 0) printf "%d", $1 / 1024 }'
 }

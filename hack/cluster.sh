@@ -508,6 +508,10 @@ up() {
 	local cm_pid cm_log=$LOGDIR/cert-manager-build.log
 	"$REPO/hack/tools/build.sh" cert-manager >"$cm_log" 2>&1 &
 	cm_pid=$!
+	# kube-rbac-proxy is only needed when the operator is deployed (its image,
+	# hack/images.sh): start it now so that it overlaps the Kubernetes build,
+	# without making cluster-up wait for it.
+	"$REPO/hack/tools/build.sh" kube-rbac-proxy >"$LOGDIR/kube-rbac-proxy-build.log" 2>&1 </dev/null &
 	# In parallel first (hack/tools.sh); the lookups below are then instant.
 	"$REPO/hack/tools.sh" kubernetes etcd-3.6.16 coredns registry kube-router
 	K8S_BIN=$(tool_bin kubernetes)

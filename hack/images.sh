@@ -4,8 +4,8 @@
 # as an archive under ~/.cache/etcd-operator/images, and imported with ctr (the
 # bed's registry at localhost:15000 is for make docker-push, hack/registry-test.sh).
 #
-#   hack/images.sh            etcd images, the e2e tools image, the operator image
-#   hack/images.sh etcd|tools|minio|cert-manager|operator
+#   hack/images.sh            etcd images, the e2e tools image, MinIO, kube-rbac-proxy, the operator image
+#   hack/images.sh etcd|tools|minio|cert-manager|kube-rbac-proxy|operator
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -107,6 +107,28 @@ cert_manager_images() {
 	done
 }
 
+# kube-rbac-proxy, the chart's metrics sidecar (kubeRbacProxy.enabled, the
+# default), under the chart's own image reference, so the default values work
+# here without a pull: built from hack/tools/build.sh kube-rbac-proxy, on the
+# same distroless-like base as upstream's image, as nonroot (65532).
+kube_rbac_proxy_image() {
+	local values=$REPO/charts/etcd-operator/values.yaml bin version repo tag key r
+	bin=$(tool_bin kube-rbac-proxy)
+	version=$(sed -n 's,^// version: ,,p' "$REPO/hack/tools/kube-rbac-proxy/go.mod" | head -n1)
+	repo=$(sed -n '/^kubeRbacProxy:/,/^[a-z]/s/^    repository: //p' "$values")
+	tag=$(sed -n '/^kubeRbacProxy:/,/^[a-z]/s/^    tag: //p' "$values")
+	[ "$tag" = "$version" ] ||
+		die "charts/etcd-operator/values.yaml has kubeRbacProxy.image.tag '$tag' but hack/tools/kube-rbac-proxy pins '$version'; keep them equal"
+	key=$(sha256sum <"$bin/kube-rbac-proxy" | cut -c1-12)
+	r=$(mktemp -d)
+	base_rootfs "$r"
+	cp "$bin/kube-rbac-proxy" "$r/usr/local/bin/kube-rbac-proxy"
+	build_image_from_dir "$repo:$tag" "$key" "$r" '["/usr/local/bin/kube-rbac-proxy"]' 65532:65532 '' \
+		PATH=/usr/local/bin
+	rm -rf "$r"
+	log "imported $repo:$tag"
+}
+
 operator_image() {
 	"$REPO/hack/operator-image.sh" "$(operator_image_ref)"
 }
@@ -117,12 +139,14 @@ all)
 	etcd_images
 	tools_image
 	minio_image
+	kube_rbac_proxy_image
 	operator_image
 	;;
 etcd) etcd_images ;;
 tools) tools_image ;;
 minio) minio_image ;;
 cert-manager) cert_manager_images ;;
+kube-rbac-proxy) kube_rbac_proxy_image ;;
 operator) operator_image ;;
-*) die "unknown image set '$what' (all, etcd, tools, minio, cert-manager, operator)" ;;
+*) die "unknown image set '$what' (all, etcd, tools, minio, cert-manager, kube-rbac-proxy, operator)" ;;
 esac

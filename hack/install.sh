@@ -126,34 +126,24 @@ deploy() {
 	# The bed is shared: one checkout's operator at a time (hack/lib.sh).
 	local_bed && cluster_lock
 	HELM=${HELM:-$(tool_bin helm)/helm}
-	local extra=()
-	# The local bed has no kube-rbac-proxy image unless it was built into the
-	# bed's registry (hack/images.sh); the chart's default stays on elsewhere.
-	if local_bed && ! kube_rbac_proxy_in_bed; then
-		log "local bed without a kube-rbac-proxy image: --set kubeRbacProxy.enabled=false"
-		extra+=(--set kubeRbacProxy.enabled=false)
+	# The chart's default kube-rbac-proxy sidecar: on the local bed its image is
+	# built from the pinned module and imported (hack/images.sh); elsewhere the
+	# cluster pulls it like any image.
+	if local_bed; then
+		"$REPO/hack/images.sh" kube-rbac-proxy
 	fi
 	log "helm upgrade --install $HELM_RELEASE ($IMG) in namespace $NAMESPACE"
 	# shellcheck disable=SC2086
 	"$HELM" upgrade --install "$HELM_RELEASE" "$REPO/charts/etcd-operator" \
 		--namespace "$NAMESPACE" --create-namespace \
 		--set image.repository="$IMAGE_REPO" --set image.tag="$IMAGE_TAG" \
-		"${extra[@]}" ${HELM_ARGS:-} --wait --timeout 3m >/dev/null ||
+		${HELM_ARGS:-} --wait --timeout 3m >/dev/null ||
 		{
 			k -n "$NAMESPACE" get pods -o wide >&2 || true
 			k -n "$NAMESPACE" describe pods -l control-plane=controller-manager 2>/dev/null | tail -20 >&2 || true
 			die "the operator did not become ready (an ImagePullBackOff above means the cluster cannot pull $IMG)"
 		}
 	log "operator ready: $(k -n "$NAMESPACE" get deploy "$HELM_RELEASE" -o jsonpath='{.spec.template.spec.containers[*].image}')"
-}
-
-# The bed's registry holds a kube-rbac-proxy image of the chart's default tag.
-kube_rbac_proxy_in_bed() {
-	local repo tag
-	repo=$(sed -n '/^kubeRbacProxy:/,/^[a-z]/s/^    repository: //p' "$REPO/charts/etcd-operator/values.yaml")
-	tag=$(sed -n '/^kubeRbacProxy:/,/^[a-z]/s/^    tag: //p' "$REPO/charts/etcd-operator/values.yaml")
-	[ -n "$repo" ] && [ -n "$tag" ] && [ -S "$CONTAINERD_SOCK" ] &&
-		ctrk images ls -q 2>/dev/null | grep -qx "$repo:$tag"
 }
 
 undeploy() {

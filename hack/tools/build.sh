@@ -6,7 +6,7 @@
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
-#        kube-router cert-manager
+#        kube-router cert-manager kube-rbac-proxy
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -94,6 +94,12 @@ registry)
 kube-router)
 	# Only its NetworkPolicy firewall runs in the local cluster (iptables + ipset).
 	build -ldflags "-s -w" -o "$tmp/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+	;;
+kube-rbac-proxy)
+	# The chart's metrics sidecar; version flags as upstream's Makefile sets them.
+	ld="-s -w -X k8s.io/component-base/version.gitVersion=$version"
+	ld="$ld -X k8s.io/component-base/version/verflag.programName=kube-rbac-proxy"
+	build -ldflags "$ld" -o "$tmp/bin/kube-rbac-proxy" github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy
 	;;
 cert-manager)
 	# The three commands in one go build (shared packages compile once); the
