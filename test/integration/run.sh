@@ -26,12 +26,26 @@
 #                      3.4 is Debian's /usr/bin/etcd, the others are built from
 #                      the pinned modules by hack/tools/build.sh, instant once cached)
 #   EO_ITEST_VALGRIND  1 (default) also runs every binary under valgrind; 0 skips that
+#   EO_ITEST_VALGRIND_VERSIONS  the versions whose runs are repeated under valgrind
+#                      (default "3.4 3.6.16": the oldest and the newest gateway; every
+#                      version still runs plainly; "all" for every version; when
+#                      none of them is in EO_ITEST_VERSIONS, the last of those)
 #   EO_ITEST_KEEP      1 keeps the temporary directory (logs) for a look afterwards
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 versions=${EO_ITEST_VERSIONS:-"3.4 3.5.35 3.6.11 3.6.16"}
 use_valgrind=${EO_ITEST_VALGRIND:-1}
+valgrind_versions=${EO_ITEST_VALGRIND_VERSIONS:-"3.4 3.6.16"}
+# None of them covered (EO_ITEST_VERSIONS=3.5.35, say): valgrind on the last one.
+case " $valgrind_versions " in *" all "*) ;; *)
+	hit=
+	for v in $versions; do
+		case " $valgrind_versions " in *" $v "*) hit=1 ;; esac
+	done
+	[ -n "$hit" ] || valgrind_versions=${versions##* }
+	;;
+esac
 per_run_timeout=300
 
 if [ $# -eq 0 ]; then
@@ -215,7 +229,11 @@ for v in $versions; do
 	*) flags="" ;;
 	esac
 	modes="plain"
-	[ "$use_valgrind" = 1 ] && modes="plain valgrind"
+	if [ "$use_valgrind" = 1 ]; then
+		for w in $valgrind_versions; do
+			case $w in all | "$v" | "$version") modes="plain valgrind" ;; esac
+		done
+	fi
 	for t in "$@"; do
 		name=$(basename "$t")
 		for mode in $modes; do
