@@ -6,9 +6,11 @@
 #   docker build -t etcd-operator:dev .         (any OCI builder works as well)
 #
 # The same image (OPERATOR_IMAGE) runs the controller manager and the agent
-# subcommands of src/agent: snapshot-agent in an EtcdSnapshot's Job,
-# snapshot-prune in a schedule's prune Job, restore-agent and restore-rebuild in
-# the init containers of a restored cluster's seed. Only bin/etcd-operator goes
+# subcommands of src/agent (src/agent/cli.c): snapshot-agent in an EtcdSnapshot's
+# Job, snapshot-prune in a schedule's prune Job, restore-agent and restore-rebuild
+# in the init containers of a restored cluster's seed, adopt-data in the init
+# container of a member adopted from the aenix operator (docs/migration.md).
+# Only bin/etcd-operator goes
 # in (the kubectl-etcd plugin runs on workstations). Everything lives under
 # /opt/etcd-operator so it can be copied whole into another container (the
 # restore init container does, with --install-self) and started there through

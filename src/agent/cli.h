@@ -6,6 +6,8 @@
  *   etcd-operator restore-rebuild ...  rebuild the data dir with etcdutl
  *   etcd-operator snapshot-prune  ...  delete what one scheduled snapshot stored
  *                                      (agent/prune.h)
+ *   etcd-operator adopt-data      ...  chown an adopted member's data dir
+ *                                      (agent/adopt.h)
  *
  * main() calls eo_agent_main() first: it returns -1 when argv[1] is not an
  * agent subcommand (the controller manager runs as before), otherwise the
