@@ -742,6 +742,45 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
 	return 0;
 }
 
+/*
+ * The voter label of the member's Pod, set or removed right after its mark (pr->label_pod),
+ * so that the client Service and the PDB follow a promotion within the pass. The patch names
+ * the Pod's UID: a Pod replaced meanwhile is left alone (409). Best effort: the mark is
+ * written, and the member controller puts the label right on its own pass when this fails.
+ */
+static void label_member_pod(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     const struct eo_plan_result *pr, bool voter)
+{
+	struct eo_kube_error err = {0};
+	const char *mname = eo_member_name(pr->member);
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_PODS, eo_member_namespace(pr->member), mname);
+	json_t *patch = NULL;
+	eo_kube_err e = EO_KUBE_ENOMEM;
+
+	if (!pr->label_pod || pr->pod_uid[0] == '\0')
+		return;
+	patch = voter ? json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", pr->pod_uid, "labels",
+				  EO_LABEL_ROLE, EO_LABEL_ROLE_VOTER)
+		      : json_pack("{s:{s:s, s:{s:n}}}", "metadata", "uid", pr->pod_uid, "labels",
+				  EO_LABEL_ROLE);
+	if (patch != NULL)
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	if (e == EO_KUBE_OK)
+		eo_log_kv(EO_LOG_INFO, lc, "pod labels synced", "member", mname, "message",
+			  voter ? "added the voter label with the voter mark"
+				: "removed the voter label with the voter mark",
+			  NULL);
+	else
+		eo_log_kv(
+		    e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? EO_LOG_DEBUG : EO_LOG_WARN,
+		    lc,
+		    "labelling the Pod with the voter mark failed; the member controller "
+		    "retries",
+		    "member", mname, "error", eo_kube_strerror(e), "detail", err.message, NULL);
+}
+
 static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
 			   const struct eo_plan_result *pr, long *requeue)
 {
@@ -841,8 +880,11 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 			  NULL);
 		emit(c, cluster, "Normal", "MemberPromoted", msg);
 	}
-	return patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1),
-			    true);
+	if (patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1), true) !=
+	    0)
+		return -1;
+	label_member_pod(c, lc, pr, true);
+	return 0;
 }
 
 static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
@@ -1336,6 +1378,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	case EO_PLAN_SET_VOTER:
 		rc = patch_member(c, &lc, pr.member,
 				  json_pack("{s:{s:b}}", "status", "isVoter", pr.voter), true);
+		if (rc == 0)
+			label_member_pod(c, &lc, &pr, pr.voter);
 		break;
 	case EO_PLAN_ENSURE_PDB:
 	case EO_PLAN_DELETE_PDB:
@@ -1699,6 +1743,42 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			eo_member_plan_clear(&pr);
 			if (eo_member_plan(&in, &pr) != 0)
 				goto fail;
+		} else {
+			json_decref(live);
+		}
+	}
+	if (pr.action == EO_MPLAN_PATCH_POD && !eo_member_is_voter(member)) {
+		/*
+		 * Never the voter label taken off on the cache alone: the cluster controller
+		 * labels the Pod right after it marks the member a voter, and the Pod's event
+		 * may come in before the member's. Rare (a voter is unmarked only when etcd
+		 * lost it), so the read costs nothing on the usual path.
+		 */
+		json_t *live = NULL;
+
+		if (get_live(c, &lc, eo_kube_res_at(RES_MEMBERS, ns, name), &live) != 0)
+			goto fail;
+		if (live != NULL && eo_member_is_voter(live)) {
+			eo_log_kv(
+			    EO_LOG_INFO, &lc,
+			    "the member cache lags behind the apiserver (voter mark); planning "
+			    "again",
+			    NULL);
+			json_decref(member);
+			member =
+			    eo_controller_typed_copy(live, EO_API_GROUP_VERSION, EO_KIND_MEMBER);
+			json_decref(live);
+			if (member == NULL)
+				goto fail;
+			in.member = member;
+			eo_member_plan_clear(&pr);
+			if (eo_member_plan(&in, &pr) != 0)
+				goto fail;
+			if (pr.action == EO_MPLAN_QUERY_ETCD) {
+				/* Nothing to undo; the next pass asks etcd with a fresh cache. */
+				out->requeue_ms = CONFLICT_REQUEUE_MS;
+				goto out;
+			}
 		} else {
 			json_decref(live);
 		}

@@ -103,6 +103,14 @@ bool eo_plan_pod_running(const json_t *pod)
 	return phase == NULL || (strcmp(phase, "Failed") != 0 && strcmp(phase, "Succeeded") != 0);
 }
 
+bool eo_plan_pod_voter_labelled(const json_t *pod)
+{
+	const char *v = json_string_value(json_object_get(
+	    json_object_get(json_object_get(pod, "metadata"), "labels"), EO_LABEL_ROLE));
+
+	return v != NULL && strcmp(v, EO_LABEL_ROLE_VOTER) == 0;
+}
+
 bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 {
 	struct eo_storage st;
@@ -1074,6 +1082,30 @@ static bool step_unmanaged(struct ctx *x)
 	return false;
 }
 
+/*
+ * With a voter mark (SET_VOTER, PROMOTE_LEARNER): whether the member's Pod must gain or lose
+ * the voter label in the same pass, and the Pod's UID for the patch's precondition. The
+ * member controller would do it on its next pass too, but that pass may come late (behind
+ * other members' etcd queries, or after a leader handover), and meanwhile the client Service
+ * and the PDB would miss a voter or count a non-voter.
+ */
+static void relabel_with_mark(struct ctx *x, const struct eo_plan_member *pm, bool voter)
+{
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	x->out->label_pod = false;
+	x->out->pod_uid[0] = '\0';
+	if (pm->pod == NULL || !present(uid) || eo_plan_pod_voter_labelled(pm->pod) == voter)
+		return;
+	if (snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid) >=
+	    (int)sizeof(x->out->pod_uid)) {
+		x->out->pod_uid[0] = '\0';
+		return;
+	}
+	x->out->label_pod = true;
+}
+
 /* 2. status.isVoter follows etcd (the Pod's voter label and the PDB follow it). */
 static bool step_voter_marks(struct ctx *x)
 {
@@ -1092,6 +1124,7 @@ static bool step_voter_marks(struct ctx *x)
 			x->out->action = EO_PLAN_SET_VOTER;
 			x->out->member = pm->member;
 			x->out->voter = voter;
+			relabel_with_mark(x, pm, voter);
 			return true;
 		}
 	}
@@ -1268,6 +1301,7 @@ static bool step_promote(struct ctx *x, size_t learners)
 			x->out->action = EO_PLAN_PROMOTE_LEARNER;
 			x->out->member = pm->member;
 			x->out->etcd_id = em->id;
+			relabel_with_mark(x, pm, true);
 			return true;
 		}
 		if (waiting == NULL)

@@ -215,7 +215,13 @@ struct eo_plan_result {
 	uint64_t etcd_id;				   /* PROMOTE_LEARNER, REMOVE_STRAY */
 	/* CREATE_SEED, CREATE_MEMBER: metadata.name, status.nextMemberName as stored */
 	char member_name[EO_PLAN_NAME_MAX];
-	bool voter;	/* SET_VOTER */
+	bool voter; /* SET_VOTER */
+	/*
+	 * SET_VOTER, PROMOTE_LEARNER: once the mark is written (and, for PROMOTE_LEARNER, the
+	 * promotion done), merge-patch the voter label of the member's Pod (pod_uid) to match
+	 * the mark in the same pass: set for a voter, removed otherwise.
+	 */
+	bool label_pod;
 	json_t *object; /* ENSURE_PDB: the desired PDB (new reference) */
 	/*
 	 * ENSURE_PDB: merge patch onto the observed PDB, NULL: create; UPDATE_MEMBER,
@@ -224,7 +230,8 @@ struct eo_plan_result {
 	json_t *patch;
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;
-	char pod_uid[EO_PLAN_NAME_MAX]; /* RESTART_MEMBER: metadata.uid of the Pod to delete */
+	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
+	char pod_uid[EO_PLAN_NAME_MAX];
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY, ENABLE_AUTH: voter client
 	 * URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
@@ -253,6 +260,9 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 void eo_plan_result_clear(struct eo_plan_result *r);
 
 /* --- small predicates shared with the controllers --- */
+
+/* True when the Pod carries the voter label (EO_LABEL_ROLE=EO_LABEL_ROLE_VOTER). */
+bool eo_plan_pod_voter_labelled(const json_t *pod);
 
 /* True when the Pod exists, is not terminating and its Ready condition is True. */
 bool eo_plan_pod_ready(const json_t *pod);

@@ -7,8 +7,10 @@
  * - The finalizer stays while no other member can remove it, and the cluster is not being
  *   deleted.
  * - Every delete of a Pod, PVC or EtcdMember carries the object's UID as a precondition.
- * - A promoted learner is marked a voter (status.isVoter, then its Pod's role label), and
- *   only after etcd accepted the promotion.
+ * - A promoted learner is marked a voter (status.isVoter, then its Pod's role label, in the
+ *   same pass and with the Pod's UID as a precondition), and only after etcd accepted the
+ *   promotion; a member marked after the fact (SET_VOTER) is labelled in its pass too.
+ * - The member controller never takes the voter label off on a lagging member cache.
  * - The seed and a joining member are created under status.nextMemberName, and a create
  *   retried on a lagging cache collides (409) instead of making a second member.
  *
@@ -659,10 +661,56 @@ static void test_pod_delete_carries_uid(void **state)
 	rig_stop(&r); /* and every other delete */
 }
 
+/* The body of the only or last request matching; NULL when there is none. */
+static const json_t *body_of(const json_t *entry)
+{
+	return json_object_get(entry, "body");
+}
+
+/* Index in the request log of the last entry matching (method, plural, name, sub). */
+static long last_index(struct rig *r, const char *method, const char *plural, const char *name,
+		       const char *sub)
+{
+	long at = -1;
+	size_t i;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)
+			at = (long)i;
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return at;
+}
+
+/* The voter label a Pod patch sets: "voter", "" when it removes it (null), NULL if absent. */
+static const char *patched_role(const json_t *patch_entry)
+{
+	json_t *labels =
+	    json_object_get(json_object_get(body_of(patch_entry), "metadata"), "labels");
+	json_t *v = json_object_get(labels, EO_LABEL_ROLE);
+
+	if (v == NULL)
+		return NULL;
+	return json_is_null(v) ? "" : json_string_value(v);
+}
+
+static const char *patched_uid(const json_t *patch_entry)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(body_of(patch_entry), "metadata"), "uid"));
+}
+
 /*
  * A learner whose Pod is ready is promoted through a voter, then marked a voter
- * (status.isVoter); the member controller then gives its Pod the voter role label, which
- * the client Service and the PDB select. A promotion etcd refuses marks nothing.
+ * (status.isVoter) and its Pod given the voter role label in the same pass (the client
+ * Service and the PDB select it), the Pod's UID as a precondition. A promotion etcd refuses
+ * marks and labels nothing. The member controller's pass labels it as well (a backstop).
  */
 static void test_promotion_marks_the_voter(void **state)
 {
@@ -692,8 +740,9 @@ static void test_promotion_marks_the_voter(void **state)
 	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 1);
 	assert_true(eo_fake_etcd_is_learner(r.api.etcd, 0xb));
 	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
 
-	/* Then it is: promoted through the voter, and marked. */
+	/* Then it is: promoted through the voter, marked, and its Pod labelled. */
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 2);
@@ -710,18 +759,122 @@ static void test_promotion_marks_the_voter(void **state)
 				     "status patch of the promoted member");
 		json_decref(want);
 	}
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_string_equal(patched_role(pp), EO_LABEL_ROLE_VOTER);
+	assert_string_equal(patched_uid(pp), "pod-uid-demo-b");
+	assert_true(last_index(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status") <
+		    last_index(&r, "PATCH", "pods", "demo-b", ""));
 
-	/* The member controller, on the marked member: its Pod gets the voter label. */
+	/* The member controller, on the marked member (Pod cache not updated yet). */
 	set_member_status(&r, "demo-b", "isVoter", json_true());
 	eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 2);
 	assert_string_equal(
 	    json_string_value(json_object_get(
 		json_object_get(json_object_get(json_object_get(pp, "body"), "metadata"), "labels"),
 		EO_LABEL_ROLE)),
 	    EO_LABEL_ROLE_VOTER);
 	rig_stop(&r);
+}
+
+/*
+ * A member etcd lists as a voter but not marked (the operator stopped between MemberPromote
+ * and the mark): the mark and the Pod's voter label come in one pass. One etcd no longer
+ * lists: unmarked and its label removed in the pass.
+ */
+static void test_voter_mark_labels_the_pod(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, false, 0xc, false, 2, true},
+	};
+	const struct mdesc lost[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *st = NULL, *pp = NULL;
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st), 1);
+	assert_true(
+	    json_is_true(json_object_get(json_object_get(body_of(st), "status"), "isVoter")));
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-c", "", &pp), 1);
+	assert_string_equal(patched_role(pp), EO_LABEL_ROLE_VOTER);
+	assert_string_equal(patched_uid(pp), "pod-uid-demo-c");
+	rig_stop(&r);
+
+	/* etcd does not list demo-b (lost): unmarked, label removed. */
+	rig_start(&r);
+	world(&r, 3, lost, 3);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
+	assert_true(
+	    json_is_false(json_object_get(json_object_get(body_of(st), "status"), "isVoter")));
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_string_equal(patched_role(pp), "");
+	assert_string_equal(patched_uid(pp), "pod-uid-demo-b");
+	rig_stop(&r);
+}
+
+/* Replaces member name in the apiserver's store only: the cache lags behind. */
+static void store_member_status(struct rig *r, const char *name, const char *key, json_t *v)
+{
+	char k[512];
+	json_t *copy;
+
+	snprintf(k, sizeof(k), "%s/%s", EO_PLURAL_MEMBERS, name);
+	pthread_mutex_lock(&r->api.mu);
+	copy = json_deep_copy(json_object_get(r->api.store, k));
+	assert_non_null(copy);
+	json_object_set_new(json_object_get(copy, "status"), key, v);
+	json_object_set_new(r->api.store, k, copy);
+	pthread_mutex_unlock(&r->api.mu);
+}
+
+/*
+ * The Pod's event (voter label just set by the cluster controller) may come before the
+ * member's (isVoter just set): the member controller reads the member live before it takes
+ * a voter label off, and keeps it when the live member is a voter. When the live member is
+ * not a voter either, the label goes.
+ */
+static void test_voter_label_kept_on_lagging_member_cache(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, false, 0xb, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *pp = NULL;
+
+	(void)state;
+	for (int live_voter = 1; live_voter >= 0; live_voter--) {
+		rig_start(&r);
+		world(&r, 3, ms, 2);
+		put(&r, POD, "pods", pod(&ms[1], true)); /* labelled, member cached unmarked */
+		store_member_status(&r, "demo-b", "isVoter", json_boolean(live_voter));
+		eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
+		assert_false(out.error);
+		assert_int_equal(count(&r, "GET", EO_PLURAL_MEMBERS, "demo-b", "", NULL), 1);
+		if (live_voter) {
+			assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
+			assert_true(out.requeue_ms > 0);
+		} else {
+			assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+			assert_string_equal(patched_role(pp), "");
+		}
+		rig_stop(&r);
+	}
 }
 
 /*
@@ -871,6 +1024,8 @@ int main(void)
 	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
+	    cmocka_unit_test(test_voter_mark_labels_the_pod),
+	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
 	};

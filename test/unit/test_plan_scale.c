@@ -504,6 +504,112 @@ static void test_membership_table(void **state)
 	}
 }
 
+static const char *name_of(const json_t *member);
+
+/*
+ * A voter mark (PROMOTE_LEARNER, SET_VOTER) asks for the Pod's voter label in the same pass
+ * when the Pod's label does not already match, with the Pod's UID; no Pod, no label patch.
+ */
+static void test_voter_label_with_the_mark(void **state)
+{
+	static const struct {
+		const char *what;
+		struct row r;
+		const char *member; /* the member concerned */
+		int pod_label;	    /* -1: no Pod; 0: Pod unlabelled; 1: Pod labelled */
+		enum eo_plan_action want;
+		bool want_label;
+	} rows2[] = {
+	    {"promote: the learner's Pod gets the label",
+	     {"",
+	      3,
+	      {V("demo-a", A), L("demo-b", B, 2)},
+	      {EV("demo-a"), EL("demo-b", 0xb)},
+	      0,
+	      NULL,
+	      0},
+	     "demo-b",
+	     0,
+	     EO_PLAN_PROMOTE_LEARNER,
+	     true},
+	    {"promote: a label already there is not patched again",
+	     {"",
+	      3,
+	      {V("demo-a", A), L("demo-b", B, 2)},
+	      {EV("demo-a"), EL("demo-b", 0xb)},
+	      0,
+	      NULL,
+	      0},
+	     "demo-b",
+	     1,
+	     EO_PLAN_PROMOTE_LEARNER,
+	     false},
+	    {"marked after MemberPromote: the label with the mark",
+	     {"", 3, {V("demo-a", A), L("demo-b", B, 2)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0},
+	     "demo-b",
+	     0,
+	     EO_PLAN_SET_VOTER,
+	     true},
+	    {"marked after MemberPromote, no Pod: nothing to label",
+	     {"", 3, {V("demo-a", A), L("demo-b", B, 0)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0},
+	     "demo-b",
+	     -1,
+	     EO_PLAN_SET_VOTER,
+	     false},
+	    {"etcd lost a voter: the label goes with the mark",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     "demo-c",
+	     1,
+	     EO_PLAN_SET_VOTER,
+	     true},
+	    {"etcd lost a voter whose Pod has no label: nothing to patch",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     "demo-c",
+	     0,
+	     EO_PLAN_SET_VOTER,
+	     false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows2) / sizeof(rows2[0]); i++) {
+		struct world w;
+		struct eo_plan_result res;
+
+		world_init(&w, &rows2[i].r);
+		for (size_t k = 0; k < w.n; k++)
+			if (strcmp(name_of(w.pm[k].member), rows2[i].member) == 0 &&
+			    rows2[i].pod_label == 1)
+				json_object_set_new(
+				    json_object_get((json_t *)w.pm[k].pod, "metadata"), "labels",
+				    json_pack("{s:s}", EO_LABEL_ROLE, EO_LABEL_ROLE_VOTER));
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != rows2[i].want)
+			fail_msg("%s: action %s, want %s (%s)", rows2[i].what,
+				 eo_plan_action_name(res.action),
+				 eo_plan_action_name(rows2[i].want), res.message);
+		assert_string_equal(name_of(res.member), rows2[i].member);
+		if (res.label_pod != rows2[i].want_label)
+			fail_msg("%s: label_pod %d, want %d", rows2[i].what, res.label_pod,
+				 rows2[i].want_label);
+		if (res.label_pod)
+			assert_string_equal(res.pod_uid, "pod-uid");
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
 /* The learner's add and its initial cluster carry the right URLs. */
 static void test_add_learner_details(void **state)
 {
@@ -2063,6 +2169,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_membership_table),
+	    cmocka_unit_test(test_voter_label_with_the_mark),
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_query_through_voters),
 	    cmocka_unit_test(test_endpoints_oldest_pod_first),
