@@ -535,15 +535,15 @@ static void sha256_hex(const void *p, size_t n, char *out)
 	out[64] = '\0';
 }
 
-/* Content-MD5's value: the base64 of the body's MD5; false when OpenSSL fails. */
-static bool md5_base64(const void *p, size_t n, char *out, size_t cap)
+int eo_s3_content_md5(const void *p, size_t n, char *out, size_t cap)
 {
 	unsigned char d[EVP_MAX_MD_SIZE];
 	unsigned int dl = 0;
 
-	if (cap < 25 || EVP_Digest(p, n, d, &dl, EVP_md5(), NULL) != 1 || dl != 16)
-		return false;
-	return EVP_EncodeBlock((unsigned char *)out, d, 16) == 24;
+	if (cap < EO_S3_CONTENT_MD5_LEN + 1 || EVP_Digest(p, n, d, &dl, EVP_md5(), NULL) != 1 ||
+	    dl != 16)
+		return -1;
+	return EVP_EncodeBlock((unsigned char *)out, d, 16) == EO_S3_CONTENT_MD5_LEN ? 0 : -1;
 }
 
 static bool add_header(struct curl_slist **l, const char *name, const char *v)
@@ -580,7 +580,8 @@ static void describe(const char *what, const struct req *q, const struct resp *r
 static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, size_t errcap)
 {
 	struct curl_slist *hdr = NULL;
-	char url[4096], sigv4[256], sha[65], md5[32] = "", curl_err[CURL_ERROR_SIZE] = "";
+	char url[4096], sigv4[256], sha[65],
+	    md5[EO_S3_CONTENT_MD5_LEN + 1] = "", curl_err[CURL_ERROR_SIZE] = "";
 	CURL *h = s->h;
 	CURLcode cc;
 	int rc = -1;
@@ -603,7 +604,7 @@ static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, siz
 	} else if (q->body && q->unsigned_ok) {
 		/* Plain HTTP: the signed Content-MD5 protects the body instead (see eo_s3). */
 		snprintf(sha, sizeof(sha), "UNSIGNED-PAYLOAD");
-		if (!md5_base64(q->body, q->body_len, md5, sizeof(md5))) {
+		if (eo_s3_content_md5(q->body, q->body_len, md5, sizeof(md5)) != 0) {
 			snprintf(err, errcap, "S3 %s %s: cannot compute the MD5 of the body",
 				 q->method, q->key);
 			return -1;

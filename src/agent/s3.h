@@ -87,6 +87,10 @@ uint64_t eo_s3_part_size(uint64_t expected, uint64_t requested);
  */
 int eo_s3_xml_value(const char *body, size_t len, const char *tag, char *out, size_t cap);
 
+/* The Content-MD5 header's value for p[n]: base64 of its MD5 (24 characters) into out. */
+#define EO_S3_CONTENT_MD5_LEN 24
+int eo_s3_content_md5(const void *p, size_t n, char *out, size_t cap);
+
 /*
  * Credentials: from files AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
  * (optional) AWS_SESSION_TOKEN in dir (a mounted Secret), or with dir NULL
