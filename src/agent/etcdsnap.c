@@ -428,7 +428,6 @@ struct fetch {
 	size_t body_len;
 	int grpc_status; /* -1 until the grpc-status header or trailer arrives */
 	char grpc_message[512];
-	bool complete; /* every announced byte is in: the transfer was stopped here */
 };
 
 static int check_then_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
@@ -454,22 +453,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 		f->body[f->body_len] = '\0';
 		return n;
 	}
-	if (eo_snapstream_feed(&f->ss, p, n) != 0)
-		return 0;
-	/*
-	 * The database and its integrity hash are all in, with no message half-read: stop
-	 * here rather than wait for the trailers. libcurl 7.88 often fails to notice the end
-	 * of an HTTP/2 stream whose last frames arrived together, and then sits idle until
-	 * its next timer (the 5 s connect timeout): seen as a transfer that ends at exactly
-	 * 5.000 s. Nothing after the hash can change the snapshot, and eo_snapcheck_finish
-	 * still checks that hash; the stopped stream shows as CURLE_WRITE_ERROR.
-	 */
-	if (f->ss.have_expected && f->ss.len == 0 &&
-	    f->ss.bytes == f->ss.expected + EO_SNAP_HASH_LEN) {
-		f->complete = true;
-		return 0;
-	}
-	return n;
+	return eo_snapstream_feed(&f->ss, p, n) == 0 ? n : 0;
 }
 
 /* The value of header line p[n] when it is "<name>: value", trimmed, into out[cap]. */
@@ -568,11 +552,12 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 	curl_easy_setopt(f.h, CURLOPT_POSTFIELDSIZE, (long)sizeof(request));
 	curl_easy_setopt(f.h, CURLOPT_HTTPHEADER, hdr);
 	/*
-	 * A receive buffer larger than libcurl's HTTP/2 input buffer (32 KiB): with the 16 KiB
-	 * default, 7.88 pauses the HTTP/2 session whenever a read holds more than the buffer
-	 * takes, and the rest waits in its input buffer; when that happens at the end of the
-	 * stream, with nothing more to come on the socket, the transfer sat idle until the
-	 * next timer.
+	 * A receive buffer larger than libcurl's HTTP/2 input buffer (32 KiB). With the 16 KiB
+	 * default, 7.88 pauses the HTTP/2 session when a read holds more than the buffer takes
+	 * and keeps the rest in its own input buffer; on the stream's last frames, with
+	 * nothing more to come on the socket, the transfer then sat idle until curl's next
+	 * timer (the 5 s connect timeout): many snapshots ended at exactly 5.000 s of
+	 * streaming (docs/benchmarks.md, session 6).
 	 */
 	curl_easy_setopt(f.h, CURLOPT_BUFFERSIZE, (long)FETCH_BUF);
 	curl_easy_setopt(f.h, CURLOPT_WRITEFUNCTION, on_data);
@@ -602,8 +587,6 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 		snprintf(err, errcap, "%s: %s", o->endpoint, f.ss.err);
 		goto out;
 	}
-	if (f.complete && cc == CURLE_WRITE_ERROR && f.status == 200)
-		cc = CURLE_OK;
 	if (cc != CURLE_OK) {
 		snprintf(err, errcap, "%s: snapshot transfer failed: %s", o->endpoint,
 			 curl_err[0] ? curl_err : curl_easy_strerror(cc));
@@ -614,12 +597,12 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 			 f.status, f.body);
 		goto out;
 	}
-	if (f.grpc_status < 0 && !f.complete) {
+	if (f.grpc_status < 0) {
 		snprintf(err, errcap, "%s: snapshot stream ended without a grpc-status: cut off",
 			 o->endpoint);
 		goto out;
 	}
-	if (f.grpc_status > 0) {
+	if (f.grpc_status != 0) {
 		snprintf(err, errcap, "%s: etcd aborted the snapshot stream: %s (gRPC status %d)",
 			 o->endpoint, f.grpc_message[0] ? f.grpc_message : "(no message)",
 			 f.grpc_status);
