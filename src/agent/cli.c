@@ -365,6 +365,14 @@ static void usage_fields(const struct timespec *t0, char *secs, size_t scap, cha
 		snprintf(rss, rcap, "unknown");
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* The S3 client: 0; -1 when the credentials cannot be read; -2 for bad S3 settings. */
 static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 {
@@ -463,10 +471,10 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 	struct eo_snapfetch_result res;
 	eo_s3 *s3 = NULL;
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
-	char secs[32], rss[32], waited[32];
+	char secs[32], rss[32], waited[32], stream[32], commit[32];
 	struct timespec t0;
 	int64_t db_size = 0;
-	uint64_t free_bytes, part, wait_ms = 0;
+	uint64_t free_bytes, part, wait_ms = 0, t_stream = 0, stream_ms = 0, commit_ms = 0;
 	bool replace, stored = false;
 	size_t i;
 	int rc = 1, p;
@@ -560,17 +568,20 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 		    .auth_token = token[0] != '\0' ? token : NULL,
 		    .stall_timeout_s = o->stall_s,
 		};
+		t_stream = mono_ms();
 		if (eo_snapshot_fetch(&fo, eo_store_write, &up, &res, err, sizeof(err)) != 0) {
 			eo_store_abort(&up);
 			eo_log_kv(EO_LOG_WARN, &lc, "snapshot failed; nothing was stored",
 				  "endpoint", ep, "error", err, NULL);
 			continue;
 		}
+		stream_ms = mono_ms() - t_stream;
 		if (eo_store_commit(&up, err, sizeof(err)) != 0) {
 			eo_store_abort(&up);
 			fail(&lc, "storing the snapshot failed; nothing was stored", err);
 			goto out;
 		}
+		commit_ms = mono_ms() - t_stream - stream_ms;
 		wait_ms = up.wait_ms;
 		eo_store_abort(&up);
 		stored = true;
@@ -582,11 +593,17 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
 	snprintf(checksum, sizeof(checksum), "sha256:%s", res.sha256);
 	usage_fields(&t0, secs, sizeof(secs), rss, sizeof(rss));
-	/* store_wait_ms: time the read waited for S3 part uploads (S3 was the bottleneck). */
+	/*
+	 * stream_ms: the read of the stream (store_wait_ms of it waiting for S3 part uploads:
+	 * then S3 was the bottleneck); commit_ms: after it, the last parts and the completion
+	 * (S3), or the fsync and rename (directory).
+	 */
 	snprintf(waited, sizeof(waited), "%llu", (unsigned long long)wait_ms);
+	snprintf(stream, sizeof(stream), "%llu", (unsigned long long)stream_ms);
+	snprintf(commit, sizeof(commit), "%llu", (unsigned long long)commit_ms);
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
 		  "storage_version", res.storage_version, "seconds", secs, "peak_rss_kb", rss,
-		  "store_wait_ms", waited, NULL);
+		  "stream_ms", stream, "store_wait_ms", waited, "commit_ms", commit, NULL);
 	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
 		      checksum);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");

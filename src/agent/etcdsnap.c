@@ -415,6 +415,7 @@ int eo_snapstream_finish(struct eo_snapstream *s)
 /* ---- fetching --------------------------------------------------------------- */
 
 #define GRPC_PATH "/etcdserverpb.Maintenance/Snapshot"
+#define FETCH_BUF (256 * 1024)
 
 struct fetch {
 	CURL *h;
@@ -550,6 +551,15 @@ int eo_snapshot_fetch(const struct eo_snapfetch_opts *o, eo_snap_sink_fn sink, v
 	curl_easy_setopt(f.h, CURLOPT_POSTFIELDS, request);
 	curl_easy_setopt(f.h, CURLOPT_POSTFIELDSIZE, (long)sizeof(request));
 	curl_easy_setopt(f.h, CURLOPT_HTTPHEADER, hdr);
+	/*
+	 * A receive buffer larger than libcurl's HTTP/2 input buffer (32 KiB). With the 16 KiB
+	 * default, 7.88 pauses the HTTP/2 session when a read holds more than the buffer takes
+	 * and keeps the rest in its own input buffer; on the stream's last frames, with
+	 * nothing more to come on the socket, the transfer then sat idle until curl's next
+	 * timer (the 5 s connect timeout): many snapshots ended at exactly 5.000 s of
+	 * streaming (docs/benchmarks.md, session 6).
+	 */
+	curl_easy_setopt(f.h, CURLOPT_BUFFERSIZE, (long)FETCH_BUF);
 	curl_easy_setopt(f.h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(f.h, CURLOPT_WRITEDATA, &f);
 	curl_easy_setopt(f.h, CURLOPT_HEADERFUNCTION, on_header);

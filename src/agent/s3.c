@@ -288,9 +288,13 @@ struct eo_s3 {
 	char *endpoint, *bucket, *region, *ak, *sk, *token, *ca_file;
 	bool path_style;
 	/*
-	 * Over HTTPS, object data is sent as UNSIGNED-PAYLOAD, as the AWS SDKs do: TLS already
-	 * protects it, and neither the agent nor the server hashes every byte a second time.
-	 * Over plain HTTP the payload's SHA-256 is signed, so S3 refuses a corrupted part.
+	 * Object data (parts and single PUTs) never carries its SHA-256 in the signature: the
+	 * server would hash every byte a second time only to check it. Over HTTPS it is sent
+	 * as UNSIGNED-PAYLOAD, as the AWS SDKs do: TLS protects it. Over plain HTTP it is
+	 * UNSIGNED-PAYLOAD with a Content-MD5 header, which the signature covers: S3 refuses a
+	 * corrupted or altered part (BadDigest), and the server computes that MD5 anyway for
+	 * the part's ETag, so the check costs it nothing (a signed SHA-256 cost it one more
+	 * hash of every byte, and the agent one SHA-256 instead of one MD5).
 	 */
 	bool unsigned_payload;
 	long connect_timeout_ms, stall_timeout_s;
@@ -531,6 +535,17 @@ static void sha256_hex(const void *p, size_t n, char *out)
 	out[64] = '\0';
 }
 
+int eo_s3_content_md5(const void *p, size_t n, char *out, size_t cap)
+{
+	unsigned char d[EVP_MAX_MD_SIZE];
+	unsigned int dl = 0;
+
+	if (cap < EO_S3_CONTENT_MD5_LEN + 1 || EVP_Digest(p, n, d, &dl, EVP_md5(), NULL) != 1 ||
+	    dl != 16)
+		return -1;
+	return EVP_EncodeBlock((unsigned char *)out, d, 16) == EO_S3_CONTENT_MD5_LEN ? 0 : -1;
+}
+
 static bool add_header(struct curl_slist **l, const char *name, const char *v)
 {
 	char line[2048];
@@ -565,7 +580,8 @@ static void describe(const char *what, const struct req *q, const struct resp *r
 static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, size_t errcap)
 {
 	struct curl_slist *hdr = NULL;
-	char url[4096], sigv4[256], sha[65], curl_err[CURL_ERROR_SIZE] = "";
+	char url[4096], sigv4[256], sha[65],
+	    md5[EO_S3_CONTENT_MD5_LEN + 1] = "", curl_err[CURL_ERROR_SIZE] = "";
 	CURL *h = s->h;
 	CURLcode cc;
 	int rc = -1;
@@ -583,9 +599,17 @@ static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, siz
 	if (eo_s3_object_url(url, sizeof(url), s->endpoint, s->bucket, s->path_style, q->key,
 			     q->query, err, errcap) != 0)
 		return -1;
-	if (q->body && q->unsigned_ok && s->unsigned_payload)
+	if (q->body && q->unsigned_ok && s->unsigned_payload) {
 		snprintf(sha, sizeof(sha), "UNSIGNED-PAYLOAD");
-	else if (q->body)
+	} else if (q->body && q->unsigned_ok) {
+		/* Plain HTTP: the signed Content-MD5 protects the body instead (see eo_s3). */
+		snprintf(sha, sizeof(sha), "UNSIGNED-PAYLOAD");
+		if (eo_s3_content_md5(q->body, q->body_len, md5, sizeof(md5)) != 0) {
+			snprintf(err, errcap, "S3 %s %s: cannot compute the MD5 of the body",
+				 q->method, q->key);
+			return -1;
+		}
+	} else if (q->body)
 		sha256_hex(q->body, q->body_len, sha);
 	else
 		snprintf(sha, sizeof(sha), "%s", EMPTY_SHA256);
@@ -593,7 +617,8 @@ static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, siz
 	if (!add_header(&hdr, "x-amz-content-sha256", sha) ||
 	    (s->token[0] && !add_header(&hdr, "x-amz-security-token", s->token)) ||
 	    (q->uid && q->uid[0] && !add_header(&hdr, EO_S3_UID_META, q->uid)) ||
-	    (q->content_type && !add_header(&hdr, "Content-Type", q->content_type))) {
+	    (q->content_type && !add_header(&hdr, "Content-Type", q->content_type)) ||
+	    (md5[0] && !add_header(&hdr, "Content-MD5", md5))) {
 		snprintf(err, errcap, "out of memory");
 		goto out;
 	}

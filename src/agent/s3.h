@@ -7,9 +7,10 @@
  * requests here are shaped for it:
  *   - every request carries x-amz-content-sha256 (the SHA-256 of the body, or
  *     of the empty string), which 7.88 neither adds nor computes for uploads;
- *     object data sent over HTTPS carries UNSIGNED-PAYLOAD instead (TLS protects
- *     it; the AWS SDKs do the same), which spares a second SHA-256 pass over every
- *     byte on both ends;
+ *     object data carries UNSIGNED-PAYLOAD instead, which spares a second
+ *     SHA-256 pass over every byte on both ends: over HTTPS TLS protects it (the
+ *     AWS SDKs do the same), over plain HTTP a signed Content-MD5 does (the
+ *     server refuses a damaged part, and computes that MD5 anyway for the ETag);
  *   - the query is written already canonical: keys sorted, values
  *     percent-encoded with upper-case hex, valueless keys as "uploads=";
  *   - the object key is percent-encoded per path segment here, since 7.88
@@ -85,6 +86,10 @@ uint64_t eo_s3_part_size(uint64_t expected, uint64_t requested);
  * out[cap]. 0, or -1 when absent or too long.
  */
 int eo_s3_xml_value(const char *body, size_t len, const char *tag, char *out, size_t cap);
+
+/* The Content-MD5 header's value for p[n]: base64 of its MD5 (24 characters) into out. */
+#define EO_S3_CONTENT_MD5_LEN 24
+int eo_s3_content_md5(const void *p, size_t n, char *out, size_t cap);
 
 /*
  * Credentials: from files AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and

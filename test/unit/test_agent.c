@@ -532,6 +532,29 @@ static void test_s3_url(void **state)
  * Parts numbered in the caller's thread, ETags recorded as uploads finish, in any order: a
  * number not reserved, or recorded twice, is refused.
  */
+/* Content-MD5 values as RFC 1864 and S3 want them (base64 of the binary digest). */
+static void test_s3_content_md5(void **state)
+{
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+	    {"", "1B2M2Y8AsgTpgAmY7PhCfg=="},
+	    {"abc", "kAFQmDzST7DWlj99KOF/cg=="},
+	    {"The quick brown fox jumps over the lazy dog", "nhB9nTcrtoJr2B01QqQZ1g=="},
+	};
+	char out[EO_S3_CONTENT_MD5_LEN + 1];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 'x', sizeof(out));
+		assert_int_equal(
+		    eo_s3_content_md5(cases[i].body, strlen(cases[i].body), out, sizeof(out)), 0);
+		assert_string_equal(out, cases[i].want);
+	}
+	/* No room for the 24 characters and the NUL. */
+	assert_int_equal(eo_s3_content_md5("abc", 3, out, EO_S3_CONTENT_MD5_LEN), -1);
+}
+
 static void test_s3_mpu_bookkeeping(void **state)
 {
 	struct eo_s3_mpu m = {0};
@@ -786,6 +809,7 @@ int main(void)
 	    cmocka_unit_test(test_s3_url),
 	    cmocka_unit_test(test_s3_part_size),
 	    cmocka_unit_test(test_s3_mpu_bookkeeping),
+	    cmocka_unit_test(test_s3_content_md5),
 	    cmocka_unit_test(test_s3_xml),
 	    cmocka_unit_test(test_s3_credentials),
 	    cmocka_unit_test(test_guard_table),
