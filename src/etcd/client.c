@@ -4,13 +4,13 @@
  * lives in wire.c and endpoint ordering in select.c.
  */
 #include <curl/curl.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/sleep.h"
 #include "etcd/internal.h"
 
 #define DEFAULT_TIMEOUT_MS	   5000
@@ -974,14 +974,6 @@ eo_etcd_err eo_etcd_lease_revoke(eo_etcd_client *c, int64_t id, struct eo_etcd_d
 	return err == EO_ETCD_NOTFOUND ? EO_ETCD_OK : err; /* gone already, or expired */
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 eo_etcd_err eo_etcd_backend_commit(eo_etcd_client *c, long gap_ms, struct eo_etcd_detail *detail)
 {
 	int64_t id = 0;
@@ -989,10 +981,10 @@ eo_etcd_err eo_etcd_backend_commit(eo_etcd_client *c, long gap_ms, struct eo_etc
 
 	if (err != EO_ETCD_OK)
 		return err;
-	sleep_ms(gap_ms);
+	eo_sleep_ms(gap_ms);
 	err = eo_etcd_lease_revoke(c, id, detail);
 	if (err == EO_ETCD_OK)
-		sleep_ms(gap_ms);
+		eo_sleep_ms(gap_ms);
 	return err;
 }
 

@@ -1,4 +1,5 @@
 /* `kubectl etcd migrate`, the I/O half (plugin/migrate_run.h). */
+#include "core/sleep.h"
 #include "plugin/migrate_run.h"
 
 #include <inttypes.h>
@@ -101,13 +102,6 @@ __attribute__((format(printf, 3, 4))) static int failf(struct mctx *c, int code,
 	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
 	va_end(ap);
 	return code;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
 }
 
 static void say(struct mctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -783,7 +777,7 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 				     "the safety snapshot %s did not complete in %lds (phase %s); "
 				     "the legacy cluster is untouched: run again to keep waiting",
 				     name, c->a->timeout_s, phase[0] ? phase : "none yet");
-		sleep_ms(POLL_MS);
+		eo_sleep_ms(POLL_MS);
 	}
 }
 
@@ -836,7 +830,7 @@ static int delete_orphan(struct mctx *c, const char *gv, const char *plural, con
 		if (expired(deadline))
 			return failf(c, EO_PEXIT_FAILED, "%s %s is still there after %lds", what,
 				     c->a->name, c->a->timeout_s);
-		sleep_ms(POLL_MS);
+		eo_sleep_ms(POLL_MS);
 	}
 	say(c, "deleted %s %s; its dependents are kept", what, c->a->name);
 	return 0;
@@ -1008,7 +1002,7 @@ static int wait_available(struct mctx *c, time_t deadline)
 				     "etcdcluster.%s %s -n %s says why); etcd itself was not "
 				     "touched",
 				     c->a->timeout_s, EO_API_GROUP, c->a->name, c->ns);
-		sleep_ms(POLL_MS);
+		eo_sleep_ms(POLL_MS);
 	}
 }
 

@@ -1,4 +1,5 @@
 /* kubectl-etcd's commands (plugin/run.h). */
+#include "core/sleep.h"
 #include "plugin/run.h"
 
 #include <errno.h>
@@ -53,13 +54,6 @@ __attribute__((format(printf, 3, 4))) static int failf(struct ctx *c, int code, 
 	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
 	va_end(ap);
 	return code;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- the apiserver ------------------------------------------------------------------ */
@@ -806,7 +800,7 @@ static int cmd_forfeit(struct ctx *c)
 		now = find_leader(c);
 		if (now && now != leader)
 			break;
-		sleep_ms(LEADER_WAIT_SLEEP_MS);
+		eo_sleep_ms(LEADER_WAIT_SLEEP_MS);
 	}
 	if (now != target) {
 		rc = failf(c, EO_PEXIT_FAILED,
