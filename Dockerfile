@@ -24,7 +24,7 @@ FROM debian:${DEBIAN_RELEASE} AS build
 RUN apt-get update \
 	&& apt-get install -y --no-install-recommends \
 		build-essential pkg-config ca-certificates \
-		libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev \
+		libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev zlib1g-dev \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./

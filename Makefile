@@ -5,7 +5,7 @@
 
 CC      ?= gcc
 .DEFAULT_GOAL := all
-PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd
+PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd zlib
 # The library flags are asked of pkg-config when a recipe first needs them (and
 # then kept), not when the Makefile is read: on a fresh machine the packages are
 # installed by the deps stamp below, after this file has been parsed.
@@ -171,7 +171,7 @@ docker-build:
 docker-push:
 	$(INSTALL_ENV) hack/install.sh docker-push
 
-e2e: cluster-up images bin/kubectl-etcd
+e2e: cluster-up bin/kubectl-etcd
 	hack/e2e.sh
 
 # docker-build + docker-push to the bed's registry, then a Pod pulls and runs it.

@@ -6,6 +6,7 @@
 #   bench/run.sh               (needs make cluster-up; deploys the operator)
 #   bench/run.sh --scale-only  only the scale run (below)
 #   bench/run.sh --no-scale    everything but the scale run
+#   bench/run.sh --lifecycle-only  only the first part: formation, scale-up, replacement
 #   bench/run.sh --snapshot-only  only the snapshot and restore figures (below)
 #   bench/run.sh --roll-only   only the rolling upgrade (below)
 #
@@ -37,10 +38,11 @@ MODE=all
 case "${1:-}" in
 --scale-only) MODE=scale ;;
 --no-scale) MODE=main ;;
+--lifecycle-only) MODE=lifecycle ;;
 --snapshot-only) MODE=snapshot ;;
 --roll-only) MODE=roll ;;
 "") ;;
-*) echo "usage: bench/run.sh [--scale-only|--no-scale|--snapshot-only|--roll-only]" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale|--lifecycle-only|--snapshot-only|--roll-only]" >&2; exit 2 ;;
 esac
 SCALE_IDLE=${SCALE_IDLE:-1000}
 RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
@@ -260,6 +262,23 @@ idle_clusters() {
 	done | kc -n "$NS" apply -f - >/dev/null
 }
 
+# sample_metrics <file>: every 2 s until killed, one line per sample: seconds since
+# start, then the operator's work queue depths, reconcile totals by controller and CPU
+# seconds (BENCH_METRICS_LOG, to see what the operator is busy with during the scale run).
+sample_metrics() {
+	local t0=$(now_ms)
+	while :; do
+		curl -sk --max-time 5 -H "Authorization: Bearer $METRICS_TOKEN" "$METRICS_URL" 2>/dev/null |
+			awk -v t="$(( ($(now_ms) - t0) / 1000 ))" '
+				/^workqueue_depth\{/ { match($0, /name="[^"]*"/); d = d " q:" substr($0, RSTART + 6, RLENGTH - 7) "=" $2 }
+				/^controller_runtime_reconcile_total\{/ {
+					match($0, /controller="[^"]*"/); c = substr($0, RSTART + 12, RLENGTH - 13); r[c] += $2 }
+				/^process_cpu_seconds_total/ { cpu = $2 }
+				END { printf "%ss%s", t, d; for (c in r) printf " r:%s=%d", c, r[c]; printf " cpu=%s\n", cpu }' >>"$1"
+		sleep 2
+	done
+}
+
 # paused_count: how many EtcdClusters already carry the operator's Paused status.
 paused_count() {
 	kc -n "$NS" get etcdclusters -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Available")].reason}{"\n"}{end}' | grep -c '^Paused$' || true
@@ -275,6 +294,12 @@ scale_bench() {
 	base=$(available probe-a 1)
 	kc -n "$NS" delete etcdcluster probe-a --wait=false >/dev/null
 
+	local sampler=
+	if [ -n "${BENCH_METRICS_LOG:-}" ]; then
+		: >"$BENCH_METRICS_LOG"
+		sample_metrics "$BENCH_METRICS_LOG" &
+		sampler=$!
+	fi
 	t0=$(now_ms)
 	idle_clusters "$SCALE_IDLE"
 	deadline=$(($(date +%s) + 900))
@@ -286,7 +311,9 @@ scale_bench() {
 	sleep 20 # let the work queue drain and the heap settle
 	rss1=$(rss_kb)
 	floaded=$(floor s2)
+	[ -z "$sampler" ] || echo "--- probe-b applied" >>"$BENCH_METRICS_LOG"
 	loaded=$(available probe-b 1)
+	[ -z "$sampler" ] || { echo "--- probe-b available" >>"$BENCH_METRICS_LOG"; sleep 4; kill "$sampler"; }
 	# BENCH_PROBE_LOG=<file>: the operator's log lines about the loaded probe, to see where its time went.
 	[ -z "${BENCH_PROBE_LOG:-}" ] || kc -n etcd-operator-system logs "$pod" 2>/dev/null | grep 'probe-b' >"$BENCH_PROBE_LOG" || true
 
@@ -390,5 +417,6 @@ main)
 	"$REPO/bench/snapshot.sh"
 	;;
 roll) roll_bench ;;
+lifecycle) main_bench ;;
 scale) scale_bench ;;
 esac

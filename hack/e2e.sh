@@ -15,6 +15,9 @@ export KUBECONFIG=$KUBECONFIG_FILE
 export PATH=$K8S_BIN:$PATH
 
 if [ $# -eq 0 ]; then set -- "$REPO/test/e2e"; fi
+# The images the cases run (etcd, the write checker's busybox, MinIO...): a cluster
+# started afresh has none of them, and each import is skipped quickly when done.
+"$REPO/hack/images.sh"
 # Suites under test/e2e/operator need the operator installed from its chart.
 for suite in "$@"; do
 	case $(realpath "$suite")/ in

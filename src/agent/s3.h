@@ -9,8 +9,8 @@
  *     of the empty string), which 7.88 neither adds nor computes for uploads;
  *     object data carries UNSIGNED-PAYLOAD instead, which spares a second
  *     SHA-256 pass over every byte on both ends: over HTTPS TLS protects it (the
- *     AWS SDKs do the same), over plain HTTP a signed Content-MD5 does (the
- *     server refuses a damaged part, and computes that MD5 anyway for the ETag);
+ *     AWS SDKs do the same), over plain HTTP a signed x-amz-checksum-crc32 does
+ *     (the server refuses a damaged part; see struct eo_s3 in s3.c for why a CRC);
  *   - the query is written already canonical: keys sorted, values
  *     percent-encoded with upper-case hex, valueless keys as "uploads=";
  *   - the object key is percent-encoded per path segment here, since 7.88
@@ -87,9 +87,20 @@ uint64_t eo_s3_part_size(uint64_t expected, uint64_t requested);
  */
 int eo_s3_xml_value(const char *body, size_t len, const char *tag, char *out, size_t cap);
 
-/* The Content-MD5 header's value for p[n]: base64 of its MD5 (24 characters) into out. */
-#define EO_S3_CONTENT_MD5_LEN 24
-int eo_s3_content_md5(const void *p, size_t n, char *out, size_t cap);
+/*
+ * The x-amz-checksum-crc32 header's value for p[n]: base64 of its CRC-32 (zlib's, the
+ * IEEE polynomial S3 names CRC32) in big-endian order, 8 characters, into out.
+ */
+#define EO_S3_CRC32_LEN 8
+int eo_s3_checksum_crc32(const void *p, size_t n, char *out, size_t cap);
+
+/*
+ * The CompleteMultipartUpload body for nparts parts: etags[i] and, when crcs is not NULL,
+ * crcs[i] (each part's x-amz-checksum-crc32, as ChecksumCRC32) of part i+1. 0 with *len,
+ * or -1 with err (a part without its ETag or checksum, or the list too long for cap).
+ */
+int eo_s3_complete_xml(char *buf, size_t cap, size_t *len, size_t nparts, char *const *etags,
+		       char *const *crcs, char *err, size_t errcap);
 
 /*
  * Credentials: from files AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
@@ -134,6 +145,8 @@ struct eo_s3_mpu {
 	char *key;
 	char upload_id[1024];
 	char **etags; /* etags[i] of part i+1; NULL while it uploads */
+	char **crcs;  /* crcs[i]: its x-amz-checksum-crc32 (plain HTTP only, else NULL) */
+	bool crc32;   /* parts carry a CRC-32 (created with x-amz-checksum-algorithm) */
 	size_t nparts, cap;
 };
 
@@ -142,15 +155,17 @@ int eo_s3_mpu_begin(eo_s3 *s, const char *key, const char *uid, struct eo_s3_mpu
 /*
  * Parts may upload in parallel, each through its own client (eo_s3_clone):
  *   eo_s3_mpu_reserve   numbers the next part (from 1); caller's thread
- *   eo_s3_mpu_part      uploads it; reads m, writes only etag: any thread
- *   eo_s3_mpu_set_etag  records its ETag once uploaded; caller's thread
- * Complete refuses a reserved part without an ETag.
+ *   eo_s3_mpu_part      uploads it; reads m, writes only etag and crc: any thread
+ *   eo_s3_mpu_set_etag  records its ETag (and CRC-32, "" when none) once uploaded;
+ *                       caller's thread
+ * Complete refuses a reserved part without an ETag (or without its CRC-32 when m->crc32).
  */
 int eo_s3_mpu_reserve(struct eo_s3_mpu *m, size_t *number, char *err, size_t errcap);
 int eo_s3_mpu_part(eo_s3 *s, const struct eo_s3_mpu *m, size_t number, const void *p, size_t n,
-		   char *etag, size_t etagcap, char *err, size_t errcap);
-int eo_s3_mpu_set_etag(struct eo_s3_mpu *m, size_t number, const char *etag, char *err,
-		       size_t errcap);
+		   char *etag, size_t etagcap, char crc[EO_S3_CRC32_LEN + 1], char *err,
+		   size_t errcap);
+int eo_s3_mpu_set_etag(struct eo_s3_mpu *m, size_t number, const char *etag, const char *crc,
+		       char *err, size_t errcap);
 /* CompleteMultipartUpload; a 200 whose body is an <Error> is a failure. */
 int eo_s3_mpu_complete(eo_s3 *s, struct eo_s3_mpu *m, char *err, size_t errcap);
 /* AbortMultipartUpload (best effort; 0 or -1 with err). */

@@ -90,7 +90,7 @@ static void *upload_part(void *arg)
 	struct eo_store_part *p = arg;
 
 	p->rc = eo_s3_mpu_part(p->s3, &p->u->mpu, p->number, p->buf, p->len, p->etag,
-			       sizeof(p->etag), p->err, sizeof(p->err));
+			       sizeof(p->etag), p->crc, p->err, sizeof(p->err));
 	return NULL;
 }
 
@@ -117,7 +117,7 @@ static int wait_part(struct eo_store_upload *u, struct eo_store_part *p, char *e
 		snprintf(err, errcap, "%s", p->err);
 		return -1;
 	}
-	return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, err, errcap);
+	return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, p->crc, err, errcap);
 }
 
 /* Waits for every upload under way; the first error wins. */
@@ -176,7 +176,7 @@ static int flush_part(struct eo_store_upload *u, char *err, size_t errcap)
 			snprintf(err, errcap, "%s", p->err);
 			return -1;
 		}
-		return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, err, errcap);
+		return eo_s3_mpu_set_etag(&u->mpu, p->number, p->etag, p->crc, err, errcap);
 	}
 	p->running = true;
 	return 0;

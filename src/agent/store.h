@@ -54,6 +54,7 @@ struct eo_store_part {
 	bool running;
 	int rc;
 	char etag[256];
+	char crc[EO_S3_CRC32_LEN + 1];
 	char err[512];
 };
 

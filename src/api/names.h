@@ -80,8 +80,6 @@
 #define EO_ANNOTATION_PEER_AUTO_TLS	    EO_API_GROUP "/peer-auto-tls" /* "true" */
 #define EO_ANNOTATION_ADOPTED_POD_UID	    EO_API_GROUP "/adopted-pod-uid"
 #define EO_ANNOTATION_MIGRATING		    EO_API_GROUP "/migrating" /* "true" */
-/* Break-glass annotation that allows deleting an EtcdMember by hand. */
-#define EO_ANNOTATION_ALLOW_DELETION EO_API_GROUP "/allow-deletion" /* "true" */
 /*
  * On an EtcdMember, "true": its finalizer is dropped without removing it from etcd (see
  * plan/removal.h and docs/operations.md).

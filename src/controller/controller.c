@@ -128,15 +128,43 @@ static _Thread_local const struct eo_tls_material *pass_tls;
 /* The root password of that cluster (controller/authload.h), NULL without spec.auth. */
 static _Thread_local const struct eo_auth_creds *pass_auth;
 
+void eo_controller_routes(const struct eo_controller *c, const char *const *endpoints, size_t n,
+			  struct eo_controller_routes *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < n && out->n < EO_CONTROLLER_ROUTES_MAX; i++) {
+		char member[EO_NAME_MAX], ns[EO_NAME_MAX];
+		json_t *pod;
+		int rc;
+
+		if (eo_desired_url_member(&c->build, endpoints[i], member, sizeof(member), ns,
+					  sizeof(ns)) != 0)
+			continue;
+		pod = eo_cache_set_get(&c->pods, ns, member);
+		rc = eo_desired_member_route(out->entry[out->n], sizeof(out->entry[out->n]),
+					     &c->build, endpoints[i], pod);
+		json_decref(pod);
+		if (rc == 0) {
+			out->ptr[out->n] = out->entry[out->n];
+			out->n++;
+		}
+	}
+}
+
 static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
 				 size_t n)
 {
+	struct eo_controller_routes routes;
 	struct eo_etcd_config cfg = {.endpoints = endpoints,
 				     .n_endpoints = n,
 				     .timeout_ms = etcd_timeout(c),
-				     .connect_to = c->etcd_connect_to};
+				     .connect_to = c->etcd_connect_to,
+				     .routes = routes.ptr};
 	const struct eo_tls_material *tls = pass_tls;
 	eo_etcd_client *ec = NULL;
+
+	eo_controller_routes(c, endpoints, n, &routes);
+	cfg.n_routes = routes.n;
 
 	if (tls != NULL && tls->client_tls) {
 		/* In memory only (libcurl's *_BLOB options): no key file on disk. */

@@ -59,6 +59,23 @@ struct eo_controller {
 	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
 };
 
+/* Up to this many endpoints get a route (etcd clients take at most 16). */
+#define EO_CONTROLLER_ROUTES_MAX 16
+#define EO_CONTROLLER_ROUTE_LEN	 (EO_DESIRED_URL_MAX + 64)
+
+/*
+ * Where to connect for the member endpoints of one etcd client (eo_etcd_config.routes): the
+ * member's Pod IP from the Pod cache, for each endpoint whose member has a usable Pod
+ * (eo_desired_member_route). Endpoints without one are reached by DNS as before.
+ */
+struct eo_controller_routes {
+	char entry[EO_CONTROLLER_ROUTES_MAX][EO_CONTROLLER_ROUTE_LEN];
+	const char *ptr[EO_CONTROLLER_ROUTES_MAX];
+	size_t n;
+};
+void eo_controller_routes(const struct eo_controller *c, const char *const *endpoints, size_t n,
+			  struct eo_controller_routes *out);
+
 /* Outcome of one reconcile. */
 struct eo_reconcile_out {
 	long requeue_ms; /* > 0: come back after this long */

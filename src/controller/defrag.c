@@ -153,16 +153,20 @@ static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, con
 static eo_etcd_client *mview_dial(struct eo_controller *c, const struct mview *mv, long timeout_ms)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_controller_routes routes;
 	struct eo_etcd_config cfg = {.endpoints = eps,
 				     .n_endpoints = mv->n,
 				     .timeout_ms = timeout_ms,
-				     .connect_to = c->etcd_connect_to};
+				     .connect_to = c->etcd_connect_to,
+				     .routes = routes.ptr};
 	eo_etcd_client *ec = NULL;
 
 	if (mv->n == 0)
 		return NULL;
 	for (size_t i = 0; i < mv->n; i++)
 		eps[i] = mv->url[i];
+	eo_controller_routes(c, eps, mv->n, &routes);
+	cfg.n_routes = routes.n;
 	if (mv->tls_loaded && mv->tls.client_tls) {
 		cfg.ca_pem = mv->tls.ca;
 		cfg.ca_pem_len = mv->tls.ca_len;

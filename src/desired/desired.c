@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/cluster.h"
 #include "api/member.h"
@@ -205,6 +206,104 @@ int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_op
 				 const char *member, const char *cluster, const char *ns, bool tls)
 {
 	return member_url(buf, n, o, member, cluster, ns, EO_PORT_CLIENT, tls);
+}
+
+/* The host and port of an "http(s)://host:port" URL into host (port as text into port). */
+static int split_url(const char *url, char *host, size_t host_cap, char *port, size_t port_cap)
+{
+	const char *h, *colon;
+	size_t hl, pl;
+
+	if (url == NULL)
+		return -1;
+	if (strncmp(url, "http://", 7) == 0)
+		h = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		h = url + 8;
+	else
+		return -1;
+	colon = strchr(h, ':');
+	if (colon == NULL)
+		return -1;
+	hl = (size_t)(colon - h);
+	pl = strspn(colon + 1, "0123456789");
+	if (hl == 0 || hl >= host_cap || pl == 0 || pl >= port_cap ||
+	    (colon[1 + pl] != '\0' && colon[1 + pl] != '/'))
+		return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	memcpy(port, colon + 1, pl);
+	port[pl] = '\0';
+	return 0;
+}
+
+/* Copies label i (0-based) of host into out; -1 when missing, empty or too long. */
+static int host_label(const char *host, int i, char *out, size_t cap, const char **rest)
+{
+	const char *p = host, *dot;
+	size_t l;
+
+	for (; i > 0; i--) {
+		p = strchr(p, '.');
+		if (p == NULL)
+			return -1;
+		p++;
+	}
+	dot = strchr(p, '.');
+	l = dot != NULL ? (size_t)(dot - p) : strlen(p);
+	if (l == 0 || l >= cap)
+		return -1;
+	memcpy(out, p, l);
+	out[l] = '\0';
+	if (rest != NULL)
+		*rest = dot != NULL ? dot + 1 : p + l;
+	return 0;
+}
+
+int eo_desired_url_member(const struct eo_desired_opts *o, const char *url, char *member,
+			  size_t member_cap, char *ns, size_t ns_cap)
+{
+	char host[EO_DESIRED_URL_MAX], port[8], svc[8];
+	const char *domain = NULL;
+
+	if (member == NULL || member_cap == 0 || ns == NULL || ns_cap == 0)
+		return -1;
+	member[0] = ns[0] = '\0';
+	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0 ||
+	    host_label(host, 3, svc, sizeof(svc), &domain) != 0 || strcmp(svc, "svc") != 0 ||
+	    strcasecmp(domain, domain_of(o)) != 0 ||
+	    host_label(host, 0, member, member_cap, NULL) != 0 ||
+	    host_label(host, 2, ns, ns_cap, NULL) != 0) {
+		member[0] = ns[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o, const char *url,
+			    const json_t *pod)
+{
+	char host[EO_DESIRED_URL_MAX], port[8], member[EO_NAME_MAX], ns[EO_NAME_MAX];
+	const char *ip = json_string_value(at(pod, "status", "podIP", NULL));
+	const char *phase = json_string_value(at(pod, "status", "phase", NULL));
+	size_t ipl = ip != NULL ? strlen(ip) : 0;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (eo_desired_url_member(o, url, member, sizeof(member), ns, sizeof(ns)) != 0 ||
+	    split_url(url, host, sizeof(host), port, sizeof(port)) != 0 || ipl == 0 || ipl > 45 ||
+	    strspn(ip, "0123456789abcdefABCDEF.:") != ipl ||
+	    at(pod, "metadata", "deletionTimestamp", NULL) != NULL ||
+	    (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) ||
+	    !json_is_string(at(pod, "metadata", "name", NULL)) ||
+	    strcmp(json_string_value(at(pod, "metadata", "name", NULL)), member) != 0 ||
+	    !json_is_string(at(pod, "metadata", "namespace", NULL)) ||
+	    strcmp(json_string_value(at(pod, "metadata", "namespace", NULL)), ns) != 0)
+		return -1;
+	if (strchr(ip, ':') != NULL)
+		return fmt(buf, n, "%s:%s:[%s]:%s", host, port, ip, port);
+	return fmt(buf, n, "%s:%s:%s:%s", host, port, ip, port);
 }
 
 bool eo_desired_member_peer_tls(const json_t *member)

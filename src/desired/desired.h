@@ -87,6 +87,22 @@ int eo_desired_member_peer_url(char *buf, size_t n, const struct eo_desired_opts
 			       const char *member, const char *cluster, const char *ns, bool tls);
 int eo_desired_member_client_url(char *buf, size_t n, const struct eo_desired_opts *o,
 				 const char *member, const char *cluster, const char *ns, bool tls);
+/*
+ * The member and namespace that a URL made by the two functions above names (the first and
+ * third labels of its host). 0 on success; -1 (both "") when url is not such a URL in this
+ * cluster domain, or a part does not fit.
+ */
+int eo_desired_url_member(const struct eo_desired_opts *o, const char *url, char *member,
+			  size_t member_cap, char *ns, size_t ns_cap);
+/*
+ * The curl CONNECT_TO entry that sends the requests for a member URL straight to the member's
+ * Pod, "<host>:<port>:<pod IP>:<port>" ("[<ip>]" for IPv6): the operator then reaches a member
+ * as soon as its Pod has an address, not when its DNS record appears. pod must be that
+ * member's Pod (named after it, in its namespace), with status.podIP set, not being deleted,
+ * and not Succeeded or Failed. 0 with the entry in buf; -1 (buf "") otherwise.
+ */
+int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o, const char *url,
+			    const json_t *pod);
 /* Whether an EtcdMember's peer / client API is TLS (its spec.tls). */
 bool eo_desired_member_peer_tls(const json_t *member);
 bool eo_desired_member_client_tls(const json_t *member);

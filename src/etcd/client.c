@@ -40,7 +40,7 @@ struct eo_etcd_client {
 	size_t n_eps;
 	CURL *curl;
 	struct curl_slist *headers;
-	struct curl_slist *connect_to; /* test seam (eo_etcd_config.connect_to); NULL normally */
+	struct curl_slist *connect_to; /* eo_etcd_config.connect_to, then .routes; NULL: none */
 	long timeout_ms;
 	long connect_timeout_ms;
 	long backoff_ms;
@@ -489,6 +489,16 @@ static eo_etcd_err setup_tls(CURL *curl, const struct eo_etcd_config *cfg)
 	return EO_ETCD_OK;
 }
 
+static bool add_connect_to(eo_etcd_client *c, const char *entry)
+{
+	struct curl_slist *l = curl_slist_append(c->connect_to, entry);
+
+	if (l == NULL)
+		return false;
+	c->connect_to = l;
+	return true;
+}
+
 static eo_etcd_err setup_curl(eo_etcd_client *c, const struct eo_etcd_config *cfg)
 {
 	CURL *h = c->curl;
@@ -506,12 +516,15 @@ static eo_etcd_err setup_curl(eo_etcd_client *c, const struct eo_etcd_config *cf
 	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
 		return EO_ETCD_TRANSPORT;
-	if (cfg->connect_to != NULL) {
-		c->connect_to = curl_slist_append(NULL, cfg->connect_to);
-		if (c->connect_to == NULL ||
-		    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to) != CURLE_OK)
+	/* curl takes the first entry that matches a host: the test seam, then the routes. */
+	if (cfg->connect_to != NULL && !add_connect_to(c, cfg->connect_to))
+		return EO_ETCD_TRANSPORT;
+	for (size_t i = 0; i < cfg->n_routes; i++)
+		if (cfg->routes[i] != NULL && !add_connect_to(c, cfg->routes[i]))
 			return EO_ETCD_TRANSPORT;
-	}
+	if (c->connect_to != NULL &&
+	    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to) != CURLE_OK)
+		return EO_ETCD_TRANSPORT;
 	return setup_tls(h, cfg);
 }
 
@@ -527,8 +540,8 @@ eo_etcd_err eo_etcd_client_new(const struct eo_etcd_config *cfg, eo_etcd_client 
 	if (out != NULL)
 		*out = NULL;
 	if (cfg == NULL || out == NULL || cfg->endpoints == NULL || cfg->n_endpoints == 0 ||
-	    cfg->n_endpoints > MAX_ENDPOINTS || cfg->timeout_ms < 0 ||
-	    cfg->connect_timeout_ms < 0 || cfg->fail_backoff_ms < 0 ||
+	    (cfg->n_routes > 0 && cfg->routes == NULL) || cfg->n_endpoints > MAX_ENDPOINTS ||
+	    cfg->timeout_ms < 0 || cfg->connect_timeout_ms < 0 || cfg->fail_backoff_ms < 0 ||
 	    cfg->max_body > MAX_BODY_LIMIT) {
 		eo__etcd_copy(d->message, sizeof(d->message), "invalid client configuration");
 		goto out;

@@ -109,6 +109,16 @@ struct eo_etcd_config {
 	 * to the endpoint's own host.
 	 */
 	const char *connect_to;
+	/*
+	 * Where to connect for each endpoint host, as curl CONNECT_TO entries
+	 * ("HOST:PORT:CONNECT-HOST:CONNECT-PORT"), used after connect_to. The operator
+	 * passes each member's Pod IP here, so that reaching a member does not wait for
+	 * its DNS record (the Service's EndpointSlice can lag by tens of seconds while the
+	 * control plane is busy). The request keeps the endpoint's host name: TLS still
+	 * checks the certificate against it. NULL/0: resolve every host by DNS.
+	 */
+	const char *const *routes;
+	size_t n_routes;
 };
 
 typedef struct eo_etcd_client eo_etcd_client;

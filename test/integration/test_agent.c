@@ -164,6 +164,40 @@ static long raw_s3(const char *method, const char *path)
 	return status;
 }
 
+/*
+ * PUT of body[n] to path as the agent sends object data over plain HTTP (UNSIGNED-PAYLOAD,
+ * a signed x-amz-checksum-crc32 of crc_of[n]), so a test can send a body that differs from
+ * the one its checksum was computed on, as a part damaged on the way would. HTTP status.
+ */
+static long put_with_crc(const char *path, const char *body, const char *crc_of, size_t n)
+{
+	char url[1600], line[64], crc[EO_S3_CRC32_LEN + 1];
+	struct curl_slist *h = NULL;
+	CURL *c = curl_easy_init();
+	long status = 0;
+
+	assert_int_equal(eo_s3_checksum_crc32(crc_of, n, crc, sizeof(crc)), 0);
+	snprintf(url, sizeof(url), "http://%s%s", E.s3, path);
+	snprintf(line, sizeof(line), "x-amz-checksum-crc32: %s", crc);
+	h = curl_slist_append(h, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	h = curl_slist_append(h, line);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+	curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
+	curl_easy_setopt(c, CURLOPT_USERPWD, AK ":" SK);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return status;
+}
+
 static eo_etcd_client *etcd_client(const char *endpoint)
 {
 	const char *eps[1] = {endpoint};
@@ -452,6 +486,55 @@ static void test_multipart(void **state)
 	object_sha("mp/multi.db", hex);
 	expect_artifact(r, "s3://" BUCKET "/mp/multi.db", hex);
 	json_decref(r);
+}
+
+/*
+ * Over plain HTTP the body is protected by its signed CRC-32: MinIO refuses a single PUT
+ * and a part whose bytes differ from the checksum (one byte changed), stores nothing for
+ * them, refuses a part without a checksum in an upload created for CRC-32, and takes the
+ * intact ones.
+ */
+static void test_damaged_part_refused(void **state)
+{
+	char err[512], path[1600], etag[256], crc[EO_S3_CRC32_LEN + 1];
+	struct eo_s3_head h;
+	struct eo_s3_mpu m;
+	size_t n = 6 * 1024 * 1024, num = 0, i;
+	char *good = malloc(n), *bad = malloc(n);
+
+	(void)state;
+	assert_non_null(good);
+	assert_non_null(bad);
+	for (i = 0; i < n; i++)
+		good[i] = (char)('a' + i % 26);
+	memcpy(bad, good, n);
+	bad[n / 2] ^= 0x01;
+
+	assert_int_equal(put_with_crc("/" BUCKET "/crc/one.db", bad, good, n), 400);
+	assert_int_equal(eo_s3_head(E.client, "crc/one.db", &h, err, sizeof(err)), 0);
+	assert_false(h.exists);
+	assert_int_equal(put_with_crc("/" BUCKET "/crc/one.db", good, good, n), 200);
+	assert_int_equal(eo_s3_head(E.client, "crc/one.db", &h, err, sizeof(err)), 0);
+	assert_true(h.exists);
+
+	assert_int_equal(eo_s3_mpu_begin(E.client, "crc/multi.db", NULL, &m, err, sizeof(err)), 0);
+	assert_true(m.crc32); /* plain HTTP: created with x-amz-checksum-algorithm */
+	snprintf(path, sizeof(path), "/" BUCKET "/crc/multi.db?partNumber=1&uploadId=%s",
+		 m.upload_id);
+	assert_int_equal(put_with_crc(path, bad, good, n), 400);
+	assert_int_equal(raw_s3("PUT", path), 400); /* no checksum at all */
+	assert_int_equal(eo_s3_mpu_reserve(&m, &num, err, sizeof(err)), 0);
+	assert_int_equal(
+	    eo_s3_mpu_part(E.client, &m, num, good, n, etag, sizeof(etag), crc, err, sizeof(err)),
+	    0);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, num, etag, crc, err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_complete(E.client, &m, err, sizeof(err)), 0);
+	eo_s3_mpu_clear(&m);
+	assert_int_equal(eo_s3_head(E.client, "crc/multi.db", &h, err, sizeof(err)), 0);
+	assert_true(h.exists);
+	assert_int_equal((long long)h.size, (long long)n);
+	free(good);
+	free(bad);
 }
 
 static void test_overwrite_guard(void **state)
@@ -753,6 +836,7 @@ int main(void)
 	    cmocka_unit_test(test_snapshot_to_dir),
 	    cmocka_unit_test(test_snapshot_to_s3),
 	    cmocka_unit_test(test_multipart),
+	    cmocka_unit_test(test_damaged_part_refused),
 	    cmocka_unit_test(test_overwrite_guard),
 	    cmocka_unit_test(test_restore),
 	    cmocka_unit_test(test_restore_refuses_bad_objects),

@@ -532,29 +532,6 @@ static void test_s3_url(void **state)
  * Parts numbered in the caller's thread, ETags recorded as uploads finish, in any order: a
  * number not reserved, or recorded twice, is refused.
  */
-/* Content-MD5 values as RFC 1864 and S3 want them (base64 of the binary digest). */
-static void test_s3_content_md5(void **state)
-{
-	static const struct {
-		const char *body, *want;
-	} cases[] = {
-	    {"", "1B2M2Y8AsgTpgAmY7PhCfg=="},
-	    {"abc", "kAFQmDzST7DWlj99KOF/cg=="},
-	    {"The quick brown fox jumps over the lazy dog", "nhB9nTcrtoJr2B01QqQZ1g=="},
-	};
-	char out[EO_S3_CONTENT_MD5_LEN + 1];
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memset(out, 'x', sizeof(out));
-		assert_int_equal(
-		    eo_s3_content_md5(cases[i].body, strlen(cases[i].body), out, sizeof(out)), 0);
-		assert_string_equal(out, cases[i].want);
-	}
-	/* No room for the 24 characters and the NUL. */
-	assert_int_equal(eo_s3_content_md5("abc", 3, out, EO_S3_CONTENT_MD5_LEN), -1);
-}
-
 static void test_s3_mpu_bookkeeping(void **state)
 {
 	struct eo_s3_mpu m = {0};
@@ -568,12 +545,12 @@ static void test_s3_mpu_bookkeeping(void **state)
 	assert_int_equal(eo_s3_mpu_reserve(&m, &b, err, sizeof(err)), 0);
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 2);
-	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"e2\"", err, sizeof(err)), 0);
-	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"again\"", err, sizeof(err)), -1);
-	assert_int_equal(eo_s3_mpu_set_etag(&m, 0, "\"x\"", err, sizeof(err)), -1);
-	assert_int_equal(eo_s3_mpu_set_etag(&m, 3, "\"x\"", err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"e2\"", NULL, err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 2, "\"again\"", NULL, err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 0, "\"x\"", NULL, err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 3, "\"x\"", NULL, err, sizeof(err)), -1);
 	assert_null(m.etags[0]); /* part 1 still uploading */
-	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", NULL, err, sizeof(err)), 0);
 	assert_string_equal(m.etags[0], "\"e1\"");
 	assert_string_equal(m.etags[1], "\"e2\"");
 	/* The etag array grows past its first allocation. */
@@ -582,6 +559,103 @@ static void test_s3_mpu_bookkeeping(void **state)
 		assert_int_equal(a, i);
 	}
 	assert_string_equal(m.etags[1], "\"e2\"");
+	eo_s3_mpu_clear(&m);
+	assert_null(m.key);
+}
+
+/* x-amz-checksum-crc32 values: base64 of the big-endian IEEE CRC-32, as S3 computes it. */
+static void test_s3_checksum_crc32(void **state)
+{
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+	    {"", "AAAAAA=="},
+	    {"a", "6Le+Qw=="},
+	    {"123456789", "y/Q5Jg=="}, /* the CRC-32 check value 0xCBF43926 */
+	    {"The quick brown fox jumps over the lazy dog", "QU+jOQ=="},
+	};
+	char out[EO_S3_CRC32_LEN + 1];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 'x', sizeof(out));
+		assert_int_equal(
+		    eo_s3_checksum_crc32(cases[i].body, strlen(cases[i].body), out, sizeof(out)),
+		    0);
+		assert_string_equal(out, cases[i].want);
+	}
+	/* One changed byte changes the value. */
+	assert_int_equal(eo_s3_checksum_crc32("123456780", 9, out, sizeof(out)), 0);
+	assert_string_not_equal(out, "y/Q5Jg==");
+	/* No room for the 8 characters and the NUL. */
+	assert_int_equal(eo_s3_checksum_crc32("abc", 3, out, EO_S3_CRC32_LEN), -1);
+}
+
+/* The CompleteMultipartUpload body, with and without each part's CRC-32. */
+static void test_s3_complete_xml(void **state)
+{
+	char *etags[] = {"\"e1\"", "\"e2\""}, *crcs[] = {"AAAAAA==", "y/Q5Jg=="};
+	char *missing_etag[] = {"\"e1\"", NULL}, *missing_crc[] = {"AAAAAA==", NULL};
+	static const char plain[] = "<CompleteMultipartUpload>"
+				    "<Part><ETag>\"e1\"</ETag><PartNumber>1</PartNumber></Part>"
+				    "<Part><ETag>\"e2\"</ETag><PartNumber>2</PartNumber></Part>"
+				    "</CompleteMultipartUpload>";
+	static const char crc[] = "<CompleteMultipartUpload>"
+				  "<Part><ChecksumCRC32>AAAAAA==</ChecksumCRC32><ETag>\"e1\"</ETag>"
+				  "<PartNumber>1</PartNumber></Part>"
+				  "<Part><ChecksumCRC32>y/Q5Jg==</ChecksumCRC32><ETag>\"e2\"</ETag>"
+				  "<PartNumber>2</PartNumber></Part>"
+				  "</CompleteMultipartUpload>";
+	const struct {
+		size_t nparts, cap;
+		char *const *etags, *const *crcs;
+		const char *want; /* NULL: refused */
+	} cases[] = {
+	    {2, 1024, etags, NULL, plain},
+	    {2, 1024, etags, crcs, crc},
+	    {0, 1024, etags, crcs, "<CompleteMultipartUpload></CompleteMultipartUpload>"},
+	    {2, 1024, missing_etag, NULL, NULL},     /* part 2 still uploading */
+	    {2, 1024, etags, missing_crc, NULL},     /* part 2 without its checksum */
+	    {2, sizeof(crc) - 1, etags, crcs, NULL}, /* one byte short for the NUL */
+	    {2, sizeof(crc), etags, crcs, crc},	     /* exactly enough */
+	};
+	char buf[1024], err[128];
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = eo_s3_complete_xml(buf, cases[i].cap, &len, cases[i].nparts,
+					    cases[i].etags, cases[i].crcs, err, sizeof(err));
+
+		if (!cases[i].want) {
+			assert_int_equal(rc, -1);
+			assert_true(err[0] != '\0');
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_string_equal(buf, cases[i].want);
+		assert_int_equal(len, strlen(cases[i].want));
+	}
+}
+
+/* With CRC-32 parts, a part is only recorded with its checksum, and kept beside its ETag. */
+static void test_s3_mpu_crc_bookkeeping(void **state)
+{
+	struct eo_s3_mpu m = {0};
+	char err[256];
+	size_t a = 0;
+
+	(void)state;
+	m.key = strdup("k.db");
+	assert_non_null(m.key);
+	m.crc32 = true;
+	assert_int_equal(eo_s3_mpu_reserve(&m, &a, err, sizeof(err)), 0);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", NULL, err, sizeof(err)), -1);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", "", err, sizeof(err)), -1);
+	assert_null(m.etags[0]);
+	assert_int_equal(eo_s3_mpu_set_etag(&m, 1, "\"e1\"", "y/Q5Jg==", err, sizeof(err)), 0);
+	assert_string_equal(m.etags[0], "\"e1\"");
+	assert_string_equal(m.crcs[0], "y/Q5Jg==");
 	eo_s3_mpu_clear(&m);
 	assert_null(m.key);
 }
@@ -809,7 +883,9 @@ int main(void)
 	    cmocka_unit_test(test_s3_url),
 	    cmocka_unit_test(test_s3_part_size),
 	    cmocka_unit_test(test_s3_mpu_bookkeeping),
-	    cmocka_unit_test(test_s3_content_md5),
+	    cmocka_unit_test(test_s3_checksum_crc32),
+	    cmocka_unit_test(test_s3_complete_xml),
+	    cmocka_unit_test(test_s3_mpu_crc_bookkeeping),
 	    cmocka_unit_test(test_s3_xml),
 	    cmocka_unit_test(test_s3_credentials),
 	    cmocka_unit_test(test_guard_table),

@@ -492,6 +492,91 @@ static void test_custom_domain_and_repository(void **state)
 	json_decref(m);
 }
 
+/* A member URL back to its member and namespace, and to the route straight to its Pod. */
+static void test_member_route(void **state)
+{
+	static const struct {
+		const char *url, *pod, *want_member, *want_route;
+	} cases[] = {
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.88.0.7\"}}",
+	     "demo-abcde", "demo-abcde.demo.default.svc.cluster.local:2379:10.88.0.7:2379"},
+	    /* TLS keeps the host name in the URL (curl checks the certificate against it). */
+	    {"https://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Pending\",\"podIP\":\"fd00::5\"}}",
+	     "demo-abcde", "demo-abcde.demo.default.svc.cluster.local:2379:[fd00::5]:2379"},
+	    /* No IP yet, being deleted, finished, another Pod, a hostile IP: no route. */
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Pending\"}}",
+	     "demo-abcde", NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\","
+	     "\"deletionTimestamp\":\"2026-11-23T00:00:00Z\"},"
+	     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.88.0.7\"}}",
+	     "demo-abcde", NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Failed\",\"podIP\":\"10.88.0.7\"}}",
+	     "demo-abcde", NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-zzzzz\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.88.0.7\"}}",
+	     "demo-abcde", NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"other\"},"
+	     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.88.0.7\"}}",
+	     "demo-abcde", NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local:2379",
+	     "{\"metadata\":{\"name\":\"demo-abcde\",\"namespace\":\"default\"},"
+	     "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1:1:evil\"}}",
+	     "demo-abcde", NULL},
+	    /* Not one of our member URLs: another domain, no svc label, no port, no scheme. */
+	    {"http://demo-abcde.demo.default.svc.other.local:2379", "{}", NULL, NULL},
+	    {"http://demo-abcde.demo.default.cluster.local:2379", "{}", NULL, NULL},
+	    {"http://demo-abcde.demo.default.svc.cluster.local", "{}", NULL, NULL},
+	    {"demo-abcde.demo.default.svc.cluster.local:2379", "{}", NULL, NULL},
+	    {"http://10.0.0.1:2379", "{}", NULL, NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char member[EO_NAME_MAX], ns[EO_NAME_MAX], route[EO_DESIRED_URL_MAX + 64];
+		json_t *pod = tu_json(cases[i].pod);
+		int rc = eo_desired_url_member(&OPTS, cases[i].url, member, sizeof(member), ns,
+					       sizeof(ns));
+
+		if (cases[i].want_member == NULL) {
+			assert_int_equal(rc, -1);
+			assert_string_equal(member, "");
+		} else {
+			assert_int_equal(rc, 0);
+			assert_string_equal(member, cases[i].want_member);
+			assert_string_equal(ns, "default");
+		}
+		rc = eo_desired_member_route(route, sizeof(route), &OPTS, cases[i].url, pod);
+		if (cases[i].want_route == NULL) {
+			assert_int_equal(rc, -1);
+			assert_string_equal(route, "");
+		} else {
+			assert_int_equal(rc, 0);
+			assert_string_equal(route, cases[i].want_route);
+		}
+		json_decref(pod);
+	}
+	/* A buffer too small for the entry: refused, not truncated. */
+	{
+		json_t *pod = tu_json(cases[0].pod);
+		char small[16];
+
+		assert_int_equal(
+		    eo_desired_member_route(small, sizeof(small), &OPTS, cases[0].url, pod), -1);
+		json_decref(pod);
+	}
+}
+
 static void test_service_patch(void **state)
 {
 	json_t *c = tu_json(CLUSTER_JSON), *want = eo_desired_headless_service(c);
@@ -727,6 +812,7 @@ int main(void)
 	    cmocka_unit_test(test_service_patch),
 	    cmocka_unit_test(test_missing_metadata),
 	    cmocka_unit_test(test_controlled_by),
+	    cmocka_unit_test(test_member_route),
 	    cmocka_unit_test(test_observed_snapshot),
 	};
 

@@ -560,6 +560,42 @@ static void test_get(void **state)
 	fake_stop(a);
 }
 
+/* A route sends an endpoint whose name does not resolve to where its member listens. */
+static void test_routes(void **state)
+{
+	struct fake *a = fake_start();
+	const char *eps[] = {"http://m0.c.ns.svc.cluster.invalid:2379"};
+	char entry[128];
+	const char *routes[] = {entry};
+	struct eo_etcd_config cfg = {.endpoints = eps,
+				     .n_endpoints = 1,
+				     .timeout_ms = 2000,
+				     .routes = routes,
+				     .n_routes = 1};
+	eo_etcd_client *c = NULL;
+	struct eo_etcd_kv kv = {0};
+	struct eo_etcd_detail d;
+	const char *port = strrchr(a->url, ':');
+
+	(void)state;
+	assert_non_null(port);
+	snprintf(entry, sizeof(entry), "m0.c.ns.svc.cluster.invalid:2379:127.0.0.1:%s", port + 1);
+	route(a, "/v3/kv/range", 200,
+	      "{\"header\":{\"revision\":\"3\"},\"kvs\":[{\"key\":\"aw==\",\"value\":\"dg==\","
+	      "\"mod_revision\":\"3\"}],\"count\":\"1\"}");
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_get(c, "k", 1, &kv, &d), EO_ETCD_OK);
+	assert_string_equal((char *)kv.value, "v");
+	assert_string_equal(d.endpoint, eps[0]);
+	eo_etcd_kv_clear(&kv);
+	eo_etcd_client_free(c);
+	/* Routes announced but not given: refused. */
+	cfg.routes = NULL;
+	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_INVALID);
+	assert_null(c);
+	fake_stop(a);
+}
+
 static void test_health(void **state)
 {
 	struct fake *a = fake_start();
@@ -662,6 +698,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_config),
 	    cmocka_unit_test(test_all_unreachable),
 	    cmocka_unit_test(test_get),
+	    cmocka_unit_test(test_routes),
 	    cmocka_unit_test(test_health),
 	    cmocka_unit_test(test_promote_refreshes_marks),
 	    cmocka_unit_test(test_member_add_voter),
