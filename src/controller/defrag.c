@@ -523,7 +523,13 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 	snprintf(uid, sizeof(uid), "%s", eo_cluster_uid(cluster) ? eo_cluster_uid(cluster) : "");
 	if (eo_cluster_is_deleting(cluster) || eo_cluster_cluster_id(cluster) == NULL ||
 	    eo_cluster_replicas(cluster) == 0 || uid[0] == '\0') {
-		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
+		/*
+		 * Nothing to look at until the cluster changes: a paused cluster, one that has
+		 * not formed, one being deleted. Every change of the EtcdCluster (replicas, the
+		 * clusterID written into its status) queues this controller again, so no
+		 * timer: a thousand paused clusters cost nothing here.
+		 */
+		out->requeue_ms = 0;
 		goto out;
 	}
 	mv = calloc(1, sizeof(*mv));

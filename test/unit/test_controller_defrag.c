@@ -531,6 +531,31 @@ static void test_nospace_quiet(void **state)
 	rig_stop(&r);
 }
 
+/* A paused cluster (replicas 0): no etcd request, no write, and no timer of its own (its
+ * next change queues it again). */
+static void test_nospace_paused(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	c = stored(&r, CL, "demo");
+	json_object_set_new(json_object_get(c, "spec"), "replicas", json_integer(0));
+	json_object_set_new(json_object_get(c, "metadata"), "resourceVersion", json_string("11"));
+	put(&r, CL, c);
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(out.requeue_ms, 0);
+	assert_int_equal(eo_fake_etcd_requests(r.etcd), 0);
+	c = stored(&r, CL, "demo");
+	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
+	json_decref(c);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(test_defrag_failure_recorded),
 	    cmocka_unit_test(test_nospace_recovered),
 	    cmocka_unit_test(test_nospace_quiet),
+	    cmocka_unit_test(test_nospace_paused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
