@@ -131,6 +131,21 @@ rss_kb() {
 		awk '/^process_resident_memory_bytes/ {printf "%d", $2 / 1024}' || true
 }
 
+# cpu_s: the operator's CPU time in seconds so far (empty when unavailable).
+cpu_s() {
+	curl -sk --max-time 10 -H "Authorization: Bearer $METRICS_TOKEN" "$METRICS_URL" 2>/dev/null |
+		awk '/^process_cpu_seconds_total/ {print $2}' || true
+}
+
+# idle_cpu <seconds>: the operator's CPU use over that window, in % of one core.
+idle_cpu() {
+	local a b
+	a=$(cpu_s)
+	sleep "$1"
+	b=$(cpu_s)
+	awk -v a="${a:-0}" -v b="${b:-0}" -v s="$1" 'BEGIN { if (a == 0 || b == 0) print "n/a"; else printf "%.2f", (b - a) * 100 / s }'
+}
+
 # ready <name> <replicas>: wait until readyMembers reaches the count.
 ready() {
 	local deadline=$(($(date +%s) + 300))
@@ -285,7 +300,7 @@ paused_count() {
 }
 
 scale_bench() {
-	local i rss0 rss1 base loaded deadline per t0 declared fbase floaded
+	local i rss0 rss1 base loaded deadline per t0 declared fbase floaded idle
 	# Three running one-member clusters.
 	for i in 1 2 3; do available "run-$i" 1 >/dev/null; done
 	sleep 10
@@ -310,6 +325,9 @@ scale_bench() {
 	declared=$(($(now_ms) - t0))
 	sleep 20 # let the work queue drain and the heap settle
 	rss1=$(rss_kb)
+	# What the idle clusters cost while nothing happens: two minutes, so that every
+	# periodic look (30 s and longer) falls inside it several times.
+	idle=$(idle_cpu 120)
 	floaded=$(floor s2)
 	[ -z "$sampler" ] || echo "--- probe-b applied" >>"$BENCH_METRICS_LOG"
 	loaded=$(available probe-b 1)
@@ -323,6 +341,7 @@ scale_bench() {
 	printf '%-52s %7s kB\n' "operator resident memory, + $SCALE_IDLE idle clusters" "${rss1:-n/a}"
 	printf '%-52s %7s kB\n' "per idle cluster" "$per"
 	printf '%-52s %7s kB\n' "operator peak memory (cgroup) since its start" "$(peak_kb)"
+	printf '%-52s %7s %%\n' "operator CPU, + $SCALE_IDLE idle clusters, 120 s idle" "$idle"
 	printf '%-52s %8d ms\n' "$SCALE_IDLE idle clusters: apply to all Paused" "$declared"
 	printf '%-52s %8d ms\n' "replicas=1 to Available, 3 running clusters" "$base"
 	printf '%-52s %8d ms  (%s)\n' "replicas=1 to Available, + $SCALE_IDLE idle clusters" "$loaded" "$(ratio "$loaded" "$base")"
