@@ -170,6 +170,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		return;
 	}
 	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
+	    eo_plan_same_cluster(in->cluster, in->list->cluster_id) &&
 	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
 				       eo_member_namespace(m),
 				       eo_desired_member_peer_tls(m)) == 0) {
@@ -181,6 +182,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		}
 	}
 	if (in->etcd_queried && in->status_err == EO_ETCD_OK && in->status != NULL &&
+	    eo_plan_same_cluster(in->cluster, in->status->cluster_id) &&
 	    present(in->status->version))
 		set_status(x, "version", json_string(in->status->version));
 
@@ -189,7 +191,10 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	if (!present(mid)) {
 		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
 		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
-								    : "not in the member list");
+		     : in->etcd_queried && in->list != NULL &&
+			     !eo_plan_same_cluster(in->cluster, in->list->cluster_id)
+			 ? "the member list came from another etcd cluster than status.clusterID"
+			 : "not in the member list");
 		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
 		     x->out->message);
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;

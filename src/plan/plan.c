@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/cluster.h"
 #include "api/conditions.h"
@@ -243,6 +244,17 @@ int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const
 void eo_plan_format_id(uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%" PRIx64, id);
+}
+
+bool eo_plan_same_cluster(const json_t *cluster, uint64_t cluster_id)
+{
+	const char *want = eo_cluster_cluster_id(cluster);
+	char got[EO_PLAN_ID_MAX];
+
+	if (!present(want) || cluster_id == 0)
+		return true; /* nothing recorded yet, or a reply without a header */
+	eo_plan_format_id(cluster_id, got, sizeof(got));
+	return strcasecmp(got, want) == 0;
 }
 
 const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_members *list,
@@ -994,6 +1006,20 @@ static bool step_query(struct ctx *x)
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
 		msgf(x, "cannot list etcd's members: %s", etcd_err_text(in));
 		etcd_problem(x, unreachable_reason(in));
+		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		return true;
+	}
+	if (!eo_plan_same_cluster(in->cluster, in->etcd->cluster_id)) {
+		char got[EO_PLAN_ID_MAX];
+
+		eo_plan_format_id(in->etcd->cluster_id, got, sizeof(got));
+		msgf(x,
+		     "the member list read through this cluster's member addresses is from etcd "
+		     "cluster %s, not %s (status.clusterID): another etcd cluster answers there; "
+		     "no membership change is made from it",
+		     got, eo_cluster_cluster_id(in->cluster));
+		event(x, "Warning", EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
+		etcd_problem(x, EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
 		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return true;
 	}

@@ -48,6 +48,14 @@
  */
 #define EO_PLAN_REASON_UNKNOWN_MEMBER "UnknownMember"
 
+/*
+ * Reason of Degraded=True (and a Warning Event) while the member list read through the
+ * cluster's member addresses carries another cluster ID than status.clusterID (an address
+ * now used by another etcd cluster's Pod: a stale DNS record, a reused Pod IP): nothing is
+ * decided from it. Not in the seeds.
+ */
+#define EO_PLAN_REASON_CLUSTER_ID_MISMATCH "ClusterIDMismatch"
+
 /* Event reason when a paused cluster's dormant member is woken (pausing uses "Paused"). */
 #define EO_PLAN_REASON_RESUMED "Resumed"
 
@@ -373,7 +381,16 @@ int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const
 			     unsigned attempt, char *buf, size_t n);
 
 /* Lowercase hex of an etcd id, as in status.clusterID / status.memberID. buf >= 17 bytes. */
+#define EO_PLAN_ID_MAX 17
 void eo_plan_format_id(uint64_t id, char *buf, size_t n);
+
+/*
+ * Whether a reply's header cluster_id is this EtcdCluster's (status.clusterID, compared
+ * without regard to case). True when the cluster has no ID yet or the reply carried none (0):
+ * the guard is against another cluster answering at this cluster's addresses, never a reason
+ * to stop before an ID is known.
+ */
+bool eo_plan_same_cluster(const json_t *cluster, uint64_t cluster_id);
 
 /*
  * The member of list whose name is member_name or whose peer URLs include peer_url, or NULL.

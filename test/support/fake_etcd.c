@@ -38,6 +38,7 @@ struct eo_fake_etcd {
 	struct fmember m[MAX_MEMBERS];
 	size_t n;
 	uint64_t next_id;
+	uint64_t cluster_id; /* every reply's header.cluster_id */
 	struct scripted script[MAX_SCRIPT];
 	size_t n_script;
 	char down[MAX_DOWN][EO_FAKE_ETCD_STR];
@@ -77,8 +78,12 @@ static json_t *member_json(const struct fmember *m)
 /* {"header":..., "members":[...]} plus extra (stolen) when not NULL. */
 static char *members_body(eo_fake_etcd *f, const char *key, json_t *extra)
 {
-	json_t *root = json_pack("{s:{s:s, s:s, s:s}, s:[]}", "header", "cluster_id", "4242",
-				 "member_id", "1", "revision", "7", "members");
+	char cid[24];
+	json_t *root = NULL;
+
+	snprintf(cid, sizeof(cid), "%" PRIu64, f->cluster_id);
+	root = json_pack("{s:{s:s, s:s, s:s}, s:[]}", "header", "cluster_id", cid, "member_id", "1",
+			 "revision", "7", "members");
 	char *out = NULL;
 
 	for (size_t i = 0; root != NULL && i < f->n; i++)
@@ -241,12 +246,13 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			}
 		}
 		if (asprintf(&rs->body,
-			     "{\"header\":{\"cluster_id\":\"4242\",\"member_id\":\"%" PRIu64
+			     "{\"header\":{\"cluster_id\":\"%" PRIu64 "\",\"member_id\":\"%" PRIu64
 			     "\",\"revision\":\"7\"},\"version\":\"3.6.11\",\"dbSize\":\"20480\","
 			     "\"leader\":\"%" PRIu64 "\",\"raftIndex\":\"9\",\"raftTerm\":\"2\","
 			     "\"raftAppliedIndex\":\"9\",\"dbSizeInUse\":\"20480\","
 			     "\"isLearner\":%s}",
-			     id, f->n > 0 ? f->m[0].id : 0, learner ? "true" : "false") < 0)
+			     f->cluster_id, id, f->n > 0 ? f->m[0].id : 0,
+			     learner ? "true" : "false") < 0)
 			rs->body = NULL;
 	} else {
 		rs->status = 404;
@@ -288,6 +294,7 @@ eo_fake_etcd *eo_fake_etcd_start(void)
 		return NULL;
 	pthread_mutex_init(&f->mu, NULL);
 	f->next_id = 0x1000;
+	f->cluster_id = EO_FAKE_ETCD_CLUSTER_ID;
 	f->srv = eo_kube_fake_start(handler, f);
 	if (f->srv == NULL) {
 		eo_fake_etcd_stop(f);
@@ -317,6 +324,13 @@ const char *eo_fake_etcd_url(const eo_fake_etcd *f)
 const char *eo_fake_etcd_connect_to(const eo_fake_etcd *f)
 {
 	return f->connect_to;
+}
+
+void eo_fake_etcd_set_cluster_id(eo_fake_etcd *f, uint64_t id)
+{
+	pthread_mutex_lock(&f->mu);
+	f->cluster_id = id;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void eo_fake_etcd_set_member(eo_fake_etcd *f, uint64_t id, const char *name, const char *peer_url,

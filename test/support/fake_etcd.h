@@ -42,6 +42,13 @@ void eo_fake_etcd_stop(eo_fake_etcd *f); /* NULL is fine */
 const char *eo_fake_etcd_url(const eo_fake_etcd *f);
 const char *eo_fake_etcd_connect_to(const eo_fake_etcd *f);
 
+/*
+ * The cluster ID in every reply's header: EO_FAKE_ETCD_CLUSTER_ID (the status.clusterID
+ * "248adce0359142ba" of the unit tests' clusters) unless set to another.
+ */
+#define EO_FAKE_ETCD_CLUSTER_ID 0x248adce0359142baULL
+void eo_fake_etcd_set_cluster_id(eo_fake_etcd *f, uint64_t id);
+
 /* Adds (or replaces, by id) a member of the shared list; peer_url is its one peer URL. */
 void eo_fake_etcd_set_member(eo_fake_etcd *f, uint64_t id, const char *name, const char *peer_url,
 			     bool learner);

@@ -779,6 +779,50 @@ static void test_promotion_marks_the_voter(void **state)
 }
 
 /*
+ * The member addresses answer for another etcd cluster (its header's cluster ID is not
+ * status.clusterID): the learner is not promoted, nothing is marked or labelled, and the
+ * cluster says why. Once the right cluster answers, the promotion goes on.
+ */
+static void test_other_cluster_is_not_acted_on(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, false, 0xb, true, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *st = NULL;
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 2);
+	eo_fake_etcd_set_cluster_id(r.api.etcd, 0x1111);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/list"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/add"), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
+	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
+	assert_true(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &st) >= 1);
+	{
+		char *txt = json_dumps(st, 0);
+
+		assert_non_null(txt);
+		assert_non_null(strstr(txt, "ClusterIDMismatch"));
+		free(txt);
+	}
+
+	eo_fake_etcd_set_cluster_id(r.api.etcd, EO_FAKE_ETCD_CLUSTER_ID);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 1);
+	rig_stop(&r);
+}
+
+/*
  * A member etcd lists as a voter but not marked (the operator stopped between MemberPromote
  * and the mark): the mark and the Pod's voter label come in one pass. One etcd no longer
  * lists: unmarked and its label removed in the pass.
@@ -1024,6 +1068,7 @@ int main(void)
 	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
+	    cmocka_unit_test(test_other_cluster_is_not_acted_on),
 	    cmocka_unit_test(test_voter_mark_labels_the_pod),
 	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),

@@ -253,8 +253,8 @@ static void test_discovery_then_no_churn(void **state)
 				    .name = (char *)"demo-a",
 				    .peer_urls = peers,
 				    .n_peer_urls = 1};
-	struct eo_etcd_members list = {.cluster_id = 1, .v = &em, .n = 1};
-	struct eo_etcd_status est = {.version = "3.6.11"};
+	struct eo_etcd_members list = {.cluster_id = 0x248adce0359142baULL, .v = &em, .n = 1};
+	struct eo_etcd_status est = {.version = "3.6.11", .cluster_id = 0x248adce0359142baULL};
 	struct eo_mplan_input in = {.member = m,
 				    .cluster = c,
 				    .pod = pod,
@@ -309,6 +309,57 @@ static void test_discovery_then_no_churn(void **state)
 					 EO_REASON_DISCOVERING_MEMBER_ID));
 	assert_int_equal(again.requeue_ms, 10000);
 	eo_member_plan_clear(&again);
+	eo_member_plan_clear(&r);
+	json_decref(m);
+	json_decref(c);
+	json_decref(pvc);
+	json_decref(pod);
+}
+
+/*
+ * A member list from another etcd cluster (a reused address) records nothing: no member ID,
+ * no version, and the condition says why.
+ */
+static void test_other_cluster_recorded_nothing(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+	json_t *pod = owned("demo-a", "m-uid", true, true);
+	char peer[] = "http://demo-a.demo.default.svc.cluster.local:2380";
+	char *peers[] = {peer};
+	struct eo_etcd_member em = {.id = 0x96e78c8d1de8ec76ULL,
+				    .name = (char *)"demo-a",
+				    .peer_urls = peers,
+				    .n_peer_urls = 1};
+	struct eo_etcd_members list = {.cluster_id = 0x1111, .v = &em, .n = 1};
+	struct eo_etcd_status est = {.version = "3.5.35", .cluster_id = 0x1111};
+	struct eo_mplan_input in = {.member = m,
+				    .cluster = c,
+				    .pod = pod,
+				    .pvc = pvc,
+				    .build = &OPTS,
+				    .etcd_queried = true,
+				    .list = &list,
+				    .status = &est,
+				    .now = T0};
+	struct eo_mplan_result r;
+
+	(void)state;
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_null(json_object_get(r.status, "memberID"));
+	assert_null(json_object_get(r.status, "version"));
+	assert_true(eo_condition_matches(r.status, EO_COND_READY, "False",
+					 EO_REASON_DISCOVERING_MEMBER_ID));
+	assert_non_null(strstr(r.message, "another etcd cluster"));
+	eo_member_plan_clear(&r);
+
+	/* The same ID in capitals (as a hand-written status might carry): recorded. */
+	list.cluster_id = est.cluster_id = 0x248adce0359142baULL;
+	json_object_set_new(json_object_get(c, "status"), "clusterID",
+			    json_string("248ADCE0359142BA"));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_string_equal(json_string_value(json_object_get(r.status, "memberID")),
+			    "96e78c8d1de8ec76");
 	eo_member_plan_clear(&r);
 	json_decref(m);
 	json_decref(c);
@@ -445,6 +496,7 @@ int main(void)
 	    cmocka_unit_test(test_terminal_pod_is_deleted),
 	    cmocka_unit_test(test_missing_pod_not_ready),
 	    cmocka_unit_test(test_discovery_then_no_churn),
+	    cmocka_unit_test(test_other_cluster_recorded_nothing),
 	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
 	    cmocka_unit_test(test_lost_memory_member_waits),
 	};

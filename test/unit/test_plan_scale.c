@@ -1196,6 +1196,75 @@ static void test_pvc_member_replaced(void **state)
 }
 
 /*
+ * A member list read through the cluster's addresses but carrying another cluster ID (a Pod IP
+ * or DNS name now used by another etcd cluster) decides nothing: no stray removed, no member
+ * replaced, no learner added; Degraded and a Warning say why. An ID that matches (in any case)
+ * or a reply without one goes on as usual.
+ */
+static void test_other_cluster_decides_nothing(void **state)
+{
+	const struct row rows_[] = {
+	    {"a stray learner",
+	     3,
+	     {V("demo-a", A)},
+	     {EV("demo-a"), ELNEW("demo-x", 0x77)},
+	     EO_PLAN_REMOVE_STRAY,
+	     NULL,
+	     0x77},
+	    {"a scale-up",
+	     3,
+	     {V("demo-a", A), V("demo-b", B)},
+	     {EV("demo-a"), EV("demo-b")},
+	     EO_PLAN_CREATE_MEMBER,
+	     NULL,
+	     0},
+	    {"a scale-down",
+	     2,
+	     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	     EO_PLAN_REMOVE_MEMBER,
+	     NULL,
+	     0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows_) / sizeof(rows_[0]); i++) {
+		struct world w;
+		struct eo_plan_result res;
+
+		world_init(&w, &rows_[i]);
+		w.etcd.cluster_id = 0x1111;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_WAIT)
+			fail_msg("%s: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
+		assert_string_equal(res.event_type, "Warning");
+		assert_non_null(strstr(res.message, "etcd cluster 1111, not 248adce0359142ba"));
+		assert_true(eo_condition_matches(res.status, EO_COND_DEGRADED, "True",
+						 EO_PLAN_REASON_CLUSTER_ID_MISMATCH));
+		eo_plan_result_clear(&res);
+
+		/* The recorded ID in capitals: the same cluster. */
+		w.etcd.cluster_id = 0x248adce0359142baULL;
+		json_object_set_new(json_object_get(w.cluster, "status"), "clusterID",
+				    json_string("248ADCE0359142BA"));
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != rows_[i].want)
+			fail_msg("%s (same ID): action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		eo_plan_result_clear(&res);
+
+		/* No ID in the reply's header: not a reason to stop. */
+		w.etcd.cluster_id = 0;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, rows_[i].want);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
+
+/*
  * Creates are idempotent: the name of the next member is recorded in the cluster's status
  * before the create, so a retried create (crash, slow cache) collides instead of making a
  * second member.
@@ -2169,6 +2238,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_membership_table),
+	    cmocka_unit_test(test_other_cluster_decides_nothing),
 	    cmocka_unit_test(test_voter_label_with_the_mark),
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_query_through_voters),
