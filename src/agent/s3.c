@@ -553,20 +553,13 @@ static void sha256_hex(const void *p, size_t n, char *out)
 
 int eo_s3_checksum_crc32(const void *p, size_t n, char *out, size_t cap)
 {
-	const unsigned char *b = p;
 	unsigned char be[4];
-	uLong c = crc32(0L, Z_NULL, 0);
+	uLong c;
 
 	if (cap < EO_S3_CRC32_LEN + 1)
 		return -1;
-	/* zlib takes a uInt length: whole parts (up to 5 GiB) go in pieces. */
-	while (n > 0) {
-		uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-
-		c = crc32(c, b, k);
-		b += k;
-		n -= k;
-	}
+	/* crc32_z takes a size_t length: a whole part (up to 5 GiB) in one call. */
+	c = crc32_z(crc32_z(0L, Z_NULL, 0), p, n);
 	be[0] = (unsigned char)(c >> 24);
 	be[1] = (unsigned char)(c >> 16);
 	be[2] = (unsigned char)(c >> 8);

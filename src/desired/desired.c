@@ -260,17 +260,14 @@ static int host_label(const char *host, int i, char *out, size_t cap, const char
 	return 0;
 }
 
-int eo_desired_url_member(const struct eo_desired_opts *o, const char *url, char *member,
-			  size_t member_cap, char *ns, size_t ns_cap)
+/* The member and namespace of a member host "<member>.<svc>.<ns>.svc.<domain>". */
+static int host_member(const struct eo_desired_opts *o, const char *host, char *member,
+		       size_t member_cap, char *ns, size_t ns_cap)
 {
-	char host[EO_DESIRED_URL_MAX], port[8], svc[8];
+	char svc[8];
 	const char *domain = NULL;
 
-	if (member == NULL || member_cap == 0 || ns == NULL || ns_cap == 0)
-		return -1;
-	member[0] = ns[0] = '\0';
-	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0 ||
-	    host_label(host, 3, svc, sizeof(svc), &domain) != 0 || strcmp(svc, "svc") != 0 ||
+	if (host_label(host, 3, svc, sizeof(svc), &domain) != 0 || strcmp(svc, "svc") != 0 ||
 	    strcasecmp(domain, domain_of(o)) != 0 ||
 	    host_label(host, 0, member, member_cap, NULL) != 0 ||
 	    host_label(host, 2, ns, ns_cap, NULL) != 0) {
@@ -278,6 +275,19 @@ int eo_desired_url_member(const struct eo_desired_opts *o, const char *url, char
 		return -1;
 	}
 	return 0;
+}
+
+int eo_desired_url_member(const struct eo_desired_opts *o, const char *url, char *member,
+			  size_t member_cap, char *ns, size_t ns_cap)
+{
+	char host[EO_DESIRED_URL_MAX], port[8];
+
+	if (member == NULL || member_cap == 0 || ns == NULL || ns_cap == 0)
+		return -1;
+	member[0] = ns[0] = '\0';
+	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0)
+		return -1;
+	return host_member(o, host, member, member_cap, ns, ns_cap);
 }
 
 int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o, const char *url,
@@ -291,9 +301,9 @@ int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (eo_desired_url_member(o, url, member, sizeof(member), ns, sizeof(ns)) != 0 ||
-	    split_url(url, host, sizeof(host), port, sizeof(port)) != 0 || ipl == 0 || ipl > 45 ||
-	    strspn(ip, "0123456789abcdefABCDEF.:") != ipl ||
+	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0 ||
+	    host_member(o, host, member, sizeof(member), ns, sizeof(ns)) != 0 || ipl == 0 ||
+	    ipl > 45 || strspn(ip, "0123456789abcdefABCDEF.:") != ipl ||
 	    at(pod, "metadata", "deletionTimestamp", NULL) != NULL ||
 	    (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) ||
 	    !json_is_string(at(pod, "metadata", "name", NULL)) ||

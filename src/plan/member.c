@@ -126,6 +126,9 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
 	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
+	/* A member list from another etcd cluster (a reused address) records nothing. */
+	bool foreign = in->etcd_queried && in->list != NULL &&
+		       !eo_plan_same_cluster(in->cluster, in->list->cluster_id);
 	const char *want_ver = eo_member_version(m);
 	/*
 	 * Ask etcd again when the Pod is another one, and while the version etcd reported
@@ -169,8 +172,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		msgf(x, "reading the member ID and version from etcd");
 		return;
 	}
-	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL &&
-	    eo_plan_same_cluster(in->cluster, in->list->cluster_id) &&
+	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL && !foreign &&
 	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
 				       eo_member_namespace(m),
 				       eo_desired_member_peer_tls(m)) == 0) {
@@ -191,8 +193,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	if (!present(mid)) {
 		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
 		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
-		     : in->etcd_queried && in->list != NULL &&
-			     !eo_plan_same_cluster(in->cluster, in->list->cluster_id)
+		     : foreign
 			 ? "the member list came from another etcd cluster than status.clusterID"
 			 : "not in the member list");
 		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
