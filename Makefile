@@ -99,7 +99,7 @@ unit: $(patsubst %,build/test/%,$(UNIT_NAMES))
 	@set -e; for t in $^; do echo "== $$t"; $$t; done
 
 unit-asan: $(patsubst %,build/asan/test/%,$(UNIT_NAMES))
-	@set -e; for t in $^; do echo "== $$t (asan+ubsan)"; ASAN_OPTIONS=detect_leaks=1 $$t; done
+	@set -e; for t in $^; do echo "== $$t (asan+ubsan)"; ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 $$t; done
 
 fuzz-build: $(patsubst %,build/fuzz/bin/%,$(FUZZ_NAMES))
 

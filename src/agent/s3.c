@@ -701,6 +701,9 @@ static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, siz
 	}
 	rc = 0;
 out:
+	/* The handle outlives this frame: nothing of it may point here afterwards. */
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_slist_free_all(hdr);
 	return rc;
 }

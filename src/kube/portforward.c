@@ -45,6 +45,12 @@ struct eo_kube_tunnel {
 	bool stop;
 	char errchan[ERRCHAN_MAX];
 	size_t errchan_len;
+	/*
+	 * curl's error buffer for h. It lives as long as the handle: the pump's recv and send
+	 * write their errors here after eo_kube_portforward returned (a buffer on the opener's
+	 * stack was overwritten later, in whatever frame then held that stack).
+	 */
+	char curl_err[CURL_ERROR_SIZE];
 	/* pump state */
 	uint8_t *in; /* bytes from the apiserver not parsed yet */
 	size_t in_len, in_cap;
@@ -583,8 +589,7 @@ eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *p
 	eo_kube_tunnel *t = calloc(1, sizeof(*t));
 	const char *server = eo_kube_config_server(eo_kube_client_config(c));
 	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "", *path = NULL, *token = NULL, *host = NULL, *eh = NULL,
-	     *ep = NULL, *hostport = NULL;
+	char *path = NULL, *token = NULL, *host = NULL, *eh = NULL, *ep = NULL, *hostport = NULL;
 	CURLU *u = NULL;
 	long deadline;
 	CURLcode cc;
@@ -645,10 +650,10 @@ eo_kube_err eo_kube_portforward(eo_kube_client *c, const char *ns, const char *p
 	curl_easy_setopt(t->h, CURLOPT_URL, server);
 	curl_easy_setopt(t->h, CURLOPT_CONNECT_ONLY, 1L);
 	curl_easy_setopt(t->h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(t->h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(t->h, CURLOPT_ERRORBUFFER, t->curl_err);
 	cc = curl_easy_perform(t->h);
 	if (cc != CURLE_OK) {
-		rc = eo__kube_curl_err(cc, errbuf, false, err);
+		rc = eo__kube_curl_err(cc, t->curl_err, false, err);
 		goto fail;
 	}
 	if (curl_easy_getinfo(t->h, CURLINFO_ACTIVESOCKET, &t->sock) != CURLE_OK ||

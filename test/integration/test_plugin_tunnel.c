@@ -105,6 +105,7 @@ static void *bridge_conn(void *ud)
 {
 	int fd = (int)(intptr_t)ud, tcp = -1;
 	char req[4096] = "", k[64] = "", acc[64], resp[256], *key;
+	uint8_t *buf = NULL;
 	size_t len = 0;
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	static const uint8_t port[2] = {0x4b, 0x09};
@@ -139,9 +140,12 @@ static void *bridge_conn(void *ud)
 		send_chan(fd, 0x8, -1, NULL, 0);
 		goto out;
 	}
+	/* One buffer per connection: connections run in threads of their own. */
+	buf = malloc(70000);
+	if (buf == NULL)
+		goto out;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tcp, .events = POLLIN}};
-		static uint8_t buf[70000];
 
 		if (poll(p, 2, 1000) < 0)
 			break;
@@ -182,6 +186,7 @@ static void *bridge_conn(void *ud)
 		}
 	}
 out:
+	free(buf);
 	if (tcp >= 0)
 		close(tcp);
 	close(fd);

@@ -111,7 +111,7 @@ static void test_parse_server_frames(void **state)
 
 /* ---- a tunnel against a small WebSocket server playing the apiserver --------------------- */
 
-enum mode { ECHO, REFUSE, ERRCHAN };
+enum mode { ECHO, REFUSE, ERRCHAN, RESET };
 
 struct srv {
 	int lfd, port;
@@ -198,6 +198,14 @@ static void *serve(void *ud)
 
 		send_frame(fd, EO_WS_OP_BINARY, d0, 3);
 		send_frame(fd, EO_WS_OP_BINARY, e0, 3);
+	}
+	if (s->mode == RESET) {
+		/* Gone without a close frame: an RST, which curl reports as a receive error. */
+		struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		close(fd);
+		return NULL;
 	}
 	if (s->mode == ERRCHAN) {
 		static const char msg[] =
@@ -369,6 +377,43 @@ static void test_tunnel_refused_and_error_channel(void **state)
 	stop(&s, kc);
 }
 
+/* A deep frame over the stack where eo_kube_portforward's frame was. */
+static int __attribute__((noinline)) deep(int n)
+{
+	volatile char pad[4096];
+
+	memset((char *)pad, n, sizeof(pad));
+	return n > 0 ? deep(n - 1) + pad[17] : pad[0];
+}
+
+/*
+ * The connection reset after the open: the pump's receive fails and curl writes its error
+ * text. That buffer must belong to the tunnel: one on the opener's stack was written after the
+ * opener returned, over whatever frame held that stack then (seen as "stack smashing detected"
+ * in the plugin's integration test; under ASan with detect_stack_use_after_return this test
+ * reports the write).
+ */
+static void test_tunnel_reset_after_open(void **state)
+{
+	struct srv s;
+	eo_kube_client *kc = start(&s, RESET);
+	eo_kube_tunnel *t = NULL;
+	struct eo_kube_error ke = {0};
+	char c;
+	int depth = deep(8);
+
+	(void)state;
+	assert_int_equal(eo_kube_portforward(kc, "ns", "p", 2379, 5000, NULL, &t, &ke), EO_KUBE_OK);
+	pthread_join(s.th, NULL); /* the server reset the connection */
+	depth += deep(8);	  /* the caller goes on using its stack while the pump fails */
+	assert_int_equal(read(eo_kube_tunnel_fd(t), &c, 1), 0);
+	depth += deep(8);
+	eo_kube_tunnel_close(t);
+	close(s.lfd);
+	eo_kube_client_free(kc);
+	assert_true(depth >= 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +423,7 @@ int main(void)
 	    cmocka_unit_test(test_tunnel_echo),
 	    cmocka_unit_test(test_tunnel_unix_socket),
 	    cmocka_unit_test(test_tunnel_refused_and_error_channel),
+	    cmocka_unit_test(test_tunnel_reset_after_open),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
