@@ -67,6 +67,8 @@
 #define EO_REASON_POD_READY		"PodReady"
 #define EO_REASON_POD_NOT_READY		"PodNotReady"
 #define EO_REASON_DISCOVERING_MEMBER_ID "DiscoveringMemberID"
+/* The Pod is ready but etcd does not answer on the member's client port yet (extension). */
+#define EO_REASON_NOT_SERVING "NotServing"
 /* Ready=False: the member's PVC was lost or replaced after it ran (not in the seeds). */
 #define EO_REASON_DATA_VOLUME_LOST "DataVolumeLost"
 #define EO_REASON_VERSION_MISMATCH "VersionMismatch"

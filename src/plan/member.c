@@ -135,9 +135,18 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	 * differs from spec.version: the Pod's UID is recorded while it is not ready yet, so
 	 * after a rolling update the new Pod's UID is already known when it becomes ready.
 	 */
-	bool need = !present(mid) || !present(ver) || !present(old_uid) || pod_uid == NULL ||
-		    strcmp(old_uid, pod_uid) != 0 ||
+	/*
+	 * Ready=True says more than the Pod's probe: etcd answers on its client port. The probe
+	 * (/health on the metrics port) passes before etcd serves clients: a member that joined
+	 * through the leader's snapshot can wait up to its request timeout (about 7 s) to publish
+	 * itself, and its client port serves nothing until then. So each turn to True follows an
+	 * answer from the member's own client URL in the same pass.
+	 */
+	bool was_ready = eo_condition_is_true(x->st, EO_COND_READY);
+	bool need = !was_ready || !present(mid) || !present(ver) || !present(old_uid) ||
+		    pod_uid == NULL || strcmp(old_uid, pod_uid) != 0 ||
 		    (want_ver != NULL && strcmp(ver, want_ver) != 0);
+	bool answered;
 
 	set_status(x, "podName", json_string(mname));
 	if (pod_uid != NULL)
@@ -188,6 +197,10 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	    present(in->status->version))
 		set_status(x, "version", json_string(in->status->version));
 
+	answered =
+	    in->etcd_queried && ((in->list_err == EO_ETCD_OK && in->list != NULL && !foreign) ||
+				 (in->status_err == EO_ETCD_OK && in->status != NULL &&
+				  eo_plan_same_cluster(in->cluster, in->status->cluster_id)));
 	mid = json_string_value(json_object_get(x->st, "memberID"));
 	ver = json_string_value(json_object_get(x->st, "version"));
 	if (!present(mid)) {
@@ -198,7 +211,16 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 			 : "not in the member list");
 		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
 		     x->out->message);
-		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+		/* Not answering yet (the publish wait above): look again soon. */
+		x->out->requeue_ms =
+		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
+	} else if (!was_ready && !answered) {
+		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
+		     !in->etcd_queried		    ? "not asked"
+		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
+						    : "another etcd cluster answered");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
 	} else {
 		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
 	}

@@ -308,6 +308,12 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 	return 0;
 }
 
+bool eo_plan_member_serving(const json_t *member, const json_t *pod)
+{
+	return eo_plan_pod_ready(pod) && !eo_condition_matches(json_object_get(member, "status"),
+							       EO_COND_READY, EO_COND_FALSE, NULL);
+}
+
 /* --- the plan --- */
 
 struct counts {
@@ -355,7 +361,7 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 			append_name(c->voters_lost_names, sizeof(c->voters_lost_names),
 				    eo_member_name(pm->member));
 		}
-		if (eo_plan_pod_ready(pm->pod))
+		if (eo_plan_member_serving(pm->member, pm->pod))
 			c->voters_ready++;
 		else
 			append_name(c->voters_not_ready, sizeof(c->voters_not_ready),
@@ -381,7 +387,7 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 			if (c->sleeper == NULL)
 				c->sleeper = pm;
 		}
-		if (eo_plan_pod_ready(pm->pod)) {
+		if (eo_plan_member_serving(pm->member, pm->pod)) {
 			c->ready++;
 		} else if (len < sizeof(c->not_ready)) {
 			int w = snprintf(c->not_ready + len, sizeof(c->not_ready) - len, "%s%s",
@@ -1307,7 +1313,10 @@ static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member 
 	return true;
 }
 
-/* 6. A learner is promoted once its Pod is ready; nothing else moves meanwhile. */
+/*
+ * 6. A learner is promoted once it serves (its Pod is ready and its EtcdMember does not say
+ * Ready=False: eo_plan_member_serving); nothing else moves meanwhile.
+ */
 static bool step_promote(struct ctx *x, size_t learners)
 {
 	const struct eo_plan_member *waiting = NULL;
@@ -1321,7 +1330,7 @@ static bool step_promote(struct ctx *x, size_t learners)
 		if (!em->is_learner || (pm = member_of(x, em)) == NULL ||
 		    eo_member_is_deleting(pm->member))
 			continue;
-		if (eo_plan_pod_ready(pm->pod)) {
+		if (eo_plan_member_serving(pm->member, pm->pod)) {
 			msgf(x, "promoting learner %s", eo_member_name(pm->member));
 			voter_endpoints(x);
 			x->out->action = EO_PLAN_PROMOTE_LEARNER;
@@ -1408,7 +1417,7 @@ static void roll_view(struct ctx *x)
 		r->pod_present =
 		    pm->pod != NULL && json_object_get(json_object_get(pm->pod, "metadata"),
 						       "deletionTimestamp") == NULL;
-		r->ready = eo_plan_pod_ready(pm->pod);
+		r->ready = eo_plan_member_serving(pm->member, pm->pod);
 		have = json_string_value(json_object_get(
 		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
 		    EO_ANNOTATION_POD_HASH));

@@ -276,6 +276,14 @@ bool eo_plan_pod_voter_labelled(const json_t *pod);
 bool eo_plan_pod_ready(const json_t *pod);
 
 /*
+ * A member that serves clients: its Pod is ready (eo_plan_pod_ready) and its EtcdMember does
+ * not say Ready=False. The member controller turns Ready to True only after etcd answered on
+ * the member's own client URL, which can be seconds after the Pod's probe passes (a joiner
+ * waiting to publish itself). readyMembers, Available, promotion and the roll count these.
+ */
+bool eo_plan_member_serving(const json_t *member, const json_t *pod);
+
+/*
  * True when the Pod exists, is not being deleted and has not ended (phase Failed or
  * Succeeded): an etcd in it may answer. Endpoint lists skip the others, whose address would
  * only cost a connect timeout.

@@ -299,15 +299,61 @@ static void test_discovery_then_no_churn(void **state)
 	eo_member_plan_clear(&again);
 	json_object_set_new(json_object_get(m, "spec"), "version", json_string("3.6.11"));
 
-	/* etcd not answering: Ready=False/DiscoveringMemberID, retry in 10 s. */
+	/*
+	 * The member's Pod was not ready a moment ago (a restart, a rolled Pod): Ready=False,
+	 * memberID and version known. The Pod's probe passing is not enough: etcd is asked.
+	 */
+	{
+		json_t *st = json_deep_copy(r.status);
+		struct eo_condition nr = {EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
+					  "pod phase: Running", 1};
+
+		assert_true(eo_condition_set(st, &nr, T0 + 300) >= 0);
+		json_object_set_new(m, "status", st);
+		assert_int_equal(eo_member_plan(&in, &again), 0);
+		assert_int_equal(again.action, EO_MPLAN_QUERY_ETCD);
+		eo_member_plan_clear(&again);
+		/* Its client port does not answer (etcd waits to publish itself): not Ready. */
+		in.etcd_queried = true;
+		in.list_err = EO_ETCD_TIMEOUT;
+		in.status_err = EO_ETCD_TIMEOUT;
+		assert_int_equal(eo_member_plan(&in, &again), 0);
+		assert_int_equal(again.action, EO_MPLAN_NONE);
+		assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
+						 EO_REASON_NOT_SERVING));
+		assert_non_null(strstr(again.message, "does not answer on its client port"));
+		assert_int_equal(again.requeue_ms, 2000);
+		eo_member_plan_clear(&again);
+		/* Another etcd cluster answering is no answer either. */
+		in.list_err = EO_ETCD_OK;
+		in.status_err = EO_ETCD_OK;
+		in.list = &list;
+		in.status = &est;
+		list.cluster_id = est.cluster_id = 0x1111;
+		assert_int_equal(eo_member_plan(&in, &again), 0);
+		assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
+						 EO_REASON_NOT_SERVING));
+		eo_member_plan_clear(&again);
+		/* It answers: Ready=True. */
+		list.cluster_id = est.cluster_id = 0x248adce0359142baULL;
+		assert_int_equal(eo_member_plan(&in, &again), 0);
+		assert_true(
+		    eo_condition_matches(again.status, EO_COND_READY, "True", EO_REASON_POD_READY));
+		eo_member_plan_clear(&again);
+		json_object_set(m, "status", r.status);
+	}
+
+	/* etcd not answering a new member: Ready=False/DiscoveringMemberID, retry in 2 s. */
 	json_object_del(json_object_get(m, "status"), "memberID");
+	in.list = NULL;
+	in.status = NULL;
 	in.etcd_queried = true;
 	in.list_err = EO_ETCD_UNAVAILABLE;
 	in.status_err = EO_ETCD_UNAVAILABLE;
 	assert_int_equal(eo_member_plan(&in, &again), 0);
 	assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
 					 EO_REASON_DISCOVERING_MEMBER_ID));
-	assert_int_equal(again.requeue_ms, 10000);
+	assert_int_equal(again.requeue_ms, 2000);
 	eo_member_plan_clear(&again);
 	eo_member_plan_clear(&r);
 	json_decref(m);

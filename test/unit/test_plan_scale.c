@@ -38,7 +38,8 @@ struct m {
 	const char *created; /* creationTimestamp */
 	bool voter;	     /* status.isVoter */
 	bool pending;	     /* initialCluster empty */
-	int pod;	     /* 0 none, 1 not ready, 2 ready */
+	int pod;	     /* 0 none, 1 not ready, 2 ready, 3 ready but the member says
+			      * Ready=False/NotServing (etcd not answering clients yet) */
 	bool deleting;
 	bool dormant; /* spec.dormant */
 };
@@ -160,7 +161,17 @@ static void world_init(struct world *w, const struct row *r)
 		const struct m *d = &r->members[i];
 
 		w->pm[i].member = member(d);
-		w->pm[i].pod = d->pod ? stamped(w->pm[i].member, pod(d->name, d->pod == 2)) : NULL;
+		w->pm[i].pod = d->pod ? stamped(w->pm[i].member, pod(d->name, d->pod >= 2)) : NULL;
+		if (d->pod == 3) {
+			struct eo_condition ns = {
+			    EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING,
+			    "pod is ready; etcd does not answer on its client "
+			    "port yet",
+			    1};
+
+			assert_true(eo_condition_set(json_object_get(w->pm[i].member, "status"),
+						     &ns, T0) > 0);
+		}
 		w->n++;
 		if (d->voter && !d->deleting)
 			voters++;
@@ -303,6 +314,13 @@ static const struct row rows[] = {
      EO_PLAN_PROMOTE_LEARNER,
      "demo-b",
      0xb},
+    {"learner Pod ready, etcd not serving its clients yet: wait, no promotion",
+     3,
+     {V("demo-a", A), L("demo-b", B, 3)},
+     {EV("demo-a"), EL("demo-b", 0xb)},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
     {"crash after MemberPromote: mark the voter",
      3,
      {V("demo-a", A), L("demo-b", B, 2)},
@@ -451,6 +469,13 @@ static const struct row rows[] = {
      EO_PLAN_REMOVE_STRAY,
      NULL,
      0x1f},
+    {"a voter whose Pod is ready but etcd does not serve yet: no new member",
+     3,
+     {V("demo-a", A), {"demo-b", B, true, false, 3, false, false}},
+     {EV("demo-a"), EV("demo-b")},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
     {"settled 3: nothing",
      3,
      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -707,6 +732,26 @@ static void test_query_through_voters(void **state)
 	eo_plan_result_clear(&again);
 	eo_plan_result_clear(&res);
 	world_free(&w);
+
+	/*
+	 * A ready Pod whose etcd does not serve its clients yet (its EtcdMember says
+	 * Ready=False/NotServing) is not counted: readyMembers 2, Degraded, not QuorumHealthy.
+	 */
+	{
+		struct row one = steady;
+
+		one.members[2].pod = 3;
+		world_init(&w, &one);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")),
+				 2);
+		assert_true(eo_condition_matches(res.status, EO_COND_AVAILABLE, EO_COND_TRUE,
+						 EO_REASON_QUORUM_AVAILABLE));
+		assert_true(eo_condition_matches(res.status, EO_COND_DEGRADED, EO_COND_TRUE,
+						 EO_REASON_MEMBERS_UNHEALTHY));
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
 }
 
 /*
