@@ -197,6 +197,16 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	    present(in->status->version))
 		set_status(x, "version", json_string(in->status->version));
 
+	/*
+	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
+	 * header names the member that answered: the member's own ID, asked at its own address.
+	 */
+	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && in->etcd_queried &&
+	    in->status_err == EO_ETCD_OK && in->status != NULL && in->status->member_id != 0 &&
+	    eo_plan_same_cluster(in->cluster, in->status->cluster_id)) {
+		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
+		set_status(x, "memberID", json_string(buf));
+	}
 	answered =
 	    in->etcd_queried && ((in->list_err == EO_ETCD_OK && in->list != NULL && !foreign) ||
 				 (in->status_err == EO_ETCD_OK && in->status != NULL &&

@@ -343,6 +343,23 @@ static void test_discovery_then_no_churn(void **state)
 		json_object_set(m, "status", r.status);
 	}
 
+	/*
+	 * A learner: its own endpoint refuses the member list but answers its status, whose
+	 * header names it. The member ID comes from there and it is Ready (it serves).
+	 */
+	json_object_del(json_object_get(m, "status"), "memberID");
+	in.etcd_queried = true;
+	in.list = NULL;
+	in.list_err = EO_ETCD_LEARNER;
+	in.status = &est;
+	in.status_err = EO_ETCD_OK;
+	est.member_id = 0x96e78c8d1de8ec76ULL;
+	assert_int_equal(eo_member_plan(&in, &again), 0);
+	assert_string_equal(json_string_value(json_object_get(again.status, "memberID")),
+			    "96e78c8d1de8ec76");
+	assert_true(eo_condition_matches(again.status, EO_COND_READY, "True", EO_REASON_POD_READY));
+	eo_member_plan_clear(&again);
+
 	/* etcd not answering a new member: Ready=False/DiscoveringMemberID, retry in 2 s. */
 	json_object_del(json_object_get(m, "status"), "memberID");
 	in.list = NULL;
