@@ -113,6 +113,22 @@ static void refuse(struct mctx *x, const char *kind, const char *name)
 	x->out->event_reason = "ForeignObject";
 }
 
+/* An etcd error that only a serving etcd answers with (not a timeout or a transport failure). */
+static bool etcd_refusal(eo_etcd_err e)
+{
+	switch (e) {
+	case EO_ETCD_LEARNER:
+	case EO_ETCD_AUTH:
+	case EO_ETCD_NOTFOUND:
+	case EO_ETCD_NOSPACE:
+	case EO_ETCD_UNSUPPORTED:
+	case EO_ETCD_INTERNAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Status of a member with a controlled Pod. */
 static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 {
@@ -207,13 +223,26 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
 		set_status(x, "memberID", json_string(buf));
 	}
+	/*
+	 * etcd answered at the member's own client URL: a reply of this cluster, or a refusal
+	 * only a serving etcd gives (a learner's "not supported", an auth error: a learner
+	 * cannot hand out a token).
+	 */
 	answered =
 	    in->etcd_queried && ((in->list_err == EO_ETCD_OK && in->list != NULL && !foreign) ||
 				 (in->status_err == EO_ETCD_OK && in->status != NULL &&
-				  eo_plan_same_cluster(in->cluster, in->status->cluster_id)));
+				  eo_plan_same_cluster(in->cluster, in->status->cluster_id)) ||
+				 etcd_refusal(in->list_err) || etcd_refusal(in->status_err));
 	mid = json_string_value(json_object_get(x->st, "memberID"));
 	ver = json_string_value(json_object_get(x->st, "version"));
-	if (!present(mid)) {
+	if (!was_ready && !answered) {
+		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
+		     !in->etcd_queried		    ? "not asked"
+		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
+						    : "another etcd cluster answered");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+	} else if (!present(mid)) {
 		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
 		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
 		     : foreign
@@ -221,16 +250,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 			 : "not in the member list");
 		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
 		     x->out->message);
-		/* Not answering yet (the publish wait above): look again soon. */
 		x->out->requeue_ms =
 		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
-	} else if (!was_ready && !answered) {
-		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
-		     !in->etcd_queried		    ? "not asked"
-		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
-						    : "another etcd cluster answered");
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
-		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
 	} else {
 		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
 	}

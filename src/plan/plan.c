@@ -310,8 +310,18 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 
 bool eo_plan_member_serving(const json_t *member, const json_t *pod)
 {
-	return eo_plan_pod_ready(pod) && !eo_condition_matches(json_object_get(member, "status"),
-							       EO_COND_READY, EO_COND_FALSE, NULL);
+	const json_t *st = json_object_get(member, "status");
+
+	/*
+	 * Ready=True, or no Ready yet (nothing said), or False only for a learner's member ID
+	 * not known yet (it answered: a learner refuses the member list). Any other False
+	 * (NotServing, or PodNotReady still there from before the Pod turned ready) waits for
+	 * the member controller's look at etcd.
+	 */
+	return eo_plan_pod_ready(pod) && (eo_condition_find(st, EO_COND_READY) == NULL ||
+					  eo_condition_is_true(st, EO_COND_READY) ||
+					  eo_condition_matches(st, EO_COND_READY, EO_COND_FALSE,
+							       EO_REASON_DISCOVERING_MEMBER_ID));
 }
 
 /* --- the plan --- */

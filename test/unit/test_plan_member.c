@@ -360,16 +360,36 @@ static void test_discovery_then_no_churn(void **state)
 	assert_true(eo_condition_matches(again.status, EO_COND_READY, "True", EO_REASON_POD_READY));
 	eo_member_plan_clear(&again);
 
-	/* etcd not answering a new member: Ready=False/DiscoveringMemberID, retry in 2 s. */
+	/*
+	 * A learner of an auth cluster: it refuses the list (learner) and the status (no token:
+	 * a learner cannot authenticate). Those refusals are answers: it serves, its ID is not
+	 * known yet (DiscoveringMemberID, which the cluster planner counts as serving).
+	 */
+	json_object_del(json_object_get(m, "status"), "memberID");
+	{
+		struct eo_condition nr = {EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
+					  "pod phase: Running", 1};
+
+		assert_true(eo_condition_set(json_object_get(m, "status"), &nr, T0 + 400) > 0);
+	}
+	in.list_err = EO_ETCD_LEARNER;
+	in.status = NULL;
+	in.status_err = EO_ETCD_AUTH;
+	assert_int_equal(eo_member_plan(&in, &again), 0);
+	assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
+					 EO_REASON_DISCOVERING_MEMBER_ID));
+	eo_member_plan_clear(&again);
+
+	/* A new member whose etcd is silent (timeouts, no connection): NotServing, 2 s. */
 	json_object_del(json_object_get(m, "status"), "memberID");
 	in.list = NULL;
 	in.status = NULL;
 	in.etcd_queried = true;
 	in.list_err = EO_ETCD_UNAVAILABLE;
-	in.status_err = EO_ETCD_UNAVAILABLE;
+	in.status_err = EO_ETCD_TIMEOUT;
 	assert_int_equal(eo_member_plan(&in, &again), 0);
-	assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
-					 EO_REASON_DISCOVERING_MEMBER_ID));
+	assert_true(
+	    eo_condition_matches(again.status, EO_COND_READY, "False", EO_REASON_NOT_SERVING));
 	assert_int_equal(again.requeue_ms, 2000);
 	eo_member_plan_clear(&again);
 	eo_member_plan_clear(&r);
@@ -411,8 +431,8 @@ static void test_other_cluster_recorded_nothing(void **state)
 	assert_int_equal(eo_member_plan(&in, &r), 0);
 	assert_null(json_object_get(r.status, "memberID"));
 	assert_null(json_object_get(r.status, "version"));
-	assert_true(eo_condition_matches(r.status, EO_COND_READY, "False",
-					 EO_REASON_DISCOVERING_MEMBER_ID));
+	/* Another cluster answering is not this member serving. */
+	assert_true(eo_condition_matches(r.status, EO_COND_READY, "False", EO_REASON_NOT_SERVING));
 	assert_non_null(strstr(r.message, "another etcd cluster"));
 	eo_member_plan_clear(&r);
 

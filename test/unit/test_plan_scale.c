@@ -39,7 +39,9 @@ struct m {
 	bool voter;	     /* status.isVoter */
 	bool pending;	     /* initialCluster empty */
 	int pod;	     /* 0 none, 1 not ready, 2 ready, 3 ready but the member says
-			      * Ready=False/NotServing (etcd not answering clients yet) */
+			      * Ready=False/NotServing (etcd not answering clients yet), 4 ready
+			      * but the member still says PodNotReady, 5 ready and the member
+			      * says DiscoveringMemberID (a learner that answered) */
 	bool deleting;
 	bool dormant; /* spec.dormant */
 };
@@ -162,12 +164,12 @@ static void world_init(struct world *w, const struct row *r)
 
 		w->pm[i].member = member(d);
 		w->pm[i].pod = d->pod ? stamped(w->pm[i].member, pod(d->name, d->pod >= 2)) : NULL;
-		if (d->pod == 3) {
-			struct eo_condition ns = {
-			    EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING,
-			    "pod is ready; etcd does not answer on its client "
-			    "port yet",
-			    1};
+		if (d->pod >= 3) {
+			struct eo_condition ns = {EO_COND_READY, EO_COND_FALSE,
+						  d->pod == 3	? EO_REASON_NOT_SERVING
+						  : d->pod == 4 ? EO_REASON_POD_NOT_READY
+								: EO_REASON_DISCOVERING_MEMBER_ID,
+						  "", 1};
 
 			assert_true(eo_condition_set(json_object_get(w->pm[i].member, "status"),
 						     &ns, T0) > 0);
@@ -321,6 +323,20 @@ static const struct row rows[] = {
      EO_PLAN_WAIT,
      NULL,
      0},
+    {"learner Pod ready, its member still says PodNotReady: wait for the member's look",
+     3,
+     {V("demo-a", A), L("demo-b", B, 4)},
+     {EV("demo-a"), EL("demo-b", 0xb)},
+     EO_PLAN_WAIT,
+     NULL,
+     0},
+    {"learner that answered, its ID not known yet (DiscoveringMemberID): promote it",
+     3,
+     {V("demo-a", A), L("demo-b", B, 5)},
+     {EV("demo-a"), EL("demo-b", 0xb)},
+     EO_PLAN_PROMOTE_LEARNER,
+     "demo-b",
+     0xb},
     {"crash after MemberPromote: mark the voter",
      3,
      {V("demo-a", A), L("demo-b", B, 2)},
