@@ -15,16 +15,13 @@ mode=${3:-churn}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 etcdctl=$("$root/hack/tools/build.sh" etcd-3.6.11)/etcdctl
 pod=$(kubectl -n "$ns" get pods -l "etcd-operator.cozystack.io/cluster=$cluster" -o jsonpath='{.items[0].metadata.name}')
-port=$((20000 + RANDOM % 20000))
 value=$(mktemp)
-kubectl -n "$ns" port-forward --address 127.0.0.1 "pod/$pod" "$port:2379" >/dev/null 2>&1 &
-pf=$!
-trap 'kill $pf 2>/dev/null || true; rm -f "$value"' EXIT
-ep=http://127.0.0.1:$port
-for _ in $(seq 1 50); do
-	"$etcdctl" --endpoints "$ep" endpoint health >/dev/null 2>&1 && break
-	sleep 0.2
-done
+# shellcheck source=forward.sh
+. "$(dirname "$0")/forward.sh"
+etcd_ready() { "$etcdctl" --endpoints "$FWD_URL" endpoint health; }
+trap 'forward_stop; rm -f "$value"' EXIT
+forward_start "$ns" "pod/$pod" 2379 etcd_ready
+ep=$FWD_URL
 head -c $((768 * 1024)) /dev/urandom | base64 -w0 >"$value"
 if [ "$mode" = fill ]; then
 	for ((i = 1; i <= mib; i++)); do

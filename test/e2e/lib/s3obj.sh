@@ -18,18 +18,16 @@ secret() {
 	kubectl -n "$ns" get secret s3-creds -o "jsonpath={.data.$1}" | base64 -d
 }
 
+# shellcheck source=forward.sh
+. "$(dirname "$0")/forward.sh"
+
+minio_ready() { curl -sf -o /dev/null "$FWD_URL/minio/health/ready"; }
+
 with_forward() {
-	local port pf rc=0
-	port=$(( 20000 + RANDOM % 20000 ))
-	kubectl -n "$ns" port-forward --address 127.0.0.1 svc/minio "$port:9000" >/dev/null 2>&1 &
-	pf=$!
-	for _ in $(seq 1 50); do
-		curl -s -o /dev/null "http://127.0.0.1:$port/minio/health/ready" && break
-		sleep 0.2
-	done
-	"$@" "http://127.0.0.1:$port" || rc=$?
-	kill "$pf" 2>/dev/null || true
-	wait "$pf" 2>/dev/null || true
+	local rc=0
+	forward_start "$ns" svc/minio 9000 minio_ready || return 1
+	"$@" "$FWD_URL" || rc=$?
+	forward_stop
 	return $rc
 }
 
