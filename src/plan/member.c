@@ -142,16 +142,19 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
 	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
-	/* A member list from another etcd cluster (a reused address) records nothing. */
+	/* A member list or status from another etcd cluster (a reused address) records nothing. */
 	bool foreign = in->etcd_queried && in->list != NULL &&
 		       !eo_plan_same_cluster(in->cluster, in->list->cluster_id);
+	bool own_list =
+	    in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL && !foreign;
+	bool own_status = in->etcd_queried && in->status_err == EO_ETCD_OK && in->status != NULL &&
+			  eo_plan_same_cluster(in->cluster, in->status->cluster_id);
 	const char *want_ver = eo_member_version(m);
 	/*
 	 * Ask etcd again when the Pod is another one, and while the version etcd reported
 	 * differs from spec.version: the Pod's UID is recorded while it is not ready yet, so
 	 * after a rolling update the new Pod's UID is already known when it becomes ready.
-	 */
-	/*
+	 *
 	 * Ready=True says more than the Pod's probe: etcd answers on its client port. The probe
 	 * (/health on the metrics port) passes before etcd serves clients: a member that joined
 	 * through the leader's snapshot can wait up to its request timeout (about 7 s) to publish
@@ -197,10 +200,9 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		msgf(x, "reading the member ID and version from etcd");
 		return;
 	}
-	if (in->etcd_queried && in->list_err == EO_ETCD_OK && in->list != NULL && !foreign &&
-	    eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
-				       eo_member_namespace(m),
-				       eo_desired_member_peer_tls(m)) == 0) {
+	if (own_list && eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
+						   eo_member_service(m), eo_member_namespace(m),
+						   eo_desired_member_peer_tls(m)) == 0) {
 		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
 
 		if (em != NULL) {
@@ -208,18 +210,15 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 			set_status(x, "memberID", json_string(buf));
 		}
 	}
-	if (in->etcd_queried && in->status_err == EO_ETCD_OK && in->status != NULL &&
-	    eo_plan_same_cluster(in->cluster, in->status->cluster_id) &&
-	    present(in->status->version))
+	if (own_status && present(in->status->version))
 		set_status(x, "version", json_string(in->status->version));
 
 	/*
 	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
 	 * header names the member that answered: the member's own ID, asked at its own address.
 	 */
-	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && in->etcd_queried &&
-	    in->status_err == EO_ETCD_OK && in->status != NULL && in->status->member_id != 0 &&
-	    eo_plan_same_cluster(in->cluster, in->status->cluster_id)) {
+	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
+	    in->status->member_id != 0) {
 		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
 		set_status(x, "memberID", json_string(buf));
 	}
@@ -229,10 +228,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	 * cannot hand out a token).
 	 */
 	answered =
-	    in->etcd_queried && ((in->list_err == EO_ETCD_OK && in->list != NULL && !foreign) ||
-				 (in->status_err == EO_ETCD_OK && in->status != NULL &&
-				  eo_plan_same_cluster(in->cluster, in->status->cluster_id)) ||
-				 etcd_refusal(in->list_err) || etcd_refusal(in->status_err));
+	    own_list || own_status ||
+	    (in->etcd_queried && (etcd_refusal(in->list_err) || etcd_refusal(in->status_err)));
 	mid = json_string_value(json_object_get(x->st, "memberID"));
 	ver = json_string_value(json_object_get(x->st, "version"));
 	if (!was_ready && !answered) {

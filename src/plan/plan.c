@@ -310,7 +310,9 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 
 bool eo_plan_member_serving(const json_t *member, const json_t *pod)
 {
-	const json_t *st = json_object_get(member, "status");
+	const json_t *c = eo_condition_find(json_object_get(member, "status"), EO_COND_READY);
+	const char *st = json_string_value(json_object_get(c, "status"));
+	const char *reason = json_string_value(json_object_get(c, "reason"));
 
 	/*
 	 * Ready=True, or no Ready yet (nothing said), or False only for a learner's member ID
@@ -318,10 +320,10 @@ bool eo_plan_member_serving(const json_t *member, const json_t *pod)
 	 * (NotServing, or PodNotReady still there from before the Pod turned ready) waits for
 	 * the member controller's look at etcd.
 	 */
-	return eo_plan_pod_ready(pod) && (eo_condition_find(st, EO_COND_READY) == NULL ||
-					  eo_condition_is_true(st, EO_COND_READY) ||
-					  eo_condition_matches(st, EO_COND_READY, EO_COND_FALSE,
-							       EO_REASON_DISCOVERING_MEMBER_ID));
+	return eo_plan_pod_ready(pod) &&
+	       (c == NULL || (st != NULL && strcmp(st, EO_COND_TRUE) == 0) ||
+		(st != NULL && strcmp(st, EO_COND_FALSE) == 0 && reason != NULL &&
+		 strcmp(reason, EO_REASON_DISCOVERING_MEMBER_ID) == 0));
 }
 
 /* --- the plan --- */
@@ -1324,8 +1326,8 @@ static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member 
 }
 
 /*
- * 6. A learner is promoted once it serves (its Pod is ready and its EtcdMember does not say
- * Ready=False: eo_plan_member_serving); nothing else moves meanwhile.
+ * 6. A learner is promoted once it serves (eo_plan_member_serving: its Pod is ready and its
+ * EtcdMember's Ready says etcd answered); nothing else moves meanwhile.
  */
 static bool step_promote(struct ctx *x, size_t learners)
 {

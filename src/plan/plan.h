@@ -276,8 +276,9 @@ bool eo_plan_pod_voter_labelled(const json_t *pod);
 bool eo_plan_pod_ready(const json_t *pod);
 
 /*
- * A member that serves clients: its Pod is ready (eo_plan_pod_ready) and its EtcdMember does
- * not say Ready=False. The member controller turns Ready to True only after etcd answered on
+ * A member that serves clients: its Pod is ready (eo_plan_pod_ready) and its EtcdMember's
+ * Ready is True, False/DiscoveringMemberID (a learner that answered) or not written yet. The
+ * member controller turns Ready to True only after etcd answered on
  * the member's own client URL, which can be seconds after the Pod's probe passes (a joiner
  * waiting to publish itself). readyMembers, Available, promotion and the roll count these.
  */
