@@ -755,6 +755,49 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * The cluster controller: a voter missing from a follower's stale list is neither unmarked
+ * nor deleted. The leader's own list names it: nothing is done to it. When the leader cannot
+ * be reached, the pass waits and says why (a Warning Event MemberListUnverified).
+ */
+static void test_cluster_absence_needs_the_leader(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 1, true},
+	};
+	static const char *const ab[] = {"demo-a", "demo-b"};
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		struct rig r;
+		struct eo_reconcile_out out;
+		char h[EO_FAKE_ETCD_STR];
+		json_t *e = NULL;
+
+		print_message("row: the leader %s\n", down ? "is unreachable" : "answers");
+		rig_start(&r);
+		world(&r, 3, ms, 3);
+		eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+		if (down)
+			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", h, sizeof(h)), true);
+		eo_fake_etcd_script(r.api.etcd, "cluster/member/list", 200, list_body(0xa, ab, 2));
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", NULL, NULL), 0);
+		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+		if (down) {
+			assert_true(count(&r, "POST", "events", NULL, NULL, &e) >= 1);
+			assert_string_equal(
+			    json_string_value(json_object_get(json_object_get(e, "body"), "reason")),
+			    EO_PLAN_REASON_LIST_UNVERIFIED);
+		}
+		rig_stop(&r);
+	}
+}
+
 /* A Pod that ended is deleted so that the member starts again: guarded by the Pod's UID. */
 static void test_pod_delete_carries_uid(void **state)
 {
@@ -1186,6 +1229,7 @@ int main(void)
 	    cmocka_unit_test(test_removal_goes_through_etcd_first),
 	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
 	    cmocka_unit_test(test_finalizer_absence_needs_the_leader),
+	    cmocka_unit_test(test_cluster_absence_needs_the_leader),
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
 	    cmocka_unit_test(test_other_cluster_is_not_acted_on),
