@@ -571,10 +571,9 @@ static int member_client_url(const struct eo_controller *c, const json_t *cluste
 		const json_t *m = members[i].member;
 
 		if (strcmp(eo_member_name(m), name) == 0)
-			return eo_desired_member_client_url(buf, cap, &c->build, name,
-							    eo_member_service(m),
-							    eo_cluster_namespace(cluster),
-							    eo_desired_member_client_tls(m));
+			return eo_desired_member_client_url(
+			    buf, cap, &c->build, name, eo_member_service(m),
+			    eo_cluster_namespace(cluster), eo_desired_member_client_tls(m));
 	}
 	return -1;
 }
@@ -615,7 +614,8 @@ static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
 	ec = NULL;
 	eo_plan_format_id(st.leader, lid, sizeof(lid));
 	if (e != EO_ETCD_OK) {
-		snprintf(why, cap, "the Maintenance Status of the member that answered (%s) failed: %s",
+		snprintf(why, cap,
+			 "the Maintenance Status of the member that answered (%s) failed: %s",
 			 answered, eo_etcd_strerror(e));
 		goto out;
 	}
@@ -639,8 +639,8 @@ static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
 		goto out;
 	}
 	lm = eo_etcd_members_find(list, st.leader);
-	if (lm == NULL || member_client_url(c, cluster, members, n_members, lm->name, url,
-					    sizeof(url)) != 0) {
+	if (lm == NULL ||
+	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
 		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
 		goto out;
 	}
@@ -1692,8 +1692,8 @@ static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr
  */
 static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 			struct eo_rplan_input *in, struct eo_rplan_result *rr,
-			const struct observed_members *om, struct eo_etcd_members *list, bool relist,
-			char *why, size_t cap)
+			const struct observed_members *om, struct eo_etcd_members *list,
+			bool relist, char *why, size_t cap)
 {
 	char answered[EO_ETCD_URL_MAX] = "";
 
@@ -1710,12 +1710,12 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 	eo_plan_removal_clear(rr);
 	if (eo_plan_member_removal(in, rr) != 0)
 		return -1;
-	if (in->etcd == NULL || !(relist || (rr->action == EO_RPLAN_QUERY_MEMBERS &&
-					     rr->want_leader)))
+	if (in->etcd == NULL ||
+	    !(relist || (rr->action == EO_RPLAN_QUERY_MEMBERS && rr->want_leader)))
 		return 0;
 	in->etcd_leader_checked = true;
-	in->etcd_from_leader = confirm_leader(c, in->cluster, om->v, om->n, answered, list, why,
-					      cap);
+	in->etcd_from_leader =
+	    confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
 	in->etcd_leader_why = why;
 	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
 		  in->etcd_from_leader ? "member list confirmed with the leader"
@@ -1756,15 +1756,16 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		 * list a stale one): list again, confirm with the leader, and plan again; the
 		 * finalizer goes only when the leader's list does not name the member.
 		 */
-		eo_log_kv(EO_LOG_WARN, lc, "MemberRemove answered NOTFOUND; listing again at the leader",
-			  "message", rr.message, NULL);
+		eo_log_kv(EO_LOG_WARN, lc,
+			  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
+			  rr.message, NULL);
 		eo_plan_removal_clear(&rr);
 		if (plan_removal(c, lc, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
 			goto out;
 		if (rr.action == EO_RPLAN_MEMBER_REMOVE) {
 			eo_log_kv(EO_LOG_WARN, lc,
-				  "etcd still lists the member after NOTFOUND; retrying",
-				  "message", rr.message, NULL);
+				  "etcd still lists the member after NOTFOUND; retrying", "message",
+				  rr.message, NULL);
 			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
 			rc = 1;
 			goto out;

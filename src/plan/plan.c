@@ -1091,7 +1091,8 @@ static bool absence_verified(struct ctx *x, const json_t *member, const char *wh
 	if (in->etcd_leader_checked && in->etcd_from_leader)
 		return true;
 	if (!in->etcd_leader_checked) {
-		msgf(x, "member %s %s the member list read through the voters; confirming with "
+		msgf(x,
+		     "member %s %s the member list read through the voters; confirming with "
 		     "etcd's leader before acting on it",
 		     eo_member_name(member), what);
 		x->out->action = EO_PLAN_QUERY_MEMBERS;
@@ -1195,10 +1196,11 @@ static bool step_voter_marks(struct ctx *x)
 		em = etcd_entry(x, pm->member);
 		voter = em != NULL && !em->is_learner;
 		if (voter != eo_member_is_voter(pm->member)) {
-			/* Unmarking takes a vote out of the quorum count and the PDB: leader only. */
-			if (!voter && !absence_verified(x, pm->member,
-							em == NULL ? "is missing from"
-								   : "is a learner in"))
+			/* Unmarking takes a vote out of the quorum count and the PDB: leader only.
+			 */
+			if (!voter &&
+			    !absence_verified(x, pm->member,
+					      em == NULL ? "is missing from" : "is a learner in"))
 				return true;
 			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
 			     voter ? "a voter" : "not a voter");

@@ -123,8 +123,10 @@ static int not_listed(const struct eo_rplan_input *in, struct eo_rplan_result *o
 		     "member %s is not in the member list read through the other members, but "
 		     "the list could not be confirmed as etcd's leader's: %s; the finalizer "
 		     "stays, retrying",
-		     mname, present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
-		return blocked_for(in, out, EO_PLAN_REQUEUE_ETCD_MS, EO_PLAN_REASON_LIST_UNVERIFIED);
+		     mname,
+		     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+		return blocked_for(in, out, EO_PLAN_REQUEUE_ETCD_MS,
+				   EO_PLAN_REASON_LIST_UNVERIFIED);
 	}
 	msgf(out, "member %s is not in etcd's leader's member list; dropping the finalizer", mname);
 	out->action = EO_RPLAN_DROP_FINALIZER;

@@ -6,10 +6,10 @@
  * deleted, when the EtcdMember carries the force annotation, when etcd's member list does
  * not list it - and only when that list carries this cluster's ID and is the leader's own
  * answer (a list read through another member may be stale or, at a reused address, another
- * cluster's: absence is never decided from one unverified answer) - or when it never joined (no Pod ever ran, not a
- * voter: at most a never-started learner, which the cluster controller removes as a stray).
- * Otherwise the member is removed through the other members (voters first, oldest Pod first,
- * as eo_plan_voter_endpoints() orders them); when none is reachable the finalizer stays and
+ * cluster's: absence is never decided from one unverified answer) - or when it never joined (no Pod
+ * ever ran, not a voter: at most a never-started learner, which the cluster controller removes as a
+ * stray). Otherwise the member is removed through the other members (voters first, oldest Pod
+ * first, as eo_plan_voter_endpoints() orders them); when none is reachable the finalizer stays and
  * the member's Ready condition says why, until one is back.
  *
  * Two-phase use, as plan/plan.h: EO_RPLAN_QUERY_MEMBERS asks the caller to list etcd's

@@ -266,8 +266,7 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			     "\"leader\":\"%" PRIu64 "\",\"raftIndex\":\"9\",\"raftTerm\":\"2\","
 			     "\"raftAppliedIndex\":\"9\",\"dbSizeInUse\":\"20480\","
 			     "\"isLearner\":%s}",
-			     f->cluster_id, id, leader_of(f),
-			     learner ? "true" : "false") < 0)
+			     f->cluster_id, id, leader_of(f), learner ? "true" : "false") < 0)
 			rs->body = NULL;
 	} else {
 		rs->status = 404;

@@ -651,11 +651,10 @@ static char *list_body(uint64_t responder, const char *const *names, size_t n)
 	json_object_set_new(json_object_get(root, "header"), "member_id", json_string(id));
 	for (size_t i = 0; i < n; i++) {
 		snprintf(id, sizeof(id), "%" PRIu64, (uint64_t)(0xa + (names[i][5] - 'a')));
-		json_array_append_new(json_object_get(root, "members"),
-				      json_pack("{s:s, s:s, s:[s], s:[]}", "ID", id, "name",
-						names[i], "peerURLs",
-						peer_of(names[i], peer, sizeof(peer)),
-						"clientURLs"));
+		json_array_append_new(
+		    json_object_get(root, "members"),
+		    json_pack("{s:s, s:s, s:[s], s:[]}", "ID", id, "name", names[i], "peerURLs",
+			      peer_of(names[i], peer, sizeof(peer)), "clientURLs"));
 	}
 	out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
@@ -790,9 +789,9 @@ static void test_cluster_absence_needs_the_leader(void **state)
 		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
 		if (down) {
 			assert_true(count(&r, "POST", "events", NULL, NULL, &e) >= 1);
-			assert_string_equal(
-			    json_string_value(json_object_get(json_object_get(e, "body"), "reason")),
-			    EO_PLAN_REASON_LIST_UNVERIFIED);
+			assert_string_equal(json_string_value(json_object_get(
+						json_object_get(e, "body"), "reason")),
+					    EO_PLAN_REASON_LIST_UNVERIFIED);
 		}
 		rig_stop(&r);
 	}

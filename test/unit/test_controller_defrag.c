@@ -261,7 +261,8 @@ static void world(struct rig *r)
 	put(r, CL,
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
-		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'248adce0359142ba',"
+		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'"
+		     "248adce0359142ba',"
 		     "'conditions':" SETTLED "}}"));
 	for (int i = 0; i < 3; i++) {
 		char buf[1024], peer[EO_DESIRED_URL_MAX];

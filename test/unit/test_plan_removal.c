@@ -218,9 +218,9 @@ static void test_removal_table(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		json_t *self = member("demo-a", rows[i].who != NEVER_JOINED,
 				      rows[i].who != NEVER_JOINED, true);
-		json_t *cl = json_pack("{s:{s:s, s:s, s:s}, s:{s:s}}", "metadata", "name", "demo",
-				       "namespace", "default", "uid", "c-uid", "status",
-				       "clusterID", "1");
+		json_t *cl =
+		    json_pack("{s:{s:s, s:s, s:s}, s:{s:s}}", "metadata", "name", "demo",
+			      "namespace", "default", "uid", "c-uid", "status", "clusterID", "1");
 		struct eo_plan_member pm[5] = {{.member = self}};
 		enum et et = rows[i].etcd;
 		size_t n = 1;
@@ -228,7 +228,9 @@ static void test_removal_table(void **state)
 		struct eo_etcd_member em = {
 		    .id = 0xa1, .name = (char *)"demo-a", .peer_urls = &pp, .n_peer_urls = 1};
 		struct eo_etcd_members list = {
-		    .v = &em, .n = 1, .cluster_id = et == FOREIGN || et == FOREIGN_NOT_LISTED ? 2 : 1};
+		    .v = &em,
+		    .n = 1,
+		    .cluster_id = et == FOREIGN || et == FOREIGN_NOT_LISTED ? 2 : 1};
 		struct eo_rplan_result r;
 
 		if (rows[i].who == FORCED)
@@ -248,21 +250,20 @@ static void test_removal_table(void **state)
 		eo_desired_member_peer_url(peer, sizeof(peer), &OPTS,
 					   not_listed(et) ? "demo-z" : "demo-a", "demo", "default",
 					   false);
-		struct eo_rplan_input in = {.member = self,
-					    .cluster = rows[i].cl == CL_GONE ? NULL : cl,
-					    .members = pm,
-					    .n_members = n,
-					    .build = &OPTS,
-					    .etcd_queried = rows[i].etcd != NOT_ASKED,
-					    .etcd_err = rows[i].etcd == ERR ? EO_ETCD_UNAVAILABLE
-									    : EO_ETCD_OK,
-					    .etcd = rows[i].etcd == ERR ? NULL : &list,
-					    /* the leader's own list, unless the row says otherwise */
-					    .etcd_leader_checked = et != NOT_LISTED_UNCHECKED,
-					    .etcd_from_leader = et != NOT_LISTED_UNCHECKED &&
-								et != NOT_LISTED_UNVERIFIED,
-					    .etcd_leader_why = "the member at x knows no leader",
-					    .now = T0};
+		struct eo_rplan_input in = {
+		    .member = self,
+		    .cluster = rows[i].cl == CL_GONE ? NULL : cl,
+		    .members = pm,
+		    .n_members = n,
+		    .build = &OPTS,
+		    .etcd_queried = rows[i].etcd != NOT_ASKED,
+		    .etcd_err = rows[i].etcd == ERR ? EO_ETCD_UNAVAILABLE : EO_ETCD_OK,
+		    .etcd = rows[i].etcd == ERR ? NULL : &list,
+		    /* the leader's own list, unless the row says otherwise */
+		    .etcd_leader_checked = et != NOT_LISTED_UNCHECKED,
+		    .etcd_from_leader = et != NOT_LISTED_UNCHECKED && et != NOT_LISTED_UNVERIFIED,
+		    .etcd_leader_why = "the member at x knows no leader",
+		    .now = T0};
 
 		assert_int_equal(eo_plan_member_removal(&in, &r), 0);
 		if (r.action != rows[i].want)

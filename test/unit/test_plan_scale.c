@@ -567,8 +567,13 @@ static void test_absence_needs_the_leader(void **state)
 		bool voter_mark;	       /* on_leader is SET_VOTER false */
 	} rows_[] = {
 	    {"an EtcdMember etcd does not list",
-	     {"", 3, {V("demo-a", A), V("demo-b", B), L("demo-c", C, 1)}, {EV("demo-a"), EV("demo-b")},
-	      0, NULL, 0},
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), L("demo-c", C, 1)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
 	     EO_PLAN_REMOVE_MEMBER,
 	     false},
 	    {"a voter etcd does not list",
