@@ -639,9 +639,9 @@ static void test_finalizer_stays_without_a_path_to_etcd(void **state)
 /*
  * A member list as the fake's gateway writes it, answered by member responder (header
  * member_id) of this cluster, naming members names[0..n) with ids 0xa, 0xb, ... by position
- * in "demo-a,demo-b,demo-c" (a stale or scripted view). Freed by the fake.
+ * in "demo-a,demo-b,demo-c" (a stale or scripted view): the next cluster/member/list answer.
  */
-static char *list_body(uint64_t responder, const char *const *names, size_t n)
+static void script_list(struct rig *r, uint64_t responder, const char *const *names, size_t n)
 {
 	json_t *root = json_pack("{s:{s:s, s:s}, s:[]}", "header", "cluster_id",
 				 "2633159787680973498", "member_id", "", "members");
@@ -658,7 +658,8 @@ static char *list_body(uint64_t responder, const char *const *names, size_t n)
 	}
 	out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
-	return out;
+	eo_fake_etcd_script(r->api.etcd, "cluster/member/list", 200, out);
+	free(out);
 }
 
 /* The host (first label) of the i-th request for call, "" when there is none. */
@@ -708,7 +709,7 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	rig_start(&r);
 	world(&r, 2, ms, 3);
 	eo_fake_etcd_set_leader(r.api.etcd, 0xb);
-	eo_fake_etcd_script(r.api.etcd, "cluster/member/list", 200, list_body(0xa, ab, 2));
+	script_list(&r, 0xa, ab, 2);
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 	assert_false(out.error);
@@ -726,8 +727,8 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	rig_start(&r);
 	world(&r, 2, ms, 3);
 	eo_fake_etcd_script(r.api.etcd, "cluster/member/remove", 404,
-			    strdup("{\"error\":\"etcdserver: member not found\",\"code\":5,"
-				   "\"message\":\"etcdserver: member not found\"}"));
+			    "{\"error\":\"etcdserver: member not found\",\"code\":5,"
+			    "\"message\":\"etcdserver: member not found\"}");
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 	assert_false(out.error);
@@ -744,7 +745,7 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	 */
 	rig_start(&r);
 	world(&r, 2, ms3, 3); /* etcd knows demo-a and demo-b only */
-	eo_fake_etcd_script(r.api.etcd, "cluster/member/list", 200, list_body(0xa, abc, 3));
+	script_list(&r, 0xa, abc, 3);
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 	assert_false(out.error);
@@ -781,7 +782,7 @@ static void test_cluster_absence_needs_the_leader(void **state)
 		eo_fake_etcd_set_leader(r.api.etcd, 0xb);
 		if (down)
 			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", h, sizeof(h)), true);
-		eo_fake_etcd_script(r.api.etcd, "cluster/member/list", 200, list_body(0xa, ab, 2));
+		script_list(&r, 0xa, ab, 2);
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);
 		assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
