@@ -435,6 +435,15 @@ struct ctx {
 	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
 	char issues[EO_PLAN_ISSUES_MAX];
 	bool ca_changed; /* this pass records a new status.caBundleDigest */
+	/*
+	 * Past status.progressDeadline with the spec unchanged: the cluster heals (lost and
+	 * crash-looping members replaced, strays removed, voter marks, promotion, the PDB) but
+	 * does not move towards the target: no roll step, no scale-down, and no member created
+	 * beyond held_size (status.membersAtDeadline: the members, joining and being deleted
+	 * ones included, it had when the deadline passed).
+	 */
+	bool held;
+	int32_t held_size;
 };
 
 /*
@@ -490,6 +499,8 @@ static void set_deadline(struct ctx *x)
 		x->ok = false;
 	else
 		set_status(x, "progressDeadline", json_string(ts));
+	/* A new deadline: nothing is held any more. */
+	json_object_del(x->st, "membersAtDeadline");
 }
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
@@ -558,7 +569,8 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 
 static void health(struct ctx *x, const struct counts *c)
 {
-	health_of(x, c, true);
+	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
+	health_of(x, c, !x->held);
 }
 
 /* A transport failure (etcd/client.c: TLS errors among them) towards a TLS client API. */
@@ -1279,7 +1291,7 @@ static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desir
 	const struct eo_plan_member *victim = NULL;
 	char what[64];
 
-	if ((int32_t)c->n <= desired)
+	if ((int32_t)c->n <= desired || x->held)
 		return false;
 	victim = eo_plan_scale_down_victim(x->in->members, x->in->n_members);
 	if (victim == NULL)
@@ -1370,6 +1382,16 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	struct eo_plan_result *out = x->out;
 
 	if (pending == NULL && (int32_t)c->n >= desired) {
+		out->action = EO_PLAN_NONE;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		return;
+	}
+	if (x->held && pending == NULL && (int32_t)c->n >= x->held_size) {
+		/* Past the deadline: back up to the members it had, never beyond. */
+		msgf(x,
+		     "past status.progressDeadline: not growing beyond the %d member(s) the "
+		     "cluster had when it passed; edit the spec to resume",
+		     x->held_size);
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
@@ -1495,7 +1517,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	const struct eo_plan_member *pm = NULL;
 	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
 
-	if (rv->todo == 0 || target <= 0)
+	if (rv->todo == 0 || target <= 0 || x->held)
 		return false;
 	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
 		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
@@ -2046,6 +2068,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 	health(x, c);
 	if (desired > 0 && c->n == 1 && c->deleting == 0 && c->ready == 0)
 		resuming(x);
+	if (x->held)
+		return; /* Progressing says DeadlineExceeded (held_conditions) */
 	if (in_flight) {
 		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
 
@@ -2257,6 +2281,51 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	}
 }
 
+/* The message of DeadlineExceeded: what waits and what still runs. */
+#define DEADLINE_MSG                                                                               \
+	"the target in status.observed was not reached before status.progressDeadline; "           \
+	"lost and crash-looping members are still replaced, but nothing grows or rolls "           \
+	"further: edit the spec to resume"
+
+/*
+ * Past the deadline, spec unchanged: the pass goes on in held mode (struct ctx). The size to
+ * heal back to is recorded on the first such pass and kept until a new target is latched.
+ */
+static void hold(struct ctx *x, const struct counts *c)
+{
+	const json_t *rec = json_object_get(x->st, "membersAtDeadline");
+
+	x->held = true;
+	if (json_is_integer(rec) && json_integer_value(rec) >= 0 &&
+	    json_integer_value(rec) <= INT32_MAX) {
+		x->held_size = (int32_t)json_integer_value(rec);
+		return;
+	}
+	x->held_size = (int32_t)(c->n + c->deleting);
+	set_status(x, "membersAtDeadline", json_integer(x->held_size));
+}
+
+/*
+ * Held: Available and Progressing say DeadlineExceeded whatever healing step this pass takes
+ * (Degraded tells how the members are), unless this pass found the quorum gone for good or
+ * the cluster paused, which own all three. The Warning Event is the step's own when it has
+ * one.
+ */
+static void held_conditions(struct ctx *x)
+{
+	const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
+
+	if (r != NULL &&
+	    (strcmp(r, EO_REASON_QUORUM_LOST) == 0 || strcmp(r, EO_REASON_PAUSED) == 0))
+		return;
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	if (x->out->event_reason == NULL)
+		event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
+	if (x->out->action == EO_PLAN_NONE && x->out->message[0] == '\0')
+		msgf(x, "%s", DEADLINE_MSG);
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -2404,6 +2473,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		}
 		if (json_object_get(x.st, "progressDeadline") != NULL)
 			json_object_del(x.st, "progressDeadline");
+		json_object_del(x.st, "membersAtDeadline");
 		has_dl = false;
 	} else if (!has_dl && spec_differs) {
 		/*
@@ -2450,10 +2520,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 			health(&x, &c);
 			goto done;
 		}
-		msgf(&x, "the target in status.observed was not reached before "
-			 "status.progressDeadline; edit the spec to resume");
-		stop_with(&x, &c, running, EO_REASON_DEADLINE_EXCEEDED);
-		goto done;
+		hold(&x, &c);
 	}
 
 	if (plan_auth(&x, &c, running, running && complete))
@@ -2462,7 +2529,9 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		plan_bootstrap(&x, &c, desired);
 	else
 		plan_running(&x, &c, desired, has_dl && !complete);
-	if (refused && (!has_dl || complete || in->now >= dl)) {
+	if (x.held) {
+		held_conditions(&x);
+	} else if (refused && (!has_dl || complete || in->now >= dl)) {
 		/* The edit would have been latched: say why it was not. */
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_VERSION_REFUSED,
 		     refusal);
