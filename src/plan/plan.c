@@ -1597,6 +1597,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
 			     : "");
 		x->out->action = EO_PLAN_RESTART_MEMBER;
+		/* Where the roll asked the PDB, the apiserver decides again, atomically. */
+		x->out->evict = rv->n > 2;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
