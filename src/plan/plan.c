@@ -528,6 +528,47 @@ out:
 }
 
 /*
+ * Whether a majority of the memory-backed voters run on one node (their Pods' spec.nodeName):
+ * losing that node, or draining it, loses their data and the quorum together. The node goes to
+ * node, how many of how many voters to *on and *of. PVC members are not counted: their data
+ * outlives the node (and a one-node test bed would always say so).
+ */
+static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, size_t *on,
+				     size_t *of)
+{
+	const char *names[ROLL_MAX];
+	size_t k = 0, voters = 0;
+
+	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const char *nn = json_string_value(
+		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
+		struct eo_storage st;
+
+		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member) ||
+		    eo_member_dormant(pm->member))
+			continue;
+		voters++;
+		eo_member_storage(pm->member, &st);
+		if (st.memory && present(nn))
+			names[k++] = nn;
+	}
+	for (size_t i = 0; i < k && voters >= 2; i++) {
+		size_t same = 0;
+
+		for (size_t j = 0; j < k; j++)
+			same += strcmp(names[i], names[j]) == 0;
+		if (same >= voters / 2 + 1) {
+			snprintf(node, n, "%s", names[i]);
+			*on = same;
+			*of = voters;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
  * over the members that exist (etcd's membership), not over the target: a cluster growing
  * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
@@ -544,14 +585,29 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 	char m[EO_PLAN_MSG_MAX];
 
 	if (n > 0 && ready == n) {
+		char node[EO_PLAN_NAME_MAX], shared[EO_PLAN_MSG_MAX];
+		size_t on = 0, of = 0;
+
 		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
 		if (available)
 			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
-		if (x->etcd_problem != NULL)
+		if (x->etcd_problem != NULL) {
 			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
 			     x->etcd_problem_msg);
-		else
+		} else if (memory_voters_share_node(x, node, sizeof(node), &on, &of)) {
+			/* Informative: nothing waits on it. */
+			snprintf(
+			    shared, sizeof(shared),
+			    "all %zu member(s) are ready; %zu of %zu voting memory member(s) "
+			    "run on node %s: losing or draining that node loses their data and "
+			    "the quorum together; spread them (spec.affinity, one member per "
+			    "node)",
+			    n, on, of, node);
+			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_VOTERS_SHARE_NODE,
+			     shared);
+		} else {
 			cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+		}
 		return;
 	}
 	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", ready, n,

@@ -323,6 +323,8 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
 
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
+/* Degraded: a majority of the memory-backed voters run on one node (informative). */
+#define EO_PLAN_REASON_VOTERS_SHARE_NODE "VotersShareNode"
 /* The apiserver refused to evict a member's Pod for a restart (its PodDisruptionBudget). */
 #define EO_PLAN_REASON_EVICTION_REFUSED "EvictionRefused"
 

@@ -1030,9 +1030,10 @@ static void test_roll_restart_evicts(void **state)
 		r.api.refuse_evictions = pass == 1;
 		/* The Pods carry no Pod hash: each runs other than the desired Pod, a roll. */
 		world(&r, 3, ms, 3);
-		pdb = eo_kube_cache_get(r.caches[PDB], "default", "demo");
-		assert_non_null(pdb);
-		pdb = json_deep_copy(pdb);
+		e = eo_kube_cache_get(r.caches[PDB], "default", "demo");
+		assert_non_null(e);
+		pdb = json_deep_copy(e);
+		json_decref(e);
 		json_object_set_new(
 		    pdb, "status",
 		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));

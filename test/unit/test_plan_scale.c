@@ -2422,6 +2422,88 @@ static void test_deadline_heals(void **state)
 	world_free(&w);
 }
 
+/* Puts member i's Pod on node (spec.nodeName). */
+static void on_node(struct world *w, size_t i, const char *node)
+{
+	json_t *p = (json_t *)w->pm[i].pod;
+
+	if (json_object_get(p, "spec") == NULL)
+		json_object_set_new(p, "spec", json_object());
+	json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+}
+
+/*
+ * A majority of a memory cluster's voters on one node is told in Degraded (VotersShareNode,
+ * naming the node) while every member is ready; nothing waits on it, and a more urgent reason
+ * (a member not ready) wins. PVC members on one node are not reported: their data outlives it.
+ */
+static void test_voters_share_node(void **state)
+{
+	const struct row one_down = {"",
+				     3,
+				     {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	const char *nodes[][3] = {
+	    {"node-1", "node-1", "node-2"}, /* 2 of 3 on node-1 */
+	    {"node-1", "node-2", "node-3"}, /* spread */
+	};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		world_init(&w, &rolled3);
+		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+				"storage", storage);
+		for (size_t i = 0; i < 3; i++) {
+			make_memory(&w, i, false);
+			rebuild_pod(&w, i, true);
+			on_node(&w, i, nodes[k][i]);
+		}
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		if (k == 0)
+			want_cond(res.status, EO_COND_DEGRADED, "True",
+				  EO_PLAN_REASON_VOTERS_SHARE_NODE,
+				  "2 of 3 voting memory member(s) run on node node-1");
+		else
+			want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY,
+				  NULL);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+
+	/* PVC members, all on one node: not reported. */
+	world_init(&w, &rolled3);
+	for (size_t i = 0; i < 3; i++)
+		on_node(&w, i, "node-1");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* A member not ready is the more urgent news. */
+	world_init(&w, &one_down);
+	json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+	json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+			"storage", storage);
+	for (size_t i = 0; i < 3; i++) {
+		make_memory(&w, i, false);
+		rebuild_pod(&w, i, i != 1);
+		on_node(&w, i, "node-1");
+	}
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+	json_decref(storage);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2452,6 +2534,7 @@ int main(void)
 	    cmocka_unit_test(test_ca_bundle_rolls),
 	    cmocka_unit_test(test_force_new_cluster),
 	    cmocka_unit_test(test_deadline_heals),
+	    cmocka_unit_test(test_voters_share_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
