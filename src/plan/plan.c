@@ -1560,6 +1560,33 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
 }
 
 /*
+ * A roll's replacement of a memory member of three or more: its Pod is evicted first, which
+ * takes the member's data with it, so that the apiserver counts the disruption against the
+ * PodDisruptionBudget atomically with a drain (removing it from etcd first would leave its
+ * Pod counted as healthy while the quorum already lacks it). The lost-member step then
+ * removes it through the others and the scale-up path adds its replacement from the target.
+ * Only while the others hold quorum without it, as for a removal; false otherwise (the caller
+ * then goes the removal's way, which waits and says why).
+ */
+static bool evict_memory_member(struct ctx *x, const struct eo_plan_member *pm, const char *why)
+{
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
+	    !present(uid))
+		return false;
+	msgf(x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
+	     why);
+	snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid);
+	x->out->member = pm->member;
+	x->out->action = EO_PLAN_RESTART_MEMBER;
+	x->out->evict = true;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+	return true;
+}
+
+/*
  * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
  * brought to the target in status.observed: followers first, the leader last after moving
  * leadership away; each step waits until every member is ready and caught up with the leader.
@@ -1658,6 +1685,8 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
+		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+			break;
 		remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
 			msgf(x, "%s", d.why);

@@ -111,7 +111,8 @@ enum eo_plan_action {
 	 * RESTART_MEMBER deletes its Pod (pod_uid as precondition) so that the member controller
 	 * recreates it from the new spec on the same PVC; MOVE_LEADER hands leadership from the
 	 * leader (endpoints[0]) to etcd_id before the leader's turn. A memory member is replaced
-	 * through REMOVE_MEMBER and the scale-up path instead.
+	 * instead: of three or more, RESTART_MEMBER evicts its Pod (evict) and the lost-member
+	 * step removes it; else through REMOVE_MEMBER. The scale-up path adds the new one.
 	 */
 	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
 	EO_PLAN_RESTART_MEMBER, /* evict (evict) or delete the Pod of member, UID pod_uid */

@@ -2504,6 +2504,52 @@ static void test_voters_share_node(void **state)
 	json_decref(storage);
 }
 
+/*
+ * A roll replaces a memory member of three by evicting its Pod (the PDB decides in the
+ * apiserver, atomically with a drain); the lost-member step then removes it. While a member
+ * has not answered its status the roll waits and nothing is evicted.
+ */
+static void test_memory_roll_evicts(void **state)
+{
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		world_init(&w, &rolled3);
+		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+				"storage", storage);
+		for (size_t i = 0; i < 3; i++) {
+			make_memory(&w, i, false);
+			rebuild_pod(&w, i, true);
+		}
+		set_version(w.cluster, "spec", "3.6.16");
+		set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+		world_statuses(&w, st, w.ev[0].id);
+		if (down)
+			w.in.n_statuses = 2;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (!down) {
+			if (res.action != EO_PLAN_RESTART_MEMBER)
+				fail_msg("action %s (%s)", eo_plan_action_name(res.action),
+					 res.message);
+			assert_true(res.evict);
+			assert_string_equal(name_of(res.member), "demo-b");
+			assert_string_equal(res.pod_uid, "pod-uid");
+			assert_non_null(strstr(res.message, "evicting its Pod"));
+		} else {
+			assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
+			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		}
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+	json_decref(storage);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2535,6 +2581,7 @@ int main(void)
 	    cmocka_unit_test(test_force_new_cluster),
 	    cmocka_unit_test(test_deadline_heals),
 	    cmocka_unit_test(test_voters_share_node),
+	    cmocka_unit_test(test_memory_roll_evicts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
