@@ -1089,27 +1089,53 @@ static int act_clear_force_request(struct eo_controller *c, const struct eo_log_
 	return 0;
 }
 
+/*
+ * RESTART_MEMBER: the member's Pod goes (UID precondition) and the member controller brings it
+ * back from the member's spec. Through the Eviction API when the plan says so (pr->evict): a
+ * PodDisruptionBudget that allows no disruption now (a node drain took one) refuses with 429,
+ * which is no error: the plan's Event is not told, a Normal EvictionRefused Event (the
+ * recorder folds repeats into one) and a log line say why, and the pass comes back after
+ * *requeue ms to look again.
+ */
 static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			      struct eo_plan_result *pr)
+			      struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_kube_error err = {0};
-	const char *mname = eo_member_name(pr->member);
-	struct eo_kube_resource r =
-	    eo_kube_res_at(RES_PODS, eo_member_namespace(pr->member), mname);
-	struct eo_kube_delete_opts d = {.uid = pr->pod_uid[0] ? pr->pod_uid : NULL,
-					.grace_period_seconds = -1};
-	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
+	const char *mname = eo_member_name(pr->member), *ns = eo_member_namespace(pr->member);
+	const char *uid = pr->pod_uid[0] ? pr->pod_uid : NULL;
+	struct eo_kube_resource r = eo_kube_res_at(RES_PODS, ns, mname);
+	struct eo_kube_delete_opts d = {.uid = uid, .grace_period_seconds = -1};
+	eo_kube_err e = pr->evict ? eo_kube_evict(c->kc, ns, mname, uid, &err)
+				  : eo_kube_delete(c->kc, &r, &d, &err);
 
 	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0; /* already gone or replaced: the next pass sees it */
-	note_refusal(EO_PLAN_VERB_DELETE, "Pod", mname, e, &err);
+	if (pr->evict && e == EO_KUBE_ETHROTTLED) {
+		char m[EO_PLAN_MSG_MAX + EO_KUBE_MESSAGE_MAX];
+
+		snprintf(m, sizeof(m),
+			 "eviction of member %s's Pod refused (%s); waiting for the "
+			 "PodDisruptionBudget to allow it",
+			 mname, err.message[0] ? err.message : "429");
+		eo_log_kv(EO_LOG_INFO, lc, "member Pod eviction refused", "member", mname, "detail",
+			  err.message, NULL);
+		pr->event_type = NULL;
+		pr->event_reason = NULL;
+		emit(c, cluster, "Normal", EO_PLAN_REASON_EVICTION_REFUSED, m);
+		*requeue = EO_PLAN_REQUEUE_ROLL_MS;
+		return 0;
+	}
+	note_refusal(pr->evict ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_DELETE,
+		     pr->evict ? "Pod eviction" : "Pod", mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "restarting member Pod failed", "member", mname, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted to restart it", "member", mname, "message",
-		  pr->message, NULL);
+	eo_log_kv(EO_LOG_INFO, lc,
+		  pr->evict ? "member Pod evicted to restart it"
+			    : "member Pod deleted to restart it",
+		  "member", mname, "message", pr->message, NULL);
 	emit_planned(c, cluster, pr);
 	return 0;
 }
@@ -1421,7 +1447,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = act_update_member(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_RESTART_MEMBER:
-		rc = act_restart_member(c, &lc, cluster, &pr);
+		rc = act_restart_member(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MOVE_LEADER:
 		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);

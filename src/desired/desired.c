@@ -996,11 +996,18 @@ static json_t *etcd_container(const json_t *member, const struct eo_desired_opts
 }
 
 /*
- * When spec.affinity is empty: prefer spreading the cluster's member Pods over nodes (soft, so
- * a one-node cluster still schedules every member).
+ * When spec.affinity is empty: spread the cluster's member Pods over nodes. A memory member's
+ * data lives only in its Pod, so two on one node are lost together with that node (or one
+ * drain): required, one member per node. A PVC member's data survives its node: preferred
+ * (soft, so a one-node cluster still schedules every member).
  */
-static json_t *default_affinity(const char *cluster)
+static json_t *default_affinity(const char *cluster, bool memory)
 {
+	if (memory)
+		return json_pack("{s:{s:[{s:s, s:{s:{s:s}}}]}}", "podAntiAffinity",
+				 "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey",
+				 "kubernetes.io/hostname", "labelSelector", "matchLabels",
+				 EO_LABEL_CLUSTER, cluster);
 	return json_pack("{s:{s:[{s:i, s:{s:s, s:{s:{s:s}}}}]}}", "podAntiAffinity",
 			 "preferredDuringSchedulingIgnoredDuringExecution", "weight", 100,
 			 "podAffinityTerm", "topologyKey", "kubernetes.io/hostname",
@@ -1147,10 +1154,12 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	if (ok && eo_member_data_subpath(member) != NULL && o != NULL && present(o->operator_image))
 		set(spec, "initContainers", json_pack("[o]", adopt_data_init(member, o)), &ok);
 	aff = eo_member_affinity(member);
-	if (aff != NULL && json_object_size(aff) > 0)
+	if (aff != NULL && json_object_size(aff) > 0) {
 		set_copy(spec, "affinity", aff, &ok);
-	else
-		set(spec, "affinity", default_affinity(eo_member_cluster_name(member)), &ok);
+	} else {
+		set(spec, "affinity", default_affinity(eo_member_cluster_name(member), st.memory),
+		    &ok);
+	}
 	set_copy(spec, "topologySpreadConstraints", eo_member_topology_spread_constraints(member),
 		 &ok);
 	set_copy(spec, "imagePullSecrets", eo_member_image_pull_secrets(member), &ok);

@@ -435,6 +435,15 @@ struct ctx {
 	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
 	char issues[EO_PLAN_ISSUES_MAX];
 	bool ca_changed; /* this pass records a new status.caBundleDigest */
+	/*
+	 * Past status.progressDeadline with the spec unchanged: the cluster heals (lost and
+	 * crash-looping members replaced, strays removed, voter marks, promotion, the PDB) but
+	 * does not move towards the target: no roll step, no scale-down, and no member created
+	 * beyond held_size (status.membersAtDeadline: the members, joining and being deleted
+	 * ones included, it had when the deadline passed).
+	 */
+	bool held;
+	int32_t held_size;
 };
 
 /*
@@ -490,6 +499,8 @@ static void set_deadline(struct ctx *x)
 		x->ok = false;
 	else
 		set_status(x, "progressDeadline", json_string(ts));
+	/* A new deadline: nothing is held any more. */
+	json_object_del(x->st, "membersAtDeadline");
 }
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
@@ -517,6 +528,47 @@ out:
 }
 
 /*
+ * Whether a majority of the memory-backed voters run on one node (their Pods' spec.nodeName):
+ * losing that node, or draining it, loses their data and the quorum together. The node goes to
+ * node, how many of how many voters to *on and *of. PVC members are not counted: their data
+ * outlives the node (and a one-node test bed would always say so).
+ */
+static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, size_t *on,
+				     size_t *of)
+{
+	const char *names[ROLL_MAX];
+	size_t k = 0, voters = 0;
+
+	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const char *nn = json_string_value(
+		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
+		struct eo_storage st;
+
+		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member) ||
+		    eo_member_dormant(pm->member))
+			continue;
+		voters++;
+		eo_member_storage(pm->member, &st);
+		if (st.memory && present(nn))
+			names[k++] = nn;
+	}
+	for (size_t i = 0; i < k && voters >= 2; i++) {
+		size_t same = 0;
+
+		for (size_t j = 0; j < k; j++)
+			same += strcmp(names[i], names[j]) == 0;
+		if (same >= voters / 2 + 1) {
+			snprintf(node, n, "%s", names[i]);
+			*on = same;
+			*of = voters;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
  * over the members that exist (etcd's membership), not over the target: a cluster growing
  * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
@@ -533,14 +585,29 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 	char m[EO_PLAN_MSG_MAX];
 
 	if (n > 0 && ready == n) {
+		char node[EO_PLAN_NAME_MAX], shared[EO_PLAN_MSG_MAX];
+		size_t on = 0, of = 0;
+
 		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
 		if (available)
 			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
-		if (x->etcd_problem != NULL)
+		if (x->etcd_problem != NULL) {
 			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
 			     x->etcd_problem_msg);
-		else
+		} else if (memory_voters_share_node(x, node, sizeof(node), &on, &of)) {
+			/* Informative: nothing waits on it. */
+			snprintf(
+			    shared, sizeof(shared),
+			    "all %zu member(s) are ready; %zu of %zu voting memory member(s) "
+			    "run on node %s: losing or draining that node loses their data and "
+			    "the quorum together; spread them (spec.affinity, one member per "
+			    "node)",
+			    n, on, of, node);
+			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_VOTERS_SHARE_NODE,
+			     shared);
+		} else {
 			cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+		}
 		return;
 	}
 	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", ready, n,
@@ -558,7 +625,8 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 
 static void health(struct ctx *x, const struct counts *c)
 {
-	health_of(x, c, true);
+	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
+	health_of(x, c, !x->held);
 }
 
 /* A transport failure (etcd/client.c: TLS errors among them) towards a TLS client API. */
@@ -1279,7 +1347,7 @@ static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desir
 	const struct eo_plan_member *victim = NULL;
 	char what[64];
 
-	if ((int32_t)c->n <= desired)
+	if ((int32_t)c->n <= desired || x->held)
 		return false;
 	victim = eo_plan_scale_down_victim(x->in->members, x->in->n_members);
 	if (victim == NULL)
@@ -1370,6 +1438,16 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	struct eo_plan_result *out = x->out;
 
 	if (pending == NULL && (int32_t)c->n >= desired) {
+		out->action = EO_PLAN_NONE;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		return;
+	}
+	if (x->held && pending == NULL && (int32_t)c->n >= x->held_size) {
+		/* Past the deadline: back up to the members it had, never beyond. */
+		msgf(x,
+		     "past status.progressDeadline: not growing beyond the %d member(s) the "
+		     "cluster had when it passed; edit the spec to resume",
+		     x->held_size);
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
@@ -1482,6 +1560,33 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
 }
 
 /*
+ * A roll's replacement of a memory member of three or more: its Pod is evicted first, which
+ * takes the member's data with it, so that the apiserver counts the disruption against the
+ * PodDisruptionBudget atomically with a drain (removing it from etcd first would leave its
+ * Pod counted as healthy while the quorum already lacks it). The lost-member step then
+ * removes it through the others and the scale-up path adds its replacement from the target.
+ * Only while the others hold quorum without it, as for a removal; false otherwise (the caller
+ * then goes the removal's way, which waits and says why).
+ */
+static bool evict_memory_member(struct ctx *x, const struct eo_plan_member *pm, const char *why)
+{
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
+	    !present(uid))
+		return false;
+	msgf(x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
+	     why);
+	snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid);
+	x->out->member = pm->member;
+	x->out->action = EO_PLAN_RESTART_MEMBER;
+	x->out->evict = true;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+	return true;
+}
+
+/*
  * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
  * brought to the target in status.observed: followers first, the leader last after moving
  * leadership away; each step waits until every member is ready and caught up with the leader.
@@ -1495,7 +1600,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	const struct eo_plan_member *pm = NULL;
 	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
 
-	if (rv->todo == 0 || target <= 0)
+	if (rv->todo == 0 || target <= 0 || x->held)
 		return false;
 	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
 		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
@@ -1575,9 +1680,13 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
 			     : "");
 		x->out->action = EO_PLAN_RESTART_MEMBER;
+		/* Where the roll asked the PDB, the apiserver decides again, atomically. */
+		x->out->evict = rv->n > 2;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
+		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+			break;
 		remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
 			msgf(x, "%s", d.why);
@@ -2046,6 +2155,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 	health(x, c);
 	if (desired > 0 && c->n == 1 && c->deleting == 0 && c->ready == 0)
 		resuming(x);
+	if (x->held)
+		return; /* Progressing says DeadlineExceeded (held_conditions) */
 	if (in_flight) {
 		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
 
@@ -2257,6 +2368,51 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	}
 }
 
+/* The message of DeadlineExceeded: what waits and what still runs. */
+#define DEADLINE_MSG                                                                               \
+	"the target in status.observed was not reached before status.progressDeadline; "           \
+	"lost and crash-looping members are still replaced, but nothing grows or rolls "           \
+	"further: edit the spec to resume"
+
+/*
+ * Past the deadline, spec unchanged: the pass goes on in held mode (struct ctx). The size to
+ * heal back to is recorded on the first such pass and kept until a new target is latched.
+ */
+static void hold(struct ctx *x, const struct counts *c)
+{
+	const json_t *rec = json_object_get(x->st, "membersAtDeadline");
+
+	x->held = true;
+	if (json_is_integer(rec) && json_integer_value(rec) >= 0 &&
+	    json_integer_value(rec) <= INT32_MAX) {
+		x->held_size = (int32_t)json_integer_value(rec);
+		return;
+	}
+	x->held_size = (int32_t)(c->n + c->deleting);
+	set_status(x, "membersAtDeadline", json_integer(x->held_size));
+}
+
+/*
+ * Held: Available and Progressing say DeadlineExceeded whatever healing step this pass takes
+ * (Degraded tells how the members are), unless this pass found the quorum gone for good or
+ * the cluster paused, which own all three. The Warning Event is the step's own when it has
+ * one.
+ */
+static void held_conditions(struct ctx *x)
+{
+	const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
+
+	if (r != NULL &&
+	    (strcmp(r, EO_REASON_QUORUM_LOST) == 0 || strcmp(r, EO_REASON_PAUSED) == 0))
+		return;
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	if (x->out->event_reason == NULL)
+		event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
+	if (x->out->action == EO_PLAN_NONE && x->out->message[0] == '\0')
+		msgf(x, "%s", DEADLINE_MSG);
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -2404,6 +2560,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		}
 		if (json_object_get(x.st, "progressDeadline") != NULL)
 			json_object_del(x.st, "progressDeadline");
+		json_object_del(x.st, "membersAtDeadline");
 		has_dl = false;
 	} else if (!has_dl && spec_differs) {
 		/*
@@ -2450,10 +2607,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 			health(&x, &c);
 			goto done;
 		}
-		msgf(&x, "the target in status.observed was not reached before "
-			 "status.progressDeadline; edit the spec to resume");
-		stop_with(&x, &c, running, EO_REASON_DEADLINE_EXCEEDED);
-		goto done;
+		hold(&x, &c);
 	}
 
 	if (plan_auth(&x, &c, running, running && complete))
@@ -2462,7 +2616,9 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		plan_bootstrap(&x, &c, desired);
 	else
 		plan_running(&x, &c, desired, has_dl && !complete);
-	if (refused && (!has_dl || complete || in->now >= dl)) {
+	if (x.held) {
+		held_conditions(&x);
+	} else if (refused && (!has_dl || complete || in->now >= dl)) {
 		/* The edit would have been latched: say why it was not. */
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_VERSION_REFUSED,
 		     refusal);

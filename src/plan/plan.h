@@ -111,10 +111,11 @@ enum eo_plan_action {
 	 * RESTART_MEMBER deletes its Pod (pod_uid as precondition) so that the member controller
 	 * recreates it from the new spec on the same PVC; MOVE_LEADER hands leadership from the
 	 * leader (endpoints[0]) to etcd_id before the leader's turn. A memory member is replaced
-	 * through REMOVE_MEMBER and the scale-up path instead.
+	 * instead: of three or more, RESTART_MEMBER evicts its Pod (evict) and the lost-member
+	 * step removes it; else through REMOVE_MEMBER. The scale-up path adds the new one.
 	 */
 	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
-	EO_PLAN_RESTART_MEMBER, /* delete the Pod of member, UID pod_uid */
+	EO_PLAN_RESTART_MEMBER, /* evict (evict) or delete the Pod of member, UID pod_uid */
 	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
 	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
 	EO_PLAN_ENSURE_CERTIFICATES,
@@ -240,6 +241,14 @@ struct eo_plan_result {
 	bool want_status;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
+	/*
+	 * RESTART_MEMBER: take the Pod down through the Eviction API (pods/eviction), so that
+	 * the apiserver weighs it against the PodDisruptionBudget atomically with other
+	 * evictions (a node drain); a refusal (429) waits and retries. false: DELETE, for the
+	 * roll of a single member (its budget never allows a disruption) and the restart of a
+	 * force-new-cluster survivor (the quorum the budget protects is already gone).
+	 */
+	bool evict;
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY, ENABLE_AUTH: voter client
 	 * URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
@@ -315,6 +324,10 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
 
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
+/* Degraded: a majority of the memory-backed voters run on one node (informative). */
+#define EO_PLAN_REASON_VOTERS_SHARE_NODE "VotersShareNode"
+/* The apiserver refused to evict a member's Pod for a restart (its PodDisruptionBudget). */
+#define EO_PLAN_REASON_EVICTION_REFUSED "EvictionRefused"
 
 /*
  * Restarts of the etcd container after which a crash-looping voter counts as broken. With the

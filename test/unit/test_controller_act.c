@@ -59,6 +59,7 @@ struct api {
 	json_t *store; /* "plural/name" -> object */
 	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
 	eo_fake_etcd *etcd;
+	bool refuse_evictions; /* pods/<name>/eviction answers 429 (a PDB allows none) */
 };
 
 struct rig {
@@ -118,6 +119,29 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 	json_array_append_new(a->log, entry);
 	if (strcmp(plural, "events") == 0) {
 		reply_json(rs, 201, body ? body : json_object());
+	} else if (strcmp(rq->method, "POST") == 0 && strcmp(sub, "eviction") == 0) {
+		/* As the apiserver: the PDB decides, then the Pod goes as by a DELETE. */
+		const char *pre = json_string_value(json_object_get(
+		    json_object_get(json_object_get(body, "deleteOptions"), "preconditions"),
+		    "uid"));
+		const char *uid =
+		    json_string_value(json_object_get(json_object_get(have, "metadata"), "uid"));
+
+		if (have == NULL) {
+			rs->status = 404;
+			rs->body = tu_status_body(404, "NotFound", "not found");
+		} else if (pre != NULL && (uid == NULL || strcmp(pre, uid) != 0)) {
+			rs->status = 409;
+			rs->body = tu_status_body(409, "Conflict", "precondition failed: UID");
+		} else if (a->refuse_evictions) {
+			rs->status = 429;
+			rs->body = tu_status_body(429, "TooManyRequests",
+						  "Cannot evict pod as it would violate the pod's "
+						  "disruption budget.");
+		} else {
+			json_object_del(a->store, key);
+			reply_json(rs, 201, body);
+		}
 	} else if (strcmp(rq->method, "GET") == 0) {
 		if (have != NULL)
 			reply_json(rs, 200, have);
@@ -980,6 +1004,78 @@ static void test_creates_use_the_recorded_name(void **state)
  * first, with the resourceVersion the pass read, then the request annotation is removed with
  * a metadata-only merge patch; then the survivor's step mark goes.
  */
+/*
+ * A roll restarts a member of three through the Eviction API, never a bare DELETE: POST
+ * pods/<member>/eviction with the Pod's UID as a precondition. When the PodDisruptionBudget
+ * allows no disruption (a node drain took it first) the apiserver answers 429: the pass is
+ * no error, it comes back later, and an EvictionRefused Event says why.
+ */
+static void test_roll_restart_evicts(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out = {0};
+	json_t *ev = NULL, *pdb = NULL, *e = NULL;
+	const char *pre;
+	size_t i;
+	bool refused = false;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		rig_start(&r);
+		r.api.refuse_evictions = pass == 1;
+		/* The Pods carry no Pod hash: each runs other than the desired Pod, a roll. */
+		world(&r, 3, ms, 3);
+		e = eo_kube_cache_get(r.caches[PDB], "default", "demo");
+		assert_non_null(e);
+		pdb = json_deep_copy(e);
+		json_decref(e);
+		json_object_set_new(
+		    pdb, "status",
+		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));
+		put(&r, PDB, "poddisruptionbudgets", pdb);
+		for (int k = 0; k < 4 && count(&r, "POST", "pods", NULL, "eviction", NULL) == 0;
+		     k++) {
+			eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+			assert_false(out.error);
+		}
+		assert_int_equal(count(&r, "POST", "pods", NULL, "eviction", &ev), 1);
+		assert_string_equal(json_string_value(json_object_get(ev, "name")), "demo-b");
+		pre = json_string_value(json_object_get(
+		    json_object_get(json_object_get(body_of(ev), "deleteOptions"), "preconditions"),
+		    "uid"));
+		assert_non_null(pre);
+		assert_string_equal(pre, "pod-uid-demo-b");
+		assert_string_equal(json_string_value(json_object_get(body_of(ev), "kind")),
+				    "Eviction");
+		assert_int_equal(count(&r, "DELETE", "pods", NULL, "", NULL), 0);
+		refused = false;
+		json_array_foreach(r.api.log, i, e)
+		{
+			const char *reason =
+			    json_string_value(json_object_get(body_of(e), "reason"));
+
+			if (strcmp(json_string_value(json_object_get(e, "plural")), "events") ==
+				0 &&
+			    reason != NULL && strcmp(reason, EO_PLAN_REASON_EVICTION_REFUSED) == 0)
+				refused = true;
+		}
+		if (pass == 0) {
+			assert_int_equal(store_count(&r, "pods"), 2); /* demo-b went */
+			assert_false(refused);
+		} else {
+			assert_int_equal(store_count(&r, "pods"), 3); /* the budget kept it */
+			assert_true(refused);
+			assert_true(out.requeue_ms > 0);
+		}
+		rig_stop(&r);
+	}
+}
+
 static void test_force_new_cluster_finish(void **state)
 {
 	const struct mdesc ms[] = {
@@ -1073,6 +1169,7 @@ int main(void)
 	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
+	    cmocka_unit_test(test_roll_restart_evicts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

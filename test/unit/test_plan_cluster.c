@@ -642,10 +642,24 @@ static void test_deadlines(void **state)
 	st = latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
 	world_init(&w, cluster(3, st), true);
 	free(st);
-	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	world_add(&w, member("demo-aaaaa", true, false, "{\"isVoter\":true}"),
+		  pod("demo-aaaaa", true));
 	w.in.now = T0 + 601;
+	/* Healing goes on past the deadline: the missing PDB is created first ... */
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
+	assert_int_equal(json_integer_value(json_object_get(r.status, "membersAtDeadline")), 1);
+	eo_plan_result_clear(&r);
+	/* ... but the scale-up 1 -> 3 does not go on: no member is created. */
+	world_pdb(&w, eo_desired_pdb_min_available(1, 3));
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_non_null(strstr(r.message, "not growing beyond the 1 member(s)"));
+	assert_string_equal(r.event_reason, EO_REASON_DEADLINE_EXCEEDED);
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	assert_stable(&w, &r);
