@@ -227,7 +227,8 @@ static void test_service_name_taken(void **state)
 	ev = json_array_get(r.srv.events, 0);
 	assert_string_equal(json_string_value(json_object_get(ev, "message")),
 			    "creating Service demo failed: HTTP 409: Service demo already exists "
-			    "and is not controlled by this EtcdCluster; delete or rename it");
+			    "and is not controlled by this EtcdCluster (its controller: none); "
+			    "delete or rename it");
 	assert_int_equal(r.srv.status_patches, 1);
 	rig_stop(&r);
 }

@@ -508,6 +508,11 @@ static void test_taken_over_legacy_headless_service(void **state)
 	    "targetPort", 2380, "protocol", "TCP", "name", "client", "port", 2379, "targetPort",
 	    2379, "protocol", "TCP");
 	assert_non_null(legacy);
+	/* kubectl etcd migrate hands it over with a controller ownerReference (migrate_run.c) */
+	json_object_set_new(json_object_get(legacy, "metadata"), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+				      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo",
+				      "uid", "c-uid", "controller", 1));
 	w.hsvc = legacy;
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
