@@ -656,6 +656,28 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 	return 0;
 }
 
+/*
+ * The Service under one of the cluster's names, any owner: from the cache, or read live when
+ * the cache has none (normally only before the first create), so that one the informer does
+ * not see (without the operator's labels: a user's) reaches the plan as ForeignObject instead
+ * of a create answered 409 on every pass. NULL when there is none or it cannot be read.
+ */
+static json_t *observe_service(struct eo_controller *c, const json_t *cluster, const char *name)
+{
+	const char *ns = eo_cluster_namespace(cluster);
+	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
+	struct eo_kube_error err = {0};
+	json_t *svc = eo_cache_set_get(&c->services, ns, name);
+
+	if (svc != NULL || eo_cluster_is_deleting(cluster) || eo_cluster_migrating(cluster))
+		return svc;
+	if (eo_kube_get(c->kc, &r, &svc, &err) != EO_KUBE_OK) {
+		json_decref(svc);
+		return NULL;
+	}
+	return svc;
+}
+
 static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
@@ -1380,9 +1402,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
-		hh = eo_cache_set_get(&c->services, ns, headless);
+		hh = observe_service(c, cluster, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
-		hc = eo_cache_set_get(&c->services, ns, client);
+		hc = observe_service(c, cluster, client);
 	/* Whoever holds them: the plan stops with ForeignObject on one that is not ours. */
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
 	if (c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol))
