@@ -1059,6 +1059,24 @@ static void test_foreign_service_refused(void **state)
 	assert_string_equal(r.event_reason, EO_REASON_FOREIGN_OBJECT);
 	assert_stable(&w, &r);
 	eo_plan_result_clear(&r);
+
+	/* The other cluster renamed or deleted, x's own Services made: x latches and seeds. */
+	json_decref(w.csvc);
+	w.hsvc = eo_desired_headless_service(w.cluster);
+	w.csvc = eo_desired_client_service(w.cluster);
+	w.in.headless_svc = w.hsvc;
+	w.in.client_svc = w.csvc;
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		json_object_set(w.cluster, "status", r.status);
+		eo_plan_result_clear(&r);
+	}
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_CREATE_SEED);
+	assert_string_not_equal(cond_reason(r.status, EO_COND_AVAILABLE), EO_REASON_FOREIGN_OBJECT);
+	assert_string_not_equal(cond_reason(r.status, EO_COND_PROGRESSING),
+				EO_REASON_FOREIGN_OBJECT);
+	eo_plan_result_clear(&r);
 	world_free(&w);
 
 	/* x-client, created second: its headless Service name is x's client Service. */
