@@ -1302,8 +1302,10 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		char holder[HOLDER_MAX];
 
 		eo_desired_controller_of(have, holder, sizeof(holder));
-		eo_log_kv(EO_LOG_WARN, lc, "network policy held by another owner; left alone",
-			  "networkpolicy", name, "holder", holder, NULL);
+		if (eo_desired_network_policy_enabled(cluster, c->netpol))
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "network policy held by another owner; left alone",
+				  "networkpolicy", name, "holder", holder, NULL);
 		json_decref(have);
 		return 0;
 	}
