@@ -261,6 +261,29 @@ static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *n
 	refusal.err = *err;
 }
 
+/* "EtcdCluster <name>, uid <uid>" (eo_desired_controller_of), or "none". */
+#define HOLDER_MAX (EO_NAME_MAX + 80)
+
+/*
+ * Whether the object r names exists (read live) and is not controlled by owner_uid; who holds
+ * it into holder (eo_desired_controller_of). False when it is ours, gone or unreadable.
+ */
+static bool held_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *owner_uid,
+			  char *holder, size_t n)
+{
+	struct eo_kube_error err = {0};
+	json_t *live = NULL;
+	bool other = false;
+
+	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
+	    !eo_desired_is_controlled_by(live, owner_uid)) {
+		eo_desired_controller_of(live, holder, n);
+		other = true;
+	}
+	json_decref(live);
+	return other;
+}
+
 /*
  * A create answered AlreadyExists: either the cache lags behind our own create (fine), or the
  * name is taken by an object that is not ours (not in the label-filtered cache), which no
@@ -271,20 +294,17 @@ static bool taken_by_other(struct eo_controller *c, struct eo_kube_resource r, c
 			   const char *owner, const char *owner_uid)
 {
 	struct eo_kube_error err = {0};
-	json_t *live = NULL;
-	bool other = false;
+	char holder[HOLDER_MAX];
 
-	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
-	    !eo_desired_is_controlled_by(live, owner_uid)) {
-		err = (struct eo_kube_error){.http_status = 409};
-		snprintf(err.message, sizeof(err.message),
-			 "%s %s already exists and is not controlled by %s; delete or rename it",
-			 kind, r.name, owner);
-		note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
-		other = true;
-	}
-	json_decref(live);
-	return other;
+	if (!held_by_other(c, r, owner_uid, holder, sizeof(holder)))
+		return false;
+	err = (struct eo_kube_error){.http_status = 409};
+	snprintf(err.message, sizeof(err.message),
+		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
+		 "or rename it",
+		 kind, r.name, owner, holder);
+	note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
+	return true;
 }
 
 /* The recorded refusal as a plan input (pointing into the record); false when none. */
@@ -596,7 +616,19 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 	json_t *patch = NULL;
 	eo_kube_err e = EO_KUBE_OK;
 
-	if (have == NULL) {
+	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
+		/* The plan stops on it (ForeignObject); the cache moved since: leave it alone. */
+		char holder[HOLDER_MAX];
+
+		eo_desired_controller_of(have, holder, sizeof(holder));
+		err = (struct eo_kube_error){.http_status = 409};
+		snprintf(err.message, sizeof(err.message),
+			 "Service %s is not controlled by this EtcdCluster (its controller: %s); "
+			 "not changing it",
+			 name, holder);
+		note_refusal(EO_PLAN_VERB_PATCH, "Service", name, EO_KUBE_EHTTP, &err);
+		e = EO_KUBE_EHTTP;
+	} else if (have == NULL) {
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
 		note_refusal(EO_PLAN_VERB_CREATE, "Service", name, e, &err);
 		if (e == EO_KUBE_OK) {
@@ -622,6 +654,28 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The Service under one of the cluster's names, any owner: from the cache, or read live when
+ * the cache has none (normally only before the first create), so that one the informer does
+ * not see (without the operator's labels: a user's) reaches the plan as ForeignObject instead
+ * of a create answered 409 on every pass. NULL when there is none or it cannot be read.
+ */
+static json_t *observe_service(struct eo_controller *c, const json_t *cluster, const char *name)
+{
+	const char *ns = eo_cluster_namespace(cluster);
+	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
+	struct eo_kube_error err = {0};
+	json_t *svc = eo_cache_set_get(&c->services, ns, name);
+
+	if (svc != NULL || eo_cluster_is_deleting(cluster) || eo_cluster_migrating(cluster))
+		return svc;
+	if (eo_kube_get(c->kc, &r, &svc, &err) != EO_KUBE_OK) {
+		json_decref(svc);
+		return NULL;
+	}
+	return svc;
 }
 
 static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
@@ -980,12 +1034,18 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 	eo_kube_err e;
 
 	if (pr->action == EO_PLAN_DELETE_PDB) {
-		struct eo_kube_delete_opts d = {.grace_period_seconds = -1};
+		/* Only the PDB the plan saw as ours: the UID is the delete's precondition. */
+		json_t *have = eo_cache_set_get(&c->pdbs, ns, name);
+		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
+						.grace_period_seconds = -1};
 
-		e = eo_kube_delete(c->kc, &r, &d, &err);
-		if (e == EO_KUBE_ENOTFOUND)
+		e = EO_KUBE_OK;
+		if (have != NULL && eo_desired_is_controlled_by(have, eo_cluster_uid(cluster)))
+			e = eo_kube_delete(c->kc, &r, &d, &err);
+		if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 			e = EO_KUBE_OK;
 		note_refusal(EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e, &err);
+		json_decref(have);
 	} else if (pr->patch != NULL) {
 		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
 		note_refusal(EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e, &err);
@@ -1222,6 +1282,28 @@ static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc
 }
 
 /*
+ * A NetworkPolicy create answered AlreadyExists for a name the cache does not hold under our
+ * labels: when the live object is not ours (a user's), a log line and a Warning Event
+ * ForeignObject (rate-limited by the recorder) say it is left alone.
+ */
+static void foreign_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
+				   const json_t *cluster, struct eo_kube_resource r)
+{
+	char holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 160];
+
+	if (!held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder)))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: %s): it "
+		 "is left as it is and the cluster runs without its own policy; delete or rename "
+		 "it",
+		 r.name, holder);
+	eo_log_kv(EO_LOG_WARN, lc, "network policy held by another owner; left alone",
+		  "networkpolicy", r.name, "holder", holder, NULL);
+	emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
+}
+
+/*
  * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
  * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
  * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
@@ -1242,8 +1324,16 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		return 0;
 	have = eo_cache_set_get(&c->netpols, ns, name);
 	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
-		json_decref(have); /* not ours: left alone */
-		have = NULL;
+		/* Not ours: never patched or deleted (the plan says ForeignObject when wanted). */
+		char holder[HOLDER_MAX];
+
+		eo_desired_controller_of(have, holder, sizeof(holder));
+		if (eo_desired_network_policy_enabled(cluster, c->netpol))
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "network policy held by another owner; left alone",
+				  "networkpolicy", name, "holder", holder, NULL);
+		json_decref(have);
+		return 0;
 	}
 	if (!eo_desired_network_policy_enabled(cluster, c->netpol)) {
 		if (have != NULL) {
@@ -1267,8 +1357,11 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		what = "creating";
 		r.name = NULL;
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		if (e == EO_KUBE_EEXISTS)
+		if (e == EO_KUBE_EEXISTS) {
 			e = EO_KUBE_OK; /* the cache lags, or it is someone else's: left alone */
+			r.name = name;
+			foreign_network_policy(c, lc, cluster, r);
+		}
 	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
 		what = "patching";
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
@@ -1308,7 +1401,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_tlsload_problem ap = {0};
 	char login_msg[EO_ETCD_MSG_MAX] = "";
 	struct eo_log_ctx lc;
-	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
+	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL, *np = NULL;
 	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
 	long requeue = 0;
 	bool np_failed = false;
@@ -1337,14 +1430,13 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
-		hh = eo_cache_set_get(&c->services, ns, headless);
+		hh = observe_service(c, cluster, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
-		hc = eo_cache_set_get(&c->services, ns, client);
+		hc = observe_service(c, cluster, client);
+	/* Whoever holds them: the plan stops with ForeignObject on one that is not ours. */
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
-	if (pdb != NULL && !eo_desired_is_controlled_by(pdb, eo_cluster_uid(cluster))) {
-		json_decref(pdb); /* not ours: the create will fail and say so */
-		pdb = NULL;
-	}
+	if (c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol))
+		np = eo_cache_set_get(&c->netpols, ns, name);
 	if (sync_network_policy(c, &lc, cluster) != 0)
 		np_failed = true;
 	in = (struct eo_plan_input){
@@ -1354,6 +1446,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .headless_svc = hh,
 	    .client_svc = hc,
 	    .pdb = pdb,
+	    .netpol = np,
 	    .build = &c->build,
 	    .tls_reason = tp.reason,
 	    .tls_message = tp.message,
@@ -1516,6 +1609,7 @@ out:
 	eo_certs_seen_clear(&certs);
 	observed_members_free(&om);
 	json_decref(pdb);
+	json_decref(np);
 	json_decref(hh);
 	json_decref(hc);
 	json_decref(cluster);

@@ -115,6 +115,29 @@ bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid)
 	return false;
 }
 
+void eo_desired_controller_of(const json_t *obj, char *buf, size_t n)
+{
+	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
+	json_t *ref = NULL;
+	size_t i;
+
+	if (n == 0)
+		return;
+	snprintf(buf, n, "none");
+	json_array_foreach(refs, i, ref)
+	{
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+		const char *name = json_string_value(json_object_get(ref, "name"));
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (json_is_true(json_object_get(ref, "controller"))) {
+			snprintf(buf, n, "%s %s, uid %s", kind != NULL ? kind : "object",
+				 name != NULL ? name : "?", uid != NULL ? uid : "?");
+			return;
+		}
+	}
+}
+
 /* Copies the string entries of src whose keys are not reserved into dst. */
 static void copy_unreserved(json_t *dst, const json_t *src, bool *ok)
 {

@@ -2221,6 +2221,68 @@ static void finish(struct ctx *x, const json_t *cur)
 }
 
 /*
+ * The first object under one of the cluster's own names that the cluster does not control:
+ * another EtcdCluster's (cluster x's client Service x-client is cluster x-client's headless
+ * Service), a user's, or one with no owner. Its kind into *kind; NULL when there is none.
+ */
+static const json_t *foreign_object(const struct eo_plan_input *in, const char **kind)
+{
+	const struct {
+		const json_t *obj;
+		const char *kind;
+	} seen[] = {{in->headless_svc, "Service"},
+		    {in->client_svc, "Service"},
+		    {in->pdb, "PodDisruptionBudget"},
+		    {in->netpol, "NetworkPolicy"}};
+	const char *uid = eo_cluster_uid(in->cluster);
+
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
+		if (seen[i].obj != NULL && !eo_desired_is_controlled_by(seen[i].obj, uid)) {
+			*kind = seen[i].kind;
+			return seen[i].obj;
+		}
+	return NULL;
+}
+
+/*
+ * A name the cluster needs is held by an object it does not control: that object is never
+ * patched or deleted, and nothing else is done (true). Before the cluster formed Available
+ * says so and no member is created, so a cluster whose names collide leaves nothing behind;
+ * after, the members keep serving, Available tells how they are, Degraded says so and
+ * membership changes wait. Looked at again every 30 s: the holder's events do not wake this
+ * cluster.
+ */
+static bool stop_foreign(struct ctx *x, const struct counts *c, bool running)
+{
+	const char *kind = NULL;
+	const json_t *o = foreign_object(x->in, &kind);
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+	char holder[2 * EO_NAME_MAX + 64];
+
+	if (o == NULL)
+		return false;
+	eo_desired_controller_of(o, holder, sizeof(holder));
+	msgf(x,
+	     "%s %s is not controlled by this EtcdCluster (its controller: %s): it is left as it "
+	     "is and nothing else is done for this cluster until the name is free (delete or "
+	     "rename the other object, or delete this EtcdCluster)",
+	     kind, name != NULL ? name : "?", holder);
+	if (running) {
+		health_of(x, c, true);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT, x->out->message);
+	} else {
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT,
+		     x->out->message);
+	}
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT, x->out->message);
+	event(x, "Warning", EO_REASON_FOREIGN_OBJECT);
+	x->out->action = EO_PLAN_NONE;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	return true;
+}
+
+/*
  * A terminal or refusing state (message in out->message): Available and Progressing False with
  * reason, Degraded still from the members when the cluster runs, a Warning Event, no action.
  */
@@ -2487,6 +2549,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		x.ca_changed = eo_cluster_ca_bundle_digest(cluster) != NULL;
 		set_status(&x, "caBundleDigest", json_string(in->ca_bundle_digest));
 	}
+	if (stop_foreign(&x, &c, running))
+		goto done;
 	if (!services_ok(in, &x.ok)) {
 		msgf(&x, "ensuring Services %s and %s-client", name, name);
 		out->action = EO_PLAN_ENSURE_SERVICES;

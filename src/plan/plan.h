@@ -149,9 +149,15 @@ struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
 	size_t n_members;
+	/*
+	 * The objects under the cluster's own names, as observed (any owner). One that this
+	 * cluster does not control is never acted on: the plan stops with ForeignObject.
+	 */
 	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
+	/* observed NetworkPolicy <cluster> when the cluster wants one, or NULL */
+	const json_t *netpol;
 	const struct eo_desired_opts *build;
 	/*
 	 * cert-manager TLS mode (eo_cluster_uses_cert_manager): what the controller saw of

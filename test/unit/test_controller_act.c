@@ -1157,6 +1157,109 @@ static void test_force_new_cluster_finish(void **state)
 	rig_stop(&r);
 }
 
+/* A new EtcdCluster name (uid) with no status, 1 member of 3.6.11. */
+static json_t *bare_cluster(const char *name, const char *uid)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:s, s:{s:s, s:s}, "
+			 "s:i}}",
+			 "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata",
+			 "name", name, "namespace", "default", "uid", uid, "generation", 1,
+			 "resourceVersion", "5", "spec", "replicas", 1, "version", "3.6.11",
+			 "storage", "size", "1Gi", "medium", "", "progressDeadlineSeconds", 600);
+}
+
+/* The body of the last logged request of this kind as compact JSON text (caller frees). */
+static char *last_body(struct rig *r, const char *method, const char *plural, const char *name,
+		       const char *sub)
+{
+	json_t *e = NULL;
+
+	if (count(r, method, plural, name, sub, &e) == 0)
+		return NULL;
+	return json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+}
+
+/* Whether a Warning Event ForeignObject was posted about EtcdCluster name. */
+static bool foreign_event_on(struct rig *r, const char *name)
+{
+	bool seen = false;
+	size_t i;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		const json_t *b = json_object_get(e, "body");
+		const char *io = json_string_value(
+		    json_object_get(json_object_get(b, "involvedObject"), "name"));
+		const char *reason = json_string_value(json_object_get(b, "reason"));
+		const char *type = json_string_value(json_object_get(b, "type"));
+
+		if (strcmp(json_string_value(json_object_get(e, "plural")), "events") == 0 &&
+		    io != NULL && strcmp(io, name) == 0 && reason != NULL &&
+		    strcmp(reason, "ForeignObject") == 0 && type != NULL &&
+		    strcmp(type, "Warning") == 0)
+			seen = true;
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return seen;
+}
+
+/*
+ * Clusters x-client and x in one namespace (review H2): x's client Service is named
+ * x-client, which is x-client's headless Service. Reconciling x never patches, creates or
+ * deletes Service x-client (before, x patched its selector to {cluster: x, role: voter} and
+ * x-client patched it back, forever); x gets Available=False/ForeignObject naming the
+ * Service and its controller, a Warning Event ForeignObject, no member, and comes back in
+ * 30 s. Reconciling x-client meanwhile leaves its Service as it is.
+ */
+static void test_foreign_service_not_patched(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *xc = bare_cluster("x-client", "xc-uid");
+	json_t *svc = eo_desired_headless_service(xc);
+	json_t *have = NULL;
+	char *txt = NULL;
+
+	(void)state;
+	rig_start(&r);
+	put(&r, CL, EO_PLURAL_CLUSTERS, xc);
+	put(&r, CL, EO_PLURAL_CLUSTERS, bare_cluster("x", "x-uid"));
+	put(&r, SVC, "services", svc);
+	for (int i = 0; i < 3; i++) {
+		eo_cluster_reconcile(&r.ctl, "default", "x", &out);
+		assert_false(out.error);
+		assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
+		eo_cluster_reconcile(&r.ctl, "default", "x-client", &out);
+	}
+	assert_int_equal(count(&r, "PATCH", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", "services", "x", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	pthread_mutex_lock(&r.api.mu);
+	have = json_deep_copy(json_object_get(r.api.store, "services/x-client"));
+	pthread_mutex_unlock(&r.api.mu);
+	assert_non_null(have);
+	txt = json_dumps(json_object_get(json_object_get(have, "spec"), "selector"), JSON_COMPACT);
+	assert_string_equal(txt, "{\"" EO_LABEL_CLUSTER "\":\"x-client\"}");
+	free(txt);
+	json_decref(have);
+
+	/* The status of x says so (the fake store keeps no status: each pass writes it). */
+	assert_true(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status", NULL) >= 1);
+	txt = last_body(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status");
+	assert_non_null(txt);
+	assert_non_null(strstr(txt, "\"reason\":\"ForeignObject\""));
+	assert_non_null(strstr(txt, "Service x-client is not controlled by this EtcdCluster (its "
+				    "controller: EtcdCluster x-client, uid xc-uid)"));
+	free(txt);
+	assert_true(foreign_event_on(&r, "x"));
+	assert_false(foreign_event_on(&r, "x-client"));
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1170,6 +1273,7 @@ int main(void)
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
 	    cmocka_unit_test(test_roll_restart_evicts),
+	    cmocka_unit_test(test_foreign_service_not_patched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
