@@ -59,6 +59,7 @@ struct api {
 	json_t *store; /* "plural/name" -> object */
 	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
 	eo_fake_etcd *etcd;
+	const char *fail_get; /* "plural/name" whose GET answers 500, NULL: none */
 };
 
 struct rig {
@@ -119,7 +120,9 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 	if (strcmp(plural, "events") == 0) {
 		reply_json(rs, 201, body ? body : json_object());
 	} else if (strcmp(rq->method, "GET") == 0) {
-		if (have != NULL)
+		if (a->fail_get != NULL && strcmp(a->fail_get, key) == 0)
+			rs->status = 500, rs->body = tu_status_body(500, "InternalError", "boom");
+		else if (have != NULL)
 			reply_json(rs, 200, have);
 		else
 			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
@@ -1061,6 +1064,75 @@ static void test_force_new_cluster_finish(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4): two members' PVCs lost their
+ * managed-by label, so the PVC cache lacks them while the apiserver has them. The request
+ * naming the third member is refused after live reads of every Pod and PVC: no member is
+ * marked, no Pod deleted; the status says ForceNewClusterRefused. An apiserver error on one
+ * of those reads stops the pass: nothing is written or deleted.
+ */
+static void test_force_new_cluster_reads_live(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char pvc_b[EO_NAME_MAX], pvc_c[EO_NAME_MAX];
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++)
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	assert_int_equal(eo_name_member_pvc(pvc_b, sizeof(pvc_b), "demo-b"), 0);
+	assert_int_equal(eo_name_member_pvc(pvc_c, sizeof(pvc_c), "demo-c"), 0);
+	/* the label is gone: out of the cache, still in the apiserver */
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_b, NULL), EO_KUBE_OK);
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_c, NULL), EO_KUBE_OK);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* An apiserver error on a live read: nothing decided, nothing written. */
+	r.api.fail_get = "persistentvolumeclaims/data-demo-b";
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_true(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+
+	/* The reads work: the PVCs are there, 0 of 3 lost, refused. */
+	r.api.fail_get = NULL;
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_b, "", NULL) >= 1);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_c, "", NULL) >= 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	{
+		char *body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+
+		assert_non_null(body);
+		assert_non_null(strstr(body, "ForceNewClusterRefused"));
+		assert_non_null(strstr(body, "0 of 3 voting member(s) lost their data"));
+		assert_null(strstr(body, "QuorumLost"));
+		free(body);
+	}
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1073,6 +1145,7 @@ int main(void)
 	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
+	    cmocka_unit_test(test_force_new_cluster_reads_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
