@@ -132,11 +132,6 @@ static bool may_start(const struct eo_fnc_input *in, const struct eo_fnc_member 
 	return true;
 }
 
-static void refuse(struct eo_fnc_decision *d, const char *reason)
-{
-	d->reason = reason;
-}
-
 /* (raftTerm, raftIndex) of a before that of b. */
 static bool older(const struct eo_fnc_member *a, const struct eo_fnc_member *b)
 {
@@ -172,12 +167,10 @@ static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_mem
 		const struct eo_fnc_member *m = &in->m[i];
 
 		if (m->answered && m->foreign) {
-			refuse(d, EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN);
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN;
 			say(d,
 			    "check cluster-id failed: member %s's address is answered by etcd "
-			    "cluster %" PRIx64
-			    ", not this cluster; nothing is forced while another "
-			    "cluster answers at a member's address",
+			    "cluster %" PRIx64 ", not this cluster: nothing is forced on its word",
 			    m->name, m->cluster_id);
 			return false;
 		}
@@ -186,12 +179,10 @@ static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_mem
 		const struct eo_fnc_member *m = &in->m[i];
 
 		if (m->answered && m->lost) {
-			refuse(d, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS;
 			say(d,
 			    "check lost-members-silent failed: member %s counts as lost (%s) but "
-			    "its etcd answers: it is alive and may hold the quorum; stop its Pod "
-			    "or "
-			    "find out why its data looks gone",
+			    "its etcd answers: it is alive and may hold the quorum",
 			    m->name, m->memory ? "its Pod is gone" : "its PVC is gone or replaced");
 			return false;
 		}
@@ -200,7 +191,7 @@ static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_mem
 		const struct eo_fnc_member *m = &in->m[i];
 
 		if (m->answered && m->leader != 0) {
-			refuse(d, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER);
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER;
 			say(d,
 			    "check no-leader failed: member %s answers with leader %" PRIx64
 			    ": a quorum of the cluster still works; no new cluster is forced "
@@ -212,7 +203,7 @@ static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_mem
 	f = freshest_other(in, s);
 	if (f == NULL || (s->answered && !older(s, f)))
 		return true;
-	refuse(d, EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST);
+	d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST;
 	if (!s->answered)
 		say(d,
 		    "check freshest failed: member %s does not answer and member %s does (raft "
