@@ -1133,6 +1133,66 @@ static void test_force_new_cluster_reads_live(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * The data of b and c is really gone (their PVCs are not in the apiserver either). While b's
+ * etcd still answers at its address, the request is refused (ForceNewClusterLostMemberAnswers);
+ * once only the survivor answers, without a leader, it is marked "forcing".
+ */
+static void test_force_new_cluster_asks_every_member(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0, false, 1, true},
+	    {"demo-b", B, true, 0, false, 0, false},
+	    {"demo-c", C, true, 0, false, 0, false},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char host[EO_DESIRED_URL_MAX];
+	char *body = NULL;
+
+	(void)state;
+	rig_start(&r);
+	/* no member in the fake's list: every Status answer names no leader */
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++) {
+		set_member_status(&r, ms[i].name, "memberID", json_sprintf("%zx", 0xa + i));
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	}
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-c", host, sizeof(host)), true);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* b's etcd answers: refused, nothing marked. */
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "ForceNewClusterLostMemberAnswers"));
+	assert_non_null(strstr(body, "member demo-b counts as lost"));
+	free(body);
+
+	/* b stops answering: only the survivor answers, no leader: marked. */
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)), true);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "forcing"));
+	free(body);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1146,6 +1206,7 @@ int main(void)
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
 	    cmocka_unit_test(test_force_new_cluster_reads_live),
+	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
