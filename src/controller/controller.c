@@ -555,8 +555,38 @@ fail:
 }
 
 /*
- * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due),
- * the Maintenance Status of each endpoint into st (*n_st of them answered).
+ * Before a quorum-loss decision (the plan's want_live): every member's Pod and PVC read from
+ * the apiserver, never only the label-filtered caches (a PVC whose label was removed is not
+ * lost). 0, or -1 when a read failed: nothing is decided on a view that could not be checked.
+ */
+static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     struct observed_members *om)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		int changed = confirm_live(c, lc, om, &om->v[i]);
+
+		if (changed < 0) {
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "quorum-loss check waits: the member's Pod or PVC could not be "
+				  "read from the apiserver",
+				  "member", eo_member_name(om->v[i].member), "check", "live-read",
+				  NULL);
+			return -1;
+		}
+		if (changed > 0)
+			eo_log_kv(
+			    EO_LOG_INFO, lc,
+			    "quorum-loss check: the cache differs from the apiserver "
+			    "(a label removed, or the cache lags); deciding on the live objects",
+			    "member", eo_member_name(om->v[i].member), NULL);
+	}
+	return 0;
+}
+
+/*
+ * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due,
+ * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
+ * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
  */
 /*
  * Whether etcd has authentication on (AuthStatus) and, when it has and the pass holds the root
@@ -584,7 +614,8 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
-			  size_t *n_st, struct eo_plan_input *in, char *msg, size_t n)
+			  char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
+			  char *msg, size_t n)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	eo_etcd_client *ec = NULL;
@@ -598,10 +629,11 @@ static void query_members(struct eo_controller *c, const struct eo_plan_result *
 	/* A list refused for want of credentials is the first sign of auth. */
 	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
 		query_auth(ec, in, msg, n);
-	for (size_t i = 0; ec != NULL && *e == EO_ETCD_OK && r->want_status && i < r->n_endpoints;
+	for (size_t i = 0; ec != NULL && (*e == EO_ETCD_OK || r->want_live) && r->want_status &&
+			   i < r->n_endpoints;
 	     i++)
 		if (eo_etcd_status(ec, r->endpoints[i], &st[*n_st], NULL) == EO_ETCD_OK)
-			(*n_st)++;
+			snprintf(from[(*n_st)++], EO_DESIRED_URL_MAX, "%s", r->endpoints[i]);
 		else
 			eo_etcd_status_clear(&st[*n_st]);
 	eo_etcd_client_free(ec);
@@ -1393,6 +1425,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
 	struct eo_etcd_status statuses[EO_PLAN_MAX_ENDPOINTS] = {0};
+	char status_from[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
+	const char *status_from_p[EO_PLAN_MAX_ENDPOINTS];
 	size_t n_statuses = 0;
 	struct eo_tls_material tls = {0};
 	struct eo_tlsload_problem tp = {0};
@@ -1462,12 +1496,18 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
+		if (pr.want_live && read_members_live(c, &lc, &om) != 0)
+			goto fail;
 		in.etcd_queried = true;
-		query_members(c, &pr, &list, &in.etcd_err, statuses, &n_statuses, &in, login_msg,
-			      sizeof(login_msg));
+		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
+			      login_msg, sizeof(login_msg));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
 		in.statuses = statuses;
 		in.n_statuses = n_statuses;
+		for (size_t i = 0; i < n_statuses; i++)
+			status_from_p[i] = status_from[i];
+		in.live_checked = pr.want_live;
+		in.status_from = pr.want_live ? status_from_p : NULL;
 		eo_plan_result_clear(&pr);
 		if (eo_plan_cluster(&in, &pr) != 0)
 			goto fail;

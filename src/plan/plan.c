@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -1919,28 +1920,50 @@ static void force_conditions(struct ctx *x, const char *why, bool serving)
 	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
 }
 
+/* The client URL of member into buf (EO_DESIRED_URL_MAX). 0, or -1 when it does not fit. */
+static int client_url_of(const struct ctx *x, const json_t *member, char *buf)
+{
+	return eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, x->in->build,
+					    eo_member_name(member), eo_cluster_name(x->in->cluster),
+					    eo_cluster_namespace(x->in->cluster),
+					    eo_desired_member_client_tls(member));
+}
+
 /*
- * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
- * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
- * members are removed and replaced by the usual steps).
+ * The Maintenance Status member answered at its own address (input status_from), or, without
+ * status_from, the one that carries its status.memberID. NULL: it did not answer.
  */
-static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
-				   bool *lift)
+static const struct eo_etcd_status *status_of(const struct ctx *x, const json_t *member)
+{
+	const char *id = eo_member_member_id(member);
+	char url[EO_DESIRED_URL_MAX] = "";
+	uint64_t want = present(id) ? strtoull(id, NULL, 16) : 0;
+
+	if (x->in->status_from != NULL && client_url_of(x, member, url) != 0)
+		return NULL;
+	for (size_t j = 0; j < x->in->n_statuses; j++) {
+		const char *from = x->in->status_from != NULL ? x->in->status_from[j] : NULL;
+
+		if (from != NULL ? strcmp(from, url) == 0
+				 : want != 0 && x->in->statuses[j].member_id == want)
+			return &x->in->statuses[j];
+	}
+	return NULL;
+}
+
+/* The members as the recovery sees them (plan/forcenew.h); pms[i] stands behind rows[i]. */
+static void fnc_view(const struct ctx *x, struct eo_fnc_member *rows,
+		     const struct eo_plan_member **pms, struct eo_fnc_input *fi)
 {
 	const struct eo_plan_input *in = x->in;
-	struct eo_plan_result *out = x->out;
-	struct eo_fnc_member rows[ROLL_MAX];
-	const struct eo_plan_member *pms[ROLL_MAX];
-	struct eo_fnc_input fi = {.request = force_request(in->cluster), .m = rows};
-	struct eo_fnc_decision d;
-	const json_t *cur = json_object_get(in->cluster, "status");
-	const struct eo_plan_member *pm = NULL;
-	const char *creason = NULL;
 
-	*lift = false;
-	for (size_t i = 0; i < in->n_members && fi.n < ROLL_MAX; i++) {
+	fi->m = rows;
+	fi->n = 0;
+	fi->checked = in->live_checked;
+	for (size_t i = 0; i < in->n_members && fi->n < ROLL_MAX; i++) {
 		const struct eo_plan_member *p = &in->members[i];
-		struct eo_fnc_member *r = &rows[fi.n];
+		const struct eo_etcd_status *es = in->live_checked ? status_of(x, p->member) : NULL;
+		struct eo_fnc_member *r = &rows[fi->n];
 		struct eo_storage st;
 
 		eo_member_storage(p->member, &st);
@@ -1958,14 +1981,99 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 							  "deletionTimestamp") == NULL,
 		    .pod_ready = eo_plan_pod_ready(p->pod),
 		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
+		    .answered = es != NULL,
+		    .foreign = es != NULL && !eo_plan_same_cluster(in->cluster, es->cluster_id),
+		    .cluster_id = es != NULL ? es->cluster_id : 0,
+		    .leader = es != NULL ? es->leader : 0,
+		    .raft_term = es != NULL ? es->raft_term : 0,
+		    .raft_index = es != NULL ? es->raft_index : 0,
 		};
-		pms[fi.n++] = p;
+		pms[fi->n++] = p;
 	}
+}
+
+/*
+ * Before a quorum-loss decision: read every member's Pod and PVC live and ask every member's
+ * etcd for its Status (want_live), then plan again. A plan that already had an etcd answer
+ * without that view cannot ask again: it waits.
+ */
+static void ask_live_check(struct ctx *x)
+{
+	struct eo_plan_result *out = x->out;
+
+	if (x->in->etcd_queried) {
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return;
+	}
+	for (size_t i = 0; i < x->in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS; i++) {
+		if (client_url_of(x, x->in->members[i].member, out->endpoints[out->n_endpoints]) !=
+		    0) {
+			x->ok = false;
+			return;
+		}
+		out->n_endpoints++;
+	}
+	out->action = EO_PLAN_QUERY_MEMBERS;
+	out->want_status = true;
+	out->want_live = true;
+}
+
+/*
+ * Whether a force-new-cluster request would start now (eo_plan_force_new_cluster_check) from
+ * some voter that kept its data on a PVC: its name into who. When none would, why says why
+ * for the first such voter ("" when there is none).
+ */
+static bool force_would_pass(const struct ctx *x, char *who, size_t wn, char *why, size_t n)
+{
+	struct eo_fnc_member rows[ROLL_MAX];
+	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+
+	why[0] = '\0';
+	fnc_view(x, rows, pms, &fi);
+	for (size_t i = 0; i < fi.n; i++) {
+		const struct eo_fnc_member *r = &rows[i];
+		struct eo_fnc_decision d = {0};
+
+		if (r->deleting || r->memory || r->lost || !r->voter || r->pending || r->dormant)
+			continue;
+		if (eo_plan_force_new_cluster_check(&fi, i, &d)) {
+			snprintf(who, wn, "%s", r->name);
+			return true;
+		}
+		if (why[0] == '\0')
+			snprintf(why, n, "%s", d.why);
+	}
+	return false;
+}
+
+/*
+ * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
+ * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
+ * members are removed and replaced by the usual steps).
+ */
+static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
+				   bool *lift)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	struct eo_fnc_member rows[ROLL_MAX];
+	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+	struct eo_fnc_decision d;
+	const json_t *cur = json_object_get(in->cluster, "status");
+	const struct eo_plan_member *pm = NULL;
+	const char *creason = NULL;
+
+	*lift = false;
+	fnc_view(x, rows, pms, &fi);
+	fi.request = force_request(in->cluster);
 	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
 		   c->pending == 0 && c->deleting == 0;
 	fi.etcd_queried = in->etcd_queried;
 	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
 	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
+	fi.etcd_foreign = fi.etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
 	if (present(fi.request) && fi.etcd_ok) {
 		for (size_t i = 0; i < fi.n; i++)
 			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
@@ -1990,20 +2098,32 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		const char *said = NULL;
 
 		snprintf(why, sizeof(why), "force-new-cluster refused: %s", d.why);
-		if (eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-					 EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED) &&
+		if (!d.unmark &&
+		    eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+					 d.reason) &&
 		    (said = json_string_value(json_object_get(
 			 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) !=
 			NULL &&
 		    strcmp(said, why) == 0)
 			return false; /* said already: plan as usual */
-		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-		     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, why);
+		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
 		msgf(x, "%s", why);
-		event(x, "Warning", EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
+		event(x, "Warning", d.reason);
 		out->action = EO_PLAN_WRITE_STATUS;
+		if (d.unmark) {
+			/* refused before the flag reached a Pod: the survivor's mark goes */
+			out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+			out->action = EO_PLAN_MARK_MEMBER;
+			out->member = pm->member;
+			if (out->patch == NULL)
+				x->ok = false;
+		}
 		return true;
 	}
+	case EO_FNC_CHECK:
+		msgf(x, "%s", d.why);
+		ask_live_check(x);
+		return true;
 	case EO_FNC_PROCEED:
 		force_conditions(x, d.why, true);
 		*lift = true;
@@ -2110,15 +2230,35 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		 * Say so instead of waiting for Pods that will never come back. When a PVC
 		 * member kept its data, the user may force a new cluster from it.
 		 */
+		char who[EO_PLAN_NAME_MAX], why[EO_FNC_MSG_MAX];
+		bool can_force;
+
+		if (!x->in->live_checked) {
+			/* Never on the label-filtered caches alone: the Pods, PVCs, etcd first. */
+			msgf(x,
+			     "%zu of %zu voting member(s) look lost (%s): reading their Pods and "
+			     "PVCs "
+			     "from the apiserver and asking etcd first",
+			     c->voters_lost, c->voters, c->voters_lost_names);
+			ask_live_check(x);
+			return;
+		}
+		can_force = survivor_with_data(x) &&
+			    force_would_pass(x, who, sizeof(who), why, sizeof(why));
 		msgf(x,
 		     "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
 		     "a member's PVC is gone); the etcd quorum is gone for good: delete and "
-		     "recreate the EtcdCluster%s",
+		     "recreate the EtcdCluster%s%s%s%s",
 		     c->voters_lost, c->voters, c->voters_lost_names,
-		     survivor_with_data(x) ? ", or force a new cluster from a member that kept "
-					     "its data (annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
-					     "=<member>; writes it had not replicated are lost)"
-					   : "");
+		     can_force ? ", or force a new cluster from a member that kept its data "
+				 "(annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
+				 "=<member>; writes it had not replicated are lost): member "
+			       : "",
+		     can_force ? who : "",
+		     !can_force && survivor_with_data(x) && why[0] != '\0'
+			 ? "; forcing a new cluster would be refused now: "
+			 : "",
+		     !can_force && survivor_with_data(x) ? why : "");
 		quorum_gone(x);
 		return;
 	}

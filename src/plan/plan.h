@@ -175,6 +175,14 @@ struct eo_plan_input {
 	const struct eo_etcd_status *statuses;
 	size_t n_statuses;
 	/*
+	 * With a QUERY_MEMBERS that set want_live: every member's Pod and PVC in members were
+	 * read from the apiserver this pass (not the label-filtered caches), and statuses holds
+	 * the answers of the plan's endpoints, status_from[i] the endpoint statuses[i] came from.
+	 * Quorum-loss decisions (QuorumLost, force-new-cluster) are made only on this view.
+	 */
+	bool live_checked;
+	const char *const *status_from;
+	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
 	 * of that plan is not carried out. NULL otherwise.
@@ -245,6 +253,13 @@ struct eo_plan_result {
 	json_t *patch;
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;
+	/*
+	 * QUERY_MEMBERS before a quorum-loss decision: first read every member's Pod and PVC
+	 * live from the apiserver (a failed read: act on nothing, retry), then ask every
+	 * endpoint (every member's address) for its Maintenance Status whether or not the member
+	 * list could be read; plan again with live_checked and status_from set.
+	 */
+	bool want_live;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
 	/*

@@ -60,6 +60,7 @@ struct api {
 	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
 	eo_fake_etcd *etcd;
 	bool refuse_evictions; /* pods/<name>/eviction answers 429 (a PDB allows none) */
+	const char *fail_get; /* "plural/name" whose GET answers 500, NULL: none */
 };
 
 struct rig {
@@ -143,7 +144,9 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			reply_json(rs, 201, body);
 		}
 	} else if (strcmp(rq->method, "GET") == 0) {
-		if (have != NULL)
+		if (a->fail_get != NULL && strcmp(a->fail_get, key) == 0)
+			rs->status = 500, rs->body = tu_status_body(500, "InternalError", "boom");
+		else if (have != NULL)
 			reply_json(rs, 200, have);
 		else
 			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
@@ -1260,6 +1263,135 @@ static void test_foreign_service_not_patched(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4): two members' PVCs lost their
+ * managed-by label, so the PVC cache lacks them while the apiserver has them. The request
+ * naming the third member is refused after live reads of every Pod and PVC: no member is
+ * marked, no Pod deleted; the status says ForceNewClusterRefused. An apiserver error on one
+ * of those reads stops the pass: nothing is written or deleted.
+ */
+static void test_force_new_cluster_reads_live(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char pvc_b[EO_NAME_MAX], pvc_c[EO_NAME_MAX];
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++)
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	assert_int_equal(eo_name_member_pvc(pvc_b, sizeof(pvc_b), "demo-b"), 0);
+	assert_int_equal(eo_name_member_pvc(pvc_c, sizeof(pvc_c), "demo-c"), 0);
+	/* the label is gone: out of the cache, still in the apiserver */
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_b, NULL), EO_KUBE_OK);
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_c, NULL), EO_KUBE_OK);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* An apiserver error on a live read: nothing decided, nothing written. */
+	r.api.fail_get = "persistentvolumeclaims/data-demo-b";
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_true(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+
+	/* The reads work: the PVCs are there, 0 of 3 lost, refused. */
+	r.api.fail_get = NULL;
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_b, "", NULL) >= 1);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_c, "", NULL) >= 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	{
+		char *body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+
+		assert_non_null(body);
+		assert_non_null(strstr(body, "ForceNewClusterRefused"));
+		assert_non_null(strstr(body, "0 of 3 voting member(s) lost their data"));
+		assert_null(strstr(body, "QuorumLost"));
+		free(body);
+	}
+	rig_stop(&r);
+}
+
+/*
+ * The data of b and c is really gone (their PVCs are not in the apiserver either). While b's
+ * etcd still answers at its address, the request is refused (ForceNewClusterLostMemberAnswers);
+ * once only the survivor answers, without a leader, it is marked "forcing".
+ */
+static void test_force_new_cluster_asks_every_member(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0, false, 1, true},
+	    {"demo-b", B, true, 0, false, 0, false},
+	    {"demo-c", C, true, 0, false, 0, false},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char host[EO_DESIRED_URL_MAX];
+	char *body = NULL;
+
+	(void)state;
+	rig_start(&r);
+	/* no member in the fake's list: every Status answer names no leader */
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++) {
+		set_member_status(&r, ms[i].name, "memberID", json_sprintf("%zx", 0xa + i));
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	}
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-c", host, sizeof(host)), true);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* b's etcd answers: refused, nothing marked. */
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "ForceNewClusterLostMemberAnswers"));
+	assert_non_null(strstr(body, "member demo-b counts as lost"));
+	free(body);
+
+	/* b stops answering: only the survivor answers, no leader: marked. */
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)), true);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "forcing"));
+	free(body);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1274,6 +1406,8 @@ int main(void)
 	    cmocka_unit_test(test_force_new_cluster_finish),
 	    cmocka_unit_test(test_roll_restart_evicts),
 	    cmocka_unit_test(test_foreign_service_not_patched),
+	    cmocka_unit_test(test_force_new_cluster_reads_live),
+	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,6 +213,8 @@ static void world_init(struct world *w, const struct row *r)
 				       .etcd_queried = true,
 				       .etcd_err = EO_ETCD_OK,
 				       .etcd = &w->etcd,
+				       /* as after the controller's live reads (want_live) */
+				       .live_checked = true,
 				       .now = T0};
 }
 
@@ -2550,6 +2552,168 @@ static void test_memory_roll_evicts(void **state)
 	json_decref(storage);
 }
 
+/* Client URL of member name (as the controller records where a Status answer came from). */
+static const char *client_url(const char *name, char *buf)
+{
+	assert_int_equal(eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, &OPTS, name, "demo",
+						      "default", false),
+			 0);
+	return buf;
+}
+
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4). The caches hold only labelled objects:
+ * two PVCs whose managed-by label was removed look gone. Neither QuorumLost nor a recovery is
+ * decided on that view: the plan asks for live reads and every member's Status first; on the
+ * live view nothing is lost, so the request is refused and no QuorumLost advice is given. When
+ * the data really is gone but a "lost" member's etcd still answers, the request is refused
+ * and the QuorumLost message says so instead of advising the annotation.
+ */
+static void test_force_new_cluster_live_truth(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *kept[3] = {NULL, NULL, NULL};
+	char url[3][EO_DESIRED_URL_MAX];
+	const char *from[3];
+	struct eo_etcd_status st[3];
+
+	(void)state;
+	world_init(&w, &r);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	for (size_t i = 0; i < 3; i++) {
+		make_ran_on_pvc(&w, i, "pvc-1");
+		from[i] = client_url(name_of(w.pm[i].member), url[i]);
+		st[i] = (struct eo_etcd_status){.cluster_id = 0x248adce0359142baULL,
+						.member_id = 0x8e9e05c52164694dULL,
+						.leader = 0xb,
+						.raft_term = 4,
+						.raft_index = 120};
+	}
+	/* The cache's view: the PVCs of b and c lost their label, so they are not in it. */
+	for (size_t i = 1; i < 3; i++) {
+		kept[i] = (json_t *)w.pm[i].pvc;
+		w.pm[i].pvc = NULL;
+	}
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+
+	/* No request: no QuorumLost on the cache alone; live reads and etcd first. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_true(res.want_status);
+	assert_int_equal(res.n_endpoints, 3);
+	assert_null(strstr(res.message, EO_ANNOTATION_FORCE_NEW_CLUSTER));
+	eo_plan_result_clear(&res);
+
+	/* The request naming a: no mark on the cache alone either. */
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_int_equal(res.n_endpoints, 3);
+	eo_plan_result_clear(&res);
+
+	/* The live view: every PVC is there, every member answers (b leads). Refused. */
+	for (size_t i = 1; i < 3; i++)
+		w.pm[i].pvc = kept[i];
+	w.in.live_checked = true;
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+	w.in.statuses = st;
+	w.in.n_statuses = 3;
+	w.in.status_from = from;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+	assert_string_equal(res.event_type, "Warning");
+	adopt_status(&w, &res);
+	{
+		const char *av =
+		    eo_condition_reason(json_object_get(w.cluster, "status"), EO_COND_AVAILABLE);
+
+		assert_true(av == NULL || strcmp(av, EO_REASON_QUORUM_LOST) != 0);
+	}
+
+	/*
+	 * The data of b and c is really gone (their PVCs deleted) but b's Pod still runs and its
+	 * etcd answers: refused, and QuorumLost does not advise the annotation.
+	 */
+	for (size_t i = 1; i < 3; i++) {
+		w.pm[i].pvc = NULL;
+		st[i].leader = 0;
+	}
+	st[0].leader = 0;
+	json_decref(kept[1]);
+	json_decref(kept[2]);
+	w.in.n_statuses = 2; /* a and b answer, c does not */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS, "member demo-b counts as lost");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
+	adopt_status(&w, &res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "forcing a new cluster would be refused now: check lost-members-silent failed");
+	{
+		const char *m = json_string_value(
+		    json_object_get(eo_condition_find(res.status, EO_COND_AVAILABLE), "message"));
+
+		assert_null(strstr(m, "=<member>"));
+	}
+	adopt_status(&w, &res);
+
+	/* b stops answering: the checks pass, QuorumLost names a, and a is marked. */
+	w.in.n_statuses = 1;
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>; writes it had not replicated are "
+						  "lost): member demo-a");
+	adopt_status(&w, &res);
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	eo_plan_result_clear(&res);
+
+	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
+	annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
+	st[0].leader = 0x8e9e05c52164694dULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER, "member demo-a answers with leader");
+	eo_plan_result_clear(&res);
+	/* Without a leader it restarts as before. */
+	st[0].leader = 0;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	eo_plan_result_clear(&res);
+	/* ... but only on the live view: the cache alone asks for the checks first. */
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2582,6 +2746,7 @@ int main(void)
 	    cmocka_unit_test(test_deadline_heals),
 	    cmocka_unit_test(test_voters_share_node),
 	    cmocka_unit_test(test_memory_roll_evicts),
+	    cmocka_unit_test(test_force_new_cluster_live_truth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
