@@ -60,7 +60,7 @@ struct api {
 	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
 	eo_fake_etcd *etcd;
 	bool refuse_evictions; /* pods/<name>/eviction answers 429 (a PDB allows none) */
-	const char *fail_get; /* "plural/name" whose GET answers 500, NULL: none */
+	const char *fail_get;  /* "plural/name" whose GET answers 500, NULL: none */
 };
 
 struct rig {
