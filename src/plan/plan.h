@@ -121,10 +121,11 @@ enum eo_plan_action {
 	 * RESTART_MEMBER deletes its Pod (pod_uid as precondition) so that the member controller
 	 * recreates it from the new spec on the same PVC; MOVE_LEADER hands leadership from the
 	 * leader (endpoints[0]) to etcd_id before the leader's turn. A memory member is replaced
-	 * through REMOVE_MEMBER and the scale-up path instead.
+	 * instead: of three or more, RESTART_MEMBER evicts its Pod (evict) and the lost-member
+	 * step removes it; else through REMOVE_MEMBER. The scale-up path adds the new one.
 	 */
 	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
-	EO_PLAN_RESTART_MEMBER, /* delete the Pod of member, UID pod_uid */
+	EO_PLAN_RESTART_MEMBER, /* evict (evict) or delete the Pod of member, UID pod_uid */
 	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
 	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
 	EO_PLAN_ENSURE_CERTIFICATES,
@@ -158,9 +159,15 @@ struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
 	size_t n_members;
+	/*
+	 * The objects under the cluster's own names, as observed (any owner). One that this
+	 * cluster does not control is never acted on: the plan stops with ForeignObject.
+	 */
 	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
+	/* observed NetworkPolicy <cluster> when the cluster wants one, or NULL */
+	const json_t *netpol;
 	const struct eo_desired_opts *build;
 	/*
 	 * cert-manager TLS mode (eo_cluster_uses_cert_manager): what the controller saw of
@@ -191,6 +198,14 @@ struct eo_plan_input {
 	bool etcd_leader_checked;
 	bool etcd_from_leader;
 	const char *etcd_leader_why;
+	/*
+	 * With a QUERY_MEMBERS that set want_live: every member's Pod and PVC in members were
+	 * read from the apiserver this pass (not the label-filtered caches), and statuses holds
+	 * the answers of the plan's endpoints, status_from[i] the endpoint statuses[i] came from.
+	 * Quorum-loss decisions (QuorumLost, force-new-cluster) are made only on this view.
+	 */
+	bool live_checked;
+	const char *const *status_from;
 	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
@@ -267,8 +282,23 @@ struct eo_plan_result {
 	 * (eo_plan_input.etcd_leader_checked) and plan again; endpoints are not used.
 	 */
 	bool want_leader;
+	/*
+	 * QUERY_MEMBERS before a quorum-loss decision: first read every member's Pod and PVC
+	 * live from the apiserver (a failed read: act on nothing, retry), then ask every
+	 * endpoint (every member's address) for its Maintenance Status whether or not the member
+	 * list could be read; plan again with live_checked and status_from set.
+	 */
+	bool want_live;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
+	/*
+	 * RESTART_MEMBER: take the Pod down through the Eviction API (pods/eviction), so that
+	 * the apiserver weighs it against the PodDisruptionBudget atomically with other
+	 * evictions (a node drain); a refusal (429) waits and retries. false: DELETE, for the
+	 * roll of a single member (its budget never allows a disruption) and the restart of a
+	 * force-new-cluster survivor (the quorum the budget protects is already gone).
+	 */
+	bool evict;
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY, ENABLE_AUTH: voter client
 	 * URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
@@ -344,6 +374,10 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
 
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
+/* Degraded: a majority of the memory-backed voters run on one node (informative). */
+#define EO_PLAN_REASON_VOTERS_SHARE_NODE "VotersShareNode"
+/* The apiserver refused to evict a member's Pod for a restart (its PodDisruptionBudget). */
+#define EO_PLAN_REASON_EVICTION_REFUSED "EvictionRefused"
 
 /*
  * Restarts of the etcd container after which a crash-looping voter counts as broken. With the

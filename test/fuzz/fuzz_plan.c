@@ -450,6 +450,15 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 		FUZZ_CHECK(r->endpoints[i][0] != '\0', "%s: endpoint %zu empty", an, i);
 	if (r->status_changed)
 		FUZZ_CHECK(r->status != NULL, "status changed without a status");
+	/* A survivor is marked for --force-new-cluster only on the live view. */
+	if (r->action == EO_PLAN_MARK_MEMBER) {
+		const char *v = json_string_value(json_object_get(
+		    json_object_get(json_object_get(r->patch, "metadata"), "annotations"),
+		    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+
+		FUZZ_CHECK(v == NULL || strcmp(v, "forcing") != 0 || in->live_checked,
+			   "force-new-cluster mark without the live checks");
+	}
 
 	/* Never a seed when members exist (or once the cluster has an ID). */
 	if (r->action == EO_PLAN_CREATE_SEED) {
@@ -628,6 +637,8 @@ static void plan_cluster(const struct world *w)
 		bool again = r.action == EO_PLAN_QUERY_MEMBERS;
 
 		check_cluster_plan(w, &in, &r);
+		/* the world's Pods and PVCs stand for the live reads too */
+		in.live_checked = r.want_live;
 		eo_plan_result_clear(&r);
 		if (!again)
 			return;
