@@ -612,19 +612,130 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 	}
 }
 
+/* The client URL of the EtcdMember named name (among members), into buf. 0, or -1. */
+static int member_client_url(const struct eo_controller *c, const json_t *cluster,
+			     const struct eo_plan_member *members, size_t n_members,
+			     const char *name, char *buf, size_t cap)
+{
+	for (size_t i = 0; name != NULL && name[0] != '\0' && i < n_members; i++) {
+		const json_t *m = members[i].member;
+
+		if (strcmp(eo_member_name(m), name) == 0)
+			return eo_desired_member_client_url(
+			    buf, cap, &c->build, name, eo_member_service(m),
+			    eo_cluster_namespace(cluster), eo_desired_member_client_tls(m));
+	}
+	return -1;
+}
+
+/*
+ * Absence is never decided from one unverified answer (plan.h, etcd_leader_checked): whether
+ * *list, answered at endpoint answered, is etcd's leader's own answer. The Maintenance Status
+ * of that member names the leader; when the leader is another member, the list is read again
+ * at the leader's client URL alone and replaces *list. Each answer must carry this cluster's
+ * ID and come from the member expected. Returns true when the list is the leader's; false
+ * with why (the check that failed) otherwise. One Status call, plus one member list when a
+ * follower answered; made only when a plan is about to act on a member's absence.
+ */
+static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
+			   const struct eo_plan_member *members, size_t n_members,
+			   const char *answered, struct eo_etcd_members *list, char *why,
+			   size_t cap)
+{
+	struct eo_etcd_status st = {0};
+	struct eo_etcd_members at = {0};
+	struct eo_etcd_detail d = {0};
+	const struct eo_etcd_member *lm = NULL;
+	char url[EO_DESIRED_URL_MAX], id[EO_PLAN_ID_MAX], lid[EO_PLAN_ID_MAX];
+	const char *eps[1] = {answered};
+	eo_etcd_client *ec = NULL;
+	eo_etcd_err e = EO_ETCD_INVALID;
+	bool ok = false;
+
+	why[0] = '\0';
+	if (answered == NULL || answered[0] == '\0') {
+		snprintf(why, cap, "no member answered the member list");
+		return false;
+	}
+	ec = etcd_dial(c, eps, 1);
+	if (ec != NULL)
+		e = eo_etcd_status(ec, answered, &st, &d);
+	eo_etcd_client_free(ec);
+	ec = NULL;
+	eo_plan_format_id(st.leader, lid, sizeof(lid));
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap,
+			 "the Maintenance Status of the member that answered (%s) failed: %s",
+			 answered, eo_etcd_strerror(e));
+		goto out;
+	}
+	if (!eo_plan_same_cluster(cluster, st.cluster_id)) {
+		eo_plan_format_id(st.cluster_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s belongs to etcd cluster %s", answered, id);
+		goto out;
+	}
+	if (list->responder_id != 0 && st.member_id != list->responder_id) {
+		eo_plan_format_id(st.member_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s is now %s, not the one that answered the list",
+			 answered, id);
+		goto out;
+	}
+	if (st.leader == 0) {
+		snprintf(why, cap, "the member at %s knows no leader", answered);
+		goto out;
+	}
+	if (st.leader == st.member_id) {
+		ok = true; /* the list came from the leader */
+		goto out;
+	}
+	lm = eo_etcd_members_find(list, st.leader);
+	if (lm == NULL ||
+	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
+		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
+		goto out;
+	}
+	eps[0] = url;
+	ec = etcd_dial(c, eps, 1);
+	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
+	eo_etcd_client_free(ec);
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap, "listing the members at the leader %s (%s) failed: %s", lm->name,
+			 lid, eo_etcd_strerror(e));
+		goto out;
+	}
+	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st.leader) {
+		eo_plan_format_id(at.responder_id, id, sizeof(id));
+		snprintf(why, cap,
+			 "the answer at the leader's address (%s) came from member %s of another "
+			 "cluster or from another member than the leader %s",
+			 lm->name, id, lid);
+		goto out;
+	}
+	eo_etcd_members_clear(list);
+	*list = at;
+	memset(&at, 0, sizeof(at));
+	ok = true;
+out:
+	eo_etcd_members_clear(&at);
+	eo_etcd_status_clear(&st);
+	return ok;
+}
+
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
 			  char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
-			  char *msg, size_t n)
+			  char *msg, size_t n, char *answered, size_t cap)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
 
 	*n_st = 0;
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		eps[i] = r->endpoints[i];
 	ec = etcd_dial(c, eps, r->n_endpoints);
-	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
+	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, &d);
+	snprintf(answered, cap, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;
 	/* A list refused for want of credentials is the first sign of auth. */
 	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
@@ -1434,6 +1545,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_auth_creds creds = {0};
 	struct eo_tlsload_problem ap = {0};
 	char login_msg[EO_ETCD_MSG_MAX] = "";
+	char answered[EO_ETCD_URL_MAX] = "", leader_why[EO_PLAN_MSG_MAX / 2] = "";
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL, *np = NULL;
 	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
@@ -1500,7 +1612,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			goto fail;
 		in.etcd_queried = true;
 		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
-			      login_msg, sizeof(login_msg));
+			      login_msg, sizeof(login_msg), answered, sizeof(answered));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
 		in.statuses = statuses;
 		in.n_statuses = n_statuses;
@@ -1508,6 +1620,21 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			status_from_p[i] = status_from[i];
 		in.live_checked = pr.want_live;
 		in.status_from = pr.want_live ? status_from_p : NULL;
+		eo_plan_result_clear(&pr);
+		if (eo_plan_cluster(&in, &pr) != 0)
+			goto fail;
+	}
+	/* A step is about to act on a member's absence: only on the leader's own list. */
+	if (pr.action == EO_PLAN_QUERY_MEMBERS && pr.want_leader && in.etcd != NULL &&
+	    !in.etcd_leader_checked) {
+		in.etcd_leader_checked = true;
+		in.etcd_from_leader = confirm_leader(c, cluster, om.v, om.n, answered, &list,
+						     leader_why, sizeof(leader_why));
+		in.etcd_leader_why = leader_why;
+		eo_log_kv(in.etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, &lc,
+			  in.etcd_from_leader ? "member list confirmed with the leader"
+					      : "member list not confirmed by the leader",
+			  "message", pr.message, "check", leader_why, NULL);
 		eo_plan_result_clear(&pr);
 		if (eo_plan_cluster(&in, &pr) != 0)
 			goto fail;
@@ -1694,10 +1821,12 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 	return e == EO_KUBE_ECONFLICT ? 1 : -1;
 }
 
+/* query: the member list (answered: the endpoint that answered, cap EO_ETCD_URL_MAX). */
 static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-		       struct eo_etcd_members *list, eo_etcd_err *e, bool query)
+		       struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
 
 	for (size_t i = 0; i < rr->n_endpoints; i++)
@@ -1706,11 +1835,53 @@ static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr
 	if (ec == NULL)
 		*e = EO_ETCD_INVALID;
 	else if (query)
-		*e = eo_etcd_member_list(ec, list, NULL);
+		*e = eo_etcd_member_list(ec, list, &d);
 	else
 		*e = eo_fenced_member_remove(&c->fence, ec, rr->etcd_id, NULL, NULL);
+	if (query)
+		snprintf(answered, EO_ETCD_URL_MAX, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	eo_etcd_client_free(ec);
 	return *e == EO_ETCD_OK ? 0 : -1;
+}
+
+/*
+ * The finalizer's plan with what etcd says: the member list when asked for, confirmed with
+ * the leader when the plan is about to act on the member's absence, or always (relist: after
+ * a MemberRemove answered NOTFOUND). 0, or -1 on failure.
+ */
+static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
+			struct eo_rplan_input *in, struct eo_rplan_result *rr,
+			const struct observed_members *om, struct eo_etcd_members *list,
+			bool relist, char *why, size_t cap)
+{
+	char answered[EO_ETCD_URL_MAX] = "";
+
+	if (eo_plan_member_removal(in, rr) != 0)
+		return -1;
+	if (rr->action != EO_RPLAN_QUERY_MEMBERS && !(relist && in->etcd_queried))
+		return 0;
+	eo_etcd_members_clear(list);
+	in->etcd_queried = true;
+	in->etcd_leader_checked = false;
+	in->etcd_from_leader = false;
+	dial_remove(c, rr, list, &in->etcd_err, true, answered);
+	in->etcd = in->etcd_err == EO_ETCD_OK ? list : NULL;
+	eo_plan_removal_clear(rr);
+	if (eo_plan_member_removal(in, rr) != 0)
+		return -1;
+	if (in->etcd == NULL ||
+	    !(relist || (rr->action == EO_RPLAN_QUERY_MEMBERS && rr->want_leader)))
+		return 0;
+	in->etcd_leader_checked = true;
+	in->etcd_from_leader =
+	    confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
+	in->etcd_leader_why = why;
+	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
+		  in->etcd_from_leader ? "member list confirmed with the leader"
+				       : "member list not confirmed by the leader",
+		  "message", rr->message, "check", why, NULL);
+	eo_plan_removal_clear(rr);
+	return eo_plan_member_removal(in, rr);
 }
 
 /*
@@ -1727,7 +1898,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 	struct eo_rplan_result rr = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
-	char msg[EO_NAME_MAX + 64];
+	char msg[EO_NAME_MAX + 64], why[EO_PLAN_MSG_MAX / 2] = "";
 	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
@@ -1735,25 +1906,38 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return -1;
 	in.members = om.v;
 	in.n_members = om.n;
-	if (eo_plan_member_removal(&in, &rr) != 0)
+	if (plan_removal(c, lc, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
 		goto out;
-	if (rr.action == EO_RPLAN_QUERY_MEMBERS) {
-		in.etcd_queried = true;
-		dial_remove(c, &rr, &list, &in.etcd_err, true);
-		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
+	if (rr.action == EO_RPLAN_MEMBER_REMOVE &&
+	    dial_remove(c, &rr, NULL, &e, false, NULL) != 0 && e == EO_ETCD_NOTFOUND) {
+		/*
+		 * NOTFOUND proves nothing by itself (the address may be another cluster's, the
+		 * list a stale one): list again, confirm with the leader, and plan again; the
+		 * finalizer goes only when the leader's list does not name the member.
+		 */
+		eo_log_kv(EO_LOG_WARN, lc,
+			  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
+			  rr.message, NULL);
 		eo_plan_removal_clear(&rr);
-		if (eo_plan_member_removal(&in, &rr) != 0)
+		if (plan_removal(c, lc, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
 			goto out;
-	}
-	switch (rr.action) {
-	case EO_RPLAN_MEMBER_REMOVE:
-		if (dial_remove(c, &rr, NULL, &e, false) != 0 && e != EO_ETCD_NOTFOUND) {
-			eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
-				  eo_etcd_strerror(e), NULL);
+		if (rr.action == EO_RPLAN_MEMBER_REMOVE) {
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "etcd still lists the member after NOTFOUND; retrying", "message",
+				  rr.message, NULL);
 			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
 			rc = 1;
 			goto out;
 		}
+	} else if (rr.action == EO_RPLAN_MEMBER_REMOVE && e != EO_ETCD_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
+			  eo_etcd_strerror(e), NULL);
+		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+		rc = 1;
+		goto out;
+	}
+	switch (rr.action) {
+	case EO_RPLAN_MEMBER_REMOVE:
 		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", "message", rr.message, NULL);
 		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
 		emit(c, member, "Normal", "MemberRemoved", msg);

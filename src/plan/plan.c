@@ -1147,6 +1147,39 @@ static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_membe
 }
 
 /*
+ * Whether a step may act on member's absence from etcd's list (or on a voter the list shows as
+ * a learner): only on the leader's own answer (step_query checked the cluster ID). Before the
+ * controller asked the leader, the plan asks for it (QUERY_MEMBERS with want_leader); when the
+ * leader could not confirm the list, the step waits and says which check failed. False in both
+ * cases: the step has decided.
+ */
+static bool absence_verified(struct ctx *x, const json_t *member, const char *what)
+{
+	const struct eo_plan_input *in = x->in;
+
+	if (in->etcd_leader_checked && in->etcd_from_leader)
+		return true;
+	if (!in->etcd_leader_checked) {
+		msgf(x,
+		     "member %s %s the member list read through the voters; confirming with "
+		     "etcd's leader before acting on it",
+		     eo_member_name(member), what);
+		x->out->action = EO_PLAN_QUERY_MEMBERS;
+		x->out->want_leader = true;
+		return false;
+	}
+	msgf(x,
+	     "member %s %s the member list read through the voters, but the list could not be "
+	     "confirmed as etcd's leader's: %s; nothing is decided from it, retrying",
+	     eo_member_name(member), what,
+	     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+	event(x, "Warning", EO_PLAN_REASON_LIST_UNVERIFIED);
+	etcd_problem(x, EO_PLAN_REASON_LIST_UNVERIFIED);
+	wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+	return false;
+}
+
+/*
  * 1. Every etcd member must stand for an EtcdMember: a learner nobody manages (left by an
  * interrupted join) is removed; a voter nobody manages is never removed (the cluster waits).
  */
@@ -1232,6 +1265,12 @@ static bool step_voter_marks(struct ctx *x)
 		em = etcd_entry(x, pm->member);
 		voter = em != NULL && !em->is_learner;
 		if (voter != eo_member_is_voter(pm->member)) {
+			/* Unmarking takes a vote out of the quorum count and the PDB: leader only.
+			 */
+			if (!voter &&
+			    !absence_verified(x, pm->member,
+					      em == NULL ? "is missing from" : "is a learner in"))
+				return true;
 			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
 			     voter ? "a voter" : "not a voter");
 			x->out->action = EO_PLAN_SET_VOTER;
@@ -1287,6 +1326,8 @@ static bool step_not_in_etcd(struct ctx *x)
 		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
 		    etcd_entry(x, pm->member) != NULL)
 			continue;
+		if (!absence_verified(x, pm->member, "is missing from"))
+			return true;
 		msgf(x, "member %s is not in etcd's member list; removing it to replace it",
 		     eo_member_name(pm->member));
 		event(x, "Warning", "MemberLost");

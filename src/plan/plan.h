@@ -10,7 +10,8 @@
  *
  * Two-phase use: plan without etcd (input->etcd_queried false); when the action is
  * EO_PLAN_QUERY_MEMBERS the controller lists etcd's members through result->endpoints and
- * plans again with the answer. The second plan never asks again.
+ * plans again with the answer. The second plan asks again only to have that answer confirmed
+ * by etcd's leader (want_leader, before acting on a member's absence); the third never asks.
  *
  * The locking pattern: status.observed latches the target (a snapshot of the spec) on the first
  * reconcile and status.progressDeadline bounds how long reaching it may take. While the target
@@ -55,6 +56,15 @@
  * decided from it. Not in the seeds.
  */
 #define EO_PLAN_REASON_CLUSTER_ID_MISMATCH "ClusterIDMismatch"
+
+/*
+ * Reason of Degraded=True (and a Warning Event) while a step that acts on a member's absence
+ * from etcd's member list (unmarking a voter, deleting a member etcd does not list) waits
+ * because the list could not be confirmed as the leader's own answer (no leader, the leader
+ * unreachable, another member answering at the leader's address): nothing is decided from an
+ * unverified list. The member finalizer uses it too (Ready=False). Not in the seeds.
+ */
+#define EO_PLAN_REASON_LIST_UNVERIFIED "MemberListUnverified"
 
 /* Event reason when a paused cluster's dormant member is woken (pausing uses "Paused"). */
 #define EO_PLAN_REASON_RESUMED "Resumed"
@@ -175,6 +185,20 @@ struct eo_plan_input {
 	const struct eo_etcd_status *statuses;
 	size_t n_statuses;
 	/*
+	 * Absence is never decided from one unverified answer. A list read through any member
+	 * may be stale (etcd 3.4 serves its local member map even when asked for a linearizable
+	 * list; a lagging member has not applied the latest change) or come from another
+	 * cluster. A step about to act on a member's absence (or a voter listed as a learner)
+	 * first returns QUERY_MEMBERS with want_leader; the controller then asks the member that
+	 * answered for its Maintenance Status, lists again at the leader's client URL when that
+	 * is another member (the leader's list replaces etcd), sets etcd_leader_checked and plans
+	 * again. etcd_from_leader: the list is the leader's own answer (header member_id, this
+	 * cluster's ID); otherwise etcd_leader_why says which check failed and the step waits.
+	 */
+	bool etcd_leader_checked;
+	bool etcd_from_leader;
+	const char *etcd_leader_why;
+	/*
 	 * With a QUERY_MEMBERS that set want_live: every member's Pod and PVC in members were
 	 * read from the apiserver this pass (not the label-filtered caches), and statuses holds
 	 * the answers of the plan's endpoints, status_from[i] the endpoint statuses[i] came from.
@@ -253,6 +277,11 @@ struct eo_plan_result {
 	json_t *patch;
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;
+	/*
+	 * QUERY_MEMBERS after a plan with the list: confirm the list with etcd's leader
+	 * (eo_plan_input.etcd_leader_checked) and plan again; endpoints are not used.
+	 */
+	bool want_leader;
 	/*
 	 * QUERY_MEMBERS before a quorum-loss decision: first read every member's Pod and PVC
 	 * live from the apiserver (a failed read: act on nothing, retry), then ask every

@@ -663,6 +663,168 @@ static void test_finalizer_stays_without_a_path_to_etcd(void **state)
 	}
 }
 
+/*
+ * A member list as the fake's gateway writes it, answered by member responder (header
+ * member_id) of this cluster, naming members names[0..n) with ids 0xa, 0xb, ... by position
+ * in "demo-a,demo-b,demo-c" (a stale or scripted view): the next cluster/member/list answer.
+ */
+static void script_list(struct rig *r, uint64_t responder, const char *const *names, size_t n)
+{
+	json_t *root = json_pack("{s:{s:s, s:s}, s:[]}", "header", "cluster_id",
+				 "2633159787680973498", "member_id", "", "members");
+	char id[24], peer[EO_DESIRED_URL_MAX], *out;
+
+	snprintf(id, sizeof(id), "%" PRIu64, responder);
+	json_object_set_new(json_object_get(root, "header"), "member_id", json_string(id));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%" PRIu64, (uint64_t)(0xa + (names[i][5] - 'a')));
+		json_array_append_new(
+		    json_object_get(root, "members"),
+		    json_pack("{s:s, s:s, s:[s], s:[]}", "ID", id, "name", names[i], "peerURLs",
+			      peer_of(names[i], peer, sizeof(peer)), "clientURLs"));
+	}
+	out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	eo_fake_etcd_script(r->api.etcd, "cluster/member/list", 200, out);
+	free(out);
+}
+
+/* The host (first label) of the i-th request for call, "" when there is none. */
+static const char *nth_host(struct rig *r, const char *call, size_t nth, char *buf, size_t n)
+{
+	size_t seen = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < eo_fake_etcd_requests(r->api.etcd); i++) {
+		struct eo_fake_etcd_request q;
+
+		assert_true(eo_fake_etcd_request(r->api.etcd, i, &q));
+		if (strcmp(q.call, call) != 0 || seen++ != nth)
+			continue;
+		snprintf(buf, n, "%s", q.host);
+		*strchrnul(buf, '.') = '\0';
+		break;
+	}
+	return buf;
+}
+
+/*
+ * Absence is never decided from one unverified answer. The finalizer's list comes from a
+ * follower that has not applied the member's promotion yet (a stale view without it): the
+ * operator asks that member for the leader and lists again there; the leader names the member,
+ * so it is removed through etcd before the finalizer goes (never a ghost voter). A MemberRemove
+ * answered NOTFOUND is "list again", not "removed": while the leader still lists the member
+ * the finalizer stays; once the leader's list does not name it, the finalizer goes.
+ */
+static void test_finalizer_absence_needs_the_leader(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	const struct mdesc ms3[] = {ms[0], ms[1], {"demo-c", C, true, 0, false, 2, true}};
+	static const char *const ab[] = {"demo-a", "demo-b"};
+	static const char *const abc[] = {"demo-a", "demo-b", "demo-c"};
+	struct rig r;
+	struct eo_reconcile_out out;
+	char h[EO_FAKE_ETCD_STR];
+	json_t *fin = NULL;
+
+	(void)state;
+	/* 1. A follower's stale list: the leader's names demo-c, MemberRemove, then the drop. */
+	rig_start(&r);
+	world(&r, 2, ms, 3);
+	eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+	script_list(&r, 0xa, ab, 2);
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_string_equal(nth_host(&r, "cluster/member/list", 0, h, sizeof(h)), "demo-a");
+	assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
+	assert_string_equal(nth_host(&r, "cluster/member/list", 1, h, sizeof(h)), "demo-b");
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_false(eo_fake_etcd_has_member(r.api.etcd, 0xc));
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_false(has_finalizer(json_object_get(fin, "body")));
+	assert_int_equal(json_integer_value(json_object_get(fin, "removes")), 1);
+	rig_stop(&r);
+
+	/* 2. NOTFOUND while the leader (demo-a) still lists demo-c: the finalizer stays. */
+	rig_start(&r);
+	world(&r, 2, ms, 3);
+	eo_fake_etcd_script(r.api.etcd, "cluster/member/remove", 404,
+			    "{\"error\":\"etcdserver: member not found\",\"code\":5,"
+			    "\"message\":\"etcdserver: member not found\"}");
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/list"), 2);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
+	assert_true(eo_fake_etcd_has_member(r.api.etcd, 0xc));
+	rig_stop(&r);
+
+	/*
+	 * 3. A list naming demo-c, MemberRemove NOTFOUND, and the leader's fresh list no longer
+	 * names it: the finalizer goes.
+	 */
+	rig_start(&r);
+	world(&r, 2, ms3, 3); /* etcd knows demo-a and demo-b only */
+	script_list(&r, 0xa, abc, 3);
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_false(has_finalizer(json_object_get(fin, "body")));
+	rig_stop(&r);
+}
+
+/*
+ * The cluster controller: a voter missing from a follower's stale list is neither unmarked
+ * nor deleted. The leader's own list names it: nothing is done to it. When the leader cannot
+ * be reached, the pass waits and says why (a Warning Event MemberListUnverified).
+ */
+static void test_cluster_absence_needs_the_leader(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 1, true},
+	};
+	static const char *const ab[] = {"demo-a", "demo-b"};
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		struct rig r;
+		struct eo_reconcile_out out;
+		char h[EO_FAKE_ETCD_STR];
+		json_t *e = NULL;
+
+		print_message("row: the leader %s\n", down ? "is unreachable" : "answers");
+		rig_start(&r);
+		world(&r, 3, ms, 3);
+		eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+		if (down)
+			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", h, sizeof(h)), true);
+		script_list(&r, 0xa, ab, 2);
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", NULL, NULL), 0);
+		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+		if (down) {
+			assert_true(count(&r, "POST", "events", NULL, NULL, &e) >= 1);
+			assert_string_equal(json_string_value(json_object_get(
+						json_object_get(e, "body"), "reason")),
+					    EO_PLAN_REASON_LIST_UNVERIFIED);
+		}
+		rig_stop(&r);
+	}
+}
+
 /* A Pod that ended is deleted so that the member starts again: guarded by the Pod's UID. */
 static void test_pod_delete_carries_uid(void **state)
 {
@@ -1397,6 +1559,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_removal_goes_through_etcd_first),
 	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
+	    cmocka_unit_test(test_finalizer_absence_needs_the_leader),
+	    cmocka_unit_test(test_cluster_absence_needs_the_leader),
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
 	    cmocka_unit_test(test_other_cluster_is_not_acted_on),

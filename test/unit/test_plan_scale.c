@@ -215,6 +215,9 @@ static void world_init(struct world *w, const struct row *r)
 				       .etcd = &w->etcd,
 				       /* as after the controller's live reads (want_live) */
 				       .live_checked = true,
+				       /* the leader's own list unless a test says otherwise */
+				       .etcd_leader_checked = true,
+				       .etcd_from_leader = true,
 				       .now = T0};
 }
 
@@ -548,6 +551,100 @@ static void test_membership_table(void **state)
 }
 
 static const char *name_of(const json_t *member);
+
+/*
+ * Absence is never decided from one unverified answer. A member missing from a list read
+ * through any voter (etcd 3.4 serves its local, possibly stale, member map; a lagging member
+ * has not applied the latest change) is neither unmarked nor deleted until etcd's leader
+ * confirms the list: the plan asks for it (QUERY_MEMBERS with want_leader), waits with
+ * Degraded=True/MemberListUnverified when the leader could not confirm it, and acts on the
+ * leader's own list.
+ */
+static void test_absence_needs_the_leader(void **state)
+{
+	static const struct {
+		const char *what;
+		struct row r;
+		enum eo_plan_action on_leader; /* with the leader's list */
+		bool voter_mark;	       /* on_leader is SET_VOTER false */
+	} rows_[] = {
+	    {"an EtcdMember etcd does not list",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), L("demo-c", C, 1)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_REMOVE_MEMBER,
+	     false},
+	    {"a voter etcd does not list",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_SET_VOTER,
+	     true},
+	    {"a voter etcd lists as a learner",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EL("demo-c", 0xc)},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_SET_VOTER,
+	     true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows_) / sizeof(rows_[0]); i++) {
+		struct world w;
+		struct eo_plan_result res;
+
+		/* Not confirmed yet: ask the leader, act on nothing. */
+		world_init(&w, &rows_[i].r);
+		w.in.etcd_leader_checked = false;
+		w.in.etcd_from_leader = false;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_QUERY_MEMBERS || !res.want_leader)
+			fail_msg("%s: unconfirmed: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_non_null(strstr(res.message, "demo-c"));
+		eo_plan_result_clear(&res);
+
+		/* The leader could not confirm it: wait, and say which check failed. */
+		w.in.etcd_leader_checked = true;
+		w.in.etcd_leader_why = "the member at http://x knows no leader";
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_WAIT)
+			fail_msg("%s: unverified: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_false(res.want_leader);
+		assert_non_null(strstr(res.message, "knows no leader"));
+		assert_non_null(strstr(res.message, "demo-c"));
+		assert_string_equal(res.event_type, "Warning");
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_LIST_UNVERIFIED);
+		assert_true(res.requeue_ms > 0);
+		eo_plan_result_clear(&res);
+
+		/* The leader's own list: act. */
+		w.in.etcd_from_leader = true;
+		w.in.etcd_leader_why = "";
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != rows_[i].on_leader)
+			fail_msg("%s: leader's list: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_string_equal(name_of(res.member), "demo-c");
+		if (rows_[i].voter_mark)
+			assert_false(res.voter);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
 
 /*
  * A voter mark (PROMOTE_LEARNER, SET_VOTER) asks for the Pod's voter label in the same pass
@@ -2719,6 +2816,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_membership_table),
 	    cmocka_unit_test(test_other_cluster_decides_nothing),
+	    cmocka_unit_test(test_absence_needs_the_leader),
 	    cmocka_unit_test(test_voter_label_with_the_mark),
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_query_through_voters),
