@@ -154,10 +154,10 @@ static const char usage_rebuild[] =
     "usage: etcd-operator restore-rebuild --data-dir DIR --staging-dir DIR [--file PATH]\n"
     "         --name N --initial-cluster C --initial-cluster-token T\n"
     "         --initial-advertise-peer-urls U [--etcdutl PATH] [--member-id ID]\n"
-    "Refuses when given a member ID. Does nothing when DIR/member exists. Otherwise runs 'etcdutl "
-    "snapshot restore' on\n"
-    "the staged snapshot (or PATH) into STAGING/" REBUILD_NAME ", moves its member\n"
-    "directory into DIR and removes the staging directory.\n";
+    "Refuses when given a member ID. Does nothing when DIR/member exists. Otherwise\n"
+    "runs 'etcdutl snapshot restore' on the staged snapshot (or PATH) into\n"
+    "STAGING/" REBUILD_NAME ", moves its member directory into DIR and removes the\n"
+    "staging directory.\n";
 
 static const char usage_prune[] =
     "usage: etcd-operator snapshot-prune --snapshot-name NAME --snapshot-uid UID\n"

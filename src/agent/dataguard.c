@@ -106,16 +106,16 @@ int eo_agent_data_guard_main(int argc, char **argv)
 	enum eo_data_wal wal;
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
-			return 0;
-		}
 		const char **slot = strcmp(argv[i], "--data-dir") == 0		? &dir
 				    : strcmp(argv[i], "--member-id") == 0	? &id
 				    : strcmp(argv[i], "--name") == 0		? &name
 				    : strcmp(argv[i], "--termination-log") == 0 ? &tlog
 										: NULL;
 
+		if (strcmp(argv[i], "--help") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
 		if (slot == NULL || i + 1 >= argc) {
 			fputs(usage, stderr);
 			return 2;
