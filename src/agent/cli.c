@@ -28,6 +28,7 @@
 #include "agent/s3.h"
 #include "agent/store.h"
 #include "agent/adopt.h"
+#include "agent/dataguard.h"
 #include "api/restorefail.h"
 #include "api/snapshot.h"
 #include "core/json.h"
@@ -57,6 +58,7 @@ struct opts {
 	long stall_s;
 	const char *data_dir, *staging_dir, *file, *install_self;
 	const char *etcdutl, *member_name, *initial_cluster, *cluster_token, *peer_url;
+	const char *member_id; /* restore: refuse when set (the member already joined) */
 };
 
 enum {
@@ -87,6 +89,7 @@ enum {
 	O_INITIAL_CLUSTER,
 	O_CLUSTER_TOKEN,
 	O_PEER_URL,
+	O_MEMBER_ID,
 	O_HELP,
 };
 
@@ -118,6 +121,7 @@ static const struct option all_options[] = {
     {"initial-cluster", required_argument, NULL, O_INITIAL_CLUSTER},
     {"initial-cluster-token", required_argument, NULL, O_CLUSTER_TOKEN},
     {"initial-advertise-peer-urls", required_argument, NULL, O_PEER_URL},
+    {"member-id", required_argument, NULL, O_MEMBER_ID},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -139,7 +143,8 @@ static const char usage_restore[] =
     "usage: etcd-operator restore-agent --data-dir DIR --staging-dir DIR\n"
     "         (--s3-endpoint URL --s3-bucket B --s3-key KEY [--s3-region R]\n"
     "          [--s3-force-path-style] [--s3-ca-file F] [--credentials-dir DIR] | --file PATH)\n"
-    "         [--install-self DIR]\n"
+    "         [--install-self DIR] [--member-id ID]\n"
+    "Refuses when given a member ID (a member that joined never restores again).\n"
     "Does nothing when DIR/member exists. Otherwise checks the source (HeadObject),\n"
     "the free space (2x the snapshot for S3, 1x for a file), downloads an S3 object to\n"
     "STAGING/" STAGED_NAME " and verifies the integrity hash. --install-self copies\n"
@@ -148,10 +153,11 @@ static const char usage_restore[] =
 static const char usage_rebuild[] =
     "usage: etcd-operator restore-rebuild --data-dir DIR --staging-dir DIR [--file PATH]\n"
     "         --name N --initial-cluster C --initial-cluster-token T\n"
-    "         --initial-advertise-peer-urls U [--etcdutl PATH]\n"
-    "Does nothing when DIR/member exists. Otherwise runs 'etcdutl snapshot restore' on\n"
-    "the staged snapshot (or PATH) into STAGING/" REBUILD_NAME ", moves its member\n"
-    "directory into DIR and removes the staging directory.\n";
+    "         --initial-advertise-peer-urls U [--etcdutl PATH] [--member-id ID]\n"
+    "Refuses when given a member ID. Does nothing when DIR/member exists. Otherwise\n"
+    "runs 'etcdutl snapshot restore' on the staged snapshot (or PATH) into\n"
+    "STAGING/" REBUILD_NAME ", moves its member directory into DIR and removes the\n"
+    "staging directory.\n";
 
 static const char usage_prune[] =
     "usage: etcd-operator snapshot-prune --snapshot-name NAME --snapshot-uid UID\n"
@@ -281,6 +287,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 			break;
 		case O_PEER_URL:
 			o->peer_url = optarg;
+			break;
+		case O_MEMBER_ID:
+			o->member_id = optarg;
 			break;
 		case O_HELP:
 			fputs(usage, stdout);
@@ -783,6 +792,22 @@ static int need_space(const struct opts *o, const char *dir, uint64_t need, cons
 	return 0;
 }
 
+/*
+ * A restore runs once, before the member joins: a Pod that names the member's etcd ID
+ * (--member-id) is one of a member that already joined, and restoring the old snapshot there
+ * would start a second cluster under the same IDs. Refuse (fail closed).
+ */
+static int refuse_joined(const struct opts *o, const struct eo_log_ctx *lc)
+{
+	char err[256];
+
+	snprintf(err, sizeof(err),
+		 "the member already joined etcd as member %.64s; a restore never runs again "
+		 "on it (its lost data is replaced by a new member, not by the old snapshot)",
+		 o->member_id);
+	return restore_fail(o, lc, EO_REASON_RESTORE_FAILED, "refusing to restore", err);
+}
+
 static int restore_agent(const struct opts *o)
 {
 	struct eo_log_ctx lc;
@@ -813,6 +838,8 @@ static int restore_agent(const struct opts *o)
 		    o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
 		    "exactly one source: --s3-endpoint/--s3-bucket/--s3-key or --file");
 	}
+	if (o->member_id && o->member_id[0])
+		return refuse_joined(o, &lc);
 	if (o->install_self && install_self(o->install_self, err, sizeof(err)) != 0)
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 				    "cannot install the agent for the rebuild step", err);
@@ -978,6 +1005,8 @@ static int restore_rebuild(const struct opts *o)
 		    "--data-dir, --staging-dir, --name, --initial-cluster, "
 		    "--initial-cluster-token and --initial-advertise-peer-urls are required");
 	}
+	if (o->member_id && o->member_id[0])
+		return refuse_joined(o, &lc);
 	if (data_dir_initialised(o->data_dir)) {
 		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
 			  "data_dir", o->data_dir, NULL);
@@ -1117,6 +1146,8 @@ int eo_agent_main(int argc, char **argv)
 		return -1;
 	if (strcmp(argv[1], "adopt-data") == 0) /* agent/adopt.h */
 		return eo_agent_adopt_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "data-guard") == 0) /* agent/dataguard.h */
+		return eo_agent_data_guard_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = snapshot_agent;
 		usage = usage_snapshot;

@@ -8,6 +8,8 @@
  *                                      (agent/prune.h)
  *   etcd-operator adopt-data      ...  chown an adopted member's data dir
  *                                      (agent/adopt.h)
+ *   etcd-operator data-guard      ...  refuse a data dir without its WAL for a
+ *                                      member with an ID (agent/dataguard.h)
  *
  * main() calls eo_agent_main() first: it returns -1 when argv[1] is not an
  * agent subcommand (the controller manager runs as before), otherwise the

@@ -81,6 +81,11 @@
 #define EO_REASON_NOT_SERVING "NotServing"
 /* Ready=False: the member's PVC was lost or replaced after it ran (not in the seeds). */
 #define EO_REASON_DATA_VOLUME_LOST "DataVolumeLost"
+/*
+ * Ready=False: the member's data dir has no write-ahead log under its intact PVC; the data
+ * guard init container keeps etcd from starting under the member ID (not in the seeds).
+ */
+#define EO_REASON_DATA_DIR_LOST	   "DataDirLost"
 #define EO_REASON_VERSION_MISMATCH "VersionMismatch"
 #define EO_REASON_VERSION_MATCHED  "VersionMatched"
 /* EO_REASON_PAUSED is shared with EtcdCluster. */

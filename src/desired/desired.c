@@ -1108,6 +1108,54 @@ static json_t *adopt_data_init(const json_t *member, const struct eo_desired_opt
 			 "terminationMessagePolicy", "FallbackToLogsOnError");
 }
 
+/*
+ * A member etcd knows by an ID never starts without its data (agent/dataguard.h): the
+ * operator image checks for the write-ahead log before etcd runs, and exits
+ * EO_DATA_GUARD_EXIT_NO_WAL when it is gone (the cluster controller then replaces the member).
+ * Runs as etcd's user, after adopt-data (which makes the files etcd's).
+ */
+static json_t *data_guard_init(const json_t *member, const struct eo_desired_opts *o)
+{
+	json_t *ctr = json_pack(
+	    "{s:s, s:s, s:s, s:[s, s, s, s, s, s, s, s, s], s:[{s:s, s:s, s:b}], "
+	    "s:{s:b, s:b, s:b, s:{s:[s]}}, s:s}",
+	    "name", EO_DESIRED_DATA_GUARD_CONTAINER, "image", o->operator_image, "imagePullPolicy",
+	    "IfNotPresent", "args", "data-guard", "--data-dir", EO_ETCD_DATA_DIR, "--member-id",
+	    eo_member_member_id(member), "--name", eo_member_name(member), "--termination-log",
+	    "/dev/termination-log", "volumeMounts", "name", DATA_VOLUME, "mountPath",
+	    EO_ETCD_DATA_DIR, "readOnly", 1, "securityContext", "runAsNonRoot", 1,
+	    "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities", "drop",
+	    "ALL", "terminationMessagePolicy", "FallbackToLogsOnError");
+	bool ok = ctr != NULL;
+	const char *sub = eo_member_data_subpath(member);
+
+	if (ok && sub != NULL)
+		set(json_array_get(json_object_get(ctr, "volumeMounts"), 0), "subPath",
+		    json_string(sub), &ok);
+	return finish(ctr, ok);
+}
+
+/*
+ * The init containers of a member's Pod, in order: adopt-data (an adopted legacy member),
+ * data-guard (a member with an ID), or the restore pair (a restoring seed before the cluster
+ * ever bootstrapped; never together with the guard: one needs a member ID, the other none).
+ */
+static void add_init(json_t *spec, json_t *ctr, bool *ok)
+{
+	json_t *inits = json_object_get(spec, "initContainers");
+
+	if (!*ok || ctr == NULL) {
+		json_decref(ctr);
+		*ok = false;
+		return;
+	}
+	if (inits == NULL) {
+		inits = json_array();
+		set(spec, "initContainers", inits, ok);
+	}
+	append(inits, ctr, ok);
+}
+
 static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			 bool cluster_bootstrapped)
 {
@@ -1167,7 +1215,13 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 			stamp_annotation(json_object_get(pod, "metadata"),
 					 EO_ANNOTATION_CA_BUNDLE_DIGEST, o->ca_bundle_digest, &ok);
 	}
-	if (ok && eo_desired_member_restores(member)) {
+	/*
+	 * A restore runs once: only while neither the cluster nor the member has an etcd ID.
+	 * After that the seed's Pod neither restores nor mounts the source, so a lost data dir
+	 * is the data guard's case and a deleted source never keeps the seed from starting.
+	 */
+	if (ok && eo_desired_member_restores(member) && !cluster_bootstrapped &&
+	    !present(eo_member_member_id(member))) {
 		char image[640];
 
 		ok = eo_name_etcd_image(image, sizeof(image), o ? o->etcd_image_repository : NULL,
@@ -1175,7 +1229,9 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 		     eo_desired_restore_init(member, o, image, spec) == 0;
 	}
 	if (ok && eo_member_data_subpath(member) != NULL && o != NULL && present(o->operator_image))
-		set(spec, "initContainers", json_pack("[o]", adopt_data_init(member, o)), &ok);
+		add_init(spec, adopt_data_init(member, o), &ok);
+	if (ok && present(eo_member_member_id(member)) && o != NULL && present(o->operator_image))
+		add_init(spec, data_guard_init(member, o), &ok);
 	aff = eo_member_affinity(member);
 	if (aff != NULL && json_object_size(aff) > 0) {
 		set_copy(spec, "affinity", aff, &ok);
@@ -1229,6 +1285,32 @@ bool eo_desired_pod_forces_new_cluster(const json_t *pod)
 	return false;
 }
 
+/*
+ * The data guard is left out of the hash: it comes with the member ID, which a member learns
+ * after its first Pod started, so counting it would roll every member once after it joined
+ * (and every running Pod when the operator is upgraded). Every Pod created after the member
+ * joined carries it; a Pod that predates the ID keeps running without it until it is
+ * replaced for another reason (docs/concepts.md, "A wiped data directory").
+ */
+static void drop_data_guard(json_t *spec)
+{
+	json_t *inits = json_object_get(spec, "initContainers");
+	const json_t *ctr = NULL;
+	size_t i;
+
+	json_array_foreach(inits, i, ctr)
+	{
+		const char *name = json_string_value(json_object_get(ctr, "name"));
+
+		if (name != NULL && strcmp(name, EO_DESIRED_DATA_GUARD_CONTAINER) == 0) {
+			json_array_remove(inits, i);
+			break;
+		}
+	}
+	if (inits != NULL && json_array_size(inits) == 0)
+		json_object_del(spec, "initContainers");
+}
+
 int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)
 {
 	json_t *c = NULL, *md = NULL;
@@ -1244,6 +1326,7 @@ int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)
 	md = json_object_get(c, "metadata");
 	/* What moves by itself (the voter label) or is the hash is left out. */
 	json_object_del(json_object_get(md, "labels"), EO_LABEL_ROLE);
+	drop_data_guard(json_object_get(c, "spec"));
 	json_object_del(json_object_get(md, "annotations"), EO_ANNOTATION_POD_HASH);
 	if (json_object_size(json_object_get(md, "annotations")) == 0)
 		json_object_del(md, "annotations");

@@ -33,7 +33,7 @@
 struct eo_desired_opts {
 	const char *etcd_image_repository; /* NULL/"" = quay.io/coreos/etcd */
 	const char *cluster_domain;	   /* NULL/"" = cluster.local */
-	const char *operator_image;	   /* the restore init container of a seed; NULL: none */
+	const char *operator_image; /* the init containers (restore, data guard); NULL: none */
 	/*
 	 * The cluster's status.caBundleDigest: stamped on a member Pod that mounts a TLS Secret
 	 * (annotation EO_ANNOTATION_CA_BUNDLE_DIGEST, covered by the Pod hash). NULL/"": none.
@@ -48,6 +48,13 @@ struct eo_desired_opts {
  */
 /* Init container of a member adopted from the legacy operator (agent/adopt.h). */
 #define EO_DESIRED_ADOPT_CONTAINER "adopt-data"
+/*
+ * Init container of every Pod of a member with status.memberID (agent/dataguard.h): etcd never
+ * starts under that ID on a data dir without its WAL. Not part of the Pod hash.
+ */
+#define EO_DESIRED_DATA_GUARD_CONTAINER "data-guard"
+/* Its exit code when the data dir has no WAL (the member lost its data). */
+#define EO_DESIRED_DATA_GUARD_EXIT_NO_WAL 3
 
 #define EO_DESIRED_TLS_CLIENT_DIR "/etc/etcd/tls/client"
 #define EO_DESIRED_TLS_PEER_DIR	  "/etc/etcd/tls/peer"
@@ -202,6 +209,11 @@ json_t *eo_desired_member_pvc(const json_t *member);
  * (operator labels win), options as etcd flags, storage (PVC, or a tmpfs emptyDir with
  * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
  * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
+ * Init containers (from o->operator_image; none without it): adopt-data for an adopted legacy
+ * member; data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with status.memberID; the
+ * restore pair (desired/restore.h) only for a restoring seed while neither cluster_bootstrapped
+ * nor status.memberID holds: a restore runs once, and a bootstrapped seed's Pod never mounts
+ * the restore source.
  */
 json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
 			      bool cluster_bootstrapped);
@@ -232,7 +244,9 @@ extern const char *const eo_desired_rolled_fields[];
 
 /*
  * Hash of a Pod: FNV-1a 64 over its JSON with sorted keys, leaving out the voter label (it
- * follows etcd) and the pod-hash annotation itself; 16 lowercase hex digits. 0 or -1.
+ * follows etcd), the pod-hash annotation itself and the data-guard init container (it comes
+ * with the member ID, learnt after the first Pod started: counting it would roll every member
+ * once after it joined); 16 lowercase hex digits. 0 or -1.
  */
 int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n);
 

@@ -276,7 +276,7 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 	const char *uid = eo_member_uid(m);
 	json_t *cur = json_object_get(m, "status");
 	struct mctx x = {.in = in, .out = out, .ok = true};
-	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64];
+	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64], why[512];
 	struct eo_storage storage;
 	json_t *empty = NULL;
 	const char *pvc_uid = NULL;
@@ -361,6 +361,17 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		     "under its member ID: waiting to be replaced",
 		     pvc_name, in->pvc == NULL ? "lost" : "replaced");
 		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_VOLUME_LOST, out->message);
+		set_status(&x, "replicas", json_integer(0));
+		out->action = EO_MPLAN_WAIT;
+		goto done;
+	}
+	if (eo_plan_data_dir_lost(m, in->pod, why, sizeof(why))) {
+		/*
+		 * The PVC is there but its data is not: the data guard kept etcd from starting
+		 * under the member ID. The cluster controller removes it and adds a new member.
+		 */
+		msgf(&x, "%s; waiting to be replaced", why);
+		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_DIR_LOST, out->message);
 		set_status(&x, "replicas", json_integer(0));
 		out->action = EO_MPLAN_WAIT;
 		goto done;

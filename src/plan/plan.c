@@ -146,9 +146,63 @@ bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc)
 	return present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
 }
 
+/* The data guard's status when it refused for a missing WAL: its state, or its last one. */
+static const json_t *guard_refusal(const json_t *pod)
+{
+	const json_t *cs = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "initContainerStatuses"),
+			   i, cs)
+	{
+		const char *name = json_string_value(json_object_get(cs, "name"));
+		const json_t *t = NULL;
+
+		if (name == NULL || strcmp(name, EO_DESIRED_DATA_GUARD_CONTAINER) != 0)
+			continue;
+		t = json_object_get(json_object_get(cs, "state"), "terminated");
+		if (json_integer_value(json_object_get(t, "exitCode")) ==
+		    EO_DESIRED_DATA_GUARD_EXIT_NO_WAL)
+			return t;
+		t = json_object_get(json_object_get(cs, "lastState"), "terminated");
+		if (json_integer_value(json_object_get(t, "exitCode")) ==
+		    EO_DESIRED_DATA_GUARD_EXIT_NO_WAL)
+			return t;
+		return NULL;
+	}
+	return NULL;
+}
+
+bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, size_t n)
+{
+	const json_t *t = NULL;
+	const char *msg = NULL;
+	size_t len;
+
+	if (why != NULL && n > 0)
+		why[0] = '\0';
+	if (member == NULL || pod == NULL || eo_member_is_deleting(member) ||
+	    eo_member_is_pending(member) || eo_member_dormant(member) ||
+	    !present(json_string_value(
+		json_object_get(json_object_get(member, "status"), "memberID"))) ||
+	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
+	    (t = guard_refusal(pod)) == NULL)
+		return false;
+	if (why != NULL && n > 0) {
+		msg = json_string_value(json_object_get(t, "message"));
+		snprintf(why, n, "%s",
+			 present(msg) ? msg : "data directory has no WAL (the data guard refused)");
+		len = strlen(why);
+		while (len > 0 && (why[len - 1] == '\n' || why[len - 1] == ' '))
+			why[--len] = '\0';
+	}
+	return true;
+}
+
 bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const json_t *pvc)
 {
-	return eo_plan_memory_member_lost(member, pod) || eo_plan_data_volume_lost(member, pvc);
+	return eo_plan_memory_member_lost(member, pod) || eo_plan_data_volume_lost(member, pvc) ||
+	       eo_plan_data_dir_lost(member, pod, NULL, 0);
 }
 
 /* The status of the etcd container in a Pod, or NULL. */
@@ -1303,6 +1357,13 @@ static bool step_replace_lost(struct ctx *x)
 			     "member %s lost its data volume (PVC %s); removing it from etcd to "
 			     "replace it with a new member",
 			     eo_member_name(pm->member), pm->pvc == NULL ? "gone" : "replaced");
+		else if (eo_plan_data_dir_lost(pm->member, pm->pod, NULL, 0))
+			msgf(
+			    x,
+			    "member %s: data directory has no WAL (its data was wiped under an "
+			    "intact PVC; the data guard kept etcd from starting); removing it from "
+			    "etcd to replace it with a new member",
+			    eo_member_name(pm->member));
 		else
 			continue;
 		if (remove_if_safe(x, pm, "replacing a member that lost its data") &&

@@ -369,7 +369,21 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod);
  */
 bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc);
 
-/* eo_plan_memory_member_lost() or eo_plan_data_volume_lost(): the member's data is gone. */
+/*
+ * True when a member that etcd knows (status.memberID set; not pending, dormant or being
+ * deleted) has a Pod (not being deleted) whose data-guard init container
+ * (EO_DESIRED_DATA_GUARD_CONTAINER, agent/dataguard.h) ended, now or last time, with
+ * EO_DESIRED_DATA_GUARD_EXIT_NO_WAL: its data dir has no write-ahead log (a wiped disk, a
+ * re-imaged local volume, a storage rollback, a changed sub-path) under an intact PVC. Its raft
+ * log and vote are gone as surely as with a lost PVC, and it is replaced the same way. When why
+ * is not NULL it receives the guard's termination message (or a default), capped at n.
+ */
+bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, size_t n);
+
+/*
+ * eo_plan_memory_member_lost(), eo_plan_data_volume_lost() or eo_plan_data_dir_lost(): the
+ * member's data is gone.
+ */
 bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const json_t *pvc);
 
 /* Event reason when a lost memory member is removed to be replaced. */

@@ -22,6 +22,7 @@
 
 #include <openssl/evp.h>
 
+#include "agent/dataguard.h"
 #include "agent/etcdsnap.h"
 #include "agent/filestore.h"
 #include "agent/guard.h"
@@ -871,6 +872,80 @@ static void test_filestore(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/*
+ * The data guard (agent/dataguard.h): the decision table, then the probe on real directories:
+ * a data dir with a member/wal/ segment (*.wal) starts, one without refuses when a member ID is
+ * given and starts when none is (a member that never joined may start empty).
+ */
+static void test_data_guard_decision(void **state)
+{
+	static const struct {
+		const char *id;
+		enum eo_data_wal wal;
+		enum eo_data_guard_decision want;
+	} cases[] = {
+	    {"8e9e05c52164694d", EO_DATA_WAL_PRESENT, EO_DATA_GUARD_START},
+	    {"8e9e05c52164694d", EO_DATA_WAL_ABSENT, EO_DATA_GUARD_REFUSE_NO_WAL},
+	    {"8e9e05c52164694d", EO_DATA_WAL_UNKNOWN, EO_DATA_GUARD_REFUSE_UNKNOWN},
+	    {NULL, EO_DATA_WAL_ABSENT, EO_DATA_GUARD_START},
+	    {"", EO_DATA_WAL_ABSENT, EO_DATA_GUARD_START},
+	    {NULL, EO_DATA_WAL_PRESENT, EO_DATA_GUARD_START},
+	    {NULL, EO_DATA_WAL_UNKNOWN, EO_DATA_GUARD_START},
+	};
+	char msg[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(eo_data_guard_decide("demo-abcde", cases[i].id, "/var/lib/etcd",
+						      cases[i].wal, "EACCES", msg, sizeof(msg)),
+				 cases[i].want);
+		if (cases[i].want == EO_DATA_GUARD_START)
+			assert_string_equal(msg, "");
+	}
+	assert_int_equal(eo_data_guard_decide("demo-abcde", "8e9e05c52164694d", "/var/lib/etcd",
+					      EO_DATA_WAL_ABSENT, NULL, msg, sizeof(msg)),
+			 EO_DATA_GUARD_REFUSE_NO_WAL);
+	assert_non_null(strstr(msg, "data directory has no WAL"));
+	assert_non_null(strstr(msg, "demo-abcde"));
+	assert_non_null(strstr(msg, "8e9e05c52164694d"));
+	assert_int_equal(EO_DATA_GUARD_EXIT_NO_WAL, 3);
+}
+
+static void test_data_guard_probe(void **state)
+{
+	char root[64], p[256], err[256];
+	FILE *f = NULL;
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/eo-guard-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	/* empty (a wiped volume) */
+	assert_int_equal(eo_data_guard_probe(root, err, sizeof(err)), EO_DATA_WAL_ABSENT);
+	snprintf(p, sizeof(p), "%s/missing", root);
+	assert_int_equal(eo_data_guard_probe(p, err, sizeof(err)), EO_DATA_WAL_ABSENT);
+	/* member/ and an empty member/wal: etcd would start a new member there */
+	snprintf(p, sizeof(p), "%s/member", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(eo_data_guard_probe(root, err, sizeof(err)), EO_DATA_WAL_ABSENT);
+	snprintf(p, sizeof(p), "%s/member/wal", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/member/wal/0.tmp", root);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	assert_int_equal(eo_data_guard_probe(root, err, sizeof(err)), EO_DATA_WAL_ABSENT);
+	/* a segment */
+	snprintf(p, sizeof(p), "%s/member/wal/0000000000000000-0000000000000000.wal", root);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	assert_int_equal(eo_data_guard_probe(root, err, sizeof(err)), EO_DATA_WAL_PRESENT);
+	/* member/wal a file, not a directory */
+	snprintf(p, sizeof(p), "rm -rf %s/member/wal && touch %s/member/wal", root, root);
+	assert_int_equal(system(p), 0);
+	assert_int_equal(eo_data_guard_probe(root, err, sizeof(err)), EO_DATA_WAL_ABSENT);
+	snprintf(p, sizeof(p), "rm -rf %s", root);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -889,6 +964,8 @@ int main(void)
 	    cmocka_unit_test(test_s3_xml),
 	    cmocka_unit_test(test_s3_credentials),
 	    cmocka_unit_test(test_guard_table),
+	    cmocka_unit_test(test_data_guard_decision),
+	    cmocka_unit_test(test_data_guard_probe),
 	    cmocka_unit_test(test_filestore),
 	};
 

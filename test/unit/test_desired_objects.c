@@ -450,6 +450,91 @@ static void test_initial_cluster_state(void **state)
 	}
 }
 
+/* The init container named name in a Pod, or NULL. */
+static const json_t *init_container(const json_t *pod, const char *name)
+{
+	const json_t *c = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "initContainers"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * The data guard: on the Pod of a member with status.memberID (with the operator image known),
+ * never on one without; it carries the member ID and runs after adopt-data on the same
+ * sub-path; it leaves the Pod hash alone, so no Pod rolls when the member learns its ID.
+ */
+static void test_data_guard(void **state)
+{
+	struct eo_desired_opts o = OPTS;
+	json_t *m = tu_json(MEMBER_JSON), *p = NULL;
+	const json_t *g = NULL;
+	char h1[EO_DESIRED_HASH_MAX], h2[EO_DESIRED_HASH_MAX];
+	char *args = NULL;
+
+	(void)state;
+	o.operator_image = "localhost/etcd-operator:dev";
+	/* no member ID yet: a seed of a new cluster, a joining member's first Pod */
+	p = eo_desired_member_pod(m, &o, false);
+	assert_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	assert_null(json_object_get(json_object_get(p, "spec"), "initContainers"));
+	json_decref(p);
+	p = eo_desired_member_pod(m, &o, true);
+	assert_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	json_decref(p);
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h1, sizeof(h1)), 0);
+
+	/* joined: the guard, with the ID */
+	json_object_set_new(json_object_get(m, "status"), "memberID",
+			    json_string("8e9e05c52164694d"));
+	p = eo_desired_member_pod(m, &o, true);
+	golden("member_pod_guarded.json", p);
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "guarded member Pod");
+	assert_non_null(g = init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	args = json_dumps(json_object_get(g, "args"), JSON_COMPACT);
+	assert_string_equal(args,
+			    "[\"data-guard\",\"--data-dir\",\"/var/lib/etcd\",\"--member-id\","
+			    "\"8e9e05c52164694d\",\"--name\",\"demo-abcde\","
+			    "\"--termination-log\",\"/dev/termination-log\"]");
+	free(args);
+	assert_string_equal(json_string_value(json_object_get(g, "image")),
+			    "localhost/etcd-operator:dev");
+	/* the Pod hash does not move with the guard: no roll after the member joined */
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h2, sizeof(h2)), 0);
+	assert_string_equal(h1, h2);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_object_get(p, "metadata"), "annotations"),
+				"etcd-operator.cozystack.io/pod-hash")),
+			    h1);
+	json_decref(p);
+
+	/* without the operator image there is nothing to run it from */
+	p = eo_desired_member_pod(m, &OPTS, true);
+	assert_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	json_decref(p);
+
+	/* an adopted legacy member: adopt-data first (it makes the files etcd's), same sub-path */
+	json_object_set_new(json_object_get(m, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_DATA_DIR_SUBPATH, "default.etcd"));
+	p = eo_desired_member_pod(m, &o, true);
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(p, "spec"), "initContainers")), 2);
+	g = json_array_get(json_object_get(json_object_get(p, "spec"), "initContainers"), 1);
+	assert_string_equal(json_string_value(json_object_get(g, "name")),
+			    EO_DESIRED_DATA_GUARD_CONTAINER);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(g, "volumeMounts"), 0), "subPath")),
+			    "default.etcd");
+	assert_non_null(init_container(p, EO_DESIRED_ADOPT_CONTAINER));
+	json_decref(p);
+	json_decref(m);
+}
+
 static void test_memory_member_pod_uses_tmpfs(void **state)
 {
 	json_t *m = tu_json(MEMBER_JSON), *p = NULL, *vol = NULL;
@@ -845,6 +930,7 @@ int main(void)
 	    cmocka_unit_test(test_controlled_by),
 	    cmocka_unit_test(test_member_route),
 	    cmocka_unit_test(test_observed_snapshot),
+	    cmocka_unit_test(test_data_guard),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

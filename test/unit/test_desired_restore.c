@@ -99,6 +99,66 @@ static void test_restore_only_seed(void **state)
 	json_decref(seed);
 }
 
+/* Whether the Pod has a volume or an init container of this name. */
+static bool has_named(const json_t *pod, const char *list, const char *name)
+{
+	const json_t *v = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), list), i, v)
+	{
+		if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A restore runs once: once the cluster has a cluster ID or the seed a member ID, its Pod has
+ * neither the restore init containers nor the source (Secret or claim) mounted, so a wiped
+ * seed never restores the old snapshot again and a deleted source never blocks its start;
+ * a seed with a member ID gets the data guard instead.
+ */
+static void test_restore_runs_once(void **state)
+{
+	static const struct {
+		const char *source;
+		const char *member_id;
+		bool bootstrapped;
+		bool restores;
+	} cases[] = {
+	    {S3_SOURCE, NULL, false, true},
+	    {S3_SOURCE, NULL, true, false},
+	    {S3_SOURCE, "8e9e05c52164694d", false, false},
+	    {S3_SOURCE, "8e9e05c52164694d", true, false},
+	    {PVC_SOURCE, NULL, false, true},
+	    {PVC_SOURCE, NULL, true, false},
+	    {PVC_SOURCE, "8e9e05c52164694d", true, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *m = member(cases[i].source, true), *pod = NULL;
+
+		if (cases[i].member_id != NULL)
+			json_object_set_new(json_object_get(m, "status"), "memberID",
+					    json_string(cases[i].member_id));
+		pod = eo_desired_member_pod(m, &OPTS, cases[i].bootstrapped);
+		assert_non_null(pod);
+		assert_int_equal(has_named(pod, "initContainers", EO_RESTORE_CONTAINER),
+				 cases[i].restores);
+		assert_int_equal(has_named(pod, "initContainers", EO_RESTORE_REBUILD_CONTAINER),
+				 cases[i].restores);
+		assert_int_equal(has_named(pod, "volumes", "s3-credentials") ||
+				     has_named(pod, "volumes", "restore-source"),
+				 cases[i].restores);
+		assert_int_equal(has_named(pod, "initContainers", EO_DESIRED_DATA_GUARD_CONTAINER),
+				 cases[i].member_id != NULL);
+		json_decref(pod);
+		json_decref(m);
+	}
+}
+
 /* The seed EtcdMember of a cluster with spec.bootstrap.restore carries it as spec.restore. */
 static void test_seed_member_restore(void **state)
 {
@@ -135,9 +195,8 @@ static void test_seed_member_restore(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_restore_pod_s3),
-	    cmocka_unit_test(test_restore_pod_pvc),
-	    cmocka_unit_test(test_restore_only_seed),
+	    cmocka_unit_test(test_restore_pod_s3),	cmocka_unit_test(test_restore_pod_pvc),
+	    cmocka_unit_test(test_restore_only_seed),	cmocka_unit_test(test_restore_runs_once),
 	    cmocka_unit_test(test_seed_member_restore),
 	};
 

@@ -572,6 +572,90 @@ static void test_missing_pod_not_ready(void **state)
 	json_decref(m);
 }
 
+/* The Pod's data-guard init container ended with exit code `code` (state or lastState). */
+static void guard_ended(json_t *pod, int code, bool last)
+{
+	json_t *cs = json_pack("{s:s, s:i}", "name", EO_DESIRED_DATA_GUARD_CONTAINER,
+			       "restartCount", last ? 1 : 0);
+	json_t *t = json_pack("{s:i, s:s, s:s}", "exitCode", code, "reason", "Error", "message",
+			      "data directory has no WAL: member demo-a (etcd member ID "
+			      "8e9e05c52164694d) finds no write-ahead log\n");
+
+	if (last) {
+		json_object_set_new(cs, "lastState", json_pack("{s:o}", "terminated", t));
+		json_object_set_new(
+		    cs, "state", json_pack("{s:{s:s}}", "waiting", "reason", "CrashLoopBackOff"));
+	} else {
+		json_object_set_new(cs, "state", json_pack("{s:o}", "terminated", t));
+	}
+	json_object_set_new(json_object_get(pod, "status"), "initContainerStatuses",
+			    json_pack("[o]", cs));
+}
+
+/*
+ * A member with an ID whose data guard found no WAL (its data wiped under an intact PVC): the
+ * member waits, Ready=False/DataDirLost with the guard's message, for the cluster controller to
+ * replace it. Another exit code, or a member without an ID, is not "data lost".
+ */
+static void test_data_dir_lost_waits(void **state)
+{
+	static const struct {
+		bool id;
+		int code;
+		bool last;
+		bool lost;
+	} cases[] = {
+	    {true, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL, false, true},
+	    {true, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL, true, true},
+	    {true, 1, false, false},
+	    {true, 1, true, false},
+	    {false, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL, false, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *m = member(), *c = cluster(true);
+		json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+		json_t *pod = owned("demo-a", "m-uid", false, true);
+		struct eo_mplan_input in = {
+		    .member = m, .cluster = c, .pod = pod, .pvc = pvc, .build = &OPTS, .now = T0};
+		struct eo_mplan_result r;
+		char why[256];
+
+		if (cases[i].id)
+			mutate(m, M_HAS_ID);
+		mutate(m, M_VOLUME_SAME);
+		guard_ended(pod, cases[i].code, cases[i].last);
+		assert_int_equal(eo_plan_data_dir_lost(m, pod, why, sizeof(why)), cases[i].lost);
+		assert_true(eo_plan_member_lost_data(m, pod, pvc) == cases[i].lost);
+		assert_int_equal(eo_member_plan(&in, &r), 0);
+		if (cases[i].lost) {
+			assert_string_equal(why, "data directory has no WAL: member demo-a (etcd "
+						 "member ID 8e9e05c52164694d) finds no write-ahead "
+						 "log");
+			assert_int_equal(r.action, EO_MPLAN_WAIT);
+			assert_null(r.object);
+			assert_true(eo_condition_matches(r.status, EO_COND_READY, "False",
+							 EO_REASON_DATA_DIR_LOST));
+			assert_non_null(strstr(r.message, "data directory has no WAL"));
+			assert_non_null(strstr(r.message, "demo-a"));
+		} else {
+			assert_int_equal(r.action, EO_MPLAN_NONE);
+			assert_false(eo_condition_matches(r.status, EO_COND_READY, "False",
+							  EO_REASON_DATA_DIR_LOST));
+		}
+		eo_member_plan_clear(&r);
+		/* A Pod being deleted tells nothing about the next one. */
+		json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp",
+				    json_string("2026-06-02T10:00:00Z"));
+		assert_false(eo_plan_data_dir_lost(m, pod, NULL, 0));
+		json_decref(m);
+		json_decref(c);
+		json_decref(pvc);
+		json_decref(pod);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +666,7 @@ int main(void)
 	    cmocka_unit_test(test_other_cluster_recorded_nothing),
 	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
 	    cmocka_unit_test(test_lost_memory_member_waits),
+	    cmocka_unit_test(test_data_dir_lost_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1650,6 +1650,81 @@ static void test_crashloop_member_replaced(void **state)
 	world_free(&w);
 }
 
+/* Gives a member's Pod a data-guard init container that ended with `code` once (no restart). */
+static void guard_ended(struct world *w, size_t i, int code)
+{
+	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
+
+	json_object_set_new(st, "initContainerStatuses",
+			    json_pack("[{s:s, s:i, s:b, s:{s:{s:i, s:s, s:s}}}]", "name",
+				      EO_DESIRED_DATA_GUARD_CONTAINER, "restartCount", 0, "ready",
+				      0, "state", "terminated", "exitCode", code, "reason", "Error",
+				      "message", "data directory has no WAL"));
+}
+
+/*
+ * A joined member whose data dir was wiped under its intact PVC: its data guard refuses on the
+ * first start (exit 3) and the member is removed through the quorum at once, without waiting
+ * for a crash loop, and replaced by the scale-up path; it waits while removing it would need
+ * the quorum that is missing. Another exit of the guard (it could not read the dir) is not
+ * "data lost".
+ */
+static void test_wiped_member_replaced(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	const struct row two_down = {"",
+				     3,
+				     {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	struct world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	world_init(&w, &r);
+	for (size_t i = 0; i < 3; i++)
+		make_ran_on_pvc(&w, i, "pvc-1");
+	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
+	assert_true(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
+	assert_non_null(strstr(res.message, "member demo-b: data directory has no WAL"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+	eo_plan_result_clear(&res);
+
+	/* The guard could not read the dir (exit 1): not a lost member, nothing removed. */
+	guard_ended(&w, 1, 1);
+	assert_false(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* Another voter down: removing demo-b would need the quorum that is missing. */
+	world_init(&w, &two_down);
+	for (size_t i = 0; i < 3; i++)
+		make_ran_on_pvc(&w, i, "pvc-1");
+	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_null(res.member);
+	assert_non_null(strstr(res.message, "waits"));
+	assert_non_null(strstr(res.message, "demo-b"));
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 /* A memory cluster that lost a majority of its voters says so and stops there. */
 static void test_memory_quorum_gone(void **state)
 {
@@ -2833,6 +2908,7 @@ int main(void)
 	    cmocka_unit_test(test_live_read_before_removal),
 	    cmocka_unit_test(test_creates_are_idempotent),
 	    cmocka_unit_test(test_crashloop_member_replaced),
+	    cmocka_unit_test(test_wiped_member_replaced),
 	    cmocka_unit_test(test_memory_quorum_gone),
 	    cmocka_unit_test(test_condition_audit),
 	    cmocka_unit_test(test_initial_cluster_helper),

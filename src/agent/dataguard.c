@@ -1,0 +1,147 @@
+/* `etcd-operator data-guard` (dataguard.h). */
+#include "agent/dataguard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PATH_CAP 1100
+
+static bool present(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+static bool wal_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len > 4 && strcmp(n + len - 4, ".wal") == 0;
+}
+
+enum eo_data_wal eo_data_guard_probe(const char *data_dir, char *err, size_t errcap)
+{
+	char path[PATH_CAP];
+	struct dirent *e = NULL;
+	DIR *d = NULL;
+	bool found = false;
+
+	if (err != NULL && errcap > 0)
+		err[0] = '\0';
+	if (!present(data_dir) ||
+	    snprintf(path, sizeof(path), "%s/member/wal", data_dir) >= (int)sizeof(path)) {
+		if (err != NULL)
+			snprintf(err, errcap, "bad data dir");
+		return EO_DATA_WAL_UNKNOWN;
+	}
+	if ((d = opendir(path)) == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return EO_DATA_WAL_ABSENT;
+		if (err != NULL)
+			snprintf(err, errcap, "%s: %s", path, strerror(errno));
+		return EO_DATA_WAL_UNKNOWN;
+	}
+	errno = 0;
+	while (!found && (e = readdir(d)) != NULL)
+		found = wal_name(e->d_name);
+	if (!found && errno != 0) {
+		if (err != NULL)
+			snprintf(err, errcap, "%s: %s", path, strerror(errno));
+		closedir(d);
+		return EO_DATA_WAL_UNKNOWN;
+	}
+	closedir(d);
+	return found ? EO_DATA_WAL_PRESENT : EO_DATA_WAL_ABSENT;
+}
+
+enum eo_data_guard_decision eo_data_guard_decide(const char *member, const char *member_id,
+						 const char *data_dir, enum eo_data_wal wal,
+						 const char *detail, char *msg, size_t cap)
+{
+	const char *m = present(member) ? member : "(unnamed)";
+
+	if (msg != NULL && cap > 0)
+		msg[0] = '\0';
+	if (!present(member_id) || wal == EO_DATA_WAL_PRESENT)
+		return EO_DATA_GUARD_START;
+	if (wal == EO_DATA_WAL_ABSENT) {
+		if (msg != NULL)
+			snprintf(
+			    msg, cap,
+			    "data directory has no WAL: member %s (etcd member ID %s) finds no "
+			    "write-ahead log under %s/member/wal; it never starts under its "
+			    "member ID without its data (the operator replaces it)",
+			    m, member_id, data_dir ? data_dir : "");
+		return EO_DATA_GUARD_REFUSE_NO_WAL;
+	}
+	if (msg != NULL)
+		snprintf(msg, cap,
+			 "cannot read the data directory of member %s (etcd member ID %s): %s; "
+			 "refusing to start etcd until it can be checked",
+			 m, member_id, present(detail) ? detail : "unknown error");
+	return EO_DATA_GUARD_REFUSE_UNKNOWN;
+}
+
+static void termination_log(const char *path, const char *msg)
+{
+	FILE *f = NULL;
+
+	if (!present(path) || (f = fopen(path, "w")) == NULL)
+		return;
+	fprintf(f, "%s\n", msg);
+	fclose(f);
+}
+
+int eo_agent_data_guard_main(int argc, char **argv)
+{
+	static const char usage[] =
+	    "usage: etcd-operator data-guard --data-dir DIR [--member-id ID] [--name MEMBER]\n"
+	    "         [--termination-log PATH]\n"
+	    "With a member ID, refuses (exit 3) when DIR/member/wal holds no *.wal file: a\n"
+	    "member etcd knows never starts without its data. Without one, does nothing.\n";
+	const char *dir = NULL, *id = NULL, *name = NULL, *tlog = NULL;
+	char msg[1600], err[1200] = "";
+	enum eo_data_wal wal;
+
+	for (int i = 1; i < argc; i++) {
+		const char **slot = strcmp(argv[i], "--data-dir") == 0		? &dir
+				    : strcmp(argv[i], "--member-id") == 0	? &id
+				    : strcmp(argv[i], "--name") == 0		? &name
+				    : strcmp(argv[i], "--termination-log") == 0 ? &tlog
+										: NULL;
+
+		if (strcmp(argv[i], "--help") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (slot == NULL || i + 1 >= argc) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		*slot = argv[++i];
+	}
+	if (!present(dir) || strlen(dir) > 1024 || (id != NULL && strlen(id) > 64) ||
+	    (name != NULL && strlen(name) > 253)) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	wal = present(id) ? eo_data_guard_probe(dir, err, sizeof(err)) : EO_DATA_WAL_ABSENT;
+	switch (eo_data_guard_decide(name, id, dir, wal, err, msg, sizeof(msg))) {
+	case EO_DATA_GUARD_START:
+		printf("data-guard: %s: %s\n", dir,
+		       present(id) ? "the write-ahead log is there; starting"
+				   : "no member ID (the member has not joined yet); starting");
+		return 0;
+	case EO_DATA_GUARD_REFUSE_NO_WAL:
+		fprintf(stderr, "data-guard: %s\n", msg);
+		termination_log(tlog, msg);
+		return EO_DATA_GUARD_EXIT_NO_WAL;
+	case EO_DATA_GUARD_REFUSE_UNKNOWN:
+		break;
+	}
+	fprintf(stderr, "data-guard: %s\n", msg);
+	termination_log(tlog, msg);
+	return 1;
+}
