@@ -37,6 +37,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/events.h"
+#include "plan/plan.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
 
@@ -376,13 +377,24 @@ static eo_etcd_err overwrite(eo_etcd_client *c, int n)
 	return e;
 }
 
-static void world(struct rig *r)
+/* The cluster and its member; status.clusterID is the real etcd's (the planners refuse others). */
+static void world(struct rig *r, eo_etcd_client *ec, int port)
 {
-	put(r, CL,
+	char url[64], id[24];
+	struct eo_etcd_status st = {0};
+	json_t *cl = NULL;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	assert_int_equal(eo_etcd_status(ec, url, &st, NULL), EO_ETCD_OK);
+	eo_plan_format_id(st.cluster_id, id, sizeof(id));
+	eo_etcd_status_clear(&st);
+	cl =
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
 		     "'resourceVersion':'10'},'spec':{'replicas':1,'options':{'quotaBackendBytes':"
-		     "8388608}},'status':{'clusterID':'4242','conditions':" SETTLED "}}"));
+		     "8388608}},'status':{'conditions':" SETTLED "}}");
+	json_object_set_new(json_object_get(cl, "status"), "clusterID", json_string(id));
+	put(r, CL, cl);
 	put(r, MEM,
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdMember',"
 		     "'metadata':{'name':'demo-a','namespace':'default','uid':'uid-a',"
@@ -406,7 +418,7 @@ static void test_defrag_and_nospace_on_real_etcd(void **state)
 
 	(void)state;
 	rig_start(&r, port);
-	world(&r);
+	world(&r, ec, port);
 
 	/* 1. An EtcdDefrag shrinks the database: 16 overwrites of 256 KiB, compacted. */
 	assert_int_equal(overwrite(ec, 16), EO_ETCD_OK);
