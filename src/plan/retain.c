@@ -85,6 +85,15 @@ static bool gone(const json_t *pvc)
 	return pvc == NULL || meta(pvc, "deletionTimestamp") != NULL;
 }
 
+bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, const json_t *pvc)
+{
+	const char *uid = eo_member_uid(member);
+
+	return cluster != NULL && eo_cluster_is_deleting(cluster) &&
+	       eo_cluster_retains_data(cluster) && eo_plan_retain_has_finalizer(cluster) &&
+	       uid != NULL && !gone(pvc) && owned_by(pvc, uid);
+}
+
 /* The merge patch that drops the member's owner references and keeps any other. */
 static json_t *release_patch(const json_t *pvc, const char *member_uid)
 {

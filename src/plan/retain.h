@@ -70,6 +70,14 @@ struct eo_retain_result {
 /* True when the cluster carries EO_FINALIZER_RETAIN_DATA. */
 bool eo_plan_retain_has_finalizer(const json_t *cluster);
 
+/*
+ * For the member finalizer (plan/member.c), when its cluster is being deleted: true while the
+ * cluster is Retain, holds EO_FINALIZER_RETAIN_DATA and the member's PVC (pvc, may be NULL)
+ * still carries an owner reference to the member. The finalizer then waits for the release:
+ * garbage collection would take the PVC with the EtcdMember.
+ */
+bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, const json_t *pvc);
+
 /* Plans the next step. 0, or -1 on allocation failure or missing metadata. */
 int eo_plan_retain(const struct eo_retain_input *in, struct eo_retain_result *out);
 void eo_plan_retain_clear(struct eo_retain_result *r);

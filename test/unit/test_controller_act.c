@@ -13,6 +13,10 @@
  * - The member controller never takes the voter label off on a lagging member cache.
  * - The seed and a joining member are created under status.nextMemberName, and a create
  *   retried on a lagging cache collides (409) instead of making a second member.
+ * - spec.deletionPolicy Retain: the finalizer retain-data is added; on deletion every member's
+ *   PVC loses its owner reference (merge patch with the PVC's resourceVersion, labels untouched)
+ *   before the finalizer goes, after a live read; a stale PVC answers 409 and nothing else is
+ *   sent; Delete sends nothing.
  *
  * The apiserver is a small object store over the fake HTTP server: GET answers from it,
  * POST adds (409 when the name is taken), DELETE removes; every request is logged with the
