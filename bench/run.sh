@@ -206,7 +206,10 @@ main_bench() {
 	# Pod is deleted only once the cluster has settled (every EtcdMember Ready):
 	# readyMembers counts the last member from its promotion on, and a loss right
 	# then also times the end of the cluster's own formation.
-	available mem 3 'storage: {size: 256Mi, medium: Memory}' >/dev/null
+	# The bed has one node: the preferred spreading instead of the memory default
+	# (one member per node, required), which would leave two members unscheduled.
+	available mem 3 'storage: {size: 256Mi, medium: Memory}
+  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {etcd-operator.cozystack.io/cluster: mem}}}}]}}' >/dev/null
 	wait_settled mem 3
 	mapfile -t old < <(members mem | cut -d' ' -f1 | sort)
 	t0=$(now_ms)

@@ -59,6 +59,16 @@
 #define EO_REASON_TLS_SECRET_NOT_FOUND "TLSSecretNotFound"
 #define EO_REASON_TLS_SECRET_INVALID   "TLSSecretInvalid"
 #define EO_REASON_TLS_HANDSHAKE_FAILED "TLSHandshakeFailed"
+/*
+ * Not in the seeds: an object the cluster needs under its own name (the headless Service
+ * <cluster>, the client Service <cluster>-client, the PodDisruptionBudget or NetworkPolicy
+ * <cluster>) exists but is not controlled by this EtcdCluster: another EtcdCluster's (the
+ * client Service of cluster x is the headless Service of cluster x-client), a user's, or
+ * one without an owner. It is never patched or deleted. Available=False before the cluster
+ * formed, Degraded=True after; Progressing=False; nothing else is done while it lasts. Also
+ * the reason of the Warning Event.
+ */
+#define EO_REASON_FOREIGN_OBJECT "ForeignObject"
 
 /* EtcdMember condition types and reasons. */
 #define EO_COND_READY			"Ready"

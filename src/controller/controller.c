@@ -262,6 +262,29 @@ static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *n
 	refusal.err = *err;
 }
 
+/* "EtcdCluster <name>, uid <uid>" (eo_desired_controller_of), or "none". */
+#define HOLDER_MAX (EO_NAME_MAX + 80)
+
+/*
+ * Whether the object r names exists (read live) and is not controlled by owner_uid; who holds
+ * it into holder (eo_desired_controller_of). False when it is ours, gone or unreadable.
+ */
+static bool held_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *owner_uid,
+			  char *holder, size_t n)
+{
+	struct eo_kube_error err = {0};
+	json_t *live = NULL;
+	bool other = false;
+
+	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
+	    !eo_desired_is_controlled_by(live, owner_uid)) {
+		eo_desired_controller_of(live, holder, n);
+		other = true;
+	}
+	json_decref(live);
+	return other;
+}
+
 /*
  * A create answered AlreadyExists: either the cache lags behind our own create (fine), or the
  * name is taken by an object that is not ours (not in the label-filtered cache), which no
@@ -272,20 +295,17 @@ static bool taken_by_other(struct eo_controller *c, struct eo_kube_resource r, c
 			   const char *owner, const char *owner_uid)
 {
 	struct eo_kube_error err = {0};
-	json_t *live = NULL;
-	bool other = false;
+	char holder[HOLDER_MAX];
 
-	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
-	    !eo_desired_is_controlled_by(live, owner_uid)) {
-		err = (struct eo_kube_error){.http_status = 409};
-		snprintf(err.message, sizeof(err.message),
-			 "%s %s already exists and is not controlled by %s; delete or rename it",
-			 kind, r.name, owner);
-		note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
-		other = true;
-	}
-	json_decref(live);
-	return other;
+	if (!held_by_other(c, r, owner_uid, holder, sizeof(holder)))
+		return false;
+	err = (struct eo_kube_error){.http_status = 409};
+	snprintf(err.message, sizeof(err.message),
+		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
+		 "or rename it",
+		 kind, r.name, owner, holder);
+	note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
+	return true;
 }
 
 /* The recorded refusal as a plan input (pointing into the record); false when none. */
@@ -536,8 +556,38 @@ fail:
 }
 
 /*
- * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due),
- * the Maintenance Status of each endpoint into st (*n_st of them answered).
+ * Before a quorum-loss decision (the plan's want_live): every member's Pod and PVC read from
+ * the apiserver, never only the label-filtered caches (a PVC whose label was removed is not
+ * lost). 0, or -1 when a read failed: nothing is decided on a view that could not be checked.
+ */
+static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     struct observed_members *om)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		int changed = confirm_live(c, lc, om, &om->v[i]);
+
+		if (changed < 0) {
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "quorum-loss check waits: the member's Pod or PVC could not be "
+				  "read from the apiserver",
+				  "member", eo_member_name(om->v[i].member), "check", "live-read",
+				  NULL);
+			return -1;
+		}
+		if (changed > 0)
+			eo_log_kv(
+			    EO_LOG_INFO, lc,
+			    "quorum-loss check: the cache differs from the apiserver "
+			    "(a label removed, or the cache lags); deciding on the live objects",
+			    "member", eo_member_name(om->v[i].member), NULL);
+	}
+	return 0;
+}
+
+/*
+ * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due,
+ * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
+ * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
  */
 /*
  * Whether etcd has authentication on (AuthStatus) and, when it has and the pass holds the root
@@ -563,26 +613,139 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 	}
 }
 
+/* The client URL of the EtcdMember named name (among members), into buf. 0, or -1. */
+static int member_client_url(const struct eo_controller *c, const json_t *cluster,
+			     const struct eo_plan_member *members, size_t n_members,
+			     const char *name, char *buf, size_t cap)
+{
+	for (size_t i = 0; name != NULL && name[0] != '\0' && i < n_members; i++) {
+		const json_t *m = members[i].member;
+
+		if (strcmp(eo_member_name(m), name) == 0)
+			return eo_desired_member_client_url(
+			    buf, cap, &c->build, name, eo_member_service(m),
+			    eo_cluster_namespace(cluster), eo_desired_member_client_tls(m));
+	}
+	return -1;
+}
+
+/*
+ * Absence is never decided from one unverified answer (plan.h, etcd_leader_checked): whether
+ * *list, answered at endpoint answered, is etcd's leader's own answer. The Maintenance Status
+ * of that member names the leader; when the leader is another member, the list is read again
+ * at the leader's client URL alone and replaces *list. Each answer must carry this cluster's
+ * ID and come from the member expected. Returns true when the list is the leader's; false
+ * with why (the check that failed) otherwise. One Status call, plus one member list when a
+ * follower answered; made only when a plan is about to act on a member's absence.
+ */
+static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
+			   const struct eo_plan_member *members, size_t n_members,
+			   const char *answered, struct eo_etcd_members *list, char *why,
+			   size_t cap)
+{
+	struct eo_etcd_status st = {0};
+	struct eo_etcd_members at = {0};
+	struct eo_etcd_detail d = {0};
+	const struct eo_etcd_member *lm = NULL;
+	char url[EO_DESIRED_URL_MAX], id[EO_PLAN_ID_MAX], lid[EO_PLAN_ID_MAX];
+	const char *eps[1] = {answered};
+	eo_etcd_client *ec = NULL;
+	eo_etcd_err e = EO_ETCD_INVALID;
+	bool ok = false;
+
+	why[0] = '\0';
+	if (answered == NULL || answered[0] == '\0') {
+		snprintf(why, cap, "no member answered the member list");
+		return false;
+	}
+	ec = etcd_dial(c, eps, 1);
+	if (ec != NULL)
+		e = eo_etcd_status(ec, answered, &st, &d);
+	eo_etcd_client_free(ec);
+	ec = NULL;
+	eo_plan_format_id(st.leader, lid, sizeof(lid));
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap,
+			 "the Maintenance Status of the member that answered (%s) failed: %s",
+			 answered, eo_etcd_strerror(e));
+		goto out;
+	}
+	if (!eo_plan_same_cluster(cluster, st.cluster_id)) {
+		eo_plan_format_id(st.cluster_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s belongs to etcd cluster %s", answered, id);
+		goto out;
+	}
+	if (list->responder_id != 0 && st.member_id != list->responder_id) {
+		eo_plan_format_id(st.member_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s is now %s, not the one that answered the list",
+			 answered, id);
+		goto out;
+	}
+	if (st.leader == 0) {
+		snprintf(why, cap, "the member at %s knows no leader", answered);
+		goto out;
+	}
+	if (st.leader == st.member_id) {
+		ok = true; /* the list came from the leader */
+		goto out;
+	}
+	lm = eo_etcd_members_find(list, st.leader);
+	if (lm == NULL ||
+	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
+		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
+		goto out;
+	}
+	eps[0] = url;
+	ec = etcd_dial(c, eps, 1);
+	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
+	eo_etcd_client_free(ec);
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap, "listing the members at the leader %s (%s) failed: %s", lm->name,
+			 lid, eo_etcd_strerror(e));
+		goto out;
+	}
+	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st.leader) {
+		eo_plan_format_id(at.responder_id, id, sizeof(id));
+		snprintf(why, cap,
+			 "the answer at the leader's address (%s) came from member %s of another "
+			 "cluster or from another member than the leader %s",
+			 lm->name, id, lid);
+		goto out;
+	}
+	eo_etcd_members_clear(list);
+	*list = at;
+	memset(&at, 0, sizeof(at));
+	ok = true;
+out:
+	eo_etcd_members_clear(&at);
+	eo_etcd_status_clear(&st);
+	return ok;
+}
+
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
-			  size_t *n_st, struct eo_plan_input *in, char *msg, size_t n)
+			  char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
+			  char *msg, size_t n, char *answered, size_t cap)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
 
 	*n_st = 0;
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		eps[i] = r->endpoints[i];
 	ec = etcd_dial(c, eps, r->n_endpoints);
-	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, NULL);
+	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, &d);
+	snprintf(answered, cap, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;
 	/* A list refused for want of credentials is the first sign of auth. */
 	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
 		query_auth(ec, in, msg, n);
-	for (size_t i = 0; ec != NULL && *e == EO_ETCD_OK && r->want_status && i < r->n_endpoints;
+	for (size_t i = 0; ec != NULL && (*e == EO_ETCD_OK || r->want_live) && r->want_status &&
+			   i < r->n_endpoints;
 	     i++)
 		if (eo_etcd_status(ec, r->endpoints[i], &st[*n_st], NULL) == EO_ETCD_OK)
-			(*n_st)++;
+			snprintf(from[(*n_st)++], EO_DESIRED_URL_MAX, "%s", r->endpoints[i]);
 		else
 			eo_etcd_status_clear(&st[*n_st]);
 	eo_etcd_client_free(ec);
@@ -597,7 +760,19 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 	json_t *patch = NULL;
 	eo_kube_err e = EO_KUBE_OK;
 
-	if (have == NULL) {
+	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
+		/* The plan stops on it (ForeignObject); the cache moved since: leave it alone. */
+		char holder[HOLDER_MAX];
+
+		eo_desired_controller_of(have, holder, sizeof(holder));
+		err = (struct eo_kube_error){.http_status = 409};
+		snprintf(err.message, sizeof(err.message),
+			 "Service %s is not controlled by this EtcdCluster (its controller: %s); "
+			 "not changing it",
+			 name, holder);
+		note_refusal(EO_PLAN_VERB_PATCH, "Service", name, EO_KUBE_EHTTP, &err);
+		e = EO_KUBE_EHTTP;
+	} else if (have == NULL) {
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
 		note_refusal(EO_PLAN_VERB_CREATE, "Service", name, e, &err);
 		if (e == EO_KUBE_OK) {
@@ -623,6 +798,28 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The Service under one of the cluster's names, any owner: from the cache, or read live when
+ * the cache has none (normally only before the first create), so that one the informer does
+ * not see (without the operator's labels: a user's) reaches the plan as ForeignObject instead
+ * of a create answered 409 on every pass. NULL when there is none or it cannot be read.
+ */
+static json_t *observe_service(struct eo_controller *c, const json_t *cluster, const char *name)
+{
+	const char *ns = eo_cluster_namespace(cluster);
+	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
+	struct eo_kube_error err = {0};
+	json_t *svc = eo_cache_set_get(&c->services, ns, name);
+
+	if (svc != NULL || eo_cluster_is_deleting(cluster) || eo_cluster_migrating(cluster))
+		return svc;
+	if (eo_kube_get(c->kc, &r, &svc, &err) != EO_KUBE_OK) {
+		json_decref(svc);
+		return NULL;
+	}
+	return svc;
 }
 
 static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
@@ -981,12 +1178,18 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 	eo_kube_err e;
 
 	if (pr->action == EO_PLAN_DELETE_PDB) {
-		struct eo_kube_delete_opts d = {.grace_period_seconds = -1};
+		/* Only the PDB the plan saw as ours: the UID is the delete's precondition. */
+		json_t *have = eo_cache_set_get(&c->pdbs, ns, name);
+		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
+						.grace_period_seconds = -1};
 
-		e = eo_kube_delete(c->kc, &r, &d, &err);
-		if (e == EO_KUBE_ENOTFOUND)
+		e = EO_KUBE_OK;
+		if (have != NULL && eo_desired_is_controlled_by(have, eo_cluster_uid(cluster)))
+			e = eo_kube_delete(c->kc, &r, &d, &err);
+		if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 			e = EO_KUBE_OK;
 		note_refusal(EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e, &err);
+		json_decref(have);
 	} else if (pr->patch != NULL) {
 		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
 		note_refusal(EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e, &err);
@@ -1090,27 +1293,53 @@ static int act_clear_force_request(struct eo_controller *c, const struct eo_log_
 	return 0;
 }
 
+/*
+ * RESTART_MEMBER: the member's Pod goes (UID precondition) and the member controller brings it
+ * back from the member's spec. Through the Eviction API when the plan says so (pr->evict): a
+ * PodDisruptionBudget that allows no disruption now (a node drain took one) refuses with 429,
+ * which is no error: the plan's Event is not told, a Normal EvictionRefused Event (the
+ * recorder folds repeats into one) and a log line say why, and the pass comes back after
+ * *requeue ms to look again.
+ */
 static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			      struct eo_plan_result *pr)
+			      struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_kube_error err = {0};
-	const char *mname = eo_member_name(pr->member);
-	struct eo_kube_resource r =
-	    eo_kube_res_at(RES_PODS, eo_member_namespace(pr->member), mname);
-	struct eo_kube_delete_opts d = {.uid = pr->pod_uid[0] ? pr->pod_uid : NULL,
-					.grace_period_seconds = -1};
-	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &err);
+	const char *mname = eo_member_name(pr->member), *ns = eo_member_namespace(pr->member);
+	const char *uid = pr->pod_uid[0] ? pr->pod_uid : NULL;
+	struct eo_kube_resource r = eo_kube_res_at(RES_PODS, ns, mname);
+	struct eo_kube_delete_opts d = {.uid = uid, .grace_period_seconds = -1};
+	eo_kube_err e = pr->evict ? eo_kube_evict(c->kc, ns, mname, uid, &err)
+				  : eo_kube_delete(c->kc, &r, &d, &err);
 
 	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0; /* already gone or replaced: the next pass sees it */
-	note_refusal(EO_PLAN_VERB_DELETE, "Pod", mname, e, &err);
+	if (pr->evict && e == EO_KUBE_ETHROTTLED) {
+		char m[EO_PLAN_MSG_MAX + EO_KUBE_MESSAGE_MAX];
+
+		snprintf(m, sizeof(m),
+			 "eviction of member %s's Pod refused (%s); waiting for the "
+			 "PodDisruptionBudget to allow it",
+			 mname, err.message[0] ? err.message : "429");
+		eo_log_kv(EO_LOG_INFO, lc, "member Pod eviction refused", "member", mname, "detail",
+			  err.message, NULL);
+		pr->event_type = NULL;
+		pr->event_reason = NULL;
+		emit(c, cluster, "Normal", EO_PLAN_REASON_EVICTION_REFUSED, m);
+		*requeue = EO_PLAN_REQUEUE_ROLL_MS;
+		return 0;
+	}
+	note_refusal(pr->evict ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_DELETE,
+		     pr->evict ? "Pod eviction" : "Pod", mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "restarting member Pod failed", "member", mname, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	eo_log_kv(EO_LOG_INFO, lc, "member Pod deleted to restart it", "member", mname, "message",
-		  pr->message, NULL);
+	eo_log_kv(EO_LOG_INFO, lc,
+		  pr->evict ? "member Pod evicted to restart it"
+			    : "member Pod deleted to restart it",
+		  "member", mname, "message", pr->message, NULL);
 	emit_planned(c, cluster, pr);
 	return 0;
 }
@@ -1197,6 +1426,28 @@ static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc
 }
 
 /*
+ * A NetworkPolicy create answered AlreadyExists for a name the cache does not hold under our
+ * labels: when the live object is not ours (a user's), a log line and a Warning Event
+ * ForeignObject (rate-limited by the recorder) say it is left alone.
+ */
+static void foreign_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
+				   const json_t *cluster, struct eo_kube_resource r)
+{
+	char holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 160];
+
+	if (!held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder)))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: %s): it "
+		 "is left as it is and the cluster runs without its own policy; delete or rename "
+		 "it",
+		 r.name, holder);
+	eo_log_kv(EO_LOG_WARN, lc, "network policy held by another owner; left alone",
+		  "networkpolicy", r.name, "holder", holder, NULL);
+	emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
+}
+
+/*
  * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
  * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
  * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
@@ -1217,8 +1468,16 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		return 0;
 	have = eo_cache_set_get(&c->netpols, ns, name);
 	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
-		json_decref(have); /* not ours: left alone */
-		have = NULL;
+		/* Not ours: never patched or deleted (the plan says ForeignObject when wanted). */
+		char holder[HOLDER_MAX];
+
+		eo_desired_controller_of(have, holder, sizeof(holder));
+		if (eo_desired_network_policy_enabled(cluster, c->netpol))
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "network policy held by another owner; left alone",
+				  "networkpolicy", name, "holder", holder, NULL);
+		json_decref(have);
+		return 0;
 	}
 	if (!eo_desired_network_policy_enabled(cluster, c->netpol)) {
 		if (have != NULL) {
@@ -1242,8 +1501,11 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		what = "creating";
 		r.name = NULL;
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		if (e == EO_KUBE_EEXISTS)
+		if (e == EO_KUBE_EEXISTS) {
 			e = EO_KUBE_OK; /* the cache lags, or it is someone else's: left alone */
+			r.name = name;
+			foreign_network_policy(c, lc, cluster, r);
+		}
 	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
 		what = "patching";
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
@@ -1463,6 +1725,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
 	struct eo_etcd_status statuses[EO_PLAN_MAX_ENDPOINTS] = {0};
+	char status_from[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
+	const char *status_from_p[EO_PLAN_MAX_ENDPOINTS];
 	size_t n_statuses = 0;
 	struct eo_tls_material tls = {0};
 	struct eo_tlsload_problem tp = {0};
@@ -1470,8 +1734,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	struct eo_auth_creds creds = {0};
 	struct eo_tlsload_problem ap = {0};
 	char login_msg[EO_ETCD_MSG_MAX] = "";
+	char answered[EO_ETCD_URL_MAX] = "", leader_why[EO_PLAN_MSG_MAX / 2] = "";
 	struct eo_log_ctx lc;
-	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL;
+	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL, *np = NULL;
 	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
 	long requeue = 0;
 	bool np_failed = false;
@@ -1505,14 +1770,13 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
-		hh = eo_cache_set_get(&c->services, ns, headless);
+		hh = observe_service(c, cluster, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
-		hc = eo_cache_set_get(&c->services, ns, client);
+		hc = observe_service(c, cluster, client);
+	/* Whoever holds them: the plan stops with ForeignObject on one that is not ours. */
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
-	if (pdb != NULL && !eo_desired_is_controlled_by(pdb, eo_cluster_uid(cluster))) {
-		json_decref(pdb); /* not ours: the create will fail and say so */
-		pdb = NULL;
-	}
+	if (c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol))
+		np = eo_cache_set_get(&c->netpols, ns, name);
 	if (sync_network_policy(c, &lc, cluster) != 0)
 		np_failed = true;
 	in = (struct eo_plan_input){
@@ -1522,6 +1786,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .headless_svc = hh,
 	    .client_svc = hc,
 	    .pdb = pdb,
+	    .netpol = np,
 	    .build = &c->build,
 	    .tls_reason = tp.reason,
 	    .tls_message = tp.message,
@@ -1537,12 +1802,33 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
+		if (pr.want_live && read_members_live(c, &lc, &om) != 0)
+			goto fail;
 		in.etcd_queried = true;
-		query_members(c, &pr, &list, &in.etcd_err, statuses, &n_statuses, &in, login_msg,
-			      sizeof(login_msg));
+		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
+			      login_msg, sizeof(login_msg), answered, sizeof(answered));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
 		in.statuses = statuses;
 		in.n_statuses = n_statuses;
+		for (size_t i = 0; i < n_statuses; i++)
+			status_from_p[i] = status_from[i];
+		in.live_checked = pr.want_live;
+		in.status_from = pr.want_live ? status_from_p : NULL;
+		eo_plan_result_clear(&pr);
+		if (eo_plan_cluster(&in, &pr) != 0)
+			goto fail;
+	}
+	/* A step is about to act on a member's absence: only on the leader's own list. */
+	if (pr.action == EO_PLAN_QUERY_MEMBERS && pr.want_leader && in.etcd != NULL &&
+	    !in.etcd_leader_checked) {
+		in.etcd_leader_checked = true;
+		in.etcd_from_leader = confirm_leader(c, cluster, om.v, om.n, answered, &list,
+						     leader_why, sizeof(leader_why));
+		in.etcd_leader_why = leader_why;
+		eo_log_kv(in.etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, &lc,
+			  in.etcd_from_leader ? "member list confirmed with the leader"
+					      : "member list not confirmed by the leader",
+			  "message", pr.message, "check", leader_why, NULL);
 		eo_plan_result_clear(&pr);
 		if (eo_plan_cluster(&in, &pr) != 0)
 			goto fail;
@@ -1615,7 +1901,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = act_update_member(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_RESTART_MEMBER:
-		rc = act_restart_member(c, &lc, cluster, &pr);
+		rc = act_restart_member(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MOVE_LEADER:
 		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);
@@ -1684,6 +1970,7 @@ out:
 	eo_certs_seen_clear(&certs);
 	observed_members_free(&om);
 	json_decref(pdb);
+	json_decref(np);
 	json_decref(hh);
 	json_decref(hc);
 	json_decref(cluster);
@@ -1699,10 +1986,12 @@ static int patch_finalizers(struct eo_controller *c, const json_t *member, bool 
 	    member, EO_KIND_MEMBER, EO_FINALIZER_MEMBER_CLEANUP, add);
 }
 
+/* query: the member list (answered: the endpoint that answered, cap EO_ETCD_URL_MAX). */
 static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-		       struct eo_etcd_members *list, eo_etcd_err *e, bool query)
+		       struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
+	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
 
 	for (size_t i = 0; i < rr->n_endpoints; i++)
@@ -1711,11 +2000,53 @@ static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr
 	if (ec == NULL)
 		*e = EO_ETCD_INVALID;
 	else if (query)
-		*e = eo_etcd_member_list(ec, list, NULL);
+		*e = eo_etcd_member_list(ec, list, &d);
 	else
 		*e = eo_fenced_member_remove(&c->fence, ec, rr->etcd_id, NULL, NULL);
+	if (query)
+		snprintf(answered, EO_ETCD_URL_MAX, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	eo_etcd_client_free(ec);
 	return *e == EO_ETCD_OK ? 0 : -1;
+}
+
+/*
+ * The finalizer's plan with what etcd says: the member list when asked for, confirmed with
+ * the leader when the plan is about to act on the member's absence, or always (relist: after
+ * a MemberRemove answered NOTFOUND). 0, or -1 on failure.
+ */
+static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
+			struct eo_rplan_input *in, struct eo_rplan_result *rr,
+			const struct observed_members *om, struct eo_etcd_members *list,
+			bool relist, char *why, size_t cap)
+{
+	char answered[EO_ETCD_URL_MAX] = "";
+
+	if (eo_plan_member_removal(in, rr) != 0)
+		return -1;
+	if (rr->action != EO_RPLAN_QUERY_MEMBERS && !(relist && in->etcd_queried))
+		return 0;
+	eo_etcd_members_clear(list);
+	in->etcd_queried = true;
+	in->etcd_leader_checked = false;
+	in->etcd_from_leader = false;
+	dial_remove(c, rr, list, &in->etcd_err, true, answered);
+	in->etcd = in->etcd_err == EO_ETCD_OK ? list : NULL;
+	eo_plan_removal_clear(rr);
+	if (eo_plan_member_removal(in, rr) != 0)
+		return -1;
+	if (in->etcd == NULL ||
+	    !(relist || (rr->action == EO_RPLAN_QUERY_MEMBERS && rr->want_leader)))
+		return 0;
+	in->etcd_leader_checked = true;
+	in->etcd_from_leader =
+	    confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
+	in->etcd_leader_why = why;
+	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
+		  in->etcd_from_leader ? "member list confirmed with the leader"
+				       : "member list not confirmed by the leader",
+		  "message", rr->message, "check", why, NULL);
+	eo_plan_removal_clear(rr);
+	return eo_plan_member_removal(in, rr);
 }
 
 /*
@@ -1732,7 +2063,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 	struct eo_rplan_result rr = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
-	char msg[EO_NAME_MAX + 64];
+	char msg[EO_NAME_MAX + 64], why[EO_PLAN_MSG_MAX / 2] = "";
 	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
@@ -1740,25 +2071,38 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return -1;
 	in.members = om.v;
 	in.n_members = om.n;
-	if (eo_plan_member_removal(&in, &rr) != 0)
+	if (plan_removal(c, lc, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
 		goto out;
-	if (rr.action == EO_RPLAN_QUERY_MEMBERS) {
-		in.etcd_queried = true;
-		dial_remove(c, &rr, &list, &in.etcd_err, true);
-		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
+	if (rr.action == EO_RPLAN_MEMBER_REMOVE &&
+	    dial_remove(c, &rr, NULL, &e, false, NULL) != 0 && e == EO_ETCD_NOTFOUND) {
+		/*
+		 * NOTFOUND proves nothing by itself (the address may be another cluster's, the
+		 * list a stale one): list again, confirm with the leader, and plan again; the
+		 * finalizer goes only when the leader's list does not name the member.
+		 */
+		eo_log_kv(EO_LOG_WARN, lc,
+			  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
+			  rr.message, NULL);
 		eo_plan_removal_clear(&rr);
-		if (eo_plan_member_removal(&in, &rr) != 0)
+		if (plan_removal(c, lc, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
 			goto out;
-	}
-	switch (rr.action) {
-	case EO_RPLAN_MEMBER_REMOVE:
-		if (dial_remove(c, &rr, NULL, &e, false) != 0 && e != EO_ETCD_NOTFOUND) {
-			eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
-				  eo_etcd_strerror(e), NULL);
+		if (rr.action == EO_RPLAN_MEMBER_REMOVE) {
+			eo_log_kv(EO_LOG_WARN, lc,
+				  "etcd still lists the member after NOTFOUND; retrying", "message",
+				  rr.message, NULL);
 			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
 			rc = 1;
 			goto out;
 		}
+	} else if (rr.action == EO_RPLAN_MEMBER_REMOVE && e != EO_ETCD_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
+			  eo_etcd_strerror(e), NULL);
+		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+		rc = 1;
+		goto out;
+	}
+	switch (rr.action) {
+	case EO_RPLAN_MEMBER_REMOVE:
 		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", "message", rr.message, NULL);
 		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
 		emit(c, member, "Normal", "MemberRemoved", msg);

@@ -115,6 +115,29 @@ bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid)
 	return false;
 }
 
+void eo_desired_controller_of(const json_t *obj, char *buf, size_t n)
+{
+	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
+	json_t *ref = NULL;
+	size_t i;
+
+	if (n == 0)
+		return;
+	snprintf(buf, n, "none");
+	json_array_foreach(refs, i, ref)
+	{
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+		const char *name = json_string_value(json_object_get(ref, "name"));
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (json_is_true(json_object_get(ref, "controller"))) {
+			snprintf(buf, n, "%s %s, uid %s", kind != NULL ? kind : "object",
+				 name != NULL ? name : "?", uid != NULL ? uid : "?");
+			return;
+		}
+	}
+}
+
 /* Copies the string entries of src whose keys are not reserved into dst. */
 static void copy_unreserved(json_t *dst, const json_t *src, bool *ok)
 {
@@ -996,11 +1019,18 @@ static json_t *etcd_container(const json_t *member, const struct eo_desired_opts
 }
 
 /*
- * When spec.affinity is empty: prefer spreading the cluster's member Pods over nodes (soft, so
- * a one-node cluster still schedules every member).
+ * When spec.affinity is empty: spread the cluster's member Pods over nodes. A memory member's
+ * data lives only in its Pod, so two on one node are lost together with that node (or one
+ * drain): required, one member per node. A PVC member's data survives its node: preferred
+ * (soft, so a one-node cluster still schedules every member).
  */
-static json_t *default_affinity(const char *cluster)
+static json_t *default_affinity(const char *cluster, bool memory)
 {
+	if (memory)
+		return json_pack("{s:{s:[{s:s, s:{s:{s:s}}}]}}", "podAntiAffinity",
+				 "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey",
+				 "kubernetes.io/hostname", "labelSelector", "matchLabels",
+				 EO_LABEL_CLUSTER, cluster);
 	return json_pack("{s:{s:[{s:i, s:{s:s, s:{s:{s:s}}}}]}}", "podAntiAffinity",
 			 "preferredDuringSchedulingIgnoredDuringExecution", "weight", 100,
 			 "podAffinityTerm", "topologyKey", "kubernetes.io/hostname",
@@ -1147,10 +1177,12 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	if (ok && eo_member_data_subpath(member) != NULL && o != NULL && present(o->operator_image))
 		set(spec, "initContainers", json_pack("[o]", adopt_data_init(member, o)), &ok);
 	aff = eo_member_affinity(member);
-	if (aff != NULL && json_object_size(aff) > 0)
+	if (aff != NULL && json_object_size(aff) > 0) {
 		set_copy(spec, "affinity", aff, &ok);
-	else
-		set(spec, "affinity", default_affinity(eo_member_cluster_name(member)), &ok);
+	} else {
+		set(spec, "affinity", default_affinity(eo_member_cluster_name(member), st.memory),
+		    &ok);
+	}
 	set_copy(spec, "topologySpreadConstraints", eo_member_topology_spread_constraints(member),
 		 &ok);
 	set_copy(spec, "imagePullSecrets", eo_member_image_pull_secrets(member), &ok);

@@ -64,6 +64,12 @@ json_t *eo_desired_owner_ref(const json_t *owner);
 bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid);
 
 /*
+ * Who controls obj, for messages: "EtcdCluster x-client, uid 1f0c..." from its controller
+ * ownerReference, or "none" without one. Always terminated, cut to n.
+ */
+void eo_desired_controller_of(const json_t *obj, char *buf, size_t n);
+
+/*
  * Labels of every object of a cluster: spec.additionalMetadata.labels of source (a cluster or
  * a member; keys under etcd-operator.cozystack.io/ dropped), then the operator's four labels
  * (app.kubernetes.io/name=etcd, instance=<cluster>, managed-by=etcd-operator,

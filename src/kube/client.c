@@ -766,6 +766,32 @@ eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
 	return rc;
 }
 
+eo_kube_err eo_kube_evict(eo_kube_client *c, const char *ns, const char *name, const char *uid,
+			  struct eo_kube_error *err)
+{
+	struct eo_kube_resource r = {.gv = "v1", .plural = "pods", .ns = ns, .name = name};
+	json_t *body = NULL;
+	eo_kube_err rc;
+
+	if (!nonempty(ns) || !nonempty(name))
+		return eo_kube_fail(err, EO_KUBE_EINVALID, "evict needs a namespace and a name");
+	body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
+			 "metadata", "name", name, "namespace", ns);
+	/* The precondition is checked like delete's: a lost one would make it unguarded. */
+	if (body != NULL && uid != NULL &&
+	    json_object_set_new(body, "deleteOptions",
+				json_pack("{s:{s:s}}", "preconditions", "uid", uid)) != 0) {
+		json_decref(body);
+		body = NULL;
+	}
+	if (body == NULL)
+		return eo_kube_fail(err, EO_KUBE_ENOMEM,
+				    "eviction: out of memory (or a value that is not UTF-8)");
+	rc = simple(c, "POST", &r, "eviction", "application/json", body, NULL, err);
+	json_decref(body);
+	return rc;
+}
+
 /* ---- streamed LIST ---------------------------------------------------- */
 
 #define LIST_ERRBODY_MAX (64u << 10)

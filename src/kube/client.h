@@ -178,6 +178,18 @@ eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
 			   const struct eo_kube_delete_opts *opts, struct eo_kube_error *err);
 
 /*
+ * Evicts one Pod through the Eviction API: POST a policy/v1 Eviction to
+ * .../namespaces/<ns>/pods/<name>/eviction, with deleteOptions.preconditions.uid when uid is
+ * not NULL. The apiserver checks the PodDisruptionBudgets that select the Pod atomically with
+ * other evictions (a node drain): a disruption they do not allow is refused with 429
+ * (EO_KUBE_ETHROTTLED, err->message says which budget), a normal outcome to retry later, never
+ * retried here. A missing Pod gives EO_KUBE_ENOTFOUND, another Pod under that name (uid
+ * mismatch) EO_KUBE_ECONFLICT. ns and name are required.
+ */
+eo_kube_err eo_kube_evict(eo_kube_client *c, const char *ns, const char *name, const char *uid,
+			  struct eo_kube_error *err);
+
+/*
  * Builds "<server>/api[s]/<gv>[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]"
  * followed by a query built from params: a NULL-terminated array of
  * key, value pairs where pairs with a NULL value are skipped. Path segments

@@ -119,6 +119,25 @@ uint64_t eo_dplan_healthy(const struct eo_dplan_member *members, size_t n, bool 
 	return leader;
 }
 
+bool eo_dplan_foreign(const json_t *cluster, const struct eo_dplan_member *members, size_t n,
+		      char *buf, size_t cap)
+{
+	for (size_t i = 0; i < n; i++) {
+		char got[EO_PLAN_ID_MAX];
+
+		if (members[i].st == NULL ||
+		    eo_plan_same_cluster(cluster, members[i].st->cluster_id))
+			continue;
+		eo_plan_format_id(members[i].st->cluster_id, got, sizeof(got));
+		snprintf(buf, cap,
+			 "member %s answers for etcd cluster %s, not %s (status.clusterID): "
+			 "another etcd cluster answers at its address",
+			 members[i].name, got, eo_cluster_cluster_id(cluster));
+		return true;
+	}
+	return false;
+}
+
 int64_t eo_dplan_quota(const json_t *cluster, const struct eo_dplan_member *members, size_t n)
 {
 	struct eo_etcd_options o;
@@ -516,6 +535,10 @@ static int plan(struct work *w)
 		out->refresh_in_use = eo_defrag_rule(in->defrag, &rule) != 0 || !rule.all;
 		msgf(out, "reading the members' status");
 		return 0;
+	}
+	if (eo_dplan_foreign(in->cluster, in->members, in->n_members, buf, sizeof(buf))) {
+		msgf(out, "EtcdCluster %s: %s; nothing is defragmented", cname, buf);
+		return pending(w, EO_REASON_DEFRAG_CLUSTER_ID, "Warning");
 	}
 	leader = eo_dplan_healthy(in->members, in->n_members, false, buf, sizeof(buf));
 	if (leader == 0) {

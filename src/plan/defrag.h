@@ -26,6 +26,8 @@
  *                                freed, so on an idle cluster a member that applied a
  *                                compaction keeps reporting the old figure until the next
  *                                write; the caller makes one write that changes no key first)
+ *   another cluster answers      Pending (Running when started) / ClusterIDMismatch: a
+ *                                member's Status carries another cluster ID (eo_dplan_foreign)
  *   etcd not healthy             Pending (Running when started) / ClusterUnhealthy: a member
  *                                did not answer, members disagree on the leader or know none,
  *                                a member reports an alarm or error, a member is a learner, or
@@ -73,6 +75,8 @@
 #define EO_REASON_DEFRAG_TIMEOUT    "DefragTimeout"
 #define EO_REASON_DEFRAG_FAILED	    "DefragFailed"
 #define EO_REASON_DEFRAG_DEADLINE   "DeadlineExceeded"
+/* A member answered with another cluster ID than status.clusterID (a reused address). */
+#define EO_REASON_DEFRAG_CLUSTER_ID "ClusterIDMismatch"
 
 enum eo_dplan_action {
 	EO_DPLAN_NONE = 0, /* nothing (or only the status to write) */
@@ -135,6 +139,14 @@ void eo_dplan_result_clear(struct eo_dplan_result *r);
  */
 uint64_t eo_dplan_healthy(const struct eo_dplan_member *members, size_t n, bool ignore_alarms,
 			  char *buf, size_t cap);
+
+/*
+ * Whether a member's Status carries another cluster ID than the EtcdCluster's status.clusterID
+ * (eo_plan_same_cluster): another etcd cluster answers at that member's address (a reused Pod
+ * IP, a stale DNS record). True with why in buf; nothing is compacted or defragmented then.
+ */
+bool eo_dplan_foreign(const json_t *cluster, const struct eo_dplan_member *members, size_t n,
+		      char *buf, size_t cap);
 
 /* The backend quota of the cluster: the members' reported quota (3.6), else
  * spec.options.quotaBackendBytes, else etcd's default. */

@@ -3,6 +3,7 @@
  */
 #include "plan/forcenew.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static const char *const step_names[] = {
     [EO_FNC_PROCEED] = "proceed",
     [EO_FNC_FINISH] = "finish",
     [EO_FNC_UNMARK] = "unmark",
+    [EO_FNC_CHECK] = "check",
 };
 
 const char *eo_fnc_step_name(enum eo_fnc_step s)
@@ -90,6 +92,8 @@ static bool may_start(const struct eo_fnc_input *in, const struct eo_fnc_member 
 {
 	size_t voters = 0, lost = 0;
 
+	d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED;
+
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_fnc_member *m = &in->m[i];
 
@@ -128,6 +132,121 @@ static bool may_start(const struct eo_fnc_input *in, const struct eo_fnc_member 
 	return true;
 }
 
+/* (raftTerm, raftIndex) of a before that of b. */
+static bool older(const struct eo_fnc_member *a, const struct eo_fnc_member *b)
+{
+	return a->raft_term < b->raft_term ||
+	       (a->raft_term == b->raft_term && a->raft_index < b->raft_index);
+}
+
+/* The answering member with the highest (raftTerm, raftIndex) other than s, or NULL. */
+static const struct eo_fnc_member *freshest_other(const struct eo_fnc_input *in,
+						  const struct eo_fnc_member *s)
+{
+	const struct eo_fnc_member *f = NULL;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_fnc_member *m = &in->m[i];
+
+		if (m != s && m->answered && (f == NULL || older(f, m)))
+			f = m;
+	}
+	return f;
+}
+
+/*
+ * The checks on etcd's answers (forcenew.h): no foreign cluster, no "lost" member alive, no
+ * leader anywhere, the survivor the freshest. Says why not.
+ */
+static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_member *s,
+			  struct eo_fnc_decision *d)
+{
+	const struct eo_fnc_member *f = NULL;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_fnc_member *m = &in->m[i];
+
+		if (m->answered && m->foreign) {
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN;
+			say(d,
+			    "check cluster-id failed: member %s's address is answered by etcd "
+			    "cluster %" PRIx64 ", not this cluster: nothing is forced on its word",
+			    m->name, m->cluster_id);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_fnc_member *m = &in->m[i];
+
+		if (m->answered && m->lost) {
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS;
+			say(d,
+			    "check lost-members-silent failed: member %s counts as lost (%s) but "
+			    "its etcd answers: it is alive and may hold the quorum",
+			    m->name, m->memory ? "its Pod is gone" : "its PVC is gone or replaced");
+			return false;
+		}
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_fnc_member *m = &in->m[i];
+
+		if (m->answered && m->leader != 0) {
+			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER;
+			say(d,
+			    "check no-leader failed: member %s answers with leader %" PRIx64
+			    ": a quorum of the cluster still works; no new cluster is forced "
+			    "beside it",
+			    m->name, m->leader);
+			return false;
+		}
+	}
+	f = freshest_other(in, s);
+	if (f == NULL || (s->answered && !older(s, f)))
+		return true;
+	d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST;
+	if (!s->answered)
+		say(d,
+		    "check freshest failed: member %s does not answer and member %s does (raft "
+		    "term %" PRIu64 ", index %" PRIu64 "): %s cannot be shown to hold the newest "
+		    "writes; bring its Pod back or name %s",
+		    s->name, f->name, f->raft_term, f->raft_index, s->name, f->name);
+	else
+		say(d,
+		    "check freshest failed: member %s holds newer writes (raft term %" PRIu64
+		    ", index %" PRIu64 ") than member %s (term %" PRIu64 ", index %" PRIu64
+		    "); name %s",
+		    f->name, f->raft_term, f->raft_index, s->name, s->raft_term, s->raft_index,
+		    f->name);
+	return false;
+}
+
+bool eo_plan_force_new_cluster_check(const struct eo_fnc_input *in, size_t si,
+				     struct eo_fnc_decision *out)
+{
+	if (in == NULL || out == NULL || si >= in->n || in->m == NULL)
+		return false;
+	if (!in->checked) {
+		out->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED;
+		say(out, "member %s: the members' Pods, PVCs and etcd were not checked live",
+		    in->m[si].name);
+		return false;
+	}
+	return may_start(in, &in->m[si], out) && answers_allow(in, &in->m[si], out);
+}
+
+/* Before the first step that acts on the survivor: the live checks, or ask for them. */
+static bool gate(const struct eo_fnc_input *in, size_t si, struct eo_fnc_decision *d)
+{
+	if (in->checked)
+		return eo_plan_force_new_cluster_check(in, si, d);
+	say(d,
+	    "force-new-cluster through member %s: reading every member's Pod and PVC from the "
+	    "apiserver and asking every member's etcd for its status first",
+	    in->m[si].name);
+	pick(d, EO_FNC_CHECK, si);
+	return false;
+}
+
 int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fnc_decision *out)
 {
 	const struct eo_fnc_member *s = NULL;
@@ -148,6 +267,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		}
 	}
 	out->step = EO_FNC_REFUSE;
+	out->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED;
 	if (s == NULL) {
 		say(out, "force-new-cluster names %s, which is not a member of this cluster",
 		    in->request);
@@ -156,7 +276,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 	out->member = si;
 	out->has_member = true;
 	if (!present(s->step)) {
-		if (!may_start(in, s, out))
+		if (!gate(in, si, out))
 			return 0;
 		say(out,
 		    "forcing a new cluster from member %s: it restarts with --force-new-cluster "
@@ -167,6 +287,11 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 	}
 	if (is_step(s, EO_FNC_STEP_FORCING)) {
 		if (s->pod_present && !s->pod_forces) {
+			if (!gate(in, si, out)) {
+				/* refused before the flag reaches a Pod: the mark goes */
+				out->unmark = out->step == EO_FNC_REFUSE;
+				return 0;
+			}
 			say(out,
 			    "forcing a new cluster: restarting member %s with --force-new-cluster",
 			    s->name);
@@ -185,6 +310,12 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 			say(out,
 			    "forcing a new cluster: etcd's member list could not be read through "
 			    "member %s",
+			    s->name);
+			pick(out, EO_FNC_WAIT, si);
+		} else if (in->etcd_foreign) {
+			say(out,
+			    "forcing a new cluster: the member list read through member %s carries "
+			    "another cluster ID than this cluster's; waiting",
 			    s->name);
 			pick(out, EO_FNC_WAIT, si);
 		} else if (in->etcd_n != 1 || !in->survivor_listed) {

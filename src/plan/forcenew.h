@@ -28,6 +28,21 @@
  * A request that names no member of the cluster, a member without data (its PVC lost, memory
  * storage, never joined, dormant, not a voter), or a cluster whose voters did not lose a
  * majority of their data is REFUSED: nothing changes, the caller says why (condition, Event).
+ *
+ * Acting on the truth. The caches hold only objects labelled as the operator's, so a PVC whose
+ * label was removed looks gone. Before MARK, and again before the first RESTART (the Pod that
+ * does not carry the flag yet), the decision is CHECK until the caller has read every member's
+ * Pod and PVC live from the apiserver (the rows' lost/pod fields then come from those reads)
+ * and asked etcd's Maintenance Status of every member (input checked). It then goes on only
+ * when (eo_plan_force_new_cluster_check):
+ *   - every answer carries this cluster's ID (else ForceNewClusterForeignCluster);
+ *   - no member called lost answers at all: it is alive (ForceNewClusterLostMemberAnswers);
+ *   - no member answers with a leader, the survivor included: a quorum still works somewhere
+ *     (ForceNewClusterLeaderPresent);
+ *   - the survivor answered and holds the highest (raftTerm, raftIndex) of all answers, or no
+ *     other member answered (ForceNewClusterNotFreshest, naming the freshest member).
+ * A refusal before the first RESTART also drops the survivor's mark (unmark), so that no Pod
+ * with the flag is ever built for it.
  * A request removed half way stops the recovery: a leftover mark is dropped and a Pod that
  * still carries the flag is restarted without it.
  */
@@ -36,6 +51,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "desired/desired.h" /* EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING */
 
@@ -48,6 +64,11 @@
 #define EO_PLAN_REASON_FORCE_NEW_CLUSTER	 "ForceNewCluster"
 #define EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED "ForceNewClusterRefused"
 #define EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE	 "ForceNewClusterDone"
+/* Refusals of the checks made on the live view and etcd's answers (see above). */
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN      "ForceNewClusterForeignCluster"
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS "ForceNewClusterLostMemberAnswers"
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER	      "ForceNewClusterLeaderPresent"
+#define EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST "ForceNewClusterNotFreshest"
 
 #define EO_FNC_MSG_MAX 512
 
@@ -64,6 +85,13 @@ struct eo_fnc_member {
 	bool pod_present; /* a Pod not being deleted */
 	bool pod_ready;	  /* that Pod is ready */
 	bool pod_forces;  /* that Pod runs etcd with --force-new-cluster */
+	/* Its etcd's Maintenance Status, when input checked: */
+	bool answered;	     /* it answered at the member's address */
+	bool foreign;	     /* ... with another cluster ID than this cluster's */
+	uint64_t cluster_id; /* ... that ID (foreign) */
+	uint64_t leader;     /* ... the leader it names, 0: none */
+	uint64_t raft_term;  /* ... its raftTerm and raftIndex */
+	uint64_t raft_index;
 };
 
 struct eo_fnc_input {
@@ -73,11 +101,17 @@ struct eo_fnc_input {
 	/* The cluster has spec.replicas members, none pending or being deleted, all ready voters.
 	 */
 	bool whole;
+	/*
+	 * The rows come from live reads of every member's Pod and PVC, and the members' answers
+	 * to Maintenance Status are filled in (not answered: down or unreachable).
+	 */
+	bool checked;
 	/* etcd's member list, read through the survivor (QUERY asks for it) */
 	bool etcd_queried;
 	bool etcd_ok;	      /* the list below is valid */
 	size_t etcd_n;	      /* members in it, learners included */
 	bool survivor_listed; /* the survivor is one of them */
+	bool etcd_foreign;    /* the list carries another cluster ID than this cluster's */
 };
 
 enum eo_fnc_step {
@@ -91,6 +125,7 @@ enum eo_fnc_step {
 	EO_FNC_PROCEED,	    /* re-add the others: plan as usual, quorum-lost stop lifted */
 	EO_FNC_FINISH,	    /* remove the EtcdCluster's annotation */
 	EO_FNC_UNMARK,	    /* remove member's step annotation */
+	EO_FNC_CHECK, /* read every Pod and PVC live, ask every member's Status, decide again */
 };
 
 /* "none", "refuse", ...; never NULL. */
@@ -100,6 +135,10 @@ struct eo_fnc_decision {
 	enum eo_fnc_step step;
 	size_t member; /* MARK, RESTART, MARK_FORCED, UNMARK, and the survivor otherwise: index */
 	bool has_member;
+	/* REFUSE: the condition's reason (EO_PLAN_REASON_FORCE_NEW_CLUSTER_*), never NULL */
+	const char *reason;
+	/* REFUSE: the survivor's step mark is dropped too (refused before its first restart) */
+	bool unmark;
 	char why[EO_FNC_MSG_MAX];
 };
 
@@ -108,5 +147,14 @@ struct eo_fnc_decision {
  * n > 0 without rows).
  */
 int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fnc_decision *out);
+
+/*
+ * Whether a recovery through member si may start, as eo_plan_force_new_cluster_decide() would
+ * let it on a checked input: the request-shape rules (a voter with its data, a majority of the
+ * voters lost) and the checks on etcd's answers above. False with out->reason and out->why
+ * saying why not; true otherwise (out untouched). in->checked must be set.
+ */
+bool eo_plan_force_new_cluster_check(const struct eo_fnc_input *in, size_t si,
+				     struct eo_fnc_decision *out);
 
 #endif

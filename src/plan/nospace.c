@@ -140,6 +140,14 @@ int eo_plan_nospace(const struct eo_nplan_input *in, struct eo_nplan_result *out
 		return cond(in, out, EO_COND_FALSE, EO_REASON_NOSPACE_RECOVERED, "Normal");
 	}
 	out->requeue_ms = EO_DPLAN_RETRY_MS;
+	if (eo_dplan_foreign(in->cluster, in->members, in->n_members, why, sizeof(why))) {
+		/* Never compact "the current revision" of another cluster's etcd. */
+		msgf(out,
+		     "etcd raised the NOSPACE alarm; recovery refused: %s; nothing is compacted "
+		     "or defragmented",
+		     why);
+		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_CLUSTER_ID, "Warning");
+	}
 	leader = eo_dplan_healthy(in->members, in->n_members, true, why, sizeof(why));
 	if (leader == 0) {
 		msgf(out,

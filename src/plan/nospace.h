@@ -11,6 +11,8 @@
  *   alarm list unreadable        nothing (looked at again later)
  *   no NOSPACE alarm             NoSpace=False/Recovered when the condition was True (the alarm
  *                                went away); no condition at all on a cluster that never had one
+ *   NOSPACE, a member answers    NoSpace=True/ClusterIDMismatch: nothing is compacted or
+ *   for another cluster          defragmented (eo_dplan_foreign)
  *   NOSPACE, etcd not healthy    NoSpace=True/NoSpaceAlarm "... waiting: <why>" (a member does
  *   (alarms ignored)             not answer, no leader, a learner ...)
  *   NOSPACE, recovered (now or   DISARM, then NoSpace=False/Recovered
@@ -45,6 +47,8 @@
 #define EO_REASON_NOSPACE_RECOVERING  "Recovering"
 #define EO_REASON_NOSPACE_NOT_RECLAIM "NoSpaceNotReclaimed"
 #define EO_REASON_NOSPACE_RECOVERED   "Recovered"
+/* A member's Status carries another cluster ID (plan/defrag.h, eo_dplan_foreign). */
+#define EO_REASON_NOSPACE_CLUSTER_ID "ClusterIDMismatch"
 
 enum eo_nplan_action {
 	EO_NPLAN_NONE = 0,

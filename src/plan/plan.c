@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -435,6 +436,15 @@ struct ctx {
 	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
 	char issues[EO_PLAN_ISSUES_MAX];
 	bool ca_changed; /* this pass records a new status.caBundleDigest */
+	/*
+	 * Past status.progressDeadline with the spec unchanged: the cluster heals (lost and
+	 * crash-looping members replaced, strays removed, voter marks, promotion, the PDB) but
+	 * does not move towards the target: no roll step, no scale-down, and no member created
+	 * beyond held_size (status.membersAtDeadline: the members, joining and being deleted
+	 * ones included, it had when the deadline passed).
+	 */
+	bool held;
+	int32_t held_size;
 };
 
 /*
@@ -490,6 +500,8 @@ static void set_deadline(struct ctx *x)
 		x->ok = false;
 	else
 		set_status(x, "progressDeadline", json_string(ts));
+	/* A new deadline: nothing is held any more. */
+	json_object_del(x->st, "membersAtDeadline");
 }
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
@@ -517,6 +529,47 @@ out:
 }
 
 /*
+ * Whether a majority of the memory-backed voters run on one node (their Pods' spec.nodeName):
+ * losing that node, or draining it, loses their data and the quorum together. The node goes to
+ * node, how many of how many voters to *on and *of. PVC members are not counted: their data
+ * outlives the node (and a one-node test bed would always say so).
+ */
+static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, size_t *on,
+				     size_t *of)
+{
+	const char *names[ROLL_MAX];
+	size_t k = 0, voters = 0;
+
+	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const char *nn = json_string_value(
+		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
+		struct eo_storage st;
+
+		if (eo_member_is_deleting(pm->member) || !eo_member_is_voter(pm->member) ||
+		    eo_member_dormant(pm->member))
+			continue;
+		voters++;
+		eo_member_storage(pm->member, &st);
+		if (st.memory && present(nn))
+			names[k++] = nn;
+	}
+	for (size_t i = 0; i < k && voters >= 2; i++) {
+		size_t same = 0;
+
+		for (size_t j = 0; j < k; j++)
+			same += strcmp(names[i], names[j]) == 0;
+		if (same >= voters / 2 + 1) {
+			snprintf(node, n, "%s", names[i]);
+			*on = same;
+			*of = voters;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
  * over the members that exist (etcd's membership), not over the target: a cluster growing
  * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
@@ -533,14 +586,29 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 	char m[EO_PLAN_MSG_MAX];
 
 	if (n > 0 && ready == n) {
+		char node[EO_PLAN_NAME_MAX], shared[EO_PLAN_MSG_MAX];
+		size_t on = 0, of = 0;
+
 		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
 		if (available)
 			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
-		if (x->etcd_problem != NULL)
+		if (x->etcd_problem != NULL) {
 			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
 			     x->etcd_problem_msg);
-		else
+		} else if (memory_voters_share_node(x, node, sizeof(node), &on, &of)) {
+			/* Informative: nothing waits on it. */
+			snprintf(
+			    shared, sizeof(shared),
+			    "all %zu member(s) are ready; %zu of %zu voting memory member(s) "
+			    "run on node %s: losing or draining that node loses their data and "
+			    "the quorum together; spread them (spec.affinity, one member per "
+			    "node)",
+			    n, on, of, node);
+			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_VOTERS_SHARE_NODE,
+			     shared);
+		} else {
 			cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+		}
 		return;
 	}
 	snprintf(m, sizeof(m), "%zu of %zu member(s) are ready; not ready: %s", ready, n,
@@ -558,7 +626,8 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 
 static void health(struct ctx *x, const struct counts *c)
 {
-	health_of(x, c, true);
+	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
+	health_of(x, c, !x->held);
 }
 
 /* A transport failure (etcd/client.c: TLS errors among them) towards a TLS client API. */
@@ -1078,6 +1147,39 @@ static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_membe
 }
 
 /*
+ * Whether a step may act on member's absence from etcd's list (or on a voter the list shows as
+ * a learner): only on the leader's own answer (step_query checked the cluster ID). Before the
+ * controller asked the leader, the plan asks for it (QUERY_MEMBERS with want_leader); when the
+ * leader could not confirm the list, the step waits and says which check failed. False in both
+ * cases: the step has decided.
+ */
+static bool absence_verified(struct ctx *x, const json_t *member, const char *what)
+{
+	const struct eo_plan_input *in = x->in;
+
+	if (in->etcd_leader_checked && in->etcd_from_leader)
+		return true;
+	if (!in->etcd_leader_checked) {
+		msgf(x,
+		     "member %s %s the member list read through the voters; confirming with "
+		     "etcd's leader before acting on it",
+		     eo_member_name(member), what);
+		x->out->action = EO_PLAN_QUERY_MEMBERS;
+		x->out->want_leader = true;
+		return false;
+	}
+	msgf(x,
+	     "member %s %s the member list read through the voters, but the list could not be "
+	     "confirmed as etcd's leader's: %s; nothing is decided from it, retrying",
+	     eo_member_name(member), what,
+	     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+	event(x, "Warning", EO_PLAN_REASON_LIST_UNVERIFIED);
+	etcd_problem(x, EO_PLAN_REASON_LIST_UNVERIFIED);
+	wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+	return false;
+}
+
+/*
  * 1. Every etcd member must stand for an EtcdMember: a learner nobody manages (left by an
  * interrupted join) is removed; a voter nobody manages is never removed (the cluster waits).
  */
@@ -1163,6 +1265,12 @@ static bool step_voter_marks(struct ctx *x)
 		em = etcd_entry(x, pm->member);
 		voter = em != NULL && !em->is_learner;
 		if (voter != eo_member_is_voter(pm->member)) {
+			/* Unmarking takes a vote out of the quorum count and the PDB: leader only.
+			 */
+			if (!voter &&
+			    !absence_verified(x, pm->member,
+					      em == NULL ? "is missing from" : "is a learner in"))
+				return true;
 			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
 			     voter ? "a voter" : "not a voter");
 			x->out->action = EO_PLAN_SET_VOTER;
@@ -1218,6 +1326,8 @@ static bool step_not_in_etcd(struct ctx *x)
 		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
 		    etcd_entry(x, pm->member) != NULL)
 			continue;
+		if (!absence_verified(x, pm->member, "is missing from"))
+			return true;
 		msgf(x, "member %s is not in etcd's member list; removing it to replace it",
 		     eo_member_name(pm->member));
 		event(x, "Warning", "MemberLost");
@@ -1279,7 +1389,7 @@ static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desir
 	const struct eo_plan_member *victim = NULL;
 	char what[64];
 
-	if ((int32_t)c->n <= desired)
+	if ((int32_t)c->n <= desired || x->held)
 		return false;
 	victim = eo_plan_scale_down_victim(x->in->members, x->in->n_members);
 	if (victim == NULL)
@@ -1370,6 +1480,16 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	struct eo_plan_result *out = x->out;
 
 	if (pending == NULL && (int32_t)c->n >= desired) {
+		out->action = EO_PLAN_NONE;
+		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+		return;
+	}
+	if (x->held && pending == NULL && (int32_t)c->n >= x->held_size) {
+		/* Past the deadline: back up to the members it had, never beyond. */
+		msgf(x,
+		     "past status.progressDeadline: not growing beyond the %d member(s) the "
+		     "cluster had when it passed; edit the spec to resume",
+		     x->held_size);
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
@@ -1482,6 +1602,33 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
 }
 
 /*
+ * A roll's replacement of a memory member of three or more: its Pod is evicted first, which
+ * takes the member's data with it, so that the apiserver counts the disruption against the
+ * PodDisruptionBudget atomically with a drain (removing it from etcd first would leave its
+ * Pod counted as healthy while the quorum already lacks it). The lost-member step then
+ * removes it through the others and the scale-up path adds its replacement from the target.
+ * Only while the others hold quorum without it, as for a removal; false otherwise (the caller
+ * then goes the removal's way, which waits and says why).
+ */
+static bool evict_memory_member(struct ctx *x, const struct eo_plan_member *pm, const char *why)
+{
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
+	    !present(uid))
+		return false;
+	msgf(x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
+	     why);
+	snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid);
+	x->out->member = pm->member;
+	x->out->action = EO_PLAN_RESTART_MEMBER;
+	x->out->evict = true;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+	return true;
+}
+
+/*
  * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
  * brought to the target in status.observed: followers first, the leader last after moving
  * leadership away; each step waits until every member is ready and caught up with the leader.
@@ -1495,7 +1642,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	const struct eo_plan_member *pm = NULL;
 	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
 
-	if (rv->todo == 0 || target <= 0)
+	if (rv->todo == 0 || target <= 0 || x->held)
 		return false;
 	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
 		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
@@ -1575,9 +1722,13 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
 			     : "");
 		x->out->action = EO_PLAN_RESTART_MEMBER;
+		/* Where the roll asked the PDB, the apiserver decides again, atomically. */
+		x->out->evict = rv->n > 2;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
+		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+			break;
 		remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
 			msgf(x, "%s", d.why);
@@ -1810,28 +1961,50 @@ static void force_conditions(struct ctx *x, const char *why, bool serving)
 	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
 }
 
+/* The client URL of member into buf (EO_DESIRED_URL_MAX). 0, or -1 when it does not fit. */
+static int client_url_of(const struct ctx *x, const json_t *member, char *buf)
+{
+	return eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, x->in->build,
+					    eo_member_name(member), eo_cluster_name(x->in->cluster),
+					    eo_cluster_namespace(x->in->cluster),
+					    eo_desired_member_client_tls(member));
+}
+
 /*
- * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
- * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
- * members are removed and replaced by the usual steps).
+ * The Maintenance Status member answered at its own address (input status_from), or, without
+ * status_from, the one that carries its status.memberID. NULL: it did not answer.
  */
-static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
-				   bool *lift)
+static const struct eo_etcd_status *status_of(const struct ctx *x, const json_t *member)
+{
+	const char *id = eo_member_member_id(member);
+	char url[EO_DESIRED_URL_MAX] = "";
+	uint64_t want = present(id) ? strtoull(id, NULL, 16) : 0;
+
+	if (x->in->status_from != NULL && client_url_of(x, member, url) != 0)
+		return NULL;
+	for (size_t j = 0; j < x->in->n_statuses; j++) {
+		const char *from = x->in->status_from != NULL ? x->in->status_from[j] : NULL;
+
+		if (from != NULL ? strcmp(from, url) == 0
+				 : want != 0 && x->in->statuses[j].member_id == want)
+			return &x->in->statuses[j];
+	}
+	return NULL;
+}
+
+/* The members as the recovery sees them (plan/forcenew.h); pms[i] stands behind rows[i]. */
+static void fnc_view(const struct ctx *x, struct eo_fnc_member *rows,
+		     const struct eo_plan_member **pms, struct eo_fnc_input *fi)
 {
 	const struct eo_plan_input *in = x->in;
-	struct eo_plan_result *out = x->out;
-	struct eo_fnc_member rows[ROLL_MAX];
-	const struct eo_plan_member *pms[ROLL_MAX];
-	struct eo_fnc_input fi = {.request = force_request(in->cluster), .m = rows};
-	struct eo_fnc_decision d;
-	const json_t *cur = json_object_get(in->cluster, "status");
-	const struct eo_plan_member *pm = NULL;
-	const char *creason = NULL;
 
-	*lift = false;
-	for (size_t i = 0; i < in->n_members && fi.n < ROLL_MAX; i++) {
+	fi->m = rows;
+	fi->n = 0;
+	fi->checked = in->live_checked;
+	for (size_t i = 0; i < in->n_members && fi->n < ROLL_MAX; i++) {
 		const struct eo_plan_member *p = &in->members[i];
-		struct eo_fnc_member *r = &rows[fi.n];
+		const struct eo_etcd_status *es = in->live_checked ? status_of(x, p->member) : NULL;
+		struct eo_fnc_member *r = &rows[fi->n];
 		struct eo_storage st;
 
 		eo_member_storage(p->member, &st);
@@ -1849,14 +2022,99 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 							  "deletionTimestamp") == NULL,
 		    .pod_ready = eo_plan_pod_ready(p->pod),
 		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
+		    .answered = es != NULL,
+		    .foreign = es != NULL && !eo_plan_same_cluster(in->cluster, es->cluster_id),
+		    .cluster_id = es != NULL ? es->cluster_id : 0,
+		    .leader = es != NULL ? es->leader : 0,
+		    .raft_term = es != NULL ? es->raft_term : 0,
+		    .raft_index = es != NULL ? es->raft_index : 0,
 		};
-		pms[fi.n++] = p;
+		pms[fi->n++] = p;
 	}
+}
+
+/*
+ * Before a quorum-loss decision: read every member's Pod and PVC live and ask every member's
+ * etcd for its Status (want_live), then plan again. A plan that already had an etcd answer
+ * without that view cannot ask again: it waits.
+ */
+static void ask_live_check(struct ctx *x)
+{
+	struct eo_plan_result *out = x->out;
+
+	if (x->in->etcd_queried) {
+		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return;
+	}
+	for (size_t i = 0; i < x->in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS; i++) {
+		if (client_url_of(x, x->in->members[i].member, out->endpoints[out->n_endpoints]) !=
+		    0) {
+			x->ok = false;
+			return;
+		}
+		out->n_endpoints++;
+	}
+	out->action = EO_PLAN_QUERY_MEMBERS;
+	out->want_status = true;
+	out->want_live = true;
+}
+
+/*
+ * Whether a force-new-cluster request would start now (eo_plan_force_new_cluster_check) from
+ * some voter that kept its data on a PVC: its name into who. When none would, why says why
+ * for the first such voter ("" when there is none).
+ */
+static bool force_would_pass(const struct ctx *x, char *who, size_t wn, char *why, size_t n)
+{
+	struct eo_fnc_member rows[ROLL_MAX];
+	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+
+	why[0] = '\0';
+	fnc_view(x, rows, pms, &fi);
+	for (size_t i = 0; i < fi.n; i++) {
+		const struct eo_fnc_member *r = &rows[i];
+		struct eo_fnc_decision d = {0};
+
+		if (r->deleting || r->memory || r->lost || !r->voter || r->pending || r->dormant)
+			continue;
+		if (eo_plan_force_new_cluster_check(&fi, i, &d)) {
+			snprintf(who, wn, "%s", r->name);
+			return true;
+		}
+		if (why[0] == '\0')
+			snprintf(why, n, "%s", d.why);
+	}
+	return false;
+}
+
+/*
+ * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
+ * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
+ * members are removed and replaced by the usual steps).
+ */
+static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
+				   bool *lift)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	struct eo_fnc_member rows[ROLL_MAX];
+	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+	struct eo_fnc_decision d;
+	const json_t *cur = json_object_get(in->cluster, "status");
+	const struct eo_plan_member *pm = NULL;
+	const char *creason = NULL;
+
+	*lift = false;
+	fnc_view(x, rows, pms, &fi);
+	fi.request = force_request(in->cluster);
 	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
 		   c->pending == 0 && c->deleting == 0;
 	fi.etcd_queried = in->etcd_queried;
 	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
 	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
+	fi.etcd_foreign = fi.etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
 	if (present(fi.request) && fi.etcd_ok) {
 		for (size_t i = 0; i < fi.n; i++)
 			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
@@ -1881,20 +2139,32 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		const char *said = NULL;
 
 		snprintf(why, sizeof(why), "force-new-cluster refused: %s", d.why);
-		if (eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-					 EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED) &&
+		if (!d.unmark &&
+		    eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+					 d.reason) &&
 		    (said = json_string_value(json_object_get(
 			 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) !=
 			NULL &&
 		    strcmp(said, why) == 0)
 			return false; /* said already: plan as usual */
-		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-		     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, why);
+		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
 		msgf(x, "%s", why);
-		event(x, "Warning", EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
+		event(x, "Warning", d.reason);
 		out->action = EO_PLAN_WRITE_STATUS;
+		if (d.unmark) {
+			/* refused before the flag reached a Pod: the survivor's mark goes */
+			out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+			out->action = EO_PLAN_MARK_MEMBER;
+			out->member = pm->member;
+			if (out->patch == NULL)
+				x->ok = false;
+		}
 		return true;
 	}
+	case EO_FNC_CHECK:
+		msgf(x, "%s", d.why);
+		ask_live_check(x);
+		return true;
 	case EO_FNC_PROCEED:
 		force_conditions(x, d.why, true);
 		*lift = true;
@@ -2001,15 +2271,35 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		 * Say so instead of waiting for Pods that will never come back. When a PVC
 		 * member kept its data, the user may force a new cluster from it.
 		 */
+		char who[EO_PLAN_NAME_MAX], why[EO_FNC_MSG_MAX];
+		bool can_force;
+
+		if (!x->in->live_checked) {
+			/* Never on the label-filtered caches alone: the Pods, PVCs, etcd first. */
+			msgf(x,
+			     "%zu of %zu voting member(s) look lost (%s): reading their Pods and "
+			     "PVCs "
+			     "from the apiserver and asking etcd first",
+			     c->voters_lost, c->voters, c->voters_lost_names);
+			ask_live_check(x);
+			return;
+		}
+		can_force = survivor_with_data(x) &&
+			    force_would_pass(x, who, sizeof(who), why, sizeof(why));
 		msgf(x,
 		     "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
 		     "a member's PVC is gone); the etcd quorum is gone for good: delete and "
-		     "recreate the EtcdCluster%s",
+		     "recreate the EtcdCluster%s%s%s%s",
 		     c->voters_lost, c->voters, c->voters_lost_names,
-		     survivor_with_data(x) ? ", or force a new cluster from a member that kept "
-					     "its data (annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
-					     "=<member>; writes it had not replicated are lost)"
-					   : "");
+		     can_force ? ", or force a new cluster from a member that kept its data "
+				 "(annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
+				 "=<member>; writes it had not replicated are lost): member "
+			       : "",
+		     can_force ? who : "",
+		     !can_force && survivor_with_data(x) && why[0] != '\0'
+			 ? "; forcing a new cluster would be refused now: "
+			 : "",
+		     !can_force && survivor_with_data(x) ? why : "");
 		quorum_gone(x);
 		return;
 	}
@@ -2046,6 +2336,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 	health(x, c);
 	if (desired > 0 && c->n == 1 && c->deleting == 0 && c->ready == 0)
 		resuming(x);
+	if (x->held)
+		return; /* Progressing says DeadlineExceeded (held_conditions) */
 	if (in_flight) {
 		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
 
@@ -2107,6 +2399,68 @@ static void finish(struct ctx *x, const json_t *cur)
 	x->out->status_changed =
 	    x->out->status != NULL && !json_equal(cur != NULL ? cur : empty, x->out->status);
 	json_decref(empty);
+}
+
+/*
+ * The first object under one of the cluster's own names that the cluster does not control:
+ * another EtcdCluster's (cluster x's client Service x-client is cluster x-client's headless
+ * Service), a user's, or one with no owner. Its kind into *kind; NULL when there is none.
+ */
+static const json_t *foreign_object(const struct eo_plan_input *in, const char **kind)
+{
+	const struct {
+		const json_t *obj;
+		const char *kind;
+	} seen[] = {{in->headless_svc, "Service"},
+		    {in->client_svc, "Service"},
+		    {in->pdb, "PodDisruptionBudget"},
+		    {in->netpol, "NetworkPolicy"}};
+	const char *uid = eo_cluster_uid(in->cluster);
+
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
+		if (seen[i].obj != NULL && !eo_desired_is_controlled_by(seen[i].obj, uid)) {
+			*kind = seen[i].kind;
+			return seen[i].obj;
+		}
+	return NULL;
+}
+
+/*
+ * A name the cluster needs is held by an object it does not control: that object is never
+ * patched or deleted, and nothing else is done (true). Before the cluster formed Available
+ * says so and no member is created, so a cluster whose names collide leaves nothing behind;
+ * after, the members keep serving, Available tells how they are, Degraded says so and
+ * membership changes wait. Looked at again every 30 s: the holder's events do not wake this
+ * cluster.
+ */
+static bool stop_foreign(struct ctx *x, const struct counts *c, bool running)
+{
+	const char *kind = NULL;
+	const json_t *o = foreign_object(x->in, &kind);
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+	char holder[2 * EO_NAME_MAX + 64];
+
+	if (o == NULL)
+		return false;
+	eo_desired_controller_of(o, holder, sizeof(holder));
+	msgf(x,
+	     "%s %s is not controlled by this EtcdCluster (its controller: %s): it is left as it "
+	     "is and nothing else is done for this cluster until the name is free (delete or "
+	     "rename the other object, or delete this EtcdCluster)",
+	     kind, name != NULL ? name : "?", holder);
+	if (running) {
+		health_of(x, c, true);
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT, x->out->message);
+	} else {
+		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT,
+		     x->out->message);
+	}
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT, x->out->message);
+	event(x, "Warning", EO_REASON_FOREIGN_OBJECT);
+	x->out->action = EO_PLAN_NONE;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	return true;
 }
 
 /*
@@ -2257,6 +2611,51 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	}
 }
 
+/* The message of DeadlineExceeded: what waits and what still runs. */
+#define DEADLINE_MSG                                                                               \
+	"the target in status.observed was not reached before status.progressDeadline; "           \
+	"lost and crash-looping members are still replaced, but nothing grows or rolls "           \
+	"further: edit the spec to resume"
+
+/*
+ * Past the deadline, spec unchanged: the pass goes on in held mode (struct ctx). The size to
+ * heal back to is recorded on the first such pass and kept until a new target is latched.
+ */
+static void hold(struct ctx *x, const struct counts *c)
+{
+	const json_t *rec = json_object_get(x->st, "membersAtDeadline");
+
+	x->held = true;
+	if (json_is_integer(rec) && json_integer_value(rec) >= 0 &&
+	    json_integer_value(rec) <= INT32_MAX) {
+		x->held_size = (int32_t)json_integer_value(rec);
+		return;
+	}
+	x->held_size = (int32_t)(c->n + c->deleting);
+	set_status(x, "membersAtDeadline", json_integer(x->held_size));
+}
+
+/*
+ * Held: Available and Progressing say DeadlineExceeded whatever healing step this pass takes
+ * (Degraded tells how the members are), unless this pass found the quorum gone for good or
+ * the cluster paused, which own all three. The Warning Event is the step's own when it has
+ * one.
+ */
+static void held_conditions(struct ctx *x)
+{
+	const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
+
+	if (r != NULL &&
+	    (strcmp(r, EO_REASON_QUORUM_LOST) == 0 || strcmp(r, EO_REASON_PAUSED) == 0))
+		return;
+	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	if (x->out->event_reason == NULL)
+		event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
+	if (x->out->action == EO_PLAN_NONE && x->out->message[0] == '\0')
+		msgf(x, "%s", DEADLINE_MSG);
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -2331,6 +2730,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		x.ca_changed = eo_cluster_ca_bundle_digest(cluster) != NULL;
 		set_status(&x, "caBundleDigest", json_string(in->ca_bundle_digest));
 	}
+	if (stop_foreign(&x, &c, running))
+		goto done;
 	if (!services_ok(in, &x.ok)) {
 		msgf(&x, "ensuring Services %s and %s-client", name, name);
 		out->action = EO_PLAN_ENSURE_SERVICES;
@@ -2404,6 +2805,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		}
 		if (json_object_get(x.st, "progressDeadline") != NULL)
 			json_object_del(x.st, "progressDeadline");
+		json_object_del(x.st, "membersAtDeadline");
 		has_dl = false;
 	} else if (!has_dl && spec_differs) {
 		/*
@@ -2450,10 +2852,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 			health(&x, &c);
 			goto done;
 		}
-		msgf(&x, "the target in status.observed was not reached before "
-			 "status.progressDeadline; edit the spec to resume");
-		stop_with(&x, &c, running, EO_REASON_DEADLINE_EXCEEDED);
-		goto done;
+		hold(&x, &c);
 	}
 
 	if (plan_auth(&x, &c, running, running && complete))
@@ -2462,7 +2861,9 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		plan_bootstrap(&x, &c, desired);
 	else
 		plan_running(&x, &c, desired, has_dl && !complete);
-	if (refused && (!has_dl || complete || in->now >= dl)) {
+	if (x.held) {
+		held_conditions(&x);
+	} else if (refused && (!has_dl || complete || in->now >= dl)) {
 		/* The edit would have been latched: say why it was not. */
 		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_VERSION_REFUSED,
 		     refusal);

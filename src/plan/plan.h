@@ -10,7 +10,8 @@
  *
  * Two-phase use: plan without etcd (input->etcd_queried false); when the action is
  * EO_PLAN_QUERY_MEMBERS the controller lists etcd's members through result->endpoints and
- * plans again with the answer. The second plan never asks again.
+ * plans again with the answer. The second plan asks again only to have that answer confirmed
+ * by etcd's leader (want_leader, before acting on a member's absence); the third never asks.
  *
  * The locking pattern: status.observed latches the target (a snapshot of the spec) on the first
  * reconcile and status.progressDeadline bounds how long reaching it may take. While the target
@@ -55,6 +56,15 @@
  * decided from it. Not in the seeds.
  */
 #define EO_PLAN_REASON_CLUSTER_ID_MISMATCH "ClusterIDMismatch"
+
+/*
+ * Reason of Degraded=True (and a Warning Event) while a step that acts on a member's absence
+ * from etcd's member list (unmarking a voter, deleting a member etcd does not list) waits
+ * because the list could not be confirmed as the leader's own answer (no leader, the leader
+ * unreachable, another member answering at the leader's address): nothing is decided from an
+ * unverified list. The member finalizer uses it too (Ready=False). Not in the seeds.
+ */
+#define EO_PLAN_REASON_LIST_UNVERIFIED "MemberListUnverified"
 
 /* Event reason when a paused cluster's dormant member is woken (pausing uses "Paused"). */
 #define EO_PLAN_REASON_RESUMED "Resumed"
@@ -111,10 +121,11 @@ enum eo_plan_action {
 	 * RESTART_MEMBER deletes its Pod (pod_uid as precondition) so that the member controller
 	 * recreates it from the new spec on the same PVC; MOVE_LEADER hands leadership from the
 	 * leader (endpoints[0]) to etcd_id before the leader's turn. A memory member is replaced
-	 * through REMOVE_MEMBER and the scale-up path instead.
+	 * instead: of three or more, RESTART_MEMBER evicts its Pod (evict) and the lost-member
+	 * step removes it; else through REMOVE_MEMBER. The scale-up path adds the new one.
 	 */
 	EO_PLAN_UPDATE_MEMBER,	/* merge-patch member with patch (event RollingUpdate) */
-	EO_PLAN_RESTART_MEMBER, /* delete the Pod of member, UID pod_uid */
+	EO_PLAN_RESTART_MEMBER, /* evict (evict) or delete the Pod of member, UID pod_uid */
 	EO_PLAN_MOVE_LEADER,	/* MoveLeader(etcd_id) at endpoints[0], the leader */
 	/* cert-manager TLS mode: create / patch the cluster's Certificates (plan/certs.h) */
 	EO_PLAN_ENSURE_CERTIFICATES,
@@ -148,9 +159,15 @@ struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
 	size_t n_members;
+	/*
+	 * The objects under the cluster's own names, as observed (any owner). One that this
+	 * cluster does not control is never acted on: the plan stops with ForeignObject.
+	 */
 	const json_t *headless_svc; /* observed Service <cluster>, or NULL */
 	const json_t *client_svc;   /* observed Service <cluster>-client, or NULL */
 	const json_t *pdb;	    /* observed PodDisruptionBudget <cluster>, or NULL */
+	/* observed NetworkPolicy <cluster> when the cluster wants one, or NULL */
+	const json_t *netpol;
 	const struct eo_desired_opts *build;
 	/*
 	 * cert-manager TLS mode (eo_cluster_uses_cert_manager): what the controller saw of
@@ -167,6 +184,28 @@ struct eo_plan_input {
 	 */
 	const struct eo_etcd_status *statuses;
 	size_t n_statuses;
+	/*
+	 * Absence is never decided from one unverified answer. A list read through any member
+	 * may be stale (etcd 3.4 serves its local member map even when asked for a linearizable
+	 * list; a lagging member has not applied the latest change) or come from another
+	 * cluster. A step about to act on a member's absence (or a voter listed as a learner)
+	 * first returns QUERY_MEMBERS with want_leader; the controller then asks the member that
+	 * answered for its Maintenance Status, lists again at the leader's client URL when that
+	 * is another member (the leader's list replaces etcd), sets etcd_leader_checked and plans
+	 * again. etcd_from_leader: the list is the leader's own answer (header member_id, this
+	 * cluster's ID); otherwise etcd_leader_why says which check failed and the step waits.
+	 */
+	bool etcd_leader_checked;
+	bool etcd_from_leader;
+	const char *etcd_leader_why;
+	/*
+	 * With a QUERY_MEMBERS that set want_live: every member's Pod and PVC in members were
+	 * read from the apiserver this pass (not the label-filtered caches), and statuses holds
+	 * the answers of the plan's endpoints, status_from[i] the endpoint statuses[i] came from.
+	 * Quorum-loss decisions (QuorumLost, force-new-cluster) are made only on this view.
+	 */
+	bool live_checked;
+	const char *const *status_from;
 	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
@@ -238,8 +277,28 @@ struct eo_plan_result {
 	json_t *patch;
 	/* QUERY_MEMBERS: also read the Maintenance Status of every endpoint (a roll is due) */
 	bool want_status;
+	/*
+	 * QUERY_MEMBERS after a plan with the list: confirm the list with etcd's leader
+	 * (eo_plan_input.etcd_leader_checked) and plan again; endpoints are not used.
+	 */
+	bool want_leader;
+	/*
+	 * QUERY_MEMBERS before a quorum-loss decision: first read every member's Pod and PVC
+	 * live from the apiserver (a failed read: act on nothing, retry), then ask every
+	 * endpoint (every member's address) for its Maintenance Status whether or not the member
+	 * list could be read; plan again with live_checked and status_from set.
+	 */
+	bool want_live;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
+	/*
+	 * RESTART_MEMBER: take the Pod down through the Eviction API (pods/eviction), so that
+	 * the apiserver weighs it against the PodDisruptionBudget atomically with other
+	 * evictions (a node drain); a refusal (429) waits and retries. false: DELETE, for the
+	 * roll of a single member (its budget never allows a disruption) and the restart of a
+	 * force-new-cluster survivor (the quorum the budget protects is already gone).
+	 */
+	bool evict;
 	/* QUERY_MEMBERS, ADD_LEARNER, PROMOTE_LEARNER, REMOVE_STRAY, ENABLE_AUTH: voter client
 	 * URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
@@ -315,6 +374,10 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
 
 /* Event reason when a lost memory member is removed to be replaced. */
 #define EO_PLAN_REASON_MEMBER_REPLACED "MemberReplaced"
+/* Degraded: a majority of the memory-backed voters run on one node (informative). */
+#define EO_PLAN_REASON_VOTERS_SHARE_NODE "VotersShareNode"
+/* The apiserver refused to evict a member's Pod for a restart (its PodDisruptionBudget). */
+#define EO_PLAN_REASON_EVICTION_REFUSED "EvictionRefused"
 
 /*
  * Restarts of the etcd container after which a crash-looping voter counts as broken. With the

@@ -70,18 +70,19 @@ static bool forced(const json_t *member)
 	return v != NULL && strcmp(v, "true") == 0;
 }
 
-/* Keep the finalizer: Ready=False/MemberRemovalBlocked with the message, a Warning Event. */
-static int blocked(const struct eo_rplan_input *in, struct eo_rplan_result *out, long requeue_ms)
+/* Keep the finalizer: Ready=False/<reason> with the message, a Warning Event. */
+static int blocked_for(const struct eo_rplan_input *in, struct eo_rplan_result *out,
+		       long requeue_ms, const char *reason)
 {
 	const json_t *cur = json_object_get(in->member, "status");
 	json_t *empty = json_object();
-	struct eo_condition c = {EO_COND_READY, EO_COND_FALSE, EO_PLAN_REASON_REMOVAL_BLOCKED,
-				 out->message, eo_member_generation(in->member)};
+	struct eo_condition c = {EO_COND_READY, EO_COND_FALSE, reason, out->message,
+				 eo_member_generation(in->member)};
 
 	out->action = EO_RPLAN_WAIT;
 	out->requeue_ms = requeue_ms;
 	out->event_type = "Warning";
-	out->event_reason = EO_PLAN_REASON_REMOVAL_BLOCKED;
+	out->event_reason = reason;
 	out->status = json_is_object(cur) ? json_deep_copy(cur) : json_object();
 	if (empty == NULL || out->status == NULL ||
 	    eo_condition_set(out->status, &c, in->now) < 0) {
@@ -91,6 +92,44 @@ static int blocked(const struct eo_rplan_input *in, struct eo_rplan_result *out,
 	}
 	out->status_changed = !json_equal(json_is_object(cur) ? cur : empty, out->status);
 	json_decref(empty);
+	return 0;
+}
+
+/* Keep the finalizer: Ready=False/MemberRemovalBlocked. */
+static int blocked(const struct eo_rplan_input *in, struct eo_rplan_result *out, long requeue_ms)
+{
+	return blocked_for(in, out, requeue_ms, EO_PLAN_REASON_REMOVAL_BLOCKED);
+}
+
+/*
+ * The member is not in the list: the finalizer goes only on the leader's own answer. Before
+ * the caller asked the leader, ask for it; when the leader could not confirm the list, keep
+ * the finalizer and say which check failed.
+ */
+static int not_listed(const struct eo_rplan_input *in, struct eo_rplan_result *out,
+		      const char *mname)
+{
+	if (!in->etcd_leader_checked) {
+		msgf(out,
+		     "member %s is not in the member list read through the other members; "
+		     "confirming with etcd's leader before dropping the finalizer",
+		     mname);
+		out->action = EO_RPLAN_QUERY_MEMBERS;
+		out->want_leader = true;
+		return 0;
+	}
+	if (!in->etcd_from_leader) {
+		msgf(out,
+		     "member %s is not in the member list read through the other members, but "
+		     "the list could not be confirmed as etcd's leader's: %s; the finalizer "
+		     "stays, retrying",
+		     mname,
+		     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+		return blocked_for(in, out, EO_PLAN_REQUEUE_ETCD_MS,
+				   EO_PLAN_REASON_LIST_UNVERIFIED);
+	}
+	msgf(out, "member %s is not in etcd's leader's member list; dropping the finalizer", mname);
+	out->action = EO_RPLAN_DROP_FINALIZER;
 	return 0;
 }
 
@@ -155,15 +194,22 @@ int eo_plan_member_removal(const struct eo_rplan_input *in, struct eo_rplan_resu
 		    eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL));
 		return blocked(in, out, EO_PLAN_REQUEUE_SHORT_MS);
 	}
+	if (!eo_plan_same_cluster(in->cluster, in->etcd->cluster_id)) {
+		eo_plan_format_id(in->etcd->cluster_id, id, sizeof(id));
+		msgf(out,
+		     "cannot remove member %s from etcd: the member list read through the other "
+		     "members is from etcd cluster %s, not %s (status.clusterID): another etcd "
+		     "cluster answers at their addresses; the finalizer stays, retrying",
+		     mname, id, eo_cluster_cluster_id(in->cluster));
+		return blocked_for(in, out, EO_PLAN_REQUEUE_ETCD_MS,
+				   EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
+	}
 	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname, eo_member_service(m),
 				       eo_member_namespace(m), eo_desired_member_peer_tls(m)) != 0)
 		return -1;
 	em = eo_plan_find_etcd_member(in->etcd, mname, peer);
-	if (em == NULL) {
-		msgf(out, "member %s is not in etcd's member list; dropping the finalizer", mname);
-		out->action = EO_RPLAN_DROP_FINALIZER;
-		return 0;
-	}
+	if (em == NULL)
+		return not_listed(in, out, mname);
 	eo_plan_format_id(em->id, id, sizeof(id));
 	msgf(out, "removing member %s (%s) from etcd through the other members", mname, id);
 	out->action = EO_RPLAN_MEMBER_REMOVE;

@@ -3,15 +3,21 @@
  * leaves etcd before its finalizer is dropped.
  *
  * The finalizer is dropped without a MemberRemove only when the cluster is gone or being
- * deleted, when the EtcdMember carries the force annotation, when etcd's member list (read
- * through the other members) does not list it, or when it never joined (no Pod ever ran, not a
- * voter: at most a never-started learner, which the cluster controller removes as a stray).
- * Otherwise the member is removed through the other members (voters first, oldest Pod first,
- * as eo_plan_voter_endpoints() orders them); when none is reachable the finalizer stays and
+ * deleted, when the EtcdMember carries the force annotation, when etcd's member list does
+ * not list it - and only when that list carries this cluster's ID and is the leader's own
+ * answer (a list read through another member may be stale or, at a reused address, another
+ * cluster's: absence is never decided from one unverified answer) - or when it never joined (no Pod
+ * ever ran, not a voter: at most a never-started learner, which the cluster controller removes as a
+ * stray). Otherwise the member is removed through the other members (voters first, oldest Pod
+ * first, as eo_plan_voter_endpoints() orders them); when none is reachable the finalizer stays and
  * the member's Ready condition says why, until one is back.
  *
  * Two-phase use, as plan/plan.h: EO_RPLAN_QUERY_MEMBERS asks the caller to list etcd's
- * members through result->endpoints and plan again with the answer.
+ * members through result->endpoints and plan again with the answer; with want_leader (the
+ * member is not in that list), to confirm the list with etcd's leader first
+ * (etcd_leader_checked, as eo_plan_input) and plan again. A MemberRemove answered NOTFOUND
+ * proves nothing (the address may be another cluster's): the caller lists again, confirms
+ * with the leader, and plans again.
  *
  * Ownership: result->status is a new reference freed by eo_plan_removal_clear(); the input
  * is borrowed.
@@ -52,6 +58,10 @@ struct eo_rplan_input {
 	bool etcd_queried;
 	eo_etcd_err etcd_err;		    /* EO_ETCD_OK when etcd is valid */
 	const struct eo_etcd_members *etcd; /* borrowed */
+	/* The list confirmed with etcd's leader (plan.h, eo_plan_input.etcd_leader_checked). */
+	bool etcd_leader_checked;
+	bool etcd_from_leader;
+	const char *etcd_leader_why;
 	time_t now;
 };
 
@@ -61,6 +71,7 @@ struct eo_rplan_result {
 	/* QUERY_MEMBERS, MEMBER_REMOVE: the other members' client URLs */
 	char endpoints[EO_PLAN_MAX_ENDPOINTS][EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
+	bool want_leader;    /* QUERY_MEMBERS: confirm the list with the leader, plan again */
 	json_t *status;	     /* WAIT: the member's desired status (new ref), else NULL */
 	bool status_changed; /* status differs from the member's */
 	long requeue_ms;

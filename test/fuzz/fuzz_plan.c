@@ -20,6 +20,9 @@
  *    ADD_LEARNER never while etcd lists a learner (never two learners);
  *  - never a removal that loses quorum: removing an etcd voter leaves at least a quorum of the
  *    remaining voters ready (ready = the member's Pod is ready; down voters count as down);
+ *  - absence is never decided from one unverified answer: a voter mark is taken away only on a
+ *    list the leader confirmed (the plan first asks for it: QUERY_MEMBERS with want_leader,
+ *    and is then planned with a confirmed and with an unconfirmed list);
  *  - every action names what it acts on (member, id, URL, initial cluster, endpoints), and that
  *    is in the input: a promoted id is a learner, an added member is pending and unknown to
  *    etcd, a removed member is not already being deleted;
@@ -447,6 +450,15 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 		FUZZ_CHECK(r->endpoints[i][0] != '\0', "%s: endpoint %zu empty", an, i);
 	if (r->status_changed)
 		FUZZ_CHECK(r->status != NULL, "status changed without a status");
+	/* A survivor is marked for --force-new-cluster only on the live view. */
+	if (r->action == EO_PLAN_MARK_MEMBER) {
+		const char *v = json_string_value(json_object_get(
+		    json_object_get(json_object_get(r->patch, "metadata"), "annotations"),
+		    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+
+		FUZZ_CHECK(v == NULL || strcmp(v, "forcing") != 0 || in->live_checked,
+			   "force-new-cluster mark without the live checks");
+	}
 
 	/* Never a seed when members exist (or once the cluster has an ID). */
 	if (r->action == EO_PLAN_CREATE_SEED) {
@@ -539,6 +551,9 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 			   eo_member_name(r->member));
 		break;
 	case EO_PLAN_SET_VOTER:
+		FUZZ_CHECK(r->voter || (in->etcd_leader_checked && in->etcd_from_leader),
+			   "a voter mark taken away on a list the leader did not confirm");
+		/* fall through */
 	case EO_PLAN_SET_DORMANT:
 	case EO_PLAN_WAKE_DORMANT:
 		FUZZ_CHECK(r->member != NULL, "%s without member", an);
@@ -546,8 +561,12 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 			   an);
 		break;
 	case EO_PLAN_QUERY_MEMBERS:
+		if (in->etcd_queried) { /* only to have the list confirmed by the leader */
+			FUZZ_CHECK(r->want_leader && etcd_ok, "query-members asked twice");
+			FUZZ_CHECK(!in->etcd_leader_checked, "the leader asked twice");
+			break;
+		}
 		FUZZ_CHECK(r->n_endpoints > 0, "query-members without endpoints");
-		FUZZ_CHECK(!in->etcd_queried, "query-members asked twice");
 		break;
 	case EO_PLAN_ENSURE_PDB:
 		FUZZ_CHECK(r->object != NULL, "ensure-pdb without object");
@@ -618,6 +637,8 @@ static void plan_cluster(const struct world *w)
 		bool again = r.action == EO_PLAN_QUERY_MEMBERS;
 
 		check_cluster_plan(w, &in, &r);
+		/* the world's Pods and PVCs stand for the live reads too */
+		in.live_checked = r.want_live;
 		eo_plan_result_clear(&r);
 		if (!again)
 			return;
@@ -628,8 +649,22 @@ static void plan_cluster(const struct world *w)
 	in.statuses = w->st;
 	in.n_statuses = w->n_st;
 	if (eo_plan_cluster(&in, &r) == 0) {
+		bool leader = r.action == EO_PLAN_QUERY_MEMBERS && r.want_leader;
+
 		check_cluster_plan(w, &in, &r);
 		eo_plan_result_clear(&r);
+		if (!leader)
+			return;
+	}
+	/* Asked to confirm the list with the leader: both answers. */
+	in.etcd_leader_checked = true;
+	for (int confirmed = 0; confirmed < 2; confirmed++) {
+		in.etcd_from_leader = confirmed;
+		in.etcd_leader_why = confirmed ? NULL : "the member at x knows no leader";
+		if (eo_plan_cluster(&in, &r) == 0) {
+			check_cluster_plan(w, &in, &r);
+			eo_plan_result_clear(&r);
+		}
 	}
 }
 

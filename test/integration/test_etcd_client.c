@@ -567,6 +567,23 @@ static void test_add_learner_and_promote(void **state)
 	err = eo_etcd_status(c, e->b_client, &st, &d);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(st.is_learner);
+	/*
+	 * What the operator relies on to confirm a member list with the leader (controller.c,
+	 * confirm_leader), on every version (3.4's gateway included): a list answered by B
+	 * carries B's member ID in its header and names the endpoint that answered; B's Status
+	 * names the leader; a list read at the leader's client URL carries the leader's ID.
+	 */
+	err = eo_etcd_member_list(cb, &ms, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(ms.responder_id == e->b_id);
+	assert_string_equal(d.endpoint, e->b_client);
+	assert_true(st.member_id == e->b_id);
+	assert_true(st.leader == e->a_id || st.leader == e->b_id);
+	eo_etcd_members_clear(&ms);
+	err = eo_etcd_member_list(st.leader == e->a_id ? c : cb, &ms, &d);
+	expect_err(err, EO_ETCD_OK, &d);
+	assert_true(ms.responder_id == st.leader);
+	eo_etcd_members_clear(&ms);
 	eo_etcd_status_clear(&st);
 	err = eo_etcd_health(cb, e->b_client, &d);
 	expect_err(err, EO_ETCD_OK, &d);

@@ -39,6 +39,7 @@ struct eo_fake_etcd {
 	size_t n;
 	uint64_t next_id;
 	uint64_t cluster_id; /* every reply's header.cluster_id */
+	uint64_t leader;     /* the leader every Status names; 0: the first member */
 	struct scripted script[MAX_SCRIPT];
 	size_t n_script;
 	char down[MAX_DOWN][EO_FAKE_ETCD_STR];
@@ -75,14 +76,36 @@ static json_t *member_json(const struct fmember *m)
 			 m->peer, "clientURLs", "isLearner", m->learner);
 }
 
-/* {"header":..., "members":[...]} plus extra (stolen) when not NULL. */
-static char *members_body(eo_fake_etcd *f, const char *key, json_t *extra)
+/* The member whose name is the first label of host, or NULL. */
+static const struct fmember *by_host(const eo_fake_etcd *f, const char *host)
 {
-	char cid[24];
+	for (size_t i = 0; i < f->n; i++) {
+		size_t l = strlen(f->m[i].name);
+
+		if (l > 0 && strncmp(host, f->m[i].name, l) == 0 && host[l] == '.')
+			return &f->m[i];
+	}
+	return NULL;
+}
+
+static uint64_t leader_of(const eo_fake_etcd *f)
+{
+	return f->leader != 0 ? f->leader : f->n > 0 ? f->m[0].id : 0;
+}
+
+/*
+ * {"header":..., "members":[...]} plus extra (stolen) when not NULL; header.member_id is the
+ * member addressed (host), or 1 when host names none.
+ */
+static char *members_body(eo_fake_etcd *f, const char *host, const char *key, json_t *extra)
+{
+	const struct fmember *self = by_host(f, host);
+	char cid[24], mid[24];
 	json_t *root = NULL;
 
 	snprintf(cid, sizeof(cid), "%" PRIu64, f->cluster_id);
-	root = json_pack("{s:{s:s, s:s, s:s}, s:[]}", "header", "cluster_id", cid, "member_id", "1",
+	snprintf(mid, sizeof(mid), "%" PRIu64, self != NULL ? self->id : 1);
+	root = json_pack("{s:{s:s, s:s, s:s}, s:[]}", "header", "cluster_id", cid, "member_id", mid,
 			 "revision", "7", "members");
 	char *out = NULL;
 
@@ -199,7 +222,7 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 	if (answer_auth(f, call, body, rs))
 		return;
 	if (strcmp(call, "cluster/member/list") == 0) {
-		rs->body = members_body(f, NULL, NULL);
+		rs->body = members_body(f, host, NULL, NULL);
 	} else if (strcmp(call, "cluster/member/add") == 0) {
 		json_t *b = json_loads(body, 0, NULL);
 		struct fmember *m = f->n < MAX_MEMBERS ? &f->m[f->n] : NULL;
@@ -214,7 +237,7 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			     json_string_value(json_array_get(json_object_get(b, "peerURLs"), 0)));
 			m->learner = json_is_true(json_object_get(b, "isLearner"));
 			f->n++;
-			rs->body = members_body(f, "member", member_json(m));
+			rs->body = members_body(f, host, "member", member_json(m));
 		}
 		json_decref(b);
 	} else if (strcmp(call, "cluster/member/promote") == 0 ||
@@ -226,33 +249,24 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			rs->body = error_body("etcdserver: member not found", 5);
 		} else if (call[15] == 'p') {
 			m->learner = false;
-			rs->body = members_body(f, NULL, NULL);
+			rs->body = members_body(f, host, NULL, NULL);
 		} else {
 			memmove(m, m + 1, (size_t)(&f->m[f->n] - (m + 1)) * sizeof(*m));
 			f->n--;
-			rs->body = members_body(f, NULL, NULL);
+			rs->body = members_body(f, host, NULL, NULL);
 		}
 	} else if (strcmp(call, "maintenance/status") == 0) {
-		uint64_t id = 0;
-		bool learner = false;
+		const struct fmember *self = by_host(f, host);
+		uint64_t id = self != NULL ? self->id : 0;
+		bool learner = self != NULL && self->learner;
 
-		/* the member whose name is the first label of host */
-		for (size_t i = 0; i < f->n; i++) {
-			size_t l = strlen(f->m[i].name);
-
-			if (l > 0 && strncmp(host, f->m[i].name, l) == 0 && host[l] == '.') {
-				id = f->m[i].id;
-				learner = f->m[i].learner;
-			}
-		}
 		if (asprintf(&rs->body,
 			     "{\"header\":{\"cluster_id\":\"%" PRIu64 "\",\"member_id\":\"%" PRIu64
 			     "\",\"revision\":\"7\"},\"version\":\"3.6.11\",\"dbSize\":\"20480\","
 			     "\"leader\":\"%" PRIu64 "\",\"raftIndex\":\"9\",\"raftTerm\":\"2\","
 			     "\"raftAppliedIndex\":\"9\",\"dbSizeInUse\":\"20480\","
 			     "\"isLearner\":%s}",
-			     f->cluster_id, id, f->n > 0 ? f->m[0].id : 0,
-			     learner ? "true" : "false") < 0)
+			     f->cluster_id, id, leader_of(f), learner ? "true" : "false") < 0)
 			rs->body = NULL;
 	} else {
 		rs->status = 404;
@@ -371,6 +385,13 @@ bool eo_fake_etcd_is_learner(eo_fake_etcd *f, uint64_t id)
 	r = m != NULL && m->learner;
 	pthread_mutex_unlock(&f->mu);
 	return r;
+}
+
+void eo_fake_etcd_set_leader(eo_fake_etcd *f, uint64_t id)
+{
+	pthread_mutex_lock(&f->mu);
+	f->leader = id;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void eo_fake_etcd_script(eo_fake_etcd *f, const char *call, int status, const char *body)

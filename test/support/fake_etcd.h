@@ -56,6 +56,13 @@ void eo_fake_etcd_set_member(eo_fake_etcd *f, uint64_t id, const char *name, con
 bool eo_fake_etcd_has_member(eo_fake_etcd *f, uint64_t id);
 bool eo_fake_etcd_is_learner(eo_fake_etcd *f, uint64_t id);
 
+/*
+ * The member every maintenance/status names as its leader (0, the default: the first member
+ * of the list). A member list's header.member_id is the member addressed (the first label of
+ * the Host), or 1 when the host names no member.
+ */
+void eo_fake_etcd_set_leader(eo_fake_etcd *f, uint64_t id);
+
 /* The next request for call (e.g. "cluster/member/promote") gets this answer instead. */
 void eo_fake_etcd_script(eo_fake_etcd *f, const char *call, int status, const char *body);
 

@@ -64,6 +64,8 @@ struct api {
 	json_t *store; /* "plural/name" -> object */
 	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
 	eo_fake_etcd *etcd;
+	bool refuse_evictions; /* pods/<name>/eviction answers 429 (a PDB allows none) */
+	const char *fail_get;  /* "plural/name" whose GET answers 500, NULL: none */
 };
 
 struct rig {
@@ -154,8 +156,33 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 	json_array_append_new(a->log, entry);
 	if (strcmp(plural, "events") == 0) {
 		reply_json(rs, 201, body ? body : json_object());
+	} else if (strcmp(rq->method, "POST") == 0 && strcmp(sub, "eviction") == 0) {
+		/* As the apiserver: the PDB decides, then the Pod goes as by a DELETE. */
+		const char *pre = json_string_value(json_object_get(
+		    json_object_get(json_object_get(body, "deleteOptions"), "preconditions"),
+		    "uid"));
+		const char *uid =
+		    json_string_value(json_object_get(json_object_get(have, "metadata"), "uid"));
+
+		if (have == NULL) {
+			rs->status = 404;
+			rs->body = tu_status_body(404, "NotFound", "not found");
+		} else if (pre != NULL && (uid == NULL || strcmp(pre, uid) != 0)) {
+			rs->status = 409;
+			rs->body = tu_status_body(409, "Conflict", "precondition failed: UID");
+		} else if (a->refuse_evictions) {
+			rs->status = 429;
+			rs->body = tu_status_body(429, "TooManyRequests",
+						  "Cannot evict pod as it would violate the pod's "
+						  "disruption budget.");
+		} else {
+			json_object_del(a->store, key);
+			reply_json(rs, 201, body);
+		}
 	} else if (strcmp(rq->method, "GET") == 0) {
-		if (have != NULL)
+		if (a->fail_get != NULL && strcmp(a->fail_get, key) == 0)
+			rs->status = 500, rs->body = tu_status_body(500, "InternalError", "boom");
+		else if (have != NULL)
 			reply_json(rs, 200, have);
 		else
 			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
@@ -674,6 +701,168 @@ static void test_finalizer_stays_without_a_path_to_etcd(void **state)
 	}
 }
 
+/*
+ * A member list as the fake's gateway writes it, answered by member responder (header
+ * member_id) of this cluster, naming members names[0..n) with ids 0xa, 0xb, ... by position
+ * in "demo-a,demo-b,demo-c" (a stale or scripted view): the next cluster/member/list answer.
+ */
+static void script_list(struct rig *r, uint64_t responder, const char *const *names, size_t n)
+{
+	json_t *root = json_pack("{s:{s:s, s:s}, s:[]}", "header", "cluster_id",
+				 "2633159787680973498", "member_id", "", "members");
+	char id[24], peer[EO_DESIRED_URL_MAX], *out;
+
+	snprintf(id, sizeof(id), "%" PRIu64, responder);
+	json_object_set_new(json_object_get(root, "header"), "member_id", json_string(id));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%" PRIu64, (uint64_t)(0xa + (names[i][5] - 'a')));
+		json_array_append_new(
+		    json_object_get(root, "members"),
+		    json_pack("{s:s, s:s, s:[s], s:[]}", "ID", id, "name", names[i], "peerURLs",
+			      peer_of(names[i], peer, sizeof(peer)), "clientURLs"));
+	}
+	out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	eo_fake_etcd_script(r->api.etcd, "cluster/member/list", 200, out);
+	free(out);
+}
+
+/* The host (first label) of the i-th request for call, "" when there is none. */
+static const char *nth_host(struct rig *r, const char *call, size_t nth, char *buf, size_t n)
+{
+	size_t seen = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < eo_fake_etcd_requests(r->api.etcd); i++) {
+		struct eo_fake_etcd_request q;
+
+		assert_true(eo_fake_etcd_request(r->api.etcd, i, &q));
+		if (strcmp(q.call, call) != 0 || seen++ != nth)
+			continue;
+		snprintf(buf, n, "%s", q.host);
+		*strchrnul(buf, '.') = '\0';
+		break;
+	}
+	return buf;
+}
+
+/*
+ * Absence is never decided from one unverified answer. The finalizer's list comes from a
+ * follower that has not applied the member's promotion yet (a stale view without it): the
+ * operator asks that member for the leader and lists again there; the leader names the member,
+ * so it is removed through etcd before the finalizer goes (never a ghost voter). A MemberRemove
+ * answered NOTFOUND is "list again", not "removed": while the leader still lists the member
+ * the finalizer stays; once the leader's list does not name it, the finalizer goes.
+ */
+static void test_finalizer_absence_needs_the_leader(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	const struct mdesc ms3[] = {ms[0], ms[1], {"demo-c", C, true, 0, false, 2, true}};
+	static const char *const ab[] = {"demo-a", "demo-b"};
+	static const char *const abc[] = {"demo-a", "demo-b", "demo-c"};
+	struct rig r;
+	struct eo_reconcile_out out;
+	char h[EO_FAKE_ETCD_STR];
+	json_t *fin = NULL;
+
+	(void)state;
+	/* 1. A follower's stale list: the leader's names demo-c, MemberRemove, then the drop. */
+	rig_start(&r);
+	world(&r, 2, ms, 3);
+	eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+	script_list(&r, 0xa, ab, 2);
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_string_equal(nth_host(&r, "cluster/member/list", 0, h, sizeof(h)), "demo-a");
+	assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
+	assert_string_equal(nth_host(&r, "cluster/member/list", 1, h, sizeof(h)), "demo-b");
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_false(eo_fake_etcd_has_member(r.api.etcd, 0xc));
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_false(has_finalizer(json_object_get(fin, "body")));
+	assert_int_equal(json_integer_value(json_object_get(fin, "removes")), 1);
+	rig_stop(&r);
+
+	/* 2. NOTFOUND while the leader (demo-a) still lists demo-c: the finalizer stays. */
+	rig_start(&r);
+	world(&r, 2, ms, 3);
+	eo_fake_etcd_script(r.api.etcd, "cluster/member/remove", 404,
+			    "{\"error\":\"etcdserver: member not found\",\"code\":5,"
+			    "\"message\":\"etcdserver: member not found\"}");
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/list"), 2);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
+	assert_true(eo_fake_etcd_has_member(r.api.etcd, 0xc));
+	rig_stop(&r);
+
+	/*
+	 * 3. A list naming demo-c, MemberRemove NOTFOUND, and the leader's fresh list no longer
+	 * names it: the finalizer goes.
+	 */
+	rig_start(&r);
+	world(&r, 2, ms3, 3); /* etcd knows demo-a and demo-b only */
+	script_list(&r, 0xa, abc, 3);
+	mark_deleting(&r, "demo-c");
+	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_false(has_finalizer(json_object_get(fin, "body")));
+	rig_stop(&r);
+}
+
+/*
+ * The cluster controller: a voter missing from a follower's stale list is neither unmarked
+ * nor deleted. The leader's own list names it: nothing is done to it. When the leader cannot
+ * be reached, the pass waits and says why (a Warning Event MemberListUnverified).
+ */
+static void test_cluster_absence_needs_the_leader(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 1, true},
+	};
+	static const char *const ab[] = {"demo-a", "demo-b"};
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		struct rig r;
+		struct eo_reconcile_out out;
+		char h[EO_FAKE_ETCD_STR];
+		json_t *e = NULL;
+
+		print_message("row: the leader %s\n", down ? "is unreachable" : "answers");
+		rig_start(&r);
+		world(&r, 3, ms, 3);
+		eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+		if (down)
+			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", h, sizeof(h)), true);
+		script_list(&r, 0xa, ab, 2);
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", NULL, NULL), 0);
+		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+		if (down) {
+			assert_true(count(&r, "POST", "events", NULL, NULL, &e) >= 1);
+			assert_string_equal(json_string_value(json_object_get(
+						json_object_get(e, "body"), "reason")),
+					    EO_PLAN_REASON_LIST_UNVERIFIED);
+		}
+		rig_stop(&r);
+	}
+}
+
 /* A Pod that ended is deleted so that the member starts again: guarded by the Pod's UID. */
 static void test_pod_delete_carries_uid(void **state)
 {
@@ -1018,6 +1207,78 @@ static void test_creates_use_the_recorded_name(void **state)
  * first, with the resourceVersion the pass read, then the request annotation is removed with
  * a metadata-only merge patch; then the survivor's step mark goes.
  */
+/*
+ * A roll restarts a member of three through the Eviction API, never a bare DELETE: POST
+ * pods/<member>/eviction with the Pod's UID as a precondition. When the PodDisruptionBudget
+ * allows no disruption (a node drain took it first) the apiserver answers 429: the pass is
+ * no error, it comes back later, and an EvictionRefused Event says why.
+ */
+static void test_roll_restart_evicts(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out = {0};
+	json_t *ev = NULL, *pdb = NULL, *e = NULL;
+	const char *pre;
+	size_t i;
+	bool refused = false;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		rig_start(&r);
+		r.api.refuse_evictions = pass == 1;
+		/* The Pods carry no Pod hash: each runs other than the desired Pod, a roll. */
+		world(&r, 3, ms, 3);
+		e = eo_kube_cache_get(r.caches[PDB], "default", "demo");
+		assert_non_null(e);
+		pdb = json_deep_copy(e);
+		json_decref(e);
+		json_object_set_new(
+		    pdb, "status",
+		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));
+		put(&r, PDB, "poddisruptionbudgets", pdb);
+		for (int k = 0; k < 4 && count(&r, "POST", "pods", NULL, "eviction", NULL) == 0;
+		     k++) {
+			eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+			assert_false(out.error);
+		}
+		assert_int_equal(count(&r, "POST", "pods", NULL, "eviction", &ev), 1);
+		assert_string_equal(json_string_value(json_object_get(ev, "name")), "demo-b");
+		pre = json_string_value(json_object_get(
+		    json_object_get(json_object_get(body_of(ev), "deleteOptions"), "preconditions"),
+		    "uid"));
+		assert_non_null(pre);
+		assert_string_equal(pre, "pod-uid-demo-b");
+		assert_string_equal(json_string_value(json_object_get(body_of(ev), "kind")),
+				    "Eviction");
+		assert_int_equal(count(&r, "DELETE", "pods", NULL, "", NULL), 0);
+		refused = false;
+		json_array_foreach(r.api.log, i, e)
+		{
+			const char *reason =
+			    json_string_value(json_object_get(body_of(e), "reason"));
+
+			if (strcmp(json_string_value(json_object_get(e, "plural")), "events") ==
+				0 &&
+			    reason != NULL && strcmp(reason, EO_PLAN_REASON_EVICTION_REFUSED) == 0)
+				refused = true;
+		}
+		if (pass == 0) {
+			assert_int_equal(store_count(&r, "pods"), 2); /* demo-b went */
+			assert_false(refused);
+		} else {
+			assert_int_equal(store_count(&r, "pods"), 3); /* the budget kept it */
+			assert_true(refused);
+			assert_true(out.requeue_ms > 0);
+		}
+		rig_stop(&r);
+	}
+}
+
 static void test_force_new_cluster_finish(void **state)
 {
 	const struct mdesc ms[] = {
@@ -1096,6 +1357,238 @@ static void test_force_new_cluster_finish(void **state)
 			 EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
 	tu_assert_json_equal(json_object_get(e, "body"), want, "mark removal");
 	json_decref(want);
+	rig_stop(&r);
+}
+
+/* A new EtcdCluster name (uid) with no status, 1 member of 3.6.11. */
+static json_t *bare_cluster(const char *name, const char *uid)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:s, s:{s:s, s:s}, "
+			 "s:i}}",
+			 "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata",
+			 "name", name, "namespace", "default", "uid", uid, "generation", 1,
+			 "resourceVersion", "5", "spec", "replicas", 1, "version", "3.6.11",
+			 "storage", "size", "1Gi", "medium", "", "progressDeadlineSeconds", 600);
+}
+
+/* The body of the last logged request of this kind as compact JSON text (caller frees). */
+static char *last_body(struct rig *r, const char *method, const char *plural, const char *name,
+		       const char *sub)
+{
+	json_t *e = NULL;
+
+	if (count(r, method, plural, name, sub, &e) == 0)
+		return NULL;
+	return json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+}
+
+/* Whether a Warning Event ForeignObject was posted about EtcdCluster name. */
+static bool foreign_event_on(struct rig *r, const char *name)
+{
+	bool seen = false;
+	size_t i;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		const json_t *b = json_object_get(e, "body");
+		const char *io = json_string_value(
+		    json_object_get(json_object_get(b, "involvedObject"), "name"));
+		const char *reason = json_string_value(json_object_get(b, "reason"));
+		const char *type = json_string_value(json_object_get(b, "type"));
+
+		if (strcmp(json_string_value(json_object_get(e, "plural")), "events") == 0 &&
+		    io != NULL && strcmp(io, name) == 0 && reason != NULL &&
+		    strcmp(reason, "ForeignObject") == 0 && type != NULL &&
+		    strcmp(type, "Warning") == 0)
+			seen = true;
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return seen;
+}
+
+/*
+ * Clusters x-client and x in one namespace (review H2): x's client Service is named
+ * x-client, which is x-client's headless Service. Reconciling x never patches, creates or
+ * deletes Service x-client (before, x patched its selector to {cluster: x, role: voter} and
+ * x-client patched it back, forever); x gets Available=False/ForeignObject naming the
+ * Service and its controller, a Warning Event ForeignObject, no member, and comes back in
+ * 30 s. Reconciling x-client meanwhile leaves its Service as it is.
+ */
+static void test_foreign_service_not_patched(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *xc = bare_cluster("x-client", "xc-uid");
+	json_t *svc = eo_desired_headless_service(xc);
+	json_t *have = NULL;
+	char *txt = NULL;
+
+	(void)state;
+	rig_start(&r);
+	put(&r, CL, EO_PLURAL_CLUSTERS, xc);
+	put(&r, CL, EO_PLURAL_CLUSTERS, bare_cluster("x", "x-uid"));
+	put(&r, SVC, "services", svc);
+	for (int i = 0; i < 3; i++) {
+		eo_cluster_reconcile(&r.ctl, "default", "x", &out);
+		assert_false(out.error);
+		assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
+		eo_cluster_reconcile(&r.ctl, "default", "x-client", &out);
+	}
+	assert_int_equal(count(&r, "PATCH", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", "services", "x", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	pthread_mutex_lock(&r.api.mu);
+	have = json_deep_copy(json_object_get(r.api.store, "services/x-client"));
+	pthread_mutex_unlock(&r.api.mu);
+	assert_non_null(have);
+	txt = json_dumps(json_object_get(json_object_get(have, "spec"), "selector"), JSON_COMPACT);
+	assert_string_equal(txt, "{\"" EO_LABEL_CLUSTER "\":\"x-client\"}");
+	free(txt);
+	json_decref(have);
+
+	/* The status of x says so (the fake store keeps no status: each pass writes it). */
+	assert_true(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status", NULL) >= 1);
+	txt = last_body(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status");
+	assert_non_null(txt);
+	assert_non_null(strstr(txt, "\"reason\":\"ForeignObject\""));
+	assert_non_null(strstr(txt, "Service x-client is not controlled by this EtcdCluster (its "
+				    "controller: EtcdCluster x-client, uid xc-uid)"));
+	free(txt);
+	assert_true(foreign_event_on(&r, "x"));
+	assert_false(foreign_event_on(&r, "x-client"));
+	rig_stop(&r);
+}
+
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4): two members' PVCs lost their
+ * managed-by label, so the PVC cache lacks them while the apiserver has them. The request
+ * naming the third member is refused after live reads of every Pod and PVC: no member is
+ * marked, no Pod deleted; the status says ForceNewClusterRefused. An apiserver error on one
+ * of those reads stops the pass: nothing is written or deleted.
+ */
+static void test_force_new_cluster_reads_live(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char pvc_b[EO_NAME_MAX], pvc_c[EO_NAME_MAX];
+
+	(void)state;
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++)
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	assert_int_equal(eo_name_member_pvc(pvc_b, sizeof(pvc_b), "demo-b"), 0);
+	assert_int_equal(eo_name_member_pvc(pvc_c, sizeof(pvc_c), "demo-c"), 0);
+	/* the label is gone: out of the cache, still in the apiserver */
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_b, NULL), EO_KUBE_OK);
+	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_c, NULL), EO_KUBE_OK);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* An apiserver error on a live read: nothing decided, nothing written. */
+	r.api.fail_get = "persistentvolumeclaims/data-demo-b";
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_true(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+
+	/* The reads work: the PVCs are there, 0 of 3 lost, refused. */
+	r.api.fail_get = NULL;
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_b, "", NULL) >= 1);
+	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_c, "", NULL) >= 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	{
+		char *body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+
+		assert_non_null(body);
+		assert_non_null(strstr(body, "ForceNewClusterRefused"));
+		assert_non_null(strstr(body, "0 of 3 voting member(s) lost their data"));
+		assert_null(strstr(body, "QuorumLost"));
+		free(body);
+	}
+	rig_stop(&r);
+}
+
+/*
+ * The data of b and c is really gone (their PVCs are not in the apiserver either). While b's
+ * etcd still answers at its address, the request is refused (ForceNewClusterLostMemberAnswers);
+ * once only the survivor answers, without a leader, it is marked "forcing".
+ */
+static void test_force_new_cluster_asks_every_member(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0, false, 1, true},
+	    {"demo-b", B, true, 0, false, 0, false},
+	    {"demo-c", C, true, 0, false, 0, false},
+	};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = NULL, *copy = NULL, *e = NULL;
+	char host[EO_DESIRED_URL_MAX];
+	char *body = NULL;
+
+	(void)state;
+	rig_start(&r);
+	/* no member in the fake's list: every Status answer names no leader */
+	world(&r, 3, ms, 3);
+	for (size_t i = 0; i < 3; i++) {
+		set_member_status(&r, ms[i].name, "memberID", json_sprintf("%zx", 0xa + i));
+		set_member_status(&r, ms[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ms[i].name));
+	}
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-c", host, sizeof(host)), true);
+	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	copy = json_deep_copy(c);
+	json_decref(c);
+	json_object_del(json_object_get(copy, "status"), "progressDeadline");
+	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+
+	/* b's etcd answers: refused, nothing marked. */
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "ForceNewClusterLostMemberAnswers"));
+	assert_non_null(strstr(body, "member demo-b counts as lost"));
+	free(body);
+
+	/* b stops answering: only the survivor answers, no leader: marked. */
+	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)), true);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "forcing"));
+	free(body);
+	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
 	rig_stop(&r);
 }
 
@@ -1285,6 +1778,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_removal_goes_through_etcd_first),
 	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
+	    cmocka_unit_test(test_finalizer_absence_needs_the_leader),
+	    cmocka_unit_test(test_cluster_absence_needs_the_leader),
 	    cmocka_unit_test(test_pod_delete_carries_uid),
 	    cmocka_unit_test(test_promotion_marks_the_voter),
 	    cmocka_unit_test(test_other_cluster_is_not_acted_on),
@@ -1292,6 +1787,10 @@ int main(void)
 	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
 	    cmocka_unit_test(test_creates_use_the_recorded_name),
 	    cmocka_unit_test(test_force_new_cluster_finish),
+	    cmocka_unit_test(test_roll_restart_evicts),
+	    cmocka_unit_test(test_foreign_service_not_patched),
+	    cmocka_unit_test(test_force_new_cluster_reads_live),
+	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
 	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
 	};
 

@@ -261,7 +261,8 @@ static void world(struct rig *r)
 	put(r, CL,
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
-		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'4242',"
+		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'"
+		     "248adce0359142ba',"
 		     "'conditions':" SETTLED "}}"));
 	for (int i = 0; i < 3; i++) {
 		char buf[1024], peer[EO_DESIRED_URL_MAX];
@@ -503,6 +504,65 @@ static void test_nospace_recovered(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * Another etcd cluster answers at the members' addresses (a reused Pod IP): the NOSPACE alarm
+ * it reports is not this cluster's; nothing is compacted ("the current revision" of another
+ * tenant's etcd) or defragmented, and NoSpace says why.
+ */
+static void test_nospace_foreign_cluster_refused(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	eo_fake_etcd_set_cluster_id(r.etcd, 0x1234abcdULL);
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200,
+			    "{\"alarms\":[{\"memberID\":\"176\",\"alarm\":\"NOSPACE\"}]}");
+	eo_fake_etcd_script(r.etcd, "kv/range", 200, "{\"header\":{\"revision\":\"77\"}}");
+	eo_fake_etcd_script(r.etcd, "kv/compaction", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/range"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	c = stored(&r, CL, "demo");
+	assert_string_equal(eo_condition_status(json_object_get(c, "status"), "NoSpace"), "True");
+	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "NoSpace"),
+			    "ClusterIDMismatch");
+	json_decref(c);
+	rig_stop(&r);
+}
+
+/* The same for an EtcdDefrag: Pending/ClusterIDMismatch, no Defragment anywhere. */
+static void test_defrag_foreign_cluster_refused(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d;
+
+	(void)state;
+	rig_start(&r);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	eo_fake_etcd_set_cluster_id(r.etcd, 0x1234abcdULL);
+	for (int pass = 0; pass < 2; pass++) {
+		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+		assert_false(out.error);
+		sync_caches(&r);
+	}
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	d = stored(&r, DF, "run");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Pending");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "ClusterIDMismatch");
+	json_decref(d);
+	rig_stop(&r);
+}
+
 /* No alarm on a cluster that never had one: nothing written, nothing but reads. */
 static void test_nospace_quiet(void **state)
 {
@@ -565,6 +625,8 @@ int main(void)
 	    cmocka_unit_test(test_defrag_failure_recorded),
 	    cmocka_unit_test(test_nospace_recovered),
 	    cmocka_unit_test(test_nospace_quiet),
+	    cmocka_unit_test(test_nospace_foreign_cluster_refused),
+	    cmocka_unit_test(test_defrag_foreign_cluster_refused),
 	    cmocka_unit_test(test_nospace_paused),
 	};
 

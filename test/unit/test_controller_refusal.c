@@ -3,7 +3,8 @@
  * apiserver): a Service create answered 422 and a member Pod create answered 403 become a
  * Warning Event (CreateFailed, with the kind, name, HTTP status and the apiserver's message)
  * and a status write carrying the refusal; a refusal repeated on every retry writes its Event
- * once per interval; a name taken by an object we do not control is a refusal too.
+ * once per interval; a name taken by an object we do not control is a refusal too (and,
+ * seen before the create, ForeignObject without a create).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@ struct server {
 	json_t *last_status; /* body of the last status PATCH */
 	char status_path[256];
 	bool foreign_service; /* services: 409 AlreadyExists, GET returns a foreign one */
+	bool foreign_early;   /* ... from the start; else only once a create was answered 409 */
 };
 
 static void reply(struct eo_kube_fake_response *rs, int status, const char *body)
@@ -78,7 +80,8 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			    "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\",\"message\":"
 			    "\"Service \\\"demo\\\" is invalid: metadata.labels: Invalid value: "
 			    "\\\"bad key!\\\"\"}");
-	} else if (strcmp(rq->method, "GET") == 0 && strstr(rq->path, "/services/demo") != NULL) {
+	} else if (strcmp(rq->method, "GET") == 0 && strstr(rq->path, "/services/demo") != NULL &&
+		   s->foreign_service && (s->foreign_early || s->creates > 0)) {
 		reply(rs, 200,
 		      "{\"kind\":\"Service\",\"metadata\":{\"name\":\"demo\",\"namespace\":"
 		      "\"default\",\"uid\":\"someone-else\"}}");
@@ -210,7 +213,10 @@ static void test_service_create_refused(void **state)
 	rig_stop(&r);
 }
 
-/* A Service of the same name that is not ours: a refusal, not "the cache lags" forever. */
+/*
+ * A Service of the same name that is not ours, created between the read and the create (a
+ * race): a refusal, not "the cache lags" forever.
+ */
 static void test_service_name_taken(void **state)
 {
 	struct rig r;
@@ -227,8 +233,41 @@ static void test_service_name_taken(void **state)
 	ev = json_array_get(r.srv.events, 0);
 	assert_string_equal(json_string_value(json_object_get(ev, "message")),
 			    "creating Service demo failed: HTTP 409: Service demo already exists "
-			    "and is not controlled by this EtcdCluster; delete or rename it");
+			    "and is not controlled by this EtcdCluster (its controller: none); "
+			    "delete or rename it");
 	assert_int_equal(r.srv.status_patches, 1);
+	rig_stop(&r);
+}
+
+/*
+ * A Service of the same name that is not ours and that the cache does not see (no operator
+ * labels: a user's): read live, refused as ForeignObject before any create; no patch.
+ */
+static void test_service_name_held(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	const json_t *ev = NULL, *a = NULL;
+
+	(void)state;
+	rig_start(&r);
+	r.srv.foreign_service = true;
+	r.srv.foreign_early = true;
+	upsert(r.caches[0], CLUSTER);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(out.requeue_ms, 30000);
+	assert_int_equal(r.srv.creates, 0);
+	assert_int_equal(r.srv.event_posts, 1);
+	ev = json_array_get(r.srv.events, 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "reason")), "ForeignObject");
+	assert_int_equal(r.srv.status_patches, 1);
+	a = status_cond(r.srv.last_status, EO_COND_AVAILABLE);
+	assert_non_null(a);
+	assert_string_equal(json_string_value(json_object_get(a, "reason")), "ForeignObject");
+	assert_non_null(strstr(json_string_value(json_object_get(a, "message")),
+			       "Service demo is not controlled by this EtcdCluster (its "
+			       "controller: none)"));
 	rig_stop(&r);
 }
 
@@ -294,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_service_create_refused),
 	    cmocka_unit_test(test_service_name_taken),
+	    cmocka_unit_test(test_service_name_held),
 	    cmocka_unit_test(test_pod_create_refused),
 	};
 

@@ -471,6 +471,36 @@ static void test_memory_member_pod_uses_tmpfs(void **state)
 	json_decref(m);
 }
 
+/*
+ * A memory member's data lives only in its Pod: without spec.affinity its Pod requires a node
+ * of its own (two members on one node are lost with it). An affinity the user set is kept
+ * as it is (here the soft spreading, e.g. for a cluster with fewer nodes than members).
+ */
+static void test_memory_member_pod_requires_own_node(void **state)
+{
+	json_t *m = tu_json(MEMBER_JSON), *p = NULL;
+	const char *preferred =
+	    "{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':100,"
+	    "'podAffinityTerm':{'topologyKey':'kubernetes.io/hostname','labelSelector':"
+	    "{'matchLabels':{'etcd-operator.cozystack.io/cluster':'demo'}}}}]}}";
+
+	(void)state;
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
+	p = eo_desired_member_pod(m, &OPTS, false);
+	golden("member_pod_memory.json", p);
+	jeq(json_object_get(json_object_get(p, "spec"), "affinity"),
+	    "{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+	    "{'topologyKey':'kubernetes.io/hostname','labelSelector':"
+	    "{'matchLabels':{'etcd-operator.cozystack.io/cluster':'demo'}}}]}}");
+	json_decref(p);
+	json_object_set_new(json_object_get(m, "spec"), "affinity", tu_jsonq(preferred));
+	p = eo_desired_member_pod(m, &OPTS, false);
+	jeq(json_object_get(json_object_get(p, "spec"), "affinity"), preferred);
+	json_decref(p);
+	json_decref(m);
+}
+
 static void test_custom_domain_and_repository(void **state)
 {
 	struct eo_desired_opts o = {.etcd_image_repository = "registry.local/etcd",
@@ -808,6 +838,7 @@ int main(void)
 	    cmocka_unit_test(test_tls_cert_manager_names),
 	    cmocka_unit_test(test_initial_cluster_state),
 	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
+	    cmocka_unit_test(test_memory_member_pod_requires_own_node),
 	    cmocka_unit_test(test_custom_domain_and_repository),
 	    cmocka_unit_test(test_service_patch),
 	    cmocka_unit_test(test_missing_metadata),

@@ -296,6 +296,18 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			rs->body = str("{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
 				       "\"resourceVersion\":\"7\"},\"data\":{\"k\":\"v\"}}");
 		}
+	} else if (strcmp(rq->path, "/api/v1/namespaces/ns1/pods/busy/eviction") == 0 &&
+		   strcmp(rq->method, "POST") == 0) {
+		/* As the apiserver answers when a PodDisruptionBudget allows no disruption. */
+		rs->status = 429;
+		rs->body =
+		    tu_status_body(429, "TooManyRequests",
+				   "Cannot evict pod as it would violate the pod's disruption "
+				   "budget.");
+	} else if (strcmp(rq->path, "/api/v1/namespaces/ns1/pods/m-1/eviction") == 0 &&
+		   strcmp(rq->method, "POST") == 0) {
+		rs->status = 201;
+		rs->body = str("{\"kind\":\"Eviction\",\"apiVersion\":\"policy/v1\"}");
 	} else if (strcmp(rq->path, "/apis/etcd-operator.cozystack.io/v1alpha2/namespaces/ns1/"
 				    "etcdclusters/main/status") == 0) {
 		rs->body = str("{\"kind\":\"EtcdCluster\",\"status\":{\"readyMembers\":3}}");
@@ -597,6 +609,49 @@ static void test_delete_options(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * A Pod is evicted through its eviction subresource with the UID precondition; a refusal by a
+ * PodDisruptionBudget (429) comes back as EO_KUBE_ETHROTTLED with the apiserver's message,
+ * and is not retried by the client.
+ */
+static void test_evict(void **state)
+{
+	struct fixture *fx = fixture_new(NULL, NULL);
+	struct eo_kube_error err;
+	json_t *body, *want;
+
+	(void)state;
+	assert_int_equal(eo_kube_evict(fx->c, "ns1", "m-1", "u-1", &err), EO_KUBE_OK);
+	assert_string_equal(fx->srv.last.method, "POST");
+	assert_string_equal(fx->srv.last.path, "/api/v1/namespaces/ns1/pods/m-1/eviction");
+	assert_string_equal(fx->srv.last.ctype, "application/json");
+	body = json_loads(fx->srv.last.body, 0, NULL);
+	want = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind",
+			 "Eviction", "metadata", "name", "m-1", "namespace", "ns1", "deleteOptions",
+			 "preconditions", "uid", "u-1");
+	assert_true(json_equal(body, want));
+	json_decref(body);
+	json_decref(want);
+
+	/* Without a UID: no deleteOptions at all. */
+	assert_int_equal(eo_kube_evict(fx->c, "ns1", "m-1", NULL, &err), EO_KUBE_OK);
+	body = json_loads(fx->srv.last.body, 0, NULL);
+	assert_null(json_object_get(body, "deleteOptions"));
+	json_decref(body);
+
+	/* The budget refuses: one request, a result to wait on, the reason kept. */
+	fx->srv.requests = 0;
+	assert_int_equal(eo_kube_evict(fx->c, "ns1", "busy", "u-2", &err), EO_KUBE_ETHROTTLED);
+	assert_int_equal(fx->srv.requests, 1);
+	assert_int_equal(err.http_status, 429);
+	assert_non_null(strstr(err.message, "disruption budget"));
+
+	assert_int_equal(eo_kube_evict(fx->c, "ns1", "gone", "u-3", &err), EO_KUBE_ENOTFOUND);
+	assert_int_equal(eo_kube_evict(fx->c, "ns1", NULL, "u-3", &err), EO_KUBE_EINVALID);
+	assert_int_equal(eo_kube_evict(fx->c, "", "m-1", "u-3", &err), EO_KUBE_EINVALID);
+	fixture_free(fx);
+}
+
 /* Out of memory while building DeleteOptions: the call fails with ENOMEM and
  * sends nothing, or it sends the uid precondition; never a DELETE without it. */
 static void test_delete_out_of_memory(void **state)
@@ -800,6 +855,7 @@ int main(void)
 	    cmocka_unit_test(test_patch_and_status),
 	    cmocka_unit_test(test_delete_options),
 	    cmocka_unit_test(test_delete_out_of_memory),
+	    cmocka_unit_test(test_evict),
 	    cmocka_unit_test(test_401_rereads_token_file),
 	    cmocka_unit_test(test_body_cap_and_timeout),
 	    cmocka_unit_test(test_body_cap_size_max),

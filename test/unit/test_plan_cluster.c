@@ -508,6 +508,11 @@ static void test_taken_over_legacy_headless_service(void **state)
 	    "targetPort", 2380, "protocol", "TCP", "name", "client", "port", 2379, "targetPort",
 	    2379, "protocol", "TCP");
 	assert_non_null(legacy);
+	/* kubectl etcd migrate hands it over with a controller ownerReference (migrate_run.c) */
+	json_object_set_new(json_object_get(legacy, "metadata"), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+				      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo",
+				      "uid", "c-uid", "controller", 1));
 	w.hsvc = legacy;
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
@@ -642,10 +647,24 @@ static void test_deadlines(void **state)
 	st = latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
 	world_init(&w, cluster(3, st), true);
 	free(st);
-	world_add(&w, member("demo-aaaaa", true, false, NULL), pod("demo-aaaaa", true));
+	world_add(&w, member("demo-aaaaa", true, false, "{\"isVoter\":true}"),
+		  pod("demo-aaaaa", true));
 	w.in.now = T0 + 601;
+	/* Healing goes on past the deadline: the missing PDB is created first ... */
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
+	assert_int_equal(json_integer_value(json_object_get(r.status, "membersAtDeadline")), 1);
+	eo_plan_result_clear(&r);
+	/* ... but the scale-up 1 -> 3 does not go on: no member is created. */
+	world_pdb(&w, eo_desired_pdb_min_available(1, 3));
+	world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_non_null(strstr(r.message, "not growing beyond the 1 member(s)"));
+	assert_string_equal(r.event_reason, EO_REASON_DEADLINE_EXCEEDED);
 	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	assert_stable(&w, &r);
@@ -990,6 +1009,165 @@ static void test_tls_problem_stops(void **state)
 	free(st);
 }
 
+/* cluster(1, status) renamed: another EtcdCluster of the same namespace. */
+static json_t *cluster_named(const char *name, const char *uid, const char *status_json)
+{
+	json_t *c = cluster(1, status_json);
+	json_t *md = json_object_get(c, "metadata");
+
+	json_object_set_new(md, "name", json_string(name));
+	json_object_set_new(md, "uid", json_string(uid));
+	return c;
+}
+
+/* The condition's message contains want. */
+static void assert_cond_says(const json_t *st, const char *type, const char *want)
+{
+	const json_t *cs = json_object_get(st, "conditions");
+	const json_t *c = NULL;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		const char *m = json_string_value(json_object_get(c, "message"));
+
+		if (t != NULL && strcmp(t, type) == 0) {
+			if (m == NULL || strstr(m, want) == NULL)
+				fail_msg("%s: message '%s' lacks '%s'", type, m ? m : "-", want);
+			return;
+		}
+	}
+	fail_msg("no %s condition", type);
+}
+
+/*
+ * Clusters x and x-client in one namespace (review H2): x's client Service x-client is
+ * x-client's headless Service. Neither patches the other's Service (before, each pass of
+ * either cluster planned ENSURE_SERVICES and flipped its selector): the plan stops with
+ * ForeignObject naming the Service and its controller, a Warning Event, no action.
+ */
+static void test_foreign_service_refused(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	json_t *other = NULL;
+
+	(void)state;
+	/* x, created second: its client Service name is held by cluster x-client. */
+	other = cluster_named("x-client", "xc-uid", NULL);
+	world_init(&w, cluster_named("x", "x-uid", NULL), false);
+	w.csvc = eo_desired_headless_service(other);
+	w.in.client_svc = w.csvc;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
+	assert_null(eo_condition_status(r.status, EO_COND_DEGRADED));
+	assert_cond_says(r.status, EO_COND_AVAILABLE,
+			 "Service x-client is not controlled by this EtcdCluster (its controller: "
+			 "EtcdCluster x-client, uid xc-uid)");
+	assert_null(json_object_get(r.status, "observed")); /* nothing latched, no seed */
+	assert_string_equal(r.event_type, "Warning");
+	assert_string_equal(r.event_reason, EO_REASON_FOREIGN_OBJECT);
+	assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+
+	/* The other cluster renamed or deleted, x's own Services made: x latches and seeds. */
+	json_decref(w.csvc);
+	w.hsvc = eo_desired_headless_service(w.cluster);
+	w.csvc = eo_desired_client_service(w.cluster);
+	w.in.headless_svc = w.hsvc;
+	w.in.client_svc = w.csvc;
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+		json_object_set(w.cluster, "status", r.status);
+		eo_plan_result_clear(&r);
+	}
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_CREATE_SEED);
+	assert_string_not_equal(cond_reason(r.status, EO_COND_AVAILABLE), EO_REASON_FOREIGN_OBJECT);
+	assert_string_not_equal(cond_reason(r.status, EO_COND_PROGRESSING),
+				EO_REASON_FOREIGN_OBJECT);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+
+	/* x-client, created second: its headless Service name is x's client Service. */
+	world_init(&w, other, false);
+	other = cluster_named("x", "x-uid", NULL);
+	w.hsvc = eo_desired_client_service(other);
+	w.in.headless_svc = w.hsvc;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
+	assert_cond_says(r.status, EO_COND_AVAILABLE,
+			 "Service x-client is not controlled by this EtcdCluster (its controller: "
+			 "EtcdCluster x, uid x-uid)");
+	eo_plan_result_clear(&r);
+	world_free(&w);
+
+	/* The owner cluster itself goes on: its own Services are in line, it latches. */
+	world_init(&w, other, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	eo_plan_result_clear(&r);
+	world_free(&w);
+}
+
+/*
+ * A formed cluster whose PodDisruptionBudget or NetworkPolicy name is held by an object with
+ * no controller: the members keep serving (Available from them), Degraded says ForeignObject,
+ * nothing is acted on.
+ */
+static void test_foreign_pdb_and_netpol_refused(void **state)
+{
+	struct world w;
+	struct eo_plan_result r;
+	char *st = latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+	json_t *np =
+	    json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "networking.k8s.io/v1", "kind",
+		      "NetworkPolicy", "metadata", "name", "demo", "namespace", "default");
+
+	(void)state;
+	world_init(&w, cluster(1, st), true);
+	world_add(&w, member("demo-aaaaa", true, false, VOTER), pod("demo-aaaaa", true));
+	world_pdb(&w, 1);
+	json_object_del(json_object_get(w.pdb, "metadata"), "ownerReferences");
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
+	assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
+	assert_cond_says(r.status, EO_COND_DEGRADED,
+			 "PodDisruptionBudget demo is not controlled by this EtcdCluster (its "
+			 "controller: none)");
+	eo_plan_result_clear(&r);
+
+	/* Our PDB back, a user's NetworkPolicy under the cluster's name. */
+	world_pdb(&w, 1);
+	w.in.netpol = np;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
+	assert_cond_says(r.status, EO_COND_DEGRADED, "NetworkPolicy demo is not controlled");
+	eo_plan_result_clear(&r);
+
+	/* Ours: nothing to say any more. */
+	json_object_set_new(json_object_get(np, "metadata"), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+				      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo",
+				      "uid", "c-uid", "controller", 1));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
+	assert_string_not_equal(cond_reason(r.status, EO_COND_PROGRESSING),
+				EO_REASON_FOREIGN_OBJECT);
+	eo_plan_result_clear(&r);
+	json_decref(np);
+	world_free(&w);
+	free(st);
+}
+
 static void test_paused_from_start(void **state)
 {
 	struct world w;
@@ -1072,6 +1250,8 @@ int main(void)
 	    cmocka_unit_test(test_auth_problems),
 	    cmocka_unit_test(test_tls_problem_stops),
 	    cmocka_unit_test(test_tls_bootstrap_handshake),
+	    cmocka_unit_test(test_foreign_service_refused),
+	    cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
 	    cmocka_unit_test(test_paused_from_start),
 	    cmocka_unit_test(test_deleting_and_waiting),
 	    cmocka_unit_test(test_helpers),

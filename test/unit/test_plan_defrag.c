@@ -1261,6 +1261,64 @@ static json_t *run(const char *name, const char *created, const char *phase)
 }
 
 /* NOW is 2026-05-28T20:26:40Z: the hourly slot is 20:00, the daily one 00:00. */
+/*
+ * Another etcd cluster answers at a member's address (a reused Pod IP): its Status carries
+ * another cluster ID than status.clusterID ('abc'). Nothing is defragmented, nothing is
+ * compacted ("the current revision" would be the other cluster's), and the refusal is named.
+ */
+static void test_foreign_cluster_refused(void **state)
+{
+	const struct mem frag[3] = {FRAG, FRAG, FRAG}, big[3] = {BIG, BIG, BIG};
+	json_t *d = defrag("run", T_CREATED, "", ST_NONE);
+	json_t *c = cluster(3, SETTLED, 100 * MiB);
+	struct eo_etcd_alarm al = {2, EO_ETCD_ALARM_NOSPACE};
+	struct eo_etcd_alarms alarms = {&al, 1};
+	struct fleet f;
+	struct eo_dplan_input din = {.defrag = d, .cluster = c, .queried = true, .now = NOW};
+	struct eo_nplan_input nin = {.cluster = c, .queried = true, .alarms = &alarms, .now = NOW};
+	struct eo_dplan_result dout = {0};
+	struct eo_nplan_result nout = {0};
+
+	(void)state;
+	/* The same members with this cluster's ID defragment and recover. */
+	fleet_make(&f, frag);
+	for (int i = 0; i < 3; i++)
+		f.st[i].cluster_id = 0xabc;
+	din.members = f.v;
+	din.n_members = 3;
+	assert_int_equal(eo_plan_defrag(&din, &dout), 0);
+	assert_int_equal(dout.action, EO_DPLAN_DEFRAG);
+	eo_dplan_result_clear(&dout);
+	f.st[1].cluster_id = 0x999;
+	assert_int_equal(eo_plan_defrag(&din, &dout), 0);
+	assert_int_equal(dout.action, EO_DPLAN_WAIT);
+	assert_string_equal(json_string_value(json_object_get(dout.status, "phase")), "Pending");
+	assert_string_equal(eo_condition_reason(dout.status, "Ready"), "ClusterIDMismatch");
+	assert_string_equal(dout.event_type, "Warning");
+	assert_non_null(
+	    strstr(dout.message, "member demo-b answers for etcd cluster 999, not abc"));
+	eo_dplan_result_clear(&dout);
+
+	fleet_make(&f, big);
+	for (int i = 0; i < 3; i++)
+		f.st[i].cluster_id = 0xabc;
+	nin.members = f.v;
+	nin.n_members = 3;
+	assert_int_equal(eo_plan_nospace(&nin, &nout), 0);
+	assert_int_equal(nout.action, EO_NPLAN_RECOVER);
+	eo_nplan_result_clear(&nout);
+	f.st[2].cluster_id = 0x999;
+	assert_int_equal(eo_plan_nospace(&nin, &nout), 0);
+	assert_int_equal(nout.action, EO_NPLAN_NONE);
+	assert_non_null(nout.status);
+	assert_string_equal(eo_condition_status(nout.status, "NoSpace"), "True");
+	assert_string_equal(eo_condition_reason(nout.status, "NoSpace"), "ClusterIDMismatch");
+	assert_non_null(strstr(nout.message, "nothing is compacted or defragmented"));
+	eo_nplan_result_clear(&nout);
+	json_decref(d);
+	json_decref(c);
+}
+
 static void test_defrag_schedule(void **state)
 {
 	struct eo_dsplan_result out = {0};
@@ -1383,6 +1441,7 @@ int main(void)
 	    cmocka_unit_test(test_defrag_ttl),
 	    cmocka_unit_test(test_defrag_validate),
 	    cmocka_unit_test(test_nospace_table),
+	    cmocka_unit_test(test_foreign_cluster_refused),
 	    cmocka_unit_test(test_defrag_schedule),
 	    cmocka_unit_test(test_defrag_schedule_history),
 	};

@@ -14,7 +14,8 @@
 
 /*
  * Member flags: V voter, L lost its data, M memory, J still joining (pending), Z dormant,
- * D being deleted, P Pod present, R Pod ready, F Pod runs with --force-new-cluster.
+ * D being deleted, P Pod present, R Pod ready, F Pod runs with --force-new-cluster; its etcd's
+ * Status: A answered, X with another cluster ID, E naming a leader.
  */
 struct mrow {
 	const char *name;
@@ -26,19 +27,25 @@ struct row {
 	const char *what;
 	const char *request;
 	struct mrow m[5];
+	bool unchecked;	      /* the live reads and Status answers were not made (default: made) */
+	uint64_t fresh[5][2]; /* each member's answer: raftTerm, raftIndex */
 	bool whole;
 	bool queried, etcd_ok;
 	size_t etcd_n;
 	bool listed;
+	bool foreign_list; /* the survivor's member list carries another cluster ID */
 	enum eo_fnc_step want;
 	const char *want_member; /* NULL: not checked */
 	const char *why_has;
+	const char *want_reason; /* REFUSE: NULL means ForceNewClusterRefused */
+	bool want_unmark;
 };
 
-#define UP   "VPR"  /* a voter with its data and a ready Pod */
-#define DOWN "VP"   /* a voter with its data, Pod not ready (no quorum) */
-#define GONE "VL"   /* a voter whose PVC and Pod are gone */
-#define FUP  "VPRF" /* the survivor's Pod, ready, with the flag */
+#define UP    "VPR"    /* a voter with its data and a ready Pod */
+#define DOWN  "VP"     /* a voter with its data, Pod not ready (no quorum) */
+#define GONE  "VL"     /* a voter whose PVC and Pod are gone */
+#define FUP   "VPRF"   /* the survivor's Pod, ready, with the flag */
+#define DOWNA DOWN "A" /* ... its etcd answers Status, no leader */
 
 static bool has(const char *flags, char f)
 {
@@ -238,6 +245,146 @@ static void test_decisions(void **state)
 	     .want = EO_FNC_FINISH,
 	     .want_member = "a",
 	     .why_has = "removing the force-new-cluster annotation"},
+	    /* Acting on the truth: live reads and etcd's answers first (issue 17 item 4). */
+	    {"cache says two lost, not checked yet: check first, no mark",
+	     "a",
+	     {{"a", UP, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .unchecked = true,
+	     .want = EO_FNC_CHECK,
+	     .want_member = "a",
+	     .why_has = "from the apiserver"},
+	    {"checked: the 'lost' members' PVCs exist (labels removed): refused",
+	     "a",
+	     {{"a", UP "A", NULL}, {"b", UP "AE", NULL}, {"c", UP "AE", NULL}},
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "0 of 3"},
+	    {"a lost member answers Status: refused naming it",
+	     "a",
+	     {{"a", DOWNA, NULL}, {"b", GONE "PA", NULL}, {"c", GONE, NULL}},
+	     .fresh = {{3, 50}, {3, 50}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
+	     .why_has = "member b counts as lost"},
+	    {"another member answers with a leader: refused",
+	     "a",
+	     {{"a", DOWNA, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", GONE, NULL},
+	      {"e", DOWN "AE", NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}, {0, 0}, {3, 40}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER,
+	     .why_has = "member e answers with leader"},
+	    {"the survivor itself answers with a leader: refused",
+	     "a",
+	     {{"a", DOWN "AE", NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER,
+	     .why_has = "member a answers with leader"},
+	    {"a foreign cluster answers at a member's address: refused",
+	     "a",
+	     {{"a", DOWNA, NULL}, {"b", GONE, NULL}, {"c", GONE "AX", NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN,
+	     .why_has = "member c's address is answered by etcd cluster"},
+	    {"the survivor's own answer is foreign: refused",
+	     "a",
+	     {{"a", DOWN "AX", NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN},
+	    {"survivor not the freshest (index): refused naming the freshest",
+	     "a",
+	     {{"a", DOWNA, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", DOWNA, NULL},
+	      {"e", GONE, NULL}},
+	     .fresh = {{7, 100}, {0, 0}, {0, 0}, {7, 130}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST,
+	     .why_has = "member d holds newer writes (raft term 7, index 130)"},
+	    {"survivor not the freshest (term beats index): refused",
+	     "a",
+	     {{"a", DOWNA, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", DOWNA, NULL},
+	      {"e", GONE, NULL}},
+	     .fresh = {{6, 200}, {0, 0}, {0, 0}, {7, 150}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST,
+	     .why_has = "name d"},
+	    {"survivor silent while another member with data answers: refused",
+	     "a",
+	     {{"a", DOWN, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", DOWNA, NULL},
+	      {"e", GONE, NULL}},
+	     .fresh = {{0, 0}, {0, 0}, {0, 0}, {7, 150}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_NOT_FRESHEST,
+	     .why_has = "member a does not answer and member d does"},
+	    {"the freshest (a tie counts) with no leader anywhere: mark",
+	     "e",
+	     {{"a", GONE, NULL},
+	      {"b", GONE, NULL},
+	      {"c", GONE, NULL},
+	      {"d", DOWNA, NULL},
+	      {"e", DOWNA, NULL}},
+	     .fresh = {{0, 0}, {0, 0}, {0, 0}, {7, 150}, {7, 150}},
+	     .want = EO_FNC_MARK,
+	     .want_member = "e"},
+	    {"all checks pass, the survivor answers alone: mark",
+	     "a",
+	     {{"a", DOWNA, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}},
+	     .want = EO_FNC_MARK,
+	     .want_member = "a"},
+	    {"marked, old Pod without the flag, not checked: check before the restart",
+	     "a",
+	     {{"a", DOWN, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .unchecked = true,
+	     .want = EO_FNC_CHECK,
+	     .want_member = "a"},
+	    {"marked, old Pod without the flag, a lost member answers: refused and unmarked",
+	     "a",
+	     {{"a", DOWNA, EO_FNC_STEP_FORCING}, {"b", GONE "PA", NULL}, {"c", GONE, NULL}},
+	     .fresh = {{3, 50}, {0, 0}, {0, 0}},
+	     .want = EO_FNC_REFUSE,
+	     .want_member = "a",
+	     .want_reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
+	     .want_unmark = true},
+	    {"marked, the Pod with the flag is up: no more checks (it leads itself)",
+	     "a",
+	     {{"a", FUP "AE", EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .unchecked = true,
+	     .want = EO_FNC_QUERY},
+	    {"the survivor's member list carries another cluster ID: wait, not forced",
+	     "a",
+	     {{"a", FUP, EO_FNC_STEP_FORCING}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .queried = true,
+	     .etcd_ok = true,
+	     .etcd_n = 1,
+	     .listed = true,
+	     .foreign_list = true,
+	     .want = EO_FNC_WAIT,
+	     .why_has = "another cluster ID"},
+	    {"no request: no checks asked for",
+	     NULL,
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .unchecked = true,
+	     .want = EO_FNC_NONE},
+	    {"names nobody: refused without checks",
+	     "zz",
+	     {{"a", DOWN, NULL}, {"b", GONE, NULL}, {"c", GONE, NULL}},
+	     .unchecked = true,
+	     .want = EO_FNC_REFUSE,
+	     .why_has = "not a member"},
 	};
 
 	(void)state;
@@ -246,8 +393,10 @@ static void test_decisions(void **state)
 		struct eo_fnc_member m[5];
 		struct eo_fnc_input in = {.request = r->request,
 					  .m = m,
+					  .checked = !r->unchecked,
 					  .whole = r->whole,
 					  .etcd_queried = r->queried,
+					  .etcd_foreign = r->foreign_list,
 					  .etcd_ok = r->etcd_ok,
 					  .etcd_n = r->etcd_n,
 					  .survivor_listed = r->listed};
@@ -268,6 +417,12 @@ static void test_decisions(void **state)
 			    .pod_ready = has(x->flags, 'R'),
 			    .pod_forces = has(x->flags, 'F'),
 			    .step = x->step,
+			    .answered = has(x->flags, 'A'),
+			    .foreign = has(x->flags, 'X'),
+			    .cluster_id = has(x->flags, 'X') ? 0xf00dULL : 0,
+			    .leader = has(x->flags, 'E') ? 0xbeefULL : 0,
+			    .raft_term = r->fresh[in.n][0],
+			    .raft_index = r->fresh[in.n][1],
 			};
 		}
 		assert_int_equal(eo_plan_force_new_cluster_decide(&in, &d), 0);
@@ -282,6 +437,15 @@ static void test_decisions(void **state)
 			fail_msg("%s: \"%s\" does not say \"%s\"", r->what, d.why, r->why_has);
 		if (d.step != EO_FNC_NONE && d.step != EO_FNC_PROCEED && d.why[0] == '\0')
 			fail_msg("%s: no message", r->what);
+		if (d.step == EO_FNC_REFUSE &&
+		    (d.reason == NULL ||
+		     strcmp(d.reason, r->want_reason != NULL
+					  ? r->want_reason
+					  : EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED) != 0))
+			fail_msg("%s: reason %s, want %s", r->what, d.reason ? d.reason : "(none)",
+				 r->want_reason ? r->want_reason : "ForceNewClusterRefused");
+		if (d.step == EO_FNC_REFUSE && d.unmark != r->want_unmark)
+			fail_msg("%s: unmark %d, want %d", r->what, d.unmark, r->want_unmark);
 	}
 }
 

@@ -23,7 +23,37 @@ static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
 enum cl { CL_OK, CL_GONE, CL_DELETING };
 enum who { RAN, NEVER_JOINED, FORCED };
-enum et { NOT_ASKED, ERR, LISTED, NOT_LISTED };
+/*
+ * etcd's answer: not asked, an error, a list naming the member, a list without it (the leader's
+ * own; read through another member and not confirmed yet; the leader could not confirm it),
+ * a list (naming it or not) from another etcd cluster.
+ */
+enum et {
+	NOT_ASKED,
+	ERR,
+	LISTED,
+	NOT_LISTED,
+	NOT_LISTED_UNCHECKED,
+	NOT_LISTED_UNVERIFIED,
+	FOREIGN,
+	FOREIGN_NOT_LISTED
+};
+
+static bool not_listed(enum et e)
+{
+	return e == NOT_LISTED || e == NOT_LISTED_UNCHECKED || e == NOT_LISTED_UNVERIFIED ||
+	       e == FOREIGN_NOT_LISTED;
+}
+
+/* The reason of Ready=False while the finalizer stays. */
+static const char *blocked_reason(enum et e)
+{
+	if (e == FOREIGN || e == FOREIGN_NOT_LISTED)
+		return EO_PLAN_REASON_CLUSTER_ID_MISMATCH;
+	if (e == NOT_LISTED_UNVERIFIED)
+		return EO_PLAN_REASON_LIST_UNVERIFIED;
+	return EO_PLAN_REASON_REMOVAL_BLOCKED;
+}
 
 /* The other members: name, voter, Pod (0 none, 1 running, 2 ended), Pod creation time. */
 struct o {
@@ -147,12 +177,40 @@ static void test_removal_table(void **state)
 	     LISTED,
 	     EO_RPLAN_MEMBER_REMOVE,
 	     "demo-b"},
-	    {"etcd does not list it: drop",
+	    {"etcd's leader does not list it: drop",
 	     CL_OK,
 	     RAN,
 	     {{"demo-b", true, 1, NULL}},
 	     NOT_LISTED,
 	     EO_RPLAN_DROP_FINALIZER,
+	     NULL},
+	    {"a list without it, not confirmed by the leader yet: ask the leader",
+	     CL_OK,
+	     RAN,
+	     {{"demo-b", true, 1, NULL}},
+	     NOT_LISTED_UNCHECKED,
+	     EO_RPLAN_QUERY_MEMBERS,
+	     "demo-b"},
+	    {"a stale list without it that the leader could not confirm: the finalizer stays",
+	     CL_OK,
+	     RAN,
+	     {{"demo-b", true, 1, NULL}},
+	     NOT_LISTED_UNVERIFIED,
+	     EO_RPLAN_WAIT,
+	     NULL},
+	    {"another cluster's list without it: the finalizer stays",
+	     CL_OK,
+	     RAN,
+	     {{"demo-b", true, 1, NULL}},
+	     FOREIGN_NOT_LISTED,
+	     EO_RPLAN_WAIT,
+	     NULL},
+	    {"another cluster's list naming it: no MemberRemove there",
+	     CL_OK,
+	     RAN,
+	     {{"demo-b", true, 1, NULL}},
+	     FOREIGN,
+	     EO_RPLAN_WAIT,
 	     NULL},
 	};
 
@@ -160,14 +218,19 @@ static void test_removal_table(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		json_t *self = member("demo-a", rows[i].who != NEVER_JOINED,
 				      rows[i].who != NEVER_JOINED, true);
-		json_t *cl = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "demo",
-				       "namespace", "default", "uid", "c-uid");
+		json_t *cl =
+		    json_pack("{s:{s:s, s:s, s:s}, s:{s:s}}", "metadata", "name", "demo",
+			      "namespace", "default", "uid", "c-uid", "status", "clusterID", "1");
 		struct eo_plan_member pm[5] = {{.member = self}};
+		enum et et = rows[i].etcd;
 		size_t n = 1;
 		char peer[EO_DESIRED_URL_MAX], *pp = peer;
 		struct eo_etcd_member em = {
 		    .id = 0xa1, .name = (char *)"demo-a", .peer_urls = &pp, .n_peer_urls = 1};
-		struct eo_etcd_members list = {.v = &em, .n = 1, .cluster_id = 1};
+		struct eo_etcd_members list = {
+		    .v = &em,
+		    .n = 1,
+		    .cluster_id = et == FOREIGN || et == FOREIGN_NOT_LISTED ? 2 : 1};
 		struct eo_rplan_result r;
 
 		if (rows[i].who == FORCED)
@@ -182,21 +245,25 @@ static void test_removal_table(void **state)
 			    member(rows[i].others[k].name, rows[i].others[k].voter, true, false);
 			pm[n].pod = rows[i].others[k].pod ? pod(&rows[i].others[k]) : NULL;
 		}
-		if (rows[i].etcd == NOT_LISTED)
+		if (not_listed(et))
 			em.name = (char *)"demo-z";
 		eo_desired_member_peer_url(peer, sizeof(peer), &OPTS,
-					   rows[i].etcd == NOT_LISTED ? "demo-z" : "demo-a", "demo",
-					   "default", false);
-		struct eo_rplan_input in = {.member = self,
-					    .cluster = rows[i].cl == CL_GONE ? NULL : cl,
-					    .members = pm,
-					    .n_members = n,
-					    .build = &OPTS,
-					    .etcd_queried = rows[i].etcd != NOT_ASKED,
-					    .etcd_err = rows[i].etcd == ERR ? EO_ETCD_UNAVAILABLE
-									    : EO_ETCD_OK,
-					    .etcd = rows[i].etcd == ERR ? NULL : &list,
-					    .now = T0};
+					   not_listed(et) ? "demo-z" : "demo-a", "demo", "default",
+					   false);
+		struct eo_rplan_input in = {
+		    .member = self,
+		    .cluster = rows[i].cl == CL_GONE ? NULL : cl,
+		    .members = pm,
+		    .n_members = n,
+		    .build = &OPTS,
+		    .etcd_queried = rows[i].etcd != NOT_ASKED,
+		    .etcd_err = rows[i].etcd == ERR ? EO_ETCD_UNAVAILABLE : EO_ETCD_OK,
+		    .etcd = rows[i].etcd == ERR ? NULL : &list,
+		    /* the leader's own list, unless the row says otherwise */
+		    .etcd_leader_checked = et != NOT_LISTED_UNCHECKED,
+		    .etcd_from_leader = et != NOT_LISTED_UNCHECKED && et != NOT_LISTED_UNVERIFIED,
+		    .etcd_leader_why = "the member at x knows no leader",
+		    .now = T0};
 
 		assert_int_equal(eo_plan_member_removal(&in, &r), 0);
 		if (r.action != rows[i].want)
@@ -221,14 +288,20 @@ static void test_removal_table(void **state)
 				fail_msg("%s: removal through the member itself", rows[i].what);
 		if (r.action == EO_RPLAN_MEMBER_REMOVE)
 			assert_int_equal(r.etcd_id, 0xa1);
+		if (r.want_leader != (et == NOT_LISTED_UNCHECKED))
+			fail_msg("%s: want_leader %d", rows[i].what, r.want_leader);
 		if (r.action == EO_RPLAN_WAIT) {
 			/* The finalizer stays, and the member's status and an Event say why. */
 			assert_non_null(r.status);
 			assert_true(r.status_changed);
 			assert_true(eo_condition_matches(r.status, EO_COND_READY, "False",
-							 EO_PLAN_REASON_REMOVAL_BLOCKED));
+							 blocked_reason(et)));
 			assert_string_equal(r.event_type, "Warning");
-			assert_string_equal(r.event_reason, EO_PLAN_REASON_REMOVAL_BLOCKED);
+			assert_string_equal(r.event_reason, blocked_reason(et));
+			if (et == NOT_LISTED_UNVERIFIED)
+				assert_non_null(strstr(r.message, "knows no leader"));
+			if (et == FOREIGN || et == FOREIGN_NOT_LISTED)
+				assert_non_null(strstr(r.message, "etcd cluster 2, not"));
 			assert_true(r.requeue_ms > 0);
 			assert_non_null(strstr(r.message, "finalizer stays"));
 		} else {

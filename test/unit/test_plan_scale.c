@@ -213,6 +213,11 @@ static void world_init(struct world *w, const struct row *r)
 				       .etcd_queried = true,
 				       .etcd_err = EO_ETCD_OK,
 				       .etcd = &w->etcd,
+				       /* as after the controller's live reads (want_live) */
+				       .live_checked = true,
+				       /* the leader's own list unless a test says otherwise */
+				       .etcd_leader_checked = true,
+				       .etcd_from_leader = true,
 				       .now = T0};
 }
 
@@ -546,6 +551,100 @@ static void test_membership_table(void **state)
 }
 
 static const char *name_of(const json_t *member);
+
+/*
+ * Absence is never decided from one unverified answer. A member missing from a list read
+ * through any voter (etcd 3.4 serves its local, possibly stale, member map; a lagging member
+ * has not applied the latest change) is neither unmarked nor deleted until etcd's leader
+ * confirms the list: the plan asks for it (QUERY_MEMBERS with want_leader), waits with
+ * Degraded=True/MemberListUnverified when the leader could not confirm it, and acts on the
+ * leader's own list.
+ */
+static void test_absence_needs_the_leader(void **state)
+{
+	static const struct {
+		const char *what;
+		struct row r;
+		enum eo_plan_action on_leader; /* with the leader's list */
+		bool voter_mark;	       /* on_leader is SET_VOTER false */
+	} rows_[] = {
+	    {"an EtcdMember etcd does not list",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), L("demo-c", C, 1)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_REMOVE_MEMBER,
+	     false},
+	    {"a voter etcd does not list",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_SET_VOTER,
+	     true},
+	    {"a voter etcd lists as a learner",
+	     {"",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EL("demo-c", 0xc)},
+	      0,
+	      NULL,
+	      0},
+	     EO_PLAN_SET_VOTER,
+	     true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows_) / sizeof(rows_[0]); i++) {
+		struct world w;
+		struct eo_plan_result res;
+
+		/* Not confirmed yet: ask the leader, act on nothing. */
+		world_init(&w, &rows_[i].r);
+		w.in.etcd_leader_checked = false;
+		w.in.etcd_from_leader = false;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_QUERY_MEMBERS || !res.want_leader)
+			fail_msg("%s: unconfirmed: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_non_null(strstr(res.message, "demo-c"));
+		eo_plan_result_clear(&res);
+
+		/* The leader could not confirm it: wait, and say which check failed. */
+		w.in.etcd_leader_checked = true;
+		w.in.etcd_leader_why = "the member at http://x knows no leader";
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_WAIT)
+			fail_msg("%s: unverified: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_false(res.want_leader);
+		assert_non_null(strstr(res.message, "knows no leader"));
+		assert_non_null(strstr(res.message, "demo-c"));
+		assert_string_equal(res.event_type, "Warning");
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_LIST_UNVERIFIED);
+		assert_true(res.requeue_ms > 0);
+		eo_plan_result_clear(&res);
+
+		/* The leader's own list: act. */
+		w.in.etcd_from_leader = true;
+		w.in.etcd_leader_why = "";
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != rows_[i].on_leader)
+			fail_msg("%s: leader's list: action %s (%s)", rows_[i].what,
+				 eo_plan_action_name(res.action), res.message);
+		assert_string_equal(name_of(res.member), "demo-c");
+		if (rows_[i].voter_mark)
+			assert_false(res.voter);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+}
 
 /*
  * A voter mark (PROMOTE_LEARNER, SET_VOTER) asks for the Pod's voter label in the same pass
@@ -2295,11 +2394,429 @@ static void test_force_new_cluster(void **state)
 	}
 }
 
+/* Held past the deadline: the pass's action and that the conditions still say so. */
+static void want_held(struct world *w, const char *what, enum eo_plan_action a, const char *member)
+{
+	struct eo_plan_result res;
+
+	w->in.now = T0 + 601; /* status.progressDeadline is T0 + 600 */
+	assert_int_equal(eo_plan_cluster(&w->in, &res), 0);
+	if (res.action != a)
+		fail_msg("%s: action %s, want %s (%s)", what, eo_plan_action_name(res.action),
+			 eo_plan_action_name(a), res.message);
+	if (member != NULL)
+		assert_string_equal(name_of(res.member), member);
+	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
+	eo_plan_result_clear(&res);
+}
+
+/*
+ * A missed deadline stops progress, not healing: past status.progressDeadline with the spec
+ * unchanged (here a scale-up 3 -> 5 that never got its fourth member), lost and crash-looping
+ * members are still replaced, strays removed, learners promoted and the PDB kept; growing
+ * beyond the members the cluster had, scaling down and rolling wait.
+ */
+static void test_deadline_heals(void **state)
+{
+	const struct row three = {"",
+				  5,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct row two = {
+	    "", 5, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
+	const struct row crashing = {"",
+				     5,
+				     {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	const struct row learner = {
+	    "",
+	    5,
+	    {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
+	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)},
+	    0,
+	    NULL,
+	    0};
+	const struct row stray = {"",
+				  5,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
+				  0,
+				  NULL,
+				  0};
+	const struct row down = {"",
+				 1,
+				 {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				 0,
+				 NULL,
+				 0};
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+
+	(void)state;
+	/* A member that lost its PVC is removed ... */
+	world_init(&w, &three);
+	for (size_t i = 0; i < 3; i++)
+		make_ran_on_pvc(&w, i, i == 1 ? NULL : "pvc-1");
+	want_held(&w, "lost PVC", EO_PLAN_REMOVE_MEMBER, "demo-b");
+	world_free(&w);
+	/* ... and replaced, back up to the 3 members it had, not beyond. */
+	world_init(&w, &two);
+	json_object_set_new(json_object_get(w.cluster, "status"), "membersAtDeadline",
+			    json_integer(3));
+	want_held(&w, "replacement", EO_PLAN_CREATE_MEMBER, NULL);
+	world_free(&w);
+	world_init(&w, &three);
+	want_held(&w, "back at 3", EO_PLAN_NONE, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
+	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
+	assert_string_equal(res.event_reason, EO_REASON_DEADLINE_EXCEEDED);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* A crash-looping voter is replaced. */
+	world_init(&w, &crashing);
+	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
+	want_held(&w, "crash loop", EO_PLAN_REMOVE_MEMBER, "demo-b");
+	world_free(&w);
+
+	/* A learner that serves is promoted. */
+	world_init(&w, &learner);
+	want_held(&w, "learner", EO_PLAN_PROMOTE_LEARNER, "demo-d");
+	world_free(&w);
+
+	/* A learner no EtcdMember stands for is removed. */
+	world_init(&w, &stray);
+	want_held(&w, "stray", EO_PLAN_REMOVE_STRAY, NULL);
+	world_free(&w);
+
+	/* The PodDisruptionBudget is kept. */
+	world_init(&w, &three);
+	json_decref(w.pdb);
+	w.pdb = NULL;
+	w.in.pdb = NULL;
+	want_held(&w, "PDB", EO_PLAN_ENSURE_PDB, NULL);
+	world_free(&w);
+
+	/* A scale-down waits. */
+	world_init(&w, &down);
+	want_held(&w, "scale-down", EO_PLAN_NONE, NULL);
+	world_free(&w);
+
+	/* A roll step waits: the members run 3.6.11, the target says 3.6.16. */
+	world_init(&w, &rolled3);
+	set_version(w.cluster, "spec", "3.6.16");
+	set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+	world_statuses(&w, st, w.ev[0].id);
+	want_held(&w, "roll", EO_PLAN_NONE, NULL);
+	world_free(&w);
+}
+
+/* Puts member i's Pod on node (spec.nodeName). */
+static void on_node(struct world *w, size_t i, const char *node)
+{
+	json_t *p = (json_t *)w->pm[i].pod;
+
+	if (json_object_get(p, "spec") == NULL)
+		json_object_set_new(p, "spec", json_object());
+	json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+}
+
+/*
+ * A majority of a memory cluster's voters on one node is told in Degraded (VotersShareNode,
+ * naming the node) while every member is ready; nothing waits on it, and a more urgent reason
+ * (a member not ready) wins. PVC members on one node are not reported: their data outlives it.
+ */
+static void test_voters_share_node(void **state)
+{
+	const struct row one_down = {"",
+				     3,
+				     {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	const char *nodes[][3] = {
+	    {"node-1", "node-1", "node-2"}, /* 2 of 3 on node-1 */
+	    {"node-1", "node-2", "node-3"}, /* spread */
+	};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		world_init(&w, &rolled3);
+		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+				"storage", storage);
+		for (size_t i = 0; i < 3; i++) {
+			make_memory(&w, i, false);
+			rebuild_pod(&w, i, true);
+			on_node(&w, i, nodes[k][i]);
+		}
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		if (k == 0)
+			want_cond(res.status, EO_COND_DEGRADED, "True",
+				  EO_PLAN_REASON_VOTERS_SHARE_NODE,
+				  "2 of 3 voting memory member(s) run on node node-1");
+		else
+			want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY,
+				  NULL);
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+
+	/* PVC members, all on one node: not reported. */
+	world_init(&w, &rolled3);
+	for (size_t i = 0; i < 3; i++)
+		on_node(&w, i, "node-1");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
+	/* A member not ready is the more urgent news. */
+	world_init(&w, &one_down);
+	json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+	json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+			"storage", storage);
+	for (size_t i = 0; i < 3; i++) {
+		make_memory(&w, i, false);
+		rebuild_pod(&w, i, i != 1);
+		on_node(&w, i, "node-1");
+	}
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+	json_decref(storage);
+}
+
+/*
+ * A roll replaces a memory member of three by evicting its Pod (the PDB decides in the
+ * apiserver, atomically with a drain); the lost-member step then removes it. While a member
+ * has not answered its status the roll waits and nothing is evicted.
+ */
+static void test_memory_roll_evicts(void **state)
+{
+	struct world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[MAXM];
+	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		world_init(&w, &rolled3);
+		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+				"storage", storage);
+		for (size_t i = 0; i < 3; i++) {
+			make_memory(&w, i, false);
+			rebuild_pod(&w, i, true);
+		}
+		set_version(w.cluster, "spec", "3.6.16");
+		set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+		world_statuses(&w, st, w.ev[0].id);
+		if (down)
+			w.in.n_statuses = 2;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (!down) {
+			if (res.action != EO_PLAN_RESTART_MEMBER)
+				fail_msg("action %s (%s)", eo_plan_action_name(res.action),
+					 res.message);
+			assert_true(res.evict);
+			assert_string_equal(name_of(res.member), "demo-b");
+			assert_string_equal(res.pod_uid, "pod-uid");
+			assert_non_null(strstr(res.message, "evicting its Pod"));
+		} else {
+			assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
+			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		}
+		eo_plan_result_clear(&res);
+		world_free(&w);
+	}
+	json_decref(storage);
+}
+
+/* Client URL of member name (as the controller records where a Status answer came from). */
+static const char *client_url(const char *name, char *buf)
+{
+	assert_int_equal(eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, &OPTS, name, "demo",
+						      "default", false),
+			 0);
+	return buf;
+}
+
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4). The caches hold only labelled objects:
+ * two PVCs whose managed-by label was removed look gone. Neither QuorumLost nor a recovery is
+ * decided on that view: the plan asks for live reads and every member's Status first; on the
+ * live view nothing is lost, so the request is refused and no QuorumLost advice is given. When
+ * the data really is gone but a "lost" member's etcd still answers, the request is refused
+ * and the QuorumLost message says so instead of advising the annotation.
+ */
+static void test_force_new_cluster_live_truth(void **state)
+{
+	const struct row r = {"",
+			      3,
+			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+			      0,
+			      NULL,
+			      0};
+	struct world w;
+	struct eo_plan_result res;
+	json_t *kept[3] = {NULL, NULL, NULL};
+	char url[3][EO_DESIRED_URL_MAX];
+	const char *from[3];
+	struct eo_etcd_status st[3];
+
+	(void)state;
+	world_init(&w, &r);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	for (size_t i = 0; i < 3; i++) {
+		make_ran_on_pvc(&w, i, "pvc-1");
+		from[i] = client_url(name_of(w.pm[i].member), url[i]);
+		st[i] = (struct eo_etcd_status){.cluster_id = 0x248adce0359142baULL,
+						.member_id = 0x8e9e05c52164694dULL,
+						.leader = 0xb,
+						.raft_term = 4,
+						.raft_index = 120};
+	}
+	/* The cache's view: the PVCs of b and c lost their label, so they are not in it. */
+	for (size_t i = 1; i < 3; i++) {
+		kept[i] = (json_t *)w.pm[i].pvc;
+		w.pm[i].pvc = NULL;
+	}
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+
+	/* No request: no QuorumLost on the cache alone; live reads and etcd first. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_true(res.want_status);
+	assert_int_equal(res.n_endpoints, 3);
+	assert_null(strstr(res.message, EO_ANNOTATION_FORCE_NEW_CLUSTER));
+	eo_plan_result_clear(&res);
+
+	/* The request naming a: no mark on the cache alone either. */
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_int_equal(res.n_endpoints, 3);
+	eo_plan_result_clear(&res);
+
+	/* The live view: every PVC is there, every member answers (b leads). Refused. */
+	for (size_t i = 1; i < 3; i++)
+		w.pm[i].pvc = kept[i];
+	w.in.live_checked = true;
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+	w.in.statuses = st;
+	w.in.n_statuses = 3;
+	w.in.status_from = from;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+	assert_string_equal(res.event_type, "Warning");
+	adopt_status(&w, &res);
+	{
+		const char *av =
+		    eo_condition_reason(json_object_get(w.cluster, "status"), EO_COND_AVAILABLE);
+
+		assert_true(av == NULL || strcmp(av, EO_REASON_QUORUM_LOST) != 0);
+	}
+
+	/*
+	 * The data of b and c is really gone (their PVCs deleted) but b's Pod still runs and its
+	 * etcd answers: refused, and QuorumLost does not advise the annotation.
+	 */
+	for (size_t i = 1; i < 3; i++) {
+		w.pm[i].pvc = NULL;
+		st[i].leader = 0;
+	}
+	st[0].leader = 0;
+	json_decref(kept[1]);
+	json_decref(kept[2]);
+	w.in.n_statuses = 2; /* a and b answer, c does not */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS, "member demo-b counts as lost");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
+	adopt_status(&w, &res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  "forcing a new cluster would be refused now: check lost-members-silent failed");
+	{
+		const char *m = json_string_value(
+		    json_object_get(eo_condition_find(res.status, EO_COND_AVAILABLE), "message"));
+
+		assert_null(strstr(m, "=<member>"));
+	}
+	adopt_status(&w, &res);
+
+	/* b stops answering: the checks pass, QuorumLost names a, and a is marked. */
+	w.in.n_statuses = 1;
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		  EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>; writes it had not replicated are "
+						  "lost): member demo-a");
+	adopt_status(&w, &res);
+	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	eo_plan_result_clear(&res);
+
+	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
+	annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
+	st[0].leader = 0x8e9e05c52164694dULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-a");
+	want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER, "member demo-a answers with leader");
+	eo_plan_result_clear(&res);
+	/* Without a leader it restarts as before. */
+	st[0].leader = 0;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	eo_plan_result_clear(&res);
+	/* ... but only on the live view: the cache alone asks for the checks first. */
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	eo_plan_result_clear(&res);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_membership_table),
 	    cmocka_unit_test(test_other_cluster_decides_nothing),
+	    cmocka_unit_test(test_absence_needs_the_leader),
 	    cmocka_unit_test(test_voter_label_with_the_mark),
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_query_through_voters),
@@ -2324,6 +2841,10 @@ int main(void)
 	    cmocka_unit_test(test_pod_drift_rolls),
 	    cmocka_unit_test(test_ca_bundle_rolls),
 	    cmocka_unit_test(test_force_new_cluster),
+	    cmocka_unit_test(test_deadline_heals),
+	    cmocka_unit_test(test_voters_share_node),
+	    cmocka_unit_test(test_memory_roll_evicts),
+	    cmocka_unit_test(test_force_new_cluster_live_truth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
