@@ -72,6 +72,13 @@ bool eo_cluster_is_deleting(const json_t *cluster)
 
 /* --- spec --- */
 
+bool eo_cluster_retains_data(const json_t *cluster)
+{
+	const char *v = eo__json_str_at(cluster, "spec.deletionPolicy");
+
+	return v != NULL && strcmp(v, EO_DELETION_POLICY_RETAIN) == 0;
+}
+
 int32_t eo_cluster_replicas(const json_t *cluster)
 {
 	int64_t v = 0;
@@ -845,6 +852,13 @@ static int check_spec(const json_t *spec, char *msg, size_t n)
 		if (json_is_true(enabled) &&
 		    json_object_get(auth, "rootCredentialsSecretRef") == NULL)
 			return eo__fail(msg, n, "%s", EO_MSG_AUTH_NEEDS_SECRET);
+	}
+	if (json_object_get(spec, "deletionPolicy") != NULL) {
+		const char *dp = eo__json_str_at(spec, "deletionPolicy");
+
+		if (dp == NULL || (strcmp(dp, EO_DELETION_POLICY_DELETE) != 0 &&
+				   strcmp(dp, EO_DELETION_POLICY_RETAIN) != 0))
+			return eo__fail(msg, n, "spec.deletionPolicy: must be Delete or Retain");
 	}
 	if (check_restore(spec, storage.memory, msg, n) != 0 || check_options(spec, msg, n) != 0 ||
 	    check_lists(spec, msg, n) != 0)

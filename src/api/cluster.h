@@ -143,6 +143,11 @@ int64_t eo_cluster_generation(const json_t *cluster);
 bool eo_cluster_is_deleting(const json_t *cluster);
 
 /* --- spec --- */
+/* spec.deletionPolicy values; absent means Delete. */
+#define EO_DELETION_POLICY_DELETE "Delete"
+#define EO_DELETION_POLICY_RETAIN "Retain"
+/* True when spec.deletionPolicy is Retain: the data PVCs outlive the EtcdCluster. */
+bool eo_cluster_retains_data(const json_t *cluster);
 /* spec.replicas, default 3. */
 int32_t eo_cluster_replicas(const json_t *cluster);
 /* spec.version ("3.6.11"), or NULL when missing (the CRD requires it). */

@@ -107,8 +107,19 @@
 /* Prefix of every operator-owned label and annotation key. */
 #define EO_KEY_PREFIX EO_API_GROUP "/"
 
-/* Finalizer the operator puts on each EtcdMember (none on EtcdCluster). */
+/* Finalizer the operator puts on each EtcdMember. */
 #define EO_FINALIZER_MEMBER_CLEANUP EO_API_GROUP "/member-cleanup"
+/*
+ * Finalizer on an EtcdCluster with spec.deletionPolicy Retain (the only finalizer the operator
+ * puts on an EtcdCluster): held on deletion until every member's data PVC has lost its owner
+ * reference (plan/retain.h).
+ */
+#define EO_FINALIZER_RETAIN_DATA EO_API_GROUP "/retain-data"
+/*
+ * On an EtcdCluster: "true" makes the chart's ValidatingAdmissionPolicy refuse its deletion
+ * (charts/etcd-operator/templates/deletion-protection.yaml). The operator never reads it.
+ */
+#define EO_ANNOTATION_DELETION_PROTECTION EO_API_GROUP "/deletion-protection"
 
 /* Leader election Lease name. */
 #define EO_LEADER_ELECTION_ID "aa20b3a9." EO_API_GROUP

@@ -21,6 +21,7 @@
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
+#include "plan/retain.h"
 #include "plan/roll.h"
 
 #define CONFLICT_REQUEUE_MS 1000L
@@ -1528,6 +1529,194 @@ out:
 	return rc;
 }
 
+/*
+ * Adds (add) or removes fin in obj's metadata.finalizers with a merge patch carrying obj's
+ * resourceVersion (a 409 means obj changed: plan again), never losing another controller's
+ * entry. 0 done (or obj gone), 1 conflict, -1 failure.
+ */
+static int patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, const json_t *obj,
+			   const char *kind, const char *fin, bool add)
+{
+	struct eo_kube_error err = {0};
+	json_t *fins = json_array(), *f = NULL, *patch = NULL;
+	size_t i;
+	eo_kube_err e = EO_KUBE_ENOMEM;
+	int bad = fins == NULL;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
+	{
+		const char *s = json_string_value(f);
+
+		if (!bad && s != NULL && strcmp(s, fin) != 0)
+			bad |= json_array_append(fins, f);
+	}
+	if (!bad && add)
+		bad |= json_array_append_new(fins, json_string(fin));
+	if (bad) { /* never send a list that lost another controller's finalizer */
+		eo_log_kv(EO_LOG_WARN, NULL, "finalizer patch not sent", "error", "out of memory",
+			  "kind", kind, "name", r.name, NULL);
+		json_decref(fins);
+		return -1;
+	}
+	patch = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", fins, "resourceVersion",
+			  eo_kube_obj_resource_version(obj));
+	if (patch != NULL)
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	json_decref(patch);
+	note_refusal(EO_PLAN_VERB_PATCH, kind, r.name, e, &err);
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
+		return 0;
+	return e == EO_KUBE_ECONFLICT ? 1 : -1;
+}
+
+/* Every member's PVC read from the apiserver into om (kept alive there). 0, or -1. */
+static int read_pvcs_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			  struct observed_members *om)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		const json_t *m = om->v[i].member;
+		char pvc_name[EO_NAME_MAX];
+		json_t *pvc = NULL;
+
+		if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), eo_member_name(m)) != 0 ||
+		    get_live(c, lc, eo_kube_res_at(RES_PVCS, eo_member_namespace(m), pvc_name),
+			     &pvc) != 0)
+			return -1;
+		if (pvc != NULL && json_array_append_new(om->owned, pvc) != 0)
+			return -1;
+		om->v[i].pvc = pvc;
+	}
+	return 0;
+}
+
+/* Points the member whose PVC is named pvc_name at obj (om keeps it alive). 0, or -1. */
+static int observe_pvc(struct observed_members *om, const char *pvc_name, json_t *obj)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		char name[EO_NAME_MAX];
+
+		if (eo_name_member_pvc(name, sizeof(name), eo_member_name(om->v[i].member)) != 0 ||
+		    strcmp(name, pvc_name) != 0)
+			continue;
+		if (json_array_append(om->owned, obj) != 0)
+			return -1;
+		om->v[i].pvc = obj;
+		return 0;
+	}
+	return 0;
+}
+
+/* A write of act_retain() the apiserver refused: a Warning Event with its answer. */
+static void retain_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
+			   const json_t *cluster, const char *what)
+{
+	struct eo_plan_failure f;
+	char msg[EO_PLAN_FAILURE_MSG_MAX];
+
+	if (!take_refusal(&f))
+		return;
+	eo_plan_failure_message(&f, msg, sizeof(msg));
+	eo_log_kv(EO_LOG_WARN, lc, "deletionPolicy Retain: write refused", "step", what, "message",
+		  msg, NULL);
+	emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+}
+
+/* RELEASE_PVC: the merge patch onto the PVC; the answer replaces the PVC in om. */
+static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		       struct observed_members *om, const struct eo_retain_result *rr)
+{
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_PVCS, eo_cluster_namespace(cluster), rr->pvc);
+	struct eo_kube_error err = {0};
+	json_t *got = NULL;
+	eo_kube_err e = eo_kube_patch(c->kc, &r, rr->patch, &got, &err);
+	int rc;
+
+	note_refusal(EO_PLAN_VERB_PATCH, "PersistentVolumeClaim", rr->pvc, e, &err);
+	if (e != EO_KUBE_OK) {
+		json_decref(got);
+		eo_log_kv(e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND ? EO_LOG_INFO
+									   : EO_LOG_WARN,
+			  lc, "releasing the PVC failed", "pvc", rr->pvc, "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND ? 1 : -1;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "PVC released", "pvc", rr->pvc, "member", rr->member, "message",
+		  rr->message, NULL);
+	emit(c, cluster, rr->event_type, rr->event_reason, rr->message);
+	rc = got != NULL ? observe_pvc(om, rr->pvc, got) : 0;
+	json_decref(got);
+	return rc;
+}
+
+/*
+ * spec.deletionPolicy Retain (plan/retain.h), ahead of the cluster's plan: its finalizer
+ * added or removed, and on deletion each member's PVC released, then the finalizer dropped
+ * once the PVCs read live say so. 0: nothing to do, go on with the plan; 1: done for this pass
+ * (*requeue set when it must come back); -1: failure.
+ */
+static int act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		      struct observed_members *om, long *requeue)
+{
+	struct eo_retain_input in = {.cluster = cluster, .members = om->v, .n_members = om->n};
+	struct eo_retain_result rr = {0};
+	struct eo_kube_resource r =
+	    eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster), eo_cluster_name(cluster));
+	bool live = false;
+	int rc = -1;
+
+	/* each release is one PVC; the live read before the drop plans once more */
+	for (size_t steps = 0;; steps++) {
+		if (steps > 2 * om->n + 2) { /* the PVCs keep changing under the loop */
+			*requeue = CONFLICT_REQUEUE_MS;
+			return 1;
+		}
+		if (eo_plan_retain(&in, &rr) != 0)
+			goto out;
+		if (rr.action == EO_RETAIN_RELEASE_PVC) {
+			rc = release_pvc(c, lc, cluster, om, &rr);
+			if (rc != 0)
+				goto done;
+		} else if (rr.action == EO_RETAIN_DROP_FINALIZER && rr.retained && !live) {
+			if (read_pvcs_live(c, lc, om) != 0)
+				goto out;
+			live = true;
+		} else {
+			break;
+		}
+		eo_plan_retain_clear(&rr);
+		rc = -1;
+	}
+	switch (rr.action) {
+	case EO_RETAIN_NONE:
+		rc = 0;
+		goto out;
+	case EO_RETAIN_ADD_FINALIZER:
+	case EO_RETAIN_DROP_FINALIZER:
+		rc = patch_finalizer(c, r, cluster, EO_KIND_CLUSTER, EO_FINALIZER_RETAIN_DATA,
+				     rr.action == EO_RETAIN_ADD_FINALIZER);
+		if (rc != 0)
+			goto done;
+		eo_log_kv(EO_LOG_INFO, lc,
+			  rr.action == EO_RETAIN_ADD_FINALIZER ? "retain finalizer added"
+							       : "retain finalizer dropped",
+			  "message", rr.message, NULL);
+		emit(c, cluster, rr.event_type, rr.event_reason, rr.message);
+		rc = 1;
+		goto out;
+	default:
+		goto out;
+	}
+done:
+	if (rc > 0)
+		*requeue = CONFLICT_REQUEUE_MS;
+	else if (rc < 0)
+		retain_refused(c, lc, cluster, eo_retain_action_name(rr.action));
+out:
+	eo_plan_retain_clear(&rr);
+	return rc;
+}
+
 void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			  struct eo_reconcile_out *out)
 {
@@ -1563,6 +1752,11 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
 		goto fail;
+	rc = act_retain(c, &lc, cluster, &om, &out->requeue_ms);
+	if (rc < 0)
+		goto fail;
+	if (rc > 0)
+		goto out;
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster)) {
 		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
 			goto fail;
@@ -1787,38 +1981,9 @@ out:
 
 static int patch_finalizers(struct eo_controller *c, const json_t *member, bool add)
 {
-	struct eo_kube_error err = {0};
-	struct eo_kube_resource r =
-	    eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member));
-	json_t *fins = json_array(), *f = NULL, *patch = NULL;
-	size_t i;
-	eo_kube_err e = EO_KUBE_ENOMEM;
-	int bad = fins == NULL;
-
-	json_array_foreach(json_object_get(json_object_get(member, "metadata"), "finalizers"), i, f)
-	{
-		const char *s = json_string_value(f);
-
-		if (!bad && s != NULL && strcmp(s, EO_FINALIZER_MEMBER_CLEANUP) != 0)
-			bad |= json_array_append(fins, f);
-	}
-	if (!bad && add)
-		bad |= json_array_append_new(fins, json_string(EO_FINALIZER_MEMBER_CLEANUP));
-	if (bad) { /* never send a list that lost another controller's finalizer */
-		eo_log_kv(EO_LOG_WARN, NULL, "finalizer patch not sent", "error", "out of memory",
-			  "member", eo_member_name(member), NULL);
-		json_decref(fins);
-		return -1;
-	}
-	patch = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", fins, "resourceVersion",
-			  eo_kube_obj_resource_version(member));
-	if (patch != NULL)
-		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
-	json_decref(patch);
-	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, eo_member_name(member), e, &err);
-	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
-		return 0;
-	return e == EO_KUBE_ECONFLICT ? 1 : -1;
+	return patch_finalizer(
+	    c, eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
+	    member, EO_KIND_MEMBER, EO_FINALIZER_MEMBER_CLEANUP, add);
 }
 
 /* query: the member list (answered: the endpoint that answered, cap EO_ETCD_URL_MAX). */

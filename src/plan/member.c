@@ -14,6 +14,7 @@
 #include "plan/failure.h"
 #include "plan/plan.h"
 #include "plan/podissue.h"
+#include "plan/retain.h"
 
 static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_NONE] = "none",
@@ -290,6 +291,14 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 	if (eo_member_is_deleting(m)) {
 		if (!eo_member_has_finalizer(m)) {
 			out->action = EO_MPLAN_NONE;
+		} else if (eo_plan_retain_holds_member(in->cluster, m, in->pvc)) {
+			msgf(
+			    &x,
+			    "cluster %s is being deleted with deletionPolicy Retain; the finalizer "
+			    "waits until PVC %s no longer names this member as its owner",
+			    cname, pvc_name);
+			out->action = EO_MPLAN_WAIT;
+			out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
 		} else if (in->cluster == NULL || eo_cluster_is_deleting(in->cluster)) {
 			msgf(&x,
 			     "cluster %s is gone or being deleted; skipping etcd member removal",

@@ -167,6 +167,28 @@ static void test_storage_variants(void **state)
 	}
 }
 
+static void test_deletion_policy(void **state)
+{
+	struct {
+		const char *json;
+		bool retain;
+	} cases[] = {
+	    {"{'spec':{'version':'3.6.11'}}", false},
+	    {"{'spec':{'deletionPolicy':'Delete'}}", false},
+	    {"{'spec':{'deletionPolicy':'Retain'}}", true},
+	    {"{'spec':{'deletionPolicy':'retain'}}", false},
+	    {"{'spec':{'deletionPolicy':1}}", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *c = tu_jsonq(cases[i].json);
+
+		assert_int_equal(eo_cluster_retains_data(c), cases[i].retain);
+		json_decref(c);
+	}
+}
+
 static void test_tls_views(void **state)
 {
 	json_t *byo = tu_jsonq("{'metadata':{'name':'c'},'spec':{'version':'3.6.11','tls':{"
@@ -487,6 +509,12 @@ static const struct vcase vcases[] = {
      "spec.options.autoCompactionRetention"},
     {"bad compaction mode", SPEC(",'options':{'autoCompactionMode':'daily'}"), NULL,
      "spec.options.autoCompactionMode"},
+    {"deletionPolicy Retain", SPEC(",'deletionPolicy':'Retain'"), NULL, NULL},
+    {"deletionPolicy Delete", SPEC(",'deletionPolicy':'Delete'"), NULL, NULL},
+    {"deletionPolicy other", SPEC(",'deletionPolicy':'Orphan'"), NULL,
+     "spec.deletionPolicy: must be Delete or Retain"},
+    {"deletionPolicy not a string", SPEC(",'deletionPolicy':true"), NULL,
+     "spec.deletionPolicy: must be Delete or Retain"},
     {"snapshotCount 0", SPEC(",'options':{'snapshotCount':0}"), NULL, "spec.options.snapshotCount"},
     {"negative quota", SPEC(",'options':{'quotaBackendBytes':-1}"), NULL,
      "spec.options.quotaBackendBytes"},
@@ -652,6 +680,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults_minimal),
 	    cmocka_unit_test(test_defaults_partial),
 	    cmocka_unit_test(test_storage_variants),
+	    cmocka_unit_test(test_deletion_policy),
 	    cmocka_unit_test(test_tls_views),
 	    cmocka_unit_test(test_auth_restore_options_passthrough),
 	    cmocka_unit_test(test_resources),

@@ -13,6 +13,10 @@
  * - The member controller never takes the voter label off on a lagging member cache.
  * - The seed and a joining member are created under status.nextMemberName, and a create
  *   retried on a lagging cache collides (409) instead of making a second member.
+ * - spec.deletionPolicy Retain: the finalizer retain-data is added; on deletion every member's
+ *   PVC loses its owner reference (merge patch with the PVC's resourceVersion, labels untouched)
+ *   before the finalizer goes, after a live read; a stale PVC answers 409 and nothing else is
+ *   sent; Delete sends nothing.
  *
  * The apiserver is a small object store over the fake HTTP server: GET answers from it,
  * POST adds (409 when the name is taken), DELETE removes; every request is logged with the
@@ -41,6 +45,7 @@
 #include "kube/events.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
+#include "plan/retain.h"
 #include "support/fake_apiserver.h"
 #include "support/fake_etcd.h"
 #include "support/testutil.h"
@@ -79,6 +84,37 @@ static void reply_json(struct eo_kube_fake_response *rs, int status, const json_
 {
 	rs->status = status;
 	rs->body = json_dumps(o, JSON_COMPACT);
+}
+
+/*
+ * A merge patch of a PVC's metadata.ownerReferences (the only PVC patch the operator sends),
+ * applied to the store: 409 when its resourceVersion is not the stored one; the stored one
+ * then goes up by one.
+ */
+static void patch_pvc(struct api *a, const char *key, const json_t *have, const json_t *body,
+		      struct eo_kube_fake_response *rs)
+{
+	const json_t *pm = json_object_get(body, "metadata");
+	json_t *copy = json_deep_copy(have), *md = json_object_get(copy, "metadata");
+	const char *rv = json_string_value(json_object_get(pm, "resourceVersion"));
+	const char *cur = json_string_value(json_object_get(md, "resourceVersion"));
+	json_t *refs = json_object_get(pm, "ownerReferences");
+	char next[32];
+
+	if (rv != NULL && (cur == NULL || strcmp(rv, cur) != 0)) {
+		json_decref(copy);
+		rs->status = 409;
+		rs->body = tu_status_body(409, "Conflict", "the object has been modified");
+		return;
+	}
+	if (json_is_null(refs))
+		json_object_del(md, "ownerReferences");
+	else if (refs != NULL)
+		json_object_set(md, "ownerReferences", refs);
+	snprintf(next, sizeof(next), "%ld", cur != NULL ? atol(cur) + 1 : 1);
+	json_object_set_new(md, "resourceVersion", json_string(next));
+	json_object_set_new(a->store, key, copy);
+	reply_json(rs, 200, copy);
 }
 
 static void handler(void *ud, const struct eo_kube_fake_request *rq,
@@ -167,7 +203,9 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 			rs->body = strdup("{\"kind\":\"Status\",\"status\":\"Success\"}");
 		}
 	} else if (strcmp(rq->method, "PATCH") == 0) {
-		if (have != NULL)
+		if (have != NULL && strcmp(plural, "persistentvolumeclaims") == 0)
+			patch_pvc(a, key, have, body, rs);
+		else if (have != NULL)
 			reply_json(rs, 200, have);
 		else
 			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
@@ -1554,6 +1592,187 @@ static void test_force_new_cluster_asks_every_member(void **state)
 	rig_stop(&r);
 }
 
+/* Sets the cluster's deletionPolicy, finalizers (our own when finalizer) and deletion mark. */
+static void set_cluster(struct rig *r, const char *policy, bool finalizer, bool deleting)
+{
+	json_t *c = eo_kube_cache_get(r->caches[CL], "default", "demo"), *copy, *md;
+
+	assert_non_null(c);
+	copy = json_deep_copy(c);
+	json_decref(c);
+	md = json_object_get(copy, "metadata");
+	if (policy != NULL)
+		json_object_set_new(json_object_get(copy, "spec"), "deletionPolicy",
+				    json_string(policy));
+	json_object_set_new(md, "finalizers",
+			    finalizer
+				? json_pack("[s, s]", "example.com/other", EO_FINALIZER_RETAIN_DATA)
+				: json_pack("[s]", "example.com/other"));
+	if (deleting)
+		json_object_set_new(md, "deletionTimestamp", json_string("2026-06-02T10:00:00Z"));
+	put(r, CL, EO_PLURAL_CLUSTERS, copy);
+}
+
+/* Whether the finalizers of a logged patch body hold f; and that they kept the other one. */
+static bool patch_holds(const json_t *e, const char *f)
+{
+	const json_t *fins =
+	    json_object_get(json_object_get(json_object_get(e, "body"), "metadata"), "finalizers");
+	bool found = false, other = false;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(fins, i, v)
+	{
+		found |= strcmp(json_string_value(v), f) == 0;
+		other |= strcmp(json_string_value(v), "example.com/other") == 0;
+	}
+	assert_true(other);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(e, "body"), "metadata"), "resourceVersion")),
+	    "10");
+	return found;
+}
+
+/* Index in the log of the first entry with method and plural (SIZE_MAX: none). */
+static size_t first_at(struct rig *r, const char *method, const char *plural, const char *sub)
+{
+	size_t i, at = SIZE_MAX;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		if (at == SIZE_MAX &&
+		    strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)
+			at = i;
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return at;
+}
+
+/*
+ * deletionPolicy Retain: the finalizer is added to a live cluster; on deletion each member's
+ * PVC loses its owner reference (merge patch with its resourceVersion; the labels are not
+ * touched), the PVCs are read live, and only then the finalizer goes, with an Event naming
+ * them; nothing is deleted and etcd is not asked to remove anyone. Delete (and no policy)
+ * leaves the PVCs to garbage collection as before.
+ */
+static void test_retain_releases_pvcs_before_the_finalizer(void **state)
+{
+	const struct mdesc ms[] = {
+	    {"demo-a", A, true, 0xa, false, 2, true},
+	    {"demo-b", B, true, 0xb, false, 2, true},
+	    {"demo-c", C, true, 0xc, false, 2, true},
+	};
+	static const char *const pvcs[] = {"data-demo-a", "data-demo-b", "data-demo-c"};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *e = NULL, *have = NULL;
+	size_t fin_at;
+
+	(void)state;
+	/* A live Retain cluster gets the finalizer. */
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	set_cluster(&r, "Retain", false, false);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	assert_true(patch_holds(e, EO_FINALIZER_RETAIN_DATA));
+	rig_stop(&r);
+
+	/* Being deleted: every PVC released, then the finalizer dropped. */
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	set_cluster(&r, "Retain", true, true);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *md;
+
+		assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", pvcs[i], "", &e), 1);
+		md = json_object_get(json_object_get(e, "body"), "metadata");
+		assert_true(json_is_null(json_object_get(md, "ownerReferences")));
+		assert_string_equal(json_string_value(json_object_get(md, "resourceVersion")),
+				    "40");
+		assert_int_equal(json_object_size(md), 2);
+		pthread_mutex_lock(&r.api.mu);
+		{
+			char key[64];
+
+			snprintf(key, sizeof(key), "persistentvolumeclaims/%s", pvcs[i]);
+			have = json_object_get(json_object_get(r.api.store, key), "metadata");
+		}
+		assert_null(json_object_get(have, "ownerReferences"));
+		assert_non_null(json_object_get(json_object_get(have, "labels"), EO_LABEL_CLUSTER));
+		pthread_mutex_unlock(&r.api.mu);
+		/* read live before the finalizer goes */
+		assert_int_equal(count(&r, "GET", "persistentvolumeclaims", pvcs[i], "", NULL), 1);
+	}
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	assert_false(patch_holds(e, EO_FINALIZER_RETAIN_DATA));
+	fin_at = first_at(&r, "PATCH", EO_PLURAL_CLUSTERS, "");
+	for (size_t i = 0; i < 3; i++) {
+		size_t i_at = SIZE_MAX;
+
+		pthread_mutex_lock(&r.api.mu);
+		for (size_t j = 0; j < json_array_size(r.api.log); j++) {
+			json_t *l = json_array_get(r.api.log, j);
+
+			if (strcmp(json_string_value(json_object_get(l, "method")), "PATCH") == 0 &&
+			    strcmp(json_string_value(json_object_get(l, "name")), pvcs[i]) == 0)
+				i_at = j;
+		}
+		pthread_mutex_unlock(&r.api.mu);
+		assert_true(i_at < fin_at);
+	}
+	assert_int_equal(count(&r, "POST", "events", NULL, NULL, &e), 4);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(e, "body"), "reason")),
+	    "DataRetained");
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(json_object_get(e, "body"), "message")),
+		   "data-demo-a, data-demo-b, data-demo-c"));
+	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+	rig_stop(&r);
+
+	/* A stale cache (a PVC changed since): 409, nothing else sent, come back soon. */
+	rig_start(&r);
+	world(&r, 3, ms, 3);
+	set_cluster(&r, "Retain", true, true);
+	pthread_mutex_lock(&r.api.mu);
+	json_object_set_new(
+	    json_object_get(json_object_get(r.api.store, "persistentvolumeclaims/data-demo-a"),
+			    "metadata"),
+	    "resourceVersion", json_string("45"));
+	pthread_mutex_unlock(&r.api.mu);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_true(out.requeue_ms > 0);
+	assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 1);
+	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	rig_stop(&r);
+
+	/* Delete, and no policy: nothing patched, the PVCs go with the owner references. */
+	for (int k = 0; k < 2; k++) {
+		rig_start(&r);
+		world(&r, 3, ms, 3);
+		set_cluster(&r, k == 0 ? "Delete" : NULL, false, true);
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", NULL), 0);
+		rig_stop(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1572,6 +1791,7 @@ int main(void)
 	    cmocka_unit_test(test_foreign_service_not_patched),
 	    cmocka_unit_test(test_force_new_cluster_reads_live),
 	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
+	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,6 +196,71 @@ static void test_member_table(void **state)
 	}
 }
 
+/*
+ * The finalizer of a member whose cluster is being deleted: dropped at once (no MemberRemove),
+ * except while a Retain cluster's finalizer still waits to release this member's PVC: garbage
+ * collection would take the PVC with the EtcdMember.
+ */
+static void test_deleting_cluster_retain(void **state)
+{
+	static const struct {
+		const char *what;
+		bool has_cluster;
+		const char *policy;
+		bool retain_finalizer;
+		const char *pvc_owner; /* NULL: no PVC */
+		enum eo_mplan_action want;
+	} rows[] = {
+	    {"Delete: dropped", true, "Delete", false, "m-uid", EO_MPLAN_DROP_FINALIZER},
+	    {"no policy: dropped", true, NULL, false, "m-uid", EO_MPLAN_DROP_FINALIZER},
+	    {"Retain, PVC still owned: waits", true, "Retain", true, "m-uid", EO_MPLAN_WAIT},
+	    {"Retain, PVC released: dropped", true, "Retain", true, "x", EO_MPLAN_DROP_FINALIZER},
+	    {"Retain, no PVC: dropped", true, "Retain", true, NULL, EO_MPLAN_DROP_FINALIZER},
+	    {"Retain without its finalizer: dropped", true, "Retain", false, "m-uid",
+	     EO_MPLAN_DROP_FINALIZER},
+	    {"cluster gone: dropped", false, "Retain", true, "m-uid", EO_MPLAN_DROP_FINALIZER},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *m = member(), *c = rows[i].has_cluster ? cluster(true) : NULL;
+		json_t *pvc = rows[i].pvc_owner
+				  ? owned("data-demo-a", rows[i].pvc_owner, false, false)
+				  : NULL;
+		struct eo_mplan_input in = {
+		    .member = m, .cluster = c, .pvc = pvc, .build = &OPTS, .now = T0};
+		struct eo_mplan_result r;
+
+		mutate(m, M_DELETING);
+		if (c != NULL) {
+			json_t *md = json_object_get(c, "metadata");
+
+			json_object_set_new(md, "deletionTimestamp",
+					    json_string("2026-06-02T10:00:00Z"));
+			if (rows[i].policy != NULL)
+				json_object_set_new(json_object_get(c, "spec"), "deletionPolicy",
+						    json_string(rows[i].policy));
+			if (rows[i].retain_finalizer)
+				json_object_set_new(md, "finalizers",
+						    json_pack("[s]", EO_FINALIZER_RETAIN_DATA));
+		}
+		if (eo_member_plan(&in, &r) != 0)
+			fail_msg("%s: plan failed", rows[i].what);
+		if (r.action != rows[i].want)
+			fail_msg("%s: action %s, want %s", rows[i].what,
+				 eo_mplan_action_name(r.action),
+				 eo_mplan_action_name(rows[i].want));
+		if (r.action == EO_MPLAN_WAIT) {
+			assert_true(r.requeue_ms > 0);
+			assert_non_null(strstr(r.message, "data-demo-a"));
+		}
+		eo_member_plan_clear(&r);
+		json_decref(m);
+		json_decref(c);
+		json_decref(pvc);
+	}
+}
+
 /* A Pod that ended (node shutdown, eviction) is deleted so the member starts
  * again on its PVC; a running Pod, or an ended one already being deleted, is not. */
 static void test_terminal_pod_is_deleted(void **state)
@@ -660,6 +725,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_member_table),
+	    cmocka_unit_test(test_deleting_cluster_retain),
 	    cmocka_unit_test(test_terminal_pod_is_deleted),
 	    cmocka_unit_test(test_missing_pod_not_ready),
 	    cmocka_unit_test(test_discovery_then_no_churn),
