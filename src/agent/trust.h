@@ -40,7 +40,7 @@ struct eo_snap_member {
 	uint64_t leader; /* 0: the member knows no leader */
 	uint64_t raft_term;
 	uint64_t raft_index;	     /* the member's commit index */
-	uint64_t raft_applied_index; /* 0 when not reported */
+	uint64_t raft_applied_index; /* 0 when not reported (etcd before 3.4) */
 };
 
 /*
