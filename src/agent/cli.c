@@ -521,6 +521,22 @@ static bool find_leader(const struct opts *o, const char *password, struct eo_sn
 	return true;
 }
 
+/* Appends "what" to the summary of skipped endpoints sum[cap] ("; " between), cut when full. */
+static void note_skip(char *sum, size_t cap, const char *what)
+{
+	size_t len = strlen(sum), n;
+
+	if (len > 0 && len + 2 < cap) {
+		memcpy(sum + len, "; ", 2);
+		len += 2;
+	}
+	if (len + 1 >= cap)
+		return;
+	n = strnlen(what, cap - len - 1);
+	memcpy(sum + len, what, n);
+	sum[len + n] = '\0';
+}
+
 static int snapshot_agent_run(const struct opts *o, const char *password, char *token,
 			      size_t tokcap)
 {
@@ -533,7 +549,7 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
 	char secs[32], rss[32], waited[32], stream[32], commit[32];
 	struct timespec t0;
-	char why[512], revbuf[32];
+	char why[512], revbuf[32], skipped[2048] = "";
 	struct eo_snap_member leader = {0}, cand = {0};
 	int64_t db_size = 0, revision = 0;
 	uint64_t free_bytes, part, wait_ms = 0, t_stream = 0, stream_ms = 0, commit_ms = 0;
@@ -588,7 +604,6 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	have_leader = find_leader(o, password, &leader, &lc);
-	snprintf(err, sizeof(err), "no endpoint answered");
 	for (i = 0; i < o->nendpoints && !stored; i++) {
 		const char *ep = o->endpoints[i];
 
@@ -597,12 +612,14 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 		if (!cand.answered) {
 			eo_log_kv(EO_LOG_WARN, &lc, "skipping an endpoint", "endpoint", ep, "error",
 				  err, NULL);
+			note_skip(skipped, sizeof(skipped), err);
 			continue;
 		}
 		if (!eo_snap_member_fresh(&cand, have_leader ? &leader : NULL, why, sizeof(why))) {
-			snprintf(err, sizeof(err), "%s %s", ep, why);
 			eo_log_kv(EO_LOG_WARN, &lc, "skipping a member that may not be current",
 				  "endpoint", ep, "reason", why, NULL);
+			snprintf(err, sizeof(err), "%s %s", ep, why);
+			note_skip(skipped, sizeof(skipped), err);
 			continue;
 		}
 		if (!s3) {
@@ -644,6 +661,7 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 			eo_store_abort(&up);
 			eo_log_kv(EO_LOG_WARN, &lc, "snapshot failed; nothing was stored",
 				  "endpoint", ep, "error", err, NULL);
+			note_skip(skipped, sizeof(skipped), err);
 			continue;
 		}
 		stream_ms = mono_ms() - t_stream;
@@ -658,7 +676,7 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 		stored = true;
 	}
 	if (!stored) {
-		fail(&lc, "no current voter delivered a complete snapshot", err);
+		fail(&lc, "no current voter delivered a complete snapshot", skipped);
 		goto out;
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
