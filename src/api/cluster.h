@@ -126,8 +126,7 @@
 /* Not a CEL message: the CRD refuses a malformed checksum with an OpenAPI pattern. */
 #define EO_MSG_RESTORE_CHECKSUM                                                                    \
 	"spec.bootstrap.restore.source.expectedChecksum must be sha256: followed by 64 "           \
-	"lower-case "                                                                              \
-	"hex digits, as EtcdSnapshot status.artifact.checksum writes it"
+	"lower-case hex digits, as EtcdSnapshot status.artifact.checksum writes it"
 
 /* --- metadata --- */
 const char *eo_cluster_name(const json_t *cluster);
