@@ -373,8 +373,8 @@ metadata: {name: snap-src-1}
 spec:
   clusterRef: {name: snap-src}
   destination:
-    s3: {endpoint: "http://minio:9000", bucket: snaps, key: bench, forcePathStyle: true,
-         credentialsSecretRef: {name: s3-creds}}
+    s3: {endpoint: "http://minio:9000", insecure: true, bucket: snaps, key: bench,
+         forcePathStyle: true, credentialsSecretRef: {name: s3-creds}}
 YAML
 	kc -n "$NS" wait etcdsnapshot/snap-src-1 --for=jsonpath='{.status.phase}'=Complete --timeout=10m >/dev/null
 	snap_ms=$(($(now_ms) - t0))
@@ -393,8 +393,8 @@ spec:
   bootstrap:
     restore:
       source:
-        s3: {endpoint: "http://minio:9000", bucket: snaps, key: bench/snap-src-1.db,
-             forcePathStyle: true, credentialsSecretRef: {name: s3-creds}}
+        s3: {endpoint: "http://minio:9000", insecure: true, bucket: snaps,
+             key: bench/snap-src-1.db, forcePathStyle: true, credentialsSecretRef: {name: s3-creds}}
 YAML
 	ready snap-dst 3
 	restore_ms=$(($(now_ms) - t0))

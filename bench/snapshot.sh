@@ -123,7 +123,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	read -r ms rss _ ce ca cm < <(agent "dir-$r" --pvc-dir "$W/out")
 	dir_ms+=("$ms") dir_rss+=("$rss") dir_cpu+=("$ce $ca $cm")
 	rm -f "$W/out/"*
-	read -r ms rss wait ce ca cm < <(agent "s3-$r" --s3-endpoint "http://127.0.0.1:$sport" --s3-bucket snaps --s3-force-path-style)
+	read -r ms rss wait ce ca cm < <(agent "s3-$r" --s3-endpoint "http://127.0.0.1:$sport" --s3-bucket snaps --s3-force-path-style --s3-insecure)
 	s3_ms+=("$ms") s3_rss+=("$rss") s3_wait+=("$wait") s3_cpu+=("$ce $ca $cm")
 	# The objects are not needed any more: keep the disk from filling across runs.
 	rm -rf "$W/minio/snaps/"*

@@ -27,6 +27,7 @@
 #include "agent/prune.h"
 #include "agent/s3.h"
 #include "agent/store.h"
+#include "agent/trust.h"
 #include "agent/adopt.h"
 #include "agent/dataguard.h"
 #include "api/restorefail.h"
@@ -50,7 +51,8 @@ struct opts {
 	const char *cacert, *cert, *key;
 	const char *name, *uid;
 	const char *s3_endpoint, *s3_bucket, *s3_key, *s3_region, *s3_ca, *cred_dir;
-	bool path_style;
+	bool path_style, s3_insecure;
+	const char *expected_checksum;
 	uint64_t part_size;
 	unsigned parallel;
 	const char *pvc_dir;
@@ -74,6 +76,8 @@ enum {
 	O_S3_REGION,
 	O_S3_CA,
 	O_S3_PATH_STYLE,
+	O_S3_INSECURE,
+	O_EXPECTED_CHECKSUM,
 	O_S3_PART_SIZE,
 	O_S3_PARALLEL,
 	O_CRED_DIR,
@@ -106,6 +110,8 @@ static const struct option all_options[] = {
     {"s3-region", required_argument, NULL, O_S3_REGION},
     {"s3-ca-file", required_argument, NULL, O_S3_CA},
     {"s3-force-path-style", no_argument, NULL, O_S3_PATH_STYLE},
+    {"s3-insecure", no_argument, NULL, O_S3_INSECURE},
+    {"expected-checksum", required_argument, NULL, O_EXPECTED_CHECKSUM},
     {"s3-part-size", required_argument, NULL, O_S3_PART_SIZE},
     {"s3-parallel", required_argument, NULL, O_S3_PARALLEL},
     {"credentials-dir", required_argument, NULL, O_CRED_DIR},
@@ -130,25 +136,30 @@ static const char usage_snapshot[] =
     "usage: etcd-operator snapshot-agent --snapshot-name NAME --snapshot-uid UID\n"
     "         --endpoint URL [--endpoint URL...] [--cacert F --cert F --key F]\n"
     "         (--s3-endpoint URL --s3-bucket B [--s3-key PREFIX] [--s3-region R]\n"
-    "          [--s3-force-path-style] [--s3-ca-file F] [--s3-part-size BYTES]\n"
-    "          [--s3-parallel N] [--credentials-dir DIR] | --pvc-dir DIR)\n"
-    "         [--termination-log PATH] [--stall-timeout SECONDS]\n"
-    "Takes a snapshot from the first voter among the endpoints that answers, verifies\n"
-    "its integrity hash and stores it as <prefix>/<name>.db (S3) or <dir>/<name>.db.\n"
-    "S3 credentials: files AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in\n"
+    "          [--s3-force-path-style] [--s3-insecure] [--s3-ca-file F]\n"
+    "          [--s3-part-size BYTES] [--s3-parallel N] [--credentials-dir DIR]\n"
+    "          | --pvc-dir DIR) [--termination-log PATH] [--stall-timeout SECONDS]\n"
+    "Takes a snapshot from the first voter among the endpoints that is current (the\n"
+    "leader, or a follower that knows the leader and has applied what the leader had\n"
+    "committed when the agent started), verifies its integrity hash and stores it as\n"
+    "<prefix>/<name>.db (S3) or <dir>/<name>.db. A plain http:// S3 endpoint needs\n"
+    "--s3-insecure. S3 credentials: files AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in\n"
     "--credentials-dir, else the environment variables of those names.\n"
-    "Prints {\"uri\",\"sizeBytes\",\"checksum\"} as the last line on stdout.\n";
+    "Prints {\"uri\",\"sizeBytes\",\"checksum\",\"revision\"} as the last line on stdout.\n";
 
 static const char usage_restore[] =
     "usage: etcd-operator restore-agent --data-dir DIR --staging-dir DIR\n"
     "         (--s3-endpoint URL --s3-bucket B --s3-key KEY [--s3-region R]\n"
-    "          [--s3-force-path-style] [--s3-ca-file F] [--credentials-dir DIR] | --file PATH)\n"
-    "         [--install-self DIR] [--member-id ID]\n"
+    "          [--s3-force-path-style] [--s3-insecure] [--s3-ca-file F]\n"
+    "          [--credentials-dir DIR] | --file PATH)\n"
+    "         [--expected-checksum sha256:HEX] [--install-self DIR] [--member-id ID]\n"
     "Refuses when given a member ID (a member that joined never restores again).\n"
     "Does nothing when DIR/member exists. Otherwise checks the source (HeadObject),\n"
     "the free space (2x the snapshot for S3, 1x for a file), downloads an S3 object to\n"
-    "STAGING/" STAGED_NAME " and verifies the integrity hash. --install-self copies\n"
-    "this binary and its libraries to DIR for the restore-rebuild step.\n";
+    "STAGING/" STAGED_NAME ", verifies the integrity hash and, when given, that the\n"
+    "SHA-256 of the file is the expected checksum. A plain http:// S3 endpoint needs\n"
+    "--s3-insecure. --install-self copies this binary and its libraries to DIR for the\n"
+    "restore-rebuild step.\n";
 
 static const char usage_rebuild[] =
     "usage: etcd-operator restore-rebuild --data-dir DIR --staging-dir DIR [--file PATH]\n"
@@ -162,8 +173,8 @@ static const char usage_rebuild[] =
 static const char usage_prune[] =
     "usage: etcd-operator snapshot-prune --snapshot-name NAME --snapshot-uid UID\n"
     "         (--s3-endpoint URL --s3-bucket B [--s3-key PREFIX] [--s3-region R]\n"
-    "          [--s3-force-path-style] [--s3-ca-file F] [--credentials-dir DIR]\n"
-    "          | --pvc-dir DIR) [--termination-log PATH]\n"
+    "          [--s3-force-path-style] [--s3-insecure] [--s3-ca-file F]\n"
+    "          [--credentials-dir DIR] | --pvc-dir DIR) [--termination-log PATH]\n"
     "Deletes <prefix>/<name>.db (S3) or <dir>/<name>.db and its .uid stamp, only when\n"
     "the stored snapshot is stamped with UID. Anything else is left in place.\n";
 
@@ -218,6 +229,12 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 			break;
 		case O_S3_PATH_STYLE:
 			o->path_style = true;
+			break;
+		case O_S3_INSECURE:
+			o->s3_insecure = true;
+			break;
+		case O_EXPECTED_CHECKSUM:
+			o->expected_checksum = optarg;
 			break;
 		case O_S3_PART_SIZE:
 			errno = 0;
@@ -401,6 +418,7 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	    .session_token = tok,
 	    .ca_file = o->s3_ca,
 	    .stall_timeout_s = o->stall_s,
+	    .insecure = o->s3_insecure,
 	};
 	rc = eo_s3_new(&c, s3, err, errcap) == 0 ? 0 : -2;
 	memset(sk, 0, sizeof(sk));
@@ -424,12 +442,14 @@ static void take_password(char *buf, size_t cap)
 }
 
 /*
- * Status of one endpoint: -1 when unreachable, 1 for a learner, 0 for a voter. With a password
- * (spec.auth) a voter's token for the snapshot stream lands in token ("" when etcd has no auth
- * on); a refused password is an error.
+ * Status of one endpoint into *m (m->answered false, err saying why, when it did not answer),
+ * with its store revision and database size. With want_token and a password (spec.auth), a
+ * voter's token for the snapshot stream lands in token ("" when etcd has no auth on); a
+ * refused password counts as no answer.
  */
-static int probe_member(const struct opts *o, const char *endpoint, const char *password,
-			int64_t *db_size, char *token, size_t tokcap, char *err, size_t errcap)
+static void probe_member(const struct opts *o, const char *endpoint, const char *password,
+			 bool want_token, struct eo_snap_member *m, int64_t *revision,
+			 int64_t *db_size, char *token, size_t tokcap, char *err, size_t errcap)
 {
 	const char *eps[1] = {endpoint};
 	struct eo_etcd_config cfg = {
@@ -444,30 +464,86 @@ static int probe_member(const struct opts *o, const char *endpoint, const char *
 	struct eo_etcd_status st = {0};
 	eo_etcd_client *c = NULL;
 	eo_etcd_err e;
-	int rc = -1;
 
+	memset(m, 0, sizeof(*m));
 	token[0] = '\0';
 	e = eo_etcd_client_new(&cfg, &c, &d);
 	if (e == EO_ETCD_OK)
 		e = eo_etcd_status(c, endpoint, &st, &d);
-	if (e == EO_ETCD_OK && !st.is_learner && cfg.password != NULL &&
+	if (e == EO_ETCD_OK && want_token && !st.is_learner && cfg.password != NULL &&
 	    eo_etcd_client_token(c) == NULL) {
 		e = eo_etcd_authenticate(c, endpoint, &d);
 		if (e != EO_ETCD_OK && strstr(d.message, "authentication is not enabled") != NULL)
 			e = EO_ETCD_OK; /* no auth on: the stream needs no token */
 	}
-	if (e == EO_ETCD_OK && eo_etcd_client_token(c) != NULL)
+	if (e == EO_ETCD_OK && want_token && eo_etcd_client_token(c) != NULL)
 		snprintf(token, tokcap, "%s", eo_etcd_client_token(c));
 	if (e != EO_ETCD_OK) {
 		snprintf(err, errcap, "%s: %s%s%s", endpoint, eo_etcd_strerror(e),
 			 d.message[0] ? ": " : "", d.message);
 	} else {
+		*m = (struct eo_snap_member){
+		    .answered = true,
+		    .is_learner = st.is_learner,
+		    .cluster_id = st.cluster_id,
+		    .member_id = st.member_id,
+		    .leader = st.leader,
+		    .raft_term = st.raft_term,
+		    .raft_index = st.raft_index,
+		    .raft_applied_index = st.raft_applied_index,
+		};
+		*revision = st.revision;
 		*db_size = st.db_size;
-		rc = st.is_learner ? 1 : 0;
 	}
 	eo_etcd_status_clear(&st);
 	eo_etcd_client_free(c);
-	return rc;
+}
+
+/*
+ * The leader's answer among the endpoints, read before any candidate is asked again
+ * (agent/trust.h); false when no endpoint answered as the leader.
+ */
+static bool find_leader(const struct opts *o, const char *password, struct eo_snap_member *leader,
+			const struct eo_log_ctx *lc)
+{
+	struct eo_snap_member m[MAX_ENDPOINTS];
+	char err[1024], tok[8], lid[32], idx[32];
+	int64_t rev = 0, size = 0;
+	size_t i;
+	int l;
+
+	for (i = 0; i < o->nendpoints; i++) {
+		probe_member(o, o->endpoints[i], password, false, &m[i], &rev, &size, tok,
+			     sizeof(tok), err, sizeof(err));
+		if (!m[i].answered)
+			eo_log_kv(EO_LOG_WARN, lc, "an endpoint did not answer Status", "endpoint",
+				  o->endpoints[i], "error", err, NULL);
+	}
+	l = eo_snap_find_leader(m, o->nendpoints);
+	if (l < 0)
+		return false;
+	*leader = m[l];
+	snprintf(lid, sizeof(lid), "%llx", (unsigned long long)leader->member_id);
+	snprintf(idx, sizeof(idx), "%llu", (unsigned long long)leader->raft_index);
+	eo_log_kv(EO_LOG_INFO, lc, "the leader answered", "endpoint", o->endpoints[l], "leader",
+		  lid, "commit_index", idx, NULL);
+	return true;
+}
+
+/* Appends "what" to the summary of skipped endpoints sum[cap] ("; " between), cut when full. */
+static void note_skip(char *sum, size_t cap, const char *what)
+{
+	size_t len = strlen(sum), n;
+
+	if (len > 0 && len + 2 < cap) {
+		memcpy(sum + len, "; ", 2);
+		len += 2;
+	}
+	if (len + 1 >= cap)
+		return;
+	n = strnlen(what, cap - len - 1);
+	memcpy(sum + len, what, n);
+	sum[len + n] = '\0';
 }
 
 static int snapshot_agent_run(const struct opts *o, const char *password, char *token,
@@ -482,11 +558,13 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 	char err[2048], key[1024], file[300], uri[2048], sizebuf[32], checksum[80];
 	char secs[32], rss[32], waited[32], stream[32], commit[32];
 	struct timespec t0;
-	int64_t db_size = 0;
+	char why[512], revbuf[32], skipped[2048] = "";
+	struct eo_snap_member leader = {0}, cand = {0};
+	int64_t db_size = 0, revision = 0;
 	uint64_t free_bytes, part, wait_ms = 0, t_stream = 0, stream_ms = 0, commit_ms = 0;
-	bool replace, stored = false;
+	bool replace, stored = false, have_leader;
 	size_t i;
-	int rc = 1, p;
+	int rc = 1;
 	json_t *j;
 
 	token[0] = '\0';
@@ -534,14 +612,23 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 			  NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	have_leader = find_leader(o, password, &leader, &lc);
 	for (i = 0; i < o->nendpoints && !stored; i++) {
 		const char *ep = o->endpoints[i];
 
-		p = probe_member(o, ep, password, &db_size, token, tokcap, err, sizeof(err));
-		if (p != 0) {
-			eo_log_kv(EO_LOG_WARN, &lc,
-				  p > 0 ? "skipping a learner" : "skipping an endpoint", "endpoint",
-				  ep, "error", p > 0 ? "learner" : err, NULL);
+		probe_member(o, ep, password, true, &cand, &revision, &db_size, token, tokcap, err,
+			     sizeof(err));
+		if (!cand.answered) {
+			eo_log_kv(EO_LOG_WARN, &lc, "skipping an endpoint", "endpoint", ep, "error",
+				  err, NULL);
+			note_skip(skipped, sizeof(skipped), err);
+			continue;
+		}
+		if (!eo_snap_member_fresh(&cand, have_leader ? &leader : NULL, why, sizeof(why))) {
+			eo_log_kv(EO_LOG_WARN, &lc, "skipping a member that may not be current",
+				  "endpoint", ep, "reason", why, NULL);
+			snprintf(err, sizeof(err), "%s %s", ep, why);
+			note_skip(skipped, sizeof(skipped), err);
 			continue;
 		}
 		if (!s3) {
@@ -562,8 +649,9 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 		}
 		part = eo_s3_part_size((uint64_t)db_size, o->part_size);
 		snprintf(sizebuf, sizeof(sizebuf), "%lld", (long long)db_size);
+		snprintf(revbuf, sizeof(revbuf), "%lld", (long long)revision);
 		eo_log_kv(EO_LOG_INFO, &lc, "taking the snapshot", "endpoint", ep, "db_size",
-			  sizebuf, NULL);
+			  sizebuf, "revision", revbuf, NULL);
 		if (eo_store_open(&up, &t, o->uid, replace, part, o->parallel, err, sizeof(err)) !=
 		    0) {
 			fail(&lc, "cannot start writing", err);
@@ -582,6 +670,7 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 			eo_store_abort(&up);
 			eo_log_kv(EO_LOG_WARN, &lc, "snapshot failed; nothing was stored",
 				  "endpoint", ep, "error", err, NULL);
+			note_skip(skipped, sizeof(skipped), err);
 			continue;
 		}
 		stream_ms = mono_ms() - t_stream;
@@ -596,7 +685,7 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 		stored = true;
 	}
 	if (!stored) {
-		fail(&lc, "no voter delivered a complete snapshot", err);
+		fail(&lc, "no current voter delivered a complete snapshot", skipped);
 		goto out;
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%llu", (unsigned long long)res.size);
@@ -611,10 +700,12 @@ static int snapshot_agent_run(const struct opts *o, const char *password, char *
 	snprintf(stream, sizeof(stream), "%llu", (unsigned long long)stream_ms);
 	snprintf(commit, sizeof(commit), "%llu", (unsigned long long)commit_ms);
 	eo_log_kv(EO_LOG_INFO, &lc, "snapshot stored", "size", sizebuf, "checksum", checksum,
-		  "storage_version", res.storage_version, "seconds", secs, "peak_rss_kb", rss,
-		  "stream_ms", stream, "store_wait_ms", waited, "commit_ms", commit, NULL);
-	j = json_pack("{s:s, s:I, s:s}", "uri", uri, "sizeBytes", (json_int_t)res.size, "checksum",
-		      checksum);
+		  "revision", revbuf, "storage_version", res.storage_version, "seconds", secs,
+		  "peak_rss_kb", rss, "stream_ms", stream, "store_wait_ms", waited, "commit_ms",
+		  commit, NULL);
+	/* revision: what the member had applied just before the stream began (a lower bound). */
+	j = json_pack("{s:s, s:I, s:s, s:I}", "uri", uri, "sizeBytes", (json_int_t)res.size,
+		      "checksum", checksum, "revision", (json_int_t)revision);
 	rc = j ? report(o, j, &lc) : fail(&lc, "cannot format the result", "out of memory");
 	json_decref(j);
 out:
@@ -818,7 +909,7 @@ static int restore_agent(const struct opts *o)
 	enum eo_snapcheck_result v;
 	eo_s3 *s3 = NULL;
 	char err[2048], uri[2048], sha[EO_SNAP_SHA_HEX_LEN + 1], checksum[80], staged[PATH_MAX];
-	char secs[32], rss[32];
+	char secs[32], rss[32], why[512];
 	struct timespec t0;
 	uint64_t size = 0, got;
 	int rc = 1;
@@ -840,6 +931,12 @@ static int restore_agent(const struct opts *o)
 	}
 	if (o->member_id && o->member_id[0])
 		return refuse_joined(o, &lc);
+	if (o->expected_checksum && !eo_snapshot_checksum_well_formed(o->expected_checksum)) {
+		eo_errf(err, sizeof(err),
+			"--expected-checksum %.100s: want sha256:<64 lower-case hex>",
+			o->expected_checksum);
+		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments", err);
+	}
 	if (o->install_self && install_self(o->install_self, err, sizeof(err)) != 0)
 		return restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 				    "cannot install the agent for the rebuild step", err);
@@ -876,6 +973,13 @@ static int restore_agent(const struct opts *o)
 			eo_errf(err, sizeof(err), "%s: %s", o->file, eo_snapcheck_strerror(v));
 			return restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
 					    "the snapshot is not usable; etcd will not start on it",
+					    err);
+		}
+		if (eo_checksum_check(o->expected_checksum, sha, why, sizeof(why)) != 0) {
+			eo_errf(err, sizeof(err), "%s: %s", o->file, why);
+			return restore_fail(o, &lc, EO_REASON_RESTORE_CHECKSUM_MISMATCH,
+					    "the snapshot is not the expected one; etcd will not "
+					    "start on it",
 					    err);
 		}
 		snprintf(staged, sizeof(staged), "%s", o->file);
@@ -941,6 +1045,13 @@ static int restore_agent(const struct opts *o)
 		eo_errf(err, sizeof(err), "%s: %s", uri, eo_snapcheck_strerror(v));
 		restore_fail(o, &lc, EO_REASON_RESTORE_SNAPSHOT_CORRUPT,
 			     "the snapshot is not usable; etcd will not start on it", err);
+		goto out_abort;
+	}
+	if (eo_checksum_check(o->expected_checksum, sha, why, sizeof(why)) != 0) {
+		eo_errf(err, sizeof(err), "%s: %s", uri, why);
+		restore_fail(o, &lc, EO_REASON_RESTORE_CHECKSUM_MISMATCH,
+			     "the snapshot is not the expected one; etcd will not start on it",
+			     err);
 		goto out_abort;
 	}
 	if (eo_store_commit(&up, err, sizeof(err)) != 0) {

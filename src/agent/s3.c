@@ -73,6 +73,18 @@ static bool append(char *buf, size_t cap, size_t *len, const char *s)
 	return true;
 }
 
+int eo_s3_endpoint_allowed(const char *endpoint, bool insecure, char *err, size_t errcap)
+{
+	if (endpoint == NULL || strncasecmp(endpoint, "http://", 7) != 0 || insecure)
+		return 0;
+	snprintf(err, errcap,
+		 "S3 endpoint %.300s is plain HTTP: the snapshot would travel unencrypted and "
+		 "what the store answers cannot be authenticated; use an https:// endpoint, or "
+		 "set insecure: true on the S3 source or destination to accept plain HTTP",
+		 endpoint);
+	return -1;
+}
+
 int eo_s3_object_url(char *buf, size_t cap, const char *endpoint, const char *bucket,
 		     bool path_style, const char *key, const char *query, char *err, size_t errcap)
 {
@@ -361,7 +373,8 @@ int eo_s3_new(const struct eo_s3_config *cfg, eo_s3 **out, char *err, size_t err
 	}
 	/* Validate endpoint and bucket now rather than at the first request. */
 	if (eo_s3_object_url(probe, sizeof(probe), s->endpoint, s->bucket, s->path_style, "", NULL,
-			     err, errcap) != 0) {
+			     err, errcap) != 0 ||
+	    eo_s3_endpoint_allowed(s->endpoint, cfg->insecure, err, errcap) != 0) {
 		eo_s3_free(s);
 		return -1;
 	}
@@ -380,7 +393,9 @@ int eo_s3_clone(const eo_s3 *s, eo_s3 **out, char *err, size_t errcap)
 				 .session_token = s->token,
 				 .ca_file = s->ca_file,
 				 .connect_timeout_ms = s->connect_timeout_ms,
-				 .stall_timeout_s = s->stall_timeout_s};
+				 .stall_timeout_s = s->stall_timeout_s,
+				 /* s passed eo_s3_endpoint_allowed when it was made */
+				 .insecure = true};
 
 	return eo_s3_new(&c, out, err, errcap);
 }

@@ -62,9 +62,18 @@ struct eo_s3_config {
 	const char *ca_file;	   /* NULL: the system CA store */
 	long connect_timeout_ms;   /* default 10000 */
 	long stall_timeout_s;	   /* abort a request idle this long; default 60 */
+	bool insecure;		   /* accept a plain http:// endpoint (eo_s3_endpoint_allowed) */
 };
 
 /* ---- pure helpers ------------------------------------------------------------ */
+
+/*
+ * Whether the agent may talk to endpoint: https:// always; plain http:// (requests,
+ * credentials' signatures and the snapshot itself unencrypted, answers unauthenticated)
+ * only when insecure is set (insecure: true on the S3 source or destination). 0, or -1
+ * with err saying what to do. Other schemes are left to eo_s3_object_url.
+ */
+int eo_s3_endpoint_allowed(const char *endpoint, bool insecure, char *err, size_t errcap);
 
 /*
  * URL of an object (key may be "" for the bucket itself) with an optional

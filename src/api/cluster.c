@@ -599,7 +599,12 @@ static int check_tls(const json_t *spec, char *msg, size_t n)
 	return 0;
 }
 
-static int check_restore(const json_t *spec, bool memory, char *msg, size_t n)
+/*
+ * formed: the cluster has a cluster ID. The source is read only at the first bootstrap, so a
+ * formed cluster is never stopped for the way its source was written (a cluster restored
+ * from a plain-HTTP store before s3.insecure existed keeps running).
+ */
+static int check_restore(const json_t *spec, bool memory, bool formed, char *msg, size_t n)
 {
 	json_t *bootstrap = json_object_get(spec, "bootstrap");
 	json_t *restore = NULL;
@@ -623,6 +628,12 @@ static int check_restore(const json_t *spec, bool memory, char *msg, size_t n)
 		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_S3_KEY);
 	if (loc.kind == EO_LOCATION_PVC && loc.sub_path[0] == '\0')
 		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_PVC_SUBPATH);
+	if (json_object_get(source, "expectedChecksum") != NULL &&
+	    !eo_snapshot_checksum_well_formed(
+		json_string_value(json_object_get(source, "expectedChecksum"))))
+		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_CHECKSUM);
+	if (!formed && eo_location_validate_transport(source, msg, n) != 0)
+		return -1;
 	if (memory)
 		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_MEMORY);
 	return 0;
@@ -807,7 +818,8 @@ static int check_transitions(const json_t *spec, const json_t *old_spec, char *m
 	return 0;
 }
 
-static int check_spec(const json_t *spec, char *msg, size_t n)
+/* formed: the cluster has a cluster ID (check_restore). */
+static int check_spec(const json_t *spec, bool formed, char *msg, size_t n)
 {
 	json_t *version = json_object_get(spec, "version");
 	struct eo_storage storage;
@@ -860,8 +872,8 @@ static int check_spec(const json_t *spec, char *msg, size_t n)
 				   strcmp(dp, EO_DELETION_POLICY_RETAIN) != 0))
 			return eo__fail(msg, n, "spec.deletionPolicy: must be Delete or Retain");
 	}
-	if (check_restore(spec, storage.memory, msg, n) != 0 || check_options(spec, msg, n) != 0 ||
-	    check_lists(spec, msg, n) != 0)
+	if (check_restore(spec, storage.memory, formed, msg, n) != 0 ||
+	    check_options(spec, msg, n) != 0 || check_lists(spec, msg, n) != 0)
 		return -1;
 	if (eo__json_has(spec, "resources")) {
 		json_t *r = json_object_get(spec, "resources");
@@ -882,7 +894,7 @@ int eo_cluster_validate(const json_t *cluster, const json_t *old, char *msg, siz
 	json_t *cur = NULL;
 	json_t *prev = NULL;
 	json_t *spec = NULL;
-	const char *name = NULL;
+	const char *name = NULL, *id = NULL;
 	int rc = -1;
 
 	eo__clear(msg, n);
@@ -910,7 +922,8 @@ int eo_cluster_validate(const json_t *cluster, const json_t *old, char *msg, siz
 		eo__fail(msg, n, "out of memory");
 		goto out;
 	}
-	if (check_spec(json_object_get(cur, "spec"), msg, n) != 0)
+	id = eo_cluster_cluster_id(cluster);
+	if (check_spec(json_object_get(cur, "spec"), id != NULL && id[0] != '\0', msg, n) != 0)
 		goto out;
 	if (json_is_object(old) && json_is_object(json_object_get(old, "spec"))) {
 		prev = json_deep_copy(old);

@@ -123,6 +123,10 @@
 #define EO_MSG_RESTORE_PVC_SUBPATH                                                                 \
 	"spec.bootstrap.restore.source.pvc.subPath must be the exact, non-empty path of the "      \
 	"snapshot file"
+/* Not a CEL message: the CRD refuses a malformed checksum with an OpenAPI pattern. */
+#define EO_MSG_RESTORE_CHECKSUM                                                                    \
+	"spec.bootstrap.restore.source.expectedChecksum must be sha256: followed by 64 "           \
+	"lower-case hex digits, as EtcdSnapshot status.artifact.checksum writes it"
 
 /* --- metadata --- */
 const char *eo_cluster_name(const json_t *cluster);

@@ -26,6 +26,11 @@ static const struct {
      "the snapshot is truncated or altered and etcd is not started on it: restore from "
      "another snapshot (delete the EtcdCluster and create it with that source), or replace "
      "the object with an intact copy"},
+    {EO_REASON_RESTORE_CHECKSUM_MISMATCH,
+     "the object at the source is not the snapshot spec.bootstrap.restore.source."
+     "expectedChecksum names (replaced, altered, or the checksum of another snapshot): put "
+     "that snapshot back at the source, or delete the EtcdCluster and create it with the "
+     "right source and checksum"},
     {EO_REASON_RESTORE_VOLUME_TOO_SMALL,
      "delete the EtcdCluster and create it with a larger spec.storage.size (about twice the "
      "snapshot for an S3 source)"},

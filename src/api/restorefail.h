@@ -28,6 +28,8 @@
 #define EO_REASON_RESTORE_SOURCE_UNREACHABLE "RestoreSourceUnreachable"
 /* Truncated, padded or altered: etcd's integrity hash does not match. */
 #define EO_REASON_RESTORE_SNAPSHOT_CORRUPT "RestoreSnapshotCorrupt"
+/* Intact, but its SHA-256 is not source.expectedChecksum: replaced, or the wrong snapshot. */
+#define EO_REASON_RESTORE_CHECKSUM_MISMATCH "RestoreChecksumMismatch"
 /* The data volume has less room than staging and rebuilding need. */
 #define EO_REASON_RESTORE_VOLUME_TOO_SMALL "RestoreVolumeTooSmall"
 /* The etcd image's etcdutl refused the verified snapshot. */

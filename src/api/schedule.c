@@ -78,7 +78,8 @@ int eo_schedule_validate(const json_t *s, char *msg, size_t n)
 		return eo__fail(msg, n, "spec.clusterRef.name: Required value");
 	if (cron == NULL || cron[0] == '\0')
 		return eo__fail(msg, n, "spec.schedule: Required value");
-	if (eo_location_validate(eo_schedule_destination(s), "spec.destination", msg, n) != 0)
+	if (eo_location_validate(eo_schedule_destination(s), "spec.destination", msg, n) != 0 ||
+	    eo_location_validate_transport(eo_schedule_destination(s), msg, n) != 0)
 		return -1;
 	if (eo__json_int_at(s, "spec.startingDeadlineSeconds", &v) && v < MIN_DEADLINE_S)
 		return eo__fail(msg, n, "spec.startingDeadlineSeconds: must be at least %d",

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/jsonpath.h"
 #include "api/validate.h"
@@ -34,6 +35,8 @@ void eo_location_read(const json_t *loc, struct eo_snapshot_location *out)
 	out->region = str_or_empty(s3, "region");
 	out->credentials_secret = str_or_empty(s3, "credentialsSecretRef.name");
 	out->force_path_style = eo__json_bool_at(s3, "forcePathStyle", false);
+	out->insecure = eo__json_bool_at(s3, "insecure", false);
+	out->expected_checksum = str_or_empty(loc, "expectedChecksum");
 	out->claim_name = str_or_empty(pvc, "claimName");
 	out->sub_path = str_or_empty(pvc, "subPath");
 }
@@ -102,6 +105,37 @@ const char *eo_snapshot_artifact_checksum(const json_t *snap)
 	return eo__json_str_at(snap, "status.artifact.checksum");
 }
 
+int64_t eo_snapshot_artifact_revision(const json_t *snap)
+{
+	int64_t v = -1;
+
+	if (!eo__json_int_at(snap, "status.artifact.revision", &v) || v < 0)
+		return -1;
+	return v;
+}
+
+bool eo_snapshot_checksum_well_formed(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || strncmp(s, "sha256:", 7) != 0 || strlen(s) != 7 + 64)
+		return false;
+	for (i = 7; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int eo_location_validate_transport(const json_t *loc, char *msg, size_t n)
+{
+	struct eo_snapshot_location l;
+
+	eo_location_read(loc, &l);
+	if (l.kind == EO_LOCATION_S3 && strncasecmp(l.endpoint, "http://", 7) == 0 && !l.insecure)
+		return eo__fail(msg, n, "%s", EO_MSG_S3_INSECURE);
+	return 0;
+}
+
 int eo_snapshot_s3_key(char *buf, size_t n, const char *prefix, const char *name)
 {
 	int len = 0;
@@ -162,7 +196,8 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
 	if (cluster == NULL || cluster[0] == '\0')
 		return eo__fail(msg, n, "spec.clusterRef.name: Required value");
 	if (eo_location_validate(json_object_get(spec, "destination"), "spec.destination", msg,
-				 n) != 0)
+				 n) != 0 ||
+	    eo_location_validate_transport(json_object_get(spec, "destination"), msg, n) != 0)
 		return -1;
 	if (old != NULL) {
 		json_t *old_spec = eo__json_object_at(old, "spec");

@@ -22,6 +22,10 @@
 	"metadata.name must be at most 54 characters long (the snapshot Job is named "             \
 	"<snapshot>-snapshot)"
 #define EO_SNAPSHOT_NAME_MAX 54
+/* The CRDs' rule on every user-written S3 location (destination, restore source). */
+#define EO_MSG_S3_INSECURE                                                                         \
+	"s3.endpoint is plain http://: use https://, or set s3.insecure: true to accept a store "  \
+	"reached unencrypted and unauthenticated"
 
 /* Job settings of a snapshot (§3.3). */
 #define EO_SNAPSHOT_JOB_TTL_SECONDS	 600
@@ -48,9 +52,12 @@ struct eo_snapshot_location {
 	const char *region;
 	const char *credentials_secret;
 	bool force_path_style;
+	bool insecure; /* s3.insecure: a plain http:// endpoint is accepted */
 	/* pvc */
 	const char *claim_name;
 	const char *sub_path; /* destination: directory; restore source: exact file */
+	/* restore source only: "sha256:<hex>" the file must have, "" when not set */
+	const char *expected_checksum;
 };
 
 /* Read a location object (destination or source); loc may be NULL. */
@@ -85,6 +92,8 @@ bool eo_snapshot_phase_is_terminal(enum eo_snapshot_phase phase);
 const char *eo_snapshot_artifact_uri(const json_t *snap);
 int64_t eo_snapshot_artifact_size(const json_t *snap);
 const char *eo_snapshot_artifact_checksum(const json_t *snap);
+/* status.artifact.revision: the store revision the snapshot holds at least; -1 when absent. */
+int64_t eo_snapshot_artifact_revision(const json_t *snap);
 
 /*
  * S3 object key of a snapshot: "<prefix>/<name>.db", or "<name>.db" for an
@@ -106,5 +115,14 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
  * names it in messages ("spec.destination"). 0 or -1 with msg.
  */
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
+
+/*
+ * A plain http:// S3 endpoint without s3.insecure: true is refused (EO_MSG_S3_INSECURE);
+ * the scheme is compared without regard to case. 0 (also for a PVC location) or -1 with msg.
+ */
+int eo_location_validate_transport(const json_t *loc, char *msg, size_t n);
+
+/* "sha256:" followed by 64 lower-case hex digits (EtcdSnapshot.status.artifact.checksum). */
+bool eo_snapshot_checksum_well_formed(const char *s);
 
 #endif

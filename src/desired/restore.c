@@ -97,6 +97,8 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 			arg2(a1, "--s3-region", loc.region, &ok);
 		if (loc.force_path_style)
 			add(a1, json_string("--s3-force-path-style"), &ok);
+		if (loc.insecure)
+			add(a1, json_string("--s3-insecure"), &ok);
 		arg2(a1, "--credentials-dir", EO_RESTORE_CREDENTIALS_DIR, &ok);
 		add(volumes,
 		    json_pack("{s:s, s:{s:s, s:i}}", "name", CRED_VOLUME, "secret", "secretName",
@@ -129,6 +131,9 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 			      EO_RESTORE_SOURCE_DIR, "readOnly", 1),
 		    &ok);
 	}
+	/* The restore refuses a file whose SHA-256 differs (RestoreChecksumMismatch). */
+	if (present(loc.expected_checksum))
+		arg2(a1, "--expected-checksum", loc.expected_checksum, &ok);
 	arg2(a1, "--install-self", EO_RESTORE_AGENT_DIR, &ok);
 	/* Why a failure happened, for the EtcdCluster's condition (api/restorefail.h). */
 	arg2(a1, "--termination-log", EO_RESTORE_TERMINATION_LOG, &ok);

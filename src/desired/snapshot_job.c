@@ -66,6 +66,8 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 			arg2(args, "--s3-region", d->region, ok);
 		if (d->force_path_style)
 			add(args, json_string("--s3-force-path-style"), ok);
+		if (d->insecure)
+			add(args, json_string("--s3-insecure"), ok);
 		arg2(args, "--credentials-dir", EO_SNAPSHOT_CREDENTIALS_DIR, ok);
 		add(volumes,
 		    json_pack("{s:s, s:{s:s, s:i}}", "name", CRED_VOLUME, "secret", "secretName",

@@ -76,6 +76,7 @@ struct eo_etcd_status {
 	char storage_version[32]; /* 3.6+, "" before */
 	uint64_t cluster_id;
 	uint64_t member_id; /* the member that answered */
+	int64_t revision;   /* the header's: the store revision the member has applied */
 	uint64_t leader;    /* 0 when the member knows no leader */
 	uint64_t raft_index;
 	uint64_t raft_term;

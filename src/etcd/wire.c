@@ -497,7 +497,7 @@ eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_s
 	memset(out, 0, sizeof(*out));
 	if (root == NULL)
 		goto out;
-	if (!parse_header(root, &out->cluster_id, &out->member_id, NULL))
+	if (!parse_header(root, &out->cluster_id, &out->member_id, &out->revision))
 		goto out;
 	if (!opt_string(root, "version", out->version, sizeof(out->version)) ||
 	    !opt_string(root, "storageVersion", out->storage_version, sizeof(out->storage_version)))

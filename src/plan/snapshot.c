@@ -60,7 +60,7 @@ static void msgf(struct eo_splan_result *out, const char *fmt, ...)
 json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap)
 {
 	json_error_t jerr;
-	json_t *j = NULL, *uri, *size, *sum;
+	json_t *j = NULL, *uri, *size, *sum, *rev;
 	const char *u, *c;
 
 	if (line == NULL || line[0] == '\0') {
@@ -76,6 +76,7 @@ json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap)
 	uri = json_object_get(j, "uri");
 	size = json_object_get(j, "sizeBytes");
 	sum = json_object_get(j, "checksum");
+	rev = json_object_get(j, "revision");
 	u = json_string_value(uri);
 	c = json_string_value(sum);
 	if (u == NULL || u[0] == '\0' || strlen(u) > URI_MAX) {
@@ -95,9 +96,21 @@ json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap)
 			snprintf(err, errcap, "the result's checksum is not lowercase hex");
 			goto bad;
 		}
+	/* An agent older than the revision field leaves it out; a bad one is refused. */
+	if (rev != NULL && (!json_is_integer(rev) || json_integer_value(rev) < 0)) {
+		snprintf(err, errcap, "the result's revision is not a non-negative integer");
+		goto bad;
+	}
 	{
 		json_t *a = json_pack("{s:s, s:I, s:s}", "uri", u, "sizeBytes",
 				      (json_int_t)json_integer_value(size), "checksum", c);
+
+		if (a != NULL && rev != NULL &&
+		    json_object_set_new(a, "revision", json_integer(json_integer_value(rev))) !=
+			0) {
+			json_decref(a);
+			a = NULL;
+		}
 		json_decref(j);
 		if (a == NULL)
 			snprintf(err, errcap, "out of memory");
@@ -236,10 +249,16 @@ static int plan_job(const struct eo_splan_input *in, struct eo_splan_result *out
 	if (job_condition(in->job, "Complete", NULL)) {
 		artifact = job_result(in->job_pods, err, sizeof(err));
 		if (artifact != NULL) {
-			msgf(out, "snapshot stored at %s (%lld bytes, %s)",
+			json_t *rev = json_object_get(artifact, "revision");
+			char revs[40] = "";
+
+			if (rev != NULL)
+				snprintf(revs, sizeof(revs), ", revision %lld",
+					 (long long)json_integer_value(rev));
+			msgf(out, "snapshot stored at %s (%lld bytes, %s%s)",
 			     json_string_value(json_object_get(artifact, "uri")),
 			     (long long)json_integer_value(json_object_get(artifact, "sizeBytes")),
-			     json_string_value(json_object_get(artifact, "checksum")));
+			     json_string_value(json_object_get(artifact, "checksum")), revs);
 			rc = step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_COMPLETE, artifact,
 				  EO_COND_TRUE, EO_REASON_SNAPSHOT_STORED, "Normal");
 			json_decref(artifact);

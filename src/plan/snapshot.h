@@ -92,9 +92,10 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 void eo_splan_result_clear(struct eo_splan_result *r);
 
 /*
- * The agent's result line {"uri","sizeBytes","checksum"} checked: uri non-empty and at most
- * 2048 bytes, sizeBytes >= 0, checksum "sha256:" and 64 lowercase hex digits. New
- * reference of the artifact object, or NULL (with why in err) when the line is not that.
+ * The agent's result line {"uri","sizeBytes","checksum"[,"revision"]} checked: uri non-empty
+ * and at most 2048 bytes, sizeBytes >= 0, checksum "sha256:" and 64 lowercase hex digits,
+ * revision (optional: agents before it leave it out) an integer >= 0. New reference of the
+ * artifact object, or NULL (with why in err) when the line is not that.
  */
 json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap);
 

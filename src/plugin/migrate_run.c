@@ -31,7 +31,7 @@
 #define LEGACY_CLUSTER_RES "etcdclusters.etcd.aenix.io"
 
 struct margs {
-	bool apply, help, no_snapshot, json, s3_path_style;
+	bool apply, help, no_snapshot, json, s3_path_style, s3_insecure;
 	const char *name, *ns, *kubeconfig, *context;
 	const char *snap_pvc, *s3_endpoint, *s3_bucket, *s3_secret, *s3_key, *s3_region;
 	const char *legacy_operator, *version;
@@ -62,7 +62,8 @@ static const char help_text[] =
     "  kubectl etcd migrate inspect NAME [-n NS] [-o json]\n"
     "  kubectl etcd migrate apply NAME [-n NS] (--snapshot-pvc CLAIM[/SUBPATH] |\n"
     "      --snapshot-s3-endpoint URL --snapshot-s3-bucket B --snapshot-s3-secret S\n"
-    "      [--snapshot-s3-key PREFIX] [--snapshot-s3-region R] [--snapshot-s3-path-style] |\n"
+    "      [--snapshot-s3-key PREFIX] [--snapshot-s3-region R] [--snapshot-s3-path-style]\n"
+    "      [--snapshot-s3-insecure] |\n"
     "      --no-snapshot)\n"
     "\n"
     "inspect reads the legacy EtcdCluster, its StatefulSet, Pods, PVCs and etcd itself and\n"
@@ -175,6 +176,10 @@ static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t
 		}
 		if (strcmp(s, "--snapshot-s3-path-style") == 0) {
 			a->s3_path_style = true;
+			continue;
+		}
+		if (strcmp(s, "--snapshot-s3-insecure") == 0) {
+			a->s3_insecure = true; /* s3.insecure: a plain http:// endpoint */
 			continue;
 		}
 		for (k = 0; valued[k] != NULL; k++) {
@@ -704,6 +709,8 @@ static json_t *snapshot_object(struct mctx *c, const char *name)
 		if (dest != NULL && a->s3_region != NULL)
 			json_object_set_new(json_object_get(dest, "s3"), "region",
 					    json_string(a->s3_region));
+		if (dest != NULL && a->s3_insecure)
+			json_object_set_new(json_object_get(dest, "s3"), "insecure", json_true());
 	}
 	if (dest == NULL)
 		return NULL;

@@ -278,6 +278,7 @@ static int setup(void **state)
 	cfg.endpoint = cmd;
 	cfg.bucket = BUCKET;
 	cfg.path_style = true;
+	cfg.insecure = true; /* the test's MinIO speaks plain HTTP */
 	cfg.access_key = AK;
 	cfg.secret_key = SK;
 	assert_int_equal(eo_s3_new(&cfg, &E.client, cmd, sizeof(cmd)), 0);
@@ -395,6 +396,8 @@ static void expect_artifact(json_t *r, const char *uri, const char *sha)
 	assert_true(json_integer_value(json_object_get(r, "sizeBytes")) > NKEYS * VALUE_LEN);
 	snprintf(want, sizeof(want), "sha256:%s", sha);
 	assert_string_equal(json_string_value(json_object_get(r, "checksum")), want);
+	/* The revision the member reported before the stream: every key written is in it. */
+	assert_true(json_integer_value(json_object_get(r, "revision")) >= NKEYS);
 }
 
 static void test_snapshot_to_dir(void **state)
@@ -443,7 +446,8 @@ static void test_snapshot_to_s3(void **state)
 	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "s3one", "--snapshot-uid",
 			       "uid-s3one", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "my-etcd",
-			       "--s3-force-path-style", "--s3-part-size", "67108864", NULL),
+			       "--s3-force-path-style", "--s3-insecure", "--s3-part-size",
+			       "67108864", NULL),
 			 0);
 	object_sha("my-etcd/s3one.db", hex);
 	expect_artifact(r, "s3://" BUCKET "/my-etcd/s3one.db", hex);
@@ -465,7 +469,7 @@ static void test_multipart(void **state)
 	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "multi", "--snapshot-uid",
 			       "uid-multi", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "mp/", "--s3-force-path-style",
-			       "--s3-part-size", "5242880", NULL),
+			       "--s3-insecure", "--s3-part-size", "5242880", NULL),
 			 0);
 	object_sha("mp/multi.db", hex);
 	expect_artifact(r, "s3://" BUCKET "/mp/multi.db", hex);
@@ -481,7 +485,8 @@ static void test_multipart(void **state)
 	assert_int_equal(agent(&r, "snapshot-agent", "--snapshot-name", "multi", "--snapshot-uid",
 			       "uid-multi", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "mp", "--s3-force-path-style",
-			       "--s3-part-size", "5242880", "--s3-parallel", "1", NULL),
+			       "--s3-insecure", "--s3-part-size", "5242880", "--s3-parallel", "1",
+			       NULL),
 			 0);
 	object_sha("mp/multi.db", hex);
 	expect_artifact(r, "s3://" BUCKET "/mp/multi.db", hex);
@@ -550,7 +555,7 @@ static void test_overwrite_guard(void **state)
 	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "g1", "--snapshot-uid",
 			       "uid-g1", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "guard", "--s3-force-path-style",
-			       NULL),
+			       "--s3-insecure", NULL),
 			 1);
 	assert_int_equal(eo_s3_head(E.client, "guard/g1.db", &h, err, sizeof(err)), 0);
 	assert_int_equal(h.size, 7);
@@ -558,7 +563,7 @@ static void test_overwrite_guard(void **state)
 	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "s3one", "--snapshot-uid",
 			       "uid-intruder", "--endpoint", E.endpoint, "--s3-endpoint", ep,
 			       "--s3-bucket", BUCKET, "--s3-key", "my-etcd",
-			       "--s3-force-path-style", NULL),
+			       "--s3-force-path-style", "--s3-insecure", NULL),
 			 1);
 	assert_int_equal(eo_s3_head(E.client, "my-etcd/s3one.db", &h, err, sizeof(err)), 0);
 	assert_string_equal(h.uid, "uid-s3one");
@@ -566,15 +571,24 @@ static void test_overwrite_guard(void **state)
 	setenv("AWS_SECRET_ACCESS_KEY", "wrong", 1);
 	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "g2", "--snapshot-uid",
 			       "uid-g2", "--endpoint", E.endpoint, "--s3-endpoint", ep,
-			       "--s3-bucket", BUCKET, "--s3-force-path-style", NULL),
+			       "--s3-bucket", BUCKET, "--s3-force-path-style", "--s3-insecure",
+			       NULL),
 			 1);
 	setenv("AWS_SECRET_ACCESS_KEY", SK, 1);
 	assert_int_equal(eo_s3_head(E.client, "g2.db", &h, err, sizeof(err)), 0);
 	assert_false(h.exists);
+	/* A plain-HTTP store without --s3-insecure: refused before anything is read. */
+	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "g4", "--snapshot-uid",
+			       "uid-g4", "--endpoint", E.endpoint, "--s3-endpoint", ep,
+			       "--s3-bucket", BUCKET, "--s3-force-path-style", NULL),
+			 1);
+	assert_int_equal(eo_s3_head(E.client, "g4.db", &h, err, sizeof(err)), 0);
+	assert_false(h.exists);
 	/* An unreachable member: nothing stored. */
 	assert_int_equal(agent(NULL, "snapshot-agent", "--snapshot-name", "g3", "--snapshot-uid",
 			       "uid-g3", "--endpoint", "http://127.0.0.1:1", "--s3-endpoint", ep,
-			       "--s3-bucket", BUCKET, "--s3-force-path-style", NULL),
+			       "--s3-bucket", BUCKET, "--s3-force-path-style", "--s3-insecure",
+			       NULL),
 			 1);
 	assert_int_equal(eo_s3_head(E.client, "g3.db", &h, err, sizeof(err)), 0);
 	assert_false(h.exists);
@@ -624,10 +638,13 @@ static void serve_and_count(const char *data_dir, const char *peer, const char *
 static void restore_with(const char *etcdutl, const char *key, const char *tag)
 {
 	char ep[128], data[600], staging[700], peer[64], client[64], cluster[96], path[800];
+	char hex[65], sum[80];
 	json_t *r = NULL;
 	struct stat st;
 
 	s3_endpoint(ep, sizeof(ep));
+	object_sha(key, hex);
+	snprintf(sum, sizeof(sum), "sha256:%s", hex);
 	snprintf(data, sizeof(data), "%s/restore-%s", E.workdir, tag);
 	snprintf(staging, sizeof(staging), "%s/.restore", data);
 	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
@@ -635,8 +652,10 @@ static void restore_with(const char *etcdutl, const char *key, const char *tag)
 	snprintf(cluster, sizeof(cluster), "m0=%s", peer);
 	assert_int_equal(agent(&r, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key", key,
-			       "--s3-force-path-style", NULL),
+			       "--s3-force-path-style", "--s3-insecure", "--expected-checksum", sum,
+			       NULL),
 			 0);
+	assert_string_equal(json_string_value(json_object_get(r, "checksum")), sum);
 	snprintf(path, sizeof(path), "%s/snapshot.db", staging);
 	assert_string_equal(json_string_value(json_object_get(r, "staged")), path);
 	json_decref(r);
@@ -652,7 +671,7 @@ static void restore_with(const char *etcdutl, const char *key, const char *tag)
 	/* Both steps are no-ops on an initialised data dir (a Pod restart). */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key", "missing.db",
-			       "--s3-force-path-style", NULL),
+			       "--s3-force-path-style", "--s3-insecure", NULL),
 			 0);
 	assert_int_equal(agent(NULL, "restore-rebuild", "--data-dir", data, "--staging-dir",
 			       staging, "--etcdutl", "/nonexistent", "--name", "m0",
@@ -689,6 +708,8 @@ static int copy_prefix(const char *src, const char *dst, size_t n)
 	return rc;
 }
 
+#define WRONG_SUM "sha256:00000000000000000000000000000000000000000000000000000000000000ff"
+
 static void test_restore_refuses_bad_objects(void **state)
 {
 	char ep[128], data[600], staging[700], path[800], err[512], cut[700];
@@ -719,36 +740,52 @@ static void test_restore_refuses_bad_objects(void **state)
 	snprintf(path, sizeof(path), "%s/snapshot.db", staging);
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
-			       "bad/corrupt.db", "--s3-force-path-style", NULL),
+			       "bad/corrupt.db", "--s3-force-path-style", "--s3-insecure", NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "s3://" BUCKET "/bad/corrupt.db");
 	assert_int_not_equal(stat(path, &st), 0); /* nothing staged */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
-			       "bad/short.db", "--s3-force-path-style", NULL),
+			       "bad/short.db", "--s3-force-path-style", "--s3-insecure", NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "bad/short.db");
 	assert_int_not_equal(stat(path, &st), 0);
 	/* A missing object fails on the HeadObject. */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
-			       "bad/missing.db", "--s3-force-path-style", NULL),
+			       "bad/missing.db", "--s3-force-path-style", "--s3-insecure", NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_OBJECT_MISSING, "HeadObject answered 404");
 	/* Wrong credentials: S3 answers 403. */
 	setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
-			       "bad/corrupt.db", "--s3-force-path-style", NULL),
+			       "bad/corrupt.db", "--s3-force-path-style", "--s3-insecure", NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_ACCESS_DENIED, "403");
 	setenv("AWS_SECRET_ACCESS_KEY", SK, 1);
 	/* Nobody listens there. */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", "http://127.0.0.1:1", "--s3-bucket", BUCKET,
-			       "--s3-key", "bad/corrupt.db", "--s3-force-path-style", NULL),
+			       "--s3-key", "bad/corrupt.db", "--s3-force-path-style",
+			       "--s3-insecure", NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_SOURCE_UNREACHABLE, "cannot look up the snapshot");
+	/* An intact snapshot, but not the expected one: refused, nothing staged. */
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
+			       "my-etcd/s3one.db", "--s3-force-path-style", "--s3-insecure",
+			       "--expected-checksum", WRONG_SUM, NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_CHECKSUM_MISMATCH, WRONG_SUM);
+	assert_int_not_equal(stat(path, &st), 0);
+	/* A plain-HTTP store without --s3-insecure. */
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key",
+			       "my-etcd/s3one.db", "--s3-force-path-style", NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_FAILED, "insecure: true");
+	assert_int_not_equal(stat(path, &st), 0);
 	/* The rebuild step has nothing to work on and says so. */
 	assert_int_equal(agent(NULL, "restore-rebuild", "--data-dir", data, "--staging-dir",
 			       staging, "--etcdutl", E.etcdutl_latest, "--name", "m0",
@@ -771,8 +808,12 @@ static void test_restore_refuses_bad_objects(void **state)
 			       "--file", cut, NULL),
 			 1);
 	expect_reason(EO_REASON_RESTORE_SNAPSHOT_CORRUPT, "cut.db");
-	/* A PVC source is verified in place. */
+	/* A PVC source is verified in place, against the expected checksum too. */
 	snprintf(path, sizeof(path), "%s/pvc/dir1.db", E.workdir);
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--file", path, "--expected-checksum", WRONG_SUM, NULL),
+			 1);
+	expect_reason(EO_REASON_RESTORE_CHECKSUM_MISMATCH, "dir1.db");
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--file", path, NULL),
 			 0);

@@ -28,6 +28,7 @@
 #include "agent/guard.h"
 #include "agent/integrity.h"
 #include "agent/s3.h"
+#include "agent/trust.h"
 #include "support/testutil.h"
 
 /* A fake snapshot: `pages` 4 KiB pages of pseudo-random bytes plus the trailer. */
@@ -793,6 +794,125 @@ static void test_guard_table(void **state)
 	}
 }
 
+/* ---- which member the snapshot agent streams from ---------------------------------- */
+
+#define LID 0xaull /* the leader's member ID */
+#define CID 0xc1ull
+
+static struct eo_snap_member answer(uint64_t id, uint64_t leader, uint64_t applied)
+{
+	return (struct eo_snap_member){.answered = true,
+				       .cluster_id = CID,
+				       .member_id = id,
+				       .leader = leader,
+				       .raft_term = 3,
+				       .raft_index = applied,
+				       .raft_applied_index = applied};
+}
+
+static void test_member_choice(void **state)
+{
+	struct eo_snap_member leader = answer(LID, LID, 100), old_leader = answer(0xb, 0xb, 90);
+	struct eo_snap_member m[3];
+	struct {
+		struct eo_snap_member c;
+		const struct eo_snap_member *leader;
+		bool want;
+		const char *why;
+	} T[] = {
+	    {answer(LID, LID, 100), &leader, true, NULL},      /* the leader itself */
+	    {answer(0xb, LID, 100), &leader, true, NULL},      /* caught up */
+	    {answer(0xb, LID, 150), &leader, true, NULL},      /* ahead of the first read */
+	    {answer(0xb, LID, 99), &leader, false, "lagging"}, /* one entry behind */
+	    {answer(0xb, 0, 100), &leader, false, "knows no leader"},
+	    {answer(0xb, 0xd, 100), &leader, false, "follows leader d"},
+	    {answer(0xb, LID, 0), &leader, false, "no applied index"}, /* none reported */
+	    {answer(0xb, LID, 100), NULL, false, "not among the endpoints"},
+	    {answer(LID, LID, 100), NULL, false, "not among the endpoints"},
+	    {{.answered = false}, &leader, false, "did not answer"},
+	};
+	char why[512];
+	size_t i;
+
+	(void)state;
+	T[9].c.member_id = 0xb;
+	for (i = 0; i < sizeof(T) / sizeof(T[0]); i++) {
+		why[0] = '\0';
+		if (eo_snap_member_fresh(&T[i].c, T[i].leader, why, sizeof(why)) != T[i].want)
+			fail_msg("row %zu: want %d (%s)", i, T[i].want, why);
+		if (T[i].why != NULL && strstr(why, T[i].why) == NULL)
+			fail_msg("row %zu: '%s' lacks '%s'", i, why, T[i].why);
+	}
+	/* A learner, and a member of another cluster, are refused even when current. */
+	m[0] = answer(0xb, LID, 100);
+	m[0].is_learner = true;
+	assert_false(eo_snap_member_fresh(&m[0], &leader, why, sizeof(why)));
+	assert_non_null(strstr(why, "learner"));
+	m[0] = answer(0xb, LID, 100);
+	m[0].cluster_id = 0xf0;
+	assert_false(eo_snap_member_fresh(&m[0], &leader, why, sizeof(why)));
+	assert_non_null(strstr(why, "cluster f0"));
+
+	/* The leader is the member that names itself; an old leader of a lower term loses. */
+	m[0] = answer(0xb, LID, 100);
+	m[1] = old_leader;
+	m[1].raft_term = 2;
+	m[2] = leader;
+	assert_int_equal(eo_snap_find_leader(m, 3), 2);
+	m[2].answered = false;
+	assert_int_equal(eo_snap_find_leader(m, 3), 1);
+	m[1].answered = false;
+	assert_int_equal(eo_snap_find_leader(m, 3), -1);
+	m[0].leader = 0;
+	assert_int_equal(eo_snap_find_leader(m, 1), -1);
+}
+
+/* ---- the restore's expected checksum ------------------------------------------------ */
+
+#define SHA_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SHA_B "f123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void test_checksum_check(void **state)
+{
+	char why[512];
+
+	(void)state;
+	assert_int_equal(eo_checksum_check(NULL, SHA_A, why, sizeof(why)), 0);
+	assert_int_equal(eo_checksum_check("", SHA_A, why, sizeof(why)), 0);
+	assert_int_equal(eo_checksum_check("sha256:" SHA_A, SHA_A, why, sizeof(why)), 0);
+	why[0] = '\0';
+	assert_int_equal(eo_checksum_check("sha256:" SHA_B, SHA_A, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "sha256:" SHA_A));
+	assert_non_null(strstr(why, "sha256:" SHA_B));
+	/* Not the form status.artifact.checksum has: refused, never "close enough". */
+	assert_int_equal(eo_checksum_check(SHA_A, SHA_A, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "not sha256:"));
+	assert_int_equal(eo_checksum_check("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef"
+					   "0123456789abcdef",
+					   "0123456789abcdef0123456789abcdef0123456789abcdef"
+					   "0123456789abcdef",
+					   why, sizeof(why)),
+			 -1);
+	assert_int_equal(eo_checksum_check("sha256:" SHA_A "0", SHA_A, why, sizeof(why)), -1);
+}
+
+/* ---- plain-HTTP S3 endpoints ------------------------------------------------------- */
+
+static void test_s3_endpoint_allowed(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_int_equal(eo_s3_endpoint_allowed("https://s3.example.com", false, err, sizeof(err)),
+			 0);
+	assert_int_equal(eo_s3_endpoint_allowed("http://minio:9000", true, err, sizeof(err)), 0);
+	err[0] = '\0';
+	assert_int_equal(eo_s3_endpoint_allowed("http://minio:9000", false, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "http://minio:9000"));
+	assert_non_null(strstr(err, "insecure: true"));
+	assert_int_equal(eo_s3_endpoint_allowed("HTTP://minio:9000", false, err, sizeof(err)), -1);
+}
+
 /* ---- the file store ------------------------------------------------------------- */
 
 static int count_entries(const char *dir)
@@ -966,6 +1086,9 @@ int main(void)
 	    cmocka_unit_test(test_guard_table),
 	    cmocka_unit_test(test_data_guard_decision),
 	    cmocka_unit_test(test_data_guard_probe),
+	    cmocka_unit_test(test_member_choice),
+	    cmocka_unit_test(test_checksum_check),
+	    cmocka_unit_test(test_s3_endpoint_allowed),
 	    cmocka_unit_test(test_filestore),
 	};
 

@@ -357,6 +357,12 @@ struct vcase {
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3','bucket':'b',"           \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}}}}}"
 
+#define HEX64  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HEX64U "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+#define RESTORE_HTTP(extra)                                                                        \
+	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'http://minio:9000','bucket':'b',"    \
+	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}" extra "}}}}"
+
 static const struct vcase vcases[] = {
     /* Creation. */
     {"minimal", SPEC(""), NULL, NULL},
@@ -497,6 +503,29 @@ static const struct vcase vcases[] = {
      SPEC(",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'e','key':'k',"
 	  "'credentialsSecretRef':{'name':'c'}}}}}"),
      NULL, "spec.bootstrap.restore.source.s3.bucket: Required value"},
+    {"restore checksum",
+     SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'},"
+	  "'expectedChecksum':'sha256:" HEX64 "'}}}"),
+     NULL, NULL},
+    {"restore checksum upper case",
+     SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'},"
+	  "'expectedChecksum':'sha256:" HEX64U "'}}}"),
+     NULL, EO_MSG_RESTORE_CHECKSUM},
+    {"restore checksum without prefix",
+     SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'},"
+	  "'expectedChecksum':'" HEX64 "'}}}"),
+     NULL, EO_MSG_RESTORE_CHECKSUM},
+    {"restore checksum not a string",
+     SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'},"
+	  "'expectedChecksum':5}}}"),
+     NULL, EO_MSG_RESTORE_CHECKSUM},
+    {"restore s3 http", SPEC(RESTORE_HTTP("")), NULL, EO_MSG_S3_INSECURE},
+    {"restore s3 http insecure", SPEC(RESTORE_HTTP(",'insecure':true")), NULL, NULL},
+    /* A formed cluster never reads its source again: it is not stopped for it. */
+    {"restore s3 http, cluster formed",
+     "{'metadata':{'name':'my-etcd'},'spec':{'version':'3.6.11'" RESTORE_HTTP(
+	 "") "},'status':{'clusterID':'1a2b'}}",
+     NULL, NULL},
     {"restore memory",
      SPEC(",'storage':{'size':'1Gi','medium':'Memory'},"
 	  "'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'}}}}"),

@@ -43,6 +43,9 @@ static void test_accessors(void **state)
 	assert_null(eo_snapshot_artifact_uri(s));
 	assert_int_equal(eo_snapshot_artifact_size(s), -1);
 	assert_null(eo_snapshot_artifact_checksum(s));
+	assert_int_equal(eo_snapshot_artifact_revision(s), -1);
+	assert_false(d.insecure);
+	assert_string_equal(d.expected_checksum, "");
 	assert_int_equal(eo_snapshot_s3_key(buf, sizeof(buf), d.key, "my-etcd-2026-06-02"), 0);
 	assert_string_equal(buf, "my-etcd/my-etcd-2026-06-02.db");
 	assert_int_equal(eo_name_snapshot_job(buf, sizeof(buf), "my-etcd-2026-06-02"), 0);
@@ -51,7 +54,7 @@ static void test_accessors(void **state)
 
 	s = tu_jsonq("{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
 		     "'status':{'phase':'Complete','artifact':{'uri':'file:///snapshot/data/x.db',"
-		     "'sizeBytes':4096,'checksum':'sha256:ab'}}}");
+		     "'sizeBytes':4096,'checksum':'sha256:ab','revision':77}}}");
 	eo_snapshot_destination(s, &d);
 	assert_int_equal(d.kind, EO_LOCATION_PVC);
 	assert_string_equal(d.claim_name, "b");
@@ -61,6 +64,7 @@ static void test_accessors(void **state)
 	assert_string_equal(eo_snapshot_artifact_uri(s), "file:///snapshot/data/x.db");
 	assert_int_equal(eo_snapshot_artifact_size(s), 4096);
 	assert_string_equal(eo_snapshot_artifact_checksum(s), "sha256:ab");
+	assert_int_equal(eo_snapshot_artifact_revision(s), 77);
 	json_decref(s);
 }
 
@@ -168,11 +172,47 @@ static const struct vcase vcases[] = {
      "{'spec':{'clusterRef':{'name':'other'},'destination':{'pvc':{'claimName':'b'}}}}",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}",
      EO_MSG_SNAPSHOT_IMMUTABLE},
+    /* A plain-HTTP store only with s3.insecure: true (the CRD refuses it the same way). */
+    {"s3 http",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'http://minio:9000',"
+     "'bucket':'b','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_S3_INSECURE},
+    {"s3 HTTP upper case",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'HTTP://minio:9000',"
+     "'bucket':'b','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_S3_INSECURE},
+    {"s3 http insecure false",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'http://minio:9000',"
+     "'bucket':'b','insecure':false,'credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_S3_INSECURE},
+    {"s3 http insecure",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'http://minio:9000',"
+     "'bucket':'b','insecure':true,'credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, NULL},
+    {"s3 https insecure",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'https://s3',"
+     "'bucket':'b','insecure':true,'credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, NULL},
     {"status-only change",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
      "'status':{'phase':'Started'}}",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}", NULL},
 };
+
+static void test_checksum_form(void **state)
+{
+	(void)state;
+	assert_true(eo_snapshot_checksum_well_formed(
+	    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+	assert_false(eo_snapshot_checksum_well_formed(
+	    "sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
+	assert_false(eo_snapshot_checksum_well_formed(
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+	assert_false(eo_snapshot_checksum_well_formed("sha256:0123"));
+	assert_false(eo_snapshot_checksum_well_formed(
+	    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"));
+	assert_false(eo_snapshot_checksum_well_formed(NULL));
+}
 
 static void test_validate_table(void **state)
 {
@@ -196,10 +236,9 @@ static void test_validate_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_accessors),
-	    cmocka_unit_test(test_phases),
-	    cmocka_unit_test(test_s3_key),
-	    cmocka_unit_test(test_validate_table),
+	    cmocka_unit_test(test_accessors),	  cmocka_unit_test(test_phases),
+	    cmocka_unit_test(test_s3_key),	  cmocka_unit_test(test_validate_table),
+	    cmocka_unit_test(test_checksum_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,11 +24,19 @@ static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/co
 					    .cluster_domain = "cluster.local",
 					    .operator_image = "localhost/etcd-operator:dev"};
 
+#define SUM "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define S3_SOURCE                                                                                  \
 	"{\"s3\":{\"endpoint\":\"http://minio:9000\",\"bucket\":\"snaps\",\"key\":"                \
 	"\"old/"                                                                                   \
-	"old-1.db\",\"forcePathStyle\":true,\"credentialsSecretRef\":{\"name\":\"s3-creds\"}}}"
-#define PVC_SOURCE "{\"pvc\":{\"claimName\":\"backups\",\"subPath\":\"daily/old-1.db\"}}"
+	"old-1.db\",\"forcePathStyle\":true,\"insecure\":true,\"credentialsSecretRef\":{\"name\":" \
+	"\"s3-creds\"}},\"expectedChecksum\":\"" SUM "\"}"
+#define S3_HTTPS_SOURCE                                                                            \
+	"{\"s3\":{\"endpoint\":\"https://s3.example.com\",\"bucket\":\"snaps\",\"key\":\"k.db\","  \
+	"\"credentialsSecretRef\":{\"name\":\"s3-creds\"}}}"
+#define PVC_SOURCE                                                                                 \
+	"{\"pvc\":{\"claimName\":\"backups\",\"subPath\":\"daily/"                                 \
+	"old-1.db\"},\"expectedChecksum\":"                                                        \
+	"\"" SUM "\"}"
 
 static json_t *member(const char *source, bool bootstrap)
 {
@@ -159,6 +167,49 @@ static void test_restore_runs_once(void **state)
 	}
 }
 
+/* The restore container's args of m's Pod, as one space-separated string in buf. */
+static void restore_args(json_t *m, char *buf, size_t cap)
+{
+	json_t *pod = eo_desired_member_pod(m, &OPTS, false), *inits, *c, *a;
+	size_t i, j, len = 0;
+
+	assert_non_null(pod);
+	buf[0] = '\0';
+	inits = json_object_get(json_object_get(pod, "spec"), "initContainers");
+	json_array_foreach(inits, i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "name")), EO_RESTORE_CONTAINER) !=
+		    0)
+			continue;
+		json_array_foreach(json_object_get(c, "args"), j, a) len +=
+		    (size_t)snprintf(buf + len, cap - len, "%s ", json_string_value(a));
+	}
+	assert_true(len > 0 && len < cap);
+	json_decref(pod);
+}
+
+/* source.expectedChecksum and s3.insecure reach the restore agent, and only when set. */
+static void test_restore_checksum_insecure_args(void **state)
+{
+	json_t *s3 = member(S3_SOURCE, true), *pvc = member(PVC_SOURCE, true);
+	json_t *https = member(S3_HTTPS_SOURCE, true);
+	char args[4096];
+
+	(void)state;
+	restore_args(s3, args, sizeof(args));
+	assert_non_null(strstr(args, "--expected-checksum " SUM " "));
+	assert_non_null(strstr(args, "--s3-insecure "));
+	restore_args(pvc, args, sizeof(args));
+	assert_non_null(strstr(args, "--expected-checksum " SUM " "));
+	assert_null(strstr(args, "--s3-insecure"));
+	restore_args(https, args, sizeof(args));
+	assert_null(strstr(args, "--expected-checksum"));
+	assert_null(strstr(args, "--s3-insecure"));
+	json_decref(s3);
+	json_decref(pvc);
+	json_decref(https);
+}
+
 /* The seed EtcdMember of a cluster with spec.bootstrap.restore carries it as spec.restore. */
 static void test_seed_member_restore(void **state)
 {
@@ -195,9 +246,12 @@ static void test_seed_member_restore(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_restore_pod_s3),	cmocka_unit_test(test_restore_pod_pvc),
-	    cmocka_unit_test(test_restore_only_seed),	cmocka_unit_test(test_restore_runs_once),
+	    cmocka_unit_test(test_restore_pod_s3),
+	    cmocka_unit_test(test_restore_pod_pvc),
+	    cmocka_unit_test(test_restore_only_seed),
+	    cmocka_unit_test(test_restore_runs_once),
 	    cmocka_unit_test(test_seed_member_restore),
+	    cmocka_unit_test(test_restore_checksum_insecure_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,6 +213,7 @@ static void test_status_36_learner(void **state)
 	assert_true(st.cluster_id == 324952591200643719ull);
 	assert_true(st.leader == 3319814642761637952ull);
 	assert_true(st.raft_index == 7 && st.raft_term == 2 && st.raft_applied_index == 7);
+	assert_true(st.revision == 1);
 	assert_true(st.db_size == 20480 && st.db_size_in_use == 16384);
 	assert_true(st.db_size_quota == 2147483648ll);
 	assert_true(st.is_learner);
@@ -233,6 +234,7 @@ static void test_status_34_minimal(void **state)
 	assert_string_equal(st.version, "3.4.23");
 	assert_string_equal(st.storage_version, "");
 	assert_true(st.leader == 0 && st.raft_term == 0 && st.db_size_quota == 0);
+	assert_true(st.revision == 0);
 	assert_false(st.is_learner);
 	assert_int_equal(st.n_errors, 1);
 	assert_string_equal(st.errors[0], "memberID:9 alarm:NOSPACE ");

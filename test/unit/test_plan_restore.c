@@ -49,7 +49,8 @@ static json_t *seed_member(void)
 	    "\"initialCluster\":\"demo-a=http://demo-a.demo.default.svc.cluster.local:2380\","
 	    "\"clusterToken\":\"default-demo-c-uid\",\"restore\":{\"source\":{\"s3\":{"
 	    "\"endpoint\":\"http://minio:9000\",\"bucket\":\"b\",\"key\":\"demo.db\","
-	    "\"credentialsSecretRef\":{\"name\":\"s3\"}}}}},\"status\":{\"isVoter\":true}}");
+	    "\"insecure\":true,\"credentialsSecretRef\":{\"name\":\"s3\"}}}}},\"status\":{"
+	    "\"isVoter\":true}}");
 }
 
 /* The seed's Pod, not ready, with the given initContainerStatuses array. */
@@ -231,14 +232,15 @@ static void test_restore_issue_table(void **state)
 
 static json_t *restoring_cluster(void)
 {
-	return tu_json("{\"apiVersion\":\"" EO_API_GROUP_VERSION "\",\"kind\":\"EtcdCluster\","
-		       "\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\",\"uid\":"
-		       "\"c-uid\",\"generation\":1},\"spec\":{\"replicas\":3,\"version\":"
-		       "\"3.6.11\",\"storage\":{\"size\":\"1Gi\",\"medium\":\"\"},"
-		       "\"progressDeadlineSeconds\":600,\"bootstrap\":{\"restore\":{\"source\":"
-		       "{\"s3\":{\"endpoint\":\"http://minio:9000\",\"bucket\":\"b\",\"key\":"
-		       "\"demo.db\",\"credentialsSecretRef\":{\"name\":\"s3\"}}}}}},"
-		       "\"status\":{" LATCHED "}}");
+	return tu_json(
+	    "{\"apiVersion\":\"" EO_API_GROUP_VERSION "\",\"kind\":\"EtcdCluster\","
+	    "\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\",\"uid\":"
+	    "\"c-uid\",\"generation\":1},\"spec\":{\"replicas\":3,\"version\":"
+	    "\"3.6.11\",\"storage\":{\"size\":\"1Gi\",\"medium\":\"\"},"
+	    "\"progressDeadlineSeconds\":600,\"bootstrap\":{\"restore\":{\"source\":"
+	    "{\"s3\":{\"endpoint\":\"http://minio:9000\",\"bucket\":\"b\",\"key\":"
+	    "\"demo.db\",\"insecure\":true,\"credentialsSecretRef\":{\"name\":\"s3\"}}}}}},"
+	    "\"status\":{" LATCHED "}}");
 }
 
 static const char *cmsg(const json_t *st, const char *type)

@@ -26,7 +26,7 @@
 #define IMAGE "localhost/etcd-operator:dev"
 #define DEST_S3                                                                                    \
 	"{'s3':{'endpoint':'http://minio:9000','bucket':'snaps','key':'nightly',"                  \
-	"'forcePathStyle':true,'credentialsSecretRef':{'name':'s3-creds'}}}"
+	"'forcePathStyle':true,'insecure':true,'credentialsSecretRef':{'name':'s3-creds'}}}"
 #define DEST_PVC "{'pvc':{'claimName':'backups','subPath':'demo'}}"
 
 static time_t at(const char *s)
@@ -824,6 +824,10 @@ static const struct {
     {"'retention':{'maxAge':'168h','keepLast':7,'keepFailed':0}", NULL},
     {"'startingDeadlineSeconds':5", "startingDeadlineSeconds"},
     {"'startingDeadlineSeconds':10", NULL},
+    /* The later destination replaces DEST_S3: plain HTTP without s3.insecure is refused. */
+    {"'destination':{'s3':{'endpoint':'http://minio:9000','bucket':'snaps',"
+     "'credentialsSecretRef':{'name':'s'}}}",
+     "s3.insecure: true"},
 };
 
 static void test_validate(void **state)

@@ -21,6 +21,7 @@ spec:
     image: $img
     args: [restore-agent, --data-dir, /w/data, --staging-dir, /w/stage, --s3-endpoint,
            "http://minio:9000", --s3-bucket, snaps, --s3-key, "$key", --s3-force-path-style,
+           --s3-insecure,
            --credentials-dir, /creds]
     volumeMounts: [{name: w, mountPath: /w}, {name: creds, mountPath: /creds}]
   containers:
