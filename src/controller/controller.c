@@ -585,11 +585,6 @@ static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *l
 }
 
 /*
- * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due,
- * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
- * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
- */
-/*
  * Whether etcd has authentication on (AuthStatus) and, when it has and the pass holds the root
  * password, whether that password works (the client may have authenticated already on the way).
  */
@@ -722,6 +717,11 @@ out:
 	return ok;
 }
 
+/*
+ * etcd's member list through the plan's endpoints and, when the plan wants it (a roll is due,
+ * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
+ * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
+ */
 static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
 			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
 			  char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
