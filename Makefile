@@ -59,7 +59,8 @@ $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
 # libFuzzer targets (test/fuzz/fuzz_*.c, docs/development.md): clang, the library
 # built with coverage instrumentation and ASan/UBSan. `make fuzz` replays every
-# target's seeds and regressions, then fuzzes each for FUZZ_SECONDS (0: replay only).
+# target's seeds and regressions, then fuzzes each with a fixed count of inputs (test/fuzz/run.sh;
+# FUZZ_SECONDS=0: replay only; FUZZ_RUNS=0: fuzz for FUZZ_SECONDS instead).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SAN     := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
