@@ -80,6 +80,8 @@ func run() int {
 	flag.StringVar(&c.key, "key", "", "client key")
 	flag.StringVar(&c.user, "user", "", "etcd user (password from $LINCHECK_PASSWORD or $ETCDCTL_PASSWORD)")
 	flag.StringVar(&recheck, "recheck", "", "check a saved history.json instead of running clients")
+	injectStale := flag.Bool("inject-stale-read", false,
+		"self-test: append a made-up stale read to the recorded history (the check must find a violation)")
 	flag.Parse()
 	c.endpoints = strings.Split(endpoints, ",")
 
@@ -100,6 +102,14 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "lincheck: %v\n", err)
 			return 2
 		}
+	}
+	if *injectStale {
+		var ok bool
+		if h.Ops, ok = kvcheck.InjectStaleRead(h.Ops); !ok {
+			fmt.Fprintln(os.Stderr, "lincheck: -inject-stale-read: no key was overwritten after an answered put")
+			return 2
+		}
+		fmt.Println("lincheck: self-test: a stale read was appended to the history")
 	}
 	start := time.Now()
 	checked := kvcheck.Check(h.Ops, c.checkTimeout)

@@ -21,7 +21,7 @@
 #       answered), wait for the check and print its result line
 #       "lincheck: ops=<n> keys=<k> result=ok|violation|unknown". Fails on a
 #       violation, on an unknown result (the checker ran out of time), or when
-#       fewer than min-answered (default 50) operations were answered, so a
+#       fewer than min-answered (default 30) operations were answered, so a
 #       checker that never reached etcd cannot pass. On a violation or unknown
 #       result the history (history.json) and porcupine's visualisation
 #       (visualization.html) are copied to
@@ -32,7 +32,10 @@
 # Chainsaw or by the caller). A cluster with client TLS and/or etcd auth: set
 # LINCHECK_TLS=<server-secret>/<client-secret> and LINCHECK_AUTH_SECRET=<secret>
 # (the root credentials Secret), as for the write checker (whose WRITECHECK_TLS
-# and WRITECHECK_AUTH_SECRET are used when these are unset).
+# and WRITECHECK_AUTH_SECRET are used when these are unset). LINCHECK_FLAGS adds
+# flags of the binary (test/lincheck/main.go), e.g. -inject-stale-read for the
+# self-test of pod-deleted-same-member: a made-up stale read appended to the
+# recorded history, which verify must report as a violation with its artifacts.
 set -euo pipefail
 
 ns=${NAMESPACE:?NAMESPACE must be set (Chainsaw sets it)}
@@ -56,7 +59,7 @@ usage() {
 
 start() {
 	local cluster=$1 name=${2:-lc-$1} max_s=${3:-600}
-	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=""
+	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=${LINCHECK_FLAGS:-}
 	if [ -n "$tls" ]; then
 		endpoint="https://$cluster-client.$ns.svc:2379"
 		vols="
@@ -65,7 +68,7 @@ start() {
 		mounts="
     - {name: ca, mountPath: /ca}
     - {name: cert, mountPath: /cert}"
-		flags="-cacert=/ca/ca.crt -cert=/cert/tls.crt -key=/cert/tls.key"
+		flags="$flags -cacert=/ca/ca.crt -cert=/cert/tls.crt -key=/cert/tls.key"
 	fi
 	if [ -n "$auth_secret" ]; then
 		envs="
@@ -111,7 +114,7 @@ YAML
 }
 
 verify() {
-	local name=${1:-} min=${2:-50} log rc answered out dir f
+	local name=${1:-} min=${2:-30} log rc answered out dir f
 	if [ -z "$name" ]; then
 		name=$(kc get pods -l app.kubernetes.io/name=lincheck -o jsonpath='{.items[*].metadata.name}')
 		case $name in "" | *" "*) die "verify: name the checker Pod (found: '${name}')" ;; esac

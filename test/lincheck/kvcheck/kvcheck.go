@@ -286,3 +286,33 @@ func ReadHistory(path string) (History, error) {
 	err = json.Unmarshal(b, &h)
 	return h, err
 }
+
+// InjectStaleRead appends to h, for a self-test of the whole pipeline, a get
+// made after every other operation returned that answers the value of an
+// answered put p1 of a key that an answered put p2 called after p1 returned
+// overwrote. Values are unique and p1 must precede p2, so no order explains
+// the read: the check must report a violation. False when h has no such pair.
+func InjectStaleRead(h []Op) ([]Op, bool) {
+	var last int64
+	for _, op := range h {
+		if !op.Output.Unknown && op.Return > last {
+			last = op.Return
+		}
+		if op.Call > last {
+			last = op.Call
+		}
+	}
+	for _, p1 := range h {
+		if p1.Input.Op != Put || p1.Output.Unknown {
+			continue
+		}
+		for _, p2 := range h {
+			if p2.Input.Op == Put && !p2.Output.Unknown && p2.Input.Key == p1.Input.Key && p2.Call > p1.Return {
+				stale := Op{Client: p1.Client, Input: Input{Op: Get, Key: p1.Input.Key}, Call: last + 1,
+					Return: last + 2, Output: Output{Found: true, Value: p1.Input.Value}}
+				return append(h, stale), true
+			}
+		}
+	}
+	return h, false
+}

@@ -143,3 +143,22 @@ func TestCountsOpsAndKeys(t *testing.T) {
 		t.Fatalf("ops=%d keys=%d, want 2 and 2", c.Ops, c.Keys)
 	}
 }
+
+// The e2e self-test's injection turns a linearizable history into a violation.
+func TestInjectStaleRead(t *testing.T) {
+	h := []Op{
+		put(0, "x", "a", 0, 10),
+		get(1, "x", 5, 15, true, "a"),
+		put(1, "x", "b", 20, 30),
+		unknown(put(2, "x", "c", 25, 0)),
+	}
+	expect(t, h, Ok)
+	h2, ok := InjectStaleRead(h)
+	if !ok || len(h2) != len(h)+1 {
+		t.Fatalf("nothing injected")
+	}
+	expect(t, h2, Violation)
+	if _, ok := InjectStaleRead(h[:2]); ok {
+		t.Fatalf("injected without an overwritten key")
+	}
+}
