@@ -49,6 +49,11 @@ struct eo_controller {
 	struct eo_cache_set defrags;	      /* EtcdDefrags */
 	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
 	struct eo_cache_set netpols;	      /* NetworkPolicies labelled managed-by */
+	/*
+	 * Nodes (one cluster-wide cache, synced before any reconcile): n == 0 means nodes are
+	 * not watched, and a Pod's node is then never looked up (plan/nodeloss.h).
+	 */
+	struct eo_cache_set nodes;
 	const struct eo_netpol_opts *netpol;  /* NULL: NetworkPolicies are never made */
 	const char *operator_image;	      /* runs snapshot Jobs; borrowed */
 	struct eo_desired_opts build;	      /* strings borrowed */

@@ -150,6 +150,12 @@ struct eo_plan_member {
 	const json_t *member;
 	const json_t *pod; /* the Pod named after the member, controlled by it */
 	const json_t *pvc; /* data-<member>, controlled by it */
+	/*
+	 * The Node the Pod is bound to (its spec.nodeName), NULL when not looked up or absent;
+	 * node_absent: looked up and not found (deleted). plan/nodeloss.h decides from them.
+	 */
+	const json_t *node;
+	bool node_absent;
 };
 
 struct eo_plan_failure; /* plan/failure.h */
@@ -206,6 +212,12 @@ struct eo_plan_input {
 	 */
 	bool live_checked;
 	const char *const *status_from;
+	/*
+	 * With a QUERY_MEMBERS that set want_nodes: every member's Pod and the Node it is bound
+	 * to were read from the apiserver this pass (plan/nodeloss.h). A member is replaced for
+	 * its node only on this view.
+	 */
+	bool nodes_live;
 	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
@@ -289,6 +301,12 @@ struct eo_plan_result {
 	 * list could be read; plan again with live_checked and status_from set.
 	 */
 	bool want_live;
+	/*
+	 * QUERY_MEMBERS while a member's node trouble is past its grace (plan/nodeloss.h): first
+	 * read every member's Pod and its Node live from the apiserver (a failed read: act on
+	 * nothing, retry); plan again with nodes_live.
+	 */
+	bool want_nodes;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
 	/*
