@@ -2130,7 +2130,7 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
 	struct eo_kube_delete_opts d = {.grace_period_seconds = 0};
 	struct eo_kube_error err = {0};
-	json_t *pod = NULL, *node = NULL;
+	json_t *pod = NULL, *node = NULL, *claim = NULL;
 	const char *nn = NULL;
 	char pvc[EO_NAME_MAX];
 	eo_kube_err e;
@@ -2160,10 +2160,17 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "Pod on a lost node force-deleted (member out of etcd)",
 		  "member", mname, "node", nn, NULL);
-	d = (struct eo_kube_delete_opts){.grace_period_seconds = -1};
+	if (get_live(c, lc, eo_kube_res_at(RES_PVCS, ns, pvc), &claim) != 0)
+		goto out;
+	if (claim == NULL || !eo_desired_is_controlled_by(claim, eo_member_uid(member))) {
+		rc = 0;
+		goto out;
+	}
+	d = (struct eo_kube_delete_opts){.uid = eo_kube_obj_uid(claim),
+					 .grace_period_seconds = -1};
 	e = eo_kube_delete(c->kc, &(struct eo_kube_resource){"v1", "persistentvolumeclaims", ns, pvc},
 			   &d, &err);
-	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND) {
+	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
 		eo_log_kv(EO_LOG_WARN, lc, "deleting the PVC of a member on a lost node failed",
 			  "member", mname, "pvc", pvc, "error", eo_kube_strerror(e), "detail",
 			  err.message, NULL);
@@ -2175,6 +2182,7 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 out:
 	json_decref(pod);
 	json_decref(node);
+	json_decref(claim);
 	return rc;
 }
 
