@@ -117,7 +117,7 @@ static json_t *node(const char *name, const char *ready, time_t since)
 /* n members, all ready voters on Ready nodes, all listed by etcd (the leader's list). */
 static void world_init(struct world *w, size_t n)
 {
-	char nn[8];
+	char nn[24];
 
 	memset(w, 0, sizeof(*w));
 	w->cluster = cluster((int)n);
@@ -177,7 +177,7 @@ static void world_free(struct world *w)
  * lifecycle controller marks it). */
 static void node_down(struct world *w, size_t i, const char *ready, time_t since)
 {
-	char nn[8];
+	char nn[24];
 
 	snprintf(nn, sizeof(nn), "n%zu", i);
 	json_decref(w->nodes[i]);
