@@ -161,11 +161,20 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, 
 	ev = json_string_value(
 	    at(json_object_get(pm->node, "metadata"), "annotations", EO_ANNOTATION_EVACUATE));
 	if (ev != NULL && strcmp(ev, "true") == 0) {
+		/*
+		 * Only off a cordoned node: on a schedulable one the replacement could land on
+		 * the same node and be evacuated in turn, for ever.
+		 */
+		bool cordoned_too = json_is_true(at(pm->node, "spec", "unschedulable"));
+
 		v->trouble = EO_NODE_EVACUATE;
-		v->due = true;
-		v->left_s = 0;
-		snprintf(v->why, sizeof(v->why), "node %s is annotated %s=true", v->node,
-			 EO_ANNOTATION_EVACUATE);
+		v->due = cordoned_too;
+		v->left_s = cordoned_too ? 0 : -1;
+		snprintf(v->why, sizeof(v->why), "node %s is annotated %s=true%s", v->node,
+			 EO_ANNOTATION_EVACUATE,
+			 cordoned_too ? " and cordoned"
+				      : " but not cordoned: nothing moves until it is (kubectl "
+					"cordon), or the replacement could land on it again");
 		return true;
 	}
 	if (json_is_true(at(pm->node, "spec", "unschedulable")))

@@ -12,7 +12,8 @@
  *   - Gone: the Node object was looked up and is not there; the clock is the Pod's
  *     deletionTimestamp, else its Ready=False condition's lastTransitionTime (neither: never
  *     due).
- *   - Evacuate: the Node carries EO_ANNOTATION_EVACUATE="true": due at once.
+ *   - Evacuate: the Node carries EO_ANNOTATION_EVACUATE="true": due at once once the node is
+ *     also cordoned (so that the replacement cannot land on it again); before, only told.
  *   - Cordoned: spec.unschedulable; the clock is the timeAdded of the
  *     node.kubernetes.io/unschedulable taint the node lifecycle controller adds (absent:
  *     never due; the annotation still works).
@@ -59,7 +60,7 @@ enum eo_node_trouble {
 struct eo_node_verdict {
 	enum eo_node_trouble trouble;
 	bool lost;		       /* NOT_READY or GONE: the node may never come back */
-	bool due;		       /* past the grace (EVACUATE: at once) */
+	bool due;		       /* past the grace (EVACUATE: at once when cordoned) */
 	long left_s;		       /* not due with a clock: seconds left; -1 no clock */
 	char node[EO_PLAN_NAME_MAX];   /* the Pod's spec.nodeName */
 	char why[EO_NODE_WHY_MAX];     /* "node n1 is NotReady (Unknown) since ...", ... */

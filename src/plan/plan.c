@@ -666,6 +666,8 @@ static const char *node_notice(const struct ctx *x, char *msg, size_t n)
 				 "it is replaced on another node at %s unless the node recovers "
 				 "(spec.nodeLossGracePeriod %ld s)",
 				 ts, grace);
+		else if (v.trouble == EO_NODE_EVACUATE)
+			snprintf(next, sizeof(next), "it stays until the node is cordoned");
 		else
 			snprintf(next, sizeof(next),
 				 "it is not replaced automatically; annotate the node %s=true to "

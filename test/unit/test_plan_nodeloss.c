@@ -284,8 +284,14 @@ static void test_node_trouble_predicate(void **state)
 	assert_true(eo_plan_member_node_trouble(&w.pm[2], 900, T0, &v));
 	assert_false(v.due);
 
-	/* Evacuate: at once. */
+	/* Evacuate: told at once, due once the node is cordoned too (else the replacement could
+	 * land on it again). */
 	evacuate(&w, 0);
+	assert_true(eo_plan_member_node_trouble(&w.pm[0], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_EVACUATE);
+	assert_false(v.due);
+	assert_non_null(strstr(v.why, "not cordoned"));
+	cordon(&w, 0, NULL);
 	assert_true(eo_plan_member_node_trouble(&w.pm[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_EVACUATE);
 	assert_true(v.due);
@@ -391,6 +397,7 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	world_init(&w, 3);
 	node_down(&w, 1, "Unknown", PAST);
 	evacuate(&w, 2);
+	cordon(&w, 2, NULL);
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
 	w.in.etcd = NULL;
 	plan(&w, &res);
@@ -446,7 +453,7 @@ static void test_node_drain_evacuate(void **state)
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  EO_ANNOTATION_EVACUATE "=true to move it");
 	eo_plan_result_clear(&res);
-	/* The annotation: at once. */
+	/* The annotation on a cordoned node: at once. */
 	evacuate(&w, 1);
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
@@ -462,9 +469,20 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	world_free(&w);
 
+	/* The annotation alone: reported, nothing moves. */
+	world_init(&w, 3);
+	evacuate(&w, 1);
+	plan(&w, &res);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
+		  "it stays until the node is cordoned");
+	eo_plan_result_clear(&res);
+	world_free(&w);
+
 	/* The only member cannot move anywhere: reported, never removed. */
 	world_init(&w, 1);
 	evacuate(&w, 0);
+	cordon(&w, 0, NULL);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_non_null(strstr(res.message, "would cost the quorum"));
