@@ -2118,11 +2118,12 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 
 /*
  * Once member is out of etcd: a Pod of it left on a lost node (plan/nodeloss.h: the Node
- * NotReady or gone, read live) is deleted with gracePeriodSeconds 0 - no kubelet is there to
- * confirm a graceful delete, and the Pod would hold its PVC forever - and so is its PVC, bound
- * to that node's disk: it is never used again (the replacement gets a new name and PVC). A
- * Pod on a live node goes the usual way (garbage collection). 0, or -1 when a read or delete
- * failed (the finalizer stays and the pass comes back).
+ * NotReady or gone, read live) is deleted with gracePeriodSeconds 0 (UID precondition): no
+ * kubelet is there to confirm a graceful delete, and the Pod would stay Terminating and keep
+ * its PVC in use. The PVC, bound to that node's disk, then goes by garbage collection with
+ * the EtcdMember that owns it (the operator never deletes a PVC itself); it is never used
+ * again, the replacement has a new name and a new PVC. A Pod on a live node goes the usual
+ * way. 0, or -1 when a read or the delete failed (the finalizer stays, the pass comes back).
  */
 static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *lc,
 			     const json_t *member)
@@ -2130,14 +2131,13 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
 	struct eo_kube_delete_opts d = {.grace_period_seconds = 0};
 	struct eo_kube_error err = {0};
-	json_t *pod = NULL, *node = NULL, *claim = NULL;
+	struct eo_kube_resource r;
+	json_t *pod = NULL, *node = NULL;
 	const char *nn = NULL;
-	char pvc[EO_NAME_MAX];
 	eo_kube_err e;
 	int rc = -1;
 
-	if (eo_name_member_pvc(pvc, sizeof(pvc), mname) != 0 ||
-	    get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
+	if (get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
 		goto out;
 	if (pod == NULL || !eo_desired_is_controlled_by(pod, eo_member_uid(member)) ||
 	    (nn = pod_node_name(pod)) == NULL) {
@@ -2151,7 +2151,8 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 		goto out;
 	}
 	d.uid = eo_kube_obj_uid(pod);
-	e = eo_kube_delete(c->kc, &(struct eo_kube_resource){"v1", "pods", ns, mname}, &d, &err);
+	r = eo_kube_res_at(RES_PODS, ns, mname);
+	e = eo_kube_delete(c->kc, &r, &d, &err);
 	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
 		eo_log_kv(EO_LOG_WARN, lc, "force-deleting the Pod on a lost node failed", "member",
 			  mname, "node", nn, "error", eo_kube_strerror(e), "detail", err.message,
@@ -2160,29 +2161,10 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "Pod on a lost node force-deleted (member out of etcd)",
 		  "member", mname, "node", nn, NULL);
-	if (get_live(c, lc, eo_kube_res_at(RES_PVCS, ns, pvc), &claim) != 0)
-		goto out;
-	if (claim == NULL || !eo_desired_is_controlled_by(claim, eo_member_uid(member))) {
-		rc = 0;
-		goto out;
-	}
-	d = (struct eo_kube_delete_opts){.uid = eo_kube_obj_uid(claim),
-					 .grace_period_seconds = -1};
-	e = eo_kube_delete(c->kc, &(struct eo_kube_resource){"v1", "persistentvolumeclaims", ns, pvc},
-			   &d, &err);
-	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
-		eo_log_kv(EO_LOG_WARN, lc, "deleting the PVC of a member on a lost node failed",
-			  "member", mname, "pvc", pvc, "error", eo_kube_strerror(e), "detail",
-			  err.message, NULL);
-		goto out;
-	}
-	eo_log_kv(EO_LOG_INFO, lc, "PVC of a member on a lost node deleted", "member", mname,
-		  "pvc", pvc, NULL);
 	rc = 0;
 out:
 	json_decref(pod);
 	json_decref(node);
-	json_decref(claim);
 	return rc;
 }
 
