@@ -228,7 +228,9 @@ static void h_recover(void *ud, const char *ns, unsigned long failures, long lon
 /* The Node informer (see struct eo_manager); its cache becomes ctrl.nodes. 0, or -1. */
 static int start_node_informer(struct eo_manager *m)
 {
-	struct eo_kube_informer_opts io = {.res = {"v1", "nodes", NULL, NULL}};
+	/* A Node lists every image it holds: room for large ones (a skipped one reads as gone). */
+	struct eo_kube_informer_opts io = {.res = {"v1", "nodes", NULL, NULL},
+					   .max_object = 2u << 20};
 	struct eo_kube_informer_handlers h = {
 	    .on_skip = h_skip, .on_failure = h_failure, .on_recover = h_recover, .ud = &m->node_hud};
 
