@@ -26,8 +26,6 @@
 #define EO_DEFAULT_REPLICAS		     3
 #define EO_DEFAULT_STORAGE_SIZE		     "1Gi"
 #define EO_DEFAULT_PROGRESS_DEADLINE_SECONDS 600
-/* spec.nodeLossGracePeriod when absent: 5 minutes. */
-#define EO_DEFAULT_NODE_LOSS_GRACE_SECONDS 300
 #define EO_DEFAULT_ISSUER_KIND		     "Issuer"
 /* Operator-side default of an empty spec.resources (requests only, no limits). */
 #define EO_DEFAULT_CPU_REQUEST	  "100m"
@@ -165,6 +163,9 @@ const char *eo_cluster_version(const json_t *cluster);
 int eo_cluster_etcd_image(const json_t *cluster, const char *repository, char *buf, size_t n);
 /* spec.progressDeadlineSeconds, default 600. */
 int32_t eo_cluster_progress_deadline_seconds(const json_t *cluster);
+/* spec.nodeLossGracePeriod when absent: 5 minutes. */
+#define EO_DEFAULT_NODE_LOSS_GRACE_SECONDS 300
+
 /*
  * spec.nodeLossGracePeriod (a duration such as "5m", "90s", "1h") in whole seconds: how long a
  * member's node may stay NotReady, gone or cordoned before the member is replaced elsewhere

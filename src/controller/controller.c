@@ -450,7 +450,8 @@ static void observed_members_free(struct observed_members *om)
 /* The spec.nodeName of a Pod, or NULL. */
 static const char *pod_node_name(const json_t *pod)
 {
-	const char *n = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+	const char *n =
+	    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
 
 	return n != NULL && n[0] != '\0' ? n : NULL;
 }
@@ -634,10 +635,11 @@ static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 		if (confirm_live(c, lc, om, pm) < 0 ||
 		    ((nn = pod_node_name(pm->pod)) != NULL &&
 		     get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
-			eo_log_kv(EO_LOG_WARN, lc,
-				  "node-loss check waits: the member's Pod or Node could not be read "
-				  "from the apiserver",
-				  "member", eo_member_name(pm->member), "check", "live-read", NULL);
+			eo_log_kv(
+			    EO_LOG_WARN, lc,
+			    "node-loss check waits: the member's Pod or Node could not be read "
+			    "from the apiserver",
+			    "member", eo_member_name(pm->member), "check", "live-read", NULL);
 			return -1;
 		}
 		pm->node = node;

@@ -231,8 +231,10 @@ static int start_node_informer(struct eo_manager *m)
 	/* A Node lists every image it holds: room for large ones (a skipped one reads as gone). */
 	struct eo_kube_informer_opts io = {.res = {"v1", "nodes", NULL, NULL},
 					   .max_object = 2u << 20};
-	struct eo_kube_informer_handlers h = {
-	    .on_skip = h_skip, .on_failure = h_failure, .on_recover = h_recover, .ud = &m->node_hud};
+	struct eo_kube_informer_handlers h = {.on_skip = h_skip,
+					      .on_failure = h_failure,
+					      .on_recover = h_recover,
+					      .ud = &m->node_hud};
 
 	m->node_hud = (struct handler_ud){m, K_COUNT, {m->rep, "Node", "v1"}};
 	m->node_inf = eo_kube_informer_new(m->kc, &io, &h);
@@ -589,9 +591,10 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 			}
 	/* A node missing from an unsynced cache would read as deleted. */
 	if (!eo_kube_informer_wait_synced(m->node_inf, sync_timeout_ms)) {
-		eo_log_kv(EO_LOG_ERROR, NULL,
-			  "informer cache did not sync (the operator needs get/list/watch on nodes)",
-			  "kind", "Node", NULL);
+		eo_log_kv(
+		    EO_LOG_ERROR, NULL,
+		    "informer cache did not sync (the operator needs get/list/watch on nodes)",
+		    "kind", "Node", NULL);
 		return -1;
 	}
 	eo_ready_set(m->ready, true, NULL);

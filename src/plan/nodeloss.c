@@ -84,8 +84,8 @@ static bool gone(const json_t *pod, long grace_s, time_t now, struct eo_node_ver
 	const json_t *ready = find_by(at(pod, "status", "conditions"), "type", "Ready");
 	const char *rs = json_string_value(json_object_get(ready, "status"));
 	time_t since = 0;
-	bool known = parse_since(json_string_value(at(pod, "metadata", "deletionTimestamp")),
-				 &since);
+	bool known =
+	    parse_since(json_string_value(at(pod, "metadata", "deletionTimestamp")), &since);
 	char s[64];
 
 	if (!known && rs != NULL && strcmp(rs, "True") != 0)
@@ -109,8 +109,9 @@ static bool not_ready(const json_t *node, long grace_s, time_t now, struct eo_no
 	const json_t *c = node_ready_condition(node);
 	const char *st = json_string_value(json_object_get(c, "status"));
 	time_t since = 0;
-	bool known = c != NULL &&
-		     parse_since(json_string_value(json_object_get(c, "lastTransitionTime")), &since);
+	bool known =
+	    c != NULL &&
+	    parse_since(json_string_value(json_object_get(c, "lastTransitionTime")), &since);
 	char s[64];
 
 	v->trouble = EO_NODE_NOT_READY;

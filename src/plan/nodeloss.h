@@ -41,8 +41,8 @@
 #define EO_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 /* Degraded=True reasons (and Warning Events) while a member's node is in trouble. */
-#define EO_PLAN_REASON_NODE_NOT_READY  "MemberNodeNotReady"
-#define EO_PLAN_REASON_NODE_DRAINING   "MemberNodeDraining"
+#define EO_PLAN_REASON_NODE_NOT_READY	  "MemberNodeNotReady"
+#define EO_PLAN_REASON_NODE_DRAINING	  "MemberNodeDraining"
 #define EO_PLAN_REASON_MEMBER_UNREACHABLE "MemberUnreachable"
 /* The Warning Event when a member is removed for its node (then replaced). */
 #define EO_PLAN_REASON_NODE_LOST "MemberNodeLost"
@@ -59,11 +59,11 @@ enum eo_node_trouble {
 
 struct eo_node_verdict {
 	enum eo_node_trouble trouble;
-	bool lost;		       /* NOT_READY or GONE: the node may never come back */
-	bool due;		       /* past the grace (EVACUATE: at once when cordoned) */
-	long left_s;		       /* not due with a clock: seconds left; -1 no clock */
-	char node[EO_PLAN_NAME_MAX];   /* the Pod's spec.nodeName */
-	char why[EO_NODE_WHY_MAX];     /* "node n1 is NotReady (Unknown) since ...", ... */
+	bool lost;		     /* NOT_READY or GONE: the node may never come back */
+	bool due;		     /* past the grace (EVACUATE: at once when cordoned) */
+	long left_s;		     /* not due with a clock: seconds left; -1 no clock */
+	char node[EO_PLAN_NAME_MAX]; /* the Pod's spec.nodeName */
+	char why[EO_NODE_WHY_MAX];   /* "node n1 is NotReady (Unknown) since ...", ... */
 };
 
 /*

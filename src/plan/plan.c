@@ -1583,7 +1583,8 @@ static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t des
 			     "(%zu ready of %zu voting member(s) would be left)",
 			     name, v.why, ready, voters);
 			event(x, "Warning",
-			      v.lost ? EO_PLAN_REASON_NODE_NOT_READY : EO_PLAN_REASON_NODE_DRAINING);
+			      v.lost ? EO_PLAN_REASON_NODE_NOT_READY
+				     : EO_PLAN_REASON_NODE_DRAINING);
 			wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 			return true;
 		}
@@ -1995,8 +1996,8 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	pending = first_pending(x->in);
 	if (step_unmanaged(x) || step_voter_marks(x) || step_replace_lost(x) ||
 	    step_not_in_etcd(x) || step_replace_crashlooping(x, c, desired, learners) ||
-	    step_replace_node(x, c, desired, learners) || step_scale_down(x, c, desired) || step_set_initial_cluster(x, pending) ||
-	    step_promote(x, learners) || !x->ok)
+	    step_replace_node(x, c, desired, learners) || step_scale_down(x, c, desired) ||
+	    step_set_initial_cluster(x, pending) || step_promote(x, learners) || !x->ok)
 		return;
 	if (step_roll(x, c, desired, learners, pending) || !x->ok)
 		return;

@@ -1845,7 +1845,7 @@ static void test_node_lost_member_replaced(void **state)
 		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
 		assert_int_equal(count(&r, "DELETE", "pods", "demo-b", "", &del), 1);
 		assert_int_equal(json_integer_value(json_object_get(json_object_get(del, "body"),
-								   "gracePeriodSeconds")),
+								    "gracePeriodSeconds")),
 				 0);
 		assert_true(json_is_integer(
 		    json_object_get(json_object_get(del, "body"), "gracePeriodSeconds")));

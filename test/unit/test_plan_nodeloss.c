@@ -79,9 +79,9 @@ static json_t *member(const char *name)
 		      name, "namespace", "default", "uid", name, "creationTimestamp",
 		      "2026-06-02T09:00:00Z", "finalizers", EO_FINALIZER_MEMBER_CLEANUP,
 		      "ownerReferences", "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster",
-		      "name", "demo", "uid", "c-uid", "controller", 1, "spec", "clusterName", "demo",
-		      "version", "3.6.11", "bootstrap", 0, "initialCluster", ic, "clusterToken",
-		      "default-demo-c-uid", "status", "isVoter", 1);
+		      "name", "demo", "uid", "c-uid", "controller", 1, "spec", "clusterName",
+		      "demo", "version", "3.6.11", "bootstrap", 0, "initialCluster", ic,
+		      "clusterToken", "default-demo-c-uid", "status", "isVoter", 1);
 	assert_non_null(m);
 	return m;
 }
@@ -140,9 +140,9 @@ static void world_init(struct world *w, size_t n)
 	w->n = n;
 	w->etcd = (struct eo_etcd_members){.v = w->ev, .n = n, .cluster_id = 0x248adce0359142baULL};
 	w->pdb = eo_desired_pdb(w->cluster, eo_desired_pdb_min_available((int)n, (int)n));
-	json_object_set_new(w->pdb, "status",
-			    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed",
-				      n > 2 ? 1 : 0));
+	json_object_set_new(
+	    w->pdb, "status",
+	    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", n > 2 ? 1 : 0));
 	w->in = (struct eo_plan_input){.cluster = w->cluster,
 				       .members = w->pm,
 				       .n_members = n,
@@ -200,8 +200,9 @@ static void cordon(struct world *w, size_t i, const char *taint_added)
 
 static void evacuate(struct world *w, size_t i)
 {
-	json_object_set_new(json_object_get(json_object_get(w->nodes[i], "metadata"), "annotations"),
-			    EO_ANNOTATION_EVACUATE, json_string("true"));
+	json_object_set_new(
+	    json_object_get(json_object_get(w->nodes[i], "metadata"), "annotations"),
+	    EO_ANNOTATION_EVACUATE, json_string("true"));
 }
 
 static const char *name_of(const json_t *member)
@@ -257,8 +258,8 @@ static void test_node_trouble_predicate(void **state)
 	assert_int_equal(v.trouble, EO_NODE_GONE);
 	assert_false(v.due);
 	/* ... or its deletionTimestamp. */
-	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"),
-			    "deletionTimestamp", json_string("2026-06-02T09:50:00Z"));
+	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T09:50:00Z"));
 	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
 	assert_true(v.due);
 	assert_non_null(strstr(v.why, "terminating"));
@@ -368,8 +369,8 @@ static void test_node_lost_member_replaced(void **state)
 	/* The Node object deleted, the Pod stuck terminating: the same. */
 	w.pm[1].node = NULL;
 	w.pm[1].node_absent = true;
-	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"),
-			    "deletionTimestamp", json_string("2026-06-02T09:50:00Z"));
+	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T09:50:00Z"));
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
@@ -513,8 +514,8 @@ static void test_partition_reported(void **state)
 	/* Ready Pod, but etcd does not answer at the member's address (NotServing). */
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
-	assert_true(eo_condition_set(json_object_get((json_t *)w.pm[1].member, "status"), &ns,
-				     T0) > 0);
+	assert_true(eo_condition_set(json_object_get((json_t *)w.pm[1].member, "status"), &ns, T0) >
+		    0);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_MEMBER_UNREACHABLE,
@@ -523,8 +524,8 @@ static void test_partition_reported(void **state)
 	/* It answers again: the report goes. */
 	ns.status = EO_COND_TRUE;
 	ns.reason = EO_REASON_POD_READY;
-	assert_true(eo_condition_set(json_object_get((json_t *)w.pm[1].member, "status"), &ns,
-				     T0) > 0);
+	assert_true(eo_condition_set(json_object_get((json_t *)w.pm[1].member, "status"), &ns, T0) >
+		    0);
 	plan(&w, &res);
 	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
 	eo_plan_result_clear(&res);
