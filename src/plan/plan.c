@@ -679,11 +679,42 @@ static const char *node_notice(const struct ctx *x, char *msg, size_t n)
 	return NULL;
 }
 
+/* A voter that stopped serving only this long ago is starting (a roll, a restart). */
+#define UNREACHABLE_AFTER_S 30
+
+/*
+ * Whether member pm has not served for UNREACHABLE_AFTER_S: its Pod's Ready=False, or (a ready
+ * Pod) its EtcdMember's Ready=False, since longer than that; true when no time is recorded.
+ */
+static bool silent_for_a_while(const struct eo_plan_member *pm, time_t now)
+{
+	const json_t *c = NULL, *cs = NULL;
+	const char *since = NULL;
+	time_t t = 0;
+	size_t i;
+
+	if (eo_plan_pod_ready(pm->pod)) {
+		c = eo_condition_find(json_object_get(pm->member, "status"), EO_COND_READY);
+	} else {
+		json_array_foreach(
+		    json_object_get(json_object_get(pm->pod, "status"), "conditions"), i, cs)
+		{
+			const char *type = json_string_value(json_object_get(cs, "type"));
+
+			if (type != NULL && strcmp(type, "Ready") == 0)
+				c = cs;
+		}
+	}
+	since = json_string_value(json_object_get(c, "lastTransitionTime"));
+	return since == NULL || eo_time_parse(since, &t) != 0 || now - t >= UNREACHABLE_AFTER_S;
+}
+
 /*
  * A voter that does not serve while nothing around it is wrong: its Pod runs (not crash-looping,
- * no Pod issue, its data in place) on a node that was looked up and is Ready. Its etcd is cut
- * off (a partition) or stuck; it is never removed for that, only reported (MemberUnreachable),
- * and the report goes once it answers again. NULL when there is none.
+ * no Pod issue, its data in place) on a node that was looked up and is Ready, and it has been
+ * silent for UNREACHABLE_AFTER_S. Its etcd is cut off (a partition) or stuck; it is never
+ * removed for that, only reported (MemberUnreachable), and the report goes once it answers
+ * again. NULL when there is none.
  */
 static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
 {
@@ -699,7 +730,8 @@ static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
 		    eo_plan_node_lost(pm->node, pm->node_absent) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0) ||
 		    eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
-		    eo_plan_pod_issue(pm->member, pm->pod, pm->pvc, x->in->now, &is))
+		    eo_plan_pod_issue(pm->member, pm->pod, pm->pvc, x->in->now, &is) ||
+		    !silent_for_a_while(pm, x->in->now))
 			continue;
 		snprintf(msg, n,
 			 "member %s does not answer: its Pod runs on Ready node %s but its etcd is "
