@@ -457,13 +457,14 @@ static const char *pod_node_name(const json_t *pod)
 }
 
 /*
- * pm->node from the Node cache (plan/nodeloss.h): the node its Pod is bound to, or
- * node_absent when the synced cache has no such Node. Nothing when nodes are not watched.
+ * pm->node from the Node cache (plan/nodeloss.h): the node its Pod is bound to (or its PVC
+ * was provisioned for), or node_absent when the synced cache has no such Node. Nothing when
+ * nodes are not watched.
  */
 static int observe_node(struct eo_controller *c, struct observed_members *om,
 			struct eo_plan_member *pm)
 {
-	const char *nn = pod_node_name(pm->pod);
+	const char *nn = eo_plan_member_node_name(pm->pod, pm->pvc);
 	json_t *node = NULL;
 
 	pm->node = NULL;
@@ -633,7 +634,7 @@ static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 		json_t *node = NULL;
 
 		if (confirm_live(c, lc, om, pm) < 0 ||
-		    ((nn = pod_node_name(pm->pod)) != NULL &&
+		    ((nn = eo_plan_member_node_name(pm->pod, pm->pvc)) != NULL &&
 		     get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
 			eo_log_kv(
 			    EO_LOG_WARN, lc,

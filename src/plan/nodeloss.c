@@ -137,6 +137,18 @@ static bool cordoned(const json_t *node, long grace_s, time_t now, struct eo_nod
 	return true;
 }
 
+const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc)
+{
+	const char *nn = json_string_value(at(pod, "spec", "nodeName"));
+
+	if (pod == NULL)
+		return NULL;
+	if (nn == NULL || nn[0] == '\0')
+		nn = json_string_value(at(json_object_get(pvc, "metadata"), "annotations",
+					  EO_ANNOTATION_SELECTED_NODE));
+	return nn != NULL && nn[0] != '\0' ? nn : NULL;
+}
+
 bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, time_t now,
 				 struct eo_node_verdict *v)
 {
@@ -148,8 +160,8 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, 
 	    eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
 	    eo_member_dormant(pm->member))
 		return false;
-	nn = json_string_value(at(pm->pod, "spec", "nodeName"));
-	if (nn == NULL || nn[0] == '\0' || (pm->node == NULL && !pm->node_absent))
+	nn = eo_plan_member_node_name(pm->pod, pm->pvc);
+	if (nn == NULL || (pm->node == NULL && !pm->node_absent))
 		return false;
 	if (snprintf(v->node, sizeof(v->node), "%s", nn) >= (int)sizeof(v->node))
 		return false;

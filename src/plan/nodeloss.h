@@ -66,8 +66,19 @@ struct eo_node_verdict {
 	char why[EO_NODE_WHY_MAX];   /* "node n1 is NotReady (Unknown) since ...", ... */
 };
 
+/* The annotation the scheduler puts on a claim provisioned for a node (WaitForFirstConsumer). */
+#define EO_ANNOTATION_SELECTED_NODE "volume.kubernetes.io/selected-node"
+
 /*
- * Whether member pm (not pending, dormant or being deleted; with a Pod bound to a node) runs
+ * The node a member lives on: its Pod's spec.nodeName; for a Pod not bound to a node yet (one
+ * recreated after its node went away, which a node-local volume keeps Pending), the node its
+ * PVC was provisioned for (EO_ANNOTATION_SELECTED_NODE). NULL when neither says. Borrowed.
+ */
+const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc);
+
+/*
+ * Whether member pm (not pending, dormant or being deleted; with a Pod on a node,
+ * eo_plan_member_node_name) runs
  * on a node in trouble, looked up as pm->node / pm->node_absent. grace_s: the cluster's
  * eo_cluster_node_loss_grace_seconds(). False (and v->trouble FINE) when the node is fine or
  * was not looked up.

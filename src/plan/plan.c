@@ -1578,9 +1578,24 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
  * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h) is removed through the
  * quorum and the scale-up path replaces it with a new member and a new PVC, which the scheduler
  * puts on another node. Only while nothing else is changing, only when the voters left keep a
- * quorum, a cordoned or evacuated member only when every voter is ready, and only on the Pod
+ * quorum, a cordoned or evacuated member only when every other voter is ready (its own Pod may
+ * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
  * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
  */
+/* Voters other than pm that do not serve (a drained member moves only when there are none). */
+static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *o = &x->in->members[i];
+
+		n += o != pm && counted_voter(o->member) &&
+		     !eo_plan_member_serving(o->member, o->pod);
+	}
+	return n;
+}
+
 static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t desired,
 			      size_t learners)
 {
@@ -1599,10 +1614,10 @@ static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t des
 		if (!eo_plan_member_node_trouble(pm, grace, x->in->now, &v) || !v.due ||
 		    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
 			continue;
-		if (!v.lost && c->voters_ready < c->voters) {
+		if (!v.lost && others_down(x, pm) > 0) {
 			msgf(x,
-			     "member %s: %s; moving it to another node waits until every voter is "
-			     "ready (%zu of %zu)",
+			     "member %s: %s; moving it to another node waits until every other "
+			     "voter is ready (%zu of %zu voters ready)",
 			     name, v.why, c->voters_ready, c->voters);
 			event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
 			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);

@@ -272,6 +272,28 @@ static void test_node_trouble_predicate(void **state)
 	w.pm[1].node_absent = false;
 	assert_false(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
 
+	/*
+	 * A Pod recreated after its node went away, Pending on its node-local volume: the node
+	 * is the one its PVC was provisioned for. Its clock: the Pod's Ready=False.
+	 */
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod =
+	    json_pack("{s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "demo-b",
+		      "uid", "pod-2", "status", "phase", "Pending", "conditions", "type", "Ready",
+		      "status", "False", "lastTransitionTime", "2026-06-02T09:50:00Z");
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	w.pm[1].pvc = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "data-demo-b",
+				"annotations", EO_ANNOTATION_SELECTED_NODE, "n1");
+	assert_string_equal(eo_plan_member_node_name(w.pm[1].pod, w.pm[1].pvc), "n1");
+	w.pm[1].node_absent = true;
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_GONE);
+	assert_true(v.due);
+	assert_string_equal(v.node, "n1");
+	json_decref((json_t *)w.pm[1].pvc);
+	w.pm[1].pvc = NULL;
+	w.pm[1].node_absent = false;
+
 	/* Cordoned: by the taint's timeAdded; without one, never due. */
 	cordon(&w, 2, NULL);
 	assert_true(eo_plan_member_node_trouble(&w.pm[2], 300, T0, &v));
@@ -460,13 +482,22 @@ static void test_node_drain_evacuate(void **state)
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
 	eo_plan_result_clear(&res);
+	/* ... also when its own Pod is the one the drain evicted (Pending on its local volume). */
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod = pod(w.pm[1].member, "n1", false);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	eo_plan_result_clear(&res);
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
 	/* ... but not while another voter is down. */
 	json_decref((json_t *)w.pm[2].pod);
 	w.pm[2].pod = pod(w.pm[2].member, "n2", false);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
-	assert_non_null(strstr(res.message, "waits until every voter is ready"));
+	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
 	eo_plan_result_clear(&res);
 	world_free(&w);
 
