@@ -434,14 +434,16 @@ static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cl
 
 struct observed_members {
 	struct eo_plan_member *v;
-	json_t *members; /* the array of typed copies the entries borrow from */
-	json_t *owned;	 /* keeps pods/pvcs alive */
+	struct eo_plan_node *nodes; /* nodes[i]: the Node of v[i]; NULL: nodes not watched */
+	json_t *members;	    /* the array of typed copies the entries borrow from */
+	json_t *owned;		    /* keeps pods/pvcs alive */
 	size_t n;
 };
 
 static void observed_members_free(struct observed_members *om)
 {
 	free(om->v);
+	free(om->nodes);
 	json_decref(om->members);
 	json_decref(om->owned);
 	memset(om, 0, sizeof(*om));
@@ -457,26 +459,23 @@ static const char *pod_node_name(const json_t *pod)
 }
 
 /*
- * pm->node from the Node cache (plan/nodeloss.h): the node its Pod is bound to (or its PVC
- * was provisioned for), or node_absent when the synced cache has no such Node. Nothing when
- * nodes are not watched.
+ * om->nodes[i] from the Node cache (plan/nodeloss.h): the node member i's Pod is bound to (or its
+ * PVC was provisioned for), or absent when the synced cache has no such Node. Nothing when nodes
+ * are not watched.
  */
-static int observe_node(struct eo_controller *c, struct observed_members *om,
-			struct eo_plan_member *pm)
+static int observe_node(struct eo_controller *c, struct observed_members *om, size_t i)
 {
-	const char *nn = eo_plan_member_node_name(pm->pod, pm->pvc);
+	const char *nn = eo_plan_member_node_name(om->v[i].pod, om->v[i].pvc);
 	json_t *node = NULL;
 
-	pm->node = NULL;
-	pm->node_absent = false;
-	if (nn == NULL || c->nodes.n == 0)
+	if (om->nodes == NULL || nn == NULL)
 		return 0;
 	node = eo_cache_set_get(&c->nodes, NULL, nn);
 	if (node == NULL) {
-		pm->node_absent = true;
+		om->nodes[i].absent = true;
 		return 0;
 	}
-	pm->node = node;
+	om->nodes[i].node = node;
 	return json_array_append_new(om->owned, node) != 0 ? -1 : 0;
 }
 
@@ -495,6 +494,9 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		goto fail;
 	om->v = calloc(json_array_size(raw) + 1, sizeof(*om->v));
 	if (om->v == NULL)
+		goto fail;
+	if (c->nodes.n > 0 &&
+	    (om->nodes = calloc(json_array_size(raw) + 1, sizeof(*om->nodes))) == NULL)
 		goto fail;
 	json_array_foreach(raw, i, m)
 	{
@@ -519,7 +521,7 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		om->v[om->n].pvc = claim;
 		if ((pod && json_array_append_new(om->owned, pod) != 0) ||
 		    (claim && json_array_append_new(om->owned, claim) != 0) ||
-		    observe_node(c, om, &om->v[om->n]) != 0)
+		    observe_node(c, om, om->n) != 0)
 			goto fail;
 		om->n++;
 	}
@@ -622,7 +624,7 @@ static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *l
 
 /*
  * Before a member is replaced for its node (the plan's want_nodes): every member's Pod and PVC
- * read from the apiserver, then the Node each Pod is bound to (404: node_absent). 0, or -1
+ * read from the apiserver, then the Node each Pod is bound to (404: absent). 0, or -1
  * when a read failed: nothing is decided on a view that could not be checked.
  */
 static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
@@ -643,8 +645,12 @@ static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 			    "member", eo_member_name(pm->member), "check", "live-read", NULL);
 			return -1;
 		}
-		pm->node = node;
-		pm->node_absent = nn != NULL && node == NULL;
+		if (om->nodes == NULL) {
+			json_decref(node);
+			continue; /* nodes not watched: nothing is decided on them */
+		}
+		om->nodes[i] =
+		    (struct eo_plan_node){.node = node, .absent = nn != NULL && node == NULL};
 		if (node != NULL && json_array_append_new(om->owned, node) != 0)
 			return -1;
 	}
@@ -1850,6 +1856,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .cluster = cluster,
 	    .members = om.v,
 	    .n_members = om.n,
+	    .nodes = om.nodes,
 	    .headless_svc = hh,
 	    .client_svc = hc,
 	    .pdb = pdb,

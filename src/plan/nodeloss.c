@@ -149,10 +149,11 @@ const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc)
 	return nn != NULL && nn[0] != '\0' ? nn : NULL;
 }
 
-bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, time_t now,
-				 struct eo_node_verdict *v)
+bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct eo_plan_node *pn,
+				 long grace_s, time_t now, struct eo_node_verdict *v)
 {
 	const char *nn = NULL, *ev = NULL;
+	const json_t *node = pn != NULL ? pn->node : NULL;
 
 	memset(v, 0, sizeof(*v));
 	v->left_s = -1;
@@ -161,24 +162,24 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, 
 	    eo_member_dormant(pm->member))
 		return false;
 	nn = eo_plan_member_node_name(pm->pod, pm->pvc);
-	if (nn == NULL || (pm->node == NULL && !pm->node_absent))
+	if (nn == NULL || pn == NULL || (node == NULL && !pn->absent))
 		return false;
 	if (snprintf(v->node, sizeof(v->node), "%s", nn) >= (int)sizeof(v->node))
 		return false;
 	if (grace_s < 0)
 		grace_s = 0;
-	if (pm->node_absent)
+	if (pn->absent)
 		return gone(pm->pod, grace_s, now, v);
-	if (eo_plan_node_lost(pm->node, false))
-		return not_ready(pm->node, grace_s, now, v);
+	if (eo_plan_node_lost(node, false))
+		return not_ready(node, grace_s, now, v);
 	ev = json_string_value(
-	    at(json_object_get(pm->node, "metadata"), "annotations", EO_ANNOTATION_EVACUATE));
+	    at(json_object_get(node, "metadata"), "annotations", EO_ANNOTATION_EVACUATE));
 	if (ev != NULL && strcmp(ev, "true") == 0) {
 		/*
 		 * Only off a cordoned node: on a schedulable one the replacement could land on
 		 * the same node and be evacuated in turn, for ever.
 		 */
-		bool cordoned_too = json_is_true(at(pm->node, "spec", "unschedulable"));
+		bool cordoned_too = json_is_true(at(node, "spec", "unschedulable"));
 
 		v->trouble = EO_NODE_EVACUATE;
 		v->due = cordoned_too;
@@ -190,8 +191,8 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, 
 					"cordon), or the replacement could land on it again");
 		return true;
 	}
-	if (json_is_true(at(pm->node, "spec", "unschedulable")))
-		return cordoned(pm->node, grace_s, now, v);
+	if (json_is_true(at(node, "spec", "unschedulable")))
+		return cordoned(node, grace_s, now, v);
 	memset(v, 0, sizeof(*v));
 	v->left_s = -1;
 	return false;

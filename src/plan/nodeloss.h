@@ -79,12 +79,12 @@ const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc);
 /*
  * Whether member pm (not pending, dormant or being deleted; with a Pod on a node,
  * eo_plan_member_node_name) runs
- * on a node in trouble, looked up as pm->node / pm->node_absent. grace_s: the cluster's
+ * on a node in trouble, looked up as pn (NULL: not looked up). grace_s: the cluster's
  * eo_cluster_node_loss_grace_seconds(). False (and v->trouble FINE) when the node is fine or
  * was not looked up.
  */
-bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, long grace_s, time_t now,
-				 struct eo_node_verdict *v);
+bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct eo_plan_node *pn,
+				 long grace_s, time_t now, struct eo_node_verdict *v);
 
 /*
  * Whether a Pod bound to a node sits on a lost one: node absent (node_absent) or its Ready

@@ -414,13 +414,21 @@ static void append_name(char *buf, size_t cap, const char *name)
 		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name ? name : "");
 }
 
+/* The Node of pm (one of in->members) as looked up, NULL when nodes are not watched. */
+static const struct eo_plan_node *node_of(const struct eo_plan_input *in,
+					  const struct eo_plan_member *pm)
+{
+	return in->nodes != NULL ? &in->nodes[pm - in->members] : NULL;
+}
+
 /* Whether member pm's node trouble (plan/nodeloss.h) is past the cluster's grace. */
 static bool node_due(const struct eo_plan_input *in, const struct eo_plan_member *pm)
 {
 	struct eo_node_verdict v;
 
-	return eo_plan_member_node_trouble(pm, eo_cluster_node_loss_grace_seconds(in->cluster),
-					   in->now, &v) &&
+	return eo_plan_member_node_trouble(pm, node_of(in, pm),
+					   eo_cluster_node_loss_grace_seconds(in->cluster), in->now,
+					   &v) &&
 	       v.due;
 }
 
@@ -653,7 +661,7 @@ static const char *node_notice(const struct ctx *x, char *msg, size_t n)
 		struct eo_node_verdict v;
 		char next[160], ts[EO_TIME_BUF];
 
-		if (!eo_plan_member_node_trouble(pm, grace, x->in->now, &v))
+		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v))
 			continue;
 		if (v.due)
 			snprintf(next, sizeof(next),
@@ -722,12 +730,14 @@ static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
 		const struct eo_plan_member *pm = &x->in->members[i];
 		const char *node = json_string_value(
 		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
+		const struct eo_plan_node *pn = NULL;
 		struct eo_pod_issue is;
 
 		if (!eo_member_is_voter(pm->member) || eo_member_is_deleting(pm->member) ||
 		    eo_member_dormant(pm->member) || !eo_plan_pod_running(pm->pod) ||
-		    eo_plan_member_serving(pm->member, pm->pod) || pm->node == NULL ||
-		    eo_plan_node_lost(pm->node, pm->node_absent) ||
+		    eo_plan_member_serving(pm->member, pm->pod) ||
+		    (pn = node_of(x->in, pm)) == NULL || pn->node == NULL ||
+		    eo_plan_node_lost(pn->node, pn->absent) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0) ||
 		    eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
 		    eo_plan_pod_issue(pm->member, pm->pod, pm->pvc, x->in->now, &is) ||
@@ -1611,8 +1621,8 @@ static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t des
 		struct eo_node_verdict v;
 		const char *name = eo_member_name(pm->member);
 
-		if (!eo_plan_member_node_trouble(pm, grace, x->in->now, &v) || !v.due ||
-		    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
+		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v) ||
+		    !v.due || (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
 			continue;
 		if (!v.lost && others_down(x, pm) > 0) {
 			msgf(x,

@@ -150,12 +150,15 @@ struct eo_plan_member {
 	const json_t *member;
 	const json_t *pod; /* the Pod named after the member, controlled by it */
 	const json_t *pvc; /* data-<member>, controlled by it */
-	/*
-	 * The Node the Pod is bound to (its spec.nodeName), NULL when not looked up or absent;
-	 * node_absent: looked up and not found (deleted). plan/nodeloss.h decides from them.
-	 */
-	const json_t *node;
-	bool node_absent;
+};
+
+/*
+ * The Node a member lives on (plan/nodeloss.h, eo_plan_member_node_name), as looked up:
+ * node NULL and absent false when it was not (nothing is known then).
+ */
+struct eo_plan_node {
+	const json_t *node; /* borrowed; NULL when not looked up or not found */
+	bool absent;	    /* looked up and not found (deleted) */
 };
 
 struct eo_plan_failure; /* plan/failure.h */
@@ -165,6 +168,8 @@ struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
 	size_t n_members;
+	/* nodes[i]: the Node of members[i] (plan/nodeloss.h); NULL: nodes are not watched */
+	const struct eo_plan_node *nodes;
 	/*
 	 * The objects under the cluster's own names, as observed (any owner). One that this
 	 * cluster does not control is never acted on: the plan stops with ForeignObject.

@@ -39,6 +39,7 @@ struct world {
 	json_t *cluster, *hsvc, *csvc, *pdb;
 	json_t *nodes[MAXM];
 	struct eo_plan_member pm[MAXM];
+	struct eo_plan_node nd[MAXM];
 	size_t n;
 	struct eo_etcd_member ev[MAXM];
 	char peer[MAXM][EO_DESIRED_URL_MAX];
@@ -128,7 +129,7 @@ static void world_init(struct world *w, size_t n)
 		w->pm[i].member = member(NAMES[i]);
 		w->pm[i].pod = pod(w->pm[i].member, nn, true);
 		w->nodes[i] = node(nn, "True", T0 - 86400);
-		w->pm[i].node = w->nodes[i];
+		w->nd[i].node = w->nodes[i];
 		eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, NAMES[i], "demo",
 					   "default", false);
 		w->peer_p[i] = w->peer[i];
@@ -146,6 +147,7 @@ static void world_init(struct world *w, size_t n)
 	w->in = (struct eo_plan_input){.cluster = w->cluster,
 				       .members = w->pm,
 				       .n_members = n,
+				       .nodes = w->nd,
 				       .headless_svc = w->hsvc,
 				       .client_svc = w->csvc,
 				       .pdb = w->pdb,
@@ -182,7 +184,7 @@ static void node_down(struct world *w, size_t i, const char *ready, time_t since
 	snprintf(nn, sizeof(nn), "n%zu", i);
 	json_decref(w->nodes[i]);
 	w->nodes[i] = node(nn, ready, since);
-	w->pm[i].node = w->nodes[i];
+	w->nd[i].node = w->nodes[i];
 	json_decref((json_t *)w->pm[i].pod);
 	w->pm[i].pod = pod(w->pm[i].member, nn, false);
 }
@@ -237,30 +239,30 @@ static void test_node_trouble_predicate(void **state)
 
 	(void)state;
 	world_init(&w, 3);
-	assert_false(eo_plan_member_node_trouble(&w.pm[0], 300, T0, &v));
+	assert_false(eo_plan_member_node_trouble(&w.pm[0], &w.nd[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_FINE);
 
 	node_down(&w, 1, "Unknown", SOON);
-	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_NOT_READY);
 	assert_true(v.lost);
 	assert_false(v.due);
 	assert_int_equal(v.left_s, 240);
 	assert_string_equal(v.node, "n1");
 	assert_non_null(strstr(v.why, "node n1 is NotReady (Ready=Unknown) since"));
-	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0 + 240, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0 + 240, &v));
 	assert_true(v.due);
 
 	/* Gone: the clock is the Pod's Ready=False (no time on it here: never due). */
-	w.pm[1].node = NULL;
-	w.pm[1].node_absent = true;
-	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	w.nd[1].node = NULL;
+	w.nd[1].absent = true;
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_GONE);
 	assert_false(v.due);
 	/* ... or its deletionTimestamp. */
 	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"), "deletionTimestamp",
 			    json_string("2026-06-02T09:50:00Z"));
-	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
 	assert_true(v.due);
 	assert_non_null(strstr(v.why, "terminating"));
 	assert_true(eo_plan_node_lost(NULL, true));
@@ -268,9 +270,13 @@ static void test_node_trouble_predicate(void **state)
 	assert_false(eo_plan_node_lost(w.nodes[0], false));
 	assert_true(eo_plan_node_lost(w.nodes[1], false));
 
-	/* Not looked up (the controller watches no nodes): nothing is known. */
-	w.pm[1].node_absent = false;
-	assert_false(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	/* Not looked up: nothing is known. */
+	w.nd[1].absent = false;
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	/* Nodes not watched at all: the same. */
+	w.nd[1].absent = true;
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], NULL, 300, T0, &v));
+	w.nd[1].absent = false;
 
 	/*
 	 * A Pod recreated after its node went away, Pending on its node-local volume: the node
@@ -281,41 +287,41 @@ static void test_node_trouble_predicate(void **state)
 	    json_pack("{s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "demo-b",
 		      "uid", "pod-2", "status", "phase", "Pending", "conditions", "type", "Ready",
 		      "status", "False", "lastTransitionTime", "2026-06-02T09:50:00Z");
-	assert_false(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
 	w.pm[1].pvc = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "data-demo-b",
 				"annotations", EO_ANNOTATION_SELECTED_NODE, "n1");
 	assert_string_equal(eo_plan_member_node_name(w.pm[1].pod, w.pm[1].pvc), "n1");
-	w.pm[1].node_absent = true;
-	assert_true(eo_plan_member_node_trouble(&w.pm[1], 300, T0, &v));
+	w.nd[1].absent = true;
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_GONE);
 	assert_true(v.due);
 	assert_string_equal(v.node, "n1");
 	json_decref((json_t *)w.pm[1].pvc);
 	w.pm[1].pvc = NULL;
-	w.pm[1].node_absent = false;
+	w.nd[1].absent = false;
 
 	/* Cordoned: by the taint's timeAdded; without one, never due. */
 	cordon(&w, 2, NULL);
-	assert_true(eo_plan_member_node_trouble(&w.pm[2], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[2], &w.nd[2], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_CORDONED);
 	assert_false(v.lost);
 	assert_false(v.due);
 	assert_int_equal(v.left_s, -1);
 	cordon(&w, 2, "2026-06-02T09:50:00Z");
-	assert_true(eo_plan_member_node_trouble(&w.pm[2], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[2], &w.nd[2], 300, T0, &v));
 	assert_true(v.due);
-	assert_true(eo_plan_member_node_trouble(&w.pm[2], 900, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[2], &w.nd[2], 900, T0, &v));
 	assert_false(v.due);
 
 	/* Evacuate: told at once, due once the node is cordoned too (else the replacement could
 	 * land on it again). */
 	evacuate(&w, 0);
-	assert_true(eo_plan_member_node_trouble(&w.pm[0], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[0], &w.nd[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_EVACUATE);
 	assert_false(v.due);
 	assert_non_null(strstr(v.why, "not cordoned"));
 	cordon(&w, 0, NULL);
-	assert_true(eo_plan_member_node_trouble(&w.pm[0], 300, T0, &v));
+	assert_true(eo_plan_member_node_trouble(&w.pm[0], &w.nd[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_EVACUATE);
 	assert_true(v.due);
 	world_free(&w);
@@ -389,8 +395,8 @@ static void test_node_lost_member_replaced(void **state)
 	json_object_del(json_object_get(w.cluster, "spec"), "nodeLossGracePeriod");
 
 	/* The Node object deleted, the Pod stuck terminating: the same. */
-	w.pm[1].node = NULL;
-	w.pm[1].node_absent = true;
+	w.nd[1].node = NULL;
+	w.nd[1].absent = true;
 	json_object_set_new(json_object_get((json_t *)w.pm[1].pod, "metadata"), "deletionTimestamp",
 			    json_string("2026-06-02T09:50:00Z"));
 	plan(&w, &res);
@@ -431,7 +437,7 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	/* Every Pod ready, nothing reachable: ClusterUnreachable, and still nothing removed. */
 	json_decref(w.nodes[1]);
 	w.nodes[1] = node("n1", "True", T0 - 86400);
-	w.pm[1].node = w.nodes[1];
+	w.nd[1].node = w.nodes[1];
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
 	plan(&w, &res);
