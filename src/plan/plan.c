@@ -1583,15 +1583,6 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
 	return !x->ok;
 }
 
-/*
- * 3d. A voter whose node is lost (NotReady or gone) or taken out of service (cordoned,
- * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h) is removed through the
- * quorum and the scale-up path replaces it with a new member and a new PVC, which the scheduler
- * puts on another node. Only while nothing else is changing, only when the voters left keep a
- * quorum, a cordoned or evacuated member only when every other voter is ready (its own Pod may
- * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
- * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
- */
 /* Voters other than pm that do not serve (a drained member moves only when there are none). */
 static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
 {
@@ -1606,6 +1597,15 @@ static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
 	return n;
 }
 
+/*
+ * 3d. A voter whose node is lost (NotReady or gone) or taken out of service (cordoned,
+ * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h) is removed through the
+ * quorum and the scale-up path replaces it with a new member and a new PVC, which the scheduler
+ * puts on another node. Only while nothing else is changing, only when the voters left keep a
+ * quorum, a cordoned or evacuated member only when every other voter is ready (its own Pod may
+ * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
+ * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
+ */
 static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t desired,
 			      size_t learners)
 {
