@@ -107,6 +107,16 @@ int32_t eo_cluster_progress_deadline_seconds(const json_t *cluster)
 	return (int32_t)v;
 }
 
+long eo_cluster_node_loss_grace_seconds(const json_t *cluster)
+{
+	const char *s = eo__json_str_at(cluster, "spec.nodeLossGracePeriod");
+	int64_t ms = 0;
+
+	if (s == NULL || eo_duration_parse_ms(s, &ms) != 0 || ms < 0 || ms / 1000 > INT32_MAX)
+		return EO_DEFAULT_NODE_LOSS_GRACE_SECONDS;
+	return (long)(ms / 1000);
+}
+
 void eo_storage_read(const json_t *storage, struct eo_storage *out)
 {
 	json_t *size = json_is_object(storage) ? json_object_get(storage, "size") : NULL;

@@ -163,6 +163,15 @@ const char *eo_cluster_version(const json_t *cluster);
 int eo_cluster_etcd_image(const json_t *cluster, const char *repository, char *buf, size_t n);
 /* spec.progressDeadlineSeconds, default 600. */
 int32_t eo_cluster_progress_deadline_seconds(const json_t *cluster);
+/* spec.nodeLossGracePeriod when absent: 5 minutes. */
+#define EO_DEFAULT_NODE_LOSS_GRACE_SECONDS 300
+
+/*
+ * spec.nodeLossGracePeriod (a duration such as "5m", "90s", "1h") in whole seconds: how long a
+ * member's node may stay NotReady, gone or cordoned before the member is replaced elsewhere
+ * (plan/nodeloss.h). EO_DEFAULT_NODE_LOSS_GRACE_SECONDS when absent or not a duration.
+ */
+long eo_cluster_node_loss_grace_seconds(const json_t *cluster);
 
 /* Storage of a cluster, a member, or status.observed, defaults applied. */
 struct eo_storage {

@@ -21,6 +21,7 @@
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
+#include "plan/nodeloss.h"
 #include "plan/retain.h"
 #include "plan/roll.h"
 
@@ -33,6 +34,7 @@ static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLU
 						    NULL};
 static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
 static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
+static const struct eo_kube_resource RES_NODES = {"v1", "nodes", NULL, NULL};
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
 static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
 static const struct eo_kube_resource RES_NETPOLS = {"networking.k8s.io/v1", "networkpolicies", NULL,
@@ -432,17 +434,49 @@ static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cl
 
 struct observed_members {
 	struct eo_plan_member *v;
-	json_t *members; /* the array of typed copies the entries borrow from */
-	json_t *owned;	 /* keeps pods/pvcs alive */
+	struct eo_plan_node *nodes; /* nodes[i]: the Node of v[i]; NULL: nodes not watched */
+	json_t *members;	    /* the array of typed copies the entries borrow from */
+	json_t *owned;		    /* keeps pods/pvcs alive */
 	size_t n;
 };
 
 static void observed_members_free(struct observed_members *om)
 {
 	free(om->v);
+	free(om->nodes);
 	json_decref(om->members);
 	json_decref(om->owned);
 	memset(om, 0, sizeof(*om));
+}
+
+/* The spec.nodeName of a Pod, or NULL. */
+static const char *pod_node_name(const json_t *pod)
+{
+	const char *n =
+	    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+
+	return n != NULL && n[0] != '\0' ? n : NULL;
+}
+
+/*
+ * om->nodes[i] from the Node cache (plan/nodeloss.h): the node member i's Pod is bound to (or its
+ * PVC was provisioned for), or absent when the synced cache has no such Node. Nothing when nodes
+ * are not watched.
+ */
+static int observe_node(struct eo_controller *c, struct observed_members *om, size_t i)
+{
+	const char *nn = eo_plan_member_node_name(om->v[i].pod, om->v[i].pvc);
+	json_t *node = NULL;
+
+	if (om->nodes == NULL || nn == NULL)
+		return 0;
+	node = eo_cache_set_get(&c->nodes, NULL, nn);
+	if (node == NULL) {
+		om->nodes[i].absent = true;
+		return 0;
+	}
+	om->nodes[i].node = node;
+	return json_array_append_new(om->owned, node) != 0 ? -1 : 0;
 }
 
 static int observe_members(struct eo_controller *c, const json_t *cluster,
@@ -460,6 +494,9 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		goto fail;
 	om->v = calloc(json_array_size(raw) + 1, sizeof(*om->v));
 	if (om->v == NULL)
+		goto fail;
+	if (c->nodes.n > 0 &&
+	    (om->nodes = calloc(json_array_size(raw) + 1, sizeof(*om->nodes))) == NULL)
 		goto fail;
 	json_array_foreach(raw, i, m)
 	{
@@ -483,7 +520,8 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		om->v[om->n].pod = pod;
 		om->v[om->n].pvc = claim;
 		if ((pod && json_array_append_new(om->owned, pod) != 0) ||
-		    (claim && json_array_append_new(om->owned, claim) != 0))
+		    (claim && json_array_append_new(om->owned, claim) != 0) ||
+		    observe_node(c, om, om->n) != 0)
 			goto fail;
 		om->n++;
 	}
@@ -580,6 +618,41 @@ static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *l
 			    "quorum-loss check: the cache differs from the apiserver "
 			    "(a label removed, or the cache lags); deciding on the live objects",
 			    "member", eo_member_name(om->v[i].member), NULL);
+	}
+	return 0;
+}
+
+/*
+ * Before a member is replaced for its node (the plan's want_nodes): every member's Pod and PVC
+ * read from the apiserver, then the Node each Pod is bound to (404: absent). 0, or -1
+ * when a read failed: nothing is decided on a view that could not be checked.
+ */
+static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			   struct observed_members *om)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		struct eo_plan_member *pm = &om->v[i];
+		const char *nn = NULL;
+		json_t *node = NULL;
+
+		if (confirm_live(c, lc, om, pm) < 0 ||
+		    ((nn = eo_plan_member_node_name(pm->pod, pm->pvc)) != NULL &&
+		     get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
+			eo_log_kv(
+			    EO_LOG_WARN, lc,
+			    "node-loss check waits: the member's Pod or Node could not be read "
+			    "from the apiserver",
+			    "member", eo_member_name(pm->member), "check", "live-read", NULL);
+			return -1;
+		}
+		if (om->nodes == NULL) {
+			json_decref(node);
+			continue; /* nodes not watched: nothing is decided on them */
+		}
+		om->nodes[i] =
+		    (struct eo_plan_node){.node = node, .absent = nn != NULL && node == NULL};
+		if (node != NULL && json_array_append_new(om->owned, node) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1783,6 +1856,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .cluster = cluster,
 	    .members = om.v,
 	    .n_members = om.n,
+	    .nodes = om.nodes,
 	    .headless_svc = hh,
 	    .client_svc = hc,
 	    .pdb = pdb,
@@ -1804,6 +1878,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
 		if (pr.want_live && read_members_live(c, &lc, &om) != 0)
 			goto fail;
+		if (pr.want_nodes && read_nodes_live(c, &lc, &om) != 0)
+			goto fail;
+		in.nodes_live = pr.want_nodes;
 		in.etcd_queried = true;
 		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
 			      login_msg, sizeof(login_msg), answered, sizeof(answered));
@@ -2050,6 +2127,58 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 }
 
 /*
+ * Once member is out of etcd: a Pod of it left on a lost node (plan/nodeloss.h: the Node
+ * NotReady or gone, read live) is deleted with gracePeriodSeconds 0 (UID precondition): no
+ * kubelet is there to confirm a graceful delete, and the Pod would stay Terminating and keep
+ * its PVC in use. The PVC, bound to that node's disk, then goes by garbage collection with
+ * the EtcdMember that owns it (the operator never deletes a PVC itself); it is never used
+ * again, the replacement has a new name and a new PVC. A Pod on a live node goes the usual
+ * way. 0, or -1 when a read or the delete failed (the finalizer stays, the pass comes back).
+ */
+static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     const json_t *member)
+{
+	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
+	struct eo_kube_delete_opts d = {.grace_period_seconds = 0};
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r;
+	json_t *pod = NULL, *node = NULL;
+	const char *nn = NULL;
+	eo_kube_err e;
+	int rc = -1;
+
+	if (get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
+		goto out;
+	if (pod == NULL || !eo_desired_is_controlled_by(pod, eo_member_uid(member)) ||
+	    (nn = pod_node_name(pod)) == NULL) {
+		rc = 0;
+		goto out;
+	}
+	if (get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)
+		goto out;
+	if (!eo_plan_node_lost(node, node == NULL)) {
+		rc = 0;
+		goto out;
+	}
+	d.uid = eo_kube_obj_uid(pod);
+	r = eo_kube_res_at(RES_PODS, ns, mname);
+	e = eo_kube_delete(c->kc, &r, &d, &err);
+	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
+		eo_log_kv(EO_LOG_WARN, lc, "force-deleting the Pod on a lost node failed", "member",
+			  mname, "node", nn, "error", eo_kube_strerror(e), "detail", err.message,
+			  NULL);
+		goto out;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "Pod on a lost node force-deleted (member out of etcd)",
+		  "member", mname, "node", nn, NULL);
+	rc = 0;
+out:
+	json_decref(pod);
+	json_decref(node);
+	return rc;
+}
+
+/*
  * The finalizer of a member being deleted, as eo_plan_member_removal() decides: MemberRemove
  * through the other members, then the finalizer goes; or the finalizer stays (status and a
  * Warning Event say why) and the pass comes back. 0 done, 1 come back in *requeue, -1 failure.
@@ -2111,6 +2240,14 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		/* the finalizer goes */
 		/* fall through */
 	case EO_RPLAN_DROP_FINALIZER:
+		/* Out of etcd (removed now, or not in the leader's list): free a lost node. */
+		if ((rr.action == EO_RPLAN_MEMBER_REMOVE ||
+		     (in.etcd_leader_checked && in.etcd_from_leader)) &&
+		    release_lost_node(c, lc, member) != 0) {
+			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+			rc = 1;
+			break;
+		}
 		rc = patch_finalizers(c, member, false);
 		if (rc > 0)
 			*requeue = CONFLICT_REQUEUE_MS;

@@ -57,6 +57,12 @@ struct eo_controller {
 	struct eo_fence fence;		      /* leader lease check before membership changes */
 	const char *etcd_connect_to;	/* test seam: eo_etcd_config.connect_to; NULL normally */
 	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
+
+	/*
+	 * Nodes (one cluster-wide cache, synced before any reconcile): n == 0 means nodes are
+	 * not watched, and a Pod's node is then never looked up (plan/nodeloss.h).
+	 */
+	struct eo_cache_set nodes;
 };
 
 /* Up to this many endpoints get a route (etcd clients take at most 16). */
