@@ -867,6 +867,7 @@ static void test_prune_job_pvc(void **state)
 	    "'etcd-operator.cozystack.io/schedule':'nightly'}},'spec':{'restartPolicy':'Never',"
 	    "'automountServiceAccountToken':false,'enableServiceLinks':false,'securityContext':{"
 	    "'runAsNonRoot':true,'runAsUser':65532,'runAsGroup':65532,'fsGroup':65532,"
+	    "'fsGroupChangePolicy':'OnRootMismatch',"
 	    "'seccompProfile':{'type':'RuntimeDefault'}},'containers':[{'name':'snapshot-prune',"
 	    "'image':'" IMAGE "','args':['snapshot-prune','--snapshot-name','nightly-202606021000',"
 	    "'--snapshot-uid','s-uid','--pvc-dir','/snapshot/data/demo','--termination-log',"
