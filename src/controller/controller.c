@@ -2398,12 +2398,11 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
 		}
-		eo_log_kv(pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0
-			      ? EO_LOG_WARN
-			      : EO_LOG_INFO,
-			  &lc, "member status changed", "reason",
-			  pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message,
-			  NULL);
+		eo_log_kv(
+		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
+										   : EO_LOG_INFO,
+		    &lc, "member status changed", "reason",
+		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
 		emit(c, member, pr.event_type, pr.event_reason, pr.message);
 		/* A refused restore source is told where users look, too. */
 		if (cluster != NULL && in.volume_read && pr.event_type != NULL &&

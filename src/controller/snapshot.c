@@ -211,13 +211,12 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 			out->requeue_ms = REQUEUE_MS;
 			goto out;
 		}
-		eo_log_kv(pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0
-			      ? EO_LOG_WARN
-			      : EO_LOG_INFO,
-			  &lc, "snapshot status changed", "phase",
-			  json_string_value(json_object_get(pr.status, "phase")), "reason",
-			  pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message,
-			  NULL);
+		eo_log_kv(
+		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
+										   : EO_LOG_INFO,
+		    &lc, "snapshot status changed", "phase",
+		    json_string_value(json_object_get(pr.status, "phase")), "reason",
+		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
 		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
 			eo_kube_event(c->rec, snap, pr.event_type, pr.event_reason, NULL, "%s",
 				      pr.message);

@@ -142,8 +142,7 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 		    "automountServiceAccountToken", 0, "enableServiceLinks", 0, "securityContext",
 		    "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup",
 		    AGENT_UID, "fsGroupChangePolicy", "OnRootMismatch", "seccompProfile", "type",
-		    "RuntimeDefault", "containers", ctr,
-		    "volumes", volumes);
+		    "RuntimeDefault", "containers", ctr, "volumes", volumes);
 	json_decref(ctr);
 	json_decref(refs);
 	return job;

@@ -389,8 +389,8 @@ static const struct volrow VOLROWS[] = {
 	     "\"controller\":true}]"),
      EO_MPLAN_WAIT, "ForeignVolume", "controlled by EtcdMember other-a"},
     {"a retained member PVC (labels only): refused", true,
-     SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"other\"}"), EO_MPLAN_WAIT,
-     "ForeignVolume", EO_LABEL_CLUSTER "=other"},
+     SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"other\"}"), EO_MPLAN_WAIT, "ForeignVolume",
+     EO_LABEL_CLUSTER "=other"},
     {"a plain PVC: the Pod is created", true, SRC_PVC(""), EO_MPLAN_CREATE_POD, NULL, NULL},
 };
 
@@ -426,8 +426,8 @@ static void test_member_restore_volume_table(void **state)
 
 		assert_int_equal(eo_member_plan(&in, &r), 0);
 		if (r.action != row->action)
-			fail_msg("%s: action %s, want %s", row->what, eo_mplan_action_name(r.action),
-				 eo_mplan_action_name(row->action));
+			fail_msg("%s: action %s, want %s", row->what,
+				 eo_mplan_action_name(r.action), eo_mplan_action_name(row->action));
 		if (row->action == EO_MPLAN_READ_VOLUME)
 			assert_string_equal(r.volume, "backups");
 		if (row->action != EO_MPLAN_CREATE_POD)
@@ -438,8 +438,7 @@ static void test_member_restore_volume_table(void **state)
 			if (!eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE,
 						  row->reason))
 				fail_msg("%s: Ready reason %s, want %s", row->what,
-					 eo_condition_reason(r.status, EO_COND_READY),
-					 row->reason);
+					 eo_condition_reason(r.status, EO_COND_READY), row->reason);
 			assert_string_equal(r.event_type, "Warning");
 			assert_string_equal(r.event_reason, row->reason);
 		}

@@ -187,21 +187,12 @@ struct row {
 
 /* A PVC destination, three ready voters: the live read of the PVC decides (plan/volref.h). */
 #define PVC_ROW(w, v, act, ph, rs, ev, msg)                                                        \
-	{.what = w,                                                                                \
-	 .dest = DEST_PVC,                                                                         \
-	 .status = "{}",                                                                           \
-	 .replicas = 3,                                                                            \
-	 .members = {{"demo-a", true, true, 10}},                                                  \
-	 .nmembers = 1,                                                                            \
-	 .vol_read = true,                                                                         \
-	 .vol = v,                                                                                 \
-	 .action = act,                                                                            \
-	 .phase = ph,                                                                              \
-	 .reason = rs,                                                                             \
-	 .ready = "False",                                                                         \
-	 .event = ev,                                                                              \
-	 .msg_has = msg,                                                                           \
-	 .endpoints = "http://demo-a.demo.ns.svc.cluster.local:2379"}
+	{                                                                                          \
+		.what = w, .dest = DEST_PVC, .status = "{}", .replicas = 3,                        \
+		.members = {{"demo-a", true, true, 10}}, .nmembers = 1, .vol_read = true,          \
+		.vol = v, .action = act, .phase = ph, .reason = rs, .ready = "False", .event = ev, \
+		.msg_has = msg, .endpoints = "http://demo-a.demo.ns.svc.cluster.local:2379"        \
+	}
 #define PVC_META(m) "{\"metadata\":{\"name\":\"backups\",\"namespace\":\"ns\"" m "}}"
 #define OWNER(kind, name, uid, ctl)                                                                \
 	",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"" kind "\",\"name\":\"" name      \
@@ -295,8 +286,8 @@ static const struct row ROWS[] = {
 	    PVC_META(OWNER("EtcdMember", "other-0", "m-uid", "true")), EO_SPLAN_NONE, "Failed",
 	    "ForeignVolume", "Warning", "PVC backups is controlled by EtcdMember other-0"),
     PVC_ROW("an application's StatefulSet volume: refused",
-	    PVC_META(OWNER("StatefulSet", "postgres", "ss-uid", "true")), EO_SPLAN_NONE,
-	    "Failed", "ForeignVolume", "Warning", "controlled by StatefulSet postgres"),
+	    PVC_META(OWNER("StatefulSet", "postgres", "ss-uid", "true")), EO_SPLAN_NONE, "Failed",
+	    "ForeignVolume", "Warning", "controlled by StatefulSet postgres"),
     PVC_ROW("a retained member PVC (no owner, the cluster label): refused",
 	    PVC_META(",\"labels\":{\"etcd-operator.cozystack.io/cluster\":\"other\"}"),
 	    EO_SPLAN_NONE, "Failed", "ForeignVolume", "Warning",
@@ -308,8 +299,8 @@ static const struct row ROWS[] = {
     PVC_ROW("a plain PVC: the Job is created", PVC_META(""), EO_SPLAN_CREATE_JOB, "Started",
 	    "JobCreated", "Normal", "Job snap1-snapshot created"),
     PVC_ROW("an owner that is not a controller: the Job is created",
-	    PVC_META(OWNER("ConfigMap", "keep", "cm-uid", "false")), EO_SPLAN_CREATE_JOB,
-	    "Started", "JobCreated", "Normal", "Job snap1-snapshot created"),
+	    PVC_META(OWNER("ConfigMap", "keep", "cm-uid", "false")), EO_SPLAN_CREATE_JOB, "Started",
+	    "JobCreated", "Normal", "Job snap1-snapshot created"),
     PVC_ROW("controlled by this very snapshot: the Job is created",
 	    PVC_META(OWNER("EtcdSnapshot", "snap1", "s-uid", "true")), EO_SPLAN_CREATE_JOB,
 	    "Started", "JobCreated", "Normal", "Job snap1-snapshot created"),
