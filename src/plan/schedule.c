@@ -18,6 +18,7 @@
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
 #include "plan/cron.h"
+#include "plan/volref.h"
 
 #define WORDS_MAX 300
 
@@ -201,6 +202,18 @@ static void prune_words(const json_t *pods, bool success, char *buf, size_t n)
 	eo_last_line(msg, buf, n);
 }
 
+/*
+ * A snapshot that failed because its destination PVC was refused (plan/volref.h): no Job ever
+ * mounted it, and a prune Job must not either.
+ */
+static bool never_mounted(const json_t *snapshot)
+{
+	const char *r = eo_condition_reason(json_object_get(snapshot, "status"), EO_COND_READY);
+
+	return eo_snapshot_phase(snapshot) == EO_SNAPSHOT_PHASE_FAILED && r != NULL &&
+	       strcmp(r, EO_REASON_FOREIGN_VOLUME) == 0;
+}
+
 /* Pruned condition and prune steps. */
 static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_result *out,
 		      const enum eo_schplan_keep *verdict, json_t *st, long long gen)
@@ -232,6 +245,18 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 		pending++;
 		if (eo_name_prune_job(jname, sizeof(jname), snap) != 0)
 			return -1;
+		if (s->prune_job == NULL && never_mounted(s->snapshot)) {
+			/* Refused before its destination was mounted: no file, so no prune Job. */
+			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
+				continue;
+			out->prune[out->n_prune++] = (struct eo_schplan_prune){
+			    EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
+			event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
+			      "pruned EtcdSnapshot %s (retention; its destination was refused, "
+			      "nothing was stored)",
+			      snap);
+			continue;
+		}
 		if (s->prune_job != NULL && job_condition(s->prune_job, "Complete", NULL)) {
 			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
 				continue;

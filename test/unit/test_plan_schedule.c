@@ -750,6 +750,52 @@ static void test_prune_complete_deletes(void **state)
 	json_decref(keep);
 }
 
+/*
+ * A failed snapshot beyond keepFailed whose destination PVC was refused (ForeignVolume) is
+ * deleted without a prune Job: a prune Job would mount the very PVC the refusal kept out.
+ * Another failed one (JobFailed) still gets its prune Job.
+ */
+static void test_prune_foreign_volume_without_job(void **state)
+{
+	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':3,'keepFailed':0}",
+			       "{'lastScheduleTime':'2026-06-04T00:00:00Z'}");
+	json_t *a = ours("nightly-a", "2026-06-02T00:00:00Z", NULL);
+	json_t *b = ours("nightly-b", "2026-06-03T00:00:00Z", NULL);
+	struct eo_schplan_snapshot snaps[2] = {{.snapshot = a}, {.snapshot = b}};
+	struct eo_schplan_input in = {.schedule = sch,
+				      .snaps = snaps,
+				      .n_snaps = 2,
+				      .operator_image = IMAGE,
+				      .now = at("2026-06-04T12:00:00Z")};
+	struct eo_schplan_result out;
+
+	(void)state;
+	json_object_set_new(a, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'ForeignVolume','message':'refused'}]}"));
+	json_object_set_new(b, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'JobFailed','message':'failed'}]}"));
+	assert_int_equal(eo_plan_schedule(&in, &out), 0);
+	assert_int_equal(out.n_prune, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const char *n = eo_kube_obj_name(out.prune[i].snapshot);
+
+		if (strcmp(n, "nightly-a") == 0) {
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT);
+			assert_null(out.prune[i].job);
+		} else {
+			assert_string_equal(n, "nightly-b");
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
+		}
+	}
+	assert_true(has_event(&out, EO_REASON_SNAPSHOT_PRUNED, "nothing was stored"));
+	eo_schplan_result_clear(&out);
+	json_decref(a);
+	json_decref(b);
+	json_decref(sch);
+}
+
 static void test_prune_without_image(void **state)
 {
 	const char *js[3] = {NULL, NULL, NULL};
@@ -902,6 +948,7 @@ int main(void)
 	    cmocka_unit_test(test_prune_caps_running_jobs),
 	    cmocka_unit_test(test_prune_complete_deletes),
 	    cmocka_unit_test(test_prune_without_image),
+	    cmocka_unit_test(test_prune_foreign_volume_without_job),
 	    cmocka_unit_test(test_retention_met),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_validate),
