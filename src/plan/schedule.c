@@ -221,7 +221,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 	const char *sname = eo_kube_obj_name(in->schedule);
 	size_t pending = 0, failed = 0, running = 0, kept_ok = 0, kept_failed = 0;
 	char fail_msg[EO_PLAN_MSG_MAX] = "", words[WORDS_MAX], cmsg[EO_PLAN_MSG_MAX];
-	const char *reason, *cstatus;
+	const char *reason, *cstatus, *volume_reason = NULL;
 	struct eo_condition c;
 
 	for (size_t i = 0; i < in->n_snaps; i++)
@@ -288,6 +288,15 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 			    "OPERATOR_IMAGE on the operator Deployment");
 			continue;
 		}
+		if (s->volume_reason != NULL) {
+			failed++;
+			volume_reason = s->volume_reason;
+			fmt(fail_msg, sizeof(fail_msg),
+			    "EtcdSnapshot %s is not pruned: %s; it and its stored snapshot are "
+			    "kept",
+			    snap, s->volume_why != NULL ? s->volume_why : s->volume_reason);
+			continue;
+		}
 		if (running >= EO_SCHPLAN_MAX_PRUNE_JOBS || out->n_prune == EO_SCHPLAN_MAX_PRUNE)
 			continue;
 		out->prune[out->n_prune].op = EO_SCHPLAN_PRUNE_CREATE_JOB;
@@ -300,7 +309,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 	}
 	if (failed > 0) {
 		cstatus = EO_COND_FALSE;
-		reason = EO_REASON_PRUNE_FAILED;
+		reason = volume_reason != NULL ? volume_reason : EO_REASON_PRUNE_FAILED;
 		fmt(cmsg, sizeof(cmsg), "%s", fail_msg);
 	} else if (pending > 0) {
 		cstatus = EO_COND_FALSE;
@@ -318,7 +327,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 		const char *m = json_string_value(json_object_get(cur, "message"));
 
 		if (r == NULL || strcmp(r, reason) != 0 || m == NULL || strcmp(m, cmsg) != 0)
-			event(out, "Warning", EO_REASON_PRUNE_FAILED, "%s", cmsg);
+			event(out, "Warning", reason, "%s", cmsg);
 	}
 	c = (struct eo_condition){.type = EO_COND_PRUNED,
 				  .status = cstatus,
