@@ -2345,6 +2345,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	struct eo_tlsload_problem ap = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
+	json_t *volume = NULL;
 	char pvc_name[EO_NAME_MAX];
 	eo_kube_err e;
 	int rc = 0;
@@ -2420,6 +2421,16 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		} else {
 			json_decref(live);
 		}
+	}
+	if (pr.action == EO_MPLAN_READ_VOLUME) {
+		/* A restore source PVC is mounted only after a live read (plan/volref.h). */
+		if (get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pr.volume), &volume) != 0)
+			goto fail;
+		in.volume_read = true;
+		in.volume = volume;
+		eo_member_plan_clear(&pr);
+		if (eo_member_plan(&in, &pr) != 0 || pr.action == EO_MPLAN_READ_VOLUME)
+			goto fail;
 	}
 	if (pr.action == EO_MPLAN_PATCH_POD && !eo_member_is_voter(member)) {
 		/*
@@ -2524,8 +2535,16 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
 		}
-		eo_log_kv(EO_LOG_INFO, &lc, "member status changed", "message", pr.message, NULL);
+		eo_log_kv(
+		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
+										   : EO_LOG_INFO,
+		    &lc, "member status changed", "reason",
+		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
 		emit(c, member, pr.event_type, pr.event_reason, pr.message);
+		/* A refused restore source is told where users look, too. */
+		if (cluster != NULL && in.volume_read && pr.event_type != NULL &&
+		    strcmp(pr.event_type, "Warning") == 0)
+			emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
 	}
 	out->requeue_ms = pr.requeue_ms;
 	goto out;
@@ -2545,4 +2564,5 @@ out:
 	json_decref(cluster);
 	json_decref(pod);
 	json_decref(pvc);
+	json_decref(volume);
 }

@@ -74,6 +74,13 @@ struct eo_schplan_snapshot {
 	const json_t *snapshot;	      /* an EtcdSnapshot with an owner reference to the schedule */
 	const json_t *prune_job;      /* Job <snapshot>-prune controlled by it, or NULL */
 	const json_t *prune_job_pods; /* array of that Job's Pods, or NULL */
+	/*
+	 * Set by the controller when the live read of the snapshot's PVC destination, made before
+	 * its prune Job would mount it, refused it (plan/volref.h): the reason (ForeignVolume,
+	 * VolumeNotFound) and why. No prune Job is made; Pruned=False with that reason.
+	 */
+	const char *volume_reason;
+	const char *volume_why;
 };
 
 struct eo_schplan_input {

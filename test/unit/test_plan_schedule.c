@@ -750,6 +750,96 @@ static void test_prune_complete_deletes(void **state)
 	json_decref(keep);
 }
 
+/*
+ * A failed snapshot beyond keepFailed whose destination PVC was refused (ForeignVolume) is
+ * deleted without a prune Job: a prune Job would mount the very PVC the refusal kept out.
+ * Another failed one (JobFailed) still gets its prune Job.
+ */
+static void test_prune_foreign_volume_without_job(void **state)
+{
+	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':3,'keepFailed':0}",
+			       "{'lastScheduleTime':'2026-06-04T00:00:00Z'}");
+	json_t *a = ours("nightly-a", "2026-06-02T00:00:00Z", NULL);
+	json_t *b = ours("nightly-b", "2026-06-03T00:00:00Z", NULL);
+	struct eo_schplan_snapshot snaps[2] = {{.snapshot = a}, {.snapshot = b}};
+	struct eo_schplan_input in = {.schedule = sch,
+				      .snaps = snaps,
+				      .n_snaps = 2,
+				      .operator_image = IMAGE,
+				      .now = at("2026-06-04T12:00:00Z")};
+	struct eo_schplan_result out;
+
+	(void)state;
+	json_object_set_new(a, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'ForeignVolume','message':'refused'}]}"));
+	json_object_set_new(b, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'JobFailed','message':'failed'}]}"));
+	assert_int_equal(eo_plan_schedule(&in, &out), 0);
+	assert_int_equal(out.n_prune, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const char *n = eo_kube_obj_name(out.prune[i].snapshot);
+
+		if (strcmp(n, "nightly-a") == 0) {
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT);
+			assert_null(out.prune[i].job);
+		} else {
+			assert_string_equal(n, "nightly-b");
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
+		}
+	}
+	assert_true(has_event(&out, EO_REASON_SNAPSHOT_PRUNED, "nothing was stored"));
+	eo_schplan_result_clear(&out);
+	json_decref(a);
+	json_decref(b);
+	json_decref(sch);
+}
+
+/*
+ * The controller's live read found a complete snapshot's PVC destination held by another object
+ * (or gone) before the prune Job: no Job, Pruned=False with that reason and a Warning Event,
+ * the snapshot kept. The other snapshots are pruned as usual.
+ */
+static void test_prune_refused_volume(void **state)
+{
+	const char *js[3] = {NULL, NULL, NULL};
+	json_t *pods[3] = {NULL, NULL, NULL}, *keep = json_array();
+	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':1}",
+			       "{'lastScheduleTime':'2026-06-04T00:00:00Z'}");
+	struct eo_schplan_snapshot snaps[4];
+	struct eo_schplan_result out;
+	struct eo_schplan_input in = {.schedule = sch,
+				      .snaps = snaps,
+				      .n_snaps = 4,
+				      .operator_image = IMAGE,
+				      .now = at("2026-06-04T12:00:00Z")};
+
+	(void)state;
+	/* The snapshots plan_prune builds, first without a refusal. */
+	plan_prune(js, pods, IMAGE, &out, keep);
+	assert_int_equal(out.n_prune, 3);
+	eo_schplan_result_clear(&out);
+	for (size_t i = 0; i < 4; i++) /* keep holds the schedule, then a..d */
+		snaps[i] = (struct eo_schplan_snapshot){.snapshot = json_array_get(keep, 1 + i)};
+	snaps[1].volume_reason = "ForeignVolume";
+	snaps[1].volume_why = "PVC backups is controlled by StatefulSet postgres";
+	assert_int_equal(eo_plan_schedule(&in, &out), 0);
+	assert_int_equal(out.n_prune, 2);
+	for (size_t i = 0; i < out.n_prune; i++) {
+		assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
+		assert_string_not_equal(eo_kube_obj_name(out.prune[i].snapshot), "nightly-b");
+	}
+	assert_true(
+	    eo_condition_matches(out.status, EO_COND_PRUNED, EO_COND_FALSE, "ForeignVolume"));
+	assert_true(has_event(&out, "ForeignVolume",
+			      "EtcdSnapshot nightly-b is not pruned: PVC backups is controlled by "
+			      "StatefulSet postgres"));
+	eo_schplan_result_clear(&out);
+	json_decref(sch);
+	json_decref(keep);
+}
+
 static void test_prune_without_image(void **state)
 {
 	const char *js[3] = {NULL, NULL, NULL};
@@ -769,7 +859,7 @@ static void test_retention_met(void **state)
 {
 	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':3}", "{}");
 	json_t *a = ours("nightly-a", "2026-06-01T00:00:00Z", "Complete");
-	struct eo_schplan_snapshot snaps[1] = {{a, NULL, NULL}};
+	struct eo_schplan_snapshot snaps[1] = {{.snapshot = a}};
 	struct eo_schplan_input in = {.schedule = sch,
 				      .snaps = snaps,
 				      .n_snaps = 1,
@@ -867,6 +957,7 @@ static void test_prune_job_pvc(void **state)
 	    "'etcd-operator.cozystack.io/schedule':'nightly'}},'spec':{'restartPolicy':'Never',"
 	    "'automountServiceAccountToken':false,'enableServiceLinks':false,'securityContext':{"
 	    "'runAsNonRoot':true,'runAsUser':65532,'runAsGroup':65532,'fsGroup':65532,"
+	    "'fsGroupChangePolicy':'OnRootMismatch',"
 	    "'seccompProfile':{'type':'RuntimeDefault'}},'containers':[{'name':'snapshot-prune',"
 	    "'image':'" IMAGE "','args':['snapshot-prune','--snapshot-name','nightly-202606021000',"
 	    "'--snapshot-uid','s-uid','--pvc-dir','/snapshot/data/demo','--termination-log',"
@@ -901,6 +992,8 @@ int main(void)
 	    cmocka_unit_test(test_prune_caps_running_jobs),
 	    cmocka_unit_test(test_prune_complete_deletes),
 	    cmocka_unit_test(test_prune_without_image),
+	    cmocka_unit_test(test_prune_foreign_volume_without_job),
+	    cmocka_unit_test(test_prune_refused_volume),
 	    cmocka_unit_test(test_retention_met),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_validate),
