@@ -64,6 +64,11 @@ static const struct flag_def flags[] = {
     {"network-policy", FLAG_BOOL, offsetof(struct eo_config, network_policy), 0, NULL, "false",
      "Give every EtcdCluster a NetworkPolicy unless its spec.networkPolicy.enabled says "
      "otherwise."},
+    {"peer-network-policy", FLAG_BOOL, offsetof(struct eo_config, peer_network_policy), 0, NULL,
+     "true",
+     "Give every EtcdCluster the NetworkPolicy <cluster>.peer: its peer port accepts only "
+     "its own members; the client and metrics ports stay open unless the cluster's own "
+     "NetworkPolicy narrows them."},
     {"operator-pod-labels", STR(operator_pod_labels), NULL, "app.kubernetes.io/name=etcd-operator",
      "Labels of the operator's own Pods (k=v,k=v): the NetworkPolicies let these Pods, in the "
      "operator's namespace, reach the client port."},
@@ -296,6 +301,7 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->leader_elect = true;
 	cfg->log_level = EO_LOG_INFO;
 	cfg->workers = EO_DEFAULT_WORKERS;
+	cfg->peer_network_policy = true;
 }
 
 /* Applies one flag value; the watch-namespace list is only recorded in ns_list[0]. */

@@ -62,6 +62,7 @@ struct eo_config {
 	enum eo_log_level log_level;
 	int workers;
 	bool network_policy;			       /* default of spec.networkPolicy.enabled */
+	bool peer_network_policy; /* every cluster gets its peer-only NetworkPolicy */
 	char operator_pod_labels[EO_CFG_ADDR_MAX * 4]; /* "k=v,...": the operator's Pods */
 };
 

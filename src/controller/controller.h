@@ -50,6 +50,7 @@ struct eo_controller {
 	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
 	struct eo_cache_set netpols;	      /* NetworkPolicies labelled managed-by */
 	const struct eo_netpol_opts *netpol;  /* NULL: NetworkPolicies are never made */
+	bool peer_netpol; /* every cluster gets its peer-only NetworkPolicy <cluster>.peer */
 	const char *operator_image;	      /* runs snapshot Jobs; borrowed */
 	struct eo_desired_opts build;	      /* strings borrowed */
 	long etcd_timeout_ms;		      /* per etcd attempt; 0 = 5000 */
