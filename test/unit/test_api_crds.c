@@ -47,7 +47,8 @@ static const char *const cluster_messages[] = {
     EO_MSG_AUTH_NEEDS_SECRET, EO_MSG_BOOTSTRAP_ADD_REMOVE, EO_MSG_BOOTSTRAP_IMMUTABLE,
     EO_MSG_RESTORE_MEMORY,    EO_MSG_CLIENT_TLS_ONE_OF,	   EO_MSG_CLIENT_TLS_CM_OPCLIENT,
     EO_MSG_PEER_TLS_ONE_OF,   EO_MSG_RESTORE_S3_KEY,	   EO_MSG_RESTORE_PVC_SUBPATH,
-    EO_MSG_LOCATION_ONE_OF,   EO_MSG_S3_INSECURE,	   NULL,
+    EO_MSG_LOCATION_ONE_OF,   EO_MSG_S3_INSECURE,	   EO_MSG_VERSION_MIN,
+    EO_MSG_PATH_DOT_DOT,      NULL,
 };
 
 static const char *const member_messages[] = {
@@ -59,6 +60,7 @@ static const char *const member_messages[] = {
     EO_MSG_MEMBER_MEDIUM_IMMUTABLE,
     EO_MSG_MEMBER_INITIAL_CLUSTER,
     EO_MSG_LOCATION_ONE_OF,
+    EO_MSG_PATH_DOT_DOT,
     NULL,
 };
 
@@ -67,11 +69,13 @@ static const char *const snapshot_messages[] = {
     EO_MSG_SNAPSHOT_IMMUTABLE,
     EO_MSG_LOCATION_ONE_OF,
     EO_MSG_S3_INSECURE,
+    EO_MSG_PATH_DOT_DOT,
     NULL,
 };
 
 static const char *const schedule_messages[] = {
-    EO_MSG_SCHEDULE_NAME, EO_MSG_SCHEDULE_SYNTAX, EO_MSG_LOCATION_ONE_OF, EO_MSG_S3_INSECURE, NULL,
+    EO_MSG_SCHEDULE_NAME,  EO_MSG_SCHEDULE_SYNTAX, EO_MSG_LOCATION_ONE_OF,
+    EO_MSG_S3_INSECURE,    EO_MSG_PATH_DOT_DOT,	   NULL,
 };
 
 static const char *const defrag_messages[] = {
