@@ -1587,11 +1587,12 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 		if (e == EO_KUBE_EEXISTS) {
 			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
 			if (held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder))) {
-				snprintf(msg, sizeof(msg),
-					 "NetworkPolicy %s is not controlled by this EtcdCluster (its "
-					 "controller: %s): it is left as it is and the peer port is "
-					 "not limited to the members; delete or rename it",
-					 name, holder);
+				snprintf(
+				    msg, sizeof(msg),
+				    "NetworkPolicy %s is not controlled by this EtcdCluster (its "
+				    "controller: %s): it is left as it is and the peer port is "
+				    "not limited to the members; delete or rename it",
+				    name, holder);
 				eo_log_kv(EO_LOG_WARN, lc,
 					  "peer network policy held by another owner; left alone",
 					  "networkpolicy", name, "holder", holder, NULL);

@@ -52,15 +52,15 @@
 #define EO_SCHPLAN_MISSED_COUNT_MAX 100000   /* missed slots counted at most */
 
 /* Condition types and reasons of an EtcdSnapshotSchedule. */
-#define EO_COND_PRUNED		      "Pruned"
-#define EO_REASON_SCHEDULED	      "Scheduled"
-#define EO_REASON_SUSPENDED	      "Suspended"
-#define EO_REASON_INVALID_SCHEDULE    "InvalidSchedule"
+#define EO_COND_PRUNED			"Pruned"
+#define EO_REASON_SCHEDULED		"Scheduled"
+#define EO_REASON_SUSPENDED		"Suspended"
+#define EO_REASON_INVALID_SCHEDULE	"InvalidSchedule"
 #define EO_REASON_SCHEDULE_TOO_FREQUENT "ScheduleTooFrequent"
-#define EO_REASON_SNAPSHOT_NAME_TAKEN "SnapshotNameTaken"
-#define EO_REASON_RETENTION_MET	      "RetentionMet"
-#define EO_REASON_PRUNING	      "Pruning"
-#define EO_REASON_PRUNE_FAILED	      "PruneFailed"
+#define EO_REASON_SNAPSHOT_NAME_TAKEN	"SnapshotNameTaken"
+#define EO_REASON_RETENTION_MET		"RetentionMet"
+#define EO_REASON_PRUNING		"Pruning"
+#define EO_REASON_PRUNE_FAILED		"PruneFailed"
 /* Event reasons only. */
 #define EO_REASON_SNAPSHOT_CREATED "SnapshotCreated"
 #define EO_REASON_MISSED_SCHEDULE  "MissedSchedule"

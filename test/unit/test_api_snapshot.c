@@ -214,8 +214,10 @@ static const struct vcase vcases[] = {
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
      "'subPath':'/../etc'}}}}",
      NULL, EO_MSG_PATH_DOT_DOT},
-    {"pvc subPath dot", "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
-     "'subPath':'./snaps/.x'}}}}", NULL, NULL},
+    {"pvc subPath dot",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
+     "'subPath':'./snaps/.x'}}}}",
+     NULL, NULL},
     {"status-only change",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
      "'status':{'phase':'Started'}}",
@@ -243,10 +245,10 @@ static void test_dot_dot(void **state)
 		const char *s;
 		bool want;
 	} cases[] = {
-	    {"..", true},	    {"../x", true},   {"x/..", true},	  {"x/../y", true},
-	    {"/..", true},	    {"x//../", true}, {"", false},	  {".", false},
-	    {"...", false},	    {"..x", false},   {"x..", false},	  {"a/..b/c", false},
-	    {"a/b../c", false}, {"./a", false},   {"a/./b", false},
+	    {"..", true},	{"../x", true},	  {"x/..", true},   {"x/../y", true},
+	    {"/..", true},	{"x//../", true}, {"", false},	    {".", false},
+	    {"...", false},	{"..x", false},	  {"x..", false},   {"a/..b/c", false},
+	    {"a/b../c", false}, {"./a", false},	  {"a/./b", false},
 	};
 
 	(void)state;

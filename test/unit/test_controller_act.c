@@ -1526,8 +1526,8 @@ static void test_network_policies_in_order(void **state)
 	/* turned off, both in place */
 	put(&r, NP, "networkpolicies", eo_desired_network_policy(c, &o));
 	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(c, false));
-	json_object_set_new(json_object_get(json_object_get(c, "spec"), "networkPolicy"),
-			    "enabled", json_false());
+	json_object_set_new(json_object_get(json_object_get(c, "spec"), "networkPolicy"), "enabled",
+			    json_false());
 	put(&r, CL, EO_PLURAL_CLUSTERS, json_incref(c));
 	pthread_mutex_lock(&r.api.mu);
 	mark = json_array_size(r.api.log);

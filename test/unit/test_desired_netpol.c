@@ -319,8 +319,8 @@ static void test_peer_with_cluster_policy(void **state)
 	    {NULL, true, true, true},
 	    {"{'enabled':false}", true, true, true},
 	    {"{'enabled':true}", false, false, true},
-	    {"{'enabled':true,'clientFrom':[{'podSelector':{'matchLabels':{'app':'api'}}}]}",
-	     false, false, true},
+	    {"{'enabled':true,'clientFrom':[{'podSelector':{'matchLabels':{'app':'api'}}}]}", false,
+	     false, true},
 	    {"{'enabled':true,'metricsFrom':[]}", false, false, false},
 	    {"{'enabled':true,'metricsFrom':[{'podSelector':{'matchLabels':{'app':'prom'}}}]}",
 	     false, false, false},
@@ -394,10 +394,14 @@ static void test_peer_patch_and_inputs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden),  cmocka_unit_test(test_rules),
-	    cmocka_unit_test(test_enabled), cmocka_unit_test(test_missing_inputs),
-	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_parse_labels),
-	    cmocka_unit_test(test_peer_golden), cmocka_unit_test(test_peer_with_cluster_policy),
+	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_enabled),
+	    cmocka_unit_test(test_missing_inputs),
+	    cmocka_unit_test(test_patch),
+	    cmocka_unit_test(test_parse_labels),
+	    cmocka_unit_test(test_peer_golden),
+	    cmocka_unit_test(test_peer_with_cluster_policy),
 	    cmocka_unit_test(test_peer_patch_and_inputs),
 	};
 

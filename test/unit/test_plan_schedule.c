@@ -465,7 +465,8 @@ static void test_operator_bounds(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		json_t *sch = schedule(rows[i].cron, rows[i].extra_spec, "{}"), *keep = json_array();
+		json_t *sch = schedule(rows[i].cron, rows[i].extra_spec, "{}"),
+		       *keep = json_array();
 		struct eo_schplan_snapshot snaps[16] = {{0}};
 		struct eo_schplan_input in = {.schedule = sch,
 					      .snaps = snaps,
