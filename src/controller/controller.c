@@ -1626,7 +1626,8 @@ out:
  * Both NetworkPolicies, in the order that never closes the client port on its way: turned on,
  * the cluster's own policy is put in place before the peer policy drops its open rules;
  * turned off, the peer policy opens before the cluster's own policy goes (and that one stays
- * while the peer policy cannot be opened). Deleting clusters keep what they have. 0 or -1.
+ * while the peer policy cannot be opened). Deleting and migrating clusters keep the peer
+ * policy they have (none, for a cluster being adopted). 0 or -1.
  */
 static int sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
 				 const json_t *cluster)
@@ -1635,7 +1636,11 @@ static int sync_network_policies(struct eo_controller *c, const struct eo_log_ct
 	bool in_place = false;
 	int rc = 0;
 
-	if (eo_cluster_is_deleting(cluster))
+	/*
+	 * Migrating: the legacy members get their labels one by one, and a peer policy would
+	 * cut a labelled member off from those not labelled yet; it comes after the migration.
+	 */
+	if (eo_cluster_is_deleting(cluster) || eo_cluster_migrating(cluster))
 		return sync_network_policy(c, lc, cluster, &in_place);
 	if (!full && sync_peer_network_policy(c, lc, cluster, false) != 0)
 		return -1;

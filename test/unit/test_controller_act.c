@@ -1549,9 +1549,19 @@ static void test_network_policies_in_order(void **state)
 	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, &e), 1);
 	assert_int_equal(ingress_rules(e), 3);
 
+	/* a cluster being adopted from the legacy operator gets it after the migration */
+	other = bare_cluster("mig", "m-uid");
+	json_object_set_new(json_object_get(other, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_MIGRATING, "true"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, other);
+	eo_cluster_reconcile(&r.ctl, "default", "mig", &out);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "mig.peer", NULL, NULL), 0);
+
 	/* the operator runs without it: ours goes, nothing is created */
+	other = bare_cluster("plain", "p-uid");
 	r.ctl.peer_netpol = false;
 	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(other, true));
+	json_decref(other);
 	eo_cluster_reconcile(&r.ctl, "default", "plain", &out);
 	assert_int_equal(count(&r, "DELETE", "networkpolicies", "plain.peer", NULL, NULL), 1);
 	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, NULL), 1);
