@@ -68,6 +68,12 @@
 #define EO_MSG_VERSION                                                                             \
 	"spec.version must be an etcd release number such as 3.6.11 (digits only, no leading v, "  \
 	"no tags such as latest)"
+/* The CRD's second rule on spec.version: etcd 3.4 or newer. */
+#define EO_MSG_VERSION_MIN                                                                         \
+	"spec.version must be 3.4.0 or newer: older etcd has no learners and no /v3 gateway (3.5 " \
+	"or newer is recommended)"
+#define EO_VERSION_MIN_MAJOR 3
+#define EO_VERSION_MIN_MINOR 4
 #define EO_MSG_MEMORY_PAUSE                                                                        \
 	"spec.replicas=0 with spec.storage.medium=Memory is unsupported: a paused memory-backed "  \
 	"member loses its data together with its Pod and could never resume; delete and "          \

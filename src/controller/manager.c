@@ -513,6 +513,9 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		      .operator_image = cfg->operator_image},
 	    .operator_image = cfg->operator_image,
 	    .netpol = &m->netpol,
+	    .peer_netpol = cfg->peer_network_policy,
+	    .schedule_min_interval_s = cfg->schedule_min_interval_s,
+	    .schedule_default_keep_last = cfg->schedule_default_keep_last,
 	    .tls_cache = eo_tls_cache_new(EO_TLS_CACHE_CAP),
 	};
 	if (m->ctrl.tls_cache == NULL)

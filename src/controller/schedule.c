@@ -240,6 +240,8 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 				       .snaps = om.v,
 				       .n_snaps = om.n,
 				       .operator_image = c->operator_image,
+				       .min_interval_s = c->schedule_min_interval_s,
+				       .default_keep_last = c->schedule_default_keep_last,
 				       .now = eo_controller_now(c)};
 	if (eo_plan_schedule(&in, &pr) != 0)
 		goto fail;
@@ -298,10 +300,14 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 			goto out;
 		}
 	}
-	if (c->rec != NULL)
-		for (size_t i = 0; i < pr.n_events; i++)
+	for (size_t i = 0; i < pr.n_events; i++) {
+		if (strcmp(pr.events[i].type, "Warning") == 0)
+			eo_log_kv(EO_LOG_WARN, &lc, "schedule warning", "reason",
+				  pr.events[i].reason, "message", pr.events[i].message, NULL);
+		if (c->rec != NULL)
 			eo_kube_event(c->rec, sch, pr.events[i].type, pr.events[i].reason, NULL,
 				      "%s", pr.events[i].message);
+	}
 	out->requeue_ms = pr.requeue_ms;
 	if (failed)
 		goto fail;

@@ -473,6 +473,18 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 		json_object_del(st, "nextScheduleTime");
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
 	}
+	if (in->min_interval_s > 0 && eo_cron_min_interval_s(&cron) < in->min_interval_s) {
+		/* One tenant's schedule must not keep the shared operator and the store busy. */
+		fmt(msg, sizeof(msg),
+		    "spec.schedule '%s' runs as often as every %lld s; this operator allows one "
+		    "run every %ld s at most (--snapshot-schedule-min-interval-seconds): no "
+		    "snapshot is created (retention still applies)",
+		    expr, (long long)eo_cron_min_interval_s(&cron), in->min_interval_s);
+		json_object_del(st, "nextScheduleTime");
+		out->requeue_ms = EO_SCHPLAN_REQUEUE_MAX_MS;
+		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SCHEDULE_TOO_FREQUENT, msg,
+				 gen);
+	}
 	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
 		last = -1;
 	floor_t = last;
@@ -587,6 +599,8 @@ int eo_plan_schedule(const struct eo_schplan_input *in, struct eo_schplan_result
 		goto done;
 	}
 	eo_schedule_retention(sch, &r);
+	if (r.keep_last == 0 && r.max_age_s == 0)
+		r.keep_last = in->default_keep_last; /* no limit set: the operator's default */
 	o = sorted_ours(sch, in->snaps, in->n_snaps, &count);
 	verdict = calloc(in->n_snaps + 1, sizeof(*verdict));
 	if (o == NULL || verdict == NULL)

@@ -427,6 +427,91 @@ static void test_run(void **state)
 	}
 }
 
+/*
+ * The operator's bounds (issue 21 item 5): a schedule whose runs come closer than the minimum
+ * interval creates nothing (Ready=False/ScheduleTooFrequent and a Warning Event, no
+ * nextScheduleTime), unless the administrator set no minimum; retention still applies to it.
+ * A schedule whose retention sets neither keepLast nor maxAge keeps the default number of
+ * Complete snapshots; 0 keeps them all.
+ */
+static void test_operator_bounds(void **state)
+{
+	static const struct {
+		const char *cron, *extra_spec;
+		long min_interval_s;
+		int default_keep_last;
+		size_t n_complete; /* Complete snapshots of the schedule, one an hour before */
+		bool create;
+		const char *reason;
+		size_t n_prune;
+	} rows[] = {
+	    {"*/5 * * * *", "", 300, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"* * * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"*/4 * * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"0,2 10 * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"* * * * *", "", 0, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "", 3600, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "", 3601, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    /* the default retention */
+	    {"@hourly", "", 300, 10, 12, true, EO_REASON_SCHEDULED, 2},
+	    {"@hourly", "", 300, 0, 12, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "'retention':{'keepLast':11}", 300, 10, 12, true, EO_REASON_SCHEDULED, 1},
+	    {"@hourly", "'retention':{'maxAge':'8760h'}", 300, 10, 12, true, EO_REASON_SCHEDULED,
+	     0},
+	    {"@hourly", "'retention':{'keepFailed':3}", 300, 10, 12, true, EO_REASON_SCHEDULED, 2},
+	    /* refused, still pruned */
+	    {"* * * * *", "", 300, 10, 12, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *sch = schedule(rows[i].cron, rows[i].extra_spec, "{}"),
+		       *keep = json_array();
+		struct eo_schplan_snapshot snaps[16] = {{0}};
+		struct eo_schplan_input in = {.schedule = sch,
+					      .snaps = snaps,
+					      .operator_image = IMAGE,
+					      .min_interval_s = rows[i].min_interval_s,
+					      .default_keep_last = rows[i].default_keep_last,
+					      .now = at("2026-06-02T10:00:20Z")};
+		struct eo_schplan_result out;
+
+		for (size_t k = 0; k < rows[i].n_complete; k++) {
+			char name[64], slot[EO_TIME_BUF];
+			json_t *s;
+
+			snprintf(name, sizeof(name), "nightly-old-%zu", k);
+			assert_int_equal(
+			    eo_time_format(at("2026-06-01T00:00:00Z") + (time_t)k * 3600, slot,
+					   sizeof(slot)),
+			    0);
+			s = ours(name, slot, "Complete");
+			json_array_append_new(keep, s);
+			snaps[in.n_snaps++].snapshot = s;
+		}
+		if (eo_plan_schedule(&in, &out) != 0)
+			fail_msg("row %zu: plan failed", i);
+		if ((out.create != NULL) != rows[i].create)
+			fail_msg("row %zu (%s, min %ld s): create %d", i, rows[i].cron,
+				 rows[i].min_interval_s, out.create != NULL);
+		if (strcmp(eo_condition_reason(out.status, EO_COND_READY), rows[i].reason) != 0)
+			fail_msg("row %zu: Ready reason %s, want %s", i,
+				 eo_condition_reason(out.status, EO_COND_READY), rows[i].reason);
+		if (strcmp(rows[i].reason, EO_REASON_SCHEDULE_TOO_FREQUENT) == 0) {
+			assert_true(has_event(&out, EO_REASON_SCHEDULE_TOO_FREQUENT, "every"));
+			assert_string_equal(eo_condition_status(out.status, EO_COND_READY),
+					    EO_COND_FALSE);
+			assert_null(json_object_get(out.status, "nextScheduleTime"));
+		}
+		if (out.n_prune != rows[i].n_prune)
+			fail_msg("row %zu: %zu prune steps, want %zu", i, out.n_prune,
+				 rows[i].n_prune);
+		eo_schplan_result_clear(&out);
+		json_decref(keep);
+		json_decref(sch);
+	}
+}
+
 /* The same input planned twice after applying the first status changes nothing. */
 static void test_run_steady(void **state)
 {
@@ -987,6 +1072,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_run),
 	    cmocka_unit_test(test_run_steady),
+	    cmocka_unit_test(test_operator_bounds),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_prune_creates_jobs),
 	    cmocka_unit_test(test_prune_caps_running_jobs),
