@@ -599,7 +599,7 @@ static eo_kube_err request(eo_kube_client *c, const char *method, const char *ur
 			return eo_kube_fail(err, EO_KUBE_ENOMEM, "encoding request body");
 	}
 	rc = perform(c, method, url, content_type, payload, out, err);
-	if (rc == EO_KUBE_EUNAUTHORIZED && eo_kube_config_token_file(c->cfg)) {
+	if (rc == EO_KUBE_EUNAUTHORIZED && eo_kube_config_token_renewable(c->cfg)) {
 		eo_kube_config_token_invalidate(c->cfg);
 		rc = perform(c, method, url, content_type, payload, out, err);
 	}
@@ -926,7 +926,7 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 				rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL,
 						  "list response has no items array");
 		}
-		if (rc != EO_KUBE_EUNAUTHORIZED || !eo_kube_config_token_file(c->cfg))
+		if (rc != EO_KUBE_EUNAUTHORIZED || !eo_kube_config_token_renewable(c->cfg))
 			break;
 		eo_kube_config_token_invalidate(c->cfg);
 	}
