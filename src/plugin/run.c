@@ -21,6 +21,7 @@
 #include "etcd/internal.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "plugin/complete.h"
 #include "plugin/decide.h"
 #include "plugin/reach.h"
 #include "plugin/render.h"
@@ -1083,4 +1084,39 @@ out:
 	eo_kube_client_free(c->kc);
 	free(c);
 	return rc;
+}
+
+int eo_plugin_complete_clusters(const struct eo_plugin_completion *c, const char *prefix, FILE *out)
+{
+	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd", .timeout_ms = 5000};
+	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL, NULL};
+	struct eo_kube_error ke = {0};
+	eo_kube_config *cfg = NULL;
+	eo_kube_client *kc = NULL;
+	json_t *list = NULL, *item;
+	size_t i;
+	int n = 0;
+
+	if (eo_kube_config_load(c->kubeconfig, c->context, &cfg, &ke) != EO_KUBE_OK)
+		return 0;
+	r.ns = c->ns ? c->ns : eo_kube_config_namespace(cfg);
+	if (eo_kube_client_new(cfg, &o, &kc, &ke) != EO_KUBE_OK) {
+		eo_kube_config_free(cfg);
+		return 0;
+	}
+	if (eo_kube_list(kc, &r, NULL, &list, &ke) == EO_KUBE_OK) {
+		json_array_foreach(json_object_get(list, "items"), i, item)
+		{
+			const char *name = json_string_value(
+			    json_object_get(json_object_get(item, "metadata"), "name"));
+
+			if (name && strncmp(name, prefix, strlen(prefix)) == 0) {
+				fprintf(out, "%s\n", name);
+				n++;
+			}
+		}
+	}
+	json_decref(list);
+	eo_kube_client_free(kc);
+	return n;
 }

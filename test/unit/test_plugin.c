@@ -17,6 +17,7 @@
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
 #include "plugin/args.h"
+#include "plugin/complete.h"
 #include "plugin/decide.h"
 #include "plugin/reach.h"
 #include "plugin/render.h"
@@ -799,10 +800,66 @@ static void test_member_host_and_path(void **state)
 	assert_string_equal(eo_plugin_path_subresource(EO_PPATH_PROXY_TLS), "pods/proxy");
 }
 
+/* ---- completion ------------------------------------------------------------------- */
+
+/* Completes the words of line (space-separated; a trailing space means an empty last word) and
+ * returns the candidates joined by ',' with the flags: +clusters, :directive, ns=. */
+static const char *completes(const char *line)
+{
+	static char out[512];
+	char buf[256], *words[16], *save = NULL, *w;
+	struct eo_plugin_completion c;
+	size_t n = 0, len;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok_r(buf, " ", &save); w && n < 15; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	len = strlen(line);
+	if (len == 0 || line[len - 1] == ' ')
+		words[n++] = (char *)"";
+	eo_plugin_complete((const char *const *)words, n, &c);
+	out[0] = '\0';
+	for (size_t i = 0; i < c.n; i++)
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i ? "," : "",
+			 c.cand[i]);
+	snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s:%d%s%s",
+		 c.clusters ? "+clusters" : "", c.directive, c.ns ? " ns=" : "", c.ns ? c.ns : "");
+	return out;
+}
+
+static void test_completion(void **state)
+{
+	(void)state;
+	assert_string_equal(completes(""), "members,status,defrag,compact,alarm,forfeit-leadership,"
+					   "snapshot,add-member,remove-member,version,"
+					   "completion:4");
+	assert_string_equal(completes("s"), "status,snapshot:4");
+	assert_string_equal(completes("alarm "), "list,disarm:4");
+	assert_string_equal(completes("alarm list "), "+clusters:4");
+	assert_string_equal(completes("status "), "+clusters:4");
+	assert_string_equal(completes("status -n prod k"), "+clusters:4 ns=prod");
+	assert_string_equal(completes("status --namespace=x "), "+clusters:4 ns=x");
+	assert_string_equal(completes("status demo --mem"), "--member:4");
+	assert_string_equal(completes("status demo -o "), "table,json,yaml:4");
+	assert_string_equal(completes("status demo -o j"), "json:4");
+	assert_string_equal(completes("members -c "), "+clusters:4");
+	assert_string_equal(completes("snapshot demo "), ":0");
+	assert_string_equal(completes("snapshot -c demo "), ":0");
+	assert_string_equal(completes("snapshot demo /tmp/x "), ":4");
+	assert_string_equal(completes("status --kubeconfig "), ":0");
+	assert_string_equal(completes("completion "), "bash,zsh:4");
+	assert_string_equal(completes("version "), ":4");
+	assert_non_null(strstr(eo_plugin_completion_script("bash"), "complete -F _kubectl_etcd"));
+	assert_non_null(strstr(eo_plugin_completion_script("zsh"), "#compdef kubectl-etcd"));
+	assert_null(eo_plugin_completion_script("fish"));
+	assert_null(eo_plugin_completion_script(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_args_table),
+	    cmocka_unit_test(test_completion),
 	    cmocka_unit_test(test_help_per_command),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_yaml_and_json),
