@@ -357,6 +357,7 @@ static const char overview[] =
     "  remove-member MEMBER remove MEMBER (lowers spec.replicas when the operator\n"
     "                       would remove exactly that member; refuses otherwise)\n"
     "  version              print the plugin's version\n"
+    "  completion bash|zsh  print a shell completion script (docs/kubectl-etcd.md)\n"
     "\n"
     "Flags:\n"
     "  -n, --namespace NS   the cluster's namespace (default: the kubeconfig's)\n"

@@ -36,6 +36,7 @@
 struct ctx {
 	const struct eo_plugin_args *a;
 	FILE *out;
+	FILE *errf;
 	eo_kube_client *kc;
 	const char *ns;
 	json_t *cluster, *members, *pods;
@@ -834,13 +835,41 @@ struct snap {
 	struct eo_snapstream ss;
 	struct eo_snapcheck check;
 	char werr[256];
+	FILE *progress; /* stderr when it is a terminal, else NULL */
+	const char *member;
+	int64_t start_ms, shown_ms;
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Rewrites the progress line (bytes, rate) at most four times a second, or now when final. */
+static void snap_progress(struct snap *s, bool final)
+{
+	int64_t now = now_ms();
+	char line[256];
+
+	if (!s->progress || (!final && now - s->shown_ms < 250))
+		return;
+	s->shown_ms = now;
+	fprintf(s->progress, "\r%s\033[K%s",
+		eo_plugin_progress(s->member, (int64_t)s->check.total, now - s->start_ms, line,
+				   sizeof(line)),
+		final ? "\n" : "");
+	fflush(s->progress);
+}
 
 static int snap_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
 {
 	struct snap *s = ud;
 
 	eo_snapcheck_feed(&s->check, p, n);
+	snap_progress(s, false);
 	if (eo_filestore_write(&s->w, p, n, s->werr, sizeof(s->werr)) != 0) {
 		snprintf(err, errcap, "writing the snapshot: %s", s->werr);
 		return -1;
@@ -911,9 +940,13 @@ static int cmd_snapshot(struct ctx *c)
 		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
 		goto out;
 	}
+	s->member = member;
+	s->progress = c->errf && isatty(fileno(c->errf)) ? c->errf : NULL;
+	s->start_ms = s->shown_ms = now_ms();
 	e = eo_plugin_reach_post(&c->reach, member, member_host(c, member, host, sizeof(host)),
 				 "/v3/maintenance/snapshot", "{}", -1, SNAPSHOT_STALL_S, snap_feed,
 				 s, ans);
+	snap_progress(s, true);
 	if (s->werr[0]) {
 		rc = failf(c, EO_PEXIT_LOCAL, "%s", s->werr);
 		goto out;
@@ -1021,6 +1054,7 @@ int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf)
 	}
 	c->a = a;
 	c->out = out;
+	c->errf = errf;
 	c->timeout_ms = a->timeout_s ? a->timeout_s * 1000L : DEFAULT_TIMEOUT_MS;
 	rc = load_cluster(c);
 	if (rc != 0)

@@ -855,11 +855,25 @@ static void test_completion(void **state)
 	assert_null(eo_plugin_completion_script(NULL));
 }
 
+static void test_progress_line(void **state)
+{
+	char line[128];
+
+	(void)state;
+	assert_string_equal(eo_plugin_progress("demo-abcde", 12500000, 2500, line, sizeof(line)),
+			    "snapshot of demo-abcde: 12 MB, 5.0 MB/s");
+	assert_string_equal(eo_plugin_progress("m", 900, 0, line, sizeof(line)),
+			    "snapshot of m: 900 B, -");
+	assert_string_equal(eo_plugin_progress("m", 2048, 2000, line, sizeof(line)),
+			    "snapshot of m: 2.0 kB, 1.0 kB/s");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_args_table),
 	    cmocka_unit_test(test_completion),
+	    cmocka_unit_test(test_progress_line),
 	    cmocka_unit_test(test_help_per_command),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_yaml_and_json),
