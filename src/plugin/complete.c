@@ -5,8 +5,8 @@
 
 /* First words of the commands, in the help's order. */
 static const char *const commands[] = {
-    "members",	"status",     "defrag",	       "compact", "alarm",	"forfeit-leadership",
-    "snapshot", "add-member", "remove-member", "version", "completion",
+    "members",	"status",     "defrag",	       "compact", "alarm",   "forfeit-leadership",
+    "snapshot", "add-member", "remove-member", "report",  "version", "completion",
 };
 static const char *const alarm_sub[] = {"list", "disarm"};
 static const char *const shells[] = {"bash", "zsh"};

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,6 +22,7 @@
 #include "plugin/decide.h"
 #include "plugin/reach.h"
 #include "plugin/render.h"
+#include "plugin/report.h"
 
 /* ---- arguments ---------------------------------------------------------------------- */
 
@@ -831,7 +833,7 @@ static void test_completion(void **state)
 {
 	(void)state;
 	assert_string_equal(completes(""), "members,status,defrag,compact,alarm,forfeit-leadership,"
-					   "snapshot,add-member,remove-member,version,"
+					   "snapshot,add-member,remove-member,report,version,"
 					   "completion:4");
 	assert_string_equal(completes("s"), "status,snapshot:4");
 	assert_string_equal(completes("alarm "), "list,disarm:4");
@@ -868,12 +870,131 @@ static void test_progress_line(void **state)
 			    "snapshot of m: 2.0 kB, 1.0 kB/s");
 }
 
+/* ---- report ------------------------------------------------------------------------ */
+
+static void test_report_filters(void **state)
+{
+	const char *l1 = "ts=1 level=info msg=\"member added\" cluster=prod/demo member=demo-x";
+	const char *l2 = "ts=1 level=info msg=x cluster=prod/demo2";
+	const char *l3 = "ts=1 level=info msg=x cluster=prod/demo";
+	const char *l4 = "ts=1 level=info msg=\"cluster=prod/demo\" cluster=prod/other";
+	json_t *ev = tu_jsonq("{'involvedObject':{'name':'demo-abcde'}}");
+	json_t *ev2 = tu_jsonq("{'involvedObject':{'name':'demox'}}");
+	json_t *ev3 = tu_jsonq("{'involvedObject':{'name':'demo'}}");
+	json_t *pods = tu_jsonq(
+	    "{'items':[{'metadata':{'name':'p','managedFields':[{}]},'spec':{'containers':[{'env':["
+	    "{'name':'A','value':'hunter2'},{'name':'B','valueFrom':{'fieldRef':{}}}]}],"
+	    "'initContainers':[{'env':[{'name':'C','value':'x'}]}]}}]}");
+	char name[128], *dump;
+
+	(void)state;
+	assert_true(eo_plugin_log_line_matches(l1, strlen(l1), "prod", "demo"));
+	assert_false(eo_plugin_log_line_matches(l2, strlen(l2), "prod", "demo"));
+	assert_true(eo_plugin_log_line_matches(l3, strlen(l3), "prod", "demo"));
+	assert_false(eo_plugin_log_line_matches(l3, strlen(l3), "dev", "demo"));
+	assert_false(eo_plugin_log_line_matches(l4, strlen(l4), "prod", "demo"));
+	assert_true(eo_plugin_event_matches(ev, "demo"));
+	assert_false(eo_plugin_event_matches(ev2, "demo"));
+	assert_true(eo_plugin_event_matches(ev3, "demo"));
+	eo_plugin_report_scrub(pods);
+	dump = json_dumps(pods, JSON_COMPACT);
+	assert_null(strstr(dump, "hunter2"));
+	assert_null(strstr(dump, "managedFields"));
+	assert_non_null(strstr(dump, "\"valueFrom\""));
+	assert_non_null(strstr(dump, "\"value\":\"(left out)\""));
+	free(dump);
+	eo_plugin_report_name("prod", "demo", 1795780800, name, sizeof(name));
+	assert_string_equal(name, "etcd-report-prod-demo-20261127T120000Z.tar.gz");
+	json_decref(ev);
+	json_decref(ev2);
+	json_decref(ev3);
+	json_decref(pods);
+}
+
+static void test_report_summary(void **state)
+{
+	json_t *cl = tu_jsonq(
+	    "{'metadata':{'name':'demo','namespace':'prod','generation':3},'spec':{'replicas':3},"
+	    "'status':{'observedGeneration':3,'readyMembers':2,'conditions':[{'type':'Available',"
+	    "'status':'True','reason':'QuorumAvailable','lastTransitionTime':'2026-01-01T00:00:00Z'"
+	    ","
+	    "'message':'2 of 3'}]}}");
+	json_t *ms =
+	    tu_jsonq("{'items':[{'metadata':{'name':'demo-a'},'status':{'memberID':'1f',"
+		     "'conditions':[{'type':'Ready','status':'False','reason':'PodNotReady',"
+		     "'message':'m'}]}}]}");
+	struct eo_strbuf b = EO_STRBUF_INIT(1 << 16);
+	char *s;
+
+	(void)state;
+	eo_plugin_report_summary(cl, ms, "  events: forbidden\n", &b);
+	s = eo_strbuf_take(&b, NULL);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "EtcdCluster prod/demo (generation 3, observed 3)\n"));
+	assert_non_null(strstr(s, "ready members: 2 of 3\n"));
+	assert_non_null(strstr(s, "  Available=True reason=QuorumAvailable since "
+				  "2026-01-01T00:00:00Z: 2 of 3\n"));
+	assert_non_null(strstr(s, "  demo-a memberID=1f\n    Ready=False reason=PodNotReady: m\n"));
+	assert_non_null(strstr(s, "not collected:\n  events: forbidden\n"));
+	free(s);
+	json_decref(cl);
+	json_decref(ms);
+}
+
+/* The archive is one tar.gz that tar(1) reads back. */
+static void test_report_archive(void **state)
+{
+	char dir[] = "/tmp/eo-report-XXXXXX", path[128], cmd[512], err[256], big[1500];
+	struct eo_plugin_tar *t;
+	FILE *p;
+	char out[256] = "";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.tar.gz", dir);
+	memset(big, 'x', sizeof(big));
+	t = eo_plugin_tar_open(path, err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(
+	    eo_plugin_tar_add(t, "summary.txt", "hello\n", 6, 1795780800, err, sizeof(err)), 0);
+	assert_int_equal(
+	    eo_plugin_tar_add(t, "big.log", big, sizeof(big), 1795780800, err, sizeof(err)), 0);
+	assert_int_equal(eo_plugin_tar_add(t, "empty.json", "", 0, 1795780800, err, sizeof(err)),
+			 0);
+	assert_int_equal(eo_plugin_tar_close(t, false, err, sizeof(err)), 0);
+	/* An existing file is not overwritten. */
+	assert_null(eo_plugin_tar_open(path, err, sizeof(err)));
+	assert_non_null(strstr(err, "File exists"));
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && tar -xzf r.tar.gz && cat summary.txt && wc -c < big.log && "
+		 "wc -c < empty.json && tar -tzvf r.tar.gz | awk '{print $1}' | sort -u",
+		 dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fread(out, 1, sizeof(out) - 1, p) > 0, 1);
+	assert_int_equal(pclose(p), 0);
+	assert_string_equal(out, "hello\n1500\n0\n-rw-r--r--\n");
+
+	/* Abandoned: the file is gone. */
+	snprintf(path, sizeof(path), "%s/gone.tar.gz", dir);
+	t = eo_plugin_tar_open(path, err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(eo_plugin_tar_close(t, true, err, sizeof(err)), -1);
+	assert_int_not_equal(access(path, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_args_table),
 	    cmocka_unit_test(test_completion),
 	    cmocka_unit_test(test_progress_line),
+	    cmocka_unit_test(test_report_filters),
+	    cmocka_unit_test(test_report_summary),
+	    cmocka_unit_test(test_report_archive),
 	    cmocka_unit_test(test_help_per_command),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_yaml_and_json),
