@@ -356,8 +356,8 @@ void eo__kube_headers_free(struct curl_slist *hdrs)
 eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 				struct curl_slist **hdrs, bool share, struct eo_kube_error *err)
 {
-	const unsigned char *p;
-	size_t len;
+	const unsigned char *p, *key;
+	size_t len, key_len;
 	struct curl_slist *n;
 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -375,14 +375,13 @@ eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 	p = eo_kube_config_ca(c->cfg, &len);
 	if (p)
 		set_blob(h, CURLOPT_CAINFO_BLOB, p, len);
-	p = eo_kube_config_client_cert(c->cfg, &len);
+	eo_kube_config_client_pair(c->cfg, &p, &len, &key, &key_len);
 	if (p) {
 		set_blob(h, CURLOPT_SSLCERT_BLOB, p, len);
 		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
 	}
-	p = eo_kube_config_client_key(c->cfg, &len);
-	if (p) {
-		set_blob(h, CURLOPT_SSLKEY_BLOB, p, len);
+	if (key) {
+		set_blob(h, CURLOPT_SSLKEY_BLOB, key, key_len);
 		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
 	}
 	if (eo_kube_config_insecure(c->cfg)) {

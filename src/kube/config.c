@@ -411,6 +411,19 @@ const unsigned char *eo_kube_config_client_key(const eo_kube_config *cfg, size_t
 	return cred_view(cfg, &cfg->key, len);
 }
 
+void eo_kube_config_client_pair(const eo_kube_config *cfg, const unsigned char **cert,
+				size_t *cert_len, const unsigned char **key, size_t *key_len)
+{
+	pthread_mutex_t *mu = (pthread_mutex_t *)&cfg->mu;
+
+	if (cfg->exec)
+		pthread_mutex_lock(mu);
+	*cert = blob_view(&cfg->cert, cert_len);
+	*key = blob_view(&cfg->key, key_len);
+	if (cfg->exec)
+		pthread_mutex_unlock(mu);
+}
+
 bool eo_kube_config_insecure(const eo_kube_config *cfg)
 {
 	return cfg->insecure;

@@ -118,6 +118,10 @@ const char *eo_kube_config_namespace(const eo_kube_config *cfg); /* never NULL *
 const unsigned char *eo_kube_config_ca(const eo_kube_config *cfg, size_t *len);
 const unsigned char *eo_kube_config_client_cert(const eo_kube_config *cfg, size_t *len);
 const unsigned char *eo_kube_config_client_key(const eo_kube_config *cfg, size_t *len);
+/* Both at once, so that an exec plugin's refresh between two calls cannot pair a certificate
+ * with another run's key. */
+void eo_kube_config_client_pair(const eo_kube_config *cfg, const unsigned char **cert,
+				size_t *cert_len, const unsigned char **key, size_t *key_len);
 bool eo_kube_config_insecure(const eo_kube_config *cfg);
 /* Path of the token file, or NULL when the token is static or absent. */
 const char *eo_kube_config_token_file(const eo_kube_config *cfg);

@@ -811,6 +811,15 @@ static void test_exec_client_cert_and_cluster_info(void **state)
 	assert_memory_equal(p, "EXEC-KEY", 8);
 	p = eo_kube_config_client_cert(cfg, &len);
 	assert_memory_equal(p, "EXEC-CERT-2", 11);
+	{
+		const unsigned char *cert, *key;
+		size_t cl, kl;
+
+		eo_kube_config_client_pair(cfg, &cert, &cl, &key, &kl);
+		assert_ptr_equal(cert, p);
+		assert_int_equal(kl, 8);
+		assert_memory_equal(key, "EXEC-KEY", 8);
+	}
 	eo_kube_config_free(cfg);
 	stdin_restore(in);
 }
