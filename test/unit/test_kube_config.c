@@ -813,9 +813,9 @@ static void test_exec_client_cert_and_cluster_info(void **state)
 	assert_memory_equal(p, "EXEC-CERT-2", 11);
 	{
 		const unsigned char *cert, *key;
-		size_t cl, kl;
+		size_t cert_n, kl;
 
-		eo_kube_config_client_pair(cfg, &cert, &cl, &key, &kl);
+		eo_kube_config_client_pair(cfg, &cert, &cert_n, &key, &kl);
 		assert_ptr_equal(cert, p);
 		assert_int_equal(kl, 8);
 		assert_memory_equal(key, "EXEC-KEY", 8);
