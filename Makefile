@@ -66,8 +66,9 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SAN     := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_NAMES   := $(patsubst test/fuzz/%.c,%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
-# The kubeconfig target confines file reads to its scratch directory.
-FUZZ_LDFLAGS_fuzz_kubeconfig := -Wl,--wrap=fopen
+# The kubeconfig target confines file reads to its scratch directory and never starts an exec
+# credential plugin (its stand-in answers from the input).
+FUZZ_LDFLAGS_fuzz_kubeconfig := -Wl,--wrap=fopen -Wl,--wrap=eo__kube_exec_launch
 
 build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

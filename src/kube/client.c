@@ -358,8 +358,8 @@ void eo__kube_headers_free(struct curl_slist *hdrs)
 eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 				struct curl_slist **hdrs, bool share, struct eo_kube_error *err)
 {
-	const unsigned char *p;
-	size_t len;
+	const unsigned char *p, *key;
+	size_t len, key_len;
 	struct curl_slist *n;
 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -380,14 +380,13 @@ eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 	p = eo_kube_config_ca(c->cfg, &len);
 	if (p)
 		set_blob(h, CURLOPT_CAINFO_BLOB, p, len);
-	p = eo_kube_config_client_cert(c->cfg, &len);
+	eo_kube_config_client_pair(c->cfg, &p, &len, &key, &key_len);
 	if (p) {
 		set_blob(h, CURLOPT_SSLCERT_BLOB, p, len);
 		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
 	}
-	p = eo_kube_config_client_key(c->cfg, &len);
-	if (p) {
-		set_blob(h, CURLOPT_SSLKEY_BLOB, p, len);
+	if (key) {
+		set_blob(h, CURLOPT_SSLKEY_BLOB, key, key_len);
 		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
 	}
 	if (eo_kube_config_insecure(c->cfg)) {
@@ -604,7 +603,7 @@ static eo_kube_err request(eo_kube_client *c, const char *method, const char *ur
 			return eo_kube_fail(err, EO_KUBE_ENOMEM, "encoding request body");
 	}
 	rc = perform(c, method, url, content_type, payload, out, err);
-	if (rc == EO_KUBE_EUNAUTHORIZED && eo_kube_config_token_file(c->cfg)) {
+	if (rc == EO_KUBE_EUNAUTHORIZED && eo_kube_config_token_renewable(c->cfg)) {
 		eo_kube_config_token_invalidate(c->cfg);
 		rc = perform(c, method, url, content_type, payload, out, err);
 	}
@@ -931,7 +930,7 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 				rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL,
 						  "list response has no items array");
 		}
-		if (rc != EO_KUBE_EUNAUTHORIZED || !eo_kube_config_token_file(c->cfg))
+		if (rc != EO_KUBE_EUNAUTHORIZED || !eo_kube_config_token_renewable(c->cfg))
 			break;
 		eo_kube_config_token_invalidate(c->cfg);
 	}

@@ -4,7 +4,15 @@
  * A config comes from a kubeconfig file (the subset an operator needs:
  * current-context or a named context, the context namespace, the cluster
  * server / CA / insecure flag, and the user's client certificate, key and
- * bearer token, inline or from files) or from the in-cluster service account.
+ * bearer token, inline or from files, or an exec credential plugin), from a
+ * KUBECONFIG list of files merged as kubectl merges them, or from the in-cluster
+ * service account.
+ *
+ * An exec plugin (kube/exec.h) runs at the first eo_kube_config_token(), again once the
+ * credentials it returned expire (status.expirationTimestamp) and after
+ * eo_kube_config_token_invalidate(). It may return a client certificate and key: they then
+ * change with each run, and the pointers eo_kube_config_client_cert()/_key() handed out
+ * earlier stay valid (the old copies are kept until the config is freed).
  *
  * All file contents (CA, certificate, key) are read into memory when the
  * config is loaded, so errors surface early. The bearer token is different:
@@ -62,6 +70,17 @@ struct eo_kube_incluster_paths {
 eo_kube_err eo_kube_config_load_kubeconfig(const char *path, const char *context,
 					   eo_kube_config **out, struct eo_kube_error *err);
 
+/*
+ * A KUBECONFIG list: file names separated by ':' (empty entries and missing files are
+ * skipped, at least one must exist), merged as kubectl merges them: the first file that sets
+ * current-context wins, and for each named context, cluster and user the first file that
+ * defines it wins, whole (its fields are not merged with a later definition). Relative paths
+ * resolve against the directory of the file the entry came from.
+ */
+#define EO_KUBE_CONFIG_LIST_MAX 32
+eo_kube_err eo_kube_config_load_kubeconfig_list(const char *list, const char *context,
+						eo_kube_config **out, struct eo_kube_error *err);
+
 /* Same, from a kubeconfig held in memory. base_dir (may be NULL = current
  * directory) resolves relative file paths. */
 eo_kube_err eo_kube_config_parse_kubeconfig(const char *yaml, size_t len, const char *base_dir,
@@ -78,8 +97,8 @@ eo_kube_err eo_kube_config_in_cluster(const struct eo_kube_incluster_paths *path
 				      eo_kube_config **out, struct eo_kube_error *err);
 
 /*
- * The usual lookup order: an explicit kubeconfig path if given, else the
- * first entry of $KUBECONFIG, else in-cluster when KUBERNETES_SERVICE_HOST
+ * The usual lookup order: an explicit kubeconfig path if given, else
+ * $KUBECONFIG (a list is merged), else in-cluster when KUBERNETES_SERVICE_HOST
  * is set, else ~/.kube/config.
  */
 eo_kube_err eo_kube_config_load(const char *kubeconfig_path, const char *context,
@@ -99,6 +118,10 @@ const char *eo_kube_config_namespace(const eo_kube_config *cfg); /* never NULL *
 const unsigned char *eo_kube_config_ca(const eo_kube_config *cfg, size_t *len);
 const unsigned char *eo_kube_config_client_cert(const eo_kube_config *cfg, size_t *len);
 const unsigned char *eo_kube_config_client_key(const eo_kube_config *cfg, size_t *len);
+/* Both at once, so that an exec plugin's refresh between two calls cannot pair a certificate
+ * with another run's key. */
+void eo_kube_config_client_pair(const eo_kube_config *cfg, const unsigned char **cert,
+				size_t *cert_len, const unsigned char **key, size_t *key_len);
 bool eo_kube_config_insecure(const eo_kube_config *cfg);
 /* Path of the token file, or NULL when the token is static or absent. */
 const char *eo_kube_config_token_file(const eo_kube_config *cfg);
@@ -134,8 +157,12 @@ void eo_kube_config_set_token_refresh(eo_kube_config *cfg, long refresh_ms);
  */
 eo_kube_err eo_kube_config_token(eo_kube_config *cfg, char **token, struct eo_kube_error *err);
 
-/* Forces the next eo_kube_config_token() to re-read the token file. */
+/* Forces the next eo_kube_config_token() to re-read the token file or re-run the exec
+ * plugin. */
 void eo_kube_config_token_invalidate(eo_kube_config *cfg);
+
+/* True when a retry after a 401 may get other credentials (a token file or an exec plugin). */
+bool eo_kube_config_token_renewable(const eo_kube_config *cfg);
 
 /*
  * Reads a whole file into a NUL-terminated heap buffer of at most max bytes

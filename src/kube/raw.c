@@ -85,7 +85,7 @@ eo_kube_err eo_kube_raw(eo_kube_client *c, const struct eo_kube_raw_req *req, eo
 
 	rc = raw_once(c, req, &io, err);
 	if (rc == EO_KUBE_EUNAUTHORIZED && !io.delivered &&
-	    eo_kube_config_token_file(eo_kube_client_config(c))) {
+	    eo_kube_config_token_renewable(eo_kube_client_config(c))) {
 		eo_kube_config_token_invalidate(eo_kube_client_config(c));
 		rc = raw_once(c, req, &io, err);
 	}

@@ -27,6 +27,7 @@ static const struct {
     {EO_PCMD_ADD_MEMBER, "add-member", NULL},
     {EO_PCMD_REMOVE_MEMBER, "remove-member", NULL},
     {EO_PCMD_VERSION, "version", NULL},
+    {EO_PCMD_REPORT, "report", NULL},
 };
 
 const char *eo_plugin_cmd_name(enum eo_plugin_cmd c)
@@ -301,6 +302,13 @@ int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, 
 		if (!a->path[0])
 			return fail(err, errcap, "%s", "snapshot needs a non-empty path");
 		break;
+	case EO_PCMD_REPORT:
+		if (i < npos) {
+			a->path = pos[i++];
+			if (!a->path[0])
+				return fail(err, errcap, "%s", "report needs a non-empty path");
+		}
+		break;
 	case EO_PCMD_REMOVE_MEMBER:
 		if (i >= npos)
 			return fail(err, errcap, "%s",
@@ -356,7 +364,9 @@ static const char overview[] =
     "  add-member           add one member (raises spec.replicas by one)\n"
     "  remove-member MEMBER remove MEMBER (lowers spec.replicas when the operator\n"
     "                       would remove exactly that member; refuses otherwise)\n"
+    "  report [PATH]        collect what a bug report needs into one tar.gz\n"
     "  version              print the plugin's version\n"
+    "  completion bash|zsh  print a shell completion script (docs/kubectl-etcd.md)\n"
     "\n"
     "Flags:\n"
     "  -n, --namespace NS   the cluster's namespace (default: the kubeconfig's)\n"
@@ -423,6 +433,14 @@ static const struct {
      "MEMBER and the removal keeps a quorum; otherwise it is refused with the\n"
      "reason (deleting an EtcdMember by hand makes the operator replace it).\n"},
     {EO_PCMD_VERSION, "Usage: kubectl etcd version | kubectl etcd --version\n"},
+    {EO_PCMD_REPORT,
+     "Usage: kubectl etcd report CLUSTER [PATH] [-n NS] [-o ...]\n\n"
+     "Writes one tar.gz (default: ./etcd-report-<ns>-<cluster>-<time>.tar.gz) with what a\n"
+     "bug report needs: summary.txt (conditions, members), the EtcdCluster, its EtcdMembers\n"
+     "and Pods, the Events about them, the operator's log lines about this cluster, and\n"
+     "etcd's member list and status of every member. No Secret is read into it; Pod env\n"
+     "values are left out. What could not be collected (RBAC, an unreachable member) is\n"
+     "listed in summary.txt and on stderr; the archive is written anyway.\n"},
 };
 
 const char *eo_plugin_help(enum eo_plugin_cmd c)

@@ -29,6 +29,7 @@ enum eo_plugin_cmd {
 	EO_PCMD_ADD_MEMBER,
 	EO_PCMD_REMOVE_MEMBER,
 	EO_PCMD_VERSION,
+	EO_PCMD_REPORT,
 	EO_PCMD_COUNT_
 };
 
@@ -43,7 +44,7 @@ struct eo_plugin_args {
 	enum eo_plugin_format format;
 	const char *member;	 /* --member: status/defrag/snapshot against one member */
 	const char *to;		 /* --to: forfeit-leadership's new leader */
-	const char *path;	 /* snapshot: the local file */
+	const char *path;	 /* snapshot: the local file; report: the archive (or NULL) */
 	const char *remove_name; /* remove-member: the EtcdMember */
 	int64_t revision;	 /* compact: 0 = the current revision */
 	long timeout_s;		 /* --timeout (seconds) per etcd call; 0 = default */

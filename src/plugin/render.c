@@ -244,3 +244,18 @@ char *eo_plugin_bytes(int64_t n, char *out, size_t cap)
 	snprintf(out, cap, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
 	return out;
 }
+
+char *eo_plugin_progress(const char *member, int64_t bytes, int64_t elapsed_ms, char *out,
+			 size_t cap)
+{
+	char size[32], rate[32] = "-";
+
+	eo_plugin_bytes(bytes, size, sizeof(size));
+	if (elapsed_ms > 0) {
+		eo_plugin_bytes((int64_t)((double)bytes * 1000.0 / (double)elapsed_ms), rate,
+				sizeof(rate));
+		snprintf(rate + strlen(rate), sizeof(rate) - strlen(rate), "/s");
+	}
+	snprintf(out, cap, "snapshot of %s: %s, %s", member, size, rate);
+	return out;
+}

@@ -56,4 +56,9 @@ int eo_plugin_render_yaml(const json_t *doc, struct eo_strbuf *out);
 /* Byte count as etcdctl shows it: "20 kB", "1.2 MB" (SI units, like etcdctl's humanize). */
 char *eo_plugin_bytes(int64_t n, char *out, size_t cap);
 
+/* A snapshot's progress line: "snapshot of M: 12 MB, 4.1 MB/s" (the rate over elapsed_ms; "-"
+ * before the first millisecond). Returns out. */
+char *eo_plugin_progress(const char *member, int64_t bytes, int64_t elapsed_ms, char *out,
+			 size_t cap);
+
 #endif

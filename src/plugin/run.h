@@ -18,4 +18,14 @@
 /* Runs a parsed command: the result on out, errors on errf. Returns the exit code. */
 int eo_plugin_run(const struct eo_plugin_args *a, FILE *out, FILE *errf);
 
+struct eo_plugin_completion;
+
+/*
+ * Prints the EtcdClusters of the completion's namespace (kubeconfig and context as given in
+ * it) whose names start with prefix, one per line. Quiet on any failure: completion must not
+ * print errors. Returns how many it printed.
+ */
+int eo_plugin_complete_clusters(const struct eo_plugin_completion *c, const char *prefix,
+				FILE *out);
+
 #endif

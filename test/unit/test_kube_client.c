@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kube/client.h"
@@ -776,6 +777,73 @@ static void test_401_rereads_token_file(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An exec plugin's token: a 401 runs the plugin again, once per request. */
+static void test_401_reruns_exec_plugin(void **state)
+{
+	struct server srv = {.good_token = "rotated"};
+	eo_kube_fake *fake;
+	eo_kube_config *cfg = NULL;
+	eo_kube_client *c = NULL;
+	struct eo_kube_error err;
+	struct eo_kube_resource r = {"v1", "configmaps", "ns1", "cm"};
+	char dir[] = "/tmp/eo-kcexec-XXXXXX", path[128], kc[1024], cmd[128];
+	json_t *obj = NULL;
+	FILE *f;
+
+	(void)state;
+	pthread_mutex_init(&srv.mu, NULL);
+	fake = eo_kube_fake_start(handler, &srv);
+	assert_non_null(fake);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/plugin.sh", dir);
+	f = fopen(path, "w");
+	fputs(
+	    "#!/bin/sh\n"
+	    "echo x >> \"$D/runs\"\n"
+	    "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+	    "\"status\":{\"token\":\"'$(cat \"$D/tok\")'\"}}'\n",
+	    f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0700), 0);
+	snprintf(cmd, sizeof(cmd), "echo original > %s/tok", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(kc, sizeof(kc),
+		 "current-context: x\n"
+		 "clusters: [{name: c, cluster: {server: '%s'}}]\n"
+		 "users: [{name: u, user: {exec: {command: %s, interactiveMode: Never, "
+		 "apiVersion: client.authentication.k8s.io/v1, env: [{name: D, value: %s}]}}}]\n"
+		 "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+		 eo_kube_fake_url(fake), path, dir);
+	assert_int_equal(eo_kube_config_parse_kubeconfig(kc, strlen(kc), NULL, NULL, &cfg, &err),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_client_new(cfg, NULL, &c, &err), EO_KUBE_OK);
+
+	assert_int_equal(eo_kube_get(c, &r, &obj, &err), EO_KUBE_EUNAUTHORIZED);
+	assert_int_equal(srv.requests, 2); /* retried once, with the plugin run again */
+	assert_null(strstr(err.message, "original"));
+
+	snprintf(cmd, sizeof(cmd), "echo rotated > %s/tok", dir);
+	assert_int_equal(system(cmd), 0);
+	srv.requests = 0;
+	assert_int_equal(eo_kube_get(c, &r, &obj, &err), EO_KUBE_OK);
+	assert_string_equal(srv.last.auth, "Bearer rotated");
+	json_decref(obj);
+	/* Runs: the first request and its retry, the second request's retry; the third request
+	 * uses the cached token. */
+	srv.requests = 0;
+	assert_int_equal(eo_kube_get(c, &r, &obj, &err), EO_KUBE_OK);
+	assert_int_equal(srv.requests, 1);
+	json_decref(obj);
+	snprintf(cmd, sizeof(cmd), "test $(wc -l < %s/runs) -eq 3", dir);
+	assert_int_equal(system(cmd), 0);
+
+	eo_kube_client_free(c);
+	eo_kube_fake_stop(fake);
+	pthread_mutex_destroy(&srv.mu);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_body_cap_and_timeout(void **state)
 {
 	struct eo_kube_client_opts opts = {.max_body = 4096, .timeout_ms = 300};
@@ -890,6 +958,7 @@ int main(void)
 	    cmocka_unit_test(test_delete_out_of_memory),
 	    cmocka_unit_test(test_evict),
 	    cmocka_unit_test(test_401_rereads_token_file),
+	    cmocka_unit_test(test_401_reruns_exec_plugin),
 	    cmocka_unit_test(test_body_cap_and_timeout),
 	    cmocka_unit_test(test_body_cap_size_max),
 	    cmocka_unit_test(test_connection_refused),

@@ -8,10 +8,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kube/config.h"
@@ -265,7 +268,7 @@ static void test_missing_fields(void **state)
 			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
 			    "users: [{name: u, user: {exec: {command: aws}}}]\n"
 			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
-			    NULL, EO_KUBE_ECONFIG, "not supported");
+			    NULL, EO_KUBE_ECONFIG, "exec apiVersion must be");
 	expect_config_error("current-context: x\n"
 			    "clusters: [{name: c, cluster: {server: 'ftp://a'}}]\n"
 			    "contexts: [{name: x, context: {cluster: c}}]\n",
@@ -586,6 +589,470 @@ static void test_long_token_file(void **state)
 	free(big);
 }
 
+/* ---- exec credential plugins ------------------------------------------ */
+
+/*
+ * The test plugin: counts its runs in $DIR/count, saves KUBERNETES_EXEC_INFO and its args, and
+ * prints an ExecCredential of apiVersion $API whose token carries $FOO and the run number,
+ * expiring at $EXP. MODE picks a broken answer.
+ */
+static const char *cred_sh =
+    "#!/bin/sh\n"
+    "n=$(cat \"$DIR/count\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$DIR/count\"\n"
+    "printf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$DIR/info\"\n"
+    "echo \"$@\" > \"$DIR/args\"\n"
+    "tok=exec-token-$FOO-$n\n"
+    "case \"$MODE\" in\n"
+    "exit3) echo \"{\\\"token\\\":\\\"$tok\\\"}\"; exit 3 ;;\n"
+    "garbage) echo \"not json $tok\" ;;\n"
+    "nokey) echo '{\"apiVersion\":\"'$API'\",\"kind\":\"ExecCredential\","
+    "\"status\":{\"clientCertificateData\":\"CERT\"}}' ;;\n"
+    "cert) echo '{\"apiVersion\":\"'$API'\",\"kind\":\"ExecCredential\","
+    "\"status\":{\"clientCertificateData\":\"EXEC-CERT-'$n'\",\"clientKeyData\":\"EXEC-KEY\"}}' "
+    ";;\n"
+    "*) echo '{\"apiVersion\":\"'$API'\",\"kind\":\"ExecCredential\","
+    "\"status\":{\"token\":\"'$tok'\",\"expirationTimestamp\":\"'$EXP'\"}}' ;;\n"
+    "esac\n";
+
+/* Writes cred.sh and a kubeconfig "exec.kubeconfig" whose user runs ./cred.sh with env
+ * DIR=tmpdir plus extra (a YAML flow list body) and the exec fields in fields. */
+static void write_exec_kubeconfig(const char *fields, const char *extra_env)
+{
+	char path[128], kc[2048];
+
+	tu_write_file(tmpdir, "cred.sh", cred_sh);
+	snprintf(path, sizeof(path), "%s/cred.sh", tmpdir);
+	assert_int_equal(chmod(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/count", tmpdir);
+	unlink(path);
+	snprintf(kc, sizeof(kc),
+		 "current-context: x\n"
+		 "clusters: [{name: c, cluster: {server: 'https://a', "
+		 "certificate-authority-data: " CA_B64 "}}]\n"
+		 "contexts: [{name: x, context: {cluster: c, user: login}}]\n"
+		 "users:\n"
+		 "- name: login\n"
+		 "  user:\n"
+		 "    exec:\n"
+		 "      command: ./cred.sh\n"
+		 "      args: [--flag, two words]\n"
+		 "      env: [{name: DIR, value: '%s'}%s]\n"
+		 "%s",
+		 tmpdir, extra_env, fields);
+	tu_write_file(tmpdir, "exec.kubeconfig", kc);
+}
+
+static eo_kube_config *load_exec(void)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/exec.kubeconfig", tmpdir);
+	if (eo_kube_config_load_kubeconfig(path, NULL, &cfg, &err) != EO_KUBE_OK)
+		fail_msg("load: %s", err.message);
+	return cfg;
+}
+
+static int runs(void)
+{
+	char path[128];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/count", tmpdir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+static void expect_token(eo_kube_config *cfg, const char *want)
+{
+	struct eo_kube_error err;
+	char *tok = NULL;
+
+	if (eo_kube_config_token(cfg, &tok, &err) != EO_KUBE_OK)
+		fail_msg("token: %s", err.message);
+	assert_non_null(tok);
+	assert_string_equal(tok, want);
+	free(tok);
+}
+
+static json_t *saved_json(const char *name)
+{
+	char path[128];
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	j = json_load_file(path, 0, NULL);
+	assert_non_null(j);
+	return j;
+}
+
+/* Plugins see a stdin that is not a terminal, whoever runs the tests. */
+static int stdin_null(void)
+{
+	int saved = dup(STDIN_FILENO), fd = open("/dev/null", O_RDONLY);
+
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+	close(fd);
+	return saved;
+}
+
+static void stdin_restore(int saved)
+{
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+}
+
+static void test_exec_token_cached_and_refreshed(void **state)
+{
+	eo_kube_config *cfg;
+	json_t *info;
+	char args[64] = "";
+	char path[128];
+	FILE *f;
+	int in = stdin_null();
+
+	(void)state;
+	write_exec_kubeconfig("      apiVersion: client.authentication.k8s.io/v1\n"
+			      "      interactiveMode: IfAvailable\n",
+			      ", {name: FOO, value: bar}, {name: API, value: "
+			      "client.authentication.k8s.io/v1}, {name: EXP, value: "
+			      "'2099-01-01T00:00:00Z'}");
+	cfg = load_exec();
+	assert_int_equal(runs(), 0); /* not at load time */
+	assert_true(eo_kube_config_token_renewable(cfg));
+	expect_token(cfg, "exec-token-bar-1");
+	expect_token(cfg, "exec-token-bar-1"); /* cached until it expires */
+	assert_int_equal(runs(), 1);
+
+	info = saved_json("info");
+	assert_string_equal(json_string_value(json_object_get(info, "apiVersion")),
+			    "client.authentication.k8s.io/v1");
+	assert_string_equal(json_string_value(json_object_get(info, "kind")), "ExecCredential");
+	assert_true(json_is_false(json_object_get(json_object_get(info, "spec"), "interactive")));
+	assert_null(json_object_get(json_object_get(info, "spec"), "cluster"));
+	json_decref(info);
+	snprintf(path, sizeof(path), "%s/args", tmpdir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(args, sizeof(args), f));
+	fclose(f);
+	assert_string_equal(args, "--flag two words\n");
+
+	/* A 401 invalidates: the plugin runs again. */
+	eo_kube_config_token_invalidate(cfg);
+	expect_token(cfg, "exec-token-bar-2");
+	assert_int_equal(runs(), 2);
+	eo_kube_config_free(cfg);
+	stdin_restore(in);
+}
+
+static void test_exec_expired_is_rerun(void **state)
+{
+	eo_kube_config *cfg;
+	int in = stdin_null();
+
+	(void)state;
+	write_exec_kubeconfig("      apiVersion: client.authentication.k8s.io/v1beta1\n",
+			      ", {name: FOO, value: old}, {name: API, value: "
+			      "client.authentication.k8s.io/v1beta1}, {name: EXP, value: "
+			      "'2001-01-01T00:00:00.5+02:00'}");
+	cfg = load_exec();
+	expect_token(cfg, "exec-token-old-1");
+	expect_token(cfg, "exec-token-old-2");
+	expect_token(cfg, "exec-token-old-3");
+	eo_kube_config_free(cfg);
+	stdin_restore(in);
+}
+
+static void test_exec_client_cert_and_cluster_info(void **state)
+{
+	eo_kube_config *cfg;
+	struct eo_kube_error err;
+	const unsigned char *p;
+	json_t *info, *cl;
+	char *tok = (char *)1;
+	size_t len = 0;
+	int in = stdin_null();
+
+	(void)state;
+	write_exec_kubeconfig("      apiVersion: client.authentication.k8s.io/v1\n"
+			      "      interactiveMode: Never\n"
+			      "      provideClusterInfo: true\n",
+			      ", {name: MODE, value: cert}, {name: API, value: "
+			      "client.authentication.k8s.io/v1}");
+	cfg = load_exec();
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_null(tok);
+	p = eo_kube_config_client_cert(cfg, &len);
+	assert_int_equal(len, 11);
+	assert_memory_equal(p, "EXEC-CERT-1", 11);
+	p = eo_kube_config_client_key(cfg, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(p, "EXEC-KEY", 8);
+
+	info = saved_json("info");
+	cl = json_object_get(json_object_get(info, "spec"), "cluster");
+	assert_string_equal(json_string_value(json_object_get(cl, "server")), "https://a");
+	assert_string_equal(json_string_value(json_object_get(cl, "certificate-authority-data")),
+			    CA_B64);
+	json_decref(info);
+
+	/* A re-run replaces the pair; the pointer handed out before stays readable. */
+	eo_kube_config_token_invalidate(cfg);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_memory_equal(p, "EXEC-KEY", 8);
+	p = eo_kube_config_client_cert(cfg, &len);
+	assert_memory_equal(p, "EXEC-CERT-2", 11);
+	{
+		const unsigned char *cert, *key;
+		size_t cert_n, kl;
+
+		eo_kube_config_client_pair(cfg, &cert, &cert_n, &key, &kl);
+		assert_ptr_equal(cert, p);
+		assert_int_equal(kl, 8);
+		assert_memory_equal(key, "EXEC-KEY", 8);
+	}
+	eo_kube_config_free(cfg);
+	stdin_restore(in);
+}
+
+/* A run that fails: the message names the user and the plugin, never the token. */
+static void expect_exec_failure(const char *fields, const char *env, const char *needle)
+{
+	eo_kube_config *cfg;
+	struct eo_kube_error err;
+	char *tok = NULL;
+
+	write_exec_kubeconfig(fields, env);
+	cfg = load_exec();
+	assert_int_not_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_OK);
+	assert_null(tok);
+	if (!strstr(err.message, needle) || !strstr(err.message, "user \"login\""))
+		fail_msg("message \"%s\" lacks \"%s\" or the user", err.message, needle);
+	if (strstr(err.message, "exec-token"))
+		fail_msg("message \"%s\" carries the token", err.message);
+	eo_kube_config_free(cfg);
+}
+
+static void test_exec_failures(void **state)
+{
+	const char *v1 = "      apiVersion: client.authentication.k8s.io/v1\n";
+	const char *env = ", {name: FOO, value: s3cr3t}, {name: API, value: "
+			  "client.authentication.k8s.io/v1beta1}, {name: EXP, value: "
+			  "'2099-01-01T00:00:00Z'}";
+	int in = stdin_null();
+
+	(void)state;
+	expect_exec_failure(v1, env, "configured with apiVersion client.authentication.k8s.io/v1");
+	expect_exec_failure("      apiVersion: client.authentication.k8s.io/v1\n"
+			    "      installHint: install cred.sh from the wiki\n",
+			    ", {name: MODE, value: exit3}", "exit status 3 (install cred.sh");
+	expect_exec_failure(v1, ", {name: MODE, value: garbage}",
+			    "did not print an ExecCredential");
+	expect_exec_failure(v1,
+			    ", {name: MODE, value: nokey}, {name: API, value: "
+			    "client.authentication.k8s.io/v1}",
+			    "certificate without its key");
+	expect_exec_failure("      apiVersion: client.authentication.k8s.io/v1\n"
+			    "      interactiveMode: Always\n",
+			    "", "stdin is not a terminal");
+	expect_exec_failure(v1,
+			    ", {name: API, value: client.authentication.k8s.io/v1}, "
+			    "{name: EXP, value: yesterday}",
+			    "invalid status.expirationTimestamp");
+	stdin_restore(in);
+
+	/* Refused when the kubeconfig is read. */
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: u, user: {exec: {command: aws}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "exec apiVersion must be");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: u, user: {exec: {command: aws, interactiveMode: Maybe, "
+			    "apiVersion: client.authentication.k8s.io/v1}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "interactiveMode must be");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: u, user: {exec: {command: aws, env: [{value: v}], "
+			    "apiVersion: client.authentication.k8s.io/v1}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "env[0] needs a name");
+}
+
+static void test_exec_command_not_found(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char *tok = NULL;
+	const char *yaml = "current-context: x\n"
+			   "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			   "users: [{name: u, user: {exec: {command: eo-no-such-plugin, "
+			   "apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, "
+			   "installHint: get it}}}]\n"
+			   "contexts: [{name: x, context: {cluster: c, user: u}}]\n";
+
+	(void)state;
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), tmpdir, NULL, &cfg, &err),
+	    EO_KUBE_OK);
+	assert_int_equal(eo_kube_config_token(cfg, &tok, &err), EO_KUBE_ECONFIG);
+	if (!strstr(err.message, "eo-no-such-plugin: cannot be started"))
+		fail_msg("%s", err.message);
+	assert_non_null(strstr(err.message, "(get it)"));
+	eo_kube_config_free(cfg);
+}
+
+static void test_auth_provider(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	const char *yaml = "current-context: x\n"
+			   "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			   "users: [{name: me, user: {auth-provider: {name: oidc, config: "
+			   "{id-token: the-id-token, refresh-token: r}}}}]\n"
+			   "contexts: [{name: x, context: {cluster: c, user: me}}]\n";
+
+	(void)state;
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: gke-user, user: {auth-provider: {name: gcp}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: gke-user}}]\n",
+			    NULL, EO_KUBE_ECONFIG,
+			    "user \"gke-user\" uses the auth-provider \"gcp\", which kubectl etcd "
+			    "does not support");
+	expect_config_error("current-context: x\n"
+			    "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+			    "users: [{name: o, user: {auth-provider: {name: oidc, config: "
+			    "{refresh-token: r}}}}]\n"
+			    "contexts: [{name: x, context: {cluster: c, user: o}}]\n",
+			    NULL, EO_KUBE_ECONFIG, "switch the user to an exec credential plugin");
+	assert_int_equal(
+	    eo_kube_config_parse_kubeconfig(yaml, strlen(yaml), tmpdir, NULL, &cfg, &err),
+	    EO_KUBE_OK);
+	expect_token(cfg, "the-id-token");
+	assert_false(eo_kube_config_token_renewable(cfg));
+	eo_kube_config_free(cfg);
+}
+
+/* ---- KUBECONFIG lists ------------------------------------------------- */
+
+static eo_kube_config *load_list(const char *list, const char *context)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+
+	if (eo_kube_config_load_kubeconfig_list(list, context, &cfg, &err) != EO_KUBE_OK)
+		fail_msg("list %s: %s", list, err.message);
+	return cfg;
+}
+
+static void test_kubeconfig_list_merge(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	const unsigned char *ca;
+	char list[512], dir2[128];
+	size_t len = 0;
+
+	(void)state;
+	snprintf(dir2, sizeof(dir2), "%s/two", tmpdir);
+	assert_int_equal(mkdir(dir2, 0700), 0);
+	tu_write_file(
+	    tmpdir, "one.yaml",
+	    "current-context: a\n"
+	    "clusters: [{name: shared, cluster: {server: 'https://first'}}]\n"
+	    "users: [{name: u, user: {token: first-token}}]\n"
+	    "contexts: [{name: a, context: {cluster: shared, user: u, namespace: ns-a}}]\n");
+	tu_write_file(dir2, "ca.pem", "CA-FROM-TWO");
+	tu_write_file(
+	    dir2, "two.yaml",
+	    "current-context: b\n"
+	    "clusters:\n"
+	    "- {name: shared, cluster: {server: 'https://second'}}\n"
+	    "- {name: own, cluster: {server: 'https://own', certificate-authority: ca.pem}}\n"
+	    "users: [{name: u, user: {token: second-token}}]\n"
+	    "contexts:\n"
+	    "- {name: a, context: {cluster: own, namespace: ns-two}}\n"
+	    "- {name: b, context: {cluster: own, user: u}}\n");
+
+	/* The first file's current-context, and its definitions of a, shared and u. */
+	snprintf(list, sizeof(list), "%s/one.yaml:%s/missing.yaml::%s/two.yaml", tmpdir, tmpdir,
+		 dir2);
+	cfg = load_list(list, NULL);
+	assert_string_equal(eo_kube_config_server(cfg), "https://first");
+	assert_string_equal(eo_kube_config_namespace(cfg), "ns-a");
+	expect_token(cfg, "first-token");
+	eo_kube_config_free(cfg);
+
+	/* A context only the second file has; its cluster's CA resolves against that file's
+	 * directory, and its user u is the first file's. */
+	cfg = load_list(list, "b");
+	assert_string_equal(eo_kube_config_server(cfg), "https://own");
+	ca = eo_kube_config_ca(cfg, &len);
+	assert_int_equal(len, 11);
+	assert_memory_equal(ca, "CA-FROM-TWO", 11);
+	expect_token(cfg, "first-token");
+	eo_kube_config_free(cfg);
+
+	/* Reversed: the second file wins everything it defines. */
+	snprintf(list, sizeof(list), "%s/two.yaml:%s/one.yaml", dir2, tmpdir);
+	cfg = load_list(list, NULL);
+	assert_string_equal(eo_kube_config_server(cfg), "https://own");
+	expect_token(cfg, "second-token");
+	eo_kube_config_free(cfg);
+	cfg = load_list(list, "a");
+	assert_string_equal(eo_kube_config_server(cfg), "https://own");
+	assert_string_equal(eo_kube_config_namespace(cfg), "ns-two");
+	eo_kube_config_free(cfg);
+
+	/* Nothing there; a broken file is an error that names it. */
+	snprintf(list, sizeof(list), "%s/nope1:%s/nope2", tmpdir, tmpdir);
+	assert_int_equal(eo_kube_config_load_kubeconfig_list(list, NULL, &cfg, &err),
+			 EO_KUBE_ECONFIG);
+	assert_non_null(strstr(err.message, "none of the listed files"));
+	tu_write_file(tmpdir, "bad.yaml", "- just\n- a list\n");
+	snprintf(list, sizeof(list), "%s/one.yaml:%s/bad.yaml", tmpdir, tmpdir);
+	assert_int_equal(eo_kube_config_load_kubeconfig_list(list, NULL, &cfg, &err),
+			 EO_KUBE_ECONFIG);
+	assert_non_null(strstr(err.message, "bad.yaml"));
+	assert_null(cfg);
+}
+
+static void test_load_uses_kubeconfig_list(void **state)
+{
+	eo_kube_config *cfg = NULL;
+	struct eo_kube_error err;
+	char list[512];
+	char *old = getenv("KUBECONFIG") ? strdup(getenv("KUBECONFIG")) : NULL;
+
+	(void)state;
+	tu_write_file(tmpdir, "l1.yaml", "current-context: b\n");
+	tu_write_file(tmpdir, "l2.yaml",
+		      "clusters: [{name: c, cluster: {server: 'https://from-l2'}}]\n"
+		      "contexts: [{name: b, context: {cluster: c}}]\n");
+	snprintf(list, sizeof(list), "%s/l1.yaml:%s/l2.yaml", tmpdir, tmpdir);
+	setenv("KUBECONFIG", list, 1);
+	assert_int_equal(eo_kube_config_load(NULL, NULL, &cfg, &err), EO_KUBE_OK);
+	assert_string_equal(eo_kube_config_server(cfg), "https://from-l2");
+	eo_kube_config_free(cfg);
+	if (old)
+		setenv("KUBECONFIG", old, 1);
+	else
+		unsetenv("KUBECONFIG");
+	free(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +1070,14 @@ int main(void)
 	    cmocka_unit_test(test_transport_risks_once),
 	    cmocka_unit_test(test_trim_wipes_tail),
 	    cmocka_unit_test(test_long_token_file),
+	    cmocka_unit_test(test_exec_token_cached_and_refreshed),
+	    cmocka_unit_test(test_exec_expired_is_rerun),
+	    cmocka_unit_test(test_exec_client_cert_and_cluster_info),
+	    cmocka_unit_test(test_exec_failures),
+	    cmocka_unit_test(test_exec_command_not_found),
+	    cmocka_unit_test(test_auth_provider),
+	    cmocka_unit_test(test_kubeconfig_list_merge),
+	    cmocka_unit_test(test_load_uses_kubeconfig_list),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

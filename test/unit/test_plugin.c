@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -17,9 +18,11 @@
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
 #include "plugin/args.h"
+#include "plugin/complete.h"
 #include "plugin/decide.h"
 #include "plugin/reach.h"
 #include "plugin/render.h"
+#include "plugin/report.h"
 
 /* ---- arguments ---------------------------------------------------------------------- */
 
@@ -38,6 +41,25 @@ static const struct args_case args_cases[] = {
     {{"members", "--help"}, 0, EO_PCMD_MEMBERS, NULL, NULL, NULL, NULL, NULL, NULL, .help = true},
     {{"--version"}, 0, EO_PCMD_NONE, NULL, NULL, NULL, NULL, NULL, NULL, .version = true},
     {{"version"}, 0, EO_PCMD_VERSION, NULL, NULL, NULL, NULL, NULL, NULL},
+    {{"report", "demo"}, 0, EO_PCMD_REPORT, "demo", NULL, NULL, NULL, NULL, NULL},
+    {{"report", "demo", "/tmp/r.tgz", "-n", "p"},
+     0,
+     EO_PCMD_REPORT,
+     "demo",
+     "p",
+     NULL,
+     "/tmp/r.tgz",
+     NULL,
+     NULL},
+    {{"report", "demo", "a", "b"},
+     -1,
+     EO_PCMD_REPORT,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     NULL,
+     "unexpected argument \"b\""},
     {{"status", "--namespace=x", "demo", "-ojson", "--member", "demo-a"},
      0,
      EO_PCMD_STATUS,
@@ -799,10 +821,199 @@ static void test_member_host_and_path(void **state)
 	assert_string_equal(eo_plugin_path_subresource(EO_PPATH_PROXY_TLS), "pods/proxy");
 }
 
+/* ---- completion ------------------------------------------------------------------- */
+
+/* Completes the words of line (space-separated; a trailing space means an empty last word) and
+ * returns the candidates joined by ',' with the flags: +clusters, :directive, ns=. */
+static const char *completes(const char *line)
+{
+	static char out[512];
+	char buf[256], *words[16], *save = NULL, *w;
+	struct eo_plugin_completion c;
+	size_t n = 0, len;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok_r(buf, " ", &save); w && n < 15; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	len = strlen(line);
+	if (len == 0 || line[len - 1] == ' ')
+		words[n++] = (char *)"";
+	eo_plugin_complete((const char *const *)words, n, &c);
+	out[0] = '\0';
+	for (size_t i = 0; i < c.n; i++)
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i ? "," : "",
+			 c.cand[i]);
+	snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s:%d%s%s",
+		 c.clusters ? "+clusters" : "", c.directive, c.ns ? " ns=" : "", c.ns ? c.ns : "");
+	return out;
+}
+
+static void test_completion(void **state)
+{
+	(void)state;
+	assert_string_equal(completes(""), "members,status,defrag,compact,alarm,forfeit-leadership,"
+					   "snapshot,add-member,remove-member,report,version,"
+					   "completion:4");
+	assert_string_equal(completes("s"), "status,snapshot:4");
+	assert_string_equal(completes("alarm "), "list,disarm:4");
+	assert_string_equal(completes("alarm list "), "+clusters:4");
+	assert_string_equal(completes("status "), "+clusters:4");
+	assert_string_equal(completes("status -n prod k"), "+clusters:4 ns=prod");
+	assert_string_equal(completes("status --namespace=x "), "+clusters:4 ns=x");
+	assert_string_equal(completes("status demo --mem"), "--member:4");
+	assert_string_equal(completes("status demo -o "), "table,json,yaml:4");
+	assert_string_equal(completes("status demo -o j"), "json:4");
+	assert_string_equal(completes("members -c "), "+clusters:4");
+	assert_string_equal(completes("snapshot demo "), ":0");
+	assert_string_equal(completes("snapshot -c demo "), ":0");
+	assert_string_equal(completes("snapshot demo /tmp/x "), ":4");
+	assert_string_equal(completes("status --kubeconfig "), ":0");
+	assert_string_equal(completes("completion "), "bash,zsh:4");
+	assert_string_equal(completes("version "), ":4");
+	assert_non_null(strstr(eo_plugin_completion_script("bash"), "complete -F _kubectl_etcd"));
+	assert_non_null(strstr(eo_plugin_completion_script("zsh"), "#compdef kubectl-etcd"));
+	assert_null(eo_plugin_completion_script("fish"));
+	assert_null(eo_plugin_completion_script(NULL));
+}
+
+static void test_progress_line(void **state)
+{
+	char line[128];
+
+	(void)state;
+	assert_string_equal(eo_plugin_progress("demo-abcde", 12500000, 2500, line, sizeof(line)),
+			    "snapshot of demo-abcde: 12 MB, 5.0 MB/s");
+	assert_string_equal(eo_plugin_progress("m", 900, 0, line, sizeof(line)),
+			    "snapshot of m: 900 B, -");
+	assert_string_equal(eo_plugin_progress("m", 2048, 2000, line, sizeof(line)),
+			    "snapshot of m: 2.0 kB, 1.0 kB/s");
+}
+
+/* ---- report ------------------------------------------------------------------------ */
+
+static void test_report_filters(void **state)
+{
+	const char *l1 = "ts=1 level=info msg=\"member added\" cluster=prod/demo member=demo-x";
+	const char *l2 = "ts=1 level=info msg=x cluster=prod/demo2";
+	const char *l3 = "ts=1 level=info msg=x cluster=prod/demo";
+	const char *l4 = "ts=1 level=info msg=\"cluster=prod/demo\" cluster=prod/other";
+	json_t *ev = tu_jsonq("{'involvedObject':{'name':'demo-abcde'}}");
+	json_t *ev2 = tu_jsonq("{'involvedObject':{'name':'demox'}}");
+	json_t *ev3 = tu_jsonq("{'involvedObject':{'name':'demo'}}");
+	json_t *pods = tu_jsonq(
+	    "{'items':[{'metadata':{'name':'p','managedFields':[{}]},'spec':{'containers':[{'env':["
+	    "{'name':'A','value':'hunter2'},{'name':'B','valueFrom':{'fieldRef':{}}}]}],"
+	    "'initContainers':[{'env':[{'name':'C','value':'x'}]}]}}]}");
+	char name[128], *dump;
+
+	(void)state;
+	assert_true(eo_plugin_log_line_matches(l1, strlen(l1), "prod", "demo"));
+	assert_false(eo_plugin_log_line_matches(l2, strlen(l2), "prod", "demo"));
+	assert_true(eo_plugin_log_line_matches(l3, strlen(l3), "prod", "demo"));
+	assert_false(eo_plugin_log_line_matches(l3, strlen(l3), "dev", "demo"));
+	assert_false(eo_plugin_log_line_matches(l4, strlen(l4), "prod", "demo"));
+	assert_true(eo_plugin_event_matches(ev, "demo"));
+	assert_false(eo_plugin_event_matches(ev2, "demo"));
+	assert_true(eo_plugin_event_matches(ev3, "demo"));
+	eo_plugin_report_scrub(pods);
+	dump = json_dumps(pods, JSON_COMPACT);
+	assert_null(strstr(dump, "hunter2"));
+	assert_null(strstr(dump, "managedFields"));
+	assert_non_null(strstr(dump, "\"valueFrom\""));
+	assert_non_null(strstr(dump, "\"value\":\"(left out)\""));
+	free(dump);
+	eo_plugin_report_name("prod", "demo", 1795780800, name, sizeof(name));
+	assert_string_equal(name, "etcd-report-prod-demo-20261127T120000Z.tar.gz");
+	json_decref(ev);
+	json_decref(ev2);
+	json_decref(ev3);
+	json_decref(pods);
+}
+
+static void test_report_summary(void **state)
+{
+	json_t *cl = tu_jsonq(
+	    "{'metadata':{'name':'demo','namespace':'prod','generation':3},'spec':{'replicas':3},"
+	    "'status':{'observedGeneration':3,'readyMembers':2,'conditions':[{'type':'Available',"
+	    "'status':'True','reason':'QuorumAvailable','lastTransitionTime':'2026-01-01T00:00:00Z'"
+	    ","
+	    "'message':'2 of 3'}]}}");
+	json_t *ms =
+	    tu_jsonq("{'items':[{'metadata':{'name':'demo-a'},'status':{'memberID':'1f',"
+		     "'conditions':[{'type':'Ready','status':'False','reason':'PodNotReady',"
+		     "'message':'m'}]}}]}");
+	struct eo_strbuf b = EO_STRBUF_INIT(1 << 16);
+	char *s;
+
+	(void)state;
+	eo_plugin_report_summary(cl, ms, "  events: forbidden\n", &b);
+	s = eo_strbuf_take(&b, NULL);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "EtcdCluster prod/demo (generation 3, observed 3)\n"));
+	assert_non_null(strstr(s, "ready members: 2 of 3\n"));
+	assert_non_null(strstr(s, "  Available=True reason=QuorumAvailable since "
+				  "2026-01-01T00:00:00Z: 2 of 3\n"));
+	assert_non_null(strstr(s, "  demo-a memberID=1f\n    Ready=False reason=PodNotReady: m\n"));
+	assert_non_null(strstr(s, "not collected:\n  events: forbidden\n"));
+	free(s);
+	json_decref(cl);
+	json_decref(ms);
+}
+
+/* The archive is one tar.gz that tar(1) reads back. */
+static void test_report_archive(void **state)
+{
+	char dir[] = "/tmp/eo-report-XXXXXX", path[128], cmd[512], err[256], big[1500];
+	struct eo_plugin_tar *t;
+	FILE *p;
+	char out[256] = "";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.tar.gz", dir);
+	memset(big, 'x', sizeof(big));
+	t = eo_plugin_tar_open(path, err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(
+	    eo_plugin_tar_add(t, "summary.txt", "hello\n", 6, 1795780800, err, sizeof(err)), 0);
+	assert_int_equal(
+	    eo_plugin_tar_add(t, "big.log", big, sizeof(big), 1795780800, err, sizeof(err)), 0);
+	assert_int_equal(eo_plugin_tar_add(t, "empty.json", "", 0, 1795780800, err, sizeof(err)),
+			 0);
+	assert_int_equal(eo_plugin_tar_close(t, false, err, sizeof(err)), 0);
+	/* An existing file is not overwritten. */
+	assert_null(eo_plugin_tar_open(path, err, sizeof(err)));
+	assert_non_null(strstr(err, "File exists"));
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && tar -xzf r.tar.gz && cat summary.txt && wc -c < big.log && "
+		 "wc -c < empty.json && tar -tzvf r.tar.gz | awk '{print $1}' | sort -u",
+		 dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fread(out, 1, sizeof(out) - 1, p) > 0, 1);
+	assert_int_equal(pclose(p), 0);
+	assert_string_equal(out, "hello\n1500\n0\n-rw-r--r--\n");
+
+	/* Abandoned: the file is gone. */
+	snprintf(path, sizeof(path), "%s/gone.tar.gz", dir);
+	t = eo_plugin_tar_open(path, err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(eo_plugin_tar_close(t, true, err, sizeof(err)), -1);
+	assert_int_not_equal(access(path, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_args_table),
+	    cmocka_unit_test(test_completion),
+	    cmocka_unit_test(test_progress_line),
+	    cmocka_unit_test(test_report_filters),
+	    cmocka_unit_test(test_report_summary),
+	    cmocka_unit_test(test_report_archive),
 	    cmocka_unit_test(test_help_per_command),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_yaml_and_json),
