@@ -233,7 +233,9 @@ EOF
 	sed -e "s|^address: .*|address: $ip|" \
 		-e "s|^containerRuntimeEndpoint: .*|containerRuntimeEndpoint: unix://$(node_sock "$n")|" \
 		"$CONF/kubelet.yaml" >"$c/kubelet.yaml.tmp"
-	printf 'cgroupRoot: /%s\n' "$(node_cgroup "$n")" >>"$c/kubelet.yaml.tmp"
+	# Each kubelet deletes the Pod log directories of Pods it does not run: a
+	# directory of its own, not the first node's /var/log/pods.
+	printf 'cgroupRoot: /%s\npodLogsDir: %s\n' "$(node_cgroup "$n")" "$NODES_STATE/$n/pod-logs" >>"$c/kubelet.yaml.tmp"
 	mv "$c/kubelet.yaml.tmp" "$c/kubelet.yaml"
 
 	cat >"$c/kube-proxy.yaml" <<EOF
