@@ -578,6 +578,7 @@ node_cost() {
 }
 
 host_lock() {
+	[ -n "${EO_HOST_LOCKED:-}" ] && return 0
 	exec 7>/tmp/etcd-operator-cluster-up.lock
 	if ! flock -n 7; then
 		log "another 'cluster.sh up/down' or 'nodes.sh' is running; waiting for it"
