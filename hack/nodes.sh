@@ -451,6 +451,11 @@ stop_node() {
 # mounts under them) is gone; the node's disk stays.
 power_on_node() {
 	local n=$1 m
+	if [ ! -f "$NODES_RUN/$n/power" ]; then
+		log "$n was not stopped (nodes.sh stop): starting what is not running, state kept"
+		start_node "$n"
+		return 0
+	fi
 	for m in $(awk -v a="$NODES_RUN/$n/" '$2 ~ "^"a {print $2}' /proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null || true
 	done
