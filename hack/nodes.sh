@@ -464,8 +464,16 @@ power_on_node() {
 }
 
 delete_node() {
-	local n=$1 m ns
+	local n=$1 m ns pod_netns
+	# The network namespaces of the node's Pods (named by containerd under
+	# /run/netns), found by the veths on the node's bridge before it goes.
+	pod_netns=$(ip -n "$(node_netns "$n")" -o link show master cni0 2>/dev/null |
+		sed -n 's/.* link-netns \(cni-[0-9a-f-]*\).*/\1/p')
 	stop_node "$n"
+	for m in $pod_netns; do
+		umount -l "/run/netns/$m" 2>/dev/null || true
+		rm -f "/run/netns/$m"
+	done
 	kc delete node "$n" --wait=false >/dev/null 2>&1 || true
 	kc delete pv -l "etcd-operator.dev/node=$n" --wait=false >/dev/null 2>&1 || true
 	for m in $(awk -v a="$NODES_STATE/$n/" -v b="$NODES_RUN/$n/" '$2 ~ "^"a || $2 ~ "^"b {print $2}' /proc/self/mounts | sort -r); do
