@@ -491,6 +491,12 @@ delete_node() {
 }
 
 # --- commands ----------------------------------------------------------------
+# kubelet turns kernel.panic_on_oops on at start (the machine would reboot on an
+# oops): put back the host's value, as cluster.sh does for the first node.
+restore_panic_on_oops() {
+	sysctl -qw "kernel.panic_on_oops=$(sed -n 5p "$RUNDIR/sysctl.orig")" 2>/dev/null || true
+}
+
 up() {
 	local count=${1:?usage: nodes.sh up N [--wip]} i n t0 names=()
 	t0=$(date +%s)
@@ -516,8 +522,7 @@ up() {
 		node_pvs "$n"
 	done
 	pv_recycler
-	# kubelet turns kernel.panic_on_oops on at start: put back the host's value.
-	sysctl -qw "kernel.panic_on_oops=$(sed -n 5p "$RUNDIR/sysctl.orig")" || true
+	restore_panic_on_oops
 	log "${#names[@]} worker node(s) up in $(($(date +%s) - t0))s"
 }
 
@@ -608,7 +613,7 @@ up) host_lock && up "${1:-}" ;;
 down) host_lock && down ;;
 status) status ;;
 stop) stop_node "${1:?usage: nodes.sh stop <node>}" && log "${1} powered off" ;;
-start) [ -d "$NODES_STATE/${1:?usage: nodes.sh start <node>}" ] || die "no node $1" && power_on_node "$1" && wait_for 180 "node $1 Ready" node_ready "$1" && log "$1 powered on" ;;
+start) [ -d "$NODES_STATE/${1:?usage: nodes.sh start <node>}" ] || die "no node $1" && power_on_node "$1" && wait_for 180 "node $1 Ready" node_ready "$1" && restore_panic_on_oops && log "$1 powered on" ;;
 cost) cost "${1:-60}" ;;
 *)
 	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
