@@ -421,8 +421,12 @@ start_node() {
 		--node-labels "etcd-operator.dev/worker=true" $([ -n "${WIP:-}" ] && echo "--register-with-taints=$WIP_TAINT") --v=1
 	supervise "$n.kube-proxy" nsenter --net="/run/netns/$(node_netns "$n")" -- \
 		"$K8S_BIN/kube-proxy" --config "$NODES_STATE/$n/conf/kube-proxy.yaml" --v=1
+	# kube-router finds its Node by $NODE_NAME, then by the machine's hostname
+	# (the first node's!), and only then by --hostname-override; it takes the
+	# node's address, and so which Pods are its own, from that Node.
+	wait_for 60 "node $n registered" kc get node "$n"
 	supervise "$n.kube-router" nsenter --net="/run/netns/$(node_netns "$n")" -- \
-		"$KUBE_ROUTER_BIN/kube-router" --kubeconfig "$NODES_STATE/$n/conf/kube-router.kubeconfig" \
+		env NODE_NAME="$n" "$KUBE_ROUTER_BIN/kube-router" --kubeconfig "$NODES_STATE/$n/conf/kube-router.kubeconfig" \
 		--hostname-override "$n" --run-firewall=true --run-router=false \
 		--run-service-proxy=false --enable-cni=false --service-cluster-ip-range "$SERVICE_CIDR" \
 		--health-port 20244 --metrics-port 0 --v=0
