@@ -40,12 +40,14 @@
 #   faults.sh heal-operator [namespace] [label-selector]
 #   faults.sh disk-throttle <pod> [write-bytes/s] [write-iops] [container]
 #       Throttle the container's block I/O (cgroup v1 blkio.throttle.*: this
-#       bed runs the v1 hierarchy; io.max on a v2 host) on the disk holding the
-#       bed's state and volumes: default 1 MiB/s and 20 writes/s, reads 4 MiB/s.
+#       machine mounts the v1 hierarchies; io.max of a pure v2 host is not
+#       written) on the disk holding the bed's state and volumes
+#       ($FAULTS_DISK_DEV, major:minor): default 1 MiB/s and 20 writes/s,
+#       reads 4 MiB/s.
 #       The container keeps the limit until it restarts or disk-unthrottle.
 #   faults.sh disk-unthrottle <pod> [container]
 #   faults.sh oom <pod> [container] [timeout-seconds]
-#       Make the container cross a memory limit: its memory cgroup's limit is
+#       Make the container cross a memory limit: its memory cgroup's (v1) limit is
 #       set just above its anonymous memory, then a process is started in it
 #       (`etcdctl version` through kubectl exec) so that the cgroup goes over
 #       and the kernel OOM-kills its biggest process (etcd). Returns when the
