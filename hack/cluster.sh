@@ -7,7 +7,10 @@
 # component runs under a small restart loop of our own (see supervise()).
 #
 #   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers;
-#                           starts only what stopped, keeping the cluster's state
+#                           starts only what stopped, keeping the cluster's state.
+#                           EO_WORKERS=N adds worker nodes worker-1..N (hack/nodes.sh;
+#                           default 0: one node; EO_WORKERS_WIP=1 taints them
+#                           etcd-operator.dev/wip=true:NoSchedule)
 #   hack/cluster.sh down    stops everything up started and cleans the machine
 #   hack/cluster.sh status  what is running
 #   hack/cluster.sh logs    bundles the component logs into a tarball
@@ -618,12 +621,20 @@ up() {
 	log "cert-manager"
 	wait "$cm_pid" || die "building cert-manager failed; see $cm_log"
 	"$REPO/hack/cert-manager.sh"
+	if [ "${EO_WORKERS:-0}" -gt 0 ]; then
+		log "worker nodes (EO_WORKERS=$EO_WORKERS)"
+		"$REPO/hack/nodes.sh" up "$EO_WORKERS" ${EO_WORKERS_WIP:+--wip}
+	fi
 	log "cluster up in $(($(date +%s) - t0))s; kubeconfig: $KUBECONFIG_FILE"
 }
 
 down() {
 	local t0 c
 	t0=$(date +%s)
+	# Worker nodes (hack/nodes.sh) first: they use the control plane to leave.
+	if [ -d "$BASE/nodes" ] || [ -d "$RUNDIR/nodes" ]; then
+		"$REPO/hack/nodes.sh" down || true
+	fi
 	for c in registry coredns kube-router kube-proxy kubelet pv-permissions kube-scheduler kube-controller-manager; do
 		stop_component "$c"
 	done
@@ -697,6 +708,8 @@ status() {
 	for c in $COMPONENTS; do
 		if running "$c"; then echo "$c: running (pid $(cat "$(pidfile "$c")"))"; else echo "$c: stopped"; fi
 	done
+	[ -d "$BASE/nodes" ] && "$REPO/hack/nodes.sh" status
+	return 0
 }
 
 bundle_logs() {
@@ -718,6 +731,8 @@ host_lock() {
 		log "another 'cluster.sh up/down' is running; waiting for it"
 		flock 7
 	fi
+	# hack/nodes.sh, run by up and down, holds it through this process.
+	export EO_HOST_LOCKED=1
 }
 
 case ${1:-} in

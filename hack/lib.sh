@@ -103,6 +103,12 @@ build_image_from_dir() {
 
 import_archive() {
 	ctrk images import --no-unpack=false "$1" >/dev/null
+	# The worker nodes' containerds (hack/nodes.sh), when there are any.
+	local s
+	for s in "$RUNDIR"/nodes/worker-*/containerd/containerd.sock; do
+		[ -S "$s" ] && ctr --address "$s" -n k8s.io images import --no-unpack=false "$1" >/dev/null
+	done
+	return 0
 }
 
 # The operator image the local cluster runs: one tag per source revision, so
