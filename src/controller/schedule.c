@@ -198,7 +198,7 @@ static int check_prune_volumes(struct eo_controller *c, const struct eo_log_ctx 
 			return -1;
 		}
 		v = eo_plan_volref_check(e == EO_KUBE_OK ? pvc : NULL, d.claim_name,
-					 eo_kube_obj_uid(pr->prune[i].snapshot), whys[i],
+					 eo_kube_obj_uid(pr->prune[i].snapshot), NULL, whys[i],
 					 sizeof(whys[i]));
 		json_decref(pvc);
 		if (v == EO_VOLREF_USABLE)

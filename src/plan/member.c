@@ -296,7 +296,8 @@ static bool restore_volume_held(struct mctx *x)
 		x->st = NULL;
 		return true;
 	}
-	v = eo_plan_volref_check(x->in->volume, claim, NULL, why, sizeof(why));
+	v = eo_plan_volref_check(x->in->volume, claim, NULL, eo_member_cluster_name(x->in->member),
+				 why, sizeof(why));
 	if (v == EO_VOLREF_USABLE)
 		return false;
 	json_decref(x->out->object);

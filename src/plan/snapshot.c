@@ -340,8 +340,8 @@ static int check_volume(const struct eo_splan_input *in, struct eo_splan_result 
 		msgf(out, "reading PVC %s before it is mounted", d.claim_name);
 		return 1;
 	}
-	switch (eo_plan_volref_check(in->dest_pvc, d.claim_name, eo_kube_obj_uid(in->snapshot), why,
-				     sizeof(why))) {
+	switch (eo_plan_volref_check(in->dest_pvc, d.claim_name, eo_kube_obj_uid(in->snapshot),
+				     NULL, why, sizeof(why))) {
 	case EO_VOLREF_USABLE:
 		return 0;
 	case EO_VOLREF_MISSING:

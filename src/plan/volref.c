@@ -35,7 +35,8 @@ static const json_t *foreign_controller(const json_t *pvc, const char *referrer_
 }
 
 enum eo_volref_verdict eo_plan_volref_check(const json_t *pvc, const char *claim_name,
-					    const char *referrer_uid, char *why, size_t n)
+					    const char *referrer_uid, const char *own_cluster,
+					    char *why, size_t n)
 {
 	const json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
 	const char *cluster = json_string_value(json_object_get(labels, EO_LABEL_CLUSTER));
@@ -58,6 +59,14 @@ enum eo_volref_verdict eo_plan_volref_check(const json_t *pvc, const char *claim
 			 or_q(json_string_value(json_object_get(ref, "uid"))));
 		return EO_VOLREF_FOREIGN;
 	}
+	/*
+	 * A claim no object controls, labelled as member data of own_cluster: the retained
+	 * volume of a deleted cluster of that name (deletionPolicy: Retain), read by the
+	 * cluster that replaces it (the documented recovery restores from a file on it).
+	 */
+	if (own_cluster != NULL && own_cluster[0] != '\0' && cluster != NULL &&
+	    strcmp(cluster, own_cluster) == 0)
+		return EO_VOLREF_USABLE;
 	if (json_object_get(labels, EO_LABEL_CLUSTER) != NULL) {
 		snprintf(why, n,
 			 "PVC %s is labelled %s=%s: it holds an etcd member's data; the operator "

@@ -40,8 +40,13 @@ enum eo_volref_verdict {
  * The verdict on pvc (the live object, NULL when the GET found none) named claim_name, for
  * the object whose UID is referrer_uid (may be NULL: then any controller is foreign). why
  * (always terminated, cut to n) names the PVC and what holds it; "" when USABLE.
+ * own_cluster (a restore source only; NULL for snapshot destinations): a claim no object
+ * controls whose cluster label is own_cluster is usable, the retained claim of a deleted
+ * cluster of the same name that its successor restores from; member data of any other
+ * cluster, and any member data as a snapshot destination, stays refused.
  */
 enum eo_volref_verdict eo_plan_volref_check(const json_t *pvc, const char *claim_name,
-					    const char *referrer_uid, char *why, size_t n);
+					    const char *referrer_uid, const char *own_cluster,
+					    char *why, size_t n);
 
 #endif

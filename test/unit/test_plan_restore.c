@@ -391,6 +391,15 @@ static const struct volrow VOLROWS[] = {
     {"a retained member PVC (labels only): refused", true,
      SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"other\"}"), EO_MPLAN_WAIT, "ForeignVolume",
      EO_LABEL_CLUSTER "=other"},
+    {"this cluster's own retained claim (labels only, no owner): the Pod is created", true,
+     SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"demo\",\"" EO_LABEL_MANAGED_BY
+	     "\":\"" EO_LABEL_MANAGED_BY_VALUE "\"}"),
+     EO_MPLAN_CREATE_POD, NULL, NULL},
+    {"this cluster's name but a member controls it: refused", true,
+     SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"demo\"},\"ownerReferences\":[{"
+	     "\"apiVersion\":\"" EO_API_GROUP_VERSION "\",\"kind\":\"EtcdMember\",\"name\":"
+	     "\"demo-b\",\"uid\":\"b-uid\",\"controller\":true}]"),
+     EO_MPLAN_WAIT, "ForeignVolume", "controlled by EtcdMember demo-b"},
     {"a plain PVC: the Pod is created", true, SRC_PVC(""), EO_MPLAN_CREATE_POD, NULL, NULL},
 };
 
