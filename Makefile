@@ -1,5 +1,6 @@
 # etcd-operator build. `make` builds bin/etcd-operator; `make test` runs the unit
-# tests (plain and under ASan/UBSan), the fuzz targets for a bounded time and the
+# tests (plain and under ASan/UBSan; the Go tests of the e2e linearizability
+# checker, test/lincheck), the fuzz targets for a bounded time and the
 # integration tests; `make check` adds the end-to-end suite on the local cluster
 # (see docs/development.md).
 
@@ -59,7 +60,8 @@ $(eval $(call flavour,build/asan,$(SANFLAGS)))
 
 # libFuzzer targets (test/fuzz/fuzz_*.c, docs/development.md): clang, the library
 # built with coverage instrumentation and ASan/UBSan. `make fuzz` replays every
-# target's seeds and regressions, then fuzzes each for FUZZ_SECONDS (0: replay only).
+# target's seeds and regressions, then fuzzes each with a fixed count of inputs (test/fuzz/run.sh;
+# FUZZ_SECONDS=0: replay only; FUZZ_RUNS=0: fuzz for FUZZ_SECONDS instead).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SAN     := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -78,7 +80,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $< build/fuzz/libeo.a $(PKG_LIBS) $(FUZZ_LDFLAGS_$*) -o $@
 
-.PHONY: deps all lint test unit unit-asan integration e2e check demo format format-check clean \
+.PHONY: deps all lint test unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
         cert-manager-bg
@@ -114,7 +116,15 @@ lint: $(DEPS_STAMP) format-check
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
-test: all lint unit unit-asan fuzz integration
+test: all lint unit unit-asan lincheck-test fuzz integration
+
+# The e2e linearizability checker's own tests (test/lincheck, Go test tooling):
+# only its porcupine model package, which catches a hand-made stale read. The Go
+# caches are the ones hack/tools/build.sh uses.
+lincheck-test:
+	cd test/lincheck && PATH="$$PATH:/usr/local/go/bin" GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+		GOSUMDB=off CGO_ENABLED=0 GOCACHE="$${GOCACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/go-build}" \
+		go test ./kvcheck/
 
 # --- local cluster, images, end-to-end (hack/, docs/development.md) ---
 deps:

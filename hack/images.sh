@@ -48,14 +48,17 @@ etcd_images() {
 
 # A shell and the usual applets (sh, nc, nslookup, httpd) for test Pods, from
 # Debian's static busybox. Its wget crashes (also on the host), so tests speak
-# HTTP with nc.
+# HTTP with nc. Also /bin/lincheck, the linearizability checker of the chaos
+# cases (test/lincheck, a static Go build: hack/tools/build.sh lincheck).
 tools_image() {
-	local key r a
-	key=$(cat /bin/busybox /lib/x86_64-linux-gnu/libc.so.6 | sha256sum | cut -c1-12)
+	local key r a lc
+	lc=$(tool_bin lincheck)/lincheck
+	key=$(cat /bin/busybox /lib/x86_64-linux-gnu/libc.so.6 "$lc" | sha256sum | cut -c1-12)
 	r=$(mktemp -d)
 	base_rootfs "$r"
 	mkdir -p "$r/bin" "$r/lib/x86_64-linux-gnu" "$r/lib64"
 	cp /bin/busybox "$r/bin/busybox"
+	cp "$lc" "$r/bin/lincheck"
 	# The static busybox still loads glibc's NSS modules to resolve names
 	# (nc, ping); give it the host's, which match the glibc it was built with.
 	cp -L /lib/x86_64-linux-gnu/{libc.so.6,libnss_files.so.2,libnss_dns.so.2,libresolv.so.2} "$r/lib/x86_64-linux-gnu/"

@@ -7,6 +7,8 @@
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
 #        kube-router cert-manager kube-rbac-proxy
+#        lincheck (the e2e linearizability checker: the repository's own module
+#        test/lincheck, keyed by its sources too)
 set -euo pipefail
 # Braces: bash reads the whole body before running it, so editing this file
 # while a long build runs cannot change what the running build does.
@@ -15,13 +17,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool=${1:?usage: build.sh <tool>}
 dir=$here/$tool
+srckey=""
+if [ "$tool" = lincheck ]; then
+	dir=$(cd "$here/../.." && pwd)/test/lincheck
+	srckey=$(find "$dir" -name '*.go' ! -name '*_test.go' | LC_ALL=C sort | xargs cat | sha256sum)
+fi
 [ -f "$dir/go.mod" ] || { echo "build.sh: unknown tool '$tool' (no $dir/go.mod)" >&2; exit 2; }
 
 cache_root=${TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/etcd-operator/tools}
 # The key covers what defines the output: the pinned modules and the recipe
 # revision below (bump it when a recipe in this file changes its output).
 recipe=1
-key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "recipe=$recipe") | sha256sum | cut -c1-12)
+key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "recipe=$recipe"; [ -z "$srckey" ] || echo "src=$srckey") | sha256sum | cut -c1-12)
 version=$(sed -n 's,^// version: ,,p' "$dir/go.mod" | head -n1)
 out=$cache_root/$tool-$version-$key
 if [ -f "$out/.complete" ]; then
@@ -116,6 +123,10 @@ cert-manager)
 	mkdir -p "$tmp/deploy"
 	cp -r "$src/deploy/crds" "$src/deploy/charts" "$tmp/deploy/"
 	chmod -R u+w "$tmp/deploy"
+	;;
+lincheck)
+	# Static (CGO_ENABLED=0 above): it runs in the e2e tools image.
+	build -ldflags "-s -w" -o "$tmp/bin/lincheck" .
 	;;
 *)
 	echo "build.sh: no recipe for '$tool'" >&2

@@ -178,6 +178,13 @@ static const char usage_prune[] =
     "Deletes <prefix>/<name>.db (S3) or <dir>/<name>.db and its .uid stamp, only when\n"
     "the stored snapshot is stamped with UID. Anything else is left in place.\n";
 
+/* A path option with a ".." segment: refused, it would leave the volume, prefix or bucket. */
+static int dot_dot(const char *flag)
+{
+	fprintf(stderr, "etcd-operator: %s must not contain a '..' path segment\n", flag);
+	return 2;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 {
 	char *end;
@@ -219,6 +226,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 			o->s3_bucket = optarg;
 			break;
 		case O_S3_KEY:
+			if (eo_path_has_dot_dot(optarg))
+				return dot_dot("--s3-key");
 			o->s3_key = optarg;
 			break;
 		case O_S3_REGION:
@@ -265,6 +274,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 			o->cred_dir = optarg;
 			break;
 		case O_PVC_DIR:
+			if (eo_path_has_dot_dot(optarg))
+				return dot_dot("--pvc-dir");
 			o->pvc_dir = optarg;
 			break;
 		case O_TERMLOG:
@@ -285,6 +296,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *usage)
 			o->staging_dir = optarg;
 			break;
 		case O_FILE:
+			if (eo_path_has_dot_dot(optarg))
+				return dot_dot("--file");
 			o->file = optarg;
 			break;
 		case O_INSTALL_SELF:
@@ -406,8 +419,11 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	struct eo_s3_config c;
 	int rc;
 
-	if (eo_s3_load_credentials(o->cred_dir, ak, sk, tok, err, errcap) != 0)
+	if (eo_s3_load_credentials(o->cred_dir, ak, sk, tok, err, errcap) != 0) {
+		explicit_bzero(sk, sizeof(sk));
+		explicit_bzero(tok, sizeof(tok));
 		return -1;
+	}
 	c = (struct eo_s3_config){
 	    .endpoint = o->s3_endpoint,
 	    .bucket = o->s3_bucket,
@@ -421,8 +437,8 @@ static int make_s3(const struct opts *o, eo_s3 **s3, char *err, size_t errcap)
 	    .insecure = o->s3_insecure,
 	};
 	rc = eo_s3_new(&c, s3, err, errcap) == 0 ? 0 : -2;
-	memset(sk, 0, sizeof(sk));
-	memset(tok, 0, sizeof(tok));
+	explicit_bzero(sk, sizeof(sk));
+	explicit_bzero(tok, sizeof(tok));
 	return rc;
 }
 

@@ -243,7 +243,7 @@ static int read_cred_file(const char *dir, const char *name, char *out, size_t c
 	if (n < 0 || (size_t)n >= cap - 1) {
 		snprintf(err, errcap, "S3 credentials: %s is unreadable or longer than %zu bytes",
 			 path, cap - 2);
-		out[0] = '\0';
+		explicit_bzero(out, cap);
 		return -1;
 	}
 	out[n] = '\0';
@@ -409,8 +409,11 @@ void eo_s3_free(eo_s3 *s)
 	free(s->endpoint);
 	free(s->bucket);
 	free(s->region);
+	/* explicit_bzero: a memset just before free is a dead store the compiler may drop */
 	if (s->sk)
-		memset(s->sk, 0, strlen(s->sk));
+		explicit_bzero(s->sk, strlen(s->sk));
+	if (s->token)
+		explicit_bzero(s->token, strlen(s->token));
 	free(s->ak);
 	free(s->sk);
 	free(s->token);
@@ -660,6 +663,10 @@ static int perform(eo_s3 *s, const struct req *q, struct resp *r, char *err, siz
 	}
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	/* The key as written: no "./" or "../" squashed into another key or bucket. */
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+	/* No proxy, whatever the environment says: "" turns them off (CURLOPT_PROXY(3)). */
+	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4);
 	curl_easy_setopt(h, CURLOPT_USERNAME, s->ak);
@@ -719,6 +726,8 @@ out:
 	/* The handle outlives this frame: nothing of it may point here afterwards. */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	for (struct curl_slist *l = hdr; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data)); /* x-amz-security-token */
 	curl_slist_free_all(hdr);
 	return rc;
 }

@@ -107,6 +107,16 @@ int32_t eo_cluster_progress_deadline_seconds(const json_t *cluster)
 	return (int32_t)v;
 }
 
+long eo_cluster_node_loss_grace_seconds(const json_t *cluster)
+{
+	const char *s = eo__json_str_at(cluster, "spec.nodeLossGracePeriod");
+	int64_t ms = 0;
+
+	if (s == NULL || eo_duration_parse_ms(s, &ms) != 0 || ms < 0 || ms / 1000 > INT32_MAX)
+		return EO_DEFAULT_NODE_LOSS_GRACE_SECONDS;
+	return (long)(ms / 1000);
+}
+
 void eo_storage_read(const json_t *storage, struct eo_storage *out)
 {
 	json_t *size = json_is_object(storage) ? json_object_get(storage, "size") : NULL;
@@ -488,6 +498,19 @@ static int check_issuer(const json_t *obj, const char *key, const char *path, bo
 	return 0;
 }
 
+/* A valid version (version_valid) at least EO_VERSION_MIN_MAJOR.EO_VERSION_MIN_MINOR. */
+static bool version_supported(const char *v)
+{
+	char *end = NULL;
+	unsigned long major = strtoul(v, &end, 10), minor;
+
+	if (end == NULL || *end != '.')
+		return false;
+	minor = strtoul(end + 1, NULL, 10);
+	return major > EO_VERSION_MIN_MAJOR ||
+	       (major == EO_VERSION_MIN_MAJOR && minor >= EO_VERSION_MIN_MINOR);
+}
+
 static bool version_valid(const char *v)
 {
 	int groups = 0;
@@ -843,6 +866,8 @@ static int check_spec(const json_t *spec, bool formed, char *msg, size_t n)
 		return eo__fail(msg, n, "spec.version: Required value");
 	if (!version_valid(json_string_value(version)))
 		return eo__fail(msg, n, "%s", EO_MSG_VERSION);
+	if (!version_supported(json_string_value(version)))
+		return eo__fail(msg, n, "%s", EO_MSG_VERSION_MIN);
 	if (check_int(spec, "replicas", "spec.replicas", 0, INT32_MAX, msg, n) != 0 ||
 	    check_int(spec, "progressDeadlineSeconds", "spec.progressDeadlineSeconds", 1, INT32_MAX,
 		      msg, n) != 0 ||

@@ -68,6 +68,12 @@
 #define EO_MSG_VERSION                                                                             \
 	"spec.version must be an etcd release number such as 3.6.11 (digits only, no leading v, "  \
 	"no tags such as latest)"
+/* The CRD's second rule on spec.version: etcd 3.4 or newer. */
+#define EO_MSG_VERSION_MIN                                                                         \
+	"spec.version must be 3.4.0 or newer: older etcd has no learners and no /v3 gateway (3.5 " \
+	"or newer is recommended)"
+#define EO_VERSION_MIN_MAJOR 3
+#define EO_VERSION_MIN_MINOR 4
 #define EO_MSG_MEMORY_PAUSE                                                                        \
 	"spec.replicas=0 with spec.storage.medium=Memory is unsupported: a paused memory-backed "  \
 	"member loses its data together with its Pod and could never resume; delete and "          \
@@ -163,6 +169,15 @@ const char *eo_cluster_version(const json_t *cluster);
 int eo_cluster_etcd_image(const json_t *cluster, const char *repository, char *buf, size_t n);
 /* spec.progressDeadlineSeconds, default 600. */
 int32_t eo_cluster_progress_deadline_seconds(const json_t *cluster);
+/* spec.nodeLossGracePeriod when absent: 5 minutes. */
+#define EO_DEFAULT_NODE_LOSS_GRACE_SECONDS 300
+
+/*
+ * spec.nodeLossGracePeriod (a duration such as "5m", "90s", "1h") in whole seconds: how long a
+ * member's node may stay NotReady, gone or cordoned before the member is replaced elsewhere
+ * (plan/nodeloss.h). EO_DEFAULT_NODE_LOSS_GRACE_SECONDS when absent or not a duration.
+ */
+long eo_cluster_node_loss_grace_seconds(const json_t *cluster);
 
 /* Storage of a cluster, a member, or status.observed, defaults applied. */
 struct eo_storage {

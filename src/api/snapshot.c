@@ -159,6 +159,17 @@ int eo_snapshot_s3_key(char *buf, size_t n, const char *prefix, const char *name
 	return 0;
 }
 
+bool eo_path_has_dot_dot(const char *s)
+{
+	for (const char *seg = s; seg != NULL; seg = strchr(seg, '/')) {
+		if (*seg == '/')
+			seg++;
+		if (seg[0] == '.' && seg[1] == '.' && (seg[2] == '/' || seg[2] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
 {
 	struct eo_snapshot_location l;
@@ -168,6 +179,8 @@ int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_
 	eo_location_read(loc, &l);
 	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
 		return eo__fail(msg, n, "%s", EO_MSG_LOCATION_ONE_OF);
+	if (eo_path_has_dot_dot(l.kind == EO_LOCATION_S3 ? l.key : l.sub_path))
+		return eo__fail(msg, n, "%s", EO_MSG_PATH_DOT_DOT);
 	if (l.kind == EO_LOCATION_S3) {
 		if (l.endpoint[0] == '\0')
 			return eo__fail(msg, n, "%s.s3.endpoint: Required value", prefix);

@@ -26,6 +26,11 @@
 #define EO_MSG_S3_INSECURE                                                                         \
 	"s3.endpoint is plain http://: use https://, or set s3.insecure: true to accept a store "  \
 	"reached unencrypted and unauthenticated"
+/*
+ * The CRDs' rule on every S3 key (prefix or exact key) and PVC sub-path: a ".." segment
+ * would reach another prefix or bucket (libcurl squashes dot segments) or leave the volume.
+ */
+#define EO_MSG_PATH_DOT_DOT "s3.key and pvc.subPath must not contain a '..' path segment"
 
 /* Job settings of a snapshot (§3.3). */
 #define EO_SNAPSHOT_JOB_TTL_SECONDS	 600
@@ -115,6 +120,9 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
  * names it in messages ("spec.destination"). 0 or -1 with msg.
  */
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
+
+/* Does s hold a ".." segment ("..", "../x", "x/..", "x/../y")? false for NULL. */
+bool eo_path_has_dot_dot(const char *s);
 
 /*
  * A plain http:// S3 endpoint without s3.insecure: true is refused (EO_MSG_S3_INSECURE);

@@ -16,6 +16,7 @@ enum flag_kind {
 	FLAG_BOOL,
 	FLAG_LOG_LEVEL,
 	FLAG_INT,
+	FLAG_COUNT, /* an int from 0 to EO_CFG_COUNT_MAX */
 	FLAG_NAMESPACES,
 };
 
@@ -64,6 +65,19 @@ static const struct flag_def flags[] = {
     {"network-policy", FLAG_BOOL, offsetof(struct eo_config, network_policy), 0, NULL, "false",
      "Give every EtcdCluster a NetworkPolicy unless its spec.networkPolicy.enabled says "
      "otherwise."},
+    {"peer-network-policy", FLAG_BOOL, offsetof(struct eo_config, peer_network_policy), 0, NULL,
+     "true",
+     "Give every EtcdCluster the NetworkPolicy <cluster>.peer: its peer port accepts only "
+     "its own members; the client and metrics ports stay open unless the cluster's own "
+     "NetworkPolicy narrows them."},
+    {"snapshot-schedule-min-interval-seconds", FLAG_COUNT,
+     offsetof(struct eo_config, schedule_min_interval_s), 0, NULL, "300",
+     "An EtcdSnapshotSchedule whose runs come closer together than this is refused "
+     "(Ready=False/ScheduleTooFrequent); 0 allows any schedule."},
+    {"snapshot-schedule-default-keep-last", FLAG_COUNT,
+     offsetof(struct eo_config, schedule_default_keep_last), 0, NULL, "10",
+     "Complete snapshots an EtcdSnapshotSchedule keeps when its spec.retention sets neither "
+     "keepLast nor maxAge; 0 keeps them all."},
     {"operator-pod-labels", STR(operator_pod_labels), NULL, "app.kubernetes.io/name=etcd-operator",
      "Labels of the operator's own Pods (k=v,k=v): the NetworkPolicies let these Pods, in the "
      "operator's namespace, reach the client port."},
@@ -296,6 +310,9 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->leader_elect = true;
 	cfg->log_level = EO_LOG_INFO;
 	cfg->workers = EO_DEFAULT_WORKERS;
+	cfg->peer_network_policy = true;
+	cfg->schedule_min_interval_s = EO_DEFAULT_SCHEDULE_MIN_INTERVAL_S;
+	cfg->schedule_default_keep_last = EO_DEFAULT_SCHEDULE_KEEP_LAST;
 }
 
 /* Applies one flag value; the watch-namespace list is only recorded in ns_list[0]. */
@@ -334,6 +351,15 @@ static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *v
 		if (end == val || *end || v < 1 || v > EO_CFG_WORKERS_MAX) {
 			set_err(err, errcap, "invalid value \"%.64s\" for --%s (1-%d)", val,
 				fd->name, EO_CFG_WORKERS_MAX);
+			return -1;
+		}
+		*(int *)(base + fd->off) = (int)v;
+		return 0;
+	case FLAG_COUNT:
+		v = strtol(val, &end, 10);
+		if (end == val || *end || v < 0 || v > EO_CFG_COUNT_MAX) {
+			set_err(err, errcap, "invalid value \"%.64s\" for --%s (0-%d)", val,
+				fd->name, EO_CFG_COUNT_MAX);
 			return -1;
 		}
 		*(int *)(base + fd->off) = (int)v;

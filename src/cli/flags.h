@@ -30,15 +30,18 @@
 #define EO_CFG_PATH_MAX	      4096
 #define EO_CFG_NAMESPACES_MAX 64
 #define EO_CFG_WORKERS_MAX    64
+#define EO_CFG_COUNT_MAX      100000000 /* FLAG_COUNT values: 0 to this */
 
-#define EO_DEFAULT_METRICS_ADDR	      ":8080"
-#define EO_DEFAULT_HEALTH_ADDR	      ":8081"
-#define EO_DEFAULT_LEADER_ELECTION_ID "aa20b3a9.etcd-operator.cozystack.io"
-#define EO_DEFAULT_CLUSTER_DOMAIN     "cluster.local"
-#define EO_DEFAULT_ETCD_IMAGE_REPO    "quay.io/coreos/etcd"
-#define EO_DEFAULT_WORKERS	      4
-#define EO_DEFAULT_RESOLV_CONF	      "/etc/resolv.conf"
-#define EO_OPERATOR_IMAGE_PLACEHOLDER "controller:latest"
+#define EO_DEFAULT_METRICS_ADDR		   ":8080"
+#define EO_DEFAULT_HEALTH_ADDR		   ":8081"
+#define EO_DEFAULT_LEADER_ELECTION_ID	   "aa20b3a9.etcd-operator.cozystack.io"
+#define EO_DEFAULT_CLUSTER_DOMAIN	   "cluster.local"
+#define EO_DEFAULT_ETCD_IMAGE_REPO	   "quay.io/coreos/etcd"
+#define EO_DEFAULT_WORKERS		   4
+#define EO_DEFAULT_SCHEDULE_MIN_INTERVAL_S 300
+#define EO_DEFAULT_SCHEDULE_KEEP_LAST	   10
+#define EO_DEFAULT_RESOLV_CONF		   "/etc/resolv.conf"
+#define EO_OPERATOR_IMAGE_PLACEHOLDER	   "controller:latest"
 
 enum eo_domain_source {
 	EO_DOMAIN_FROM_FLAG,
@@ -61,7 +64,10 @@ struct eo_config {
 	char kubeconfig[EO_CFG_PATH_MAX]; /* "": in-cluster configuration */
 	enum eo_log_level log_level;
 	int workers;
-	bool network_policy;			       /* default of spec.networkPolicy.enabled */
+	bool network_policy;	     /* default of spec.networkPolicy.enabled */
+	bool peer_network_policy;    /* every cluster gets its peer-only NetworkPolicy */
+	int schedule_min_interval_s; /* snapshot schedules firing more often are refused; 0 none */
+	int schedule_default_keep_last; /* retention of a schedule that sets none; 0 keeps all */
 	char operator_pod_labels[EO_CFG_ADDR_MAX * 4]; /* "k=v,...": the operator's Pods */
 };
 

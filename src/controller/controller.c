@@ -21,6 +21,7 @@
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
+#include "plan/nodeloss.h"
 #include "plan/retain.h"
 #include "plan/roll.h"
 
@@ -33,6 +34,7 @@ static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLU
 						    NULL};
 static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
 static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
+static const struct eo_kube_resource RES_NODES = {"v1", "nodes", NULL, NULL};
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
 static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
 static const struct eo_kube_resource RES_NETPOLS = {"networking.k8s.io/v1", "networkpolicies", NULL,
@@ -433,17 +435,49 @@ static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cl
 
 struct observed_members {
 	struct eo_plan_member *v;
-	json_t *members; /* the array of typed copies the entries borrow from */
-	json_t *owned;	 /* keeps pods/pvcs alive */
+	struct eo_plan_node *nodes; /* nodes[i]: the Node of v[i]; NULL: nodes not watched */
+	json_t *members;	    /* the array of typed copies the entries borrow from */
+	json_t *owned;		    /* keeps pods/pvcs alive */
 	size_t n;
 };
 
 static void observed_members_free(struct observed_members *om)
 {
 	free(om->v);
+	free(om->nodes);
 	json_decref(om->members);
 	json_decref(om->owned);
 	memset(om, 0, sizeof(*om));
+}
+
+/* The spec.nodeName of a Pod, or NULL. */
+static const char *pod_node_name(const json_t *pod)
+{
+	const char *n =
+	    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+
+	return n != NULL && n[0] != '\0' ? n : NULL;
+}
+
+/*
+ * om->nodes[i] from the Node cache (plan/nodeloss.h): the node member i's Pod is bound to (or its
+ * PVC was provisioned for), or absent when the synced cache has no such Node. Nothing when nodes
+ * are not watched.
+ */
+static int observe_node(struct eo_controller *c, struct observed_members *om, size_t i)
+{
+	const char *nn = eo_plan_member_node_name(om->v[i].pod, om->v[i].pvc);
+	json_t *node = NULL;
+
+	if (om->nodes == NULL || nn == NULL)
+		return 0;
+	node = eo_cache_set_get(&c->nodes, NULL, nn);
+	if (node == NULL) {
+		om->nodes[i].absent = true;
+		return 0;
+	}
+	om->nodes[i].node = node;
+	return json_array_append_new(om->owned, node) != 0 ? -1 : 0;
 }
 
 static int observe_members(struct eo_controller *c, const json_t *cluster,
@@ -461,6 +495,9 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		goto fail;
 	om->v = calloc(json_array_size(raw) + 1, sizeof(*om->v));
 	if (om->v == NULL)
+		goto fail;
+	if (c->nodes.n > 0 &&
+	    (om->nodes = calloc(json_array_size(raw) + 1, sizeof(*om->nodes))) == NULL)
 		goto fail;
 	json_array_foreach(raw, i, m)
 	{
@@ -484,7 +521,8 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 		om->v[om->n].pod = pod;
 		om->v[om->n].pvc = claim;
 		if ((pod && json_array_append_new(om->owned, pod) != 0) ||
-		    (claim && json_array_append_new(om->owned, claim) != 0))
+		    (claim && json_array_append_new(om->owned, claim) != 0) ||
+		    observe_node(c, om, om->n) != 0)
 			goto fail;
 		om->n++;
 	}
@@ -581,6 +619,41 @@ static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *l
 			    "quorum-loss check: the cache differs from the apiserver "
 			    "(a label removed, or the cache lags); deciding on the live objects",
 			    "member", eo_member_name(om->v[i].member), NULL);
+	}
+	return 0;
+}
+
+/*
+ * Before a member is replaced for its node (the plan's want_nodes): every member's Pod and PVC
+ * read from the apiserver, then the Node each Pod is bound to (404: absent). 0, or -1
+ * when a read failed: nothing is decided on a view that could not be checked.
+ */
+static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			   struct observed_members *om)
+{
+	for (size_t i = 0; i < om->n; i++) {
+		struct eo_plan_member *pm = &om->v[i];
+		const char *nn = NULL;
+		json_t *node = NULL;
+
+		if (confirm_live(c, lc, om, pm) < 0 ||
+		    ((nn = eo_plan_member_node_name(pm->pod, pm->pvc)) != NULL &&
+		     get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
+			eo_log_kv(
+			    EO_LOG_WARN, lc,
+			    "node-loss check waits: the member's Pod or Node could not be read "
+			    "from the apiserver",
+			    "member", eo_member_name(pm->member), "check", "live-read", NULL);
+			return -1;
+		}
+		if (om->nodes == NULL) {
+			json_decref(node);
+			continue; /* nodes not watched: nothing is decided on them */
+		}
+		om->nodes[i] =
+		    (struct eo_plan_node){.node = node, .absent = nn != NULL && node == NULL};
+		if (node != NULL && json_array_append_new(om->owned, node) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1455,7 +1528,7 @@ static void foreign_network_policy(struct eo_controller *c, const struct eo_log_
  * and a Warning Event with the apiserver's answer).
  */
 static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
-			       const json_t *cluster)
+			       const json_t *cluster, bool *in_place)
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
 	struct eo_kube_resource r = eo_kube_res_at(RES_NETPOLS, ns, name);
@@ -1465,6 +1538,7 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 	eo_kube_err e = EO_KUBE_OK;
 	int rc = 0;
 
+	*in_place = false;
 	if (c->netpol == NULL)
 		return 0;
 	have = eo_cache_set_get(&c->netpols, ns, name);
@@ -1506,10 +1580,15 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 			e = EO_KUBE_OK; /* the cache lags, or it is someone else's: left alone */
 			r.name = name;
 			foreign_network_policy(c, lc, cluster, r);
+		} else if (e == EO_KUBE_OK) {
+			*in_place = true;
 		}
 	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
 		what = "patching";
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+		*in_place = e == EO_KUBE_OK;
+	} else {
+		*in_place = true;
 	}
 out:
 	if (e != EO_KUBE_OK) {
@@ -1527,6 +1606,122 @@ out:
 	json_decref(patch);
 	json_decref(want);
 	json_decref(have);
+	return rc;
+}
+
+/*
+ * The cluster's peer-only NetworkPolicy <cluster>.peer (desired/netpol.h): created, patched
+ * back when it drifted, open (client and metrics ports from anywhere) unless the cluster's own
+ * policy is in place (full_in_place); deleted (ours only) when the operator runs without it
+ * (--peer-network-policy=false). One held by anything else is left alone: a log line and a
+ * Warning Event ForeignObject. 0 in sync, -1 a write failed (logged, and a Warning Event).
+ */
+static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
+				    const json_t *cluster, bool full_in_place)
+{
+	const char *ns = eo_cluster_namespace(cluster);
+	char name[EO_NAME_MAX], holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 200];
+	struct eo_kube_resource r;
+	struct eo_kube_error err = {0};
+	json_t *have = NULL, *want = NULL, *patch = NULL;
+	const char *what = NULL;
+	eo_kube_err e = EO_KUBE_OK;
+
+	if (eo_name_peer_network_policy(name, sizeof(name), eo_cluster_name(cluster)) != 0)
+		return -1;
+	r = eo_kube_res_at(RES_NETPOLS, ns, name);
+	have = eo_cache_set_get(&c->netpols, ns, name);
+	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
+		json_decref(have);
+		return 0; /* not ours (it carries our labels): never patched or deleted */
+	}
+	if (!c->peer_netpol) {
+		if (have != NULL) {
+			struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
+							.grace_period_seconds = -1};
+
+			what = "deleting";
+			e = eo_kube_delete(c->kc, &r, &d, &err);
+			if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
+				e = EO_KUBE_OK;
+		}
+		goto out;
+	}
+	want = eo_desired_peer_network_policy(cluster, !full_in_place);
+	if (want == NULL) {
+		json_decref(have);
+		eo_log_kv(EO_LOG_WARN, lc, "building the peer network policy failed", NULL);
+		return -1;
+	}
+	if (have == NULL) {
+		what = "creating";
+		r.name = NULL;
+		e = eo_kube_create(c->kc, &r, want, NULL, &err);
+		r.name = name;
+		if (e == EO_KUBE_EEXISTS) {
+			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
+			if (held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder))) {
+				snprintf(
+				    msg, sizeof(msg),
+				    "NetworkPolicy %s is not controlled by this EtcdCluster (its "
+				    "controller: %s): it is left as it is and the peer port is "
+				    "not limited to the members; delete or rename it",
+				    name, holder);
+				eo_log_kv(EO_LOG_WARN, lc,
+					  "peer network policy held by another owner; left alone",
+					  "networkpolicy", name, "holder", holder, NULL);
+				emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT,
+				     msg);
+			}
+		}
+	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
+		what = "patching";
+		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	}
+out:
+	json_decref(patch);
+	json_decref(want);
+	json_decref(have);
+	if (e != EO_KUBE_OK) {
+		snprintf(msg, sizeof(msg), "%s NetworkPolicy %s failed: %s", what, name,
+			 err.message[0] ? err.message : eo_kube_strerror(e));
+		eo_log_kv(EO_LOG_WARN, lc, "peer network policy sync failed", "networkpolicy", name,
+			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+		emit(c, (json_t *)cluster, "Warning", "NetworkPolicyFailed", msg);
+		return -1;
+	}
+	if (what != NULL)
+		eo_log_kv(EO_LOG_INFO, lc, "peer network policy synced", "networkpolicy", name,
+			  "action", what, "open", full_in_place ? "false" : "true", NULL);
+	return 0;
+}
+
+/*
+ * Both NetworkPolicies, in the order that never closes the client port on its way: turned on,
+ * the cluster's own policy is put in place before the peer policy drops its open rules;
+ * turned off, the peer policy opens before the cluster's own policy goes (and that one stays
+ * while the peer policy cannot be opened). Deleting and migrating clusters keep the peer
+ * policy they have (none, for a cluster being adopted). 0 or -1.
+ */
+static int sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
+				 const json_t *cluster)
+{
+	bool full = c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol);
+	bool in_place = false;
+	int rc = 0;
+
+	/*
+	 * Migrating: the legacy members get their labels one by one, and a peer policy would
+	 * cut a labelled member off from those not labelled yet; it comes after the migration.
+	 */
+	if (eo_cluster_is_deleting(cluster) || eo_cluster_migrating(cluster))
+		return sync_network_policy(c, lc, cluster, &in_place);
+	if (!full && sync_peer_network_policy(c, lc, cluster, false) != 0)
+		return -1;
+	if (sync_network_policy(c, lc, cluster, &in_place) != 0)
+		rc = -1;
+	if (full && sync_peer_network_policy(c, lc, cluster, in_place) != 0)
+		rc = -1;
 	return rc;
 }
 
@@ -1778,12 +1973,13 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
 	if (c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol))
 		np = eo_cache_set_get(&c->netpols, ns, name);
-	if (sync_network_policy(c, &lc, cluster) != 0)
+	if (sync_network_policies(c, &lc, cluster) != 0)
 		np_failed = true;
 	in = (struct eo_plan_input){
 	    .cluster = cluster,
 	    .members = om.v,
 	    .n_members = om.n,
+	    .nodes = om.nodes,
 	    .headless_svc = hh,
 	    .client_svc = hc,
 	    .pdb = pdb,
@@ -1805,6 +2001,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
 		if (pr.want_live && read_members_live(c, &lc, &om) != 0)
 			goto fail;
+		if (pr.want_nodes && read_nodes_live(c, &lc, &om) != 0)
+			goto fail;
+		in.nodes_live = pr.want_nodes;
 		in.etcd_queried = true;
 		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
 			      login_msg, sizeof(login_msg), answered, sizeof(answered));
@@ -2051,6 +2250,58 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 }
 
 /*
+ * Once member is out of etcd: a Pod of it left on a lost node (plan/nodeloss.h: the Node
+ * NotReady or gone, read live) is deleted with gracePeriodSeconds 0 (UID precondition): no
+ * kubelet is there to confirm a graceful delete, and the Pod would stay Terminating and keep
+ * its PVC in use. The PVC, bound to that node's disk, then goes by garbage collection with
+ * the EtcdMember that owns it (the operator never deletes a PVC itself); it is never used
+ * again, the replacement has a new name and a new PVC. A Pod on a live node goes the usual
+ * way. 0, or -1 when a read or the delete failed (the finalizer stays, the pass comes back).
+ */
+static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *lc,
+			     const json_t *member)
+{
+	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
+	struct eo_kube_delete_opts d = {.grace_period_seconds = 0};
+	struct eo_kube_error err = {0};
+	struct eo_kube_resource r;
+	json_t *pod = NULL, *node = NULL;
+	const char *nn = NULL;
+	eo_kube_err e;
+	int rc = -1;
+
+	if (get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
+		goto out;
+	if (pod == NULL || !eo_desired_is_controlled_by(pod, eo_member_uid(member)) ||
+	    (nn = pod_node_name(pod)) == NULL) {
+		rc = 0;
+		goto out;
+	}
+	if (get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)
+		goto out;
+	if (!eo_plan_node_lost(node, node == NULL)) {
+		rc = 0;
+		goto out;
+	}
+	d.uid = eo_kube_obj_uid(pod);
+	r = eo_kube_res_at(RES_PODS, ns, mname);
+	e = eo_kube_delete(c->kc, &r, &d, &err);
+	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
+		eo_log_kv(EO_LOG_WARN, lc, "force-deleting the Pod on a lost node failed", "member",
+			  mname, "node", nn, "error", eo_kube_strerror(e), "detail", err.message,
+			  NULL);
+		goto out;
+	}
+	eo_log_kv(EO_LOG_INFO, lc, "Pod on a lost node force-deleted (member out of etcd)",
+		  "member", mname, "node", nn, NULL);
+	rc = 0;
+out:
+	json_decref(pod);
+	json_decref(node);
+	return rc;
+}
+
+/*
  * The finalizer of a member being deleted, as eo_plan_member_removal() decides: MemberRemove
  * through the other members, then the finalizer goes; or the finalizer stays (status and a
  * Warning Event say why) and the pass comes back. 0 done, 1 come back in *requeue, -1 failure.
@@ -2112,6 +2363,14 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		/* the finalizer goes */
 		/* fall through */
 	case EO_RPLAN_DROP_FINALIZER:
+		/* Out of etcd (removed now, or not in the leader's list): free a lost node. */
+		if ((rr.action == EO_RPLAN_MEMBER_REMOVE ||
+		     (in.etcd_leader_checked && in.etcd_from_leader)) &&
+		    release_lost_node(c, lc, member) != 0) {
+			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+			rc = 1;
+			break;
+		}
 		rc = patch_finalizers(c, member, false);
 		if (rc > 0)
 			*requeue = CONFLICT_REQUEUE_MS;
@@ -2209,6 +2468,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	struct eo_tlsload_problem ap = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
+	json_t *volume = NULL;
 	char pvc_name[EO_NAME_MAX];
 	eo_kube_err e;
 	int rc = 0;
@@ -2284,6 +2544,16 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		} else {
 			json_decref(live);
 		}
+	}
+	if (pr.action == EO_MPLAN_READ_VOLUME) {
+		/* A restore source PVC is mounted only after a live read (plan/volref.h). */
+		if (get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pr.volume), &volume) != 0)
+			goto fail;
+		in.volume_read = true;
+		in.volume = volume;
+		eo_member_plan_clear(&pr);
+		if (eo_member_plan(&in, &pr) != 0 || pr.action == EO_MPLAN_READ_VOLUME)
+			goto fail;
 	}
 	if (pr.action == EO_MPLAN_PATCH_POD && !eo_member_is_voter(member)) {
 		/*
@@ -2388,8 +2658,16 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
 		}
-		eo_log_kv(EO_LOG_INFO, &lc, "member status changed", "message", pr.message, NULL);
+		eo_log_kv(
+		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
+										   : EO_LOG_INFO,
+		    &lc, "member status changed", "reason",
+		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
 		emit(c, member, pr.event_type, pr.event_reason, pr.message);
+		/* A refused restore source is told where users look, too. */
+		if (cluster != NULL && in.volume_read && pr.event_type != NULL &&
+		    strcmp(pr.event_type, "Warning") == 0)
+			emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
 	}
 	out->requeue_ms = pr.requeue_ms;
 	goto out;
@@ -2409,4 +2687,5 @@ out:
 	json_decref(cluster);
 	json_decref(pod);
 	json_decref(pvc);
+	json_decref(volume);
 }

@@ -50,13 +50,23 @@ struct eo_controller {
 	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
 	struct eo_cache_set netpols;	      /* NetworkPolicies labelled managed-by */
 	const struct eo_netpol_opts *netpol;  /* NULL: NetworkPolicies are never made */
-	const char *operator_image;	      /* runs snapshot Jobs; borrowed */
-	struct eo_desired_opts build;	      /* strings borrowed */
-	long etcd_timeout_ms;		      /* per etcd attempt; 0 = 5000 */
-	time_t (*now)(void);		      /* NULL = time(NULL) */
-	struct eo_fence fence;		      /* leader lease check before membership changes */
+	bool peer_netpol; /* every cluster gets its peer-only NetworkPolicy <cluster>.peer */
+	/* snapshot schedules (plan/schedule.h): runs closer than this are refused (0: none) */
+	long schedule_min_interval_s;
+	int schedule_default_keep_last; /* retention when a schedule sets none (0: keep all) */
+	const char *operator_image;	/* runs snapshot Jobs; borrowed */
+	struct eo_desired_opts build;	/* strings borrowed */
+	long etcd_timeout_ms;		/* per etcd attempt; 0 = 5000 */
+	time_t (*now)(void);		/* NULL = time(NULL) */
+	struct eo_fence fence;		/* leader lease check before membership changes */
 	const char *etcd_connect_to;	/* test seam: eo_etcd_config.connect_to; NULL normally */
 	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
+
+	/*
+	 * Nodes (one cluster-wide cache, synced before any reconcile): n == 0 means nodes are
+	 * not watched, and a Pod's node is then never looked up (plan/nodeloss.h).
+	 */
+	struct eo_cache_set nodes;
 };
 
 /* Up to this many endpoints get a route (etcd clients take at most 16). */

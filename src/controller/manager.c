@@ -92,6 +92,14 @@ struct eo_manager {
 	eo_kube_informer *inf[K_COUNT][EO_CTRL_MAX_CACHES];
 	size_t ninf;
 	struct handler_ud hud[K_COUNT];
+	/*
+	 * Nodes (cluster-scoped, one informer whatever the watched namespaces): the cluster
+	 * controller reads the node of each member's Pod from it (plan/nodeloss.h). No handler
+	 * enqueues anything: a cluster looks again at least every steady requeue, well within a
+	 * node-loss grace period, and decides only on live reads.
+	 */
+	eo_kube_informer *node_inf;
+	struct handler_ud node_hud;
 	struct eo_controller ctrl;
 	struct ctl ctls[NCTL];
 	pthread_t *threads;
@@ -215,6 +223,26 @@ static void h_failure(void *ud, const struct eo_kube_informer_failure *f)
 static void h_recover(void *ud, const char *ns, unsigned long failures, long long failing_ms)
 {
 	eo_informer_report_recover(&((struct handler_ud *)ud)->src, ns, failures, failing_ms);
+}
+
+/* The Node informer (see struct eo_manager); its cache becomes ctrl.nodes. 0, or -1. */
+static int start_node_informer(struct eo_manager *m)
+{
+	/* A Node lists every image it holds: room for large ones (a skipped one reads as gone). */
+	struct eo_kube_informer_opts io = {.res = {"v1", "nodes", NULL, NULL},
+					   .max_object = 2u << 20};
+	struct eo_kube_informer_handlers h = {.on_skip = h_skip,
+					      .on_failure = h_failure,
+					      .on_recover = h_recover,
+					      .ud = &m->node_hud};
+
+	m->node_hud = (struct handler_ud){m, K_COUNT, {m->rep, "Node", "v1"}};
+	m->node_inf = eo_kube_informer_new(m->kc, &io, &h);
+	if (m->node_inf == NULL)
+		return -1;
+	m->ctrl.nodes.c[0] = eo_kube_informer_cache(m->node_inf);
+	m->ctrl.nodes.n = 1;
+	return 0;
 }
 
 /* --- workers --- */
@@ -485,6 +513,9 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 		      .operator_image = cfg->operator_image},
 	    .operator_image = cfg->operator_image,
 	    .netpol = &m->netpol,
+	    .peer_netpol = cfg->peer_network_policy,
+	    .schedule_min_interval_s = cfg->schedule_min_interval_s,
+	    .schedule_default_keep_last = cfg->schedule_default_keep_last,
 	    .tls_cache = eo_tls_cache_new(EO_TLS_CACHE_CAP),
 	};
 	if (m->ctrl.tls_cache == NULL)
@@ -527,6 +558,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 			set->c[set->n++] = eo_kube_informer_cache(m->inf[k][i]);
 		}
 	}
+	if (start_node_informer(m) != 0)
+		goto fail;
 	return m;
 fail:
 	eo_log_kv(EO_LOG_ERROR, NULL, "manager setup failed", NULL);
@@ -547,6 +580,11 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 					  kinds[k].name, "detail", err.message, NULL);
 				return -1;
 			}
+	if (eo_kube_informer_start(m->node_inf, &err) != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_ERROR, NULL, "starting informer failed", "kind", "Node", "detail",
+			  err.message, NULL);
+		return -1;
+	}
 	for (int k = 0; k < K_COUNT; k++)
 		for (size_t i = 0; i < m->ninf; i++)
 			if (!eo_kube_informer_wait_synced(m->inf[k][i], sync_timeout_ms)) {
@@ -554,6 +592,14 @@ int eo_manager_start(eo_manager *m, long sync_timeout_ms)
 					  kinds[k].name, NULL);
 				return -1;
 			}
+	/* A node missing from an unsynced cache would read as deleted. */
+	if (!eo_kube_informer_wait_synced(m->node_inf, sync_timeout_ms)) {
+		eo_log_kv(
+		    EO_LOG_ERROR, NULL,
+		    "informer cache did not sync (the operator needs get/list/watch on nodes)",
+		    "kind", "Node", NULL);
+		return -1;
+	}
 	eo_ready_set(m->ready, true, NULL);
 	eo_log_kv(EO_LOG_INFO, NULL, "informer caches synced", NULL);
 
@@ -617,6 +663,8 @@ void eo_manager_stop(eo_manager *m)
 		for (size_t i = 0; i < m->ninf; i++)
 			if (m->inf[k][i] != NULL)
 				eo_kube_informer_stop(m->inf[k][i]);
+	if (m->node_inf != NULL)
+		eo_kube_informer_stop(m->node_inf);
 }
 
 void eo_manager_free(eo_manager *m)
@@ -628,6 +676,7 @@ void eo_manager_free(eo_manager *m)
 	for (int k = 0; k < K_COUNT; k++)
 		for (size_t i = 0; i < EO_CTRL_MAX_CACHES; i++)
 			eo_kube_informer_free(m->inf[k][i]);
+	eo_kube_informer_free(m->node_inf);
 	for (int c = 0; c < NCTL; c++)
 		eo_kube_queue_free(m->ctls[c].q);
 	eo_kube_recorder_free(m->rec);

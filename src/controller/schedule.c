@@ -18,10 +18,12 @@
 
 #include "api/names.h"
 #include "api/schedule.h"
+#include "api/snapshot.h"
 #include "controller/controller.h"
 #include "controller/jobs.h"
 #include "obs/log.h"
 #include "plan/schedule.h"
+#include "plan/volref.h"
 
 #define REQUEUE_MS 1000L
 
@@ -88,7 +90,8 @@ static int observe(struct eo_controller *c, const json_t *sch, struct observed *
 			if (pods == NULL || json_array_append_new(o->keep, pods) != 0)
 				goto fail;
 		}
-		o->v[o->n++] = (struct eo_schplan_snapshot){snap, job, pods};
+		o->v[o->n++] = (struct eo_schplan_snapshot){
+		    .snapshot = snap, .prune_job = job, .prune_job_pods = pods};
 	}
 	json_decref(raw);
 	return 0;
@@ -156,6 +159,61 @@ static int delete_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 	return -1;
 }
 
+/*
+ * Before a prune Job mounts a snapshot's PVC destination: a live read of the PVC, judged by
+ * plan/volref.h. A refusal is written into the snapshot's entry of om (reason and why, in
+ * whys[k]) for the planner. 1 when something was refused, 0 when not, -1 when a read failed.
+ */
+static int check_prune_volumes(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			       const struct eo_schplan_result *pr, struct observed *om,
+			       char (*whys)[EO_PLAN_MSG_MAX / 2])
+{
+	int refused = 0;
+
+	for (size_t i = 0; i < pr->n_prune && i < EO_SCHPLAN_MAX_PRUNE; i++) {
+		struct eo_kube_resource r = {"v1", "persistentvolumeclaims", NULL, NULL};
+		struct eo_kube_error err = {0};
+		struct eo_snapshot_location d;
+		enum eo_volref_verdict v;
+		json_t *pvc = NULL;
+		eo_kube_err e;
+		size_t k;
+
+		if (pr->prune[i].op != EO_SCHPLAN_PRUNE_CREATE_JOB)
+			continue;
+		eo_snapshot_destination(pr->prune[i].snapshot, &d);
+		if (d.kind != EO_LOCATION_PVC)
+			continue;
+		for (k = 0; k < om->n && om->v[k].snapshot != pr->prune[i].snapshot; k++)
+			;
+		if (k == om->n)
+			continue;
+		r.ns = ns;
+		r.name = d.claim_name;
+		e = eo_kube_get(c->kc, &r, &pvc, &err);
+		if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND) {
+			eo_log_kv(EO_LOG_WARN, lc, "reading a prune destination PVC failed", "pvc",
+				  d.claim_name, "error", eo_kube_strerror(e), "detail", err.message,
+				  NULL);
+			return -1;
+		}
+		v = eo_plan_volref_check(e == EO_KUBE_OK ? pvc : NULL, d.claim_name,
+					 eo_kube_obj_uid(pr->prune[i].snapshot), whys[i],
+					 sizeof(whys[i]));
+		json_decref(pvc);
+		if (v == EO_VOLREF_USABLE)
+			continue;
+		om->v[k].volume_reason =
+		    v == EO_VOLREF_MISSING ? EO_REASON_VOLUME_NOT_FOUND : EO_REASON_FOREIGN_VOLUME;
+		om->v[k].volume_why = whys[i];
+		eo_log_kv(EO_LOG_WARN, lc, "prune Job not created: destination refused", "snapshot",
+			  eo_kube_obj_name(pr->prune[i].snapshot), "reason", om->v[k].volume_reason,
+			  "message", whys[i], NULL);
+		refused = 1;
+	}
+	return refused;
+}
+
 void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out)
 {
@@ -164,7 +222,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 	struct observed om = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *sch = NULL;
-	char taken[EO_NAME_MAX];
+	char taken[EO_NAME_MAX], whys[EO_SCHPLAN_MAX_PRUNE][EO_PLAN_MSG_MAX / 2];
 	bool failed = false;
 	int rc;
 
@@ -182,9 +240,19 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 				       .snaps = om.v,
 				       .n_snaps = om.n,
 				       .operator_image = c->operator_image,
+				       .min_interval_s = c->schedule_min_interval_s,
+				       .default_keep_last = c->schedule_default_keep_last,
 				       .now = eo_controller_now(c)};
 	if (eo_plan_schedule(&in, &pr) != 0)
 		goto fail;
+	rc = check_prune_volumes(c, &lc, ns, &pr, &om, whys);
+	if (rc < 0)
+		goto fail;
+	if (rc > 0) {
+		eo_schplan_result_clear(&pr);
+		if (eo_plan_schedule(&in, &pr) != 0)
+			goto fail;
+	}
 	if (pr.create != NULL) {
 		const char *sname = eo_kube_obj_name(pr.create);
 		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
@@ -232,10 +300,14 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 			goto out;
 		}
 	}
-	if (c->rec != NULL)
-		for (size_t i = 0; i < pr.n_events; i++)
+	for (size_t i = 0; i < pr.n_events; i++) {
+		if (strcmp(pr.events[i].type, "Warning") == 0)
+			eo_log_kv(EO_LOG_WARN, &lc, "schedule warning", "reason",
+				  pr.events[i].reason, "message", pr.events[i].message, NULL);
+		if (c->rec != NULL)
 			eo_kube_event(c->rec, sch, pr.events[i].type, pr.events[i].reason, NULL,
 				      "%s", pr.events[i].message);
+	}
 	out->requeue_ms = pr.requeue_ms;
 	if (failed)
 		goto fail;

@@ -101,6 +101,31 @@ static int job_live(struct eo_controller *c, const struct eo_log_ctx *lc, const 
 	return -1;
 }
 
+/*
+ * Live GET of the snapshot's destination PVC (never the cache: it holds only the operator's
+ * labelled PVCs and may lag). *pvc the object or NULL when there is none. 0, or -1 on error.
+ */
+static int volume_live(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+		       const json_t *snap, json_t **pvc)
+{
+	struct eo_kube_resource r = {"v1", "persistentvolumeclaims", NULL, NULL};
+	struct eo_kube_error err = {0};
+	struct eo_snapshot_location d;
+	eo_kube_err e;
+
+	*pvc = NULL;
+	eo_snapshot_destination(snap, &d);
+	r.ns = ns;
+	r.name = d.claim_name;
+	e = eo_kube_get(c->kc, &r, pvc, &err);
+	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
+		return 0;
+	*pvc = NULL;
+	eo_log_kv(EO_LOG_WARN, lc, "reading the destination PVC failed", "pvc", d.claim_name,
+		  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+	return -1;
+}
+
 void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out)
 {
@@ -109,7 +134,7 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 	struct observed om = {0};
 	struct eo_log_ctx lc;
 	json_t *raw = NULL, *snap = NULL, *craw = NULL, *cluster = NULL, *job = NULL;
-	json_t *pods = NULL;
+	json_t *pods = NULL, *dest_pvc = NULL;
 	char job_name[EO_NAME_MAX];
 	const char *cname;
 	int rc = 0;
@@ -164,6 +189,15 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 		if (eo_plan_snapshot(&in, &pr) != 0)
 			goto fail;
 	}
+	if (pr.action == EO_SPLAN_READ_VOLUME) {
+		if (volume_live(c, &lc, ns, snap, &dest_pvc) != 0)
+			goto fail;
+		in.dest_pvc_read = true;
+		in.dest_pvc = dest_pvc;
+		eo_splan_result_clear(&pr);
+		if (eo_plan_snapshot(&in, &pr) != 0 || pr.action == EO_SPLAN_READ_VOLUME)
+			goto fail;
+	}
 	eo_log_ctx_add(&lc, "action", eo_splan_action_name(pr.action));
 	if (pr.action == EO_SPLAN_CREATE_JOB &&
 	    eo_controller_create_job(c, &lc, ns, pr.job, "snapshot Job") != 0)
@@ -177,9 +211,12 @@ void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *
 			out->requeue_ms = REQUEUE_MS;
 			goto out;
 		}
-		eo_log_kv(EO_LOG_INFO, &lc, "snapshot status changed", "phase",
-			  json_string_value(json_object_get(pr.status, "phase")), "message",
-			  pr.message, NULL);
+		eo_log_kv(
+		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
+										   : EO_LOG_INFO,
+		    &lc, "snapshot status changed", "phase",
+		    json_string_value(json_object_get(pr.status, "phase")), "reason",
+		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
 		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
 			eo_kube_event(c->rec, snap, pr.event_type, pr.event_reason, NULL, "%s",
 				      pr.message);
@@ -193,6 +230,7 @@ fail:
 out:
 	eo_splan_result_clear(&pr);
 	observed_free(&om);
+	json_decref(dest_pvc);
 	json_decref(pods);
 	json_decref(job);
 	json_decref(cluster);

@@ -164,6 +164,71 @@ out:
 	return pol;
 }
 
+int eo_name_peer_network_policy(char *buf, size_t n, const char *cluster)
+{
+	int len;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (!present(cluster))
+		return -1;
+	len = snprintf(buf, n, "%s%s", cluster, EO_PEER_NETPOL_SUFFIX);
+	if (len < 0 || (size_t)len >= n) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+json_t *eo_desired_peer_network_policy(const json_t *cluster, bool open)
+{
+	const char *cname = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
+	json_t *pol = NULL, *md = NULL, *ingress = NULL, *ann = NULL;
+	char name[EO_NAME_MAX];
+	bool ok = true;
+
+	if (!present(ns) || !present(eo_cluster_uid(cluster)) ||
+	    eo_name_peer_network_policy(name, sizeof(name), cname) != 0)
+		return NULL;
+	md = json_pack("{s:s, s:s, s:o, s:[o]}", "name", name, "namespace", ns, "labels",
+		       eo_desired_cluster_labels(cluster, cname), "ownerReferences",
+		       eo_desired_owner_ref(cluster));
+	ann = eo_desired_extra_annotations(cluster);
+	ingress = json_array();
+	if (md == NULL || ann == NULL || ingress == NULL) {
+		ok = false;
+		goto out;
+	}
+	if (json_object_size(ann) > 0)
+		set(md, "annotations", json_incref(ann), &ok);
+	/* peer: the cluster's own members, always */
+	add(ingress,
+	    json_pack("{s:o, s:[{s:o}]}", "ports", tcp_port(EO_PORT_PEER), "from", "podSelector",
+		      members_selector(cname)),
+	    &ok);
+	/* client and metrics: from anywhere, unless the cluster's own policy narrows them */
+	if (open) {
+		add(ingress, json_pack("{s:o}", "ports", tcp_port(EO_PORT_CLIENT)), &ok);
+		add(ingress, json_pack("{s:o}", "ports", tcp_port(EO_PORT_METRICS)), &ok);
+	}
+	pol = json_pack("{s:s, s:s, s:O, s:{s:{s:{s:s, s:s}}, s:[s], s:O}}", "apiVersion",
+			"networking.k8s.io/v1", "kind", "NetworkPolicy", "metadata", md, "spec",
+			"podSelector", "matchLabels", EO_LABEL_CLUSTER, cname, EO_LABEL_MANAGED_BY,
+			EO_LABEL_MANAGED_BY_VALUE, "policyTypes", "Ingress", "ingress", ingress);
+	if (pol == NULL)
+		ok = false;
+out:
+	json_decref(md);
+	json_decref(ann);
+	json_decref(ingress);
+	if (!ok) {
+		json_decref(pol);
+		return NULL;
+	}
+	return pol;
+}
+
 json_t *eo_desired_network_policy_patch(const json_t *desired, const json_t *actual)
 {
 	const json_t *ws = json_object_get(desired, "spec"), *hs = json_object_get(actual, "spec");

@@ -155,9 +155,34 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		    "securityContext", security_context(), "terminationMessagePolicy",
 		    "FallbackToLogsOnError");
 	ok = ok && inits != NULL && json_object_set_new(pod_spec, "initContainers", inits) == 0;
+	/*
+	 * The restoring Pod's fsGroup: the kubelet re-owns the (new, empty) data volume once and
+	 * never walks a volume whose root already has the group. The source PVC is mounted
+	 * read-only, which the kubelet never re-owns. Only this first Pod of the seed carries it:
+	 * it is not part of the Pod hash (built as for a bootstrapped cluster), so no member rolls.
+	 */
+	if (ok && json_object_get(json_object_get(pod_spec, "securityContext"), "fsGroup") != NULL)
+		ok = json_object_set_new(json_object_get(pod_spec, "securityContext"),
+					 "fsGroupChangePolicy", json_string("OnRootMismatch")) == 0;
 	json_decref(a1);
 	json_decref(a2);
 	json_decref(m1);
 	json_decref(m2);
 	return ok ? 0 : -1;
+}
+
+const char *eo_desired_restore_claim(const json_t *pod)
+{
+	const json_t *vols = json_object_get(json_object_get(pod, "spec"), "volumes"), *v = NULL;
+	size_t i;
+
+	json_array_foreach(vols, i, v)
+	{
+		const char *n = json_string_value(json_object_get(v, "name"));
+
+		if (n != NULL && strcmp(n, SOURCE_VOLUME) == 0)
+			return json_string_value(json_object_get(
+			    json_object_get(v, "persistentVolumeClaim"), "claimName"));
+	}
+	return NULL;
 }

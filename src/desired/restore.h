@@ -43,4 +43,10 @@ bool eo_desired_member_restores(const json_t *member);
 int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *o,
 			    const char *etcd_image, json_t *pod_spec);
 
+/*
+ * The claimName of the restore source PVC that pod (a built member Pod) mounts, or NULL when
+ * it mounts none. Borrowed from pod.
+ */
+const char *eo_desired_restore_claim(const json_t *pod);
+
 #endif

@@ -101,6 +101,10 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 }
 
 /*
+ * fsGroup makes a fresh destination volume writable by the agent; OnRootMismatch keeps the
+ * kubelet from re-owning every file of a volume whose root already has the group (M6 of the
+ * reliability review: a recursive chown of a big or shared volume on every snapshot).
+ *
  * The Job named job_name owned by snapshot, labelled labels (its Pod: managed-by plus
  * pod_label=pod_label_value), running container `container` with args. Takes no
  * references; NULL on allocation failure.
@@ -127,7 +131,7 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 	if (ctr != NULL)
 		job = json_pack(
 		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
-		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[O], s:O}}}}",
+		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:s, s:{s:s}}, s:[O], s:O}}}}",
 		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
 		    "namespace", eo_kube_obj_namespace(snapshot), "labels", labels,
 		    "ownerReferences", refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
@@ -137,8 +141,8 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 		    pod_label_value, "spec", "restartPolicy", "Never",
 		    "automountServiceAccountToken", 0, "enableServiceLinks", 0, "securityContext",
 		    "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup",
-		    AGENT_UID, "seccompProfile", "type", "RuntimeDefault", "containers", ctr,
-		    "volumes", volumes);
+		    AGENT_UID, "fsGroupChangePolicy", "OnRootMismatch", "seccompProfile", "type",
+		    "RuntimeDefault", "containers", ctr, "volumes", volumes);
 	json_decref(ctr);
 	json_decref(refs);
 	return job;

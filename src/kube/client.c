@@ -21,6 +21,7 @@ struct eo_kube_client {
 	size_t max_body;
 	size_t max_list;
 	char *user_agent;
+	bool proxy_from_env;
 	CURLSH *share;
 	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
 	/* Idle easy handles. A handle keeps its own connection cache across
@@ -246,6 +247,7 @@ eo_kube_err eo_kube_client_new(eo_kube_config *cfg, const struct eo_kube_client_
 	c->max_body = opts && opts->max_body > 0 ? opts->max_body : EO_KUBE_DEFAULT_MAX_BODY;
 	c->max_list = opts && opts->max_list > 0 ? opts->max_list : EO_KUBE_LIST_MAX_BYTES;
 	c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "etcd-operator");
+	c->proxy_from_env = opts != NULL && opts->proxy_from_env;
 	c->share = curl_share_init();
 	if (!c->user_agent || !c->share) {
 		rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "client");
@@ -369,6 +371,9 @@ eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	/* "" turns proxies off even when the environment names one (CURLOPT_PROXY(3)). */
+	if (!c->proxy_from_env)
+		curl_easy_setopt(h, CURLOPT_PROXY, "");
 	if (share)
 		curl_easy_setopt(h, CURLOPT_SHARE, c->share);
 

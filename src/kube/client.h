@@ -67,6 +67,11 @@ struct eo_kube_client_opts {
 	size_t max_body;	 /* response cap; 0 = EO_KUBE_DEFAULT_MAX_BODY */
 	size_t max_list;	 /* merged LIST cap; 0 = EO_KUBE_LIST_MAX_BYTES */
 	const char *user_agent;	 /* copied; NULL = "etcd-operator" */
+	/*
+	 * Honour the proxy environment (https_proxy, no_proxy...), as kubectl does: for the
+	 * plugin. false (the operator): no proxy, whatever the environment says.
+	 */
+	bool proxy_from_env;
 };
 
 /*

@@ -221,11 +221,15 @@ static struct MHD_Daemon *start_daemon(struct listener *l, unsigned extra_flags,
 	if (sa)
 		return MHD_start_daemon(
 		    flags, port, NULL, NULL, handle, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
-		    MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-	return MHD_start_daemon(flags, port, NULL, NULL, handle, l, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, l, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+		    MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
+		    (unsigned)EO_HTTP_CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		    (unsigned)EO_HTTP_CONNECTIONS_PER_IP_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned)10, MHD_OPTION_END);
+	return MHD_start_daemon(
+	    flags, port, NULL, NULL, handle, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)EO_HTTP_CONNECTIONS_MAX,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)EO_HTTP_CONNECTIONS_PER_IP_MAX,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
 }
 
 /* Binds one listener; on failure fills err with "<what>: bind <addr>: <reason>". */

@@ -28,6 +28,12 @@
 #include "obs/metrics.h"
 
 #define EO_BIND_HOST_MAX 256
+/*
+ * Connections each listener holds at once, in all and per client address: one address
+ * holding slow connections cannot take the kubelet's probes' or Prometheus' places.
+ */
+#define EO_HTTP_CONNECTIONS_MAX	       32
+#define EO_HTTP_CONNECTIONS_PER_IP_MAX 8
 
 struct eo_bind_addr {
 	bool disabled; /* "0" or "" */

@@ -258,6 +258,42 @@ int eo_cron_next(const struct eo_cron *c, time_t after, time_t *out)
 	return -1;
 }
 
+/* Do two consecutive days both match, in 28 years from 2001-01-01 (weekdays repeat)? */
+static bool consecutive_days_match(const struct eo_cron *c)
+{
+	time_t t = 978307200; /* 2001-01-01T00:00:00Z */
+	bool prev = false;
+	struct tm tm;
+
+	for (int d = 0; d < 28 * 366; d++, t += DAY) {
+		bool cur = gmtime_r(&t, &tm) != NULL && ((c->month >> (tm.tm_mon + 1)) & 1u) &&
+			   day_matches(c, &tm);
+
+		if (cur && prev)
+			return true;
+		prev = cur;
+	}
+	return false;
+}
+
+int64_t eo_cron_min_interval_s(const struct eo_cron *c)
+{
+	int first = -1, last = -1, gap = EO_CRON_DAY_S / MINUTE;
+
+	for (int m = 0; m < 24 * 60; m++) {
+		if (!((c->hour >> (m / 60)) & 1u) || !((c->minute >> (m % 60)) & 1ull))
+			continue;
+		if (last >= 0 && m - last < gap)
+			gap = m - last;
+		if (first < 0)
+			first = m;
+		last = m;
+	}
+	if (first >= 0 && 24 * 60 - last + first < gap && consecutive_days_match(c))
+		gap = 24 * 60 - last + first;
+	return (int64_t)gap * MINUTE;
+}
+
 int eo_cron_prev(const struct eo_cron *c, time_t t, time_t *out)
 {
 	/* Find one slot in a window that grows until it holds one, then walk forwards: the

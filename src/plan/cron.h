@@ -52,4 +52,14 @@ int eo_cron_next(const struct eo_cron *c, time_t after, time_t *out);
 /* The latest matching minute at or before t. 0, or -1 when none within the horizon. */
 int eo_cron_prev(const struct eo_cron *c, time_t t, time_t *out);
 
+/*
+ * The shortest time between two consecutive firings, in seconds, capped at one day
+ * (EO_CRON_DAY_S): exact below that. Within a day it is the smallest gap between the day's
+ * matching minutes; across midnight (the day's last minute to the next day's first) it
+ * counts only when two consecutive days both match somewhere in a 28-year window (the
+ * calendar's weekday cycle). A schedule that matches no day gives EO_CRON_DAY_S.
+ */
+#define EO_CRON_DAY_S 86400
+int64_t eo_cron_min_interval_s(const struct eo_cron *c);
+
 #endif

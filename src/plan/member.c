@@ -11,10 +11,12 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "desired/restore.h"
 #include "plan/failure.h"
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "plan/retain.h"
+#include "plan/volref.h"
 
 static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_NONE] = "none",
@@ -27,6 +29,7 @@ static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_DELETE_POD] = "delete-pod",
     [EO_MPLAN_PATCH_POD] = "patch-pod",
     [EO_MPLAN_REFUSE] = "refuse",
+    [EO_MPLAN_READ_VOLUME] = "read-volume",
     [EO_MPLAN_QUERY_ETCD] = "query-etcd",
 };
 
@@ -270,6 +273,48 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	x->out->action = EO_MPLAN_NONE;
 }
 
+/*
+ * The Pod about to be created (out->object) mounts a restore source PVC: it is created only
+ * once a live read found that PVC the user's own (plan/volref.h). True when the Pod waits (the
+ * object dropped, the action and status set).
+ */
+static bool restore_volume_held(struct mctx *x)
+{
+	const char *claim = eo_desired_restore_claim(x->out->object);
+	char why[EO_MPLAN_MSG_MAX - 64];
+	enum eo_volref_verdict v;
+
+	if (claim == NULL)
+		return false;
+	if (!x->in->volume_read) {
+		snprintf(x->out->volume, sizeof(x->out->volume), "%s", claim);
+		msgf(x, "reading restore source PVC %s before the Pod mounts it", claim);
+		json_decref(x->out->object);
+		x->out->object = NULL;
+		x->out->action = EO_MPLAN_READ_VOLUME;
+		json_decref(x->st); /* the status comes from the plan after the read */
+		x->st = NULL;
+		return true;
+	}
+	v = eo_plan_volref_check(x->in->volume, claim, NULL, why, sizeof(why));
+	if (v == EO_VOLREF_USABLE)
+		return false;
+	json_decref(x->out->object);
+	x->out->object = NULL;
+	x->out->action = EO_MPLAN_WAIT;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
+	x->out->event_type = "Warning";
+	x->out->event_reason =
+	    v == EO_VOLREF_MISSING ? EO_REASON_VOLUME_NOT_FOUND : EO_REASON_FOREIGN_VOLUME;
+	if (v == EO_VOLREF_MISSING)
+		msgf(x, "restore source %s", why);
+	else
+		msgf(x, "restore source refused: %s", why);
+	cond(x, EO_COND_READY, EO_COND_FALSE, x->out->event_reason, x->out->message);
+	set_status(x, "replicas", json_integer(0));
+	return true;
+}
+
 static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *out)
 {
 	const json_t *m = in->member;
@@ -418,6 +463,8 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		out->object = eo_desired_member_pod(m, &o, bootstrapped);
 		if (out->object == NULL)
 			x.ok = false;
+		else if (restore_volume_held(&x))
+			goto done;
 		msgf(&x, "Pod %s is missing; creating it", mname);
 		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
 		set_status(&x, "replicas", json_integer(0));

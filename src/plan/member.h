@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "api/names.h"
 #include "desired/desired.h"
 #include "etcd/types.h"
 
@@ -33,6 +34,7 @@ enum eo_mplan_action {
 	EO_MPLAN_PATCH_POD,	 /* merge-patch result->object onto the Pod (labels) */
 	EO_MPLAN_REFUSE,	 /* a same-named PVC/Pod not controlled by this member */
 	EO_MPLAN_QUERY_ETCD,	 /* ask result->endpoint, then plan again */
+	EO_MPLAN_READ_VOLUME,	 /* GET PVC result->volume live, then plan again (volume_read) */
 	EO_MPLAN_ACTION_COUNT_
 };
 
@@ -58,6 +60,13 @@ struct eo_mplan_input {
 	 * write (Ready=False/CreateFailed, ...); that plan's action is not carried out.
 	 */
 	const struct eo_plan_failure *failure;
+	/*
+	 * After EO_MPLAN_READ_VOLUME: the restore source PVC the Pod to create would mount, as a
+	 * live GET found it (NULL: none). The Pod is created only when plan/volref.h accepts it;
+	 * otherwise Ready=False/VolumeNotFound (waits) or ForeignVolume (refused).
+	 */
+	bool volume_read;
+	const json_t *volume;
 	time_t now;
 };
 
@@ -67,6 +76,7 @@ struct eo_mplan_result {
 	enum eo_mplan_action action;
 	json_t *object;			   /* CREATE_*: object, PATCH_POD: patch */
 	char endpoint[EO_DESIRED_URL_MAX]; /* QUERY_ETCD: the member's client URL */
+	char volume[EO_NAME_MAX];	   /* READ_VOLUME: the PVC to read */
 	json_t *status;			   /* desired status (new ref) or NULL */
 	bool status_changed;
 	long requeue_ms;

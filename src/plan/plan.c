@@ -20,6 +20,7 @@
 #include "plan/failure.h"
 #include "plan/podissue.h"
 #include "plan/forcenew.h"
+#include "plan/nodeloss.h"
 #include "plan/roll.h"
 
 static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
@@ -396,6 +397,8 @@ struct counts {
 					       * whose etcd crash-loops (not deleting) */
 	size_t voters_lost;		      /* voters that lost their data (memory member
 					       * without a Pod, PVC member without its PVC) */
+	size_t node_due;		      /* members whose node trouble is past its grace
+					       * (plan/nodeloss.h; not deleting) */
 	const struct eo_plan_member *seed;    /* first non-deleting bootstrap member */
 	const struct eo_plan_member *sleeper; /* first non-deleting dormant member */
 	char not_ready[256];		      /* names of the members that are not ready */
@@ -409,6 +412,24 @@ static void append_name(char *buf, size_t cap, const char *name)
 
 	if (len < cap)
 		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name ? name : "");
+}
+
+/* The Node of pm (one of in->members) as looked up, NULL when nodes are not watched. */
+static const struct eo_plan_node *node_of(const struct eo_plan_input *in,
+					  const struct eo_plan_member *pm)
+{
+	return in->nodes != NULL ? &in->nodes[pm - in->members] : NULL;
+}
+
+/* Whether member pm's node trouble (plan/nodeloss.h) is past the cluster's grace. */
+static bool node_due(const struct eo_plan_input *in, const struct eo_plan_member *pm)
+{
+	struct eo_node_verdict v;
+
+	return eo_plan_member_node_trouble(pm, node_of(in, pm),
+					   eo_cluster_node_loss_grace_seconds(in->cluster), in->now,
+					   &v) &&
+	       v.due;
 }
 
 static void count_members(const struct eo_plan_input *in, struct counts *c)
@@ -447,6 +468,8 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		if (eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0))
 			c->broken++;
+		if (node_due(in, pm))
+			c->node_due++;
 		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
 			c->seed = pm;
 		if (eo_member_dormant(pm->member)) {
@@ -624,6 +647,113 @@ static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, 
 }
 
 /*
+ * What Degraded says about the members' nodes (plan/nodeloss.h): the first member on a node in
+ * trouble, with what happens next, MemberNodeNotReady for a lost node and MemberNodeDraining
+ * for a cordoned or evacuated one. The text holds no moving clock (the due time is absolute).
+ * NULL when no member's node is in trouble.
+ */
+static const char *node_notice(const struct ctx *x, char *msg, size_t n)
+{
+	long grace = eo_cluster_node_loss_grace_seconds(x->in->cluster);
+
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		struct eo_node_verdict v;
+		char next[160], ts[EO_TIME_BUF];
+
+		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v))
+			continue;
+		if (v.due)
+			snprintf(next, sizeof(next),
+				 "past the grace period (spec.nodeLossGracePeriod, %ld s): it is "
+				 "replaced on another node when the quorum allows",
+				 grace);
+		else if (v.left_s >= 0 &&
+			 eo_time_format(x->in->now + v.left_s, ts, sizeof(ts)) == 0)
+			snprintf(next, sizeof(next),
+				 "it is replaced on another node at %s unless the node recovers "
+				 "(spec.nodeLossGracePeriod %ld s)",
+				 ts, grace);
+		else if (v.trouble == EO_NODE_EVACUATE)
+			snprintf(next, sizeof(next), "it stays until the node is cordoned");
+		else
+			snprintf(next, sizeof(next),
+				 "it is not replaced automatically; annotate the node %s=true to "
+				 "move it",
+				 EO_ANNOTATION_EVACUATE);
+		snprintf(msg, n, "member %s: %s; %s", eo_member_name(pm->member), v.why, next);
+		return v.lost ? EO_PLAN_REASON_NODE_NOT_READY : EO_PLAN_REASON_NODE_DRAINING;
+	}
+	return NULL;
+}
+
+/* A voter that stopped serving only this long ago is starting (a roll, a restart). */
+#define UNREACHABLE_AFTER_S 30
+
+/*
+ * Whether member pm has not served for UNREACHABLE_AFTER_S: its Pod's Ready=False, or (a ready
+ * Pod) its EtcdMember's Ready=False, since longer than that; true when no time is recorded.
+ */
+static bool silent_for_a_while(const struct eo_plan_member *pm, time_t now)
+{
+	const json_t *c = NULL, *cs = NULL;
+	const char *since = NULL;
+	time_t t = 0;
+	size_t i;
+
+	if (eo_plan_pod_ready(pm->pod)) {
+		c = eo_condition_find(json_object_get(pm->member, "status"), EO_COND_READY);
+	} else {
+		json_array_foreach(
+		    json_object_get(json_object_get(pm->pod, "status"), "conditions"), i, cs)
+		{
+			const char *type = json_string_value(json_object_get(cs, "type"));
+
+			if (type != NULL && strcmp(type, "Ready") == 0)
+				c = cs;
+		}
+	}
+	since = json_string_value(json_object_get(c, "lastTransitionTime"));
+	return since == NULL || eo_time_parse(since, &t) != 0 || now - t >= UNREACHABLE_AFTER_S;
+}
+
+/*
+ * A voter that does not serve while nothing around it is wrong: its Pod runs (not crash-looping,
+ * no Pod issue, its data in place) on a node that was looked up and is Ready, and it has been
+ * silent for UNREACHABLE_AFTER_S. Its etcd is cut off (a partition) or stuck; it is never
+ * removed for that, only reported (MemberUnreachable), and the report goes once it answers
+ * again. NULL when there is none.
+ */
+static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
+{
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const char *node = json_string_value(
+		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
+		const struct eo_plan_node *pn = NULL;
+		struct eo_pod_issue is;
+
+		if (!eo_member_is_voter(pm->member) || eo_member_is_deleting(pm->member) ||
+		    eo_member_dormant(pm->member) || !eo_plan_pod_running(pm->pod) ||
+		    eo_plan_member_serving(pm->member, pm->pod) ||
+		    (pn = node_of(x->in, pm)) == NULL || pn->node == NULL ||
+		    eo_plan_node_lost(pn->node, pn->absent) ||
+		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0) ||
+		    eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
+		    eo_plan_pod_issue(pm->member, pm->pod, pm->pvc, x->in->now, &is) ||
+		    !silent_for_a_while(pm, x->in->now))
+			continue;
+		snprintf(msg, n,
+			 "member %s does not answer: its Pod runs on Ready node %s but its etcd is "
+			 "not ready (cut off from its peers or stuck); it is not removed for that "
+			 "and rejoins when the network heals",
+			 eo_member_name(pm->member), node != NULL ? node : "");
+		return EO_PLAN_REASON_MEMBER_UNREACHABLE;
+	}
+	return NULL;
+}
+
+/*
  * Available / Degraded of a bootstrapped cluster from member readiness. Quorum is counted
  * over the members that exist (etcd's membership), not over the target: a cluster growing
  * from 1 to 3 with its one member ready is healthy, and Progressing tells about the growth.
@@ -637,8 +767,16 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 	size_t ready = c->voters > 0 ? c->voters_ready : c->ready;
 	const char *not_ready = c->voters > 0 ? c->voters_not_ready : c->not_ready;
 	size_t quorum = n / 2 + 1;
-	char m[EO_PLAN_MSG_MAX];
+	char m[EO_PLAN_MSG_MAX], nmsg[EO_PLAN_MSG_MAX], full[2 * EO_PLAN_MSG_MAX + 8];
+	const char *nreason = node_notice(x, nmsg, sizeof(nmsg));
 
+	if (nreason == NULL)
+		nreason = unreachable_notice(x, nmsg, sizeof(nmsg));
+	if (nreason != NULL && x->out->event_reason == NULL && x->out->action == EO_PLAN_NONE) {
+		/* Told once, when the status changes (a Warning Event with it). */
+		msgf(x, "%s", nmsg);
+		event(x, "Warning", nreason);
+	}
 	if (n > 0 && ready == n) {
 		char node[EO_PLAN_NAME_MAX], shared[EO_PLAN_MSG_MAX];
 		size_t on = 0, of = 0;
@@ -649,6 +787,9 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 		if (x->etcd_problem != NULL) {
 			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
 			     x->etcd_problem_msg);
+		} else if (nreason != NULL) {
+			snprintf(full, sizeof(full), "%s; %s", m, nmsg);
+			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, nreason, full);
 		} else if (memory_voters_share_node(x, node, sizeof(node), &on, &of)) {
 			/* Informative: nothing waits on it. */
 			snprintf(
@@ -670,7 +811,10 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 	if (n > 0 && ready >= quorum) {
 		if (available)
 			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_MEMBERS_UNHEALTHY, m);
+		snprintf(full, sizeof(full), "%s%s%s", m, nreason != NULL ? "; " : "",
+			 nreason != NULL ? nmsg : "");
+		cond(x, EO_COND_DEGRADED, EO_COND_TRUE,
+		     nreason != NULL ? nreason : EO_REASON_MEMBERS_UNHEALTHY, full);
 	} else {
 		if (available)
 			cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, m);
@@ -1439,6 +1583,89 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
 	return !x->ok;
 }
 
+/* Voters other than pm that do not serve (a drained member moves only when there are none). */
+static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *o = &x->in->members[i];
+
+		n += o != pm && counted_voter(o->member) &&
+		     !eo_plan_member_serving(o->member, o->pod);
+	}
+	return n;
+}
+
+/*
+ * 3d. A voter whose node is lost (NotReady or gone) or taken out of service (cordoned,
+ * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h) is removed through the
+ * quorum and the scale-up path replaces it with a new member and a new PVC, which the scheduler
+ * puts on another node. Only while nothing else is changing, only when the voters left keep a
+ * quorum, a cordoned or evacuated member only when every other voter is ready (its own Pod may
+ * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
+ * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
+ */
+static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t desired,
+			      size_t learners)
+{
+	long grace = eo_cluster_node_loss_grace_seconds(x->in->cluster);
+	size_t ready = 0, voters = 0;
+
+	if (c->node_due == 0 || (int32_t)c->n > desired || learners > 0 || c->pending > 0 ||
+	    c->deleting > 0)
+		return false;
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		const struct eo_etcd_member *em = NULL;
+		struct eo_node_verdict v;
+		const char *name = eo_member_name(pm->member);
+
+		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v) ||
+		    !v.due || (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
+			continue;
+		if (!v.lost && others_down(x, pm) > 0) {
+			msgf(x,
+			     "member %s: %s; moving it to another node waits until every other "
+			     "voter is ready (%zu of %zu voters ready)",
+			     name, v.why, c->voters_ready, c->voters);
+			event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
+			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+			return true;
+		}
+		if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready,
+						  &voters)) {
+			msgf(x,
+			     "member %s: %s; it is not replaced: removing it would cost the quorum "
+			     "(%zu ready of %zu voting member(s) would be left)",
+			     name, v.why, ready, voters);
+			event(x, "Warning",
+			      v.lost ? EO_PLAN_REASON_NODE_NOT_READY
+				     : EO_PLAN_REASON_NODE_DRAINING);
+			wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+			return true;
+		}
+		if (!x->in->nodes_live) {
+			/* The first plan of the next pass asks for the live reads (want_nodes). */
+			msgf(x, "member %s: %s; reading its Pod and Node live before replacing it",
+			     name, v.why);
+			wait_for(x, EO_PLAN_REQUEUE_PROMOTE_MS);
+			return true;
+		}
+		if (!absence_verified(x, pm->member, "is to be replaced for its node; it is in"))
+			return true;
+		msgf(x,
+		     "member %s: %s; past the grace period (%ld s): removing it through the quorum "
+		     "to replace it with a new member and a new PVC on another node",
+		     name, v.why, v.trouble == EO_NODE_EVACUATE ? 0L : grace);
+		event(x, "Warning", EO_PLAN_REASON_NODE_LOST);
+		x->out->action = EO_PLAN_REMOVE_MEMBER;
+		x->out->member = pm->member;
+		return true;
+	}
+	return !x->ok;
+}
+
 /*
  * 4. Scale down, one member at a time: a member that never joined, then a learner, then a voter
  * that is not ready, then the newest (creationTimestamp, then name) - and only when the voters
@@ -1814,16 +2041,20 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 	const struct eo_plan_member *pending = NULL;
 	size_t learners = 0;
 
-	if (step_query(x))
+	if (step_query(x)) {
+		/* A member's node is past its grace: its Pod and Node are read live first. */
+		if (x->out->action == EO_PLAN_QUERY_MEMBERS && c->node_due > 0)
+			x->out->want_nodes = true;
 		return;
+	}
 	for (size_t i = 0; i < x->in->etcd->n; i++)
 		if (x->in->etcd->v[i].is_learner)
 			learners++;
 	pending = first_pending(x->in);
 	if (step_unmanaged(x) || step_voter_marks(x) || step_replace_lost(x) ||
 	    step_not_in_etcd(x) || step_replace_crashlooping(x, c, desired, learners) ||
-	    step_scale_down(x, c, desired) || step_set_initial_cluster(x, pending) ||
-	    step_promote(x, learners) || !x->ok)
+	    step_replace_node(x, c, desired, learners) || step_scale_down(x, c, desired) ||
+	    step_set_initial_cluster(x, pending) || step_promote(x, learners) || !x->ok)
 		return;
 	if (step_roll(x, c, desired, learners, pending) || !x->ok)
 		return;
@@ -2388,7 +2619,8 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 || x->rv.todo > 0) {
+	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 || x->rv.todo > 0 ||
+		   c->node_due > 0) {
 		plan_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;

@@ -152,6 +152,15 @@ struct eo_plan_member {
 	const json_t *pvc; /* data-<member>, controlled by it */
 };
 
+/*
+ * The Node a member lives on (plan/nodeloss.h, eo_plan_member_node_name), as looked up:
+ * node NULL and absent false when it was not (nothing is known then).
+ */
+struct eo_plan_node {
+	const json_t *node; /* borrowed; NULL when not looked up or not found */
+	bool absent;	    /* looked up and not found (deleted) */
+};
+
 struct eo_plan_failure; /* plan/failure.h */
 struct eo_plan_certs;	/* plan/certs.h */
 
@@ -159,6 +168,8 @@ struct eo_plan_input {
 	const json_t *cluster;		      /* the EtcdCluster, with status */
 	const struct eo_plan_member *members; /* its EtcdMembers (any order) */
 	size_t n_members;
+	/* nodes[i]: the Node of members[i] (plan/nodeloss.h); NULL: nodes are not watched */
+	const struct eo_plan_node *nodes;
 	/*
 	 * The objects under the cluster's own names, as observed (any owner). One that this
 	 * cluster does not control is never acted on: the plan stops with ForeignObject.
@@ -206,6 +217,12 @@ struct eo_plan_input {
 	 */
 	bool live_checked;
 	const char *const *status_from;
+	/*
+	 * With a QUERY_MEMBERS that set want_nodes: every member's Pod and the Node it is bound
+	 * to were read from the apiserver this pass (plan/nodeloss.h). A member is replaced for
+	 * its node only on this view.
+	 */
+	bool nodes_live;
 	/*
 	 * The write the previous plan of this pass asked for was refused by the apiserver: plan
 	 * again with it to get the status to write (Degraded=True/CreateFailed, ...); the action
@@ -289,6 +306,12 @@ struct eo_plan_result {
 	 * list could be read; plan again with live_checked and status_from set.
 	 */
 	bool want_live;
+	/*
+	 * QUERY_MEMBERS while a member's node trouble is past its grace (plan/nodeloss.h): first
+	 * read every member's Pod and its Node live from the apiserver (a failed read: act on
+	 * nothing, retry); plan again with nodes_live.
+	 */
+	bool want_nodes;
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
 	/*

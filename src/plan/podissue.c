@@ -15,6 +15,7 @@
 #include "api/timeutil.h"
 #include "desired/restore.h"
 #include "plan/failure.h"
+#include "plan/volref.h"
 
 /* Longest part of a kubelet or scheduler message that is quoted. */
 #define QUOTE_MAX 400
@@ -333,8 +334,12 @@ size_t eo_plan_member_issues(const struct eo_plan_member *v, size_t n, time_t no
 		if (eo_member_is_deleting(m) || eo_member_dormant(m) || eo_member_is_pending(m))
 			continue;
 		r = eo_condition_reason(json_object_get(m, "status"), EO_COND_READY);
-		if (eo_plan_failure_reason_is(r)) {
-			/* The member controller's write was refused (its Ready condition says so).
+		if (eo_plan_failure_reason_is(r) ||
+		    (r != NULL && (strcmp(r, EO_REASON_FOREIGN_VOLUME) == 0 ||
+				   strcmp(r, EO_REASON_VOLUME_NOT_FOUND) == 0))) {
+			/*
+			 * The member controller's write was refused, or it holds its Pod back
+			 * over a volume it may not mount (its Ready condition says so).
 			 */
 			const json_t *c =
 			    eo_condition_find(json_object_get(m, "status"), EO_COND_READY);

@@ -18,6 +18,7 @@
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
 #include "plan/cron.h"
+#include "plan/volref.h"
 
 #define WORDS_MAX 300
 
@@ -201,6 +202,18 @@ static void prune_words(const json_t *pods, bool success, char *buf, size_t n)
 	eo_last_line(msg, buf, n);
 }
 
+/*
+ * A snapshot that failed because its destination PVC was refused (plan/volref.h): no Job ever
+ * mounted it, and a prune Job must not either.
+ */
+static bool never_mounted(const json_t *snapshot)
+{
+	const char *r = eo_condition_reason(json_object_get(snapshot, "status"), EO_COND_READY);
+
+	return eo_snapshot_phase(snapshot) == EO_SNAPSHOT_PHASE_FAILED && r != NULL &&
+	       strcmp(r, EO_REASON_FOREIGN_VOLUME) == 0;
+}
+
 /* Pruned condition and prune steps. */
 static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_result *out,
 		      const enum eo_schplan_keep *verdict, json_t *st, long long gen)
@@ -208,7 +221,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 	const char *sname = eo_kube_obj_name(in->schedule);
 	size_t pending = 0, failed = 0, running = 0, kept_ok = 0, kept_failed = 0;
 	char fail_msg[EO_PLAN_MSG_MAX] = "", words[WORDS_MAX], cmsg[EO_PLAN_MSG_MAX];
-	const char *reason, *cstatus;
+	const char *reason, *cstatus, *volume_reason = NULL;
 	struct eo_condition c;
 
 	for (size_t i = 0; i < in->n_snaps; i++)
@@ -232,6 +245,18 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 		pending++;
 		if (eo_name_prune_job(jname, sizeof(jname), snap) != 0)
 			return -1;
+		if (s->prune_job == NULL && never_mounted(s->snapshot)) {
+			/* Refused before its destination was mounted: no file, so no prune Job. */
+			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
+				continue;
+			out->prune[out->n_prune++] = (struct eo_schplan_prune){
+			    EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
+			event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
+			      "pruned EtcdSnapshot %s (retention; its destination was refused, "
+			      "nothing was stored)",
+			      snap);
+			continue;
+		}
 		if (s->prune_job != NULL && job_condition(s->prune_job, "Complete", NULL)) {
 			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
 				continue;
@@ -263,6 +288,15 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 			    "OPERATOR_IMAGE on the operator Deployment");
 			continue;
 		}
+		if (s->volume_reason != NULL) {
+			failed++;
+			volume_reason = s->volume_reason;
+			fmt(fail_msg, sizeof(fail_msg),
+			    "EtcdSnapshot %s is not pruned: %s; it and its stored snapshot are "
+			    "kept",
+			    snap, s->volume_why != NULL ? s->volume_why : s->volume_reason);
+			continue;
+		}
 		if (running >= EO_SCHPLAN_MAX_PRUNE_JOBS || out->n_prune == EO_SCHPLAN_MAX_PRUNE)
 			continue;
 		out->prune[out->n_prune].op = EO_SCHPLAN_PRUNE_CREATE_JOB;
@@ -275,7 +309,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 	}
 	if (failed > 0) {
 		cstatus = EO_COND_FALSE;
-		reason = EO_REASON_PRUNE_FAILED;
+		reason = volume_reason != NULL ? volume_reason : EO_REASON_PRUNE_FAILED;
 		fmt(cmsg, sizeof(cmsg), "%s", fail_msg);
 	} else if (pending > 0) {
 		cstatus = EO_COND_FALSE;
@@ -293,7 +327,7 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 		const char *m = json_string_value(json_object_get(cur, "message"));
 
 		if (r == NULL || strcmp(r, reason) != 0 || m == NULL || strcmp(m, cmsg) != 0)
-			event(out, "Warning", EO_REASON_PRUNE_FAILED, "%s", cmsg);
+			event(out, "Warning", reason, "%s", cmsg);
 	}
 	c = (struct eo_condition){.type = EO_COND_PRUNED,
 				  .status = cstatus,
@@ -439,6 +473,18 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 		json_object_del(st, "nextScheduleTime");
 		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
 	}
+	if (in->min_interval_s > 0 && eo_cron_min_interval_s(&cron) < in->min_interval_s) {
+		/* One tenant's schedule must not keep the shared operator and the store busy. */
+		fmt(msg, sizeof(msg),
+		    "spec.schedule '%s' runs as often as every %lld s; this operator allows one "
+		    "run every %ld s at most (--snapshot-schedule-min-interval-seconds): no "
+		    "snapshot is created (retention still applies)",
+		    expr, (long long)eo_cron_min_interval_s(&cron), in->min_interval_s);
+		json_object_del(st, "nextScheduleTime");
+		out->requeue_ms = EO_SCHPLAN_REQUEUE_MAX_MS;
+		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SCHEDULE_TOO_FREQUENT, msg,
+				 gen);
+	}
 	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
 		last = -1;
 	floor_t = last;
@@ -553,6 +599,8 @@ int eo_plan_schedule(const struct eo_schplan_input *in, struct eo_schplan_result
 		goto done;
 	}
 	eo_schedule_retention(sch, &r);
+	if (r.keep_last == 0 && r.max_age_s == 0)
+		r.keep_last = in->default_keep_last; /* no limit set: the operator's default */
 	o = sorted_ours(sch, in->snaps, in->n_snaps, &count);
 	verdict = calloc(in->n_snaps + 1, sizeof(*verdict));
 	if (o == NULL || verdict == NULL)

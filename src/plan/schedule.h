@@ -52,14 +52,15 @@
 #define EO_SCHPLAN_MISSED_COUNT_MAX 100000   /* missed slots counted at most */
 
 /* Condition types and reasons of an EtcdSnapshotSchedule. */
-#define EO_COND_PRUNED		      "Pruned"
-#define EO_REASON_SCHEDULED	      "Scheduled"
-#define EO_REASON_SUSPENDED	      "Suspended"
-#define EO_REASON_INVALID_SCHEDULE    "InvalidSchedule"
-#define EO_REASON_SNAPSHOT_NAME_TAKEN "SnapshotNameTaken"
-#define EO_REASON_RETENTION_MET	      "RetentionMet"
-#define EO_REASON_PRUNING	      "Pruning"
-#define EO_REASON_PRUNE_FAILED	      "PruneFailed"
+#define EO_COND_PRUNED			"Pruned"
+#define EO_REASON_SCHEDULED		"Scheduled"
+#define EO_REASON_SUSPENDED		"Suspended"
+#define EO_REASON_INVALID_SCHEDULE	"InvalidSchedule"
+#define EO_REASON_SCHEDULE_TOO_FREQUENT "ScheduleTooFrequent"
+#define EO_REASON_SNAPSHOT_NAME_TAKEN	"SnapshotNameTaken"
+#define EO_REASON_RETENTION_MET		"RetentionMet"
+#define EO_REASON_PRUNING		"Pruning"
+#define EO_REASON_PRUNE_FAILED		"PruneFailed"
 /* Event reasons only. */
 #define EO_REASON_SNAPSHOT_CREATED "SnapshotCreated"
 #define EO_REASON_MISSED_SCHEDULE  "MissedSchedule"
@@ -74,6 +75,13 @@ struct eo_schplan_snapshot {
 	const json_t *snapshot;	      /* an EtcdSnapshot with an owner reference to the schedule */
 	const json_t *prune_job;      /* Job <snapshot>-prune controlled by it, or NULL */
 	const json_t *prune_job_pods; /* array of that Job's Pods, or NULL */
+	/*
+	 * Set by the controller when the live read of the snapshot's PVC destination, made before
+	 * its prune Job would mount it, refused it (plan/volref.h): the reason (ForeignVolume,
+	 * VolumeNotFound) and why. No prune Job is made; Pruned=False with that reason.
+	 */
+	const char *volume_reason;
+	const char *volume_why;
 };
 
 struct eo_schplan_input {
@@ -83,6 +91,15 @@ struct eo_schplan_input {
 	/* The controller found an EtcdSnapshot of this name that the schedule does not control. */
 	const char *taken_name;
 	const char *operator_image; /* runs prune Jobs */
+	/*
+	 * The operator's bounds (--snapshot-schedule-min-interval-seconds,
+	 * --snapshot-schedule-default-keep-last): a schedule whose runs can come closer than
+	 * min_interval_s is refused (Ready=False/ScheduleTooFrequent, nothing created, retention
+	 * still applies); a schedule whose retention sets neither keepLast nor maxAge keeps
+	 * default_keep_last Complete snapshots. 0: no bound.
+	 */
+	long min_interval_s;
+	int default_keep_last;
 	time_t now;
 };
 

@@ -18,6 +18,7 @@
 #include "api/timeutil.h"
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
+#include "plan/volref.h"
 
 #define URI_MAX	   2048
 #define SHA256_HEX 64
@@ -32,6 +33,8 @@ const char *eo_splan_action_name(enum eo_splan_action a)
 		return "create-job";
 	case EO_SPLAN_CONFIRM_JOB_GONE:
 		return "confirm-job-gone";
+	case EO_SPLAN_READ_VOLUME:
+		return "read-volume";
 	case EO_SPLAN_NONE:
 	default:
 		return "none";
@@ -320,6 +323,44 @@ static int ready_voters(const struct eo_splan_input *in, char endpoints[][EO_DES
 	return rc;
 }
 
+/*
+ * A PVC destination is mounted only after a live read found it the user's own (plan/volref.h).
+ * 1 when this step decided (out filled, or READ_VOLUME asked), 0 to go on, -1 on error.
+ */
+static int check_volume(const struct eo_splan_input *in, struct eo_splan_result *out)
+{
+	struct eo_snapshot_location d;
+	char why[EO_PLAN_MSG_MAX - 64];
+
+	eo_snapshot_destination(in->snapshot, &d);
+	if (d.kind != EO_LOCATION_PVC)
+		return 0;
+	if (!in->dest_pvc_read) {
+		out->action = EO_SPLAN_READ_VOLUME;
+		msgf(out, "reading PVC %s before it is mounted", d.claim_name);
+		return 1;
+	}
+	switch (eo_plan_volref_check(in->dest_pvc, d.claim_name, eo_kube_obj_uid(in->snapshot), why,
+				     sizeof(why))) {
+	case EO_VOLREF_USABLE:
+		return 0;
+	case EO_VOLREF_MISSING:
+		msgf(out, "destination %s; the snapshot waits", why);
+		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
+			    EO_REASON_VOLUME_NOT_FOUND, "Warning") == 0
+			   ? 1
+			   : -1;
+	case EO_VOLREF_FOREIGN:
+	default:
+		out->requeue_ms = 0;
+		msgf(out, "destination refused: %s", why);
+		return step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_FAILED, NULL, EO_COND_FALSE,
+			    EO_REASON_FOREIGN_VOLUME, "Warning") == 0
+			   ? 1
+			   : -1;
+	}
+}
+
 int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *out)
 {
 	const char *name = eo_kube_obj_name(in->snapshot);
@@ -429,6 +470,11 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 		     cname);
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
 			    EO_REASON_CLUSTER_NOT_READY, "Warning");
+	}
+	rc = check_volume(in, out);
+	if (rc != 0) {
+		free(eps);
+		return rc < 0 ? -1 : 0;
 	}
 	out->job = eo_desired_snapshot_job(in->snapshot, in->cluster, in->operator_image,
 					   (const char(*)[EO_DESIRED_URL_MAX])eps, (size_t)n);

@@ -20,7 +20,11 @@
  *                                Pending / ClusterNotReady (all retried), spec.auth not
  *                                latched yet (status.authEnabled) -> Pending / ClusterNotReady,
  *                                Failed / AuthLatchTimeout after EO_SPLAN_AUTH_LATCH_TIMEOUT_S
- *                                from the snapshot's creation, otherwise CREATE_JOB
+ *                                from the snapshot's creation; a PVC destination is
+ *                                then read live (READ_VOLUME, plan/volref.h): missing ->
+ *                                Pending / VolumeNotFound (retried), controlled by another
+ *                                object or labelled as etcd member data -> Failed /
+ *                                ForeignVolume (nothing mounted); otherwise CREATE_JOB
  *                                and Started / JobCreated
  *
  * The Job reaches etcd through the cluster's voters whose Pod is ready, oldest Pod first
@@ -56,6 +60,7 @@ enum eo_splan_action {
 	EO_SPLAN_WAIT,		   /* the Job runs, or the cluster is not there yet */
 	EO_SPLAN_CREATE_JOB,	   /* create result->job, then write the status */
 	EO_SPLAN_CONFIRM_JOB_GONE, /* GET the Job live; plan again with job_confirmed_gone */
+	EO_SPLAN_READ_VOLUME,	   /* GET the destination PVC live; plan again with dest_pvc_read */
 };
 
 struct eo_splan_input {
@@ -67,6 +72,9 @@ struct eo_splan_input {
 	const json_t *job_pods;	 /* array of that Job's Pods, or NULL */
 	bool job_confirmed_gone; /* a live GET found no Job */
 	bool foreign_job;	 /* a Job of that name exists and is not the snapshot's */
+	/* After READ_VOLUME: the destination PVC as a live GET found it (NULL: none). */
+	bool dest_pvc_read;
+	const json_t *dest_pvc;
 	const char *operator_image;
 	const struct eo_desired_opts *build;
 	time_t now;
@@ -83,7 +91,7 @@ struct eo_splan_result {
 	char message[EO_PLAN_MSG_MAX];
 };
 
-/* "none", "wait", "create-job", "confirm-job-gone". */
+/* "none", "wait", "create-job", "confirm-job-gone", "read-volume". */
 const char *eo_splan_action_name(enum eo_splan_action a);
 
 /* Plans the next step. 0, or -1 on allocation failure or missing metadata. */

@@ -1049,7 +1049,7 @@ int eo_plugin_migrate_main(int argc, char *const *argv, FILE *out, FILE *errf)
 	struct margs a;
 	struct mctx *c = NULL;
 	struct eo_kube_error ke = {0};
-	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd"};
+	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd", .proxy_from_env = true};
 	eo_kube_config *cfg = NULL;
 	char err[512];
 	int rc;

@@ -65,6 +65,7 @@ static int load_cluster(struct ctx *c)
 	struct eo_kube_resource r = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL, c->a->cluster};
 	/* --timeout bounds the apiserver's calls too (the kube client's default otherwise). */
 	struct eo_kube_client_opts o = {.user_agent = "kubectl-etcd",
+					.proxy_from_env = true,
 					.timeout_ms = c->a->timeout_s ? c->timeout_ms : 0};
 	char res[EO_NAME_MAX + 64];
 	eo_kube_err e;

@@ -37,6 +37,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "desired/desired.h"
+#include "desired/restore.h"
 #include "plan/member.h"
 #include "plan/plan.h"
 
@@ -598,6 +599,13 @@ static void check_member_plan(const struct eo_mplan_input *in, const struct eo_m
 			   "create-pod for a memory member that lost its data");
 		FUZZ_CHECK(in->pod == NULL, "create-pod while the Pod exists");
 		FUZZ_CHECK(r->object != NULL, "create-pod without object");
+		FUZZ_CHECK(eo_desired_restore_claim(r->object) == NULL || in->volume_read,
+			   "create-pod mounting a restore source PVC that was not read live");
+		break;
+	case EO_MPLAN_READ_VOLUME:
+		FUZZ_CHECK(r->volume[0] != '\0', "read-volume without a PVC name");
+		FUZZ_CHECK(!in->volume_read, "read-volume asked twice");
+		FUZZ_CHECK(r->object == NULL, "read-volume with an object");
 		break;
 	case EO_MPLAN_CREATE_PVC:
 		FUZZ_CHECK(!del, "create-pvc for a member being deleted");

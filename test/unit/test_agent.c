@@ -28,6 +28,7 @@
 #include "agent/guard.h"
 #include "agent/integrity.h"
 #include "agent/s3.h"
+#include "support/fake_apiserver.h"
 #include "agent/trust.h"
 #include "support/testutil.h"
 
@@ -759,6 +760,60 @@ static void test_s3_credentials(void **state)
 
 /* ---- the overwrite guard -------------------------------------------------------- */
 
+struct s3_seen {
+	char uri[512];
+	int requests;
+};
+
+static void s3_handler(void *ud, const struct eo_kube_fake_request *rq,
+		       struct eo_kube_fake_response *rs)
+{
+	struct s3_seen *seen = ud;
+
+	snprintf(seen->uri, sizeof(seen->uri), "%s", rq->raw_uri);
+	seen->requests++;
+	rs->status = 404;
+}
+
+/*
+ * An S3 request goes to the store as written: the key's dot segments are not squashed
+ * (CURLOPT_PATH_AS_IS: "../" would otherwise move it to another prefix or bucket), and no
+ * proxy from the environment is used (the one named here listens nowhere).
+ */
+static void test_s3_path_as_is_no_proxy(void **state)
+{
+	struct s3_seen seen = {0};
+	eo_kube_fake *f = eo_kube_fake_start(s3_handler, &seen);
+	struct eo_s3_config c = {.bucket = "snaps",
+				 .path_style = true,
+				 .access_key = "AK",
+				 .secret_key = "SK",
+				 .insecure = true,
+				 .connect_timeout_ms = 2000,
+				 .stall_timeout_s = 3};
+	struct eo_s3_head h;
+	eo_s3 *s = NULL;
+	char err[256];
+
+	(void)state;
+	assert_non_null(f);
+	c.endpoint = eo_kube_fake_url(f);
+	if (eo_s3_new(&c, &s, err, sizeof(err)) != 0)
+		fail_msg("eo_s3_new: %s", err);
+	setenv("http_proxy", "http://127.0.0.1:1", 1);
+	setenv("ALL_PROXY", "http://127.0.0.1:1", 1);
+	unsetenv("no_proxy");
+	unsetenv("NO_PROXY");
+	assert_int_equal(eo_s3_head(s, "team/./x.db", &h, err, sizeof(err)), 0);
+	unsetenv("http_proxy");
+	unsetenv("ALL_PROXY");
+	assert_int_equal(seen.requests, 1);
+	assert_string_equal(seen.uri, "/snaps/team/./x.db");
+	assert_false(h.exists);
+	eo_s3_free(s);
+	eo_kube_fake_stop(f);
+}
+
 static void test_guard_table(void **state)
 {
 	static const struct {
@@ -1084,6 +1139,7 @@ int main(void)
 	    cmocka_unit_test(test_s3_xml),
 	    cmocka_unit_test(test_s3_credentials),
 	    cmocka_unit_test(test_guard_table),
+	    cmocka_unit_test(test_s3_path_as_is_no_proxy),
 	    cmocka_unit_test(test_data_guard_decision),
 	    cmocka_unit_test(test_data_guard_probe),
 	    cmocka_unit_test(test_member_choice),

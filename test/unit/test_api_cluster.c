@@ -358,6 +358,7 @@ struct vcase {
 };
 
 #define SPEC(body) "{'metadata':{'name':'my-etcd'},'spec':{'version':'3.6.11'" body "}}"
+#define SPEC_V(v)  "{'metadata':{'name':'my-etcd'},'spec':{'version':'" v "'}}"
 #define TLS_BYO                                                                                    \
 	",'tls':{'client':{'serverSecretRef':{'name':'s'},'operatorClientSecretRef':{'name':'o'}}" \
 	","                                                                                        \
@@ -386,6 +387,16 @@ static const struct vcase vcases[] = {
     {"version suffix", "{'spec':{'version':'3.6.11-rc.0'}}", NULL, EO_MSG_VERSION},
     {"version number", "{'spec':{'version':3}}", NULL, EO_MSG_VERSION},
     {"version empty", "{'spec':{'version':''}}", NULL, EO_MSG_VERSION},
+    /* etcd 3.4 or newer (the CRD's second rule on spec.version) */
+    {"version 3.3", SPEC_V("3.3.27"), NULL, EO_MSG_VERSION_MIN},
+    {"version 2.x", SPEC_V("2.3.8"), NULL, EO_MSG_VERSION_MIN},
+    {"version 0.0.1", SPEC_V("0.0.1"), NULL, EO_MSG_VERSION_MIN},
+    {"version 3.4", SPEC_V("3.4.0"), NULL, NULL},
+    {"version 3.5", SPEC_V("3.5.35"), NULL, NULL},
+    {"version 3.10", SPEC_V("3.10.0"), NULL, NULL},
+    {"version 4.0", SPEC_V("4.0.0"), NULL, NULL},
+    {"version 3.04", SPEC_V("3.04.1"), NULL, NULL},
+    {"version 03.3", SPEC_V("03.3.1"), NULL, EO_MSG_VERSION_MIN},
     {"name too long",
      "{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-xy'},"
      "'spec':{'version':'3.6.11'}}",
@@ -541,6 +552,13 @@ static const struct vcase vcases[] = {
 	  "'expectedChecksum':5}}}"),
      NULL, EO_MSG_RESTORE_CHECKSUM},
     {"restore s3 http", SPEC(RESTORE_HTTP("")), NULL, EO_MSG_S3_INSECURE},
+    {"restore s3 key dot-dot",
+     SPEC(",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3','bucket':'b',"
+	  "'key':'../other/x.db','credentialsSecretRef':{'name':'c'}}}}}"),
+     NULL, EO_MSG_PATH_DOT_DOT},
+    {"restore pvc subPath dot-dot",
+     SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'a/../../x.db'}}}}"),
+     NULL, EO_MSG_PATH_DOT_DOT},
     {"restore s3 http insecure", SPEC(RESTORE_HTTP(",'insecure':true")), NULL, NULL},
     /* A formed cluster never reads its source again: it is not stopped for it. */
     {"restore s3 http, cluster formed",

@@ -193,6 +193,31 @@ static const struct vcase vcases[] = {
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'https://s3',"
      "'bucket':'b','insecure':true,'credentialsSecretRef':{'name':'c'}}}}}",
      NULL, NULL},
+    /* A '..' segment would reach another prefix or bucket, or leave the volume. */
+    {"s3 key dot-dot",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'https://s3',"
+     "'bucket':'b','key':'../other-bucket/','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_PATH_DOT_DOT},
+    {"s3 key dot-dot inside",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'https://s3',"
+     "'bucket':'b','key':'team/../x','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, EO_MSG_PATH_DOT_DOT},
+    {"s3 key dots in a name",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'s3':{'endpoint':'https://s3',"
+     "'bucket':'b','key':'a..b/..c/d../','credentialsSecretRef':{'name':'c'}}}}}",
+     NULL, NULL},
+    {"pvc subPath dot-dot",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
+     "'subPath':'snaps/..'}}}}",
+     NULL, EO_MSG_PATH_DOT_DOT},
+    {"pvc subPath dot-dot root",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
+     "'subPath':'/../etc'}}}}",
+     NULL, EO_MSG_PATH_DOT_DOT},
+    {"pvc subPath dot",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b',"
+     "'subPath':'./snaps/.x'}}}}",
+     NULL, NULL},
     {"status-only change",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}},"
      "'status':{'phase':'Started'}}",
@@ -212,6 +237,25 @@ static void test_checksum_form(void **state)
 	assert_false(eo_snapshot_checksum_well_formed(
 	    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"));
 	assert_false(eo_snapshot_checksum_well_formed(NULL));
+}
+
+static void test_dot_dot(void **state)
+{
+	static const struct {
+		const char *s;
+		bool want;
+	} cases[] = {
+	    {"..", true},	{"../x", true},	  {"x/..", true},   {"x/../y", true},
+	    {"/..", true},	{"x//../", true}, {"", false},	    {".", false},
+	    {"...", false},	{"..x", false},	  {"x..", false},   {"a/..b/c", false},
+	    {"a/b../c", false}, {"./a", false},	  {"a/./b", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (eo_path_has_dot_dot(cases[i].s) != cases[i].want)
+			fail_msg("\"%s\": %d", cases[i].s, !cases[i].want);
+	assert_false(eo_path_has_dot_dot(NULL));
 }
 
 static void test_validate_table(void **state)
@@ -238,7 +282,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_accessors),	  cmocka_unit_test(test_phases),
 	    cmocka_unit_test(test_s3_key),	  cmocka_unit_test(test_validate_table),
-	    cmocka_unit_test(test_checksum_form),
+	    cmocka_unit_test(test_checksum_form), cmocka_unit_test(test_dot_dot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,34 @@ static void test_defaults(void **state)
 	/* The usage text's default is the value a run without the flag gets (make run). */
 	assert_string_equal(cfg.operator_pod_labels, "app.kubernetes.io/name=etcd-operator");
 	assert_false(cfg.network_policy);
+	/* issue 21: the peer-only NetworkPolicy and the snapshot schedule bounds are on */
+	assert_true(cfg.peer_network_policy);
+	assert_int_equal(cfg.schedule_min_interval_s, 300);
+	assert_int_equal(cfg.schedule_default_keep_last, 10);
+}
+
+/* The administrator's overrides: 0 lifts a bound; a negative or non-number is an error. */
+static void test_bounds_flags(void **state)
+{
+	static const char *const off[] = {"--peer-network-policy=false",
+					  "--snapshot-schedule-min-interval-seconds=0",
+					  "--snapshot-schedule-default-keep-last", "0", NULL};
+	static const char *const bad[][2] = {{"--snapshot-schedule-min-interval-seconds=-1", NULL},
+					     {"--snapshot-schedule-default-keep-last=ten", NULL},
+					     {"--snapshot-schedule-min-interval-seconds=", NULL}};
+	struct eo_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(off, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
+	assert_false(cfg.peer_network_policy);
+	assert_int_equal(cfg.schedule_min_interval_s, 0);
+	assert_int_equal(cfg.schedule_default_keep_last, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(bad[i], BASE_ENV, &cfg, err, sizeof(err)) != EO_FLAGS_ERROR)
+			fail_msg("%s accepted", bad[i][0]);
+		assert_non_null(strstr(err, "--snapshot-schedule-"));
+	}
 }
 
 static void test_all_flags_and_syntax(void **state)
@@ -445,6 +473,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_bounds_flags),
 	    cmocka_unit_test(test_all_flags_and_syntax),
 	    cmocka_unit_test(test_bool_forms),
 	    cmocka_unit_test(test_errors),

@@ -39,6 +39,7 @@
 #include "api/names.h"
 #include "controller/controller.h"
 #include "desired/desired.h"
+#include "desired/netpol.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -57,7 +58,7 @@
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-enum { CL, MEM, POD, PVC, SVC, PDB, N_CACHES };
+enum { CL, MEM, POD, PVC, SVC, PDB, NODE, NP, N_CACHES };
 
 struct api {
 	pthread_mutex_t mu;
@@ -139,6 +140,10 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		name = seg[ns_at + 3];
 	if (ns_at != SIZE_MAX && ns_at + 4 < n)
 		sub = seg[ns_at + 4];
+	if (ns_at == SIZE_MAX && n == 4 && strcmp(seg[2], "nodes") == 0) {
+		plural = seg[2]; /* /api/v1/nodes/<name>: cluster-scoped */
+		name = seg[3];
+	}
 	if (strcmp(rq->method, "POST") == 0)
 		name =
 		    json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
@@ -256,6 +261,8 @@ static void rig_start(struct rig *r)
 	    .pvcs = {{r->caches[PVC]}, 1},
 	    .services = {{r->caches[SVC]}, 1},
 	    .pdbs = {{r->caches[PDB]}, 1},
+	    .nodes = {{r->caches[NODE]}, 1},
+	    .netpols = {{r->caches[NP]}, 1},
 	    .build = OPTS,
 	    .etcd_timeout_ms = 2000,
 	    .now = frozen_now,
@@ -1463,6 +1470,111 @@ static void test_foreign_service_not_patched(void **state)
 	rig_stop(&r);
 }
 
+/* Index in the request log of the first request of this kind from index from, or SIZE_MAX. */
+static size_t np_first_at(struct rig *r, size_t from, const char *method, const char *plural,
+			  const char *name)
+{
+	size_t i, at = SIZE_MAX;
+	json_t *e;
+
+	pthread_mutex_lock(&r->api.mu);
+	json_array_foreach(r->api.log, i, e)
+	{
+		if (i >= from && at == SIZE_MAX &&
+		    strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
+			at = i;
+	}
+	pthread_mutex_unlock(&r->api.mu);
+	return at;
+}
+
+static size_t ingress_rules(const json_t *e)
+{
+	return json_array_size(
+	    json_object_get(json_object_get(json_object_get(e, "body"), "spec"), "ingress"));
+}
+
+/*
+ * Every cluster gets its peer-only NetworkPolicy demo.peer (issue 21 item 2), in an order
+ * that never closes the client port: with spec.networkPolicy on, the cluster's own policy is
+ * created before the peer policy, which then carries the peer rule only; turned off, the
+ * peer policy is opened (peer, client and metrics rules) before the cluster's own policy is
+ * deleted. Without a policy of its own, the peer policy is created open.
+ */
+static void test_network_policies_in_order(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *opl = json_pack("{s:s}", "app.kubernetes.io/name", "etcd-operator");
+	struct eo_netpol_opts o = {.operator_namespace = "etcd-operator-system",
+				   .operator_labels = opl};
+	json_t *c = bare_cluster("demo", "c-uid"), *e = NULL, *other = NULL;
+	size_t mark, at_full, at_peer;
+
+	(void)state;
+	rig_start(&r);
+	r.ctl.netpol = &o;
+	r.ctl.peer_netpol = true;
+	json_object_set_new(json_object_get(c, "spec"), "networkPolicy",
+			    json_pack("{s:b}", "enabled", 1));
+	put(&r, CL, EO_PLURAL_CLUSTERS, json_incref(c));
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	at_full = np_first_at(&r, 0, "POST", "networkpolicies", "demo");
+	at_peer = np_first_at(&r, 0, "POST", "networkpolicies", "demo.peer");
+	assert_true(at_full != SIZE_MAX && at_peer != SIZE_MAX);
+	assert_true(at_full < at_peer);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "demo.peer", NULL, &e), 1);
+	assert_int_equal(ingress_rules(e), 1);
+
+	/* turned off, both in place */
+	put(&r, NP, "networkpolicies", eo_desired_network_policy(c, &o));
+	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(c, false));
+	json_object_set_new(json_object_get(json_object_get(c, "spec"), "networkPolicy"), "enabled",
+			    json_false());
+	put(&r, CL, EO_PLURAL_CLUSTERS, json_incref(c));
+	pthread_mutex_lock(&r.api.mu);
+	mark = json_array_size(r.api.log);
+	pthread_mutex_unlock(&r.api.mu);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	at_peer = np_first_at(&r, mark, "PATCH", "networkpolicies", "demo.peer");
+	at_full = np_first_at(&r, mark, "DELETE", "networkpolicies", "demo");
+	assert_true(at_full != SIZE_MAX && at_peer != SIZE_MAX);
+	assert_true(at_peer < at_full);
+	pthread_mutex_lock(&r.api.mu);
+	assert_int_equal(ingress_rules(json_array_get(r.api.log, at_peer)), 3);
+	pthread_mutex_unlock(&r.api.mu);
+
+	/* a cluster that never asked for a policy: the peer policy alone, open */
+	other = bare_cluster("plain", "p-uid");
+	put(&r, CL, EO_PLURAL_CLUSTERS, other);
+	eo_cluster_reconcile(&r.ctl, "default", "plain", &out);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "plain", NULL, NULL), 0);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, &e), 1);
+	assert_int_equal(ingress_rules(e), 3);
+
+	/* a cluster being adopted from the legacy operator gets it after the migration */
+	other = bare_cluster("mig", "m-uid");
+	json_object_set_new(json_object_get(other, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_MIGRATING, "true"));
+	put(&r, CL, EO_PLURAL_CLUSTERS, other);
+	eo_cluster_reconcile(&r.ctl, "default", "mig", &out);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "mig.peer", NULL, NULL), 0);
+
+	/* the operator runs without it: ours goes, nothing is created */
+	other = bare_cluster("plain", "p-uid");
+	r.ctl.peer_netpol = false;
+	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(other, true));
+	json_decref(other);
+	eo_cluster_reconcile(&r.ctl, "default", "plain", &out);
+	assert_int_equal(count(&r, "DELETE", "networkpolicies", "plain.peer", NULL, NULL), 1);
+	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, NULL), 1);
+	json_decref(c);
+	json_decref(opl);
+	rig_stop(&r);
+}
+
 /*
  * Force-new-cluster acts on the truth (issue 17 item 4): two members' PVCs lost their
  * managed-by label, so the PVC cache lacks them while the apiserver has them. The request
@@ -1773,6 +1885,88 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 	}
 }
 
+/* A Node whose Ready condition is ready since since (cache and store). */
+static void put_node(struct rig *r, const char *name, const char *ready, const char *since)
+{
+	put(r, NODE, "nodes",
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s, s:s}]}}", "apiVersion", "v1",
+		      "kind", "Node", "metadata", "name", name, "uid", name, "status", "conditions",
+		      "type", "Ready", "status", ready, "lastTransitionTime", since));
+}
+
+/* Binds member name's Pod to node (cache and store). */
+static void bind_pod(struct rig *r, const char *name, const char *node)
+{
+	json_t *p = eo_kube_cache_get(r->caches[POD], "default", name), *copy;
+
+	assert_non_null(p);
+	copy = json_deep_copy(p);
+	json_decref(p);
+	json_object_set_new(copy, "spec", json_pack("{s:s}", "nodeName", node));
+	put(r, POD, "pods", copy);
+}
+
+/*
+ * A member whose node stays NotReady past spec.nodeLossGracePeriod: the cluster controller
+ * reads the Node live before it deletes the EtcdMember; within the grace nothing is deleted.
+ * Its finalizer removes it from etcd first, then force-deletes its Pod (gracePeriodSeconds 0:
+ * no kubelet will confirm; UID precondition), then lets it go; the PVC is left to garbage
+ * collection.
+ */
+static void test_node_lost_member_replaced(void **state)
+{
+	const struct mdesc ms[3] = {{"demo-a", A, true, 0xa, false, 2, true},
+				    {"demo-b", B, true, 0xb, false, 1, true},
+				    {"demo-c", C, true, 0xc, false, 2, true}};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *del = NULL;
+
+	(void)state;
+	for (int past = 0; past < 2; past++) {
+		rig_start(&r);
+		world(&r, 3, ms, 3);
+		put_node(&r, "n0", "True", "2026-06-01T00:00:00Z");
+		put_node(&r, "n1", "Unknown",
+			 past ? "2026-06-02T09:50:00Z" : "2026-06-02T09:59:00Z");
+		put_node(&r, "n2", "True", "2026-06-01T00:00:00Z");
+		bind_pod(&r, "demo-a", "n0");
+		bind_pod(&r, "demo-b", "n1");
+		bind_pod(&r, "demo-c", "n2");
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+		if (!past) {
+			assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", NULL), 0);
+			assert_int_equal(count(&r, "GET", "nodes", NULL, "", NULL), 0);
+			rig_stop(&r);
+			continue;
+		}
+		assert_true(count(&r, "GET", "nodes", "n1", "", NULL) >= 1);
+		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
+		assert_string_equal(json_string_value(json_object_get(del, "name")), "demo-b");
+		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+
+		mark_deleting(&r, "demo-b");
+		eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
+		assert_false(out.error);
+		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
+		assert_int_equal(count(&r, "DELETE", "pods", "demo-b", "", &del), 1);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(del, "body"),
+								    "gracePeriodSeconds")),
+				 0);
+		assert_true(json_is_integer(
+		    json_object_get(json_object_get(del, "body"), "gracePeriodSeconds")));
+		/* ... only after etcd had removed the member */
+		assert_int_equal(json_integer_value(json_object_get(del, "removes")), 1);
+		/* Its PVC goes by garbage collection with the EtcdMember, never by the operator. */
+		assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, "", NULL), 0);
+		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "", NULL), 1);
+		/* The Pods of members on live nodes are left to the garbage collector. */
+		assert_int_equal(count(&r, "DELETE", "pods", "demo-a", "", NULL), 0);
+		rig_stop(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1792,6 +1986,8 @@ int main(void)
 	    cmocka_unit_test(test_force_new_cluster_reads_live),
 	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
 	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
+	    cmocka_unit_test(test_node_lost_member_replaced),
+	    cmocka_unit_test(test_network_policies_in_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -364,6 +364,10 @@ static void test_prunes(void **state)
 
 	(void)state;
 	rig_start(&r);
+	/* The destination PVC, only in the apiserver (no cache holds PVCs a user made). */
+	put(&r, -1, "persistentvolumeclaims",
+	    tu_jsonq("{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':"
+		     "'backups','namespace':'default','uid':'pvc-uid'}}"));
 	put(&r, SCH, "etcdsnapshotschedules",
 	    schedule("{'keepLast':1}", "{'lastScheduleTime':'2026-06-02T10:00:00Z'}"));
 	put(&r, SNAP, "etcdsnapshots",
@@ -393,6 +397,49 @@ static void test_prunes(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * The live read before a prune Job finds the destination PVC controlled by an EtcdMember (a
+ * member's data): no prune Job, Pruned=False/ForeignVolume naming it, a Warning Event; the
+ * snapshot whose prune Job already completed is still deleted.
+ */
+static void test_prune_refuses_foreign_volume(void **state)
+{
+	struct eo_reconcile_out out;
+	const json_t *body = NULL;
+	struct rig r;
+	char *s;
+
+	(void)state;
+	rig_start(&r);
+	put(&r, -1, "persistentvolumeclaims",
+	    tu_jsonq("{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':"
+		     "'backups','namespace':'default','uid':'pvc-uid','ownerReferences':[{"
+		     "'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdMember',"
+		     "'name':'other-abcde','uid':'m-uid','controller':true}]}}"));
+	put(&r, SCH, "etcdsnapshotschedules",
+	    schedule("{'keepLast':1}", "{'lastScheduleTime':'2026-06-02T10:00:00Z'}"));
+	put(&r, SNAP, "etcdsnapshots",
+	    snapshot("nightly-202606020955", "2026-06-02T09:55:00Z", "sch-uid"));
+	put(&r, SNAP, "etcdsnapshots",
+	    snapshot("nightly-202606021000", "2026-06-02T10:00:00Z", "sch-uid"));
+	eo_schedule_reconcile(&r.ctl, "default", "nightly", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "GET", "persistentvolumeclaims", "backups", "", NULL), 1);
+	assert_int_equal(count(&r, "POST", "jobs", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "DELETE", "etcdsnapshots", NULL, NULL, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", "etcdsnapshotschedules", "nightly", "status", &body),
+			 1);
+	s = json_dumps(body, JSON_COMPACT);
+	assert_non_null(strstr(s, "\"reason\":\"ForeignVolume\""));
+	assert_non_null(strstr(s, "PVC backups is controlled by EtcdMember other-abcde"));
+	free(s);
+	assert_int_equal(count(&r, "POST", "events", NULL, NULL, &body), 1);
+	s = json_dumps(body, JSON_COMPACT);
+	assert_non_null(strstr(s, "\"reason\":\"ForeignVolume\""));
+	free(s);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(test_taken_name_is_left_alone),
 	    cmocka_unit_test(test_retry_after_crash_makes_no_second),
 	    cmocka_unit_test(test_prunes),
+	    cmocka_unit_test(test_prune_refuses_foreign_volume),
 	    cmocka_unit_test(test_unlabelled_snapshot_is_not_ours),
 	};
 

@@ -265,12 +265,144 @@ static void test_parse_labels(void **state)
 	assert_null(eo_desired_parse_labels(NULL));
 }
 
+/* Does some policy of pols let every source (a rule with no from) reach port? */
+static bool open_to_all(json_t *const *pols, size_t n, int port)
+{
+	for (size_t k = 0; k < n; k++) {
+		size_t i;
+		json_t *r;
+
+		json_array_foreach(json_object_get(json_object_get(pols[k], "spec"), "ingress"), i,
+				   r)
+		{
+			size_t j;
+			json_t *p;
+
+			json_array_foreach(json_object_get(r, "ports"), j, p)
+			{
+				if (json_integer_value(json_object_get(p, "port")) == port &&
+				    json_object_get(r, "from") == NULL)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void test_peer_golden(void **state)
+{
+	json_t *c = cluster(NULL), *p;
+
+	(void)state;
+	p = eo_desired_peer_network_policy(c, true);
+	tu_golden(GOLDEN_DIR "netpol_peer_open.json", p);
+	json_decref(p);
+	p = eo_desired_peer_network_policy(c, false);
+	tu_golden(GOLDEN_DIR "netpol_peer_closed.json", p);
+	json_decref(p);
+	json_decref(c);
+}
+
+/*
+ * The peer policy together with the cluster's own policy, as an enforcer adds them up: the
+ * peer port is never open to every Pod; the client and metrics ports are open to every Pod
+ * unless the cluster's own policy narrows them (and the peer policy then is not open).
+ */
+static void test_peer_with_cluster_policy(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		const char *netpol; /* spec.networkPolicy; NULL: no policy of its own */
+		bool open;	    /* the peer policy's open rules */
+		bool client_all, metrics_all;
+	} cases[] = {
+	    {NULL, true, true, true},
+	    {"{'enabled':false}", true, true, true},
+	    {"{'enabled':true}", false, false, true},
+	    {"{'enabled':true,'clientFrom':[{'podSelector':{'matchLabels':{'app':'api'}}}]}", false,
+	     false, true},
+	    {"{'enabled':true,'metricsFrom':[]}", false, false, false},
+	    {"{'enabled':true,'metricsFrom':[{'podSelector':{'matchLabels':{'app':'prom'}}}]}",
+	     false, false, false},
+	    /* why the controller closes it: an open peer policy undoes the narrowing */
+	    {"{'enabled':true,'metricsFrom':[]}", true, true, true},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *c = cluster(cases[i].netpol), *pols[2];
+		size_t n = 0;
+		const json_t *peer, *from;
+
+		pols[n++] = eo_desired_peer_network_policy(c, cases[i].open);
+		assert_non_null(pols[0]);
+		if (eo_desired_network_policy_enabled(c, &fx->o))
+			pols[n++] = eo_desired_network_policy(c, &fx->o);
+		assert_non_null(pols[n - 1]);
+		if (open_to_all(pols, n, EO_PORT_PEER))
+			fail_msg("case %zu: the peer port is open to every Pod", i);
+		if (open_to_all(pols, n, EO_PORT_CLIENT) != cases[i].client_all)
+			fail_msg("case %zu: client port open to every Pod: %d", i,
+				 !cases[i].client_all);
+		if (open_to_all(pols, n, EO_PORT_METRICS) != cases[i].metrics_all)
+			fail_msg("case %zu: metrics port open to every Pod: %d", i,
+				 !cases[i].metrics_all);
+		/* the peer rule: this cluster's member Pods only */
+		peer = rule_for(pols[0], EO_PORT_PEER);
+		from = json_object_get(peer, "from");
+		assert_int_equal(json_array_size(from), 1);
+		assert_string_equal(
+		    json_string_value(json_object_get(
+			json_object_get(json_object_get(json_array_get(from, 0), "podSelector"),
+					"matchLabels"),
+			EO_LABEL_CLUSTER)),
+		    "demo");
+		assert_string_equal(json_string_value(json_object_get(
+					json_object_get(pols[0], "metadata"), "name")),
+				    "demo.peer");
+		for (size_t k = 0; k < n; k++)
+			json_decref(pols[k]);
+		json_decref(c);
+	}
+}
+
+static void test_peer_patch_and_inputs(void **state)
+{
+	json_t *c = cluster(NULL), *open = eo_desired_peer_network_policy(c, true);
+	json_t *closed = eo_desired_peer_network_policy(c, false), *patch;
+	char buf[16], small[9];
+
+	(void)state;
+	assert_null(eo_desired_network_policy_patch(open, open));
+	/* open -> closed (the cluster's own policy came): the whole ingress list is sent */
+	patch = eo_desired_network_policy_patch(closed, open);
+	assert_non_null(patch);
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(patch, "spec"), "ingress")), 1);
+	json_decref(patch);
+	json_decref(open);
+	json_decref(closed);
+	/* "demo.peer" needs 10 bytes */
+	assert_int_equal(eo_name_peer_network_policy(small, sizeof(small), "demo"), -1);
+	assert_int_equal(eo_name_peer_network_policy(buf, sizeof(buf), ""), -1);
+	assert_int_equal(eo_name_peer_network_policy(buf, sizeof(buf), "demo"), 0);
+	assert_string_equal(buf, "demo.peer");
+	json_object_del(json_object_get(c, "metadata"), "uid");
+	assert_null(eo_desired_peer_network_policy(c, true));
+	json_decref(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden),  cmocka_unit_test(test_rules),
-	    cmocka_unit_test(test_enabled), cmocka_unit_test(test_missing_inputs),
-	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_parse_labels),
+	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_enabled),
+	    cmocka_unit_test(test_missing_inputs),
+	    cmocka_unit_test(test_patch),
+	    cmocka_unit_test(test_parse_labels),
+	    cmocka_unit_test(test_peer_golden),
+	    cmocka_unit_test(test_peer_with_cluster_policy),
+	    cmocka_unit_test(test_peer_patch_and_inputs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

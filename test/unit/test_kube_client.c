@@ -382,6 +382,38 @@ static void test_get_sends_auth_and_parses(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * The operator's client goes straight to the apiserver whatever the proxy environment says;
+ * the plugin's (proxy_from_env) follows it, as kubectl does (issue 21 item 7). The proxy
+ * named here listens nowhere, so a client that used it fails.
+ */
+static void test_proxy_environment(void **state)
+{
+	static const char *const vars[] = {"http_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"};
+	struct eo_kube_client_opts plugin = {.proxy_from_env = true, .timeout_ms = 3000};
+	struct eo_kube_resource r = {"v1", "configmaps", "ns1", "cm"};
+	struct fixture *fx, *px;
+	struct eo_kube_error err;
+	json_t *obj = NULL;
+
+	(void)state;
+	fx = fixture_new("tok-1", NULL);
+	px = fixture_new("tok-1", &plugin);
+	unsetenv("no_proxy");
+	unsetenv("NO_PROXY");
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		setenv(vars[i], "http://127.0.0.1:1", 1);
+	assert_int_equal(eo_kube_get(fx->c, &r, &obj, &err), EO_KUBE_OK);
+	json_decref(obj);
+	obj = NULL;
+	assert_int_not_equal(eo_kube_get(px->c, &r, &obj, &err), EO_KUBE_OK);
+	assert_null(obj);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	fixture_free(fx);
+	fixture_free(px);
+}
+
 /* The header lines, the Authorization one with the token, are wiped before they are freed. */
 static void test_headers_scrubbed(void **state)
 {
@@ -848,6 +880,7 @@ int main(void)
 	    cmocka_unit_test(test_status_parsing),
 	    cmocka_unit_test(test_get_sends_auth_and_parses),
 	    cmocka_unit_test(test_headers_scrubbed),
+	    cmocka_unit_test(test_proxy_environment),
 	    cmocka_unit_test(test_list_pagination_merge),
 	    cmocka_unit_test(test_list_total_cap),
 	    cmocka_unit_test(test_create_generate_name_and_exists),

@@ -9,7 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +310,61 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* GET path from source address src (a loopback address), giving up after 3 s. */
+static int fetch_from(const char *src, int port, const char *path, struct reply *r)
+{
+	char url[128];
+	CURL *c = curl_easy_init();
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_INTERFACE, src);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 3L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	rc = (int)curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_easy_cleanup(c);
+	return rc;
+}
+
+/*
+ * One address holding idle connections (as many as the listener takes in all) leaves room
+ * for another address: the kubelet's probe still gets its answer (issue 21 item 2, review
+ * L2). The hog's own next request is turned away.
+ */
+static void test_per_address_limit(void **state)
+{
+	struct eo_http *srv = NULL;
+	struct eo_http_config cfg = {.metrics_addr = "0", .health_addr = "127.0.0.1:0"};
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	int fds[EO_HTTP_CONNECTIONS_MAX];
+	struct reply r;
+	char err[256];
+	int hp;
+
+	(void)state;
+	assert_int_equal(eo_http_start(&cfg, &srv, err, sizeof(err)), 0);
+	hp = eo_http_health_port(srv);
+	sin.sin_port = htons((uint16_t)hp);
+	assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr), 1);
+	for (size_t i = 0; i < EO_HTTP_CONNECTIONS_MAX; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_true(fds[i] >= 0);
+		assert_int_equal(connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)), 0);
+	}
+	usleep(200 * 1000); /* the server accepts them */
+	assert_int_equal(fetch_from("127.0.0.2", hp, "/healthz", &r), CURLE_OK);
+	assert_int_equal(r.status, 200);
+	assert_int_not_equal(fetch_from("127.0.0.1", hp, "/healthz", &r), CURLE_OK);
+	for (size_t i = 0; i < EO_HTTP_CONNECTIONS_MAX; i++)
+		close(fds[i]);
+	eo_http_stop(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_disabled_and_no_ready_callback),
 	    cmocka_unit_test(test_shared_address_and_bind_failure),
 	    cmocka_unit_test(test_hostname_and_any),
+	    cmocka_unit_test(test_per_address_limit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

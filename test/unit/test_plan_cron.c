@@ -254,12 +254,60 @@ static void test_prev_never(void **state)
 	assert_int_equal(eo_cron_prev(&c, at("2026-06-02T00:00:00Z"), &got), -1);
 }
 
+/*
+ * The shortest gap between firings (what a schedule's minimum interval is checked against),
+ * and, for each, the same found by walking the firings of a year from 2026-01-01.
+ */
+static void test_min_interval(void **state)
+{
+	static const struct {
+		const char *expr;
+		int64_t want;
+	} cases[] = {
+	    {"* * * * *", 60},		 {"*/5 * * * *", 300},	   {"*/4 * * * *", 240},
+	    {"*/7 * * * *", 240},				   /* :56 to :00 of the next hour */
+	    {"0,58 * * * *", 120},	 {"0,57 0,23 * * *", 180}, /* 23:57 to 00:00 the next day */
+	    {"0,57 0,23 1 * *", 3420},	 /* the 1st alone: no next day; 00:00 to 00:57 */
+	    {"0,57 0,23 1,2 * *", 180},	 /* the 1st and the 2nd */
+	    {"0,57 0,23 * * 1,3", 3420}, /* Monday and Wednesday are never consecutive */
+	    {"0,57 0,23 * * 1,2", 180},	 {"0 * * * *", 3600},	   {"@hourly", 3600},
+	    {"@daily", 86400},		 {"@weekly", 86400}, /* capped at a day */
+	    {"0 0,12 * * *", 43200},	 {"30 23 * * *", 86400},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct eo_cron c;
+		char err[256];
+		time_t t = at("2026-01-01T00:00:00Z"), end = t + 366 * 86400, n;
+		int64_t got, walked = EO_CRON_DAY_S;
+
+		assert_int_equal(eo_cron_parse(cases[i].expr, &c, err, sizeof(err)), 0);
+		got = eo_cron_min_interval_s(&c);
+		if (got != cases[i].want)
+			fail_msg("'%s': %lld s, want %lld", cases[i].expr, (long long)got,
+				 (long long)cases[i].want);
+		if (cases[i].want < 600)
+			end = t + 8 * 86400; /* frequent: a week shows it */
+		assert_int_equal(eo_cron_next(&c, t - 60, &t), 0);
+		while (eo_cron_next(&c, t, &n) == 0 && n < end) {
+			if (n - t < walked)
+				walked = n - t;
+			t = n;
+		}
+		if (walked != got)
+			fail_msg("'%s': walked %lld s, computed %lld", cases[i].expr,
+				 (long long)walked, (long long)got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_invalid), cmocka_unit_test(test_parse_too_long),
 	    cmocka_unit_test(test_parse_sets),	  cmocka_unit_test(test_next),
 	    cmocka_unit_test(test_prev),	  cmocka_unit_test(test_prev_never),
+	    cmocka_unit_test(test_min_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

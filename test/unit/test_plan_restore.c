@@ -18,6 +18,7 @@
 #include "api/names.h"
 #include "api/restorefail.h"
 #include "desired/desired.h"
+#include "desired/restore.h"
 #include "plan/member.h"
 #include "plan/plan.h"
 #include "plan/podissue.h"
@@ -361,6 +362,108 @@ static void test_member_ready_says_restore_failed(void **state)
 	json_decref(v);
 }
 
+/*
+ * A seed restoring from a PVC: its Pod is created only after the source PVC was read live and
+ * found the user's own (plan/volref.h); another object's volume or etcd member data is refused
+ * with ForeignVolume, a missing one waited for with VolumeNotFound, and nothing is mounted.
+ */
+struct volrow {
+	const char *what;
+	bool read;
+	const char *pvc; /* the live source PVC, NULL: none */
+	enum eo_mplan_action action;
+	const char *reason; /* Ready's reason; NULL: not looked at */
+	const char *msg_has;
+};
+
+#define SRC_PVC(m) "{\"metadata\":{\"name\":\"backups\",\"namespace\":\"default\"" m "}}"
+
+static const struct volrow VOLROWS[] = {
+    {"the source is read before the Pod", false, NULL, EO_MPLAN_READ_VOLUME, NULL,
+     "reading restore source PVC backups"},
+    {"missing: wait, no Pod", true, NULL, EO_MPLAN_WAIT, "VolumeNotFound",
+     "PVC backups does not exist"},
+    {"another cluster's member data PVC: refused", true,
+     SRC_PVC(",\"ownerReferences\":[{\"apiVersion\":\"" EO_API_GROUP_VERSION
+	     "\",\"kind\":\"EtcdMember\",\"name\":\"other-a\",\"uid\":\"o-uid\","
+	     "\"controller\":true}]"),
+     EO_MPLAN_WAIT, "ForeignVolume", "controlled by EtcdMember other-a"},
+    {"a retained member PVC (labels only): refused", true,
+     SRC_PVC(",\"labels\":{\"" EO_LABEL_CLUSTER "\":\"other\"}"), EO_MPLAN_WAIT, "ForeignVolume",
+     EO_LABEL_CLUSTER "=other"},
+    {"a plain PVC: the Pod is created", true, SRC_PVC(""), EO_MPLAN_CREATE_POD, NULL, NULL},
+};
+
+static void test_member_restore_volume_table(void **state)
+{
+	static const struct eo_desired_opts o = {.cluster_domain = "cluster.local",
+						 .operator_image = "localhost/etcd-operator:dev",
+						 .etcd_image_repository = "quay.io/coreos/etcd"};
+	json_t *c = tu_json("{\"apiVersion\":\"" EO_API_GROUP_VERSION "\",\"kind\":\"EtcdCluster\","
+			    "\"metadata\":{\"name\":\"demo\",\"namespace\":\"default\",\"uid\":"
+			    "\"c-uid\"},\"spec\":{\"replicas\":1,\"version\":\"3.6.11\"}}");
+	json_t *m = seed_member();
+	json_t *v = tu_json(
+	    "{\"metadata\":{\"name\":\"data-demo-a\",\"namespace\":\"default\",\"uid\":\"v1\","
+	    "\"ownerReferences\":[{\"apiVersion\":\"" EO_API_GROUP_VERSION "\","
+	    "\"kind\":\"EtcdMember\",\"name\":\"demo-a\",\"uid\":\"m-uid\",\"controller\":true}]},"
+	    "\"status\":{\"phase\":\"Bound\"}}");
+
+	(void)state;
+	json_object_set_new(json_object_get(json_object_get(m, "spec"), "restore"), "source",
+			    tu_json("{\"pvc\":{\"claimName\":\"backups\",\"subPath\":\"s.db\"}}"));
+	for (size_t i = 0; i < sizeof(VOLROWS) / sizeof(VOLROWS[0]); i++) {
+		const struct volrow *row = &VOLROWS[i];
+		json_t *src = row->pvc != NULL ? tu_json(row->pvc) : NULL;
+		struct eo_mplan_input in = {.member = m,
+					    .cluster = c,
+					    .pvc = v,
+					    .build = &o,
+					    .volume_read = row->read,
+					    .volume = src,
+					    .now = T0};
+		struct eo_mplan_result r = {0};
+
+		assert_int_equal(eo_member_plan(&in, &r), 0);
+		if (r.action != row->action)
+			fail_msg("%s: action %s, want %s", row->what,
+				 eo_mplan_action_name(r.action), eo_mplan_action_name(row->action));
+		if (row->action == EO_MPLAN_READ_VOLUME)
+			assert_string_equal(r.volume, "backups");
+		if (row->action != EO_MPLAN_CREATE_POD)
+			assert_null(r.object); /* nothing mounted */
+		else
+			assert_string_equal(eo_desired_restore_claim(r.object), "backups");
+		if (row->reason != NULL) {
+			if (!eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE,
+						  row->reason))
+				fail_msg("%s: Ready reason %s, want %s", row->what,
+					 eo_condition_reason(r.status, EO_COND_READY), row->reason);
+			assert_string_equal(r.event_type, "Warning");
+			assert_string_equal(r.event_reason, row->reason);
+		}
+		if (row->msg_has != NULL && strstr(r.message, row->msg_has) == NULL)
+			fail_msg("%s: message \"%s\" lacks \"%s\"", row->what, r.message,
+				 row->msg_has);
+		if (row->reason != NULL) {
+			/* The cluster quotes it among its members' issues. */
+			json_t *mm = json_deep_copy(m);
+			struct eo_plan_member pm = {mm, NULL, v};
+			char buf[EO_PLAN_ISSUES_MAX];
+
+			json_object_set(mm, "status", r.status);
+			assert_int_equal(eo_plan_member_issues(&pm, 1, T0, buf, sizeof(buf)), 1);
+			assert_non_null(strstr(buf, "member demo-a: restore source"));
+			json_decref(mm);
+		}
+		eo_member_plan_clear(&r);
+		json_decref(src);
+	}
+	json_decref(m);
+	json_decref(c);
+	json_decref(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +471,7 @@ int main(void)
 	    cmocka_unit_test(test_restore_issue_table),
 	    cmocka_unit_test(test_cluster_says_restore_failed),
 	    cmocka_unit_test(test_member_ready_says_restore_failed),
+	    cmocka_unit_test(test_member_restore_volume_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

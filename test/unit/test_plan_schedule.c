@@ -427,6 +427,91 @@ static void test_run(void **state)
 	}
 }
 
+/*
+ * The operator's bounds (issue 21 item 5): a schedule whose runs come closer than the minimum
+ * interval creates nothing (Ready=False/ScheduleTooFrequent and a Warning Event, no
+ * nextScheduleTime), unless the administrator set no minimum; retention still applies to it.
+ * A schedule whose retention sets neither keepLast nor maxAge keeps the default number of
+ * Complete snapshots; 0 keeps them all.
+ */
+static void test_operator_bounds(void **state)
+{
+	static const struct {
+		const char *cron, *extra_spec;
+		long min_interval_s;
+		int default_keep_last;
+		size_t n_complete; /* Complete snapshots of the schedule, one an hour before */
+		bool create;
+		const char *reason;
+		size_t n_prune;
+	} rows[] = {
+	    {"*/5 * * * *", "", 300, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"* * * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"*/4 * * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"0,2 10 * * *", "", 300, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    {"* * * * *", "", 0, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "", 3600, 0, 0, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "", 3601, 0, 0, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 0},
+	    /* the default retention */
+	    {"@hourly", "", 300, 10, 12, true, EO_REASON_SCHEDULED, 2},
+	    {"@hourly", "", 300, 0, 12, true, EO_REASON_SCHEDULED, 0},
+	    {"@hourly", "'retention':{'keepLast':11}", 300, 10, 12, true, EO_REASON_SCHEDULED, 1},
+	    {"@hourly", "'retention':{'maxAge':'8760h'}", 300, 10, 12, true, EO_REASON_SCHEDULED,
+	     0},
+	    {"@hourly", "'retention':{'keepFailed':3}", 300, 10, 12, true, EO_REASON_SCHEDULED, 2},
+	    /* refused, still pruned */
+	    {"* * * * *", "", 300, 10, 12, false, EO_REASON_SCHEDULE_TOO_FREQUENT, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *sch = schedule(rows[i].cron, rows[i].extra_spec, "{}"),
+		       *keep = json_array();
+		struct eo_schplan_snapshot snaps[16] = {{0}};
+		struct eo_schplan_input in = {.schedule = sch,
+					      .snaps = snaps,
+					      .operator_image = IMAGE,
+					      .min_interval_s = rows[i].min_interval_s,
+					      .default_keep_last = rows[i].default_keep_last,
+					      .now = at("2026-06-02T10:00:20Z")};
+		struct eo_schplan_result out;
+
+		for (size_t k = 0; k < rows[i].n_complete; k++) {
+			char name[64], slot[EO_TIME_BUF];
+			json_t *s;
+
+			snprintf(name, sizeof(name), "nightly-old-%zu", k);
+			assert_int_equal(
+			    eo_time_format(at("2026-06-01T00:00:00Z") + (time_t)k * 3600, slot,
+					   sizeof(slot)),
+			    0);
+			s = ours(name, slot, "Complete");
+			json_array_append_new(keep, s);
+			snaps[in.n_snaps++].snapshot = s;
+		}
+		if (eo_plan_schedule(&in, &out) != 0)
+			fail_msg("row %zu: plan failed", i);
+		if ((out.create != NULL) != rows[i].create)
+			fail_msg("row %zu (%s, min %ld s): create %d", i, rows[i].cron,
+				 rows[i].min_interval_s, out.create != NULL);
+		if (strcmp(eo_condition_reason(out.status, EO_COND_READY), rows[i].reason) != 0)
+			fail_msg("row %zu: Ready reason %s, want %s", i,
+				 eo_condition_reason(out.status, EO_COND_READY), rows[i].reason);
+		if (strcmp(rows[i].reason, EO_REASON_SCHEDULE_TOO_FREQUENT) == 0) {
+			assert_true(has_event(&out, EO_REASON_SCHEDULE_TOO_FREQUENT, "every"));
+			assert_string_equal(eo_condition_status(out.status, EO_COND_READY),
+					    EO_COND_FALSE);
+			assert_null(json_object_get(out.status, "nextScheduleTime"));
+		}
+		if (out.n_prune != rows[i].n_prune)
+			fail_msg("row %zu: %zu prune steps, want %zu", i, out.n_prune,
+				 rows[i].n_prune);
+		eo_schplan_result_clear(&out);
+		json_decref(keep);
+		json_decref(sch);
+	}
+}
+
 /* The same input planned twice after applying the first status changes nothing. */
 static void test_run_steady(void **state)
 {
@@ -750,6 +835,96 @@ static void test_prune_complete_deletes(void **state)
 	json_decref(keep);
 }
 
+/*
+ * A failed snapshot beyond keepFailed whose destination PVC was refused (ForeignVolume) is
+ * deleted without a prune Job: a prune Job would mount the very PVC the refusal kept out.
+ * Another failed one (JobFailed) still gets its prune Job.
+ */
+static void test_prune_foreign_volume_without_job(void **state)
+{
+	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':3,'keepFailed':0}",
+			       "{'lastScheduleTime':'2026-06-04T00:00:00Z'}");
+	json_t *a = ours("nightly-a", "2026-06-02T00:00:00Z", NULL);
+	json_t *b = ours("nightly-b", "2026-06-03T00:00:00Z", NULL);
+	struct eo_schplan_snapshot snaps[2] = {{.snapshot = a}, {.snapshot = b}};
+	struct eo_schplan_input in = {.schedule = sch,
+				      .snaps = snaps,
+				      .n_snaps = 2,
+				      .operator_image = IMAGE,
+				      .now = at("2026-06-04T12:00:00Z")};
+	struct eo_schplan_result out;
+
+	(void)state;
+	json_object_set_new(a, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'ForeignVolume','message':'refused'}]}"));
+	json_object_set_new(b, "status",
+			    tu_jsonq("{'phase':'Failed','conditions':[{'type':'Ready','status':"
+				     "'False','reason':'JobFailed','message':'failed'}]}"));
+	assert_int_equal(eo_plan_schedule(&in, &out), 0);
+	assert_int_equal(out.n_prune, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const char *n = eo_kube_obj_name(out.prune[i].snapshot);
+
+		if (strcmp(n, "nightly-a") == 0) {
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT);
+			assert_null(out.prune[i].job);
+		} else {
+			assert_string_equal(n, "nightly-b");
+			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
+		}
+	}
+	assert_true(has_event(&out, EO_REASON_SNAPSHOT_PRUNED, "nothing was stored"));
+	eo_schplan_result_clear(&out);
+	json_decref(a);
+	json_decref(b);
+	json_decref(sch);
+}
+
+/*
+ * The controller's live read found a complete snapshot's PVC destination held by another object
+ * (or gone) before the prune Job: no Job, Pruned=False with that reason and a Warning Event,
+ * the snapshot kept. The other snapshots are pruned as usual.
+ */
+static void test_prune_refused_volume(void **state)
+{
+	const char *js[3] = {NULL, NULL, NULL};
+	json_t *pods[3] = {NULL, NULL, NULL}, *keep = json_array();
+	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':1}",
+			       "{'lastScheduleTime':'2026-06-04T00:00:00Z'}");
+	struct eo_schplan_snapshot snaps[4];
+	struct eo_schplan_result out;
+	struct eo_schplan_input in = {.schedule = sch,
+				      .snaps = snaps,
+				      .n_snaps = 4,
+				      .operator_image = IMAGE,
+				      .now = at("2026-06-04T12:00:00Z")};
+
+	(void)state;
+	/* The snapshots plan_prune builds, first without a refusal. */
+	plan_prune(js, pods, IMAGE, &out, keep);
+	assert_int_equal(out.n_prune, 3);
+	eo_schplan_result_clear(&out);
+	for (size_t i = 0; i < 4; i++) /* keep holds the schedule, then a..d */
+		snaps[i] = (struct eo_schplan_snapshot){.snapshot = json_array_get(keep, 1 + i)};
+	snaps[1].volume_reason = "ForeignVolume";
+	snaps[1].volume_why = "PVC backups is controlled by StatefulSet postgres";
+	assert_int_equal(eo_plan_schedule(&in, &out), 0);
+	assert_int_equal(out.n_prune, 2);
+	for (size_t i = 0; i < out.n_prune; i++) {
+		assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
+		assert_string_not_equal(eo_kube_obj_name(out.prune[i].snapshot), "nightly-b");
+	}
+	assert_true(
+	    eo_condition_matches(out.status, EO_COND_PRUNED, EO_COND_FALSE, "ForeignVolume"));
+	assert_true(has_event(&out, "ForeignVolume",
+			      "EtcdSnapshot nightly-b is not pruned: PVC backups is controlled by "
+			      "StatefulSet postgres"));
+	eo_schplan_result_clear(&out);
+	json_decref(sch);
+	json_decref(keep);
+}
+
 static void test_prune_without_image(void **state)
 {
 	const char *js[3] = {NULL, NULL, NULL};
@@ -769,7 +944,7 @@ static void test_retention_met(void **state)
 {
 	json_t *sch = schedule("0 0 * * *", "'retention':{'keepLast':3}", "{}");
 	json_t *a = ours("nightly-a", "2026-06-01T00:00:00Z", "Complete");
-	struct eo_schplan_snapshot snaps[1] = {{a, NULL, NULL}};
+	struct eo_schplan_snapshot snaps[1] = {{.snapshot = a}};
 	struct eo_schplan_input in = {.schedule = sch,
 				      .snaps = snaps,
 				      .n_snaps = 1,
@@ -867,6 +1042,7 @@ static void test_prune_job_pvc(void **state)
 	    "'etcd-operator.cozystack.io/schedule':'nightly'}},'spec':{'restartPolicy':'Never',"
 	    "'automountServiceAccountToken':false,'enableServiceLinks':false,'securityContext':{"
 	    "'runAsNonRoot':true,'runAsUser':65532,'runAsGroup':65532,'fsGroup':65532,"
+	    "'fsGroupChangePolicy':'OnRootMismatch',"
 	    "'seccompProfile':{'type':'RuntimeDefault'}},'containers':[{'name':'snapshot-prune',"
 	    "'image':'" IMAGE "','args':['snapshot-prune','--snapshot-name','nightly-202606021000',"
 	    "'--snapshot-uid','s-uid','--pvc-dir','/snapshot/data/demo','--termination-log',"
@@ -896,11 +1072,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_run),
 	    cmocka_unit_test(test_run_steady),
+	    cmocka_unit_test(test_operator_bounds),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_prune_creates_jobs),
 	    cmocka_unit_test(test_prune_caps_running_jobs),
 	    cmocka_unit_test(test_prune_complete_deletes),
 	    cmocka_unit_test(test_prune_without_image),
+	    cmocka_unit_test(test_prune_foreign_volume_without_job),
+	    cmocka_unit_test(test_prune_refused_volume),
 	    cmocka_unit_test(test_retention_met),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_validate),

@@ -172,6 +172,8 @@ struct row {
 	int pod_exit; /* -1: no Pod */
 	const char *pod_message;
 	bool confirmed_gone, foreign, no_image;
+	bool vol_read;	 /* the destination PVC was read live */
+	const char *vol; /* that PVC's JSON; NULL: the GET found none */
 	/* expected */
 	enum eo_splan_action action;
 	const char *phase;  /* NULL: no status written */
@@ -182,6 +184,19 @@ struct row {
 	bool artifact;
 	const char *endpoints; /* comma-joined expected endpoints for CREATE_JOB */
 };
+
+/* A PVC destination, three ready voters: the live read of the PVC decides (plan/volref.h). */
+#define PVC_ROW(w, v, act, ph, rs, ev, msg)                                                        \
+	{                                                                                          \
+		.what = w, .dest = DEST_PVC, .status = "{}", .replicas = 3,                        \
+		.members = {{"demo-a", true, true, 10}}, .nmembers = 1, .vol_read = true,          \
+		.vol = v, .action = act, .phase = ph, .reason = rs, .ready = "False", .event = ev, \
+		.msg_has = msg, .endpoints = "http://demo-a.demo.ns.svc.cluster.local:2379"        \
+	}
+#define PVC_META(m) "{\"metadata\":{\"name\":\"backups\",\"namespace\":\"ns\"" m "}}"
+#define OWNER(kind, name, uid, ctl)                                                                \
+	",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"" kind "\",\"name\":\"" name      \
+	"\",\"uid\":\"" uid "\",\"controller\":" ctl "}]"
 
 static const struct row ROWS[] = {
     {.what = "complete is final",
@@ -257,6 +272,38 @@ static const struct row ROWS[] = {
      .msg_has = "Job snap1-snapshot created",
      .endpoints = "http://demo-a.demo.ns.svc.cluster.local:2379,"
 		  "http://demo-c.demo.ns.svc.cluster.local:2379"},
+    {.what = "PVC destination: read live before the Job mounts it",
+     .dest = DEST_PVC,
+     .status = "{}",
+     .replicas = 3,
+     .members = {{"demo-a", true, true, 10}},
+     .nmembers = 1,
+     .action = EO_SPLAN_READ_VOLUME,
+     .msg_has = "reading PVC backups"},
+    PVC_ROW("PVC destination missing: wait, mount nothing", NULL, EO_SPLAN_WAIT, "Pending",
+	    "VolumeNotFound", "Warning", "PVC backups does not exist"),
+    PVC_ROW("another member's data PVC: refused",
+	    PVC_META(OWNER("EtcdMember", "other-0", "m-uid", "true")), EO_SPLAN_NONE, "Failed",
+	    "ForeignVolume", "Warning", "PVC backups is controlled by EtcdMember other-0"),
+    PVC_ROW("an application's StatefulSet volume: refused",
+	    PVC_META(OWNER("StatefulSet", "postgres", "ss-uid", "true")), EO_SPLAN_NONE, "Failed",
+	    "ForeignVolume", "Warning", "controlled by StatefulSet postgres"),
+    PVC_ROW("a retained member PVC (no owner, the cluster label): refused",
+	    PVC_META(",\"labels\":{\"etcd-operator.cozystack.io/cluster\":\"other\"}"),
+	    EO_SPLAN_NONE, "Failed", "ForeignVolume", "Warning",
+	    "etcd-operator.cozystack.io/cluster=other"),
+    PVC_ROW("a legacy etcd.aenix.io member PVC: refused",
+	    PVC_META(",\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-operator\"}"),
+	    EO_SPLAN_NONE, "Failed", "ForeignVolume", "Warning",
+	    "app.kubernetes.io/managed-by=etcd-operator"),
+    PVC_ROW("a plain PVC: the Job is created", PVC_META(""), EO_SPLAN_CREATE_JOB, "Started",
+	    "JobCreated", "Normal", "Job snap1-snapshot created"),
+    PVC_ROW("an owner that is not a controller: the Job is created",
+	    PVC_META(OWNER("ConfigMap", "keep", "cm-uid", "false")), EO_SPLAN_CREATE_JOB, "Started",
+	    "JobCreated", "Normal", "Job snap1-snapshot created"),
+    PVC_ROW("controlled by this very snapshot: the Job is created",
+	    PVC_META(OWNER("EtcdSnapshot", "snap1", "s-uid", "true")), EO_SPLAN_CREATE_JOB,
+	    "Started", "JobCreated", "Normal", "Job snap1-snapshot created"),
     {.what = "Job created, no Pod running yet",
      .dest = DEST_S3,
      .status = "{\"phase\":\"Started\"}",
@@ -386,7 +433,7 @@ static void check_row(const struct row *r)
 	struct eo_plan_member pm[4];
 	json_t *keep = json_array(), *snap = snapshot(r->dest, r->status);
 	json_t *cl = r->replicas >= 0 ? cluster(r->replicas) : NULL, *j = job(r->job);
-	json_t *pods = json_array();
+	json_t *pods = json_array(), *vol = r->vol != NULL ? load(r->vol) : NULL;
 	struct eo_splan_result out;
 	struct eo_splan_input in;
 
@@ -401,6 +448,8 @@ static void check_row(const struct row *r)
 				     .job_pods = pods,
 				     .job_confirmed_gone = r->confirmed_gone,
 				     .foreign_job = r->foreign,
+				     .dest_pvc_read = r->vol_read,
+				     .dest_pvc = vol,
 				     .operator_image = r->no_image ? "" : IMAGE,
 				     .build = &OPTS,
 				     .now = NOW};
@@ -459,6 +508,7 @@ static void check_row(const struct row *r)
 			fail_msg("%s: endpoints %s, want %s", r->what, got, r->endpoints);
 	}
 	eo_splan_result_clear(&out);
+	json_decref(vol);
 	json_decref(pods);
 	json_decref(j);
 	json_decref(cl);

@@ -1,0 +1,199 @@
+/*
+ * plan/nodeloss.c - a member's node in trouble. See nodeloss.h.
+ */
+#include "plan/nodeloss.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/member.h"
+#include "api/timeutil.h"
+
+static const json_t *at(const json_t *o, const char *a, const char *b)
+{
+	return json_object_get(json_object_get(o, a), b);
+}
+
+/* The element of array arr whose key equals want, or NULL. */
+static const json_t *find_by(const json_t *arr, const char *key, const char *want)
+{
+	const json_t *e = NULL;
+	size_t i;
+
+	json_array_foreach(arr, i, e)
+	{
+		const char *v = json_string_value(json_object_get(e, key));
+
+		if (v != NULL && strcmp(v, want) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static const json_t *node_ready_condition(const json_t *node)
+{
+	return find_by(at(node, "status", "conditions"), "type", "Ready");
+}
+
+bool eo_plan_node_lost(const json_t *node, bool node_absent)
+{
+	const char *st = NULL;
+
+	if (node_absent)
+		return true;
+	if (node == NULL)
+		return false; /* not looked up: nothing is known */
+	st = json_string_value(json_object_get(node_ready_condition(node), "status"));
+	return st == NULL || strcmp(st, "True") != 0;
+}
+
+/* *since from an RFC 3339 string; false when absent or malformed. */
+static bool parse_since(const char *s, time_t *since)
+{
+	return s != NULL && eo_time_parse(s, since) == 0;
+}
+
+/* Fills due and left_s from a clock (known or not). */
+static void clock_from(struct eo_node_verdict *v, bool known, time_t since, long grace_s,
+		       time_t now)
+{
+	v->left_s = -1;
+	v->due = false;
+	if (!known)
+		return;
+	if (now - since >= grace_s) {
+		v->due = true;
+		v->left_s = 0;
+	} else {
+		v->left_s = (long)(grace_s - (now - since));
+	}
+}
+
+static void since_text(char *buf, size_t n, bool known, time_t since)
+{
+	char ts[EO_TIME_BUF];
+
+	if (known && eo_time_format(since, ts, sizeof(ts)) == 0)
+		snprintf(buf, n, " since %s", ts);
+	else
+		snprintf(buf, n, " (since when is not known)");
+}
+
+static bool gone(const json_t *pod, long grace_s, time_t now, struct eo_node_verdict *v)
+{
+	const json_t *ready = find_by(at(pod, "status", "conditions"), "type", "Ready");
+	const char *rs = json_string_value(json_object_get(ready, "status"));
+	time_t since = 0;
+	bool known =
+	    parse_since(json_string_value(at(pod, "metadata", "deletionTimestamp")), &since);
+	char s[64];
+
+	if (!known && rs != NULL && strcmp(rs, "True") != 0)
+		known = parse_since(json_string_value(json_object_get(ready, "lastTransitionTime")),
+				    &since);
+	v->trouble = EO_NODE_GONE;
+	v->lost = true;
+	clock_from(v, known, since, grace_s, now);
+	since_text(s, sizeof(s), known, since);
+	snprintf(v->why, sizeof(v->why), "node %s is gone (no Node object); the Pod is %s%s",
+		 v->node,
+		 json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL
+		     ? "terminating"
+		     : "not ready",
+		 s);
+	return true;
+}
+
+static bool not_ready(const json_t *node, long grace_s, time_t now, struct eo_node_verdict *v)
+{
+	const json_t *c = node_ready_condition(node);
+	const char *st = json_string_value(json_object_get(c, "status"));
+	time_t since = 0;
+	bool known =
+	    c != NULL &&
+	    parse_since(json_string_value(json_object_get(c, "lastTransitionTime")), &since);
+	char s[64];
+
+	v->trouble = EO_NODE_NOT_READY;
+	v->lost = true;
+	clock_from(v, known, since, grace_s, now);
+	since_text(s, sizeof(s), known, since);
+	snprintf(v->why, sizeof(v->why), "node %s is NotReady (Ready=%s)%s", v->node,
+		 st != NULL ? st : "missing", s);
+	return true;
+}
+
+static bool cordoned(const json_t *node, long grace_s, time_t now, struct eo_node_verdict *v)
+{
+	const json_t *taint = find_by(at(node, "spec", "taints"), "key", EO_TAINT_UNSCHEDULABLE);
+	time_t since = 0;
+	bool known = parse_since(json_string_value(json_object_get(taint, "timeAdded")), &since);
+	char s[64];
+
+	v->trouble = EO_NODE_CORDONED;
+	clock_from(v, known, since, grace_s, now);
+	since_text(s, sizeof(s), known, since);
+	snprintf(v->why, sizeof(v->why), "node %s is cordoned (unschedulable)%s", v->node, s);
+	return true;
+}
+
+const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc)
+{
+	const char *nn = json_string_value(at(pod, "spec", "nodeName"));
+
+	if (pod == NULL)
+		return NULL;
+	if (nn == NULL || nn[0] == '\0')
+		nn = json_string_value(at(json_object_get(pvc, "metadata"), "annotations",
+					  EO_ANNOTATION_SELECTED_NODE));
+	return nn != NULL && nn[0] != '\0' ? nn : NULL;
+}
+
+bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct eo_plan_node *pn,
+				 long grace_s, time_t now, struct eo_node_verdict *v)
+{
+	const char *nn = NULL, *ev = NULL;
+	const json_t *node = pn != NULL ? pn->node : NULL;
+
+	memset(v, 0, sizeof(*v));
+	v->left_s = -1;
+	if (pm == NULL || pm->member == NULL || pm->pod == NULL ||
+	    eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
+	    eo_member_dormant(pm->member))
+		return false;
+	nn = eo_plan_member_node_name(pm->pod, pm->pvc);
+	if (nn == NULL || pn == NULL || (node == NULL && !pn->absent))
+		return false;
+	if (snprintf(v->node, sizeof(v->node), "%s", nn) >= (int)sizeof(v->node))
+		return false;
+	if (grace_s < 0)
+		grace_s = 0;
+	if (pn->absent)
+		return gone(pm->pod, grace_s, now, v);
+	if (eo_plan_node_lost(node, false))
+		return not_ready(node, grace_s, now, v);
+	ev = json_string_value(
+	    at(json_object_get(node, "metadata"), "annotations", EO_ANNOTATION_EVACUATE));
+	if (ev != NULL && strcmp(ev, "true") == 0) {
+		/*
+		 * Only off a cordoned node: on a schedulable one the replacement could land on
+		 * the same node and be evacuated in turn, for ever.
+		 */
+		bool cordoned_too = json_is_true(at(node, "spec", "unschedulable"));
+
+		v->trouble = EO_NODE_EVACUATE;
+		v->due = cordoned_too;
+		v->left_s = cordoned_too ? 0 : -1;
+		snprintf(v->why, sizeof(v->why), "node %s is annotated %s=true%s", v->node,
+			 EO_ANNOTATION_EVACUATE,
+			 cordoned_too ? " and cordoned"
+				      : " but not cordoned: nothing moves until it is (kubectl "
+					"cordon), or the replacement could land on it again");
+		return true;
+	}
+	if (json_is_true(at(node, "spec", "unschedulable")))
+		return cordoned(node, grace_s, now, v);
+	memset(v, 0, sizeof(*v));
+	v->left_s = -1;
+	return false;
+}

@@ -1,0 +1,96 @@
+/*
+ * plan/nodeloss.h - a member's node in trouble (pure).
+ *
+ * A member runs on one node, and with a node-local volume its data lives and dies there. The
+ * node can be lost (NotReady or Unknown: powered off, cut off, kubelet dead; or its Node object
+ * deleted), or taken out of service (cordoned for maintenance, or marked by the user with
+ * EO_ANNOTATION_EVACUATE=true). eo_plan_member_node_trouble() says which, since when, and
+ * whether the grace (spec.nodeLossGracePeriod) has passed:
+ *
+ *   - NotReady: the Node's Ready condition is not True; the clock is that condition's
+ *     lastTransitionTime (no condition: no clock, never due).
+ *   - Gone: the Node object was looked up and is not there; the clock is the Pod's
+ *     deletionTimestamp, else its Ready=False condition's lastTransitionTime (neither: never
+ *     due).
+ *   - Evacuate: the Node carries EO_ANNOTATION_EVACUATE="true": due at once once the node is
+ *     also cordoned (so that the replacement cannot land on it again); before, only told.
+ *   - Cordoned: spec.unschedulable; the clock is the timeAdded of the
+ *     node.kubernetes.io/unschedulable taint the node lifecycle controller adds (absent:
+ *     never due; the annotation still works).
+ *
+ * Within the grace nothing is removed (a reboot is not a loss): the cluster only reports it.
+ * Past it, the cluster controller removes the member through the quorum and the scale-up path
+ * replaces it with a new member (new name, new PVC); the member finalizer then force-deletes a
+ * Pod left on a lost node (eo_plan_node_lost) and its PVC. A member whose Pod is ready on a
+ * Ready node is never touched by this, whatever etcd says about it (a partition heals).
+ */
+#ifndef EO_PLAN_NODELOSS_H
+#define EO_PLAN_NODELOSS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "plan/plan.h"
+
+/* The Node annotation that asks for the members on it to be moved elsewhere now. */
+#define EO_ANNOTATION_EVACUATE "etcd-operator.cozystack.io/evacuate"
+/* The taint the node lifecycle controller puts on a cordoned node. */
+#define EO_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
+
+/* Degraded=True reasons (and Warning Events) while a member's node is in trouble. */
+#define EO_PLAN_REASON_NODE_NOT_READY	  "MemberNodeNotReady"
+#define EO_PLAN_REASON_NODE_DRAINING	  "MemberNodeDraining"
+#define EO_PLAN_REASON_MEMBER_UNREACHABLE "MemberUnreachable"
+/* The Warning Event when a member is removed for its node (then replaced). */
+#define EO_PLAN_REASON_NODE_LOST "MemberNodeLost"
+
+enum eo_node_trouble {
+	EO_NODE_FINE = 0,
+	EO_NODE_NOT_READY, /* Ready condition False or Unknown (or missing) */
+	EO_NODE_GONE,	   /* the Node object does not exist */
+	EO_NODE_EVACUATE,  /* annotated EO_ANNOTATION_EVACUATE=true */
+	EO_NODE_CORDONED,  /* spec.unschedulable */
+};
+
+#define EO_NODE_WHY_MAX 512
+
+struct eo_node_verdict {
+	enum eo_node_trouble trouble;
+	bool lost;		     /* NOT_READY or GONE: the node may never come back */
+	bool due;		     /* past the grace (EVACUATE: at once when cordoned) */
+	long left_s;		     /* not due with a clock: seconds left; -1 no clock */
+	char node[EO_PLAN_NAME_MAX]; /* the Pod's spec.nodeName */
+	char why[EO_NODE_WHY_MAX];   /* "node n1 is NotReady (Unknown) since ...", ... */
+};
+
+/* The annotation the scheduler puts on a claim provisioned for a node (WaitForFirstConsumer). */
+#define EO_ANNOTATION_SELECTED_NODE "volume.kubernetes.io/selected-node"
+
+/*
+ * The node a member lives on: its Pod's spec.nodeName; for a Pod not bound to a node yet (one
+ * recreated after its node went away, which a node-local volume keeps Pending), the node its
+ * PVC was provisioned for (EO_ANNOTATION_SELECTED_NODE). NULL when neither says. Borrowed.
+ */
+const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc);
+
+/*
+ * Whether member pm (not pending, dormant or being deleted; with a Pod on a node,
+ * eo_plan_member_node_name) runs
+ * on a node in trouble, looked up as pn (NULL: not looked up). grace_s: the cluster's
+ * eo_cluster_node_loss_grace_seconds(). False (and v->trouble FINE) when the node is fine or
+ * was not looked up.
+ */
+bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct eo_plan_node *pn,
+				 long grace_s, time_t now, struct eo_node_verdict *v);
+
+/*
+ * Whether a Pod bound to a node sits on a lost one: node absent (node_absent) or its Ready
+ * condition not True. The member finalizer force-deletes such a Pod (gracePeriodSeconds 0)
+ * once the member is out of etcd: the kubelet that would confirm a graceful delete is gone.
+ */
+bool eo_plan_node_lost(const json_t *node, bool node_absent);
+
+#endif
