@@ -156,6 +156,7 @@ void eo_cluster_tls(const json_t *cluster, struct eo_cluster_tls *out)
 {
 	json_t *client = eo__json_object_at(cluster, "spec.tls.client");
 	json_t *peer = eo__json_object_at(cluster, "spec.tls.peer");
+	const char *ca = NULL;
 
 	memset(out, 0, sizeof(*out));
 	read_issuer(NULL, &out->server_issuer);
@@ -181,6 +182,11 @@ void eo_cluster_tls(const json_t *cluster, struct eo_cluster_tls *out)
 			out->client_mtls = out->operator_client_secret != NULL;
 		}
 	}
+	ca = eo__json_str_at(cluster, "spec.tls.certificateAuthority");
+	if (ca != NULL && strcmp(ca, EO_TLS_CA_PER_CLUSTER_NAME) == 0)
+		out->ca = EO_TLS_CA_PER_CLUSTER;
+	else if (ca != NULL && strcmp(ca, EO_TLS_CA_ISSUER_NAME) == 0)
+		out->ca = EO_TLS_CA_ISSUER;
 	if (peer != NULL) {
 		json_t *cm = eo__json_object_at(peer, "certManager");
 
@@ -580,6 +586,14 @@ static int check_tls(const json_t *spec, char *msg, size_t n)
 		return 0;
 	if (!json_is_object(tls))
 		return eo__fail(msg, n, "spec.tls: must be an object");
+	if (json_object_get(tls, "certificateAuthority") != NULL) {
+		const char *ca = eo__json_str_at(tls, "certificateAuthority");
+
+		if (ca == NULL || (strcmp(ca, EO_TLS_CA_PER_CLUSTER_NAME) != 0 &&
+				   strcmp(ca, EO_TLS_CA_ISSUER_NAME) != 0))
+			return eo__fail(
+			    msg, n, "spec.tls.certificateAuthority: must be PerCluster or Issuer");
+	}
 	client = json_object_get(tls, "client");
 	peer = json_object_get(tls, "peer");
 	if (client != NULL) {

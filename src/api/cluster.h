@@ -202,6 +202,18 @@ struct eo_issuer_ref {
 	const char *name; /* NULL when absent */
 	const char *kind; /* "Issuer" (default) or "ClusterIssuer" */
 };
+/*
+ * spec.tls.certificateAuthority: where the cert-manager Certificates' CA comes from.
+ * UNSET leaves the choice to the planner (plan/certs.h: a new cluster gets its own CA, a
+ * cluster whose Certificates an older operator issued keeps its issuer).
+ */
+enum eo_tls_ca {
+	EO_TLS_CA_UNSET = 0,
+	EO_TLS_CA_PER_CLUSTER, /* "PerCluster": a CA of this cluster's own, made by the operator */
+	EO_TLS_CA_ISSUER,      /* "Issuer": the leaves straight from the issuers spec.tls names */
+};
+#define EO_TLS_CA_PER_CLUSTER_NAME "PerCluster"
+#define EO_TLS_CA_ISSUER_NAME	   "Issuer"
 struct eo_cluster_tls {
 	enum eo_tls_source client;
 	bool client_mtls;			     /* operator presents a client certificate */
@@ -212,6 +224,7 @@ struct eo_cluster_tls {
 	enum eo_tls_source peer;
 	const char *peer_secret;	  /* EO_TLS_SECRET */
 	struct eo_issuer_ref peer_issuer; /* EO_TLS_CERT_MANAGER */
+	enum eo_tls_ca ca;		  /* spec.tls.certificateAuthority */
 };
 void eo_cluster_tls(const json_t *cluster, struct eo_cluster_tls *out);
 /*

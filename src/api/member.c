@@ -199,6 +199,8 @@ void eo_member_tls(const json_t *member, struct eo_member_tls *out)
 	s = eo__json_str_at(tls, "peerSecretRef.name");
 	out->peer_secret = s != NULL && s[0] != '\0' ? s : NULL;
 	out->peer_auto_tls = eo__json_bool_at(tls, "peerAutoTLS", false);
+	s = eo__json_str_at(tls, "peerAllowedHostname");
+	out->peer_allowed_hostname = s != NULL && s[0] != '\0' ? s : NULL;
 }
 
 bool eo_member_restore_source(const json_t *member, struct eo_snapshot_location *out)

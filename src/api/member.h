@@ -70,6 +70,7 @@ struct eo_member_tls {
 	bool client_mtls;
 	const char *peer_secret; /* NULL: plaintext peers (unless peer_auto_tls) */
 	bool peer_auto_tls;
+	const char *peer_allowed_hostname; /* NULL: any peer certificate of the CA */
 };
 void eo_member_tls(const json_t *member, struct eo_member_tls *out);
 /* spec.restore.source: true and *out filled when set (seed of a restored cluster). */

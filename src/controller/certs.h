@@ -28,11 +28,14 @@
 struct eo_certs_seen {
 	struct eo_plan_certs plan; /* borrowed views of the objects below */
 	json_t *held[EO_CERT_ROLE_COUNT_];
+	json_t *held_issuer[EO_CA_ISSUER_COUNT_];
 };
 
 /*
- * Reads the cluster's wanted Certificates; when one is absent (404), asks the discovery API
- * whether cert-manager.io/v1 is served and lists certificates (plan.installed); for a
+ * Reads the cluster's wanted Certificates (and the per-cluster CA Certificate unless the spec
+ * says Issuer), decides plan.per_cluster_ca from them (eo_plan_certs_per_cluster_ca), then
+ * with a per-cluster CA reads the operator's two Issuers; when one is absent (404), asks the
+ * discovery API whether cert-manager.io/v1 is served and lists certificates (plan.installed); for a
  * Certificate that is not Ready, whether its Issuer / ClusterIssuer exists. A Certificate of
  * that name that this cluster does not control is reported absent, so that the create fails
  * and says why. 0, or -1 when the apiserver could not be asked (retry with backoff).
@@ -51,8 +54,9 @@ struct eo_certs_refusal {
 };
 
 /*
- * Creates the missing and patches the drifted Certificates (EO_PLAN_ENSURE_CERTIFICATES),
- * with an Event CertificateCreated per create. 0, or -1 when a write failed; *ref then says
+ * Creates the missing and patches the drifted Certificates, and with a per-cluster CA its
+ * Issuers first (EO_PLAN_ENSURE_CERTIFICATES), with an Event CertificateCreated (IssuerCreated)
+ * per create. 0, or -1 when a write failed; *ref then says
  * which write the apiserver refused, if it was a refusal (a name taken by a Certificate this
  * cluster does not control is one).
  */

@@ -367,7 +367,8 @@ static bool certs_pending(const json_t *cluster, const struct eo_certs_seen *see
 	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
 		const json_t *have = seen->plan.role[r].have;
 
-		if (eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r) &&
+		if (eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r,
+						  seen->plan.per_cluster_ca) &&
 		    (have == NULL || !eo_plan_cert_ready(have, NULL)))
 			return true;
 	}

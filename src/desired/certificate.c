@@ -13,7 +13,13 @@
 #define DEFAULT_CLUSTER_DOMAIN "cluster.local"
 #define SAN_MAX		       (EO_NAME_MAX * 2 + 32)
 
-static const char *const ROLE_NAMES[EO_CERT_ROLE_COUNT_] = {"server", "operator-client", "peer"};
+static const char *const ROLE_NAMES[EO_CERT_ROLE_COUNT_] = {"server", "operator-client", "peer",
+							    "cluster-ca"};
+static const char *const CA_ISSUER_SUFFIX[EO_CA_ISSUER_COUNT_] = {"cluster-ca-bootstrap",
+								  "cluster-ca"};
+
+/* Ten years, written as cert-manager's Go duration prints it (no drift on read-back). */
+#define CA_DURATION "87600h0m0s"
 
 const char *eo_cert_role_name(enum eo_cert_role role)
 {
@@ -40,7 +46,7 @@ static json_t *finish(json_t *obj, bool ok)
 	return obj;
 }
 
-/* The issuer reference of a role, or NULL-named when the role is not wanted. */
+/* The issuer reference of a leaf role in the spec, or NULL-named when the role is not wanted. */
 static struct eo_issuer_ref role_issuer(const json_t *cluster, enum eo_cert_role role)
 {
 	struct eo_cluster_tls t;
@@ -60,9 +66,29 @@ static struct eo_issuer_ref role_issuer(const json_t *cluster, enum eo_cert_role
 	}
 }
 
-bool eo_desired_certificate_wanted(const json_t *cluster, enum eo_cert_role role)
+bool eo_desired_certificate_wanted(const json_t *cluster, enum eo_cert_role role,
+				   bool per_cluster_ca)
 {
+	if (role == EO_CERT_CA)
+		return per_cluster_ca && eo_cluster_uses_cert_manager(cluster);
 	return present(role_issuer(cluster, role).name);
+}
+
+int eo_desired_ca_issuer_name(char *buf, size_t n, const char *cluster, enum eo_ca_issuer which)
+{
+	int len;
+
+	if (buf == NULL || n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (!present(cluster) || (unsigned)which >= EO_CA_ISSUER_COUNT_)
+		return -1;
+	len = snprintf(buf, n, "%s-%s", cluster, CA_ISSUER_SUFFIX[which]);
+	if (len < 0 || (size_t)len >= n || (size_t)len > EO_NAME_MAX - 1) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 int eo_desired_certificate_name(char *buf, size_t n, const char *cluster, enum eo_cert_role role)
@@ -82,11 +108,23 @@ int eo_desired_certificate_name(char *buf, size_t n, const char *cluster, enum e
 	return 0;
 }
 
-int eo_desired_certificate_issuer(const json_t *cluster, enum eo_cert_role role, const char **name,
+int eo_desired_certificate_issuer(const json_t *cluster, enum eo_cert_role role,
+				  bool per_cluster_ca, char *buf, size_t n, const char **name,
 				  const char **kind)
 {
 	struct eo_issuer_ref r = role_issuer(cluster, role);
 
+	if (!eo_desired_certificate_wanted(cluster, role, per_cluster_ca))
+		return -1;
+	if (per_cluster_ca) {
+		if (eo_desired_ca_issuer_name(buf, n, eo_cluster_name(cluster),
+					      role == EO_CERT_CA ? EO_CA_ISSUER_SELFSIGNED
+								 : EO_CA_ISSUER_CA) != 0)
+			return -1;
+		*name = buf;
+		*kind = EO_CERT_MANAGER_ISSUER_KIND;
+		return 0;
+	}
 	if (!present(r.name))
 		return -1;
 	*name = r.name;
@@ -134,6 +172,8 @@ static json_t *dns_names(enum eo_cert_role role, const char *c, const char *ns, 
 
 static json_t *usages(enum eo_cert_role role)
 {
+	if (role == EO_CERT_CA)
+		return json_pack("[s, s, s]", "cert sign", "crl sign", "digital signature");
 	if (role == EO_CERT_OPERATOR_CLIENT)
 		return json_pack("[s, s, s]", "digital signature", "key encipherment",
 				 "client auth");
@@ -164,27 +204,82 @@ static json_t *metadata(const json_t *cluster, const char *name, const char *ns)
 	return finish(md, ok);
 }
 
-json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
+/* The Secret a role's Certificate writes. */
+static int role_secret(const json_t *cluster, enum eo_cert_role role, char *buf, size_t n)
+{
+	switch (role) {
+	case EO_CERT_SERVER:
+		return eo_cluster_server_secret_name(cluster, buf, n);
+	case EO_CERT_PEER:
+		return eo_cluster_peer_secret_name(cluster, buf, n);
+	case EO_CERT_OPERATOR_CLIENT:
+		return eo_cluster_operator_client_secret_name(cluster, buf, n);
+	case EO_CERT_CA:
+		return eo_desired_certificate_name(buf, n, eo_cluster_name(cluster), EO_CERT_CA);
+	default:
+		return -1;
+	}
+}
+
+/* The identity of a role: common name, subject and SANs, into spec. */
+static void identity(json_t *spec, const json_t *cluster, enum eo_cert_role role, const char *c,
+		     const char *ns, const char *d, bool *ok)
+{
+	json_t *names = NULL;
+
+	switch (role) {
+	case EO_CERT_CA:
+		/* Unique per cluster in this Kubernetes: <cluster> in O etcd-operator, OU <ns>. */
+		set(spec, "isCA", json_true(), ok);
+		set(spec, "commonName", json_string(c), ok);
+		set(spec, "subject",
+		    json_pack("{s:[s], s:[s]}", "organizations", "etcd-operator",
+			      "organizationalUnits", ns),
+		    ok);
+		set(spec, "duration", json_string(CA_DURATION), ok);
+		return;
+	case EO_CERT_OPERATOR_CLIENT:
+		/*
+		 * The DNS name names the cluster the certificate was made for. With auth etcd's
+		 * JSON gateway refuses client certificates that have a CommonName, so then the
+		 * DNS name is the only identity.
+		 */
+		names = json_array();
+		if (names == NULL)
+			*ok = false;
+		else
+			san(names, ok, "%s.%s.%s", EO_CERT_OPERATOR_CN, c, ns);
+		set(spec, "dnsNames", names, ok);
+		if (!eo_cluster_auth_enabled(cluster))
+			set(spec, "commonName", json_string(EO_CERT_OPERATOR_CN), ok);
+		return;
+	default:
+		/* No common name: the SANs carry the identity (and a CN is capped at 64). */
+		set(spec, "dnsNames", dns_names(role, c, ns, d), ok);
+		if (role == EO_CERT_SERVER)
+			set(spec, "ipAddresses", json_pack("[s]", "127.0.0.1"), ok);
+		return;
+	}
+}
+
+json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role, bool per_cluster_ca,
 			       const struct eo_desired_opts *o)
 {
 	const char *c = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
 	const char *d =
 	    o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
 	const char *iname = NULL, *ikind = NULL;
-	char name[EO_NAME_MAX], secret[EO_NAME_MAX];
+	char name[EO_NAME_MAX], secret[EO_NAME_MAX], ibuf[EO_NAME_MAX];
 	json_t *cert = NULL, *spec = NULL, *md = NULL, *labels = NULL;
-	int rc;
 	bool ok = true;
 
 	if (!present(c) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
-	    eo_desired_certificate_issuer(cluster, role, &iname, &ikind) != 0 ||
+	    eo_desired_certificate_issuer(cluster, role, per_cluster_ca, ibuf, sizeof(ibuf), &iname,
+					  &ikind) != 0 ||
 	    eo_desired_certificate_name(name, sizeof(name), c, role) != 0)
 		return NULL;
-	rc = role == EO_CERT_SERVER ? eo_cluster_server_secret_name(cluster, secret, sizeof(secret))
-	     : role == EO_CERT_PEER
-		 ? eo_cluster_peer_secret_name(cluster, secret, sizeof(secret))
-		 : eo_cluster_operator_client_secret_name(cluster, secret, sizeof(secret));
-	if (rc != 0 || (md = metadata(cluster, name, ns)) == NULL)
+	if (role_secret(cluster, role, secret, sizeof(secret)) != 0 ||
+	    (md = metadata(cluster, name, ns)) == NULL)
 		return NULL;
 	cert = json_object();
 	spec = json_object();
@@ -200,25 +295,11 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 		    json_pack("{s:s, s:s, s:s}", "name", iname, "kind", ikind, "group",
 			      EO_CERT_MANAGER_GROUP),
 		    &ok);
-		if (role == EO_CERT_OPERATOR_CLIENT && eo_cluster_auth_enabled(cluster)) {
-			/*
-			 * With auth etcd's JSON gateway refuses client certificates that have a
-			 * CommonName: the identity goes in a DNS SAN instead.
-			 */
-			set(spec, "dnsNames", json_pack("[s]", EO_CERT_OPERATOR_CN), &ok);
-		} else if (role == EO_CERT_OPERATOR_CLIENT) {
-			set(spec, "commonName", json_string(EO_CERT_OPERATOR_CN), &ok);
-		} else {
-			/* No common name: the SANs carry the identity (and a CN is capped at 64).
-			 */
-			set(spec, "dnsNames", dns_names(role, c, ns, d), &ok);
-		}
-		if (role == EO_CERT_SERVER)
-			set(spec, "ipAddresses", json_pack("[s]", "127.0.0.1"), &ok);
+		identity(spec, cluster, role, c, ns, d, &ok);
 		set(spec, "usages", usages(role), &ok);
 		set(spec, "privateKey",
 		    json_pack("{s:s, s:i, s:s, s:s}", "algorithm", "ECDSA", "size", 256, "encoding",
-			      "PKCS8", "rotationPolicy", "Always"),
+			      "PKCS8", "rotationPolicy", role == EO_CERT_CA ? "Never" : "Always"),
 		    &ok);
 		set(cert, "spec", json_incref(spec), &ok);
 	}
@@ -226,6 +307,33 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role,
 	json_decref(spec);
 	json_decref(labels);
 	return finish(cert, ok);
+}
+
+json_t *eo_desired_ca_issuer(const json_t *cluster, enum eo_ca_issuer which)
+{
+	const char *c = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
+	char name[EO_NAME_MAX], secret[EO_NAME_MAX];
+	json_t *iss = NULL, *md = NULL;
+	bool ok = true;
+
+	if (!present(c) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	    eo_desired_ca_issuer_name(name, sizeof(name), c, which) != 0 ||
+	    eo_desired_certificate_name(secret, sizeof(secret), c, EO_CERT_CA) != 0 ||
+	    (md = metadata(cluster, name, ns)) == NULL)
+		return NULL;
+	iss = json_object();
+	ok = iss != NULL;
+	if (ok) {
+		set(iss, "apiVersion", json_string(EO_CERT_MANAGER_GROUP_VERSION), &ok);
+		set(iss, "kind", json_string(EO_CERT_MANAGER_ISSUER_KIND), &ok);
+		set(iss, "metadata", json_incref(md), &ok);
+		if (which == EO_CA_ISSUER_SELFSIGNED)
+			set(iss, "spec", json_pack("{s:{}}", "selfSigned"), &ok);
+		else
+			set(iss, "spec", json_pack("{s:{s:s}}", "ca", "secretName", secret), &ok);
+	}
+	json_decref(md);
+	return finish(iss, ok);
 }
 
 /* The labels of desired missing from (or different in) actual's, or NULL. */

@@ -644,6 +644,22 @@ json_t *eo_desired_member_tls(const json_t *cluster, bool *ok)
 		else
 			set(tls, "peerSecretRef", json_pack("{s:s}", "name", peer), ok);
 	}
+	/*
+	 * The peer certificate the operator requests names the cluster (<c>.<ns>.svc among
+	 * its SANs, desired/certificate.h): peers then accept only this cluster's certificate
+	 * even from a CA shared with other clusters. Not for your own Secrets, whose names the
+	 * operator does not choose. Set on new members only: a running one keeps its flags.
+	 */
+	if (t.peer == EO_TLS_CERT_MANAGER) {
+		char host[EO_NAME_MAX];
+		int len = snprintf(host, sizeof(host), "%s.%s.svc", eo_cluster_name(cluster),
+				   eo_cluster_namespace(cluster));
+
+		if (len < 0 || (size_t)len >= sizeof(host))
+			*ok = false;
+		else
+			set(tls, "peerAllowedHostname", json_string(host), ok);
+	}
 	if (!*ok) {
 		json_decref(tls);
 		return NULL;
@@ -920,6 +936,9 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 		add_arg(cmd, &ok, "--peer-key-file=%s/tls.key", EO_DESIRED_TLS_PEER_DIR);
 		add_arg(cmd, &ok, "--peer-client-cert-auth=true");
 		add_arg(cmd, &ok, "--peer-trusted-ca-file=%s/ca.crt", EO_DESIRED_TLS_PEER_DIR);
+		if (tls.peer_allowed_hostname != NULL)
+			add_arg(cmd, &ok, "--peer-cert-allowed-hostname=%s",
+				tls.peer_allowed_hostname);
 	} else if (tls.peer_auto_tls) {
 		add_arg(cmd, &ok, "--peer-auto-tls=true");
 	}

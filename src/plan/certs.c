@@ -31,11 +31,62 @@ bool eo_plan_cert_ready(const json_t *cert, const char **message)
 	return false;
 }
 
+/* The leaf names the operator's CA Issuer. */
+static bool from_cluster_ca(const json_t *cluster, const json_t *leaf)
+{
+	json_t *ref = json_object_get(json_object_get(leaf, "spec"), "issuerRef");
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	char want[EO_NAME_MAX];
+
+	if (eo_desired_ca_issuer_name(want, sizeof(want), eo_cluster_name(cluster),
+				      EO_CA_ISSUER_CA) != 0 ||
+	    name == NULL || strcmp(name, want) != 0)
+		return false;
+	return kind == NULL || strcmp(kind, EO_CERT_MANAGER_ISSUER_KIND) == 0;
+}
+
+bool eo_plan_certs_per_cluster_ca(const json_t *cluster, const struct eo_plan_certs *seen)
+{
+	struct eo_cluster_tls t;
+
+	eo_cluster_tls(cluster, &t);
+	if (t.ca != EO_TLS_CA_UNSET)
+		return t.ca == EO_TLS_CA_PER_CLUSTER;
+	if (seen != NULL && seen->role[EO_CERT_CA].have != NULL)
+		return true;
+	for (int r = 0; seen != NULL && r < EO_CERT_CA; r++) {
+		if (seen->role[r].have != NULL)
+			return from_cluster_ca(cluster, seen->role[r].have);
+	}
+	return eo_cluster_cluster_id(cluster) == NULL;
+}
+
+/* An operator Issuer of the per-cluster CA is missing or differs. */
+static int issuers_drift(const json_t *cluster, const struct eo_plan_certs *seen, bool *drift)
+{
+	*drift = false;
+	for (int i = 0; i < EO_CA_ISSUER_COUNT_ && !*drift; i++) {
+		json_t *want = eo_desired_ca_issuer(cluster, (enum eo_ca_issuer)i), *patch = NULL;
+
+		if (want == NULL)
+			return -1;
+		patch = seen->issuer[i] != NULL
+			    ? eo_desired_certificate_patch(want, seen->issuer[i])
+			    : NULL;
+		*drift = seen->issuer[i] == NULL || patch != NULL;
+		json_decref(patch);
+		json_decref(want);
+	}
+	return 0;
+}
+
 int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 		  const struct eo_plan_certs *seen, enum eo_certs_verdict *verdict, char *msg,
 		  size_t n)
 {
 	const char *cname = eo_cluster_name(cluster);
+	bool pcc = seen != NULL && seen->per_cluster_ca;
 	int missing = -1, not_ready = -1;
 	const char *why = NULL;
 	char name[EO_NAME_MAX];
@@ -51,13 +102,24 @@ int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 			 EO_PLAN_REQUEUE_CERTS_MISSING_MS / 1000);
 		return 0;
 	}
+	if (seen->per_cluster_ca) {
+		bool drift = false;
+
+		if (issuers_drift(cluster, seen, &drift) != 0)
+			return -1;
+		if (drift) {
+			*verdict = EO_CERTS_ENSURE;
+			snprintf(msg, n, "ensuring the cluster CA Issuers of %s", cname);
+			return 0;
+		}
+	}
 	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
 		json_t *want = NULL, *patch = NULL;
 		const json_t *have = seen->role[r].have;
 
-		if (!eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r))
+		if (!eo_desired_certificate_wanted(cluster, (enum eo_cert_role)r, pcc))
 			continue;
-		if ((want = eo_desired_certificate(cluster, (enum eo_cert_role)r, o)) == NULL)
+		if ((want = eo_desired_certificate(cluster, (enum eo_cert_role)r, pcc, o)) == NULL)
 			return -1;
 		patch = have != NULL ? eo_desired_certificate_patch(want, have) : NULL;
 		json_decref(want);
@@ -76,9 +138,10 @@ int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 	}
 	if (missing >= 0) {
 		const char *iname = "", *ikind = "";
+		char ibuf[EO_NAME_MAX];
 
-		(void)eo_desired_certificate_issuer(cluster, (enum eo_cert_role)missing, &iname,
-						    &ikind);
+		(void)eo_desired_certificate_issuer(cluster, (enum eo_cert_role)missing, pcc, ibuf,
+						    sizeof(ibuf), &iname, &ikind);
 		(void)eo_desired_certificate_name(name, sizeof(name), cname,
 						  (enum eo_cert_role)missing);
 		*verdict = EO_CERTS_ISSUER_MISSING;

@@ -17,6 +17,9 @@
  *                  WaitingForCertificates before the cluster bootstrapped (no member, so no Pod,
  *                  exists before its Secrets), CertificateNotReady on a running cluster
  *   READY          every Certificate is Ready: plan as usual
+ *
+ * With a per-cluster CA (per_cluster_ca, see eo_plan_certs_per_cluster_ca) the operator's two
+ * Issuers and the CA Certificate count as wanted objects too: missing or drifted, ENSURE.
  */
 #ifndef EO_PLAN_CERTS_H
 #define EO_PLAN_CERTS_H
@@ -39,7 +42,10 @@
 
 /* What the controller saw (all borrowed). */
 struct eo_plan_certs {
-	bool installed; /* cert-manager.io/v1 serves certificates */
+	bool installed;	     /* cert-manager.io/v1 serves certificates */
+	bool per_cluster_ca; /* eo_plan_certs_per_cluster_ca(), set once role[] was read */
+	/* the operator's Issuers of the per-cluster CA as they are, NULL: absent */
+	const json_t *issuer[EO_CA_ISSUER_COUNT_];
 	struct eo_plan_cert {
 		const json_t *have; /* the Certificate <cluster>-<role> as it is, NULL: absent */
 		/* when have is not Ready: 1 the issuer exists, 0 it does not, -1 not known */
@@ -65,6 +71,24 @@ enum eo_certs_verdict {
 int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 		  const struct eo_plan_certs *seen, enum eo_certs_verdict *verdict, char *msg,
 		  size_t n);
+
+/*
+ * Whether the cluster's certificates come from a CA of its own (desired/certificate.h), from
+ * the spec and the Certificates read into seen->role[] (CA and leaves):
+ *
+ *   spec.tls.certificateAuthority PerCluster / Issuer   as written
+ *   absent, the CA Certificate exists                   per-cluster
+ *   absent, a leaf Certificate exists                   per-cluster when it names the
+ *                                                       operator's CA Issuer, else its issuer
+ *                                                       stays (made by an older operator)
+ *   absent, none exists, the cluster has an ID          the issuer (Certificates deleted
+ *                                                       while its members run on Secrets of
+ *                                                       the issuer: a new CA would strand them)
+ *   absent, none exists, no cluster ID                  per-cluster (a new cluster)
+ *
+ * A running cluster thus never sees its CA replaced by this rule.
+ */
+bool eo_plan_certs_per_cluster_ca(const json_t *cluster, const struct eo_plan_certs *seen);
 
 /*
  * The Ready condition of a Certificate: true when status True; *message (borrowed, may be

@@ -228,6 +228,15 @@ static void test_tls_views(void **state)
 	assert_int_equal(eo_cluster_peer_secret_name(srv_only, buf, sizeof(buf)), -1);
 
 	eo_cluster_tls(cm, &t);
+	assert_int_equal(t.ca, EO_TLS_CA_UNSET); /* the planner decides */
+	json_object_set_new(json_object_get(json_object_get(cm, "spec"), "tls"),
+			    "certificateAuthority", json_string("Issuer"));
+	eo_cluster_tls(cm, &t);
+	assert_int_equal(t.ca, EO_TLS_CA_ISSUER);
+	json_object_set_new(json_object_get(json_object_get(cm, "spec"), "tls"),
+			    "certificateAuthority", json_string("PerCluster"));
+	eo_cluster_tls(cm, &t);
+	assert_int_equal(t.ca, EO_TLS_CA_PER_CLUSTER);
 	assert_int_equal(t.client, EO_TLS_CERT_MANAGER);
 	assert_true(t.client_mtls);
 	assert_string_equal(t.server_issuer.name, "i");
@@ -470,6 +479,18 @@ static const struct vcase vcases[] = {
      SPEC(",'tls':{'peer':{'secretRef':{'name':'p'},'certManager':{'issuerRef':{'name':'i'}}}}"),
      NULL, EO_MSG_PEER_TLS_ONE_OF},
     {"peer none", SPEC(",'tls':{'peer':{}}"), NULL, EO_MSG_PEER_TLS_ONE_OF},
+    {"certificateAuthority PerCluster",
+     SPEC(",'tls':{'certificateAuthority':'PerCluster','peer':{'certManager':{'issuerRef':"
+	  "{'name':'i'}}}}"),
+     NULL, NULL},
+    {"certificateAuthority Issuer",
+     SPEC(",'tls':{'certificateAuthority':'Issuer','peer':{'certManager':{'issuerRef':"
+	  "{'name':'i'}}}}"),
+     NULL, NULL},
+    {"certificateAuthority unknown",
+     SPEC(",'tls':{'certificateAuthority':'Shared','peer':{'certManager':{'issuerRef':"
+	  "{'name':'i'}}}}"),
+     NULL, "spec.tls.certificateAuthority: must be PerCluster or Issuer"},
     {"cert-manager full",
      SPEC(",'tls':{'client':{'certManager':{'serverIssuerRef':{'name':'i'},"
 	  "'operatorClientIssuerRef':{'name':'ci','kind':'ClusterIssuer'}}},"

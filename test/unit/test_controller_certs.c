@@ -10,6 +10,10 @@
  *   then with the peer's ClusterIssuer missing the status says IssuerNotFound.
  * - a Certificate of that name that the cluster does not control: the create is refused and
  *   Degraded says so.
+ * - a new cluster without spec.tls.certificateAuthority gets its own CA: the two Issuers and
+ *   the CA Certificate are created and every leaf names the CA Issuer; a running cluster whose
+ *   Certificates an older operator made from the spec's issuer keeps that issuer (no CA
+ *   object created, no issuerRef patched).
  *
  * The apiserver is a map from path to object: GET answers from it, POST adds (409 when the
  * name is taken), PATCH of a status merges nothing and answers the object; every request is
@@ -118,23 +122,42 @@ static time_t frozen_now(void)
 	return T0;
 }
 
+#define ISSUERS "/apis/cert-manager.io/v1/namespaces/default/issuers"
+
+/* ca: spec.tls.certificateAuthority ("" absent); status: the cluster's status. */
+static json_t *cluster_with(const char *ca, const char *status)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
+		 "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
+		 "'resourceVersion':'7','labels':{'etcd-operator.cozystack.io/cluster':'demo'}},"
+		 "'spec':{'replicas':1,'version':'3.6.11','storage':{'size':'1Gi','medium':''},"
+		 "'progressDeadlineSeconds':600,'tls':{%s%s%s'client':{'certManager':{"
+		 "'serverIssuerRef':{'name':'ca','kind':'Issuer'},'operatorClientIssuerRef':{"
+		 "'name':'ca','kind':'Issuer'}}},'peer':{'certManager':{'issuerRef':{'name':"
+		 "'peer-ca','kind':'ClusterIssuer'}}}}},'status':%s}",
+		 ca[0] != '\0' ? "'certificateAuthority':'" : "", ca, ca[0] != '\0' ? "'," : "",
+		 status);
+	return tu_jsonq(buf);
+}
+
+/* The cases below about the spec's issuers say so (Issuer); per-cluster ones further down. */
 static json_t *cluster(void)
 {
-	return tu_jsonq(
-	    "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
-	    "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
-	    "'resourceVersion':'7','labels':{'etcd-operator.cozystack.io/cluster':'demo'}},"
-	    "'spec':{'replicas':1,'version':'3.6.11','storage':{'size':'1Gi','medium':''},"
-	    "'progressDeadlineSeconds':600,'tls':{'client':{'certManager':{'serverIssuerRef':"
-	    "{'name':'ca','kind':'Issuer'},'operatorClientIssuerRef':{'name':'ca','kind':'Issuer'}"
-	    "}},'peer':{'certManager':{'issuerRef':{'name':'peer-ca','kind':'ClusterIssuer'}}}}},"
-	    "'status':{}}");
+	return cluster_with("Issuer", "{}");
 }
+
+static void rig_start_with(struct rig *r, json_t *c);
 
 static void rig_start(struct rig *r)
 {
-	json_t *c = NULL;
+	rig_start_with(r, cluster());
+}
 
+static void rig_start_with(struct rig *r, json_t *c)
+{
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->api.mu, NULL);
 	r->api.store = json_object();
@@ -159,7 +182,6 @@ static void rig_start(struct rig *r)
 					.pdbs = {{r->empty}, 1},
 					.build = OPTS,
 					.now = frozen_now};
-	c = cluster();
 	assert_int_equal(eo_kube_cache_upsert(r->clusters, c, NULL), EO_KUBE_OK);
 	json_decref(c); /* the cache keeps its own reference */
 }
@@ -292,7 +314,7 @@ static void test_created_then_issuer_missing(void **state)
 	assert_int_equal(count(&r, "POST", CERTS "/demo-server", NULL), 1);
 	assert_int_equal(count(&r, "POST", CERTS "/demo-operator-client", NULL), 1);
 	assert_int_equal(count(&r, "POST", CERTS "/demo-peer", &body), 1);
-	want = eo_desired_certificate(c, EO_CERT_PEER, &OPTS);
+	want = eo_desired_certificate(c, EO_CERT_PEER, false, &OPTS);
 	tu_assert_json_equal(body, want, "the peer Certificate sent");
 	json_decref(want);
 	/* An ensure pass writes no status. */
@@ -332,12 +354,89 @@ static void test_name_taken(void **state)
 	rig_stop(&r);
 }
 
+/* A new cluster gets its own CA; the spec's issuers sign nothing. */
+static void test_new_cluster_per_cluster_ca(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *body = NULL;
+
+	(void)state;
+	rig_start_with(&r, cluster_with("", "{}"));
+	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(count(&r, "POST", ISSUERS "/demo-cluster-ca-bootstrap", &body), 1);
+	assert_non_null(json_object_get(json_object_get(body, "spec"), "selfSigned"));
+	assert_int_equal(count(&r, "POST", ISSUERS "/demo-cluster-ca", &body), 2); /* prefix */
+	assert_int_equal(count(&r, "POST", CERTS "/demo-cluster-ca", &body), 1);
+	assert_true(json_is_true(json_object_get(json_object_get(body, "spec"), "isCA")));
+	assert_int_equal(count(&r, "POST", CERTS, NULL), 4);
+	assert_int_equal(count(&r, "POST", CERTS "/demo-peer", &body), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(body, "spec"), "issuerRef"), "name")),
+	    "demo-cluster-ca");
+	/* Neither issuer of the spec is looked up, let alone used. */
+	assert_int_equal(count(&r, "GET", "/apis/cert-manager.io/v1/clusterissuers", NULL), 0);
+	rig_stop(&r);
+}
+
+/*
+ * A running cluster made by an older operator: its Certificates name the spec's issuers and
+ * are Ready. It keeps them: no CA object created, no issuerRef patched (its members trust that
+ * CA only); the only patch names the cluster in the operator client certificate.
+ */
+static void test_old_cluster_keeps_issuer(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c = cluster_with("", "{'clusterID':'abc','clusterToken':'t'}");
+	json_t *body = NULL;
+	size_t i;
+	json_t *e;
+
+	(void)state;
+	rig_start_with(&r, json_incref(c));
+	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	for (int role = 0; role < EO_CERT_CA; role++) {
+		json_t *old = eo_desired_certificate(c, (enum eo_cert_role)role, false, &OPTS);
+		char path[256];
+
+		assert_non_null(old);
+		if (role == EO_CERT_OPERATOR_CLIENT) /* as older operators made it */
+			json_object_del(json_object_get(old, "spec"), "dnsNames");
+		json_object_set_new(old, "status",
+				    tu_jsonq("{'conditions':[{'type':'Ready','status':'True'}]}"));
+		snprintf(path, sizeof(path), CERTS "/%s", eo_kube_obj_name(old));
+		store(&r, path, old);
+	}
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_int_equal(count(&r, "POST", ISSUERS, NULL), 0);
+	assert_int_equal(count(&r, "POST", CERTS, NULL), 0);
+	assert_int_equal(count(&r, "PATCH", CERTS "/demo-operator-client", &body), 1);
+	assert_null(json_object_get(json_object_get(body, "spec"), "issuerRef"));
+	json_array_foreach(r.api.log, i, e)
+	{
+		const char *m = json_string_value(json_object_get(e, "method"));
+		const char *p = json_string_value(json_object_get(e, "path"));
+
+		if (strcmp(m, "PATCH") == 0 && strncmp(p, CERTS, strlen(CERTS)) == 0)
+			assert_null(json_object_get(
+			    json_object_get(json_object_get(e, "body"), "spec"), "issuerRef"));
+	}
+	json_decref(c);
+	rig_stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_not_installed_then_installed),
 	    cmocka_unit_test(test_created_then_issuer_missing),
 	    cmocka_unit_test(test_name_taken),
+	    cmocka_unit_test(test_new_cluster_per_cluster_ca),
+	    cmocka_unit_test(test_old_cluster_keeps_issuer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -353,18 +353,49 @@ static void test_tls_peer_only(void **state)
 	json_decref(c);
 }
 
-/* cert-manager mode resolves to the Secrets cert-manager fills: the same Pod wiring. */
+/*
+ * cert-manager mode resolves to the Secrets cert-manager fills: the same Pod wiring, and the
+ * peers accept only a certificate naming this cluster (<cluster>.<ns>.svc is a SAN of the peer
+ * certificate the operator requests).
+ */
 static void test_tls_cert_manager_names(void **state)
 {
 	json_t *c = tls_cluster("{'client':{'certManager':{'serverIssuerRef':{'name':'ca'},"
 				"'operatorClientIssuerRef':{'name':'ca'}}},"
 				"'peer':{'certManager':{'issuerRef':{'name':'ca'}}}}");
-	json_t *m = tls_member(c);
+	json_t *m = tls_member(c), *p = NULL;
+	char cmd[8192];
 
 	(void)state;
 	jeq(json_object_get(json_object_get(m, "spec"), "tls"),
 	    "{'clientServerSecretRef':{'name':'demo-server-tls'},"
-	    "'clientMTLS':true,'peerSecretRef':{'name':'demo-peer-tls'}}");
+	    "'clientMTLS':true,'peerSecretRef':{'name':'demo-peer-tls'},"
+	    "'peerAllowedHostname':'demo.default.svc'}");
+	p = eo_desired_member_pod(m, &OPTS, false);
+	pod_command(p, cmd, sizeof(cmd));
+	assert_non_null(strstr(cmd, "--peer-cert-allowed-hostname=demo.default.svc "));
+	json_decref(p);
+	json_decref(m);
+	json_decref(c);
+}
+
+/*
+ * Your own peer Secret: the operator does not know its names, so no name check (a member
+ * created before the check existed has no peerAllowedHostname either, and keeps its flags).
+ */
+static void test_tls_own_peer_secret_no_name_check(void **state)
+{
+	json_t *c = tls_cluster("{'peer':{'secretRef':{'name':'peer'}}}");
+	json_t *m = tls_member(c), *p = NULL;
+	char cmd[8192];
+
+	(void)state;
+	assert_null(json_object_get(json_object_get(json_object_get(m, "spec"), "tls"),
+				    "peerAllowedHostname"));
+	p = eo_desired_member_pod(m, &OPTS, false);
+	pod_command(p, cmd, sizeof(cmd));
+	assert_null(strstr(cmd, "--peer-cert-allowed-hostname"));
+	json_decref(p);
 	json_decref(m);
 	json_decref(c);
 }
@@ -921,6 +952,7 @@ int main(void)
 	    cmocka_unit_test(test_tls_server_only),
 	    cmocka_unit_test(test_tls_peer_only),
 	    cmocka_unit_test(test_tls_cert_manager_names),
+	    cmocka_unit_test(test_tls_own_peer_secret_no_name_check),
 	    cmocka_unit_test(test_initial_cluster_state),
 	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
 	    cmocka_unit_test(test_memory_member_pod_requires_own_node),

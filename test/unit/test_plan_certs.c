@@ -4,7 +4,9 @@
  * an Issuer that does not exist (IssuerNotFound), Certificates being issued
  * (WaitingForCertificates: no member before its Secrets), a running cluster whose
  * Certificate is not Ready (Degraded=True CertificateNotReady, planning goes on), and a
- * cluster whose Certificates are all Ready (no cert-manager verdict at all).
+ * cluster whose Certificates are all Ready (no cert-manager verdict at all); the per-cluster
+ * CA: when a cluster gets one (a table over spec, Certificates seen and cluster ID: a running
+ * cluster of an older operator keeps its issuer) and its Issuers and CA Certificate ensured.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,32 +46,48 @@ static json_t *cluster(const char *status)
 	return tu_jsonq(buf);
 }
 
-/* The desired Certificates of c, Ready as given (NULL: no Ready condition). */
+/* The desired Certificates (and CA Issuers) of c, Ready as given (NULL: no Ready condition). */
 struct certs {
 	json_t *obj[EO_CERT_ROLE_COUNT_];
+	json_t *iss[EO_CA_ISSUER_COUNT_];
 	struct eo_plan_certs seen;
 };
 
-static void certs_make(struct certs *s, const json_t *c, const char *ready, const char *msg)
+static void certs_make_ca(struct certs *s, const json_t *c, bool pcc, const char *ready,
+			  const char *msg)
 {
 	memset(s, 0, sizeof(*s));
 	s->seen.installed = true;
+	s->seen.per_cluster_ca = pcc;
+	for (int i = 0; pcc && i < EO_CA_ISSUER_COUNT_; i++) {
+		s->iss[i] = eo_desired_ca_issuer(c, (enum eo_ca_issuer)i);
+		s->seen.issuer[i] = s->iss[i];
+	}
 	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++) {
-		s->obj[r] = eo_desired_certificate(c, (enum eo_cert_role)r, &OPTS);
+		s->seen.role[r].issuer_exists = -1;
+		if (!eo_desired_certificate_wanted(c, (enum eo_cert_role)r, pcc))
+			continue;
+		s->obj[r] = eo_desired_certificate(c, (enum eo_cert_role)r, pcc, &OPTS);
 		assert_non_null(s->obj[r]);
 		if (ready != NULL)
 			json_object_set_new(s->obj[r], "status",
 					    json_pack("{s:[{s:s, s:s, s:s}]}", "conditions", "type",
 						      "Ready", "status", ready, "message", msg));
 		s->seen.role[r].have = s->obj[r];
-		s->seen.role[r].issuer_exists = -1;
 	}
+}
+
+static void certs_make(struct certs *s, const json_t *c, const char *ready, const char *msg)
+{
+	certs_make_ca(s, c, false, ready, msg);
 }
 
 static void certs_free(struct certs *s)
 {
 	for (int r = 0; r < EO_CERT_ROLE_COUNT_; r++)
 		json_decref(s->obj[r]);
+	for (int i = 0; i < EO_CA_ISSUER_COUNT_; i++)
+		json_decref(s->iss[i]);
 }
 
 static const char *cond_reason(const json_t *st, const char *type)
@@ -139,6 +157,135 @@ static void test_null_is_not_installed(void **state)
 	(void)state;
 	assert_int_equal(eo_plan_certs(c, &OPTS, NULL, &v, msg, sizeof(msg)), 0);
 	assert_int_equal(v, EO_CERTS_NOT_INSTALLED);
+	json_decref(c);
+}
+
+/* --- the per-cluster CA --- */
+
+/* A Certificate of the cluster with the given issuer (the mode reads only issuerRef). */
+static json_t *leaf_from(const char *issuer, const char *kind)
+{
+	return json_pack("{s:s, s:{s:{s:s, s:s}}}", "kind", "Certificate", "spec", "issuerRef",
+			 "name", issuer, "kind", kind);
+}
+
+/*
+ * When a cluster gets a CA of its own. The rule that matters: a running cluster whose
+ * Certificates an older operator made from the spec's issuer keeps that issuer (its members
+ * trust that CA and nothing else), a new cluster gets its own CA.
+ */
+static void test_per_cluster_ca_mode(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *ca_field; /* spec.tls.certificateAuthority, NULL: absent */
+		bool ca_seen;	      /* the CA Certificate exists */
+		const char *leaf;     /* issuer of the server Certificate seen, NULL: none */
+		const char *leaf_kind;
+		bool has_id; /* status.clusterID */
+		bool want;
+	} cases[] = {
+	    {"new cluster", NULL, false, NULL, NULL, false, true},
+	    {"new cluster, issuing", NULL, true, "demo-cluster-ca", "Issuer", false, true},
+	    {"old operator's running cluster", NULL, false, "ca", "Issuer", true, false},
+	    {"old operator's cluster not formed yet", NULL, false, "ca", "Issuer", false, false},
+	    {"old cluster on a ClusterIssuer", NULL, false, "x", "ClusterIssuer", true, false},
+	    {"ClusterIssuer named like the CA Issuer", NULL, false, "demo-cluster-ca",
+	     "ClusterIssuer", true, false},
+	    {"running, Certificates deleted", NULL, false, NULL, NULL, true, false},
+	    {"running per-cluster, CA Certificate deleted", NULL, false, "demo-cluster-ca",
+	     "Issuer", true, true},
+	    {"running per-cluster, leaves deleted", NULL, true, NULL, NULL, true, true},
+	    {"explicit Issuer", "Issuer", false, NULL, NULL, false, false},
+	    {"explicit Issuer beats a CA seen", "Issuer", true, "demo-cluster-ca", "Issuer", false,
+	     false},
+	    {"explicit PerCluster", "PerCluster", false, NULL, NULL, false, true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *c = cluster(cases[i].has_id ? "{'clusterID':'abc'}" : NULL);
+		json_t *leaf =
+		    cases[i].leaf != NULL ? leaf_from(cases[i].leaf, cases[i].leaf_kind) : NULL;
+		json_t *ca = json_pack("{s:s}", "kind", "Certificate");
+		struct eo_plan_certs seen = {.installed = true};
+
+		if (cases[i].ca_field != NULL)
+			json_object_set_new(json_object_get(json_object_get(c, "spec"), "tls"),
+					    "certificateAuthority", json_string(cases[i].ca_field));
+		seen.role[EO_CERT_SERVER].have = leaf;
+		seen.role[EO_CERT_CA].have = cases[i].ca_seen ? ca : NULL;
+		if (eo_plan_certs_per_cluster_ca(c, &seen) != cases[i].want)
+			fail_msg("%s: per-cluster CA %d, want %d", cases[i].what,
+				 (int)!cases[i].want, (int)cases[i].want);
+		json_decref(leaf);
+		json_decref(ca);
+		json_decref(c);
+	}
+	/* Nothing observed: a new cluster gets its own CA, a formed one keeps its issuer. */
+	{
+		json_t *c = cluster(NULL), *f = cluster("{'clusterID':'abc'}");
+
+		assert_true(eo_plan_certs_per_cluster_ca(c, NULL));
+		assert_false(eo_plan_certs_per_cluster_ca(f, NULL));
+		json_decref(c);
+		json_decref(f);
+	}
+}
+
+/* Per cluster: the Issuers and the CA Certificate are wanted objects like the leaves. */
+static void test_per_cluster_ca_verdicts(void **state)
+{
+	json_t *c = cluster(NULL);
+	struct certs s;
+	enum eo_certs_verdict v = EO_CERTS_READY;
+	char msg[EO_PLAN_CERTS_MSG_MAX];
+
+	(void)state;
+	/* All there and Ready. */
+	certs_make_ca(&s, c, true, "True", "ok");
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_READY);
+	/* The CA Issuer missing: ensure (before anything else is looked at). */
+	s.seen.issuer[EO_CA_ISSUER_CA] = NULL;
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_ENSURE);
+	assert_non_null(strstr(msg, "cluster CA Issuers"));
+	/* The bootstrap Issuer edited: ensure. */
+	s.seen.issuer[EO_CA_ISSUER_CA] = s.iss[EO_CA_ISSUER_CA];
+	json_object_set_new(s.iss[EO_CA_ISSUER_SELFSIGNED], "spec",
+			    tu_jsonq("{'ca':{'secretName':'x'}}"));
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_ENSURE);
+	certs_free(&s);
+	/* The CA Certificate missing: ensure. */
+	certs_make_ca(&s, c, true, "True", "ok");
+	s.seen.role[EO_CERT_CA].have = NULL;
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_ENSURE);
+	certs_free(&s);
+	/* A leaf still from the spec's issuer while per cluster: patched onto the CA Issuer. */
+	certs_make_ca(&s, c, true, "True", "ok");
+	json_object_set_new(json_object_get(s.obj[EO_CERT_PEER], "spec"), "issuerRef",
+			    tu_jsonq("{'name':'peer-ca','kind':'ClusterIssuer','group':"
+				     "'cert-manager.io'}"));
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_ENSURE);
+	certs_free(&s);
+	/* The CA not issued yet: the leaves wait, and the message names the CA. */
+	certs_make_ca(&s, c, true, "True", "ok");
+	json_object_set_new(s.obj[EO_CERT_CA], "status",
+			    tu_jsonq("{'conditions':[{'type':'Ready','status':'False',"
+				     "'message':'Issuing'}]}"));
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_NOT_READY);
+	assert_non_null(strstr(msg, "demo-cluster-ca"));
+	certs_free(&s);
+	/* In Issuer mode the same objects absent are no drift: nothing of the CA is wanted. */
+	certs_make_ca(&s, c, false, "True", "ok");
+	assert_int_equal(eo_plan_certs(c, &OPTS, &s.seen, &v, msg, sizeof(msg)), 0);
+	assert_int_equal(v, EO_CERTS_READY);
+	certs_free(&s);
 	json_decref(c);
 }
 
@@ -361,6 +508,8 @@ int main(void)
 	    cmocka_unit_test(test_cluster_ready),
 	    cmocka_unit_test(test_cluster_running_not_ready),
 	    cmocka_unit_test(test_cert_ready),
+	    cmocka_unit_test(test_per_cluster_ca_mode),
+	    cmocka_unit_test(test_per_cluster_ca_verdicts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
