@@ -1522,6 +1522,19 @@ static void foreign_network_policy(struct eo_controller *c, const struct eo_log_
 }
 
 /*
+ * Deletes have (an object this cluster controls) at r with its UID as precondition; gone
+ * already, or replaced by another object under the name, counts as done.
+ */
+static eo_kube_err delete_owned(struct eo_controller *c, const struct eo_kube_resource *r,
+				const json_t *have, struct eo_kube_error *err)
+{
+	struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have), .grace_period_seconds = -1};
+	eo_kube_err e = eo_kube_delete(c->kc, r, &d, err);
+
+	return e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? EO_KUBE_OK : e;
+}
+
+/*
  * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
  * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
  * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
@@ -1556,13 +1569,8 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 	}
 	if (!eo_desired_network_policy_enabled(cluster, c->netpol)) {
 		if (have != NULL) {
-			struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
-							.grace_period_seconds = -1};
-
 			what = "deleting";
-			e = eo_kube_delete(c->kc, &r, &d, &err);
-			if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
-				e = EO_KUBE_OK;
+			e = delete_owned(c, &r, have, &err);
 		}
 		goto out;
 	}
@@ -1637,13 +1645,8 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 	}
 	if (!c->peer_netpol) {
 		if (have != NULL) {
-			struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
-							.grace_period_seconds = -1};
-
 			what = "deleting";
-			e = eo_kube_delete(c->kc, &r, &d, &err);
-			if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
-				e = EO_KUBE_OK;
+			e = delete_owned(c, &r, have, &err);
 		}
 		goto out;
 	}
