@@ -2,6 +2,7 @@
  * plan/plan.c - the cluster controller's decisions. See plan.h.
  */
 #include "plan/plan.h"
+#include "plan/internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -69,11 +70,6 @@ void eo_plan_result_clear(struct eo_plan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
-
 bool eo_plan_pod_ready(const json_t *pod)
 {
 	json_t *conds = NULL, *c = NULL;
@@ -121,7 +117,7 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 	if (pod != NULL || eo_member_is_deleting(member) || eo_member_is_pending(member))
 		return false;
 	eo_member_storage(member, &st);
-	return st.memory && present(json_string_value(
+	return st.memory && eo__plan_present(json_string_value(
 				json_object_get(json_object_get(member, "status"), "podUID")));
 }
 
@@ -138,13 +134,14 @@ bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc)
 	eo_member_storage(member, &s);
 	if (s.memory)
 		return false;
-	if (!present(recorded) && !present(json_string_value(json_object_get(st, "memberID"))))
+	if (!eo__plan_present(recorded) &&
+	    !eo__plan_present(json_string_value(json_object_get(st, "memberID"))))
 		return false; /* never ran on its data: a missing PVC is simply created */
 	if (pvc == NULL ||
 	    json_object_get(json_object_get(pvc, "metadata"), "deletionTimestamp") != NULL)
 		return true; /* gone, or going as soon as the Pod lets go of it */
 	uid = json_string_value(json_object_get(json_object_get(pvc, "metadata"), "uid"));
-	return present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
+	return eo__plan_present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
 }
 
 /* The data guard's status when it refused for a missing WAL: its state, or its last one. */
@@ -184,7 +181,7 @@ bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, s
 		why[0] = '\0';
 	if (member == NULL || pod == NULL || eo_member_is_deleting(member) ||
 	    eo_member_is_pending(member) || eo_member_dormant(member) ||
-	    !present(json_string_value(
+	    !eo__plan_present(json_string_value(
 		json_object_get(json_object_get(member, "status"), "memberID"))) ||
 	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
 	    (t = guard_refusal(pod)) == NULL)
@@ -192,7 +189,9 @@ bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, s
 	if (why != NULL && n > 0) {
 		msg = json_string_value(json_object_get(t, "message"));
 		snprintf(why, n, "%s",
-			 present(msg) ? msg : "data directory has no WAL (the data guard refused)");
+			 eo__plan_present(msg)
+			     ? msg
+			     : "data directory has no WAL (the data guard refused)");
 		len = strlen(why);
 		while (len > 0 && (why[len - 1] == '\n' || why[len - 1] == ' '))
 			why[--len] = '\0';
@@ -279,7 +278,7 @@ int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const
 	char seed[3 * EO_PLAN_NAME_MAX], suffix[6];
 	int w;
 
-	if (!present(cluster) || !present(cluster_uid))
+	if (!eo__plan_present(cluster) || !eo__plan_present(cluster_uid))
 		return -1;
 	w = snprintf(seed, sizeof(seed), "%s/%s/%u", cluster_uid, prev ? prev : "", attempt);
 	if (w < 0 || (size_t)w >= sizeof(seed))
@@ -307,7 +306,7 @@ bool eo_plan_same_cluster(const json_t *cluster, uint64_t cluster_id)
 	const char *want = eo_cluster_cluster_id(cluster);
 	char got[EO_PLAN_ID_MAX];
 
-	if (!present(want) || cluster_id == 0)
+	if (!eo__plan_present(want) || cluster_id == 0)
 		return true; /* nothing recorded yet, or a reply without a header */
 	eo_plan_format_id(cluster_id, got, sizeof(got));
 	return strcasecmp(got, want) == 0;
@@ -321,9 +320,10 @@ const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_membe
 	for (size_t i = 0; i < list->n; i++) {
 		const struct eo_etcd_member *m = &list->v[i];
 
-		if (present(member_name) && m->name != NULL && strcmp(m->name, member_name) == 0)
+		if (eo__plan_present(member_name) && m->name != NULL &&
+		    strcmp(m->name, member_name) == 0)
 			return m;
-		for (size_t j = 0; present(peer_url) && j < m->n_peer_urls; j++)
+		for (size_t j = 0; eo__plan_present(peer_url) && j < m->n_peer_urls; j++)
 			if (strcmp(m->peer_urls[j], peer_url) == 0)
 				return m;
 	}
@@ -339,7 +339,7 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (list == NULL || !present(member_name) || !present(peer_url))
+	if (list == NULL || !eo__plan_present(member_name) || !eo__plan_present(peer_url))
 		return -1;
 	self = eo_plan_find_etcd_member(list, member_name, peer_url);
 	if (self == NULL)
@@ -349,7 +349,7 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 		const char *name = m == self ? member_name : m->name;
 		int w;
 
-		if (!present(name) || m->n_peer_urls == 0)
+		if (!eo__plan_present(name) || m->n_peer_urls == 0)
 			continue; /* another member that never started: it cannot be named */
 		for (size_t j = 0; j < m->n_peer_urls; j++) {
 			w = snprintf(buf + len, n - len, "%s%s=%s", len ? "," : "", name,
@@ -384,28 +384,6 @@ bool eo_plan_member_serving(const json_t *member, const json_t *pod)
 
 /* --- the plan --- */
 
-struct counts {
-	size_t n;			      /* members not being deleted */
-	size_t deleting;		      /* members being deleted */
-	size_t pending;			      /* members without initialCluster (not deleting) */
-	size_t ready;			      /* members whose Pod is ready (not deleting) */
-	size_t voters;			      /* members with status.isVoter (not deleting, not
-					       * dormant: a dormant member has no Pod to protect) */
-	size_t voters_ready;		      /* ... whose Pod is ready */
-	size_t dormant;			      /* members with spec.dormant (not deleting) */
-	size_t broken;			      /* memory members that lost their Pod and members
-					       * whose etcd crash-loops (not deleting) */
-	size_t voters_lost;		      /* voters that lost their data (memory member
-					       * without a Pod, PVC member without its PVC) */
-	size_t node_due;		      /* members whose node trouble is past its grace
-					       * (plan/nodeloss.h; not deleting) */
-	const struct eo_plan_member *seed;    /* first non-deleting bootstrap member */
-	const struct eo_plan_member *sleeper; /* first non-deleting dormant member */
-	char not_ready[256];		      /* names of the members that are not ready */
-	char voters_not_ready[256];	      /* names of the voters that are not ready */
-	char voters_lost_names[256];	      /* names of the voters_lost */
-};
-
 static void append_name(char *buf, size_t cap, const char *name)
 {
 	size_t len = strlen(buf);
@@ -415,24 +393,24 @@ static void append_name(char *buf, size_t cap, const char *name)
 }
 
 /* The Node of pm (one of in->members) as looked up, NULL when nodes are not watched. */
-static const struct eo_plan_node *node_of(const struct eo_plan_input *in,
-					  const struct eo_plan_member *pm)
+const struct eo_plan_node *eo__plan_node_of(const struct eo_plan_input *in,
+					    const struct eo_plan_member *pm)
 {
 	return in->nodes != NULL ? &in->nodes[pm - in->members] : NULL;
 }
 
 /* Whether member pm's node trouble (plan/nodeloss.h) is past the cluster's grace. */
-static bool node_due(const struct eo_plan_input *in, const struct eo_plan_member *pm)
+bool eo__plan_node_due(const struct eo_plan_input *in, const struct eo_plan_member *pm)
 {
 	struct eo_node_verdict v;
 
-	return eo_plan_member_node_trouble(pm, node_of(in, pm),
+	return eo_plan_member_node_trouble(pm, eo__plan_node_of(in, pm),
 					   eo_cluster_node_loss_grace_seconds(in->cluster), in->now,
 					   &v) &&
 	       v.due;
 }
 
-static void count_members(const struct eo_plan_input *in, struct counts *c)
+void eo__plan_count_members(const struct eo_plan_input *in, struct eo__plan_counts *c)
 {
 	size_t len = 0;
 
@@ -468,7 +446,7 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 		if (eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0))
 			c->broken++;
-		if (node_due(in, pm))
+		if (eo__plan_node_due(in, pm))
 			c->node_due++;
 		if (eo_member_bootstrap(pm->member) && c->seed == NULL)
 			c->seed = pm;
@@ -488,48 +466,12 @@ static void count_members(const struct eo_plan_input *in, struct counts *c)
 	}
 }
 
-/* Members as the roll sees them (plan/roll.h), without those being deleted. */
-#define ROLL_MAX 32
-struct roll_view {
-	struct eo_roll_member rows[ROLL_MAX];
-	const struct eo_plan_member *pm[ROLL_MAX];
-	size_t n;
-	size_t outdated; /* spec off target, or a Pod present that is not the target's */
-	size_t todo;	 /* ... or a member on target without its Pod */
-	size_t updated;	 /* on target with a current and ready Pod */
-};
-
-struct ctx {
-	const struct eo_plan_input *in;
-	const json_t *observed; /* status.observed (the target), NULL before the latch */
-	struct roll_view rv;
-	struct eo_plan_result *out;
-	json_t *st; /* desired status being built */
-	int64_t gen;
-	bool ok;
-	/* A problem seen through etcd (not in Pod readiness) that Degraded tells about. */
-	const char *etcd_problem; /* reason, NULL: none */
-	char etcd_problem_msg[EO_PLAN_MSG_MAX];
-	/* What keeps members from running (plan/podissue.h), "" when nothing does. */
-	char issues[EO_PLAN_ISSUES_MAX];
-	bool ca_changed; /* this pass records a new status.caBundleDigest */
-	/*
-	 * Past status.progressDeadline with the spec unchanged: the cluster heals (lost and
-	 * crash-looping members replaced, strays removed, voter marks, promotion, the PDB) but
-	 * does not move towards the target: no roll step, no scale-down, and no member created
-	 * beyond held_size (status.membersAtDeadline: the members, joining and being deleted
-	 * ones included, it had when the deadline passed).
-	 */
-	bool held;
-	int32_t held_size;
-};
-
 /*
  * Sets a condition. One that says something is wrong (Available=False, Progressing=True,
  * Degraded=True) also names what keeps members from running, when something does.
  */
-static void cond(struct ctx *x, const char *type, const char *status, const char *reason,
-		 const char *msg)
+void eo__plan_cond(struct eo__plan_ctx *x, const char *type, const char *status, const char *reason,
+		   const char *msg)
 {
 	char full[EO_PLAN_MSG_MAX + EO_PLAN_ISSUES_MAX + 8];
 	struct eo_condition c = {type, status, reason, msg, x->gen};
@@ -546,14 +488,13 @@ static void cond(struct ctx *x, const char *type, const char *status, const char
 		x->ok = false;
 }
 
-static void set_status(struct ctx *x, const char *key, json_t *v)
+void eo__plan_set_status(struct eo__plan_ctx *x, const char *key, json_t *v)
 {
 	if (v == NULL || json_object_set_new(x->st, key, v) != 0)
 		x->ok = false;
 }
 
-static void msgf(struct ctx *x, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void msgf(struct ctx *x, const char *f, ...)
+void eo__plan_msgf(struct eo__plan_ctx *x, const char *f, ...)
 {
 	va_list ap;
 
@@ -562,13 +503,13 @@ static void msgf(struct ctx *x, const char *f, ...)
 	va_end(ap);
 }
 
-static void event(struct ctx *x, const char *type, const char *reason)
+void eo__plan_event(struct eo__plan_ctx *x, const char *type, const char *reason)
 {
 	x->out->event_type = type;
 	x->out->event_reason = reason;
 }
 
-static void set_deadline(struct ctx *x)
+static void set_deadline(struct eo__plan_ctx *x)
 {
 	char ts[EO_TIME_BUF];
 	time_t dl = x->in->now + (time_t)eo_cluster_progress_deadline_seconds(x->in->cluster);
@@ -576,7 +517,7 @@ static void set_deadline(struct ctx *x)
 	if (eo_time_format(dl, ts, sizeof(ts)) != 0)
 		x->ok = false;
 	else
-		set_status(x, "progressDeadline", json_string(ts));
+		eo__plan_set_status(x, "progressDeadline", json_string(ts));
 	/* A new deadline: nothing is held any more. */
 	json_object_del(x->st, "membersAtDeadline");
 }
@@ -611,13 +552,13 @@ out:
  * node, how many of how many voters to *on and *of. PVC members are not counted: their data
  * outlives the node (and a one-node test bed would always say so).
  */
-static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, size_t *on,
+static bool memory_voters_share_node(const struct eo__plan_ctx *x, char *node, size_t n, size_t *on,
 				     size_t *of)
 {
-	const char *names[ROLL_MAX];
+	const char *names[EO__PLAN_ROLL_MAX];
 	size_t k = 0, voters = 0;
 
-	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+	for (size_t i = 0; i < x->in->n_members && k < EO__PLAN_ROLL_MAX; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		const char *nn = json_string_value(
 		    json_object_get(json_object_get(pm->pod, "spec"), "nodeName"));
@@ -628,7 +569,7 @@ static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, 
 			continue;
 		voters++;
 		eo_member_storage(pm->member, &st);
-		if (st.memory && present(nn))
+		if (st.memory && eo__plan_present(nn))
 			names[k++] = nn;
 	}
 	for (size_t i = 0; i < k && voters >= 2; i++) {
@@ -652,7 +593,7 @@ static bool memory_voters_share_node(const struct ctx *x, char *node, size_t n, 
  * for a cordoned or evacuated one. The text holds no moving clock (the due time is absolute).
  * NULL when no member's node is in trouble.
  */
-static const char *node_notice(const struct ctx *x, char *msg, size_t n)
+static const char *node_notice(const struct eo__plan_ctx *x, char *msg, size_t n)
 {
 	long grace = eo_cluster_node_loss_grace_seconds(x->in->cluster);
 
@@ -661,7 +602,8 @@ static const char *node_notice(const struct ctx *x, char *msg, size_t n)
 		struct eo_node_verdict v;
 		char next[160], ts[EO_TIME_BUF];
 
-		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v))
+		if (!eo_plan_member_node_trouble(pm, eo__plan_node_of(x->in, pm), grace, x->in->now,
+						 &v))
 			continue;
 		if (v.due)
 			snprintf(next, sizeof(next),
@@ -724,7 +666,7 @@ static bool silent_for_a_while(const struct eo_plan_member *pm, time_t now)
  * removed for that, only reported (MemberUnreachable), and the report goes once it answers
  * again. NULL when there is none.
  */
-static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
+static const char *unreachable_notice(const struct eo__plan_ctx *x, char *msg, size_t n)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
@@ -736,7 +678,7 @@ static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
 		if (!eo_member_is_voter(pm->member) || eo_member_is_deleting(pm->member) ||
 		    eo_member_dormant(pm->member) || !eo_plan_pod_running(pm->pod) ||
 		    eo_plan_member_serving(pm->member, pm->pod) ||
-		    (pn = node_of(x->in, pm)) == NULL || pn->node == NULL ||
+		    (pn = eo__plan_node_of(x->in, pm)) == NULL || pn->node == NULL ||
 		    eo_plan_node_lost(pn->node, pn->absent) ||
 		    eo_plan_member_crashlooping(pm->member, pm->pod, NULL, 0) ||
 		    eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc) ||
@@ -760,7 +702,7 @@ static const char *unreachable_notice(const struct ctx *x, char *msg, size_t n)
  * With available false only Degraded is set (a terminal reason owns Available). A problem
  * seen through etcd (x->etcd_problem) makes a cluster whose Pods are all ready Degraded.
  */
-static void health_of(struct ctx *x, const struct counts *c, bool available)
+void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool available)
 {
 	/* Learners and members still joining do not vote: quorum is over the voters. */
 	size_t n = c->voters > 0 ? c->voters : c->n;
@@ -774,8 +716,8 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 		nreason = unreachable_notice(x, nmsg, sizeof(nmsg));
 	if (nreason != NULL && x->out->event_reason == NULL && x->out->action == EO_PLAN_NONE) {
 		/* Told once, when the status changes (a Warning Event with it). */
-		msgf(x, "%s", nmsg);
-		event(x, "Warning", nreason);
+		eo__plan_msgf(x, "%s", nmsg);
+		eo__plan_event(x, "Warning", nreason);
 	}
 	if (n > 0 && ready == n) {
 		char node[EO_PLAN_NAME_MAX], shared[EO_PLAN_MSG_MAX];
@@ -783,13 +725,14 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 
 		snprintf(m, sizeof(m), "all %zu member(s) are ready", n);
 		if (available)
-			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY, m);
+			eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY,
+				      m);
 		if (x->etcd_problem != NULL) {
-			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
-			     x->etcd_problem_msg);
+			eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, x->etcd_problem,
+				      x->etcd_problem_msg);
 		} else if (nreason != NULL) {
 			snprintf(full, sizeof(full), "%s; %s", m, nmsg);
-			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, nreason, full);
+			eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, nreason, full);
 		} else if (memory_voters_share_node(x, node, sizeof(node), &on, &of)) {
 			/* Informative: nothing waits on it. */
 			snprintf(
@@ -799,10 +742,11 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 			    "the quorum together; spread them (spec.affinity, one member per "
 			    "node)",
 			    n, on, of, node);
-			cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_VOTERS_SHARE_NODE,
-			     shared);
+			eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE,
+				      EO_PLAN_REASON_VOTERS_SHARE_NODE, shared);
 		} else {
-			cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY, m);
+			eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY,
+				      m);
 		}
 		return;
 	}
@@ -810,22 +754,24 @@ static void health_of(struct ctx *x, const struct counts *c, bool available)
 		 not_ready[0] ? not_ready : "(none)");
 	if (n > 0 && ready >= quorum) {
 		if (available)
-			cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_AVAILABLE, m);
+			eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_TRUE,
+				      EO_REASON_QUORUM_AVAILABLE, m);
 		snprintf(full, sizeof(full), "%s%s%s", m, nreason != NULL ? "; " : "",
 			 nreason != NULL ? nmsg : "");
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE,
-		     nreason != NULL ? nreason : EO_REASON_MEMBERS_UNHEALTHY, full);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE,
+			      nreason != NULL ? nreason : EO_REASON_MEMBERS_UNHEALTHY, full);
 	} else {
 		if (available)
-			cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, m);
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, m);
+			eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST,
+				      m);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, m);
 	}
 }
 
-static void health(struct ctx *x, const struct counts *c)
+void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
 {
 	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
-	health_of(x, c, !x->held);
+	eo__plan_health_of(x, c, !x->held);
 }
 
 /* A transport failure (etcd/client.c: TLS errors among them) towards a TLS client API. */
@@ -837,13 +783,13 @@ static bool tls_failure(const struct eo_plan_input *in)
 	return t.client != EO_TLS_NONE && in->etcd_err == EO_ETCD_TRANSPORT;
 }
 
-static const char *unreachable_reason(const struct eo_plan_input *in)
+const char *eo__plan_unreachable_reason(const struct eo_plan_input *in)
 {
 	return tls_failure(in) ? EO_REASON_TLS_HANDSHAKE_FAILED : EO_REASON_CLUSTER_UNREACHABLE;
 }
 
 /* The fixed text of a failed member list (no addresses or timings). */
-static const char *etcd_err_text(const struct eo_plan_input *in)
+const char *eo__plan_etcd_err_text(const struct eo_plan_input *in)
 {
 	if (tls_failure(in))
 		return "the TLS handshake with etcd failed: etcd's server certificate is not "
@@ -852,19 +798,19 @@ static const char *etcd_err_text(const struct eo_plan_input *in)
 	return eo_etcd_strerror(in->etcd_err != EO_ETCD_OK ? in->etcd_err : EO_ETCD_PROTOCOL);
 }
 
-static void etcd_problem(struct ctx *x, const char *reason)
+void eo__plan_etcd_problem(struct eo__plan_ctx *x, const char *reason)
 {
 	x->etcd_problem = reason;
 	snprintf(x->etcd_problem_msg, sizeof(x->etcd_problem_msg), "%s", x->out->message);
 }
 
-static void relatch(struct ctx *x, json_t *spec_obs, const char *reason)
+static void relatch(struct eo__plan_ctx *x, json_t *spec_obs, const char *reason)
 {
-	set_status(x, "observed", json_incref(spec_obs));
+	eo__plan_set_status(x, "observed", json_incref(spec_obs));
 	set_deadline(x);
-	msgf(x, "new target latched from the spec (generation %lld)", (long long)x->gen);
-	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
-	event(x, "Normal", reason);
+	eo__plan_msgf(x, "new target latched from the spec (generation %lld)", (long long)x->gen);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
+	eo__plan_event(x, "Normal", reason);
 	x->out->action = EO_PLAN_WRITE_STATUS;
 }
 
@@ -883,12 +829,12 @@ static bool member_named(const struct eo_plan_input *in, const char *name)
  * status.nextMemberName names no EtcdMember yet: the one recorded, or, when none is or an
  * EtcdMember took it, the next one in the chain.
  */
-static void ensure_next_member_name(struct ctx *x)
+void eo__plan_ensure_next_member_name(struct eo__plan_ctx *x)
 {
 	const char *cur = json_string_value(json_object_get(x->st, "nextMemberName"));
 	char name[EO_PLAN_NAME_MAX], prev[EO_PLAN_NAME_MAX];
 
-	if (present(cur) && !member_named(x->in, cur))
+	if (eo__plan_present(cur) && !member_named(x->in, cur))
 		return;
 	snprintf(prev, sizeof(prev), "%s", cur != NULL ? cur : "");
 	for (unsigned attempt = 0; attempt < 16; attempt++) {
@@ -897,7 +843,7 @@ static void ensure_next_member_name(struct ctx *x)
 					     sizeof(name)) != 0)
 			break;
 		if (!member_named(x->in, name)) {
-			set_status(x, "nextMemberName", json_string(name));
+			eo__plan_set_status(x, "nextMemberName", json_string(name));
 			return;
 		}
 	}
@@ -908,24 +854,25 @@ static void ensure_next_member_name(struct ctx *x)
  * CREATE_SEED / CREATE_MEMBER under the name the stored status records, so that a retried
  * create collides; when the stored status does not record it yet, write the status first.
  */
-static void create_named(struct ctx *x, enum eo_plan_action a)
+void eo__plan_create_named(struct eo__plan_ctx *x, enum eo_plan_action a)
 {
 	const char *stored = json_string_value(
 	    json_object_get(json_object_get(x->in->cluster, "status"), "nextMemberName"));
 	const char *want = json_string_value(json_object_get(x->st, "nextMemberName"));
 
-	if (present(stored) && want != NULL && strcmp(stored, want) == 0) {
+	if (eo__plan_present(stored) && want != NULL && strcmp(stored, want) == 0) {
 		snprintf(x->out->member_name, sizeof(x->out->member_name), "%s", stored);
 		x->out->action = a;
 		return;
 	}
-	msgf(x, "recording the name of the next member (%s) before creating it",
-	     want != NULL ? want : "");
+	eo__plan_msgf(x, "recording the name of the next member (%s) before creating it",
+		      want != NULL ? want : "");
 	x->out->action = EO_PLAN_WRITE_STATUS;
 }
 
 /* Before the cluster has an ID: bootstrap through the seed. */
-static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desired)
+void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			     int32_t desired)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
@@ -936,35 +883,40 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 	struct eo_pod_issue issue;
 
 	if (desired == 0) {
-		msgf(x, "no data has been written (cluster never bootstrapped); scale up to "
-			"bootstrap it");
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
-		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
-		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		eo__plan_msgf(x,
+			      "no data has been written (cluster never bootstrapped); scale up to "
+			      "bootstrap it");
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED,
+			      out->message);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
 		out->action = EO_PLAN_NONE;
 		return;
 	}
-	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE,
-	     seed != NULL && c->seed->pod != NULL ? EO_REASON_INITIAL_SNAPSHOT
-						  : EO_REASON_WAITING_FOR_SEED,
-	     "bootstrapping the cluster from a single seed member");
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE,
+		      seed != NULL && c->seed->pod != NULL ? EO_REASON_INITIAL_SNAPSHOT
+							   : EO_REASON_WAITING_FOR_SEED,
+		      "bootstrapping the cluster from a single seed member");
 	if (c->deleting > 0) {
-		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		eo__plan_msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
+			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 		return;
 	}
 	if (c->n == 0) {
-		msgf(x, "bootstrapping single-node cluster: creating the seed member");
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
-		create_named(x, EO_PLAN_CREATE_SEED);
+		eo__plan_msgf(x, "bootstrapping single-node cluster: creating the seed member");
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
+			      out->message);
+		eo__plan_create_named(x, EO_PLAN_CREATE_SEED);
 		return;
 	}
 	if (c->seed == NULL) {
 		/* Members without a seed and no clusterID: nothing safe to do. */
-		msgf(x, "%zu member(s) exist but none is the bootstrap seed", c->n);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		eo__plan_msgf(x, "%zu member(s) exist but none is the bootstrap seed", c->n);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
+			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
@@ -976,8 +928,9 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		return;
 	}
 	if (eo_member_is_pending(c->seed->member)) {
-		msgf(x, "seed member %s: setting its initial cluster", seed);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		eo__plan_msgf(x, "seed member %s: setting its initial cluster", seed);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
+			      out->message);
 		out->action = EO_PLAN_COMPLETE_SEED;
 		out->member = c->seed->member;
 		if (eo_desired_seed_initial_cluster(
@@ -994,20 +947,22 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 		 * The restore init container refused the snapshot (or could not get it): etcd
 		 * is not started. The kubelet retries it with back-off, so a fixed source heals.
 		 */
-		msgf(x, "seed member %s: %s", seed, issue.message);
+		eo__plan_msgf(x, "seed member %s: %s", seed, issue.message);
 		x->issues[0] = '\0'; /* the message already says it */
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, issue.reason, out->message);
-		event(x, "Warning", issue.reason);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, issue.reason, out->message);
+		eo__plan_event(x, "Warning", issue.reason);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		return;
 	}
 	if (c->seed->pod == NULL || !eo_plan_pod_ready(c->seed->pod)) {
-		msgf(x,
-		     "waiting for bootstrap member to form cluster: the Pod of seed member %s "
-		     "is not ready yet",
-		     seed);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED, out->message);
+		eo__plan_msgf(
+		    x,
+		    "waiting for bootstrap member to form cluster: the Pod of seed member %s "
+		    "is not ready yet",
+		    seed);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
+			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 		return;
@@ -1020,32 +975,36 @@ static void plan_bootstrap(struct ctx *x, const struct counts *c, int32_t desire
 			eo_desired_member_client_tls(c->seed->member)) != 0)
 			x->ok = false;
 		out->n_endpoints = 1;
-		msgf(x, "listing the members of seed %s", seed);
+		eo__plan_msgf(x, "listing the members of seed %s", seed);
 		return;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
-		msgf(x, "cannot list the members of seed %s: %s", seed, etcd_err_text(in));
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, unreachable_reason(in), out->message);
-		event(x, "Warning", unreachable_reason(in));
+		eo__plan_msgf(x, "cannot list the members of seed %s: %s", seed,
+			      eo__plan_etcd_err_text(in));
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, eo__plan_unreachable_reason(in),
+			      out->message);
+		eo__plan_event(x, "Warning", eo__plan_unreachable_reason(in));
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		return;
 	}
 	em = eo_plan_find_etcd_member(in->etcd, seed, peer);
 	if (em == NULL || in->etcd->n != 1 || in->etcd->cluster_id == 0) {
-		msgf(x, "the member list of seed %s does not show it as the only member", seed);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_CLUSTER_UNREACHABLE,
-		     out->message);
-		event(x, "Warning", EO_REASON_CLUSTER_UNREACHABLE);
+		eo__plan_msgf(x, "the member list of seed %s does not show it as the only member",
+			      seed);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_CLUSTER_UNREACHABLE,
+			      out->message);
+		eo__plan_event(x, "Warning", EO_REASON_CLUSTER_UNREACHABLE);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
 		return;
 	}
 	eo_plan_format_id(in->etcd->cluster_id, id, sizeof(id));
-	set_status(x, "clusterID", json_string(id));
-	msgf(x, "etcd cluster %s formed by seed member %s", id, seed);
-	cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_CLUSTER_DISCOVERED, out->message);
-	event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
+	eo__plan_set_status(x, "clusterID", json_string(id));
+	eo__plan_msgf(x, "etcd cluster %s formed by seed member %s", id, seed);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_CLUSTER_DISCOVERED,
+		      out->message);
+	eo__plan_event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
 	out->action = EO_PLAN_WRITE_STATUS;
 }
 
@@ -1060,7 +1019,7 @@ static const char *creation_timestamp(const json_t *obj)
 }
 
 /* > 0 when a is newer than b: creationTimestamp, then name (both descending). */
-static int newer(const json_t *a, const json_t *b)
+int eo__plan_newer(const json_t *a, const json_t *b)
 {
 	int d = strcmp(creation_timestamp(a), creation_timestamp(b));
 	const char *na = eo_member_name(a), *nb = eo_member_name(b);
@@ -1070,7 +1029,7 @@ static int newer(const json_t *a, const json_t *b)
 	return strcmp(na != NULL ? na : "", nb != NULL ? nb : "");
 }
 
-static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
+int eo__plan_peer_url_of(struct eo__plan_ctx *x, const json_t *member, char *buf, size_t n)
 {
 	const struct eo_plan_input *in = x->in;
 
@@ -1084,22 +1043,23 @@ static int peer_url_of(struct ctx *x, const json_t *member, char *buf, size_t n)
 }
 
 /* etcd's entry for an EtcdMember, or NULL. */
-static const struct eo_etcd_member *etcd_entry(struct ctx *x, const json_t *member)
+const struct eo_etcd_member *eo__plan_etcd_entry(struct eo__plan_ctx *x, const json_t *member)
 {
 	char peer[EO_DESIRED_URL_MAX];
 
-	if (x->in->etcd == NULL || peer_url_of(x, member, peer, sizeof(peer)) != 0)
+	if (x->in->etcd == NULL || eo__plan_peer_url_of(x, member, peer, sizeof(peer)) != 0)
 		return NULL;
 	return eo_plan_find_etcd_member(x->in->etcd, eo_member_name(member), peer);
 }
 
 /* The EtcdMember (deleting or not) etcd's entry em stands for, or NULL. */
-static const struct eo_plan_member *member_of(struct ctx *x, const struct eo_etcd_member *em)
+const struct eo_plan_member *eo__plan_member_of(struct eo__plan_ctx *x,
+						const struct eo_etcd_member *em)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 
-		if (etcd_entry(x, pm->member) == em)
+		if (eo__plan_etcd_entry(x, pm->member) == em)
 			return pm;
 	}
 	return NULL;
@@ -1146,7 +1106,7 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 			    (pass == 0 && !eo_member_is_voter(pm->member)))
 				continue;
 			/* Insertion by Pod age, oldest first; the newest fall off. */
-			for (j = n; j > 0 && newer(pick[j - 1]->pod, pm->pod) > 0; j--)
+			for (j = n; j > 0 && eo__plan_newer(pick[j - 1]->pod, pm->pod) > 0; j--)
 				if (j < cap)
 					pick[j] = pick[j - 1];
 			if (j < cap)
@@ -1164,7 +1124,7 @@ int eo_plan_voter_endpoints(const struct eo_plan_member *members, size_t n_membe
 	return (int)n;
 }
 
-static void voter_endpoints(struct ctx *x)
+void eo__plan_voter_endpoints(struct eo__plan_ctx *x)
 {
 	int n = eo_plan_voter_endpoints(x->in->members, x->in->n_members, NULL, x->in->cluster,
 					x->in->build, x->out->endpoints, EO_PLAN_MAX_ENDPOINTS);
@@ -1174,14 +1134,14 @@ static void voter_endpoints(struct ctx *x)
 		x->ok = false;
 }
 
-static void wait_for(struct ctx *x, long requeue_ms)
+void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms)
 {
 	x->out->action = EO_PLAN_WAIT;
 	x->out->requeue_ms = requeue_ms;
 }
 
 /* Whether a member counts as a voter for quorum: marked, not being deleted, not dormant. */
-static bool counted_voter(const json_t *member)
+bool eo__plan_counted_voter(const json_t *member)
 {
 	return eo_member_is_voter(member) && !eo_member_is_deleting(member) &&
 	       !eo_member_dormant(member);
@@ -1196,7 +1156,7 @@ bool eo_plan_removal_keeps_quorum(const struct eo_plan_member *members, size_t n
 	for (size_t i = 0; i < n; i++) {
 		bool up = eo_plan_pod_ready(members[i].pod);
 
-		if (!counted_voter(members[i].member))
+		if (!eo__plan_counted_voter(members[i].member))
 			continue;
 		voters++;
 		ready += up;
@@ -1241,7 +1201,7 @@ const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_memb
 			continue;
 		}
 		d = scale_down_rank(pm) - scale_down_rank(victim);
-		if (d < 0 || (d == 0 && newer(pm->member, victim->member) > 0))
+		if (d < 0 || (d == 0 && eo__plan_newer(pm->member, victim->member) > 0))
 			victim = pm;
 	}
 	return victim;
@@ -1252,18 +1212,20 @@ const struct eo_plan_member *eo_plan_scale_down_victim(const struct eo_plan_memb
  * keep quorum with the members that are down counted as down; otherwise waits and says why.
  * Returns true either way (the step decided).
  */
-static bool remove_if_safe(struct ctx *x, const struct eo_plan_member *pm, const char *what)
+bool eo__plan_remove_if_safe(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
+			     const char *what)
 {
 	size_t ready = 0, voters = 0, ready_now = 0, voters_now = 0;
 
 	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready, &voters)) {
 		(void)eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, NULL,
 						   &ready_now, &voters_now);
-		msgf(x,
-		     "%s waits: removing member %s needs a quorum of ready voters before and "
-		     "after (%zu of %zu voting member(s) ready now, %zu of %zu without it)",
-		     what, eo_member_name(pm->member), ready_now, voters_now, ready, voters);
-		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		eo__plan_msgf(
+		    x,
+		    "%s waits: removing member %s needs a quorum of ready voters before and "
+		    "after (%zu of %zu voting member(s) ready now, %zu of %zu without it)",
+		    what, eo_member_name(pm->member), ready_now, voters_now, ready, voters);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 		return true;
 	}
 	x->out->action = EO_PLAN_REMOVE_MEMBER;
@@ -1272,40 +1234,41 @@ static bool remove_if_safe(struct ctx *x, const struct eo_plan_member *pm, const
 }
 
 /* Membership needs etcd's member list: ask for it, or wait when it cannot be read. */
-static bool step_query(struct ctx *x)
+bool eo__plan_step_query(struct eo__plan_ctx *x)
 {
 	const struct eo_plan_input *in = x->in;
 
 	if (!in->etcd_queried) {
-		voter_endpoints(x);
+		eo__plan_voter_endpoints(x);
 		if (x->out->n_endpoints == 0) {
-			msgf(x, "no member Pod to reach etcd through");
-			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+			eo__plan_msgf(x, "no member Pod to reach etcd through");
+			eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 			return true;
 		}
-		msgf(x, "listing etcd's members through the voters");
+		eo__plan_msgf(x, "listing etcd's members through the voters");
 		x->out->action = EO_PLAN_QUERY_MEMBERS;
 		x->out->want_status = x->rv.todo > 0;
 		return true;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {
-		msgf(x, "cannot list etcd's members: %s", etcd_err_text(in));
-		etcd_problem(x, unreachable_reason(in));
-		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		eo__plan_msgf(x, "cannot list etcd's members: %s", eo__plan_etcd_err_text(in));
+		eo__plan_etcd_problem(x, eo__plan_unreachable_reason(in));
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return true;
 	}
 	if (!eo_plan_same_cluster(in->cluster, in->etcd->cluster_id)) {
 		char got[EO_PLAN_ID_MAX];
 
 		eo_plan_format_id(in->etcd->cluster_id, got, sizeof(got));
-		msgf(x,
-		     "the member list read through this cluster's member addresses is from etcd "
-		     "cluster %s, not %s (status.clusterID): another etcd cluster answers there; "
-		     "no membership change is made from it",
-		     got, eo_cluster_cluster_id(in->cluster));
-		event(x, "Warning", EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
-		etcd_problem(x, EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
-		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		eo__plan_msgf(
+		    x,
+		    "the member list read through this cluster's member addresses is from etcd "
+		    "cluster %s, not %s (status.clusterID): another etcd cluster answers there; "
+		    "no membership change is made from it",
+		    got, eo_cluster_cluster_id(in->cluster));
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
+		eo__plan_etcd_problem(x, EO_PLAN_REASON_CLUSTER_ID_MISMATCH);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return true;
 	}
 	return false;
@@ -1317,7 +1280,7 @@ static bool step_query(struct ctx *x)
  * member's Pod is ready) must be a quorum of today's voters and of the voters left. When not,
  * says so and waits.
  */
-static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_member *stray,
+static bool stray_removal_keeps_quorum(struct eo__plan_ctx *x, const struct eo_etcd_member *stray,
 				       const char *id)
 {
 	size_t voters = 0, ready = 0;
@@ -1331,16 +1294,18 @@ static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_membe
 		if (e->is_learner)
 			continue;
 		voters++;
-		if (e != stray && (pm = member_of(x, e)) != NULL && eo_plan_pod_ready(pm->pod))
+		if (e != stray && (pm = eo__plan_member_of(x, e)) != NULL &&
+		    eo_plan_pod_ready(pm->pod))
 			ready++;
 	}
 	if (voters > 1 && ready >= voters / 2 + 1 && ready >= (voters - 1) / 2 + 1)
 		return true;
-	msgf(x,
-	     "not removing etcd voter %s that never started: %zu of the %zu voters are ready, "
-	     "no quorum to commit the change; waiting for voters to become ready",
-	     id, ready, voters);
-	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	eo__plan_msgf(
+	    x,
+	    "not removing etcd voter %s that never started: %zu of the %zu voters are ready, "
+	    "no quorum to commit the change; waiting for voters to become ready",
+	    id, ready, voters);
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 	return false;
 }
 
@@ -1351,29 +1316,31 @@ static bool stray_removal_keeps_quorum(struct ctx *x, const struct eo_etcd_membe
  * leader could not confirm the list, the step waits and says which check failed. False in both
  * cases: the step has decided.
  */
-static bool absence_verified(struct ctx *x, const json_t *member, const char *what)
+bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what)
 {
 	const struct eo_plan_input *in = x->in;
 
 	if (in->etcd_leader_checked && in->etcd_from_leader)
 		return true;
 	if (!in->etcd_leader_checked) {
-		msgf(x,
-		     "member %s %s the member list read through the voters; confirming with "
-		     "etcd's leader before acting on it",
-		     eo_member_name(member), what);
+		eo__plan_msgf(
+		    x,
+		    "member %s %s the member list read through the voters; confirming with "
+		    "etcd's leader before acting on it",
+		    eo_member_name(member), what);
 		x->out->action = EO_PLAN_QUERY_MEMBERS;
 		x->out->want_leader = true;
 		return false;
 	}
-	msgf(x,
-	     "member %s %s the member list read through the voters, but the list could not be "
-	     "confirmed as etcd's leader's: %s; nothing is decided from it, retrying",
-	     eo_member_name(member), what,
-	     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
-	event(x, "Warning", EO_PLAN_REASON_LIST_UNVERIFIED);
-	etcd_problem(x, EO_PLAN_REASON_LIST_UNVERIFIED);
-	wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+	eo__plan_msgf(
+	    x,
+	    "member %s %s the member list read through the voters, but the list could not be "
+	    "confirmed as etcd's leader's: %s; nothing is decided from it, retrying",
+	    eo_member_name(member), what,
+	    eo__plan_present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+	eo__plan_event(x, "Warning", EO_PLAN_REASON_LIST_UNVERIFIED);
+	eo__plan_etcd_problem(x, EO_PLAN_REASON_LIST_UNVERIFIED);
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 	return false;
 }
 
@@ -1381,7 +1348,7 @@ static bool absence_verified(struct ctx *x, const json_t *member, const char *wh
  * 1. Every etcd member must stand for an EtcdMember: a learner nobody manages (left by an
  * interrupted join) is removed; a voter nobody manages is never removed (the cluster waits).
  */
-static bool step_unmanaged(struct ctx *x)
+bool eo__plan_step_unmanaged(struct eo__plan_ctx *x)
 {
 	const struct eo_plan_input *in = x->in;
 	const struct eo_etcd_member *stray = NULL, *unknown = NULL;
@@ -1390,9 +1357,9 @@ static bool step_unmanaged(struct ctx *x)
 	for (size_t i = 0; i < in->etcd->n; i++) {
 		const struct eo_etcd_member *em = &in->etcd->v[i];
 
-		if (member_of(x, em) != NULL)
+		if (eo__plan_member_of(x, em) != NULL)
 			continue;
-		if (em->is_learner || !present(em->name)) {
+		if (em->is_learner || !eo__plan_present(em->name)) {
 			if (stray == NULL)
 				stray = em;
 		} else if (unknown == NULL) {
@@ -1405,10 +1372,10 @@ static bool step_unmanaged(struct ctx *x)
 		eo_plan_format_id(stray->id, id, sizeof(id));
 		if (!stray_removal_keeps_quorum(x, stray, id))
 			return true;
-		msgf(x, "removing etcd %s %s (%s): no EtcdMember stands for it",
-		     stray->is_learner ? "learner" : "voter that never started", id,
-		     stray->n_peer_urls > 0 ? stray->peer_urls[0] : "no peer URL");
-		voter_endpoints(x);
+		eo__plan_msgf(x, "removing etcd %s %s (%s): no EtcdMember stands for it",
+			      stray->is_learner ? "learner" : "voter that never started", id,
+			      stray->n_peer_urls > 0 ? stray->peer_urls[0] : "no peer URL");
+		eo__plan_voter_endpoints(x);
 		x->out->action = EO_PLAN_REMOVE_STRAY;
 		x->out->etcd_id = stray->id;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
@@ -1416,11 +1383,12 @@ static bool step_unmanaged(struct ctx *x)
 	}
 	if (unknown != NULL) {
 		eo_plan_format_id(unknown->id, id, sizeof(id));
-		msgf(x, "etcd voting member %s (%s) has no EtcdMember; membership changes wait", id,
-		     unknown->name);
-		event(x, "Warning", EO_PLAN_REASON_UNKNOWN_MEMBER);
-		etcd_problem(x, EO_PLAN_REASON_UNKNOWN_MEMBER);
-		wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		eo__plan_msgf(
+		    x, "etcd voting member %s (%s) has no EtcdMember; membership changes wait", id,
+		    unknown->name);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_UNKNOWN_MEMBER);
+		eo__plan_etcd_problem(x, EO_PLAN_REASON_UNKNOWN_MEMBER);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 		return true;
 	}
 	return false;
@@ -1433,14 +1401,15 @@ static bool step_unmanaged(struct ctx *x)
  * other members' etcd queries, or after a leader handover), and meanwhile the client Service
  * and the PDB would miss a voter or count a non-voter.
  */
-static void relabel_with_mark(struct ctx *x, const struct eo_plan_member *pm, bool voter)
+void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm, bool voter)
 {
 	const char *uid =
 	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
 
 	x->out->label_pod = false;
 	x->out->pod_uid[0] = '\0';
-	if (pm->pod == NULL || !present(uid) || eo_plan_pod_voter_labelled(pm->pod) == voter)
+	if (pm->pod == NULL || !eo__plan_present(uid) ||
+	    eo_plan_pod_voter_labelled(pm->pod) == voter)
 		return;
 	if (snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid) >=
 	    (int)sizeof(x->out->pod_uid)) {
@@ -1451,7 +1420,7 @@ static void relabel_with_mark(struct ctx *x, const struct eo_plan_member *pm, bo
 }
 
 /* 2. status.isVoter follows etcd (the Pod's voter label and the PDB follow it). */
-static bool step_voter_marks(struct ctx *x)
+bool eo__plan_step_voter_marks(struct eo__plan_ctx *x)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
@@ -1460,21 +1429,21 @@ static bool step_voter_marks(struct ctx *x)
 
 		if (eo_member_is_deleting(pm->member))
 			continue;
-		em = etcd_entry(x, pm->member);
+		em = eo__plan_etcd_entry(x, pm->member);
 		voter = em != NULL && !em->is_learner;
 		if (voter != eo_member_is_voter(pm->member)) {
 			/* Unmarking takes a vote out of the quorum count and the PDB: leader only.
 			 */
-			if (!voter &&
-			    !absence_verified(x, pm->member,
-					      em == NULL ? "is missing from" : "is a learner in"))
+			if (!voter && !eo__plan_absence_verified(x, pm->member,
+								 em == NULL ? "is missing from"
+									    : "is a learner in"))
 				return true;
-			msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
-			     voter ? "a voter" : "not a voter");
+			eo__plan_msgf(x, "member %s: marking it as %s", eo_member_name(pm->member),
+				      voter ? "a voter" : "not a voter");
 			x->out->action = EO_PLAN_SET_VOTER;
 			x->out->member = pm->member;
 			x->out->voter = voter;
-			relabel_with_mark(x, pm, voter);
+			eo__plan_relabel_with_mark(x, pm, voter);
 			return true;
 		}
 	}
@@ -1486,23 +1455,24 @@ static bool step_voter_marks(struct ctx *x)
  * start again under its member ID: remove it through the others, who keep quorum; the
  * scale-up path replaces it.
  */
-static bool step_replace_lost(struct ctx *x)
+bool eo__plan_step_replace_lost(struct eo__plan_ctx *x)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_plan_memory_member_lost(pm->member, pm->pod))
-			msgf(
+			eo__plan_msgf(
 			    x,
 			    "memory member %s lost its Pod and its data; removing it to replace it",
 			    eo_member_name(pm->member));
 		else if (eo_plan_data_volume_lost(pm->member, pm->pvc))
-			msgf(x,
-			     "member %s lost its data volume (PVC %s); removing it from etcd to "
-			     "replace it with a new member",
-			     eo_member_name(pm->member), pm->pvc == NULL ? "gone" : "replaced");
+			eo__plan_msgf(
+			    x,
+			    "member %s lost its data volume (PVC %s); removing it from etcd to "
+			    "replace it with a new member",
+			    eo_member_name(pm->member), pm->pvc == NULL ? "gone" : "replaced");
 		else if (eo_plan_data_dir_lost(pm->member, pm->pod, NULL, 0))
-			msgf(
+			eo__plan_msgf(
 			    x,
 			    "member %s: data directory has no WAL (its data was wiped under an "
 			    "intact PVC; the data guard kept etcd from starting); removing it from "
@@ -1510,9 +1480,9 @@ static bool step_replace_lost(struct ctx *x)
 			    eo_member_name(pm->member));
 		else
 			continue;
-		if (remove_if_safe(x, pm, "replacing a member that lost its data") &&
+		if (eo__plan_remove_if_safe(x, pm, "replacing a member that lost its data") &&
 		    x->out->action == EO_PLAN_REMOVE_MEMBER)
-			event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+			eo__plan_event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
 		return true;
 	}
 	return false;
@@ -1523,19 +1493,20 @@ static bool step_replace_lost(struct ctx *x)
  * our back): its Pod can never join. Delete it (nothing to remove in etcd); the scale-up path
  * replaces it.
  */
-static bool step_not_in_etcd(struct ctx *x)
+bool eo__plan_step_not_in_etcd(struct eo__plan_ctx *x)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
-		    etcd_entry(x, pm->member) != NULL)
+		    eo__plan_etcd_entry(x, pm->member) != NULL)
 			continue;
-		if (!absence_verified(x, pm->member, "is missing from"))
+		if (!eo__plan_absence_verified(x, pm->member, "is missing from"))
 			return true;
-		msgf(x, "member %s is not in etcd's member list; removing it to replace it",
-		     eo_member_name(pm->member));
-		event(x, "Warning", "MemberLost");
+		eo__plan_msgf(x,
+			      "member %s is not in etcd's member list; removing it to replace it",
+			      eo_member_name(pm->member));
+		eo__plan_event(x, "Warning", "MemberLost");
 		x->out->action = EO_PLAN_REMOVE_MEMBER;
 		x->out->member = pm->member;
 		return true;
@@ -1550,8 +1521,8 @@ static bool step_not_in_etcd(struct ctx *x)
  * acknowledged write. A crash-looping learner is left alone: it holds no data the cluster
  * needs and the deadline tells about the stuck scale-up.
  */
-static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int32_t desired,
-				      size_t learners)
+bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+					int32_t desired, size_t learners)
 {
 	if ((int32_t)c->n > desired || learners > 0 || c->pending > 0 || c->deleting > 0)
 		return false;
@@ -1568,14 +1539,14 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
 		char why[128];
 
 		if (!eo_plan_member_crashlooping(pm->member, pm->pod, why, sizeof(why)) ||
-		    (em = etcd_entry(x, pm->member)) == NULL || em->is_learner ||
+		    (em = eo__plan_etcd_entry(x, pm->member)) == NULL || em->is_learner ||
 		    !eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL))
 			continue;
-		msgf(x,
-		     "member %s is crash-looping (%s) while the other voters hold quorum; "
-		     "removing it to replace it with a new member",
-		     eo_member_name(pm->member), why);
-		event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
+		eo__plan_msgf(x,
+			      "member %s is crash-looping (%s) while the other voters hold quorum; "
+			      "removing it to replace it with a new member",
+			      eo_member_name(pm->member), why);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_MEMBER_REPLACED);
 		x->out->action = EO_PLAN_REMOVE_MEMBER;
 		x->out->member = pm->member;
 		return true;
@@ -1584,14 +1555,14 @@ static bool step_replace_crashlooping(struct ctx *x, const struct counts *c, int
 }
 
 /* Voters other than pm that do not serve (a drained member moves only when there are none). */
-static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
+static size_t others_down(const struct eo__plan_ctx *x, const struct eo_plan_member *pm)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *o = &x->in->members[i];
 
-		n += o != pm && counted_voter(o->member) &&
+		n += o != pm && eo__plan_counted_voter(o->member) &&
 		     !eo_plan_member_serving(o->member, o->pod);
 	}
 	return n;
@@ -1606,8 +1577,8 @@ static size_t others_down(const struct ctx *x, const struct eo_plan_member *pm)
  * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
  * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
  */
-static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t desired,
-			      size_t learners)
+bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				int32_t desired, size_t learners)
 {
 	long grace = eo_cluster_node_loss_grace_seconds(x->in->cluster);
 	size_t ready = 0, voters = 0;
@@ -1621,44 +1592,50 @@ static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t des
 		struct eo_node_verdict v;
 		const char *name = eo_member_name(pm->member);
 
-		if (!eo_plan_member_node_trouble(pm, node_of(x->in, pm), grace, x->in->now, &v) ||
-		    !v.due || (em = etcd_entry(x, pm->member)) == NULL || em->is_learner)
+		if (!eo_plan_member_node_trouble(pm, eo__plan_node_of(x->in, pm), grace, x->in->now,
+						 &v) ||
+		    !v.due || (em = eo__plan_etcd_entry(x, pm->member)) == NULL || em->is_learner)
 			continue;
 		if (!v.lost && others_down(x, pm) > 0) {
-			msgf(x,
-			     "member %s: %s; moving it to another node waits until every other "
-			     "voter is ready (%zu of %zu voters ready)",
-			     name, v.why, c->voters_ready, c->voters);
-			event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
-			wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+			eo__plan_msgf(
+			    x,
+			    "member %s: %s; moving it to another node waits until every other "
+			    "voter is ready (%zu of %zu voters ready)",
+			    name, v.why, c->voters_ready, c->voters);
+			eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
+			eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 			return true;
 		}
 		if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready,
 						  &voters)) {
-			msgf(x,
-			     "member %s: %s; it is not replaced: removing it would cost the quorum "
-			     "(%zu ready of %zu voting member(s) would be left)",
-			     name, v.why, ready, voters);
-			event(x, "Warning",
-			      v.lost ? EO_PLAN_REASON_NODE_NOT_READY
-				     : EO_PLAN_REASON_NODE_DRAINING);
-			wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+			eo__plan_msgf(
+			    x,
+			    "member %s: %s; it is not replaced: removing it would cost the quorum "
+			    "(%zu ready of %zu voting member(s) would be left)",
+			    name, v.why, ready, voters);
+			eo__plan_event(x, "Warning",
+				       v.lost ? EO_PLAN_REASON_NODE_NOT_READY
+					      : EO_PLAN_REASON_NODE_DRAINING);
+			eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
 			return true;
 		}
 		if (!x->in->nodes_live) {
 			/* The first plan of the next pass asks for the live reads (want_nodes). */
-			msgf(x, "member %s: %s; reading its Pod and Node live before replacing it",
-			     name, v.why);
-			wait_for(x, EO_PLAN_REQUEUE_PROMOTE_MS);
+			eo__plan_msgf(
+			    x, "member %s: %s; reading its Pod and Node live before replacing it",
+			    name, v.why);
+			eo__plan_wait_for(x, EO_PLAN_REQUEUE_PROMOTE_MS);
 			return true;
 		}
-		if (!absence_verified(x, pm->member, "is to be replaced for its node; it is in"))
+		if (!eo__plan_absence_verified(x, pm->member,
+					       "is to be replaced for its node; it is in"))
 			return true;
-		msgf(x,
-		     "member %s: %s; past the grace period (%ld s): removing it through the quorum "
-		     "to replace it with a new member and a new PVC on another node",
-		     name, v.why, v.trouble == EO_NODE_EVACUATE ? 0L : grace);
-		event(x, "Warning", EO_PLAN_REASON_NODE_LOST);
+		eo__plan_msgf(
+		    x,
+		    "member %s: %s; past the grace period (%ld s): removing it through the quorum "
+		    "to replace it with a new member and a new PVC on another node",
+		    name, v.why, v.trouble == EO_NODE_EVACUATE ? 0L : grace);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_LOST);
 		x->out->action = EO_PLAN_REMOVE_MEMBER;
 		x->out->member = pm->member;
 		return true;
@@ -1672,7 +1649,8 @@ static bool step_replace_node(struct ctx *x, const struct counts *c, int32_t des
  * left keep quorum with the members that are down counted as down. Deleting the EtcdMember
  * lets its finalizer remove it from etcd.
  */
-static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desired)
+bool eo__plan_step_scale_down(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			      int32_t desired)
 {
 	const struct eo_plan_member *victim = NULL;
 	char what[64];
@@ -1683,9 +1661,9 @@ static bool step_scale_down(struct ctx *x, const struct counts *c, int32_t desir
 	if (victim == NULL)
 		return false;
 	snprintf(what, sizeof(what), "scaling down from %zu to %d member(s)", c->n, desired);
-	remove_if_safe(x, victim, what);
+	eo__plan_remove_if_safe(x, victim, what);
 	if (x->out->action == EO_PLAN_REMOVE_MEMBER)
-		msgf(x, "%s: removing member %s", what, eo_member_name(victim->member));
+		eo__plan_msgf(x, "%s: removing member %s", what, eo_member_name(victim->member));
 	return true;
 }
 
@@ -1700,13 +1678,13 @@ static const struct eo_plan_member *first_pending(const struct eo_plan_input *in
 }
 
 /* 5. A joining member that etcd already knows: give it its initial cluster. */
-static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member *pending)
+bool eo__plan_step_set_initial_cluster(struct eo__plan_ctx *x, const struct eo_plan_member *pending)
 {
 	char peer[EO_DESIRED_URL_MAX];
 
-	if (pending == NULL || etcd_entry(x, pending->member) == NULL)
+	if (pending == NULL || eo__plan_etcd_entry(x, pending->member) == NULL)
 		return !x->ok;
-	if (peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
+	if (eo__plan_peer_url_of(x, pending->member, peer, sizeof(peer)) != 0)
 		return true;
 	if (eo_plan_initial_cluster(x->in->etcd, eo_member_name(pending->member), peer,
 				    x->out->initial_cluster,
@@ -1714,10 +1692,10 @@ static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member 
 		x->ok = false;
 		return true;
 	}
-	msgf(x,
-	     "completing pending scale-up member before further action: member %s: "
-	     "setting its initial cluster from etcd's member list",
-	     eo_member_name(pending->member));
+	eo__plan_msgf(x,
+		      "completing pending scale-up member before further action: member %s: "
+		      "setting its initial cluster from etcd's member list",
+		      eo_member_name(pending->member));
 	x->out->action = EO_PLAN_SET_INITIAL_CLUSTER;
 	x->out->member = pending->member;
 	return true;
@@ -1727,7 +1705,7 @@ static bool step_set_initial_cluster(struct ctx *x, const struct eo_plan_member 
  * 6. A learner is promoted once it serves (eo_plan_member_serving: its Pod is ready and its
  * EtcdMember's Ready says etcd answered); nothing else moves meanwhile.
  */
-static bool step_promote(struct ctx *x, size_t learners)
+bool eo__plan_step_promote(struct eo__plan_ctx *x, size_t learners)
 {
 	const struct eo_plan_member *waiting = NULL;
 
@@ -1737,24 +1715,24 @@ static bool step_promote(struct ctx *x, size_t learners)
 		const struct eo_etcd_member *em = &x->in->etcd->v[i];
 		const struct eo_plan_member *pm = NULL;
 
-		if (!em->is_learner || (pm = member_of(x, em)) == NULL ||
+		if (!em->is_learner || (pm = eo__plan_member_of(x, em)) == NULL ||
 		    eo_member_is_deleting(pm->member))
 			continue;
 		if (eo_plan_member_serving(pm->member, pm->pod)) {
-			msgf(x, "promoting learner %s", eo_member_name(pm->member));
-			voter_endpoints(x);
+			eo__plan_msgf(x, "promoting learner %s", eo_member_name(pm->member));
+			eo__plan_voter_endpoints(x);
 			x->out->action = EO_PLAN_PROMOTE_LEARNER;
 			x->out->member = pm->member;
 			x->out->etcd_id = em->id;
-			relabel_with_mark(x, pm, true);
+			eo__plan_relabel_with_mark(x, pm, true);
 			return true;
 		}
 		if (waiting == NULL)
 			waiting = pm;
 	}
-	msgf(x, "waiting for learner %s to become ready",
-	     waiting != NULL ? eo_member_name(waiting->member) : "(being deleted)");
-	wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	eo__plan_msgf(x, "waiting for learner %s to become ready",
+		      waiting != NULL ? eo_member_name(waiting->member) : "(being deleted)");
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 	return true;
 }
 
@@ -1762,8 +1740,8 @@ static bool step_promote(struct ctx *x, size_t learners)
  * 7. Scale up: everything that votes must be ready before the next member joins; a pending
  * member is added to etcd as a learner, else a new member is created.
  */
-static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired,
-			  const struct eo_plan_member *pending)
+void eo__plan_step_scale_up(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			    int32_t desired, const struct eo_plan_member *pending)
 {
 	struct eo_plan_result *out = x->out;
 
@@ -1774,43 +1752,47 @@ static void step_scale_up(struct ctx *x, const struct counts *c, int32_t desired
 	}
 	if (x->held && pending == NULL && (int32_t)c->n >= x->held_size) {
 		/* Past the deadline: back up to the members it had, never beyond. */
-		msgf(x,
-		     "past status.progressDeadline: not growing beyond the %d member(s) the "
-		     "cluster had when it passed; edit the spec to resume",
-		     x->held_size);
+		eo__plan_msgf(
+		    x,
+		    "past status.progressDeadline: not growing beyond the %d member(s) the "
+		    "cluster had when it passed; edit the spec to resume",
+		    x->held_size);
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return;
 	}
 	if (c->ready < c->n - c->pending) {
-		msgf(x,
-		     "waiting for existing members to become Ready before next scale-up step "
-		     "(not ready: %s)",
-		     c->not_ready);
-		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		eo__plan_msgf(
+		    x,
+		    "waiting for existing members to become Ready before next scale-up step "
+		    "(not ready: %s)",
+		    c->not_ready);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 		return;
 	}
 	if (pending != NULL) {
-		if (peer_url_of(x, pending->member, out->peer_url, sizeof(out->peer_url)) != 0)
+		if (eo__plan_peer_url_of(x, pending->member, out->peer_url,
+					 sizeof(out->peer_url)) != 0)
 			return;
-		msgf(x, "adding member %s to etcd as a learner", eo_member_name(pending->member));
-		voter_endpoints(x);
+		eo__plan_msgf(x, "adding member %s to etcd as a learner",
+			      eo_member_name(pending->member));
+		eo__plan_voter_endpoints(x);
 		out->action = EO_PLAN_ADD_LEARNER;
 		out->member = pending->member;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 		return;
 	}
-	msgf(x, "scaling up from %zu to %d member(s): creating a member", c->n, desired);
-	create_named(x, EO_PLAN_CREATE_MEMBER);
+	eo__plan_msgf(x, "scaling up from %zu to %d member(s): creating a member", c->n, desired);
+	eo__plan_create_named(x, EO_PLAN_CREATE_MEMBER);
 }
 
 /*
  * The roll's view of the members against the target x->observed: whether each one's spec is
  * on target and whether its Pod carries the target's hash (desired/desired.h).
  */
-static void roll_view(struct ctx *x)
+void eo__plan_fill_roll_view(struct eo__plan_ctx *x)
 {
-	struct roll_view *rv = &x->rv;
+	struct eo__plan_roll_view *rv = &x->rv;
 	struct eo_desired_opts o =
 	    x->in->build != NULL ? *x->in->build : (struct eo_desired_opts){0};
 
@@ -1819,7 +1801,7 @@ static void roll_view(struct ctx *x)
 		return;
 	/* The Pods carry the CA bundles' digest as recorded (member.c builds them so). */
 	o.ca_bundle_digest = json_string_value(json_object_get(x->st, "caBundleDigest"));
-	for (size_t i = 0; i < x->in->n_members && rv->n < ROLL_MAX; i++) {
+	for (size_t i = 0; i < x->in->n_members && rv->n < EO__PLAN_ROLL_MAX; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		struct eo_roll_member *r = &rv->rows[rv->n];
 		char want[EO_DESIRED_HASH_MAX];
@@ -1898,16 +1880,18 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
  * Only while the others hold quorum without it, as for a removal; false otherwise (the caller
  * then goes the removal's way, which waits and says why).
  */
-static bool evict_memory_member(struct ctx *x, const struct eo_plan_member *pm, const char *why)
+static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
+				const char *why)
 {
 	const char *uid =
 	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
 
 	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
-	    !present(uid))
+	    !eo__plan_present(uid))
 		return false;
-	msgf(x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
-	     why);
+	eo__plan_msgf(
+	    x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
+	    why);
 	snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid);
 	x->out->member = pm->member;
 	x->out->action = EO_PLAN_RESTART_MEMBER;
@@ -1921,10 +1905,10 @@ static bool evict_memory_member(struct ctx *x, const struct eo_plan_member *pm, 
  * brought to the target in status.observed: followers first, the leader last after moving
  * leadership away; each step waits until every member is ready and caught up with the leader.
  */
-static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, size_t learners,
-		      const struct eo_plan_member *pending)
+bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			size_t learners, const struct eo_plan_member *pending)
 {
-	struct roll_view *rv = &x->rv;
+	struct eo__plan_roll_view *rv = &x->rv;
 	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
 	struct eo_roll_decision d;
 	const struct eo_plan_member *pm = NULL;
@@ -1938,7 +1922,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		return false; /* the membership step goes first; the roll waits for it */
 	for (size_t i = 0; i < rv->n; i++) {
 		struct eo_roll_member *r = &rv->rows[i];
-		const struct eo_etcd_member *em = etcd_entry(x, rv->pm[i]->member);
+		const struct eo_etcd_member *em = eo__plan_etcd_entry(x, rv->pm[i]->member);
 
 		r->id = em != NULL ? em->id : 0;
 		r->has_status = false;
@@ -1964,24 +1948,25 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		return true;
 	}
 	if (d.rolling >= 0)
-		set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
+		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
 	if (d.step == EO_ROLL_DONE)
 		return false;
-	msgf(x, "%s", d.why);
+	eo__plan_msgf(x, "%s", d.why);
 	if (d.step == EO_ROLL_WAIT && d.refused) {
 		/* Nothing changes on its own: say so, and look again now and then. */
-		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED, d.why);
-		event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
-		wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
+			      d.why);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
 		return true;
 	}
 	if (d.step == EO_ROLL_WAIT) {
-		wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
 		return true;
 	}
 	pm = rv->pm[d.member];
 	x->out->member = pm->member;
-	event(x, "Normal", EO_PLAN_REASON_ROLLING);
+	eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
 	switch (d.step) {
 	case EO_ROLL_MOVE_LEADER:
 		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
@@ -1994,7 +1979,7 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 		x->out->etcd_id = rv->rows[d.transferee].id;
 		x->out->action = EO_PLAN_MOVE_LEADER;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
-		event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
 		break;
 	case EO_ROLL_UPDATE_SPEC:
 		x->out->patch = eo_desired_member_roll_patch(pm->member, x->observed);
@@ -2017,13 +2002,13 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
 	case EO_ROLL_REPLACE:
 		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
 			break;
-		remove_if_safe(x, pm, "rolling update of a memory member");
+		eo__plan_remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
-			msgf(x, "%s", d.why);
-			event(x, "Normal", EO_PLAN_REASON_ROLLING);
+			eo__plan_msgf(x, "%s", d.why);
+			eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
 		} else {
 			x->out->member = NULL;
-			event(x, NULL, NULL);
+			eo__plan_event(x, NULL, NULL);
 		}
 		break;
 	default:
@@ -2036,12 +2021,13 @@ static bool step_roll(struct ctx *x, const struct counts *c, int32_t desired, si
  * One membership step towards desired (> 0) members, from etcd's member list: the first of
  * the named steps that has something to do decides.
  */
-static void plan_membership(struct ctx *x, const struct counts *c, int32_t desired)
+void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			      int32_t desired)
 {
 	const struct eo_plan_member *pending = NULL;
 	size_t learners = 0;
 
-	if (step_query(x)) {
+	if (eo__plan_step_query(x)) {
 		/* A member's node is past its grace: its Pod and Node are read live first. */
 		if (x->out->action == EO_PLAN_QUERY_MEMBERS && c->node_due > 0)
 			x->out->want_nodes = true;
@@ -2051,18 +2037,21 @@ static void plan_membership(struct ctx *x, const struct counts *c, int32_t desir
 		if (x->in->etcd->v[i].is_learner)
 			learners++;
 	pending = first_pending(x->in);
-	if (step_unmanaged(x) || step_voter_marks(x) || step_replace_lost(x) ||
-	    step_not_in_etcd(x) || step_replace_crashlooping(x, c, desired, learners) ||
-	    step_replace_node(x, c, desired, learners) || step_scale_down(x, c, desired) ||
-	    step_set_initial_cluster(x, pending) || step_promote(x, learners) || !x->ok)
+	if (eo__plan_step_unmanaged(x) || eo__plan_step_voter_marks(x) ||
+	    eo__plan_step_replace_lost(x) || eo__plan_step_not_in_etcd(x) ||
+	    eo__plan_step_replace_crashlooping(x, c, desired, learners) ||
+	    eo__plan_step_replace_node(x, c, desired, learners) ||
+	    eo__plan_step_scale_down(x, c, desired) ||
+	    eo__plan_step_set_initial_cluster(x, pending) || eo__plan_step_promote(x, learners) ||
+	    !x->ok)
 		return;
-	if (step_roll(x, c, desired, learners, pending) || !x->ok)
+	if (eo__plan_step_roll(x, c, desired, learners, pending) || !x->ok)
 		return;
-	step_scale_up(x, c, desired, pending);
+	eo__plan_step_scale_up(x, c, desired, pending);
 }
 
 /* The PodDisruptionBudget over the voters; true when it is the next step. */
-static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
+bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
@@ -2071,7 +2060,7 @@ static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
 	if (c->voters == 0) {
 		if (in->pdb == NULL)
 			return false;
-		msgf(x, "deleting the PodDisruptionBudget: no voting member");
+		eo__plan_msgf(x, "deleting the PodDisruptionBudget: no voting member");
 		out->action = EO_PLAN_DELETE_PDB;
 		return true;
 	}
@@ -2086,18 +2075,18 @@ static bool plan_pdb(struct ctx *x, const struct counts *c, int32_t desired)
 		out->object = NULL;
 		return false;
 	}
-	msgf(x, "%s the PodDisruptionBudget: minAvailable %d over %zu voter(s)",
-	     in->pdb == NULL ? "creating" : "updating", min, c->voters);
+	eo__plan_msgf(x, "%s the PodDisruptionBudget: minAvailable %d over %zu voter(s)",
+		      in->pdb == NULL ? "creating" : "updating", min, c->voters);
 	out->action = EO_PLAN_ENSURE_PDB;
 	return true;
 }
 
 /* The three conditions of a paused cluster, with the message in out->message. */
-static void paused_conditions(struct ctx *x)
+static void paused_conditions(struct eo__plan_ctx *x)
 {
-	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
-	cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
+	eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, x->out->message);
 }
 
 /*
@@ -2105,14 +2094,14 @@ static void paused_conditions(struct ctx *x)
  * deleted: mark the last member dormant, or, when it already is, stay paused. Sets the Paused
  * conditions (health and Progressing do not apply while paused).
  */
-static void plan_pause(struct ctx *x, const struct counts *c)
+void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
 	char pvc[EO_NAME_MAX];
 
 	if (c->n == 0) {
-		msgf(x, "cluster is paused; no member is left (data is lost)");
+		eo__plan_msgf(x, "cluster is paused; no member is left (data is lost)");
 		paused_conditions(x);
 		out->action = EO_PLAN_NONE;
 		return;
@@ -2127,14 +2116,15 @@ static void plan_pause(struct ctx *x, const struct counts *c)
 			return;
 		}
 		if (eo_member_dormant(pm->member)) {
-			msgf(x, "cluster is paused; data is preserved on PVC %s", pvc);
+			eo__plan_msgf(x, "cluster is paused; data is preserved on PVC %s", pvc);
 			out->action = EO_PLAN_NONE;
 		} else {
-			msgf(x,
-			     "pausing the cluster: member %s goes dormant; data is preserved on "
-			     "PVC %s",
-			     eo_member_name(pm->member), pvc);
-			event(x, "Normal", EO_REASON_PAUSED);
+			eo__plan_msgf(
+			    x,
+			    "pausing the cluster: member %s goes dormant; data is preserved on "
+			    "PVC %s",
+			    eo_member_name(pm->member), pvc);
+			eo__plan_event(x, "Normal", EO_REASON_PAUSED);
 			out->action = EO_PLAN_SET_DORMANT;
 			out->member = pm->member;
 		}
@@ -2144,14 +2134,14 @@ static void plan_pause(struct ctx *x, const struct counts *c)
 }
 
 /* Whether a running voter on a PVC kept its data (a force-new-cluster could start from it). */
-static bool survivor_with_data(const struct ctx *x)
+static bool survivor_with_data(const struct eo__plan_ctx *x)
 {
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		struct eo_storage st;
 
 		eo_member_storage(pm->member, &st);
-		if (!st.memory && counted_voter(pm->member) &&
+		if (!st.memory && eo__plan_counted_voter(pm->member) &&
 		    !eo_plan_member_lost_data(pm->member, pm->pod, pm->pvc))
 			return true;
 	}
@@ -2159,12 +2149,13 @@ static bool survivor_with_data(const struct ctx *x)
 }
 
 /* The data is gone for good (message in out->message): say so and do nothing. */
-static void quorum_gone(struct ctx *x)
+static void quorum_gone(struct eo__plan_ctx *x)
 {
-	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, x->out->message);
-	cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, x->out->message);
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_QUORUM_LOST, x->out->message);
-	event(x, "Warning", EO_REASON_QUORUM_LOST);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST, x->out->message);
+	eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST, x->out->message);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_QUORUM_LOST,
+		      x->out->message);
+	eo__plan_event(x, "Warning", EO_REASON_QUORUM_LOST);
 	x->out->action = EO_PLAN_NONE;
 }
 
@@ -2172,7 +2163,7 @@ static void quorum_gone(struct ctx *x)
  * While a paused cluster's only member is woken and its Pod not ready yet, the cluster still
  * reads Paused (with what is happening) rather than QuorumLost: nothing was lost.
  */
-static void resuming(struct ctx *x)
+void eo__plan_resuming(struct eo__plan_ctx *x)
 {
 	const json_t *cur = json_object_get(x->in->cluster, "status");
 	const char *r = eo_condition_reason(cur, EO_COND_AVAILABLE);
@@ -2194,8 +2185,8 @@ static void resuming(struct ctx *x)
 		snprintf(msg, sizeof(msg),
 			 "resuming: member %s is starting again; data is preserved on PVC %s",
 			 eo_member_name(m), pvc);
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, msg);
-		cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, msg);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED, msg);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, msg);
 		return;
 	}
 }
@@ -2219,16 +2210,17 @@ static const char *force_step(const json_t *member)
  * Whether a quorum-loss recovery is requested or has left something behind (a step mark, a
  * Pod with --force-new-cluster): the rolls and the deadline leave the cluster to it.
  */
-static bool force_active(const struct ctx *x)
+bool eo__plan_force_active(const struct eo__plan_ctx *x)
 {
-	if (present(force_request(x->in->cluster)))
+	if (eo__plan_present(force_request(x->in->cluster)))
 		return true;
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_member_is_deleting(pm->member))
 			continue;
-		if (present(force_step(pm->member)) || eo_desired_pod_forces_new_cluster(pm->pod))
+		if (eo__plan_present(force_step(pm->member)) ||
+		    eo_desired_pod_forces_new_cluster(pm->pod))
 			return true;
 	}
 	return false;
@@ -2242,19 +2234,19 @@ static json_t *annotation_patch(const char *key, const char *value)
 }
 
 /* The ForceNewCluster condition and the three others while the survivor is not back. */
-static void force_conditions(struct ctx *x, const char *why, bool serving)
+static void force_conditions(struct eo__plan_ctx *x, const char *why, bool serving)
 {
-	cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER,
-	     why);
+	eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_TRUE,
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
 	if (serving)
 		return;
-	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
-	cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
-	cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
 }
 
 /* The client URL of member into buf (EO_DESIRED_URL_MAX). 0, or -1 when it does not fit. */
-static int client_url_of(const struct ctx *x, const json_t *member, char *buf)
+static int client_url_of(const struct eo__plan_ctx *x, const json_t *member, char *buf)
 {
 	return eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, x->in->build,
 					    eo_member_name(member), eo_cluster_name(x->in->cluster),
@@ -2266,11 +2258,11 @@ static int client_url_of(const struct ctx *x, const json_t *member, char *buf)
  * The Maintenance Status member answered at its own address (input status_from), or, without
  * status_from, the one that carries its status.memberID. NULL: it did not answer.
  */
-static const struct eo_etcd_status *status_of(const struct ctx *x, const json_t *member)
+static const struct eo_etcd_status *status_of(const struct eo__plan_ctx *x, const json_t *member)
 {
 	const char *id = eo_member_member_id(member);
 	char url[EO_DESIRED_URL_MAX] = "";
-	uint64_t want = present(id) ? strtoull(id, NULL, 16) : 0;
+	uint64_t want = eo__plan_present(id) ? strtoull(id, NULL, 16) : 0;
 
 	if (x->in->status_from != NULL && client_url_of(x, member, url) != 0)
 		return NULL;
@@ -2285,7 +2277,7 @@ static const struct eo_etcd_status *status_of(const struct ctx *x, const json_t 
 }
 
 /* The members as the recovery sees them (plan/forcenew.h); pms[i] stands behind rows[i]. */
-static void fnc_view(const struct ctx *x, struct eo_fnc_member *rows,
+static void fnc_view(const struct eo__plan_ctx *x, struct eo_fnc_member *rows,
 		     const struct eo_plan_member **pms, struct eo_fnc_input *fi)
 {
 	const struct eo_plan_input *in = x->in;
@@ -2293,7 +2285,7 @@ static void fnc_view(const struct ctx *x, struct eo_fnc_member *rows,
 	fi->m = rows;
 	fi->n = 0;
 	fi->checked = in->live_checked;
-	for (size_t i = 0; i < in->n_members && fi->n < ROLL_MAX; i++) {
+	for (size_t i = 0; i < in->n_members && fi->n < EO__PLAN_ROLL_MAX; i++) {
 		const struct eo_plan_member *p = &in->members[i];
 		const struct eo_etcd_status *es = in->live_checked ? status_of(x, p->member) : NULL;
 		struct eo_fnc_member *r = &rows[fi->n];
@@ -2330,12 +2322,12 @@ static void fnc_view(const struct ctx *x, struct eo_fnc_member *rows,
  * etcd for its Status (want_live), then plan again. A plan that already had an etcd answer
  * without that view cannot ask again: it waits.
  */
-static void ask_live_check(struct ctx *x)
+void eo__plan_ask_live_check(struct eo__plan_ctx *x)
 {
 	struct eo_plan_result *out = x->out;
 
 	if (x->in->etcd_queried) {
-		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 		return;
 	}
 	for (size_t i = 0; i < x->in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS; i++) {
@@ -2356,10 +2348,11 @@ static void ask_live_check(struct ctx *x)
  * some voter that kept its data on a PVC: its name into who. When none would, why says why
  * for the first such voter ("" when there is none).
  */
-static bool force_would_pass(const struct ctx *x, char *who, size_t wn, char *why, size_t n)
+bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t wn, char *why,
+			       size_t n)
 {
-	struct eo_fnc_member rows[ROLL_MAX];
-	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_member rows[EO__PLAN_ROLL_MAX];
+	const struct eo_plan_member *pms[EO__PLAN_ROLL_MAX];
 	struct eo_fnc_input fi = {0};
 
 	why[0] = '\0';
@@ -2385,13 +2378,13 @@ static bool force_would_pass(const struct ctx *x, char *who, size_t wn, char *wh
  * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
  * members are removed and replaced by the usual steps).
  */
-static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_t desired,
-				   bool *lift)
+bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				     int32_t desired, bool *lift)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
-	struct eo_fnc_member rows[ROLL_MAX];
-	const struct eo_plan_member *pms[ROLL_MAX];
+	struct eo_fnc_member rows[EO__PLAN_ROLL_MAX];
+	const struct eo_plan_member *pms[EO__PLAN_ROLL_MAX];
 	struct eo_fnc_input fi = {0};
 	struct eo_fnc_decision d;
 	const json_t *cur = json_object_get(in->cluster, "status");
@@ -2407,10 +2400,10 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
 	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
 	fi.etcd_foreign = fi.etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
-	if (present(fi.request) && fi.etcd_ok) {
+	if (eo__plan_present(fi.request) && fi.etcd_ok) {
 		for (size_t i = 0; i < fi.n; i++)
 			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
-				fi.survivor_listed = etcd_entry(x, pms[i]->member) != NULL;
+				fi.survivor_listed = eo__plan_etcd_entry(x, pms[i]->member) != NULL;
 	}
 	if (eo_plan_force_new_cluster_decide(&fi, &d) != 0) {
 		x->ok = false;
@@ -2439,9 +2432,9 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 			NULL &&
 		    strcmp(said, why) == 0)
 			return false; /* said already: plan as usual */
-		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
-		msgf(x, "%s", why);
-		event(x, "Warning", d.reason);
+		eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
+		eo__plan_msgf(x, "%s", why);
+		eo__plan_event(x, "Warning", d.reason);
 		out->action = EO_PLAN_WRITE_STATUS;
 		if (d.unmark) {
 			/* refused before the flag reached a Pod: the survivor's mark goes */
@@ -2454,25 +2447,25 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		return true;
 	}
 	case EO_FNC_CHECK:
-		msgf(x, "%s", d.why);
-		ask_live_check(x);
+		eo__plan_msgf(x, "%s", d.why);
+		eo__plan_ask_live_check(x);
 		return true;
 	case EO_FNC_PROCEED:
 		force_conditions(x, d.why, true);
 		*lift = true;
 		return false;
 	case EO_FNC_FINISH:
-		cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-		     EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, d.why);
-		msgf(x, "%s", d.why);
-		event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
+		eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, d.why);
+		eo__plan_msgf(x, "%s", d.why);
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
 		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 		out->action = EO_PLAN_CLEAR_FORCE_REQUEST;
 		if (out->patch == NULL)
 			x->ok = false;
 		return false; /* health and Progressing as usual: the cluster is whole */
 	case EO_FNC_UNMARK:
-		msgf(x, "%s", d.why);
+		eo__plan_msgf(x, "%s", d.why);
 		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
 		out->action = EO_PLAN_MARK_MEMBER;
 		out->member = pm->member;
@@ -2482,9 +2475,9 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 	default:
 		break;
 	}
-	msgf(x, "%s", d.why);
+	eo__plan_msgf(x, "%s", d.why);
 	/* The survivor is not serving as the new cluster yet (no request: a cleanup). */
-	if (present(fi.request))
+	if (eo__plan_present(fi.request))
 		force_conditions(x, d.why, false);
 	switch (d.step) {
 	case EO_FNC_MARK:
@@ -2497,8 +2490,8 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		out->action = EO_PLAN_MARK_MEMBER;
 		out->member = pm->member;
 		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-		event(x, d.step == EO_FNC_MARK ? "Warning" : "Normal",
-		      EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		eo__plan_event(x, d.step == EO_FNC_MARK ? "Warning" : "Normal",
+			       EO_PLAN_REASON_FORCE_NEW_CLUSTER);
 		break;
 	case EO_FNC_RESTART:
 		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
@@ -2510,7 +2503,7 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		out->action = EO_PLAN_RESTART_MEMBER;
 		out->member = pm->member;
 		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-		event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
 		break;
 	case EO_FNC_QUERY:
 		if (eo_desired_member_client_url(out->endpoints[0], EO_DESIRED_URL_MAX, in->build,
@@ -2523,25 +2516,26 @@ static bool step_force_new_cluster(struct ctx *x, const struct counts *c, int32_
 		out->action = EO_PLAN_QUERY_MEMBERS;
 		break;
 	default: /* WAIT */
-		wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
 		break;
 	}
 	return true;
 }
 
 /* With a clusterID: membership steps, the PDB and health. */
-static void plan_running(struct ctx *x, const struct counts *c, int32_t desired, bool in_flight)
+void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			   bool in_flight)
 {
 	struct eo_plan_result *out = x->out;
 	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
 	bool lift = false;
 
-	if (step_force_new_cluster(x, c, desired, &lift) || !x->ok)
+	if (eo__plan_step_force_new_cluster(x, c, desired, &lift) || !x->ok)
 		return;
 	if (out->action == EO_PLAN_CLEAR_FORCE_REQUEST) {
-		health(x, c);
-		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
-		     "the cluster matches status.observed");
+		eo__plan_health(x, c);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+			      "the cluster matches status.observed");
 		return;
 	}
 	if (desired > 0 && c->n == 0 && c->deleting == 0) {
@@ -2549,10 +2543,11 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		 * Bootstrapped, but every EtcdMember is gone (deleted by hand): the PVCs and the
 		 * data went with them and a new seed would start a different cluster. Say so.
 		 */
-		msgf(x,
-		     "no member of etcd cluster %s is left and its data went with them; the "
-		     "etcd quorum is gone for good: delete and recreate the EtcdCluster",
-		     eo_cluster_cluster_id(x->in->cluster));
+		eo__plan_msgf(
+		    x,
+		    "no member of etcd cluster %s is left and its data went with them; the "
+		    "etcd quorum is gone for good: delete and recreate the EtcdCluster",
+		    eo_cluster_cluster_id(x->in->cluster));
 		quorum_gone(x);
 		return;
 	}
@@ -2568,67 +2563,69 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 
 		if (!x->in->live_checked) {
 			/* Never on the label-filtered caches alone: the Pods, PVCs, etcd first. */
-			msgf(x,
-			     "%zu of %zu voting member(s) look lost (%s): reading their Pods and "
-			     "PVCs "
-			     "from the apiserver and asking etcd first",
-			     c->voters_lost, c->voters, c->voters_lost_names);
-			ask_live_check(x);
+			eo__plan_msgf(
+			    x,
+			    "%zu of %zu voting member(s) look lost (%s): reading their Pods and "
+			    "PVCs "
+			    "from the apiserver and asking etcd first",
+			    c->voters_lost, c->voters, c->voters_lost_names);
+			eo__plan_ask_live_check(x);
 			return;
 		}
 		can_force = survivor_with_data(x) &&
-			    force_would_pass(x, who, sizeof(who), why, sizeof(why));
-		msgf(x,
-		     "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
-		     "a member's PVC is gone); the etcd quorum is gone for good: delete and "
-		     "recreate the EtcdCluster%s%s%s%s",
-		     c->voters_lost, c->voters, c->voters_lost_names,
-		     can_force ? ", or force a new cluster from a member that kept its data "
-				 "(annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
-				 "=<member>; writes it had not replicated are lost): member "
-			       : "",
-		     can_force ? who : "",
-		     !can_force && survivor_with_data(x) && why[0] != '\0'
-			 ? "; forcing a new cluster would be refused now: "
-			 : "",
-		     !can_force && survivor_with_data(x) ? why : "");
+			    eo__plan_force_would_pass(x, who, sizeof(who), why, sizeof(why));
+		eo__plan_msgf(
+		    x,
+		    "%zu of %zu voting member(s) lost their data (%s: a memory member's Pod or "
+		    "a member's PVC is gone); the etcd quorum is gone for good: delete and "
+		    "recreate the EtcdCluster%s%s%s%s",
+		    c->voters_lost, c->voters, c->voters_lost_names,
+		    can_force ? ", or force a new cluster from a member that kept its data "
+				"(annotation " EO_ANNOTATION_FORCE_NEW_CLUSTER
+				"=<member>; writes it had not replicated are lost): member "
+			      : "",
+		    can_force ? who : "",
+		    !can_force && survivor_with_data(x) && why[0] != '\0'
+			? "; forcing a new cluster would be refused now: "
+			: "",
+		    !can_force && survivor_with_data(x) ? why : "");
 		quorum_gone(x);
 		return;
 	}
 	if (desired > 0 && c->sleeper != NULL) {
 		/* Resume first: the dormant member's Pod comes back on its PVC. */
-		msgf(x, "waking dormant member %s", eo_member_name(c->sleeper->member));
-		event(x, "Normal", EO_PLAN_REASON_RESUMED);
+		eo__plan_msgf(x, "waking dormant member %s", eo_member_name(c->sleeper->member));
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_RESUMED);
 		out->action = EO_PLAN_WAKE_DORMANT;
 		out->member = c->sleeper->member;
 	} else if (desired == 0 && c->deleting == 0 && c->n <= 1) {
-		plan_pause(x, c);
+		eo__plan_step_pause(x, c);
 		/* Paused: the PDB goes once no voter is left (the dormant one has no Pod). */
 		if (out->action == EO_PLAN_NONE)
-			(void)plan_pdb(x, c, 0);
+			(void)eo__plan_step_pdb(x, c, 0);
 		return;
-	} else if (plan_pdb(x, c, desired)) {
+	} else if (eo__plan_step_pdb(x, c, desired)) {
 		/* the PDB first: cheap, and it must follow every voter change */
 	} else if (desired == 0 && c->deleting > 0) {
-		msgf(x, "pausing: waiting for %zu member(s) being deleted", c->deleting);
-		wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		eo__plan_msgf(x, "pausing: waiting for %zu member(s) being deleted", c->deleting);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 	} else if (desired == 0) {
 		/* The staged descent: the newest member goes, one at a time, down to one. */
-		plan_membership(x, c, 1);
+		eo__plan_step_membership(x, c, 1);
 	} else if (c->deleting > 0) {
-		msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
+		eo__plan_msgf(x, "waiting for %zu member(s) being deleted", c->deleting);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 || x->rv.todo > 0 ||
 		   c->node_due > 0) {
-		plan_membership(x, c, desired);
+		eo__plan_step_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 	}
-	health(x, c);
+	eo__plan_health(x, c);
 	if (desired > 0 && c->n == 1 && c->deleting == 0 && c->ready == 0)
-		resuming(x);
+		eo__plan_resuming(x);
 	if (x->held)
 		return; /* Progressing says DeadlineExceeded (held_conditions) */
 	if (in_flight) {
@@ -2645,10 +2642,10 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
 		/* The step under way, so that status and log say what the operator waits for. */
 		snprintf(m, sizeof(m), "working towards the target in status.observed%s%s",
 			 out->message[0] ? ": " : "", out->message);
-		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r, m);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r, m);
 	} else {
-		cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
-		     "the cluster matches status.observed");
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+			      "the cluster matches status.observed");
 	}
 }
 
@@ -2656,15 +2653,15 @@ static void plan_running(struct ctx *x, const struct counts *c, int32_t desired,
  * Whether the spec's version is a change etcd does not allow from what the members run
  * (their spec.version, and the target's when no member says): plan/roll.h.
  */
-static bool version_refused(struct ctx *x, const json_t *observed, char *why, size_t n)
+bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n)
 {
-	const char *from[ROLL_MAX + 1];
+	const char *from[EO__PLAN_ROLL_MAX + 1];
 	size_t k = 0;
 
-	for (size_t i = 0; i < x->in->n_members && k < ROLL_MAX; i++) {
+	for (size_t i = 0; i < x->in->n_members && k < EO__PLAN_ROLL_MAX; i++) {
 		const json_t *m = x->in->members[i].member;
 
-		if (!eo_member_is_deleting(m) && present(eo_member_version(m)))
+		if (!eo_member_is_deleting(m) && eo__plan_present(eo_member_version(m)))
 			from[k++] = eo_member_version(m);
 	}
 	if (k == 0)
@@ -2672,7 +2669,7 @@ static bool version_refused(struct ctx *x, const json_t *observed, char *why, si
 	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why, n);
 }
 
-static void finish(struct ctx *x, const json_t *cur)
+static void finish(struct eo__plan_ctx *x, const json_t *cur)
 {
 	json_t *empty = json_object();
 
@@ -2726,7 +2723,7 @@ static const json_t *foreign_object(const struct eo_plan_input *in, const char *
  * membership changes wait. Looked at again every 30 s: the holder's events do not wake this
  * cluster.
  */
-static bool stop_foreign(struct ctx *x, const struct counts *c, bool running)
+static bool stop_foreign(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running)
 {
 	const char *kind = NULL;
 	const json_t *o = foreign_object(x->in, &kind);
@@ -2737,20 +2734,23 @@ static bool stop_foreign(struct ctx *x, const struct counts *c, bool running)
 	if (o == NULL)
 		return false;
 	eo_desired_controller_of(o, holder, sizeof(holder));
-	msgf(x,
-	     "%s %s is not controlled by this EtcdCluster (its controller: %s): it is left as it "
-	     "is and nothing else is done for this cluster until the name is free (delete or "
-	     "rename the other object, or delete this EtcdCluster)",
-	     kind, name != NULL ? name : "?", holder);
+	eo__plan_msgf(
+	    x,
+	    "%s %s is not controlled by this EtcdCluster (its controller: %s): it is left as it "
+	    "is and nothing else is done for this cluster until the name is free (delete or "
+	    "rename the other object, or delete this EtcdCluster)",
+	    kind, name != NULL ? name : "?", holder);
 	if (running) {
-		health_of(x, c, true);
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT, x->out->message);
+		eo__plan_health_of(x, c, true);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT,
+			      x->out->message);
 	} else {
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT,
-		     x->out->message);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT,
+			      x->out->message);
 	}
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT, x->out->message);
-	event(x, "Warning", EO_REASON_FOREIGN_OBJECT);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT,
+		      x->out->message);
+	eo__plan_event(x, "Warning", EO_REASON_FOREIGN_OBJECT);
 	x->out->action = EO_PLAN_NONE;
 	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 	return true;
@@ -2760,13 +2760,14 @@ static bool stop_foreign(struct ctx *x, const struct counts *c, bool running)
  * A terminal or refusing state (message in out->message): Available and Progressing False with
  * reason, Degraded still from the members when the cluster runs, a Warning Event, no action.
  */
-static void stop_with(struct ctx *x, const struct counts *c, bool running, const char *reason)
+void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+			const char *reason)
 {
-	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
 	if (running)
-		health_of(x, c, false);
-	event(x, "Warning", reason);
+		eo__plan_health_of(x, c, false);
+	eo__plan_event(x, "Warning", reason);
 	x->out->action = EO_PLAN_NONE;
 }
 
@@ -2774,16 +2775,17 @@ static void stop_with(struct ctx *x, const struct counts *c, bool running, const
  * The TLS material is unusable: nothing is touched. Before the cluster formed Available says
  * so; after, Available keeps telling how the members are and Degraded says so.
  */
-static void stop_tls(struct ctx *x, const struct counts *c, bool running, const char *reason)
+void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+		       const char *reason)
 {
 	if (running) {
-		health_of(x, c, true);
-		cond(x, EO_COND_DEGRADED, EO_COND_TRUE, reason, x->out->message);
+		eo__plan_health_of(x, c, true);
+		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, reason, x->out->message);
 	} else {
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
 	}
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
-	event(x, "Warning", reason);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, reason, x->out->message);
+	eo__plan_event(x, "Warning", reason);
 	x->out->action = EO_PLAN_NONE;
 	x->out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 }
@@ -2792,7 +2794,7 @@ static void stop_tls(struct ctx *x, const struct counts *c, bool running, const 
  * cert-manager TLS mode (plan/certs.h). True when the verdict decides this pass; on a running
  * cluster a Certificate that is not Ready only makes Degraded say so, and planning goes on.
  */
-static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
+bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running)
 {
 	enum eo_certs_verdict v = EO_CERTS_READY;
 	char m[EO_PLAN_CERTS_MSG_MAX];
@@ -2804,10 +2806,10 @@ static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
 	}
 	if (v == EO_CERTS_READY)
 		return false;
-	msgf(x, "%s", m);
+	eo__plan_msgf(x, "%s", m);
 	switch (v) {
 	case EO_CERTS_NOT_INSTALLED:
-		stop_with(x, c, running, EO_REASON_CERT_MANAGER_NOT_INSTALLED);
+		eo__plan_stop_with(x, c, running, EO_REASON_CERT_MANAGER_NOT_INSTALLED);
 		x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MISSING_MS;
 		return true;
 	case EO_CERTS_ENSURE:
@@ -2821,15 +2823,15 @@ static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
 		 : running		      ? EO_REASON_CERTIFICATE_NOT_READY
 					      : EO_REASON_WAITING_FOR_CERTIFICATES;
 	if (running) {
-		etcd_problem(x, reason);
+		eo__plan_etcd_problem(x, reason);
 		x->out->message[0] = '\0';
 		return false;
 	}
 	if (v == EO_CERTS_ISSUER_MISSING) {
-		stop_with(x, c, false, reason);
+		eo__plan_stop_with(x, c, false, reason);
 	} else {
-		cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
-		cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
 		x->out->action = EO_PLAN_WAIT;
 	}
 	x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MS;
@@ -2841,7 +2843,8 @@ static bool plan_certs(struct ctx *x, const struct counts *c, bool running)
  * decides this pass: a problem stops everything else (nothing is created, removed or rolled),
  * a query, the enabling or the latch is the one action.
  */
-static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool healthy)
+bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+			bool healthy)
 {
 	const struct eo_plan_input *in = x->in;
 	struct eo_plan_auth_input ai = {
@@ -2874,30 +2877,30 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	eo_plan_auth(&ai, &ar);
 	switch (ar.verdict) {
 	case EO_PLAN_AUTH_PROBLEM:
-		msgf(x, "%s", ar.message);
-		stop_tls(x, c, running, ar.reason);
+		eo__plan_msgf(x, "%s", ar.message);
+		eo__plan_stop_tls(x, c, running, ar.reason);
 		/* etcd refuses the operator outright: it cannot keep the cluster available. */
 		if (running && strcmp(ar.reason, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED) == 0)
-			cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, ar.reason, ar.message);
+			eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, ar.reason, ar.message);
 		return true;
 	case EO_PLAN_AUTH_QUERY:
 	case EO_PLAN_AUTH_ENABLE:
-		voter_endpoints(x);
+		eo__plan_voter_endpoints(x);
 		if (x->out->n_endpoints == 0)
 			return false;
-		msgf(x, "%s", ar.message);
+		eo__plan_msgf(x, "%s", ar.message);
 		x->out->action =
 		    ar.verdict == EO_PLAN_AUTH_QUERY ? EO_PLAN_QUERY_MEMBERS : EO_PLAN_ENABLE_AUTH;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
-		health(x, c);
+		eo__plan_health(x, c);
 		return true;
 	case EO_PLAN_AUTH_LATCH:
-		msgf(x, "%s", ar.message);
-		set_status(x, "authEnabled", json_true());
-		event(x, "Normal", EO_PLAN_REASON_AUTH_ENABLED);
+		eo__plan_msgf(x, "%s", ar.message);
+		eo__plan_set_status(x, "authEnabled", json_true());
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_AUTH_ENABLED);
 		x->out->action = EO_PLAN_WRITE_STATUS;
 		if (running)
-			health(x, c);
+			eo__plan_health(x, c);
 		return true;
 	default:
 		return false;
@@ -2911,10 +2914,11 @@ static bool plan_auth(struct ctx *x, const struct counts *c, bool running, bool 
 	"further: edit the spec to resume"
 
 /*
- * Past the deadline, spec unchanged: the pass goes on in held mode (struct ctx). The size to
- * heal back to is recorded on the first such pass and kept until a new target is latched.
+ * Past the deadline, spec unchanged: the pass goes on in held mode (struct eo__plan_ctx). The
+ * size to heal back to is recorded on the first such pass and kept until a new target is
+ * latched.
  */
-static void hold(struct ctx *x, const struct counts *c)
+static void hold(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
 {
 	const json_t *rec = json_object_get(x->st, "membersAtDeadline");
 
@@ -2925,7 +2929,7 @@ static void hold(struct ctx *x, const struct counts *c)
 		return;
 	}
 	x->held_size = (int32_t)(c->n + c->deleting);
-	set_status(x, "membersAtDeadline", json_integer(x->held_size));
+	eo__plan_set_status(x, "membersAtDeadline", json_integer(x->held_size));
 }
 
 /*
@@ -2934,19 +2938,21 @@ static void hold(struct ctx *x, const struct counts *c)
  * the cluster paused, which own all three. The Warning Event is the step's own when it has
  * one.
  */
-static void held_conditions(struct ctx *x)
+static void held_conditions(struct eo__plan_ctx *x)
 {
 	const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
 
 	if (r != NULL &&
 	    (strcmp(r, EO_REASON_QUORUM_LOST) == 0 || strcmp(r, EO_REASON_PAUSED) == 0))
 		return;
-	cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
-	cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED, DEADLINE_MSG);
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
+		      DEADLINE_MSG);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
+		      DEADLINE_MSG);
 	if (x->out->event_reason == NULL)
-		event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
+		eo__plan_event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
 	if (x->out->action == EO_PLAN_NONE && x->out->message[0] == '\0')
-		msgf(x, "%s", DEADLINE_MSG);
+		eo__plan_msgf(x, "%s", DEADLINE_MSG);
 }
 
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
@@ -2956,17 +2962,17 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	const char *uid = eo_cluster_uid(cluster);
 	json_t *cur = json_object_get(cluster, "status");
 	json_t *spec_obs = NULL, *observed = NULL;
-	struct ctx x = {.in = in, .out = out, .ok = true};
+	struct eo__plan_ctx x = {.in = in, .out = out, .ok = true};
 	char buf[EO_PLAN_MSG_MAX], token[EO_NAME_MAX], selector[EO_NAME_MAX];
 	char refusal[EO_PLAN_MSG_MAX];
 	bool spec_differs = false, refused = false;
-	struct counts c;
+	struct eo__plan_counts c;
 	int32_t desired;
 	time_t dl = 0;
 	bool has_dl, complete, running;
 
 	memset(out, 0, sizeof(*out));
-	if (!present(name) || !present(ns) || !present(uid))
+	if (!eo__plan_present(name) || !eo__plan_present(ns) || !eo__plan_present(uid))
 		return -1;
 	if (eo_cluster_is_deleting(cluster)) {
 		out->action = EO_PLAN_NONE; /* children go with the owner references */
@@ -2991,28 +2997,28 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		x.ok = false;
 		goto done;
 	}
-	count_members(in, &c);
-	ensure_next_member_name(&x);
+	eo__plan_count_members(in, &c);
+	eo__plan_ensure_next_member_name(&x);
 	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x.issues,
 				    sizeof(x.issues));
-	set_status(&x, "selector", json_string(selector));
-	set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
-	set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
-	running = present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
+	eo__plan_set_status(&x, "selector", json_string(selector));
+	eo__plan_set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
+	eo__plan_set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
+	running = eo__plan_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
 
 	if (eo_cluster_validate(cluster, NULL, buf, sizeof(buf)) != 0) {
-		msgf(&x, "invalid spec: %s", buf);
-		stop_with(&x, &c, running, EO_REASON_INVALID_SPEC);
+		eo__plan_msgf(&x, "invalid spec: %s", buf);
+		eo__plan_stop_with(&x, &c, running, EO_REASON_INVALID_SPEC);
 		goto done;
 	}
-	if (eo_cluster_uses_cert_manager(cluster) && plan_certs(&x, &c, running))
+	if (eo_cluster_uses_cert_manager(cluster) && eo__plan_step_certs(&x, &c, running))
 		goto done;
-	if (present(in->tls_reason)) {
-		msgf(&x, "%s", in->tls_message != NULL ? in->tls_message : in->tls_reason);
-		stop_tls(&x, &c, running, in->tls_reason);
+	if (eo__plan_present(in->tls_reason)) {
+		eo__plan_msgf(&x, "%s", in->tls_message != NULL ? in->tls_message : in->tls_reason);
+		eo__plan_stop_tls(&x, &c, running, in->tls_reason);
 		goto done;
 	}
-	if (present(in->ca_bundle_digest) &&
+	if (eo__plan_present(in->ca_bundle_digest) &&
 	    (eo_cluster_ca_bundle_digest(cluster) == NULL ||
 	     strcmp(in->ca_bundle_digest, eo_cluster_ca_bundle_digest(cluster)) != 0)) {
 		/*
@@ -3021,12 +3027,12 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		 * only for a real change.
 		 */
 		x.ca_changed = eo_cluster_ca_bundle_digest(cluster) != NULL;
-		set_status(&x, "caBundleDigest", json_string(in->ca_bundle_digest));
+		eo__plan_set_status(&x, "caBundleDigest", json_string(in->ca_bundle_digest));
 	}
 	if (stop_foreign(&x, &c, running))
 		goto done;
 	if (!services_ok(in, &x.ok)) {
-		msgf(&x, "ensuring Services %s and %s-client", name, name);
+		eo__plan_msgf(&x, "ensuring Services %s and %s-client", name, name);
 		out->action = EO_PLAN_ENSURE_SERVICES;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 		goto done;
@@ -3034,12 +3040,12 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 
 	/* The locking pattern: latch token and target on the first pass. */
 	desired = eo_cluster_replicas(cluster);
-	if (!present(eo_cluster_cluster_token(cluster))) {
+	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
 		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
 			x.ok = false;
 			goto done;
 		}
-		set_status(&x, "clusterToken", json_string(token));
+		eo__plan_set_status(&x, "clusterToken", json_string(token));
 	}
 	spec_obs = eo_desired_observed(cluster);
 	if (spec_obs == NULL) {
@@ -3048,40 +3054,40 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	}
 	observed = json_object_get(x.st, "observed");
 	if (!json_is_object(observed)) {
-		set_status(&x, "observed", json_incref(spec_obs));
+		eo__plan_set_status(&x, "observed", json_incref(spec_obs));
 		set_deadline(&x);
-		msgf(&x, "latched the initial target: %d member(s) of etcd %s", desired,
-		     eo_cluster_version(cluster));
-		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT,
-		     desired > 0 ? "bootstrapping the cluster from a single seed member"
-				 : out->message);
+		eo__plan_msgf(&x, "latched the initial target: %d member(s) of etcd %s", desired,
+			      eo_cluster_version(cluster));
+		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT,
+			      desired > 0 ? "bootstrapping the cluster from a single seed member"
+					  : out->message);
 		out->action = EO_PLAN_LATCH_TARGET;
 		goto done;
 	}
-	if (!present(eo_cluster_cluster_token(cluster))) {
+	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
 		out->action = EO_PLAN_LATCH_TARGET;
-		msgf(&x, "latched the cluster token");
+		eo__plan_msgf(&x, "latched the cluster token");
 		goto done;
 	}
 	desired = (int32_t)json_integer_value(json_object_get(observed, "replicas"));
 	has_dl = eo_cluster_progress_deadline(cluster, &dl);
 	x.observed = observed;
-	roll_view(&x);
+	eo__plan_fill_roll_view(&x);
 	if (!x.ok)
 		goto done;
-	if (present(eo_cluster_cluster_id(cluster))) {
-		set_status(&x, "updatedMembers", json_integer((json_int_t)x.rv.updated));
+	if (eo__plan_present(eo_cluster_cluster_id(cluster))) {
+		eo__plan_set_status(&x, "updatedMembers", json_integer((json_int_t)x.rv.updated));
 		if (x.rv.todo == 0)
 			json_object_del(x.st, "rollingMember");
 	}
 	spec_differs = !json_equal(spec_obs, observed);
-	if (spec_differs && version_refused(&x, observed, refusal, sizeof(refusal))) {
+	if (spec_differs && eo__plan_version_refused(&x, observed, refusal, sizeof(refusal))) {
 		spec_differs = false;
 		refused = true;
 	}
-	if (present(eo_cluster_cluster_id(cluster)) && desired == 0)
+	if (eo__plan_present(eo_cluster_cluster_id(cluster)) && desired == 0)
 		complete = c.deleting == 0 && c.n == 1 && c.dormant == 1; /* paused */
-	else if (present(eo_cluster_cluster_id(cluster)))
+	else if (eo__plan_present(eo_cluster_cluster_id(cluster)))
 		complete = c.deleting == 0 && c.pending == 0 && c.dormant == 0 &&
 			   (int32_t)c.n == desired && (int32_t)c.ready == desired &&
 			   c.voters == c.n && x.rv.todo == 0;
@@ -3092,8 +3098,8 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		if (spec_differs) {
 			/* Adopt the changed spec as the next target, then act on it. */
 			relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
-			if (present(eo_cluster_cluster_id(cluster)) && c.dormant == 0)
-				health(&x, &c);
+			if (eo__plan_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0)
+				eo__plan_health(&x, &c);
 			goto done;
 		}
 		if (json_object_get(x.st, "progressDeadline") != NULL)
@@ -3108,9 +3114,9 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		 */
 		relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
 		if (running)
-			health(&x, &c);
+			eo__plan_health(&x, &c);
 		goto done;
-	} else if (!has_dl && running && x.rv.outdated > 0 && !force_active(&x)) {
+	} else if (!has_dl && running && x.rv.outdated > 0 && !eo__plan_force_active(&x)) {
 		/*
 		 * The spec did not move but the Pod the members should run did (an operator
 		 * upgrade that renders Pods differently): roll them, under a deadline like any
@@ -3118,52 +3124,56 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		 */
 		set_deadline(&x);
 		if (x.ca_changed)
-			msgf(&x,
-			     "the CA bundle of the TLS Secrets changed (status.caBundleDigest): "
-			     "rolling %zu member(s) one at a time so that etcd reads it",
-			     x.rv.outdated);
+			eo__plan_msgf(
+			    &x,
+			    "the CA bundle of the TLS Secrets changed (status.caBundleDigest): "
+			    "rolling %zu member(s) one at a time so that etcd reads it",
+			    x.rv.outdated);
 		else
-			msgf(&x,
-			     "%zu member(s) run a Pod that differs from the desired one; rolling "
-			     "them",
-			     x.rv.outdated);
-		cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLLING, out->message);
-		event(&x, "Normal", EO_PLAN_REASON_ROLLING);
-		health(&x, &c);
+			eo__plan_msgf(
+			    &x,
+			    "%zu member(s) run a Pod that differs from the desired one; rolling "
+			    "them",
+			    x.rv.outdated);
+		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLLING,
+			      out->message);
+		eo__plan_event(&x, "Normal", EO_PLAN_REASON_ROLLING);
+		eo__plan_health(&x, &c);
 		out->action = EO_PLAN_WRITE_STATUS;
 		goto done;
-	} else if (has_dl && in->now >= dl && !force_active(&x)) {
+	} else if (has_dl && in->now >= dl && !eo__plan_force_active(&x)) {
 		/* (A quorum-loss recovery goes on past the deadline: it is what unsticks it.) */
-		if (!present(eo_cluster_cluster_id(cluster))) {
-			msgf(&x, "the cluster did not bootstrap before status.progressDeadline; "
-				 "delete and recreate it");
-			stop_with(&x, &c, false, EO_REASON_BOOTSTRAP_FAILED);
+		if (!eo__plan_present(eo_cluster_cluster_id(cluster))) {
+			eo__plan_msgf(
+			    &x, "the cluster did not bootstrap before status.progressDeadline; "
+				"delete and recreate it");
+			eo__plan_stop_with(&x, &c, false, EO_REASON_BOOTSTRAP_FAILED);
 			goto done;
 		}
 		if (spec_differs) {
 			relatch(&x, spec_obs, EO_REASON_RETRY_AFTER_DEADLINE);
-			health(&x, &c);
+			eo__plan_health(&x, &c);
 			goto done;
 		}
 		hold(&x, &c);
 	}
 
-	if (plan_auth(&x, &c, running, running && complete))
+	if (eo__plan_step_auth(&x, &c, running, running && complete))
 		goto done;
-	if (!present(eo_cluster_cluster_id(cluster)))
-		plan_bootstrap(&x, &c, desired);
+	if (!eo__plan_present(eo_cluster_cluster_id(cluster)))
+		eo__plan_step_bootstrap(&x, &c, desired);
 	else
-		plan_running(&x, &c, desired, has_dl && !complete);
+		eo__plan_step_running(&x, &c, desired, has_dl && !complete);
 	if (x.held) {
 		held_conditions(&x);
 	} else if (refused && (!has_dl || complete || in->now >= dl)) {
 		/* The edit would have been latched: say why it was not. */
-		cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_PLAN_REASON_VERSION_REFUSED,
-		     refusal);
+		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE,
+			      EO_PLAN_REASON_VERSION_REFUSED, refusal);
 		if (out->event_reason == NULL) {
-			event(&x, "Warning", EO_PLAN_REASON_VERSION_REFUSED);
+			eo__plan_event(&x, "Warning", EO_PLAN_REASON_VERSION_REFUSED);
 			if (out->action == EO_PLAN_NONE || out->action == EO_PLAN_WAIT)
-				msgf(&x, "%s", refusal);
+				eo__plan_msgf(&x, "%s", refusal);
 		}
 	}
 done:
