@@ -141,8 +141,6 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			      int32_t desired);
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
-void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
-void eo__plan_resuming(struct eo__plan_ctx *x);
 bool eo__plan_force_active(const struct eo__plan_ctx *x);
 void eo__plan_ask_live_check(struct eo__plan_ctx *x);
 bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t wn, char *why,
@@ -159,5 +157,9 @@ void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, 
 bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);
 bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 			bool healthy);
+
+/* plan/pause.c: pause and resume (spec.replicas 0) */
+void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
+void eo__plan_resuming(struct eo__plan_ctx *x);
 
 #endif
