@@ -104,8 +104,6 @@ const char *eo__plan_etcd_err_text(const struct eo_plan_input *in);
 void eo__plan_etcd_problem(struct eo__plan_ctx *x, const char *reason);
 void eo__plan_ensure_next_member_name(struct eo__plan_ctx *x);
 void eo__plan_create_named(struct eo__plan_ctx *x, enum eo_plan_action a);
-void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-			     int32_t desired);
 int eo__plan_newer(const json_t *a, const json_t *b);
 int eo__plan_peer_url_of(struct eo__plan_ctx *x, const json_t *member, char *buf, size_t n);
 const struct eo_etcd_member *eo__plan_etcd_entry(struct eo__plan_ctx *x, const json_t *member);
@@ -161,5 +159,9 @@ bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 /* plan/pause.c: pause and resume (spec.replicas 0) */
 void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
 void eo__plan_resuming(struct eo__plan_ctx *x);
+
+/* plan/bootstrap.c: before the cluster has an ID */
+void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			     int32_t desired);
 
 #endif
