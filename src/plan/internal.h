@@ -97,8 +97,6 @@ void eo__plan_set_status(struct eo__plan_ctx *x, const char *key, json_t *v);
 void eo__plan_msgf(struct eo__plan_ctx *x, const char *f, ...)
     __attribute__((format(printf, 2, 3)));
 void eo__plan_event(struct eo__plan_ctx *x, const char *type, const char *reason);
-void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool available);
-void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
 const char *eo__plan_unreachable_reason(const struct eo_plan_input *in);
 const char *eo__plan_etcd_err_text(const struct eo_plan_input *in);
 void eo__plan_etcd_problem(struct eo__plan_ctx *x, const char *reason);
@@ -163,5 +161,9 @@ void eo__plan_resuming(struct eo__plan_ctx *x);
 /* plan/bootstrap.c: before the cluster has an ID */
 void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			     int32_t desired);
+
+/* plan/health.c: Available and Degraded from the members */
+void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool available);
+void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
 
 #endif
