@@ -109,9 +109,6 @@ const struct eo_plan_member *eo__plan_member_of(struct eo__plan_ctx *x,
 						const struct eo_etcd_member *em);
 void eo__plan_voter_endpoints(struct eo__plan_ctx *x);
 void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms);
-bool eo__plan_counted_voter(const json_t *member);
-bool eo__plan_remove_if_safe(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
-			     const char *what);
 bool eo__plan_step_query(struct eo__plan_ctx *x);
 bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what);
 bool eo__plan_step_unmanaged(struct eo__plan_ctx *x);
@@ -165,5 +162,10 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 /* plan/health.c: Available and Degraded from the members */
 void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool available);
 void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
+
+/* plan/quorum.c: removals that keep the quorum */
+bool eo__plan_counted_voter(const json_t *member);
+bool eo__plan_remove_if_safe(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
+			     const char *what);
 
 #endif
