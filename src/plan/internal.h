@@ -121,8 +121,6 @@ bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo_
 					int32_t desired, size_t learners);
 bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				int32_t desired, size_t learners);
-bool eo__plan_step_scale_down(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-			      int32_t desired);
 bool eo__plan_step_set_initial_cluster(struct eo__plan_ctx *x,
 				       const struct eo_plan_member *pending);
 bool eo__plan_step_promote(struct eo__plan_ctx *x, size_t learners);
@@ -167,5 +165,9 @@ void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
 bool eo__plan_counted_voter(const json_t *member);
 bool eo__plan_remove_if_safe(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 			     const char *what);
+
+/* plan/scale_down.c: scale down */
+bool eo__plan_step_scale_down(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			      int32_t desired);
 
 #endif
