@@ -121,7 +121,6 @@ bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo_
 					int32_t desired, size_t learners);
 bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				int32_t desired, size_t learners);
-bool eo__plan_step_promote(struct eo__plan_ctx *x, size_t learners);
 void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
@@ -171,5 +170,8 @@ bool eo__plan_step_set_initial_cluster(struct eo__plan_ctx *x,
 				       const struct eo_plan_member *pending);
 void eo__plan_step_scale_up(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			    int32_t desired, const struct eo_plan_member *pending);
+
+/* plan/promote.c: promotion of a learner */
+bool eo__plan_step_promote(struct eo__plan_ctx *x, size_t learners);
 
 #endif
