@@ -115,12 +115,6 @@ bool eo__plan_step_unmanaged(struct eo__plan_ctx *x);
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
 bool eo__plan_step_voter_marks(struct eo__plan_ctx *x);
-bool eo__plan_step_replace_lost(struct eo__plan_ctx *x);
-bool eo__plan_step_not_in_etcd(struct eo__plan_ctx *x);
-bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-					int32_t desired, size_t learners);
-bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-				int32_t desired, size_t learners);
 void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
@@ -173,5 +167,13 @@ void eo__plan_step_scale_up(struct eo__plan_ctx *x, const struct eo__plan_counts
 
 /* plan/promote.c: promotion of a learner */
 bool eo__plan_step_promote(struct eo__plan_ctx *x, size_t learners);
+
+/* plan/replace.c: replacement of lost, missing, crash-looping and node-lost members */
+bool eo__plan_step_replace_lost(struct eo__plan_ctx *x);
+bool eo__plan_step_not_in_etcd(struct eo__plan_ctx *x);
+bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+					int32_t desired, size_t learners);
+bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				int32_t desired, size_t learners);
 
 #endif
