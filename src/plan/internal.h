@@ -109,17 +109,12 @@ const struct eo_plan_member *eo__plan_member_of(struct eo__plan_ctx *x,
 						const struct eo_etcd_member *em);
 void eo__plan_voter_endpoints(struct eo__plan_ctx *x);
 void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms);
-bool eo__plan_step_query(struct eo__plan_ctx *x);
 bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what);
-bool eo__plan_step_unmanaged(struct eo__plan_ctx *x);
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
-bool eo__plan_step_voter_marks(struct eo__plan_ctx *x);
 void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
-void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-			      int32_t desired);
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
 bool eo__plan_force_active(const struct eo__plan_ctx *x);
 void eo__plan_ask_live_check(struct eo__plan_ctx *x);
@@ -175,5 +170,12 @@ bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo_
 					int32_t desired, size_t learners);
 bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				int32_t desired, size_t learners);
+
+/* plan/membership.c: the membership steps in order */
+bool eo__plan_step_query(struct eo__plan_ctx *x);
+bool eo__plan_step_unmanaged(struct eo__plan_ctx *x);
+bool eo__plan_step_voter_marks(struct eo__plan_ctx *x);
+void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			      int32_t desired);
 
 #endif
