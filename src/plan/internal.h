@@ -116,12 +116,6 @@ void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
-bool eo__plan_force_active(const struct eo__plan_ctx *x);
-void eo__plan_ask_live_check(struct eo__plan_ctx *x);
-bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t wn, char *why,
-			       size_t n);
-bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-				     int32_t desired, bool *lift);
 void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			   bool in_flight);
 bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n);
@@ -177,5 +171,13 @@ bool eo__plan_step_unmanaged(struct eo__plan_ctx *x);
 bool eo__plan_step_voter_marks(struct eo__plan_ctx *x);
 void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			      int32_t desired);
+
+/* plan/forcenew.c: quorum-loss recovery (force-new-cluster) */
+bool eo__plan_force_active(const struct eo__plan_ctx *x);
+void eo__plan_ask_live_check(struct eo__plan_ctx *x);
+bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t wn, char *why,
+			       size_t n);
+bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				     int32_t desired, bool *lift);
 
 #endif
