@@ -112,13 +112,9 @@ void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms);
 bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what);
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
-void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
-bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
-			size_t learners, const struct eo_plan_member *pending);
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
 void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			   bool in_flight);
-bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n);
 void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 			const char *reason);
 void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
@@ -179,5 +175,11 @@ bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t w
 			       size_t n);
 bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				     int32_t desired, bool *lift);
+
+/* plan/roll.c: the rolling update */
+void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
+bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			size_t learners, const struct eo_plan_member *pending);
+bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n);
 
 #endif
