@@ -119,9 +119,6 @@ void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			const char *reason);
 void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 		       const char *reason);
-bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);
-bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
-			bool healthy);
 
 /* plan/pause.c: pause and resume (spec.replicas 0) */
 void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
@@ -181,5 +178,10 @@ void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
 bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n);
+
+/* plan/certs.c, plan/auth.c: cert-manager mode and spec.auth */
+bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);
+bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+			bool healthy);
 
 #endif
