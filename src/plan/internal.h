@@ -112,9 +112,6 @@ void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms);
 bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what);
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
-bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
-void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
-			   bool in_flight);
 void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 			const char *reason);
 void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
@@ -183,5 +180,10 @@ bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, ch
 bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);
 bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 			bool healthy);
+
+/* plan/running.c: the pass of a bootstrapped cluster */
+bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
+void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			   bool in_flight);
 
 #endif
