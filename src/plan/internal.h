@@ -84,8 +84,8 @@ struct eo__plan_ctx {
 };
 
 /*
- * Defined in plan/plan.c for now; each moves, with its comment, to the file of its decision
- * (issue 19).
+ * plan/common.c: counts, conditions, status, message and event of the pass; the etcd view of
+ * the members; the names of the members to create.
  */
 const struct eo_plan_node *eo__plan_node_of(const struct eo_plan_input *in,
 					    const struct eo_plan_member *pm);
@@ -112,10 +112,6 @@ void eo__plan_wait_for(struct eo__plan_ctx *x, long requeue_ms);
 bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, const char *what);
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
-void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
-			const char *reason);
-void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
-		       const char *reason);
 
 /* plan/pause.c: pause and resume (spec.replicas 0) */
 void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
@@ -185,5 +181,11 @@ bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired);
 void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			   bool in_flight);
+
+/* plan/plan.c: the stops the preconditions and the steps share */
+void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+			const char *reason);
+void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+		       const char *reason);
 
 #endif
