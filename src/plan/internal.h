@@ -182,7 +182,8 @@ bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, 
 void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			   bool in_flight);
 
-/* plan/plan.c: the stops the preconditions and the steps share */
+/* plan/preconditions.c: what must hold before anything moves; the stops it shares */
+bool eo__plan_preconditions(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);
 void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 			const char *reason);
 void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
