@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -81,6 +82,17 @@ struct eo__plan_ctx {
 	 */
 	bool held;
 	int32_t held_size;
+};
+
+/* The target of a pass (plan/target.c): what the steps after it go by. */
+struct eo__plan_target {
+	json_t *spec_obs; /* the spec as a target (new reference; the caller frees it) */
+	int32_t desired;  /* members of the target (status.observed.replicas) */
+	bool has_dl;	  /* a progress deadline runs */
+	time_t dl;	  /* ... until then */
+	bool complete;	  /* the target is reached */
+	bool refused;	  /* the spec differs by a version change etcd does not allow ... */
+	char refusal[EO_PLAN_MSG_MAX]; /* ... and why */
 };
 
 /*
@@ -188,5 +200,10 @@ void eo__plan_stop_with(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			const char *reason);
 void eo__plan_stop_tls(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
 		       const char *reason);
+
+/* plan/target.c: the target latch and the progress deadline */
+bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+		     struct eo__plan_target *t);
+void eo__plan_target_finish(struct eo__plan_ctx *x, const struct eo__plan_target *t);
 
 #endif

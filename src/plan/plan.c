@@ -72,29 +72,6 @@ void eo_plan_result_clear(struct eo_plan_result *r)
 
 /* --- the plan --- */
 
-static void set_deadline(struct eo__plan_ctx *x)
-{
-	char ts[EO_TIME_BUF];
-	time_t dl = x->in->now + (time_t)eo_cluster_progress_deadline_seconds(x->in->cluster);
-
-	if (eo_time_format(dl, ts, sizeof(ts)) != 0)
-		x->ok = false;
-	else
-		eo__plan_set_status(x, "progressDeadline", json_string(ts));
-	/* A new deadline: nothing is held any more. */
-	json_object_del(x->st, "membersAtDeadline");
-}
-
-static void relatch(struct eo__plan_ctx *x, json_t *spec_obs, const char *reason)
-{
-	eo__plan_set_status(x, "observed", json_incref(spec_obs));
-	set_deadline(x);
-	eo__plan_msgf(x, "new target latched from the spec (generation %lld)", (long long)x->gen);
-	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
-	eo__plan_event(x, "Normal", reason);
-	x->out->action = EO_PLAN_WRITE_STATUS;
-}
-
 static void finish(struct eo__plan_ctx *x, const json_t *cur)
 {
 	json_t *empty = json_object();
@@ -117,69 +94,17 @@ static void finish(struct eo__plan_ctx *x, const json_t *cur)
 	json_decref(empty);
 }
 
-/* The message of DeadlineExceeded: what waits and what still runs. */
-#define DEADLINE_MSG                                                                               \
-	"the target in status.observed was not reached before status.progressDeadline; "           \
-	"lost and crash-looping members are still replaced, but nothing grows or rolls "           \
-	"further: edit the spec to resume"
-
-/*
- * Past the deadline, spec unchanged: the pass goes on in held mode (struct eo__plan_ctx). The
- * size to heal back to is recorded on the first such pass and kept until a new target is
- * latched.
- */
-static void hold(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
-{
-	const json_t *rec = json_object_get(x->st, "membersAtDeadline");
-
-	x->held = true;
-	if (json_is_integer(rec) && json_integer_value(rec) >= 0 &&
-	    json_integer_value(rec) <= INT32_MAX) {
-		x->held_size = (int32_t)json_integer_value(rec);
-		return;
-	}
-	x->held_size = (int32_t)(c->n + c->deleting);
-	eo__plan_set_status(x, "membersAtDeadline", json_integer(x->held_size));
-}
-
-/*
- * Held: Available and Progressing say DeadlineExceeded whatever healing step this pass takes
- * (Degraded tells how the members are), unless this pass found the quorum gone for good or
- * the cluster paused, which own all three. The Warning Event is the step's own when it has
- * one.
- */
-static void held_conditions(struct eo__plan_ctx *x)
-{
-	const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
-
-	if (r != NULL &&
-	    (strcmp(r, EO_REASON_QUORUM_LOST) == 0 || strcmp(r, EO_REASON_PAUSED) == 0))
-		return;
-	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
-		      DEADLINE_MSG);
-	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED,
-		      DEADLINE_MSG);
-	if (x->out->event_reason == NULL)
-		eo__plan_event(x, "Warning", EO_REASON_DEADLINE_EXCEEDED);
-	if (x->out->action == EO_PLAN_NONE && x->out->message[0] == '\0')
-		eo__plan_msgf(x, "%s", DEADLINE_MSG);
-}
-
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
 	const char *name = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
 	const char *uid = eo_cluster_uid(cluster);
 	json_t *cur = json_object_get(cluster, "status");
-	json_t *spec_obs = NULL, *observed = NULL;
 	struct eo__plan_ctx x = {.in = in, .out = out, .ok = true};
-	char token[EO_NAME_MAX], selector[EO_NAME_MAX];
-	char refusal[EO_PLAN_MSG_MAX];
-	bool spec_differs = false, refused = false;
+	struct eo__plan_target t = {0};
+	char selector[EO_NAME_MAX];
 	struct eo__plan_counts c;
-	int32_t desired;
-	time_t dl = 0;
-	bool has_dl, complete, running;
+	bool running;
 
 	memset(out, 0, sizeof(*out));
 	if (!eo__plan_present(name) || !eo__plan_present(ns) || !eo__plan_present(uid))
@@ -219,146 +144,17 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	if (eo__plan_preconditions(&x, &c, running))
 		goto done;
 
-	/* The locking pattern: latch token and target on the first pass. */
-	desired = eo_cluster_replicas(cluster);
-	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
-		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
-			x.ok = false;
-			goto done;
-		}
-		eo__plan_set_status(&x, "clusterToken", json_string(token));
-	}
-	spec_obs = eo_desired_observed(cluster);
-	if (spec_obs == NULL) {
-		x.ok = false;
+	if (eo__plan_target(&x, &c, running, &t))
 		goto done;
-	}
-	observed = json_object_get(x.st, "observed");
-	if (!json_is_object(observed)) {
-		eo__plan_set_status(&x, "observed", json_incref(spec_obs));
-		set_deadline(&x);
-		eo__plan_msgf(&x, "latched the initial target: %d member(s) of etcd %s", desired,
-			      eo_cluster_version(cluster));
-		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT,
-			      desired > 0 ? "bootstrapping the cluster from a single seed member"
-					  : out->message);
-		out->action = EO_PLAN_LATCH_TARGET;
-		goto done;
-	}
-	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
-		out->action = EO_PLAN_LATCH_TARGET;
-		eo__plan_msgf(&x, "latched the cluster token");
-		goto done;
-	}
-	desired = (int32_t)json_integer_value(json_object_get(observed, "replicas"));
-	has_dl = eo_cluster_progress_deadline(cluster, &dl);
-	x.observed = observed;
-	eo__plan_fill_roll_view(&x);
-	if (!x.ok)
-		goto done;
-	if (eo__plan_present(eo_cluster_cluster_id(cluster))) {
-		eo__plan_set_status(&x, "updatedMembers", json_integer((json_int_t)x.rv.updated));
-		if (x.rv.todo == 0)
-			json_object_del(x.st, "rollingMember");
-	}
-	spec_differs = !json_equal(spec_obs, observed);
-	if (spec_differs && eo__plan_version_refused(&x, observed, refusal, sizeof(refusal))) {
-		spec_differs = false;
-		refused = true;
-	}
-	if (eo__plan_present(eo_cluster_cluster_id(cluster)) && desired == 0)
-		complete = c.deleting == 0 && c.n == 1 && c.dormant == 1; /* paused */
-	else if (eo__plan_present(eo_cluster_cluster_id(cluster)))
-		complete = c.deleting == 0 && c.pending == 0 && c.dormant == 0 &&
-			   (int32_t)c.n == desired && (int32_t)c.ready == desired &&
-			   c.voters == c.n && x.rv.todo == 0;
-	else
-		complete = desired == 0 && c.n == 0 && c.deleting == 0;
-
-	if (complete) {
-		if (spec_differs) {
-			/* Adopt the changed spec as the next target, then act on it. */
-			relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
-			if (eo__plan_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0)
-				eo__plan_health(&x, &c);
-			goto done;
-		}
-		if (json_object_get(x.st, "progressDeadline") != NULL)
-			json_object_del(x.st, "progressDeadline");
-		json_object_del(x.st, "membersAtDeadline");
-		has_dl = false;
-	} else if (!has_dl && spec_differs) {
-		/*
-		 * The last target was reached (its deadline dropped) and the cluster drifted since
-		 * (a member down): nothing is in flight, so the edit becomes the next target now
-		 * rather than waiting for a health that may depend on it.
-		 */
-		relatch(&x, spec_obs, EO_REASON_SPEC_CHANGED);
-		if (running)
-			eo__plan_health(&x, &c);
-		goto done;
-	} else if (!has_dl && running && x.rv.outdated > 0 && !eo__plan_force_active(&x)) {
-		/*
-		 * The spec did not move but the Pod the members should run did (an operator
-		 * upgrade that renders Pods differently): roll them, under a deadline like any
-		 * target.
-		 */
-		set_deadline(&x);
-		if (x.ca_changed)
-			eo__plan_msgf(
-			    &x,
-			    "the CA bundle of the TLS Secrets changed (status.caBundleDigest): "
-			    "rolling %zu member(s) one at a time so that etcd reads it",
-			    x.rv.outdated);
-		else
-			eo__plan_msgf(
-			    &x,
-			    "%zu member(s) run a Pod that differs from the desired one; rolling "
-			    "them",
-			    x.rv.outdated);
-		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLLING,
-			      out->message);
-		eo__plan_event(&x, "Normal", EO_PLAN_REASON_ROLLING);
-		eo__plan_health(&x, &c);
-		out->action = EO_PLAN_WRITE_STATUS;
-		goto done;
-	} else if (has_dl && in->now >= dl && !eo__plan_force_active(&x)) {
-		/* (A quorum-loss recovery goes on past the deadline: it is what unsticks it.) */
-		if (!eo__plan_present(eo_cluster_cluster_id(cluster))) {
-			eo__plan_msgf(
-			    &x, "the cluster did not bootstrap before status.progressDeadline; "
-				"delete and recreate it");
-			eo__plan_stop_with(&x, &c, false, EO_REASON_BOOTSTRAP_FAILED);
-			goto done;
-		}
-		if (spec_differs) {
-			relatch(&x, spec_obs, EO_REASON_RETRY_AFTER_DEADLINE);
-			eo__plan_health(&x, &c);
-			goto done;
-		}
-		hold(&x, &c);
-	}
-
-	if (eo__plan_step_auth(&x, &c, running, running && complete))
+	if (eo__plan_step_auth(&x, &c, running, running && t.complete))
 		goto done;
 	if (!eo__plan_present(eo_cluster_cluster_id(cluster)))
-		eo__plan_step_bootstrap(&x, &c, desired);
+		eo__plan_step_bootstrap(&x, &c, t.desired);
 	else
-		eo__plan_step_running(&x, &c, desired, has_dl && !complete);
-	if (x.held) {
-		held_conditions(&x);
-	} else if (refused && (!has_dl || complete || in->now >= dl)) {
-		/* The edit would have been latched: say why it was not. */
-		eo__plan_cond(&x, EO_COND_PROGRESSING, EO_COND_FALSE,
-			      EO_PLAN_REASON_VERSION_REFUSED, refusal);
-		if (out->event_reason == NULL) {
-			eo__plan_event(&x, "Warning", EO_PLAN_REASON_VERSION_REFUSED);
-			if (out->action == EO_PLAN_NONE || out->action == EO_PLAN_WAIT)
-				eo__plan_msgf(&x, "%s", refusal);
-		}
-	}
+		eo__plan_step_running(&x, &c, t.desired, t.has_dl && !t.complete);
+	eo__plan_target_finish(&x, &t);
 done:
-	json_decref(spec_obs);
+	json_decref(t.spec_obs);
 	if (x.ok)
 		finish(&x, cur);
 	json_decref(x.st);
