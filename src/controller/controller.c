@@ -2,6 +2,7 @@
  * controller/controller.c - cluster and member reconcilers. See controller.h.
  */
 #include "controller/controller.h"
+#include "controller/internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,20 +26,7 @@
 #include "plan/retain.h"
 #include "plan/roll.h"
 
-#define CONFLICT_REQUEUE_MS 1000L
-#define ETCD_TIMEOUT_MS	    5000L
-
-static const struct eo_kube_resource RES_CLUSTERS = {EO_API_GROUP_VERSION, EO_PLURAL_CLUSTERS, NULL,
-						     NULL};
-static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLURAL_MEMBERS, NULL,
-						    NULL};
-static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
-static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
-static const struct eo_kube_resource RES_NODES = {"v1", "nodes", NULL, NULL};
-static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
-static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
-static const struct eo_kube_resource RES_NETPOLS = {"networking.k8s.io/v1", "networkpolicies", NULL,
-						    NULL};
+#define ETCD_TIMEOUT_MS 5000L
 
 json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name)
 {
@@ -112,7 +100,7 @@ time_t eo_controller_now(const struct eo_controller *c)
 }
 
 /* The short name used in this file. */
-static time_t now_of(const struct eo_controller *c)
+time_t eo__ctl_now_of(const struct eo_controller *c)
 {
 	return eo_controller_now(c);
 }
@@ -154,8 +142,8 @@ void eo_controller_routes(const struct eo_controller *c, const char *const *endp
 	}
 }
 
-static eo_etcd_client *etcd_dial(const struct eo_controller *c, const char *const *endpoints,
-				 size_t n)
+eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
+				  size_t n)
 {
 	struct eo_controller_routes routes;
 	struct eo_etcd_config cfg = {.endpoints = endpoints,
@@ -218,17 +206,17 @@ int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx 
 	return -1;
 }
 
-static void emit(struct eo_controller *c, const json_t *obj, const char *type, const char *reason,
-		 const char *msg)
+void eo__ctl_emit(struct eo_controller *c, const json_t *obj, const char *type, const char *reason,
+		  const char *msg)
 {
 	if (c->rec != NULL && type != NULL && reason != NULL)
 		eo_kube_event(c->rec, obj, type, reason, NULL, "%s", msg);
 }
 
 /* The plan's Event, told now that its action succeeded, and cleared so it is told once. */
-static void emit_planned(struct eo_controller *c, const json_t *cluster, struct eo_plan_result *pr)
+void eo__ctl_emit_planned(struct eo_controller *c, const json_t *cluster, struct eo_plan_result *pr)
 {
-	emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
+	eo__ctl_emit(c, cluster, pr->event_type, pr->event_reason, pr->message);
 	pr->event_type = NULL;
 	pr->event_reason = NULL;
 }
@@ -251,8 +239,8 @@ static _Thread_local struct refusal {
  * normal outcomes (404, 409 AlreadyExists / Conflict). Transport failures are not refusals:
  * the status write would fail the same way.
  */
-static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
-			 const struct eo_kube_error *err)
+void eo__ctl_note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
+			  const struct eo_kube_error *err)
 {
 	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_EEXISTS ||
 	    e == EO_KUBE_ECONFLICT || err == NULL || err->http_status < 400)
@@ -264,15 +252,12 @@ static void note_refusal(enum eo_plan_verb verb, const char *kind, const char *n
 	refusal.err = *err;
 }
 
-/* "EtcdCluster <name>, uid <uid>" (eo_desired_controller_of), or "none". */
-#define HOLDER_MAX (EO_NAME_MAX + 80)
-
 /*
  * Whether the object r names exists (read live) and is not controlled by owner_uid; who holds
  * it into holder (eo_desired_controller_of). False when it is ours, gone or unreadable.
  */
-static bool held_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *owner_uid,
-			  char *holder, size_t n)
+bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
+			   const char *owner_uid, char *holder, size_t n)
 {
 	struct eo_kube_error err = {0};
 	json_t *live = NULL;
@@ -293,25 +278,25 @@ static bool held_by_other(struct eo_controller *c, struct eo_kube_resource r, co
  * retry fixes. Reads the object to tell which; the second is recorded as a refusal. r names
  * the object; owner_uid is the UID of the object that should control it.
  */
-static bool taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
-			   const char *owner, const char *owner_uid)
+bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
+			    const char *owner, const char *owner_uid)
 {
 	struct eo_kube_error err = {0};
 	char holder[HOLDER_MAX];
 
-	if (!held_by_other(c, r, owner_uid, holder, sizeof(holder)))
+	if (!eo__ctl_held_by_other(c, r, owner_uid, holder, sizeof(holder)))
 		return false;
 	err = (struct eo_kube_error){.http_status = 409};
 	snprintf(err.message, sizeof(err.message),
 		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
 		 "or rename it",
 		 kind, r.name, owner, holder);
-	note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
 	return true;
 }
 
 /* The recorded refusal as a plan input (pointing into the record); false when none. */
-static bool take_refusal(struct eo_plan_failure *f)
+bool eo__ctl_take_refusal(struct eo_plan_failure *f)
 {
 	if (!refusal.set)
 		return false;
@@ -327,8 +312,8 @@ static bool take_refusal(struct eo_plan_failure *f)
  * Reads the TLS Secrets of cluster for this pass into *m and points pass_tls at it. 0: usable
  * (or plaintext); 1: unusable, *p says why (logged); -1: the apiserver could not be asked.
  */
-static int load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		    struct eo_tls_material *m, struct eo_tlsload_problem *p)
+int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		     struct eo_tls_material *m, struct eo_tlsload_problem *p)
 {
 	struct eo_kube_error err = {0};
 	struct eo_cluster_tls t;
@@ -337,7 +322,7 @@ static int load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const 
 	eo_cluster_tls(cluster, &t);
 	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
 		return 0;
-	switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, now_of(c), m, p, &err)) {
+	switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, eo__ctl_now_of(c), m, p, &err)) {
 	case EO_TLSLOAD_OK:
 		pass_tls = m;
 		return 0;
@@ -358,7 +343,7 @@ static int load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const 
  * waits for the Certificates and does not look at the TLS material, and the Secrets
  * cert-manager fills would only be found missing (a warning on every pass). Not read then.
  */
-static bool certs_pending(const json_t *cluster, const struct eo_certs_seen *seen)
+bool eo__ctl_certs_pending(const json_t *cluster, const struct eo_certs_seen *seen)
 {
 	if (!eo_cluster_uses_cert_manager(cluster) || eo_cluster_cluster_id(cluster) != NULL)
 		return false;
@@ -380,8 +365,8 @@ static bool certs_pending(const json_t *cluster, const struct eo_certs_seen *see
  * it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
  * -1: the apiserver could not be asked.
  */
-static int load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		     struct eo_auth_creds *a, struct eo_tlsload_problem *p)
+int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		      struct eo_auth_creds *a, struct eo_tlsload_problem *p)
 {
 	struct eo_kube_error err = {0};
 
@@ -408,8 +393,8 @@ static int load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const
  * CommonName once auth is on, so the operator's must have none. Told as the TLS Secret's
  * problem (nothing is touched meanwhile) rather than found out after auth is enabled.
  */
-static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
-				   const struct eo_tls_material *tls, struct eo_tlsload_problem *p)
+void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
+				    const struct eo_tls_material *tls, struct eo_tlsload_problem *p)
 {
 	char cn[64], name[128];
 
@@ -433,15 +418,7 @@ static void check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cl
 
 /* --- cluster --- */
 
-struct observed_members {
-	struct eo_plan_member *v;
-	struct eo_plan_node *nodes; /* nodes[i]: the Node of v[i]; NULL: nodes not watched */
-	json_t *members;	    /* the array of typed copies the entries borrow from */
-	json_t *owned;		    /* keeps pods/pvcs alive */
-	size_t n;
-};
-
-static void observed_members_free(struct observed_members *om)
+void eo__ctl_observed_members_free(struct observed_members *om)
 {
 	free(om->v);
 	free(om->nodes);
@@ -451,7 +428,7 @@ static void observed_members_free(struct observed_members *om)
 }
 
 /* The spec.nodeName of a Pod, or NULL. */
-static const char *pod_node_name(const json_t *pod)
+const char *eo__ctl_pod_node_name(const json_t *pod)
 {
 	const char *n =
 	    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
@@ -480,8 +457,8 @@ static int observe_node(struct eo_controller *c, struct observed_members *om, si
 	return json_array_append_new(om->owned, node) != 0 ? -1 : 0;
 }
 
-static int observe_members(struct eo_controller *c, const json_t *cluster,
-			   struct observed_members *om)
+int eo__ctl_observe_members(struct eo_controller *c, const json_t *cluster,
+			    struct observed_members *om)
 {
 	const char *ns = eo_cluster_namespace(cluster), *uid = eo_cluster_uid(cluster);
 	json_t *raw = eo_cache_set_by_owner(&c->members, uid);
@@ -530,13 +507,13 @@ static int observe_members(struct eo_controller *c, const json_t *cluster,
 	return 0;
 fail:
 	json_decref(raw);
-	observed_members_free(om);
+	eo__ctl_observed_members_free(om);
 	return -1;
 }
 
 /* Live GET of r (not the cache); *out NULL when not found. 0, or -1 on another error. */
-static int get_live(struct eo_controller *c, const struct eo_log_ctx *lc, struct eo_kube_resource r,
-		    json_t **out)
+int eo__ctl_get_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+		     struct eo_kube_resource r, json_t **out)
 {
 	struct eo_kube_error err = {0};
 	eo_kube_err e = eo_kube_get(c->kc, &r, out, &err);
@@ -557,8 +534,8 @@ static int get_live(struct eo_controller *c, const struct eo_log_ctx *lc, struct
  * pm takes the live objects (om keeps them alive) and 1 is returned: plan again. 0: the cache
  * was right; -1: a read failed (do not act).
  */
-static int confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			struct observed_members *om, struct eo_plan_member *pm)
+int eo__ctl_confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			 struct observed_members *om, struct eo_plan_member *pm)
 {
 	const char *ns = eo_member_namespace(pm->member), *name = eo_member_name(pm->member);
 	char pvc_name[EO_NAME_MAX];
@@ -566,8 +543,8 @@ static int confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 	int changed = 0;
 
 	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), name) != 0 ||
-	    get_live(c, lc, eo_kube_res_at(RES_PODS, ns, name), &pod) != 0 ||
-	    get_live(c, lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &pvc) != 0)
+	    eo__ctl_get_live(c, lc, eo_kube_res_at(RES_PODS, ns, name), &pod) != 0 ||
+	    eo__ctl_get_live(c, lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &pvc) != 0)
 		goto fail;
 	if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_member_uid(pm->member))) {
 		json_decref(pod); /* as the cache view: a foreign Pod is no Pod of this member */
@@ -599,11 +576,11 @@ fail:
  * the apiserver, never only the label-filtered caches (a PVC whose label was removed is not
  * lost). 0, or -1 when a read failed: nothing is decided on a view that could not be checked.
  */
-static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			     struct observed_members *om)
+int eo__ctl_read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      struct observed_members *om)
 {
 	for (size_t i = 0; i < om->n; i++) {
-		int changed = confirm_live(c, lc, om, &om->v[i]);
+		int changed = eo__ctl_confirm_live(c, lc, om, &om->v[i]);
 
 		if (changed < 0) {
 			eo_log_kv(EO_LOG_WARN, lc,
@@ -628,17 +605,17 @@ static int read_members_live(struct eo_controller *c, const struct eo_log_ctx *l
  * read from the apiserver, then the Node each Pod is bound to (404: absent). 0, or -1
  * when a read failed: nothing is decided on a view that could not be checked.
  */
-static int read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			   struct observed_members *om)
+int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			    struct observed_members *om)
 {
 	for (size_t i = 0; i < om->n; i++) {
 		struct eo_plan_member *pm = &om->v[i];
 		const char *nn = NULL;
 		json_t *node = NULL;
 
-		if (confirm_live(c, lc, om, pm) < 0 ||
+		if (eo__ctl_confirm_live(c, lc, om, pm) < 0 ||
 		    ((nn = eo_plan_member_node_name(pm->pod, pm->pvc)) != NULL &&
-		     get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
+		     eo__ctl_get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
 			eo_log_kv(
 			    EO_LOG_WARN, lc,
 			    "node-loss check waits: the member's Pod or Node could not be read "
@@ -707,10 +684,10 @@ static int member_client_url(const struct eo_controller *c, const json_t *cluste
  * with why (the check that failed) otherwise. One Status call, plus one member list when a
  * follower answered; made only when a plan is about to act on a member's absence.
  */
-static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
-			   const struct eo_plan_member *members, size_t n_members,
-			   const char *answered, struct eo_etcd_members *list, char *why,
-			   size_t cap)
+bool eo__ctl_confirm_leader(const struct eo_controller *c, const json_t *cluster,
+			    const struct eo_plan_member *members, size_t n_members,
+			    const char *answered, struct eo_etcd_members *list, char *why,
+			    size_t cap)
 {
 	struct eo_etcd_status st = {0};
 	struct eo_etcd_members at = {0};
@@ -727,7 +704,7 @@ static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
 		snprintf(why, cap, "no member answered the member list");
 		return false;
 	}
-	ec = etcd_dial(c, eps, 1);
+	ec = eo__ctl_etcd_dial(c, eps, 1);
 	if (ec != NULL)
 		e = eo_etcd_status(ec, answered, &st, &d);
 	eo_etcd_client_free(ec);
@@ -765,7 +742,7 @@ static bool confirm_leader(const struct eo_controller *c, const json_t *cluster,
 		goto out;
 	}
 	eps[0] = url;
-	ec = etcd_dial(c, eps, 1);
+	ec = eo__ctl_etcd_dial(c, eps, 1);
 	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
 	eo_etcd_client_free(ec);
 	if (e != EO_ETCD_OK) {
@@ -796,10 +773,10 @@ out:
  * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
  * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
  */
-static void query_members(struct eo_controller *c, const struct eo_plan_result *r,
-			  struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
-			  char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
-			  char *msg, size_t n, char *answered, size_t cap)
+void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result *r,
+			   struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
+			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
+			   char *msg, size_t n, char *answered, size_t cap)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	struct eo_etcd_detail d = {0};
@@ -808,7 +785,7 @@ static void query_members(struct eo_controller *c, const struct eo_plan_result *
 	*n_st = 0;
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		eps[i] = r->endpoints[i];
-	ec = etcd_dial(c, eps, r->n_endpoints);
+	ec = eo__ctl_etcd_dial(c, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, &d);
 	snprintf(answered, cap, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;
@@ -844,25 +821,26 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
 			 "Service %s is not controlled by this EtcdCluster (its controller: %s); "
 			 "not changing it",
 			 name, holder);
-		note_refusal(EO_PLAN_VERB_PATCH, "Service", name, EO_KUBE_EHTTP, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "Service", name, EO_KUBE_EHTTP, &err);
 		e = EO_KUBE_EHTTP;
 	} else if (have == NULL) {
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		note_refusal(EO_PLAN_VERB_CREATE, "Service", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, "Service", name, e, &err);
 		if (e == EO_KUBE_OK) {
 			char msg[EO_NAME_MAX + 32];
 
 			snprintf(msg, sizeof(msg), "created Service %s", name);
 			eo_log_kv(EO_LOG_INFO, lc, "service created", "service", name, NULL);
-			emit(c, cluster, "Normal", "ServiceCreated", msg);
+			eo__ctl_emit(c, cluster, "Normal", "ServiceCreated", msg);
 		}
 		if (e == EO_KUBE_EEXISTS &&
-		    !taken_by_other(c, r, "Service", "this EtcdCluster", eo_cluster_uid(cluster)))
+		    !eo__ctl_taken_by_other(c, r, "Service", "this EtcdCluster",
+					    eo_cluster_uid(cluster)))
 			e = EO_KUBE_OK;
 	} else if ((patch = eo_desired_service_patch(want, have)) != NULL) {
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 		json_decref(patch);
-		note_refusal(EO_PLAN_VERB_PATCH, "Service", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "Service", name, e, &err);
 		if (e == EO_KUBE_OK)
 			eo_log_kv(EO_LOG_INFO, lc, "service drift repaired", "service", name, NULL);
 	}
@@ -880,7 +858,7 @@ static int ensure_service(struct eo_controller *c, const struct eo_log_ctx *lc, 
  * not see (without the operator's labels: a user's) reaches the plan as ForeignObject instead
  * of a create answered 409 on every pass. NULL when there is none or it cannot be read.
  */
-static json_t *observe_service(struct eo_controller *c, const json_t *cluster, const char *name)
+json_t *eo__ctl_observe_service(struct eo_controller *c, const json_t *cluster, const char *name)
 {
 	const char *ns = eo_cluster_namespace(cluster);
 	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
@@ -896,7 +874,7 @@ static json_t *observe_service(struct eo_controller *c, const json_t *cluster, c
 	return svc;
 }
 
-static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
+int eo__ctl_act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster)
 {
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
 	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
@@ -923,8 +901,8 @@ static int act_services(struct eo_controller *c, const struct eo_log_ctx *lc, js
  * status.nextMemberName: a create retried after a crash or on a lagging cache collides (409)
  * instead of making a second member. 0 created or already there, -1 failure.
  */
-static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    const struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     const struct eo_plan_result *pr, long *requeue)
 {
 	bool seed = pr->action == EO_PLAN_CREATE_SEED;
 	struct eo_kube_error err = {0};
@@ -939,7 +917,7 @@ static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc
 		return -1;
 	e = eo_kube_create(c->kc, &r, m, NULL, &err);
 	json_decref(m);
-	note_refusal(EO_PLAN_VERB_CREATE, EO_KIND_MEMBER, pr->member_name, e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, EO_KIND_MEMBER, pr->member_name, e, &err);
 	if (e == EO_KUBE_EEXISTS) {
 		/* Created by an earlier attempt; the cache has not shown it yet. */
 		eo_log_kv(EO_LOG_INFO, lc, "member already created; waiting for the cache",
@@ -958,17 +936,17 @@ static int act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc
 		snprintf(msg, sizeof(msg), "created seed member %s", pr->member_name);
 		eo_log_kv(EO_LOG_INFO, lc, "bootstrapping single-node cluster: seed member created",
 			  "member", pr->member_name, NULL);
-		emit(c, cluster, "Normal", "SeedCreated", msg);
+		eo__ctl_emit(c, cluster, "Normal", "SeedCreated", msg);
 	} else {
 		snprintf(msg, sizeof(msg), "created member %s to scale up", pr->member_name);
 		eo_log_kv(EO_LOG_INFO, lc, "member created", "member", pr->member_name, NULL);
-		emit(c, cluster, "Normal", "MemberCreated", msg);
+		eo__ctl_emit(c, cluster, "Normal", "MemberCreated", msg);
 	}
 	return 0;
 }
 
-static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
-			     const struct eo_plan_result *pr)
+int eo__ctl_act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      const struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
@@ -988,7 +966,7 @@ static int act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *l
 	}
 	json_decref(sp);
 	json_decref(p);
-	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, mname, e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "completing the seed member failed", "member", mname,
 			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
@@ -1009,7 +987,7 @@ static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_
 		return NULL;
 	for (size_t i = 0; i < pr->n_endpoints; i++)
 		eps[i] = pr->endpoints[i];
-	return etcd_dial(c, eps, pr->n_endpoints);
+	return eo__ctl_etcd_dial(c, eps, pr->n_endpoints);
 }
 
 /* Whether an etcd answer means "not now" rather than failure: come back shortly. */
@@ -1020,8 +998,8 @@ static bool etcd_retryable(eo_etcd_err e)
 	       e == EO_ETCD_LEARNER;
 }
 
-static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *member,
-			json_t *patch, bool status)
+int eo__ctl_patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *member,
+			 json_t *patch, bool status)
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r =
@@ -1032,7 +1010,7 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
 		e = status ? eo_kube_patch_status(c->kc, &r, patch, NULL, &err)
 			   : eo_kube_patch(c->kc, &r, patch, NULL, &err);
 	json_decref(patch);
-	note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, eo_member_name(member), e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, EO_KIND_MEMBER, eo_member_name(member), e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "patching member failed", "member",
 			  eo_member_name(member), "error", eo_kube_strerror(e), "detail",
@@ -1048,8 +1026,8 @@ static int patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, co
  * the Pod's UID: a Pod replaced meanwhile is left alone (409). Best effort: the mark is
  * written, and the member controller puts the label right on its own pass when this fails.
  */
-static void label_member_pod(struct eo_controller *c, const struct eo_log_ctx *lc,
-			     const struct eo_plan_result *pr, bool voter)
+void eo__ctl_label_member_pod(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      const struct eo_plan_result *pr, bool voter)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
@@ -1081,8 +1059,8 @@ static void label_member_pod(struct eo_controller *c, const struct eo_log_ctx *l
 		    "member", mname, "error", eo_kube_strerror(e), "detail", err.message, NULL);
 }
 
-static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			   const struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    const struct eo_plan_result *pr, long *requeue)
 {
 	const char *mname = eo_member_name(pr->member);
 	const char *peer = pr->peer_url;
@@ -1111,14 +1089,14 @@ static int act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc,
 	snprintf(msg, sizeof(msg), "added member %s to etcd as learner %s", mname, id);
 	eo_log_kv(EO_LOG_INFO, lc, "added member as learner", "member", mname, "member_id", id,
 		  NULL);
-	emit(c, cluster, "Normal", "LearnerAdded", msg);
+	eo__ctl_emit(c, cluster, "Normal", "LearnerAdded", msg);
 	rc = 0;
 	/* Its initial cluster right away; if that fails, SET_INITIAL_CLUSTER does it later. */
 	ic = malloc(EO_PLAN_INITIAL_CLUSTER_MAX);
 	if (ic != NULL &&
 	    eo_plan_initial_cluster(&list, mname, peer, ic, EO_PLAN_INITIAL_CLUSTER_MAX) == 0 &&
-	    patch_member(c, lc, pr->member, json_pack("{s:{s:s}}", "spec", "initialCluster", ic),
-			 false) == 0)
+	    eo__ctl_patch_member(c, lc, pr->member,
+				 json_pack("{s:{s:s}}", "spec", "initialCluster", ic), false) == 0)
 		eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member", mname,
 			  "initial_cluster", ic, NULL);
 	else
@@ -1134,20 +1112,20 @@ out:
 	return rc;
 }
 
-static int act_set_initial_cluster(struct eo_controller *c, const struct eo_log_ctx *lc,
-				   const struct eo_plan_result *pr)
+int eo__ctl_act_set_initial_cluster(struct eo_controller *c, const struct eo_log_ctx *lc,
+				    const struct eo_plan_result *pr)
 {
-	if (patch_member(c, lc, pr->member,
-			 json_pack("{s:{s:s}}", "spec", "initialCluster", pr->initial_cluster),
-			 false) != 0)
+	if (eo__ctl_patch_member(
+		c, lc, pr->member,
+		json_pack("{s:{s:s}}", "spec", "initialCluster", pr->initial_cluster), false) != 0)
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member",
 		  eo_member_name(pr->member), "initial_cluster", pr->initial_cluster, NULL);
 	return 0;
 }
 
-static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-		       const struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			const struct eo_plan_result *pr, long *requeue)
 {
 	const char *mname = eo_member_name(pr->member);
 	struct eo_etcd_detail d = {0};
@@ -1178,17 +1156,17 @@ static int act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, jso
 			 id);
 		eo_log_kv(EO_LOG_INFO, lc, "promoted learner", "member", mname, "member_id", id,
 			  NULL);
-		emit(c, cluster, "Normal", "MemberPromoted", msg);
+		eo__ctl_emit(c, cluster, "Normal", "MemberPromoted", msg);
 	}
-	if (patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1), true) !=
-	    0)
+	if (eo__ctl_patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1),
+				 true) != 0)
 		return -1;
-	label_member_pod(c, lc, pr, true);
+	eo__ctl_label_member_pod(c, lc, pr, true);
 	return 0;
 }
 
-static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     struct eo_plan_result *pr)
+int eo__ctl_act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			      struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member);
@@ -1201,7 +1179,7 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 
 	if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0;
-	note_refusal(EO_PLAN_VERB_DELETE, EO_KIND_MEMBER, mname, e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_DELETE, EO_KIND_MEMBER, mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "deleting member failed", "member", mname, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
@@ -1210,16 +1188,16 @@ static int act_remove_member(struct eo_controller *c, const struct eo_log_ctx *l
 	eo_log_kv(EO_LOG_INFO, lc, "member deleted", "member", mname, NULL);
 	if (pr->event_reason != NULL) {
 		/* A replacement (lost member): the plan's reason, told once. */
-		emit_planned(c, cluster, pr);
+		eo__ctl_emit_planned(c, cluster, pr);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
-	emit(c, cluster, "Normal", "MemberRemoving", msg);
+	eo__ctl_emit(c, cluster, "Normal", "MemberRemoving", msg);
 	return 0;
 }
 
-static int act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    const struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     const struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = dial_plan(c, pr);
@@ -1231,7 +1209,7 @@ static int act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc
 	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
 		eo_log_kv(EO_LOG_INFO, lc, "stray learner removed", "message", pr->message, NULL);
 		if (e == EO_ETCD_OK)
-			emit(c, cluster, "Normal", "MemberRemoved", pr->message);
+			eo__ctl_emit(c, cluster, "Normal", "MemberRemoved", pr->message);
 		return 0;
 	}
 	if (etcd_retryable(e)) {
@@ -1243,8 +1221,8 @@ static int act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc
 	return -1;
 }
 
-static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-		   const struct eo_plan_result *pr)
+int eo__ctl_act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+		    const struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
@@ -1262,20 +1240,20 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
 			e = eo_kube_delete(c->kc, &r, &d, &err);
 		if (e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 			e = EO_KUBE_OK;
-		note_refusal(EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e, &err);
 		json_decref(have);
 	} else if (pr->patch != NULL) {
 		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
-		note_refusal(EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e, &err);
 	} else {
 		r.name = NULL;
 		e = eo_kube_create(c->kc, &r, pr->object, NULL, &err);
 		r.name = name;
 		if (e == EO_KUBE_EEXISTS &&
-		    !taken_by_other(c, r, "PodDisruptionBudget", "this EtcdCluster",
-				    eo_cluster_uid(cluster)))
+		    !eo__ctl_taken_by_other(c, r, "PodDisruptionBudget", "this EtcdCluster",
+					    eo_cluster_uid(cluster)))
 			e = EO_KUBE_OK; /* the cache lags */
-		note_refusal(EO_PLAN_VERB_CREATE, "PodDisruptionBudget", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, "PodDisruptionBudget", name, e, &err);
 	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "PodDisruptionBudget change failed", "error",
@@ -1290,48 +1268,48 @@ static int act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t 
  * Pause / resume: spec.dormant of the member. The event is told here, once the patch is in
  * (the status write that follows may carry no change and so tell nothing).
  */
-static int act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-		       struct eo_plan_result *pr)
+int eo__ctl_act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			struct eo_plan_result *pr)
 {
 	bool dormant = pr->action == EO_PLAN_SET_DORMANT;
 
-	if (patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "spec", "dormant", dormant),
-			 false) != 0)
+	if (eo__ctl_patch_member(c, lc, pr->member,
+				 json_pack("{s:{s:b}}", "spec", "dormant", dormant), false) != 0)
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, dormant ? "member marked dormant" : "waking dormant member",
 		  "member", eo_member_name(pr->member), "message", pr->message, NULL);
-	emit_planned(c, cluster, pr);
+	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }
 
 /* --- rolling updates --- */
 
-static int act_update_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     struct eo_plan_result *pr)
+int eo__ctl_act_update_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			      struct eo_plan_result *pr)
 {
 	json_t *patch = pr->patch;
 
 	pr->patch = NULL; /* patch_member takes it */
-	if (patch_member(c, lc, pr->member, patch, false) != 0)
+	if (eo__ctl_patch_member(c, lc, pr->member, patch, false) != 0)
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, "member spec brought to the target", "member",
 		  eo_member_name(pr->member), "message", pr->message, NULL);
-	emit_planned(c, cluster, pr);
+	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }
 
 /* Quorum-loss recovery: the survivor's force-new-cluster step annotation set or removed. */
-static int act_mark_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			   struct eo_plan_result *pr)
+int eo__ctl_act_mark_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr)
 {
 	json_t *patch = pr->patch;
 
 	pr->patch = NULL; /* patch_member takes it */
-	if (patch_member(c, lc, pr->member, patch, false) != 0)
+	if (eo__ctl_patch_member(c, lc, pr->member, patch, false) != 0)
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, "member force-new-cluster step updated", "member",
 		  eo_member_name(pr->member), "message", pr->message, NULL);
-	emit_planned(c, cluster, pr);
+	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }
 
@@ -1340,8 +1318,8 @@ static int act_mark_member(struct eo_controller *c, const struct eo_log_ctx *lc,
  * first, while the cluster's resourceVersion is still the one it was planned on, then the
  * request annotation is removed. 1 when the status write conflicted (plan again).
  */
-static int act_clear_force_request(struct eo_controller *c, const struct eo_log_ctx *lc,
-				   json_t *cluster, struct eo_plan_result *pr)
+int eo__ctl_act_clear_force_request(struct eo_controller *c, const struct eo_log_ctx *lc,
+				    json_t *cluster, struct eo_plan_result *pr)
 {
 	struct eo_kube_error err = {0};
 	struct eo_kube_resource r =
@@ -1356,14 +1334,14 @@ static int act_clear_force_request(struct eo_controller *c, const struct eo_log_
 		pr->status_changed = false;
 	}
 	e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
-	note_refusal(EO_PLAN_VERB_PATCH, "EtcdCluster", eo_cluster_name(cluster), e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "EtcdCluster", eo_cluster_name(cluster), e, &err);
 	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND) {
 		eo_log_kv(EO_LOG_WARN, lc, "removing the force-new-cluster annotation failed",
 			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "quorum-loss recovery finished", "message", pr->message, NULL);
-	emit_planned(c, cluster, pr);
+	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }
 
@@ -1375,8 +1353,8 @@ static int act_clear_force_request(struct eo_controller *c, const struct eo_log_
  * recorder folds repeats into one) and a log line say why, and the pass comes back after
  * *requeue ms to look again.
  */
-static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			      struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc,
+			       json_t *cluster, struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_kube_error err = {0};
 	const char *mname = eo_member_name(pr->member), *ns = eo_member_namespace(pr->member);
@@ -1399,12 +1377,12 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 			  err.message, NULL);
 		pr->event_type = NULL;
 		pr->event_reason = NULL;
-		emit(c, cluster, "Normal", EO_PLAN_REASON_EVICTION_REFUSED, m);
+		eo__ctl_emit(c, cluster, "Normal", EO_PLAN_REASON_EVICTION_REFUSED, m);
 		*requeue = EO_PLAN_REQUEUE_ROLL_MS;
 		return 0;
 	}
-	note_refusal(pr->evict ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_DELETE,
-		     pr->evict ? "Pod eviction" : "Pod", mname, e, &err);
+	eo__ctl_note_refusal(pr->evict ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_DELETE,
+			     pr->evict ? "Pod eviction" : "Pod", mname, e, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "restarting member Pod failed", "member", mname, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
@@ -1414,12 +1392,12 @@ static int act_restart_member(struct eo_controller *c, const struct eo_log_ctx *
 		  pr->evict ? "member Pod evicted to restart it"
 			    : "member Pod deleted to restart it",
 		  "member", mname, "message", pr->message, NULL);
-	emit_planned(c, cluster, pr);
+	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }
 
-static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			   struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = dial_plan(c, pr);
@@ -1430,7 +1408,7 @@ static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc,
 	eo_etcd_client_free(ec);
 	if (e == EO_ETCD_OK) {
 		eo_log_kv(EO_LOG_INFO, lc, "leadership moved", "message", pr->message, NULL);
-		emit_planned(c, cluster, pr);
+		eo__ctl_emit_planned(c, cluster, pr);
 		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
@@ -1445,8 +1423,8 @@ static int act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc,
  * spec.auth: root user and role, the grant and AuthEnable, each step tolerant of a previous
  * run (etcd/client.h). The next pass asks AuthStatus and latches status.authEnabled.
  */
-static int act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			   struct eo_plan_result *pr, long *requeue)
+int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue)
 {
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
@@ -1461,8 +1439,8 @@ static int act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc,
 	if (e == EO_ETCD_OK) {
 		eo_log_kv(EO_LOG_INFO, lc, "etcd authentication turned on", "message", pr->message,
 			  NULL);
-		emit(c, cluster, "Normal", EO_PLAN_REASON_AUTH_ENABLED,
-		     "etcd authentication turned on: root user and role created");
+		eo__ctl_emit(c, cluster, "Normal", EO_PLAN_REASON_AUTH_ENABLED,
+			     "etcd authentication turned on: root user and role created");
 		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
@@ -1484,10 +1462,10 @@ static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc
 	struct eo_plan_result pr = {0};
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!take_refusal(&f))
+	if (!eo__ctl_take_refusal(&f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
-	emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+	eo__ctl_emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 	in->failure = &f;
 	if (eo_plan_cluster(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
 	    eo_controller_write_status(c, lc,
@@ -1509,7 +1487,7 @@ static void foreign_network_policy(struct eo_controller *c, const struct eo_log_
 {
 	char holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 160];
 
-	if (!held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder)))
+	if (!eo__ctl_held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder)))
 		return;
 	snprintf(msg, sizeof(msg),
 		 "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: %s): it "
@@ -1518,7 +1496,7 @@ static void foreign_network_policy(struct eo_controller *c, const struct eo_log_
 		 r.name, holder);
 	eo_log_kv(EO_LOG_WARN, lc, "network policy held by another owner; left alone",
 		  "networkpolicy", r.name, "holder", holder, NULL);
-	emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
+	eo__ctl_emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
 }
 
 /*
@@ -1607,7 +1585,7 @@ out:
 			 err.message[0] ? err.message : eo_kube_strerror(e));
 		eo_log_kv(EO_LOG_WARN, lc, "network policy sync failed", "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
-		emit(c, cluster, "Warning", "NetworkPolicyFailed", msg);
+		eo__ctl_emit(c, cluster, "Warning", "NetworkPolicyFailed", msg);
 	} else if (what != NULL) {
 		eo_log_kv(EO_LOG_INFO, lc, "network policy synced", "action", what, NULL);
 	}
@@ -1663,7 +1641,8 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 		r.name = name;
 		if (e == EO_KUBE_EEXISTS) {
 			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
-			if (held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder))) {
+			if (eo__ctl_held_by_other(c, r, eo_cluster_uid(cluster), holder,
+						  sizeof(holder))) {
 				snprintf(
 				    msg, sizeof(msg),
 				    "NetworkPolicy %s is not controlled by this EtcdCluster (its "
@@ -1673,8 +1652,8 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 				eo_log_kv(EO_LOG_WARN, lc,
 					  "peer network policy held by another owner; left alone",
 					  "networkpolicy", name, "holder", holder, NULL);
-				emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT,
-				     msg);
+				eo__ctl_emit(c, (json_t *)cluster, "Warning",
+					     EO_REASON_FOREIGN_OBJECT, msg);
 			}
 		}
 	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
@@ -1690,7 +1669,7 @@ out:
 			 err.message[0] ? err.message : eo_kube_strerror(e));
 		eo_log_kv(EO_LOG_WARN, lc, "peer network policy sync failed", "networkpolicy", name,
 			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
-		emit(c, (json_t *)cluster, "Warning", "NetworkPolicyFailed", msg);
+		eo__ctl_emit(c, (json_t *)cluster, "Warning", "NetworkPolicyFailed", msg);
 		return -1;
 	}
 	if (what != NULL)
@@ -1706,8 +1685,8 @@ out:
  * while the peer policy cannot be opened). Deleting and migrating clusters keep the peer
  * policy they have (none, for a cluster being adopted). 0 or -1.
  */
-static int sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
-				 const json_t *cluster)
+int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
+				  const json_t *cluster)
 {
 	bool full = c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol);
 	bool in_place = false;
@@ -1733,8 +1712,8 @@ static int sync_network_policies(struct eo_controller *c, const struct eo_log_ct
  * resourceVersion (a 409 means obj changed: plan again), never losing another controller's
  * entry. 0 done (or obj gone), 1 conflict, -1 failure.
  */
-static int patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, const json_t *obj,
-			   const char *kind, const char *fin, bool add)
+int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, const json_t *obj,
+			    const char *kind, const char *fin, bool add)
 {
 	struct eo_kube_error err = {0};
 	json_t *fins = json_array(), *f = NULL, *patch = NULL;
@@ -1762,7 +1741,7 @@ static int patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, c
 	if (patch != NULL)
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 	json_decref(patch);
-	note_refusal(EO_PLAN_VERB_PATCH, kind, r.name, e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, kind, r.name, e, &err);
 	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND)
 		return 0;
 	return e == EO_KUBE_ECONFLICT ? 1 : -1;
@@ -1778,8 +1757,9 @@ static int read_pvcs_live(struct eo_controller *c, const struct eo_log_ctx *lc,
 		json_t *pvc = NULL;
 
 		if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), eo_member_name(m)) != 0 ||
-		    get_live(c, lc, eo_kube_res_at(RES_PVCS, eo_member_namespace(m), pvc_name),
-			     &pvc) != 0)
+		    eo__ctl_get_live(c, lc,
+				     eo_kube_res_at(RES_PVCS, eo_member_namespace(m), pvc_name),
+				     &pvc) != 0)
 			return -1;
 		if (pvc != NULL && json_array_append_new(om->owned, pvc) != 0)
 			return -1;
@@ -1805,19 +1785,19 @@ static int observe_pvc(struct observed_members *om, const char *pvc_name, json_t
 	return 0;
 }
 
-/* A write of act_retain() the apiserver refused: a Warning Event with its answer. */
+/* A write of eo__ctl_act_retain() the apiserver refused: a Warning Event with its answer. */
 static void retain_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
 			   const json_t *cluster, const char *what)
 {
 	struct eo_plan_failure f;
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!take_refusal(&f))
+	if (!eo__ctl_take_refusal(&f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
 	eo_log_kv(EO_LOG_WARN, lc, "deletionPolicy Retain: write refused", "step", what, "message",
 		  msg, NULL);
-	emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+	eo__ctl_emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 }
 
 /* RELEASE_PVC: the merge patch onto the PVC; the answer replaces the PVC in om. */
@@ -1831,7 +1811,7 @@ static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, con
 	eo_kube_err e = eo_kube_patch(c->kc, &r, rr->patch, &got, &err);
 	int rc;
 
-	note_refusal(EO_PLAN_VERB_PATCH, "PersistentVolumeClaim", rr->pvc, e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "PersistentVolumeClaim", rr->pvc, e, &err);
 	if (e != EO_KUBE_OK) {
 		json_decref(got);
 		eo_log_kv(e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND ? EO_LOG_INFO
@@ -1842,7 +1822,7 @@ static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, con
 	}
 	eo_log_kv(EO_LOG_INFO, lc, "PVC released", "pvc", rr->pvc, "member", rr->member, "message",
 		  rr->message, NULL);
-	emit(c, cluster, rr->event_type, rr->event_reason, rr->message);
+	eo__ctl_emit(c, cluster, rr->event_type, rr->event_reason, rr->message);
 	rc = got != NULL ? observe_pvc(om, rr->pvc, got) : 0;
 	json_decref(got);
 	return rc;
@@ -1854,8 +1834,8 @@ static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, con
  * once the PVCs read live say so. 0: nothing to do, go on with the plan; 1: done for this pass
  * (*requeue set when it must come back); -1: failure.
  */
-static int act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		      struct observed_members *om, long *requeue)
+int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		       struct observed_members *om, long *requeue)
 {
 	struct eo_retain_input in = {.cluster = cluster, .members = om->v, .n_members = om->n};
 	struct eo_retain_result rr = {0};
@@ -1892,15 +1872,16 @@ static int act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, cons
 		goto out;
 	case EO_RETAIN_ADD_FINALIZER:
 	case EO_RETAIN_DROP_FINALIZER:
-		rc = patch_finalizer(c, r, cluster, EO_KIND_CLUSTER, EO_FINALIZER_RETAIN_DATA,
-				     rr.action == EO_RETAIN_ADD_FINALIZER);
+		rc = eo__ctl_patch_finalizer(c, r, cluster, EO_KIND_CLUSTER,
+					     EO_FINALIZER_RETAIN_DATA,
+					     rr.action == EO_RETAIN_ADD_FINALIZER);
 		if (rc != 0)
 			goto done;
 		eo_log_kv(EO_LOG_INFO, lc,
 			  rr.action == EO_RETAIN_ADD_FINALIZER ? "retain finalizer added"
 							       : "retain finalizer dropped",
 			  "message", rr.message, NULL);
-		emit(c, cluster, rr.event_type, rr.event_reason, rr.message);
+		eo__ctl_emit(c, cluster, rr.event_type, rr.event_reason, rr.message);
 		rc = 1;
 		goto out;
 	default:
@@ -1949,9 +1930,9 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (raw == NULL)
 		goto out; /* deleted: owner references take the children */
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
-	if (cluster == NULL || observe_members(c, cluster, &om) != 0)
+	if (cluster == NULL || eo__ctl_observe_members(c, cluster, &om) != 0)
 		goto fail;
-	rc = act_retain(c, &lc, cluster, &om, &out->requeue_ms);
+	rc = eo__ctl_act_retain(c, &lc, cluster, &om, &out->requeue_ms);
 	if (rc < 0)
 		goto fail;
 	if (rc > 0)
@@ -1960,23 +1941,23 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		if (eo_certs_observe(c, &lc, cluster, &certs) != 0)
 			goto fail;
 	}
-	if (!eo_cluster_is_deleting(cluster) && !certs_pending(cluster, &certs) &&
-	    (rc = load_tls(c, &lc, cluster, &tls, &tp)) < 0)
+	if (!eo_cluster_is_deleting(cluster) && !eo__ctl_certs_pending(cluster, &certs) &&
+	    (rc = eo__ctl_load_tls(c, &lc, cluster, &tls, &tp)) < 0)
 		goto fail;
-	if (!eo_cluster_is_deleting(cluster) && load_auth(c, &lc, cluster, &creds, &ap) < 0)
+	if (!eo_cluster_is_deleting(cluster) && eo__ctl_load_auth(c, &lc, cluster, &creds, &ap) < 0)
 		goto fail;
 	if (tp.reason == NULL && creds.password != NULL)
-		check_auth_client_cert(&lc, cluster, &tls, &tp);
+		eo__ctl_check_auth_client_cert(&lc, cluster, &tls, &tp);
 	rc = 0;
 	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
-		hh = observe_service(c, cluster, headless);
+		hh = eo__ctl_observe_service(c, cluster, headless);
 	if (eo_name_client_service(client, sizeof(client), name) == 0)
-		hc = observe_service(c, cluster, client);
+		hc = eo__ctl_observe_service(c, cluster, client);
 	/* Whoever holds them: the plan stops with ForeignObject on one that is not ours. */
 	pdb = eo_cache_set_get(&c->pdbs, ns, name);
 	if (c->netpol != NULL && eo_desired_network_policy_enabled(cluster, c->netpol))
 		np = eo_cache_set_get(&c->netpols, ns, name);
-	if (sync_network_policies(c, &lc, cluster) != 0)
+	if (eo__ctl_sync_network_policies(c, &lc, cluster) != 0)
 		np_failed = true;
 	in = (struct eo_plan_input){
 	    .cluster = cluster,
@@ -1996,20 +1977,21 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			       !eo_authload_verified(eo_cluster_uid(cluster), creds.password),
 	    .ca_bundle_digest =
 		pass_tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
-	    .now = now_of(c)};
+	    .now = eo__ctl_now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster))
 		in.certs = &certs.plan;
 	if (eo_plan_cluster(&in, &pr) != 0)
 		goto fail;
 	if (pr.action == EO_PLAN_QUERY_MEMBERS) {
-		if (pr.want_live && read_members_live(c, &lc, &om) != 0)
+		if (pr.want_live && eo__ctl_read_members_live(c, &lc, &om) != 0)
 			goto fail;
-		if (pr.want_nodes && read_nodes_live(c, &lc, &om) != 0)
+		if (pr.want_nodes && eo__ctl_read_nodes_live(c, &lc, &om) != 0)
 			goto fail;
 		in.nodes_live = pr.want_nodes;
 		in.etcd_queried = true;
-		query_members(c, &pr, &list, &in.etcd_err, statuses, status_from, &n_statuses, &in,
-			      login_msg, sizeof(login_msg), answered, sizeof(answered));
+		eo__ctl_query_members(c, &pr, &list, &in.etcd_err, statuses, status_from,
+				      &n_statuses, &in, login_msg, sizeof(login_msg), answered,
+				      sizeof(answered));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
 		in.statuses = statuses;
 		in.n_statuses = n_statuses;
@@ -2025,8 +2007,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (pr.action == EO_PLAN_QUERY_MEMBERS && pr.want_leader && in.etcd != NULL &&
 	    !in.etcd_leader_checked) {
 		in.etcd_leader_checked = true;
-		in.etcd_from_leader = confirm_leader(c, cluster, om.v, om.n, answered, &list,
-						     leader_why, sizeof(leader_why));
+		in.etcd_from_leader = eo__ctl_confirm_leader(c, cluster, om.v, om.n, answered,
+							     &list, leader_why, sizeof(leader_why));
 		in.etcd_leader_why = leader_why;
 		eo_log_kv(in.etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, &lc,
 			  in.etcd_from_leader ? "member list confirmed with the leader"
@@ -2044,7 +2026,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		for (size_t i = 0; i < om.n && pm == NULL; i++)
 			if (om.v[i].member == pr.member)
 				pm = &om.v[i];
-		if (pm == NULL || (changed = confirm_live(c, &lc, &om, pm)) == 0)
+		if (pm == NULL || (changed = eo__ctl_confirm_live(c, &lc, &om, pm)) == 0)
 			break;
 		if (changed < 0)
 			goto fail;
@@ -2062,73 +2044,73 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 
 	switch (pr.action) {
 	case EO_PLAN_ENSURE_SERVICES:
-		rc = act_services(c, &lc, cluster);
+		rc = eo__ctl_act_services(c, &lc, cluster);
 		break;
 	case EO_PLAN_CREATE_SEED:
 	case EO_PLAN_CREATE_MEMBER:
-		rc = act_create_named(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_create_named(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_COMPLETE_SEED:
-		rc = act_complete_seed(c, &lc, &pr);
+		rc = eo__ctl_act_complete_seed(c, &lc, &pr);
 		break;
 	case EO_PLAN_ADD_LEARNER:
-		rc = act_add_learner(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_add_learner(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_SET_INITIAL_CLUSTER:
-		rc = act_set_initial_cluster(c, &lc, &pr);
+		rc = eo__ctl_act_set_initial_cluster(c, &lc, &pr);
 		break;
 	case EO_PLAN_PROMOTE_LEARNER:
-		rc = act_promote(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_promote(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_REMOVE_MEMBER:
-		rc = act_remove_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_remove_member(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_REMOVE_STRAY:
-		rc = act_remove_stray(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_remove_stray(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_SET_VOTER:
-		rc = patch_member(c, &lc, pr.member,
-				  json_pack("{s:{s:b}}", "status", "isVoter", pr.voter), true);
+		rc = eo__ctl_patch_member(
+		    c, &lc, pr.member, json_pack("{s:{s:b}}", "status", "isVoter", pr.voter), true);
 		if (rc == 0)
-			label_member_pod(c, &lc, &pr, pr.voter);
+			eo__ctl_label_member_pod(c, &lc, &pr, pr.voter);
 		break;
 	case EO_PLAN_ENSURE_PDB:
 	case EO_PLAN_DELETE_PDB:
-		rc = act_pdb(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_pdb(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_SET_DORMANT:
 	case EO_PLAN_WAKE_DORMANT:
-		rc = act_dormant(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_dormant(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_UPDATE_MEMBER:
-		rc = act_update_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_update_member(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_RESTART_MEMBER:
-		rc = act_restart_member(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_restart_member(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MOVE_LEADER:
-		rc = act_move_leader(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_move_leader(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MARK_MEMBER:
-		rc = act_mark_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_mark_member(c, &lc, cluster, &pr);
 		break;
 	case EO_PLAN_CLEAR_FORCE_REQUEST:
-		rc = act_clear_force_request(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_clear_force_request(c, &lc, cluster, &pr);
 		if (rc > 0) {
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
 		}
 		break;
 	case EO_PLAN_ENABLE_AUTH:
-		rc = act_enable_auth(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_enable_auth(c, &lc, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_ENSURE_CERTIFICATES: {
 		struct eo_certs_refusal cr;
 
 		rc = eo_certs_ensure(c, &lc, cluster, &certs, &cr);
 		if (rc != 0 && cr.set)
-			note_refusal(cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
-				     "Certificate", cr.name, EO_KUBE_EHTTP, &cr.err);
+			eo__ctl_note_refusal(cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
+					     "Certificate", cr.name, EO_KUBE_EHTTP, &cr.err);
 		break;
 	}
 	default:
@@ -2148,7 +2130,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			goto out;
 		}
 		eo_log_kv(EO_LOG_INFO, &lc, "cluster status changed", "message", pr.message, NULL);
-		emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
+		eo__ctl_emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
 	} else if (pr.action != EO_PLAN_NONE && pr.action != EO_PLAN_WAIT) {
 		eo_log_kv(EO_LOG_INFO, &lc, "cluster action done", "message", pr.message, NULL);
 	} else {
@@ -2171,7 +2153,7 @@ out:
 		eo_etcd_status_clear(&statuses[i]);
 	eo_plan_result_clear(&pr);
 	eo_certs_seen_clear(&certs);
-	observed_members_free(&om);
+	eo__ctl_observed_members_free(&om);
 	json_decref(pdb);
 	json_decref(np);
 	json_decref(hh);
@@ -2182,16 +2164,16 @@ out:
 
 /* --- member --- */
 
-static int patch_finalizers(struct eo_controller *c, const json_t *member, bool add)
+int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool add)
 {
-	return patch_finalizer(
+	return eo__ctl_patch_finalizer(
 	    c, eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
 	    member, EO_KIND_MEMBER, EO_FINALIZER_MEMBER_CLEANUP, add);
 }
 
 /* query: the member list (answered: the endpoint that answered, cap EO_ETCD_URL_MAX). */
-static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-		       struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered)
+int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
+			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	struct eo_etcd_detail d = {0};
@@ -2199,7 +2181,7 @@ static int dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr
 
 	for (size_t i = 0; i < rr->n_endpoints; i++)
 		eps[i] = rr->endpoints[i];
-	ec = etcd_dial(c, eps, rr->n_endpoints);
+	ec = eo__ctl_etcd_dial(c, eps, rr->n_endpoints);
 	if (ec == NULL)
 		*e = EO_ETCD_INVALID;
 	else if (query)
@@ -2232,7 +2214,7 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 	in->etcd_queried = true;
 	in->etcd_leader_checked = false;
 	in->etcd_from_leader = false;
-	dial_remove(c, rr, list, &in->etcd_err, true, answered);
+	eo__ctl_dial_remove(c, rr, list, &in->etcd_err, true, answered);
 	in->etcd = in->etcd_err == EO_ETCD_OK ? list : NULL;
 	eo_plan_removal_clear(rr);
 	if (eo_plan_member_removal(in, rr) != 0)
@@ -2242,7 +2224,7 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return 0;
 	in->etcd_leader_checked = true;
 	in->etcd_from_leader =
-	    confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
+	    eo__ctl_confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
 	in->etcd_leader_why = why;
 	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
 		  in->etcd_from_leader ? "member list confirmed with the leader"
@@ -2273,14 +2255,14 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 	eo_kube_err e;
 	int rc = -1;
 
-	if (get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
+	if (eo__ctl_get_live(c, lc, eo_kube_res_at(RES_PODS, ns, mname), &pod) != 0)
 		goto out;
 	if (pod == NULL || !eo_desired_is_controlled_by(pod, eo_member_uid(member)) ||
-	    (nn = pod_node_name(pod)) == NULL) {
+	    (nn = eo__ctl_pod_node_name(pod)) == NULL) {
 		rc = 0;
 		goto out;
 	}
-	if (get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)
+	if (eo__ctl_get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)
 		goto out;
 	if (!eo_plan_node_lost(node, node == NULL)) {
 		rc = 0;
@@ -2314,7 +2296,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 {
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
 	struct eo_rplan_input in = {
-	    .member = member, .cluster = cluster, .build = &c->build, .now = now_of(c)};
+	    .member = member, .cluster = cluster, .build = &c->build, .now = eo__ctl_now_of(c)};
 	struct eo_rplan_result rr = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
@@ -2322,14 +2304,14 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
-	if (cluster != NULL && observe_members(c, cluster, &om) != 0)
+	if (cluster != NULL && eo__ctl_observe_members(c, cluster, &om) != 0)
 		return -1;
 	in.members = om.v;
 	in.n_members = om.n;
 	if (plan_removal(c, lc, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
 		goto out;
 	if (rr.action == EO_RPLAN_MEMBER_REMOVE &&
-	    dial_remove(c, &rr, NULL, &e, false, NULL) != 0 && e == EO_ETCD_NOTFOUND) {
+	    eo__ctl_dial_remove(c, &rr, NULL, &e, false, NULL) != 0 && e == EO_ETCD_NOTFOUND) {
 		/*
 		 * NOTFOUND proves nothing by itself (the address may be another cluster's, the
 		 * list a stale one): list again, confirm with the leader, and plan again; the
@@ -2360,9 +2342,9 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 	case EO_RPLAN_MEMBER_REMOVE:
 		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", "message", rr.message, NULL);
 		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
-		emit(c, member, "Normal", "MemberRemoved", msg);
+		eo__ctl_emit(c, member, "Normal", "MemberRemoved", msg);
 		if (cluster != NULL)
-			emit(c, cluster, "Normal", "MemberRemoved", msg);
+			eo__ctl_emit(c, cluster, "Normal", "MemberRemoved", msg);
 		/* the finalizer goes */
 		/* fall through */
 	case EO_RPLAN_DROP_FINALIZER:
@@ -2374,7 +2356,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 			rc = 1;
 			break;
 		}
-		rc = patch_finalizers(c, member, false);
+		rc = eo__ctl_patch_finalizers(c, member, false);
 		if (rc > 0)
 			*requeue = CONFLICT_REQUEUE_MS;
 		else if (rc == 0)
@@ -2388,7 +2370,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		    eo_controller_write_status(c, lc, eo_kube_res_at(RES_MEMBERS, ns, mname),
 					       member, rr.status) < 0)
 			goto out;
-		emit(c, member, rr.event_type, rr.event_reason, rr.message);
+		eo__ctl_emit(c, member, rr.event_type, rr.event_reason, rr.message);
 		*requeue = rr.requeue_ms;
 		rc = 1;
 		break;
@@ -2398,24 +2380,25 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 out:
 	eo_etcd_members_clear(&list);
 	eo_plan_removal_clear(&rr);
-	observed_members_free(&om);
+	eo__ctl_observed_members_free(&om);
 	return rc;
 }
 
-static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
-			struct eo_kube_resource r, json_t *obj, const char *what)
+int eo__ctl_create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
+			 struct eo_kube_resource r, json_t *obj, const char *what)
 {
 	struct eo_kube_error err = {0};
 	char msg[EO_NAME_MAX + 32];
 	const char *kind = strcmp(what, "Pod") == 0 ? "Pod" : "PersistentVolumeClaim";
 	eo_kube_err e = eo_kube_create(c->kc, &r, obj, NULL, &err);
 
-	note_refusal(EO_PLAN_VERB_CREATE, kind, eo_kube_obj_name(obj), e, &err);
+	eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, kind, eo_kube_obj_name(obj), e, &err);
 	if (e == EO_KUBE_EEXISTS) {
 		r.name = eo_kube_obj_name(obj);
 		/* the cache lags (the next pass sees it), or the name is someone else's */
-		return taken_by_other(c, r, kind, "this EtcdMember", eo_member_uid(member)) ? -1
-											    : 0;
+		return eo__ctl_taken_by_other(c, r, kind, "this EtcdMember", eo_member_uid(member))
+			   ? -1
+			   : 0;
 	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "create failed", "kind", what, "error",
@@ -2424,7 +2407,8 @@ static int create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, js
 	}
 	snprintf(msg, sizeof(msg), "created %s %s", what, eo_kube_obj_name(obj));
 	eo_log_kv(EO_LOG_INFO, lc, "created", "kind", what, "name", eo_kube_obj_name(obj), NULL);
-	emit(c, member, "Normal", strcmp(what, "Pod") == 0 ? "PodCreated" : "PVCCreated", msg);
+	eo__ctl_emit(c, member, "Normal", strcmp(what, "Pod") == 0 ? "PodCreated" : "PVCCreated",
+		     msg);
 	return 0;
 }
 
@@ -2440,12 +2424,12 @@ static void member_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
 	struct eo_mplan_result pr = {0};
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!take_refusal(&f))
+	if (!eo__ctl_take_refusal(&f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
-	emit(c, member, "Warning", eo_plan_failure_reason(&f), msg);
+	eo__ctl_emit(c, member, "Warning", eo_plan_failure_reason(&f), msg);
 	if (cluster != NULL)
-		emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
+		eo__ctl_emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 	in->failure = &f;
 	if (eo_member_plan(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
 	    eo_controller_write_status(
@@ -2499,19 +2483,19 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 				     .pod = pod,
 				     .pvc = pvc,
 				     .build = &c->build,
-				     .now = now_of(c)};
+				     .now = eo__ctl_now_of(c)};
 	if (eo_member_plan(&in, &pr) != 0)
 		goto fail;
 	/* etcd is reached only with the cluster's TLS material, read now. */
 	if ((pr.action == EO_MPLAN_QUERY_ETCD || pr.action == EO_MPLAN_REMOVE_MEMBER) &&
 	    cluster != NULL && !eo_cluster_is_deleting(cluster) &&
-	    (load_tls(c, &lc, cluster, &tls, &tp) < 0 ||
-	     load_auth(c, &lc, cluster, &creds, &ap) < 0))
+	    (eo__ctl_load_tls(c, &lc, cluster, &tls, &tp) < 0 ||
+	     eo__ctl_load_auth(c, &lc, cluster, &creds, &ap) < 0))
 		goto fail;
 	if (pr.action == EO_MPLAN_QUERY_ETCD) {
 		const char *ep = pr.endpoint;
 		bool unusable = tp.reason != NULL;
-		eo_etcd_client *ec = unusable ? NULL : etcd_dial(c, &ep, 1);
+		eo_etcd_client *ec = unusable ? NULL : eo__ctl_etcd_dial(c, &ep, 1);
 
 		in.etcd_queried = true;
 		in.list_err = ec	 ? eo_etcd_member_list(ec, &list, NULL)
@@ -2532,7 +2516,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		/* Never a PVC created, nor a volume called lost, on the cache alone. */
 		json_t *live = NULL;
 
-		if (get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &live) != 0)
+		if (eo__ctl_get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pvc_name), &live) != 0)
 			goto fail;
 		if (eo_plan_observed_differs(pvc, live)) {
 			eo_log_kv(EO_LOG_INFO, &lc,
@@ -2550,7 +2534,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	}
 	if (pr.action == EO_MPLAN_READ_VOLUME) {
 		/* A restore source PVC is mounted only after a live read (plan/volref.h). */
-		if (get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pr.volume), &volume) != 0)
+		if (eo__ctl_get_live(c, &lc, eo_kube_res_at(RES_PVCS, ns, pr.volume), &volume) != 0)
 			goto fail;
 		in.volume_read = true;
 		in.volume = volume;
@@ -2567,7 +2551,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		 */
 		json_t *live = NULL;
 
-		if (get_live(c, &lc, eo_kube_res_at(RES_MEMBERS, ns, name), &live) != 0)
+		if (eo__ctl_get_live(c, &lc, eo_kube_res_at(RES_MEMBERS, ns, name), &live) != 0)
 			goto fail;
 		if (live != NULL && eo_member_is_voter(live)) {
 			eo_log_kv(
@@ -2599,7 +2583,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	switch (pr.action) {
 	case EO_MPLAN_ADD_FINALIZER:
 	case EO_MPLAN_DROP_FINALIZER:
-		rc = patch_finalizers(c, member, pr.action == EO_MPLAN_ADD_FINALIZER);
+		rc = eo__ctl_patch_finalizers(c, member, pr.action == EO_MPLAN_ADD_FINALIZER);
 		if (rc > 0) {
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
@@ -2616,12 +2600,12 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 			goto out;
 		break;
 	case EO_MPLAN_CREATE_PVC:
-		rc = create_owned(c, &lc, member, eo_kube_res_at(RES_PVCS, ns, NULL), pr.object,
-				  "PVC");
+		rc = eo__ctl_create_owned(c, &lc, member, eo_kube_res_at(RES_PVCS, ns, NULL),
+					  pr.object, "PVC");
 		break;
 	case EO_MPLAN_CREATE_POD:
-		rc = create_owned(c, &lc, member, eo_kube_res_at(RES_PODS, ns, NULL), pr.object,
-				  "Pod");
+		rc = eo__ctl_create_owned(c, &lc, member, eo_kube_res_at(RES_PODS, ns, NULL),
+					  pr.object, "Pod");
 		break;
 	case EO_MPLAN_DELETE_POD: {
 		struct eo_kube_resource r = eo_kube_res_at(RES_PODS, ns, name);
@@ -2630,7 +2614,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_delete(c->kc, &r, &d, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? 0 : -1;
-		note_refusal(EO_PLAN_VERB_DELETE, "Pod", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_DELETE, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod deleted", "message", pr.message,
 			  "result", eo_kube_strerror(e), NULL);
 		break;
@@ -2640,7 +2624,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_patch(c->kc, &r, pr.object, NULL, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
-		note_refusal(EO_PLAN_VERB_PATCH, "Pod", name, e, &err);
+		eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod labels synced", "message",
 			  pr.message, "result", eo_kube_strerror(e), NULL);
 		break;
@@ -2666,11 +2650,11 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 										   : EO_LOG_INFO,
 		    &lc, "member status changed", "reason",
 		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
-		emit(c, member, pr.event_type, pr.event_reason, pr.message);
+		eo__ctl_emit(c, member, pr.event_type, pr.event_reason, pr.message);
 		/* A refused restore source is told where users look, too. */
 		if (cluster != NULL && in.volume_read && pr.event_type != NULL &&
 		    strcmp(pr.event_type, "Warning") == 0)
-			emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
+			eo__ctl_emit(c, cluster, pr.event_type, pr.event_reason, pr.message);
 	}
 	out->requeue_ms = pr.requeue_ms;
 	goto out;
