@@ -141,8 +141,6 @@ int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc
 			    struct eo_plan_result *pr, long *requeue);
 int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, const json_t *obj,
 			    const char *kind, const char *fin, bool add);
-int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		       struct observed_members *om, long *requeue);
 int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool add);
 int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
 			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered);
@@ -152,5 +150,9 @@ int eo__ctl_create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, j
 /* controller/netpol.c: the NetworkPolicies */
 int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
 				  const json_t *cluster);
+
+/* controller/retain.c: deletionPolicy Retain */
+int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		       struct observed_members *om, long *requeue);
 
 #endif
