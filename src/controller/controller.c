@@ -26,8 +26,6 @@
 #include "plan/retain.h"
 #include "plan/roll.h"
 
-#define ETCD_TIMEOUT_MS 5000L
-
 json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -105,19 +103,14 @@ time_t eo__ctl_now_of(const struct eo_controller *c)
 	return eo_controller_now(c);
 }
 
-static long etcd_timeout(const struct eo_controller *c)
-{
-	return c->etcd_timeout_ms > 0 ? c->etcd_timeout_ms : ETCD_TIMEOUT_MS;
-}
-
 /*
  * The TLS material of the cluster this pass works on (read from its Secrets at the start of the
  * pass, controller/tlsload.h), NULL for a plaintext cluster or when it could not be read. Per
  * thread, like the refusal record below: a pass runs on one worker thread from start to end.
  */
-static _Thread_local const struct eo_tls_material *pass_tls;
+_Thread_local const struct eo_tls_material *eo__ctl_pass_tls;
 /* The root password of that cluster (controller/authload.h), NULL without spec.auth. */
-static _Thread_local const struct eo_auth_creds *pass_auth;
+_Thread_local const struct eo_auth_creds *eo__ctl_pass_auth;
 
 void eo_controller_routes(const struct eo_controller *c, const char *const *endpoints, size_t n,
 			  struct eo_controller_routes *out)
@@ -140,41 +133,6 @@ void eo_controller_routes(const struct eo_controller *c, const char *const *endp
 			out->n++;
 		}
 	}
-}
-
-eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
-				  size_t n)
-{
-	struct eo_controller_routes routes;
-	struct eo_etcd_config cfg = {.endpoints = endpoints,
-				     .n_endpoints = n,
-				     .timeout_ms = etcd_timeout(c),
-				     .connect_to = c->etcd_connect_to,
-				     .routes = routes.ptr};
-	const struct eo_tls_material *tls = pass_tls;
-	eo_etcd_client *ec = NULL;
-
-	eo_controller_routes(c, endpoints, n, &routes);
-	cfg.n_routes = routes.n;
-
-	if (tls != NULL && tls->client_tls) {
-		/* In memory only (libcurl's *_BLOB options): no key file on disk. */
-		cfg.ca_pem = tls->ca;
-		cfg.ca_pem_len = tls->ca_len;
-		if (tls->cert != NULL && tls->key != NULL) {
-			cfg.cert_pem = tls->cert;
-			cfg.cert_pem_len = tls->cert_len;
-			cfg.key_pem = tls->key;
-			cfg.key_pem_len = tls->key_len;
-		}
-	}
-
-	/* The client authenticates by itself when etcd asks for a token (etcd/client.h). */
-	if (pass_auth != NULL && pass_auth->password != NULL)
-		cfg.password = pass_auth->password;
-	if (eo_etcd_client_new(&cfg, &ec, NULL) != EO_ETCD_OK)
-		return NULL;
-	return ec;
 }
 
 /*
@@ -309,8 +267,8 @@ bool eo__ctl_take_refusal(struct eo_plan_failure *f)
 }
 
 /*
- * Reads the TLS Secrets of cluster for this pass into *m and points pass_tls at it. 0: usable
- * (or plaintext); 1: unusable, *p says why (logged); -1: the apiserver could not be asked.
+ * Reads the TLS Secrets of cluster for this pass into *m and points eo__ctl_pass_tls at it. 0:
+ * usable (or plaintext); 1: unusable, *p says why (logged); -1: the apiserver could not be asked.
  */
 int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		     struct eo_tls_material *m, struct eo_tlsload_problem *p)
@@ -318,13 +276,13 @@ int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const
 	struct eo_kube_error err = {0};
 	struct eo_cluster_tls t;
 
-	pass_tls = NULL;
+	eo__ctl_pass_tls = NULL;
 	eo_cluster_tls(cluster, &t);
 	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
 		return 0;
 	switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, eo__ctl_now_of(c), m, p, &err)) {
 	case EO_TLSLOAD_OK:
-		pass_tls = m;
+		eo__ctl_pass_tls = m;
 		return 0;
 	case EO_TLSLOAD_PROBLEM:
 		/* Told once at WARN (the condition and the Event carry it on). */
@@ -361,8 +319,8 @@ bool eo__ctl_certs_pending(const json_t *cluster, const struct eo_certs_seen *se
 }
 
 /*
- * Reads the root password of cluster (spec.auth) for this pass into *a and points pass_auth at
- * it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
+ * Reads the root password of cluster (spec.auth) for this pass into *a and points eo__ctl_pass_auth
+ * at it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
  * -1: the apiserver could not be asked.
  */
 int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
@@ -370,12 +328,12 @@ int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, cons
 {
 	struct eo_kube_error err = {0};
 
-	pass_auth = NULL;
+	eo__ctl_pass_auth = NULL;
 	if (!eo_cluster_auth_enabled(cluster))
 		return 0;
 	switch (eo_authload(c->kc, cluster, a, p, &err)) {
 	case EO_TLSLOAD_OK:
-		pass_auth = a;
+		eo__ctl_pass_auth = a;
 		return 0;
 	case EO_TLSLOAD_PROBLEM:
 		eo_log_kv(EO_LOG_WARN, lc, "root credentials unusable", "reason", p->reason,
@@ -402,7 +360,7 @@ void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *c
 	    eo_authload_cert_cn(tls->cert, tls->cert_len, cn, sizeof(cn)) != 1 ||
 	    eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0)
 		return;
-	pass_tls = NULL;
+	eo__ctl_pass_tls = NULL;
 	p->reason = EO_REASON_TLS_SECRET_INVALID;
 	snprintf(p->secret, sizeof(p->secret), "%s", name);
 	(void)snprintf(
@@ -645,8 +603,8 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 
 	in->auth_status_err = eo_etcd_auth_status(ec, &in->auth_on, &d);
 	in->auth_login_err = EO_ETCD_OK;
-	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || pass_auth == NULL ||
-	    pass_auth->password == NULL)
+	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || eo__ctl_pass_auth == NULL ||
+	    eo__ctl_pass_auth->password == NULL)
 		return;
 	if (eo_etcd_client_token(ec) == NULL) {
 		in->auth_login_err = eo_etcd_authenticate(ec, NULL, &d);
@@ -654,7 +612,7 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 		in->auth_login_message = msg;
 	}
 	if (in->auth_login_err == EO_ETCD_OK) {
-		eo_authload_mark_verified(eo_cluster_uid(in->cluster), pass_auth->password);
+		eo_authload_mark_verified(eo_cluster_uid(in->cluster), eo__ctl_pass_auth->password);
 		in->auth_unverified = false;
 	}
 }
@@ -979,25 +937,6 @@ int eo__ctl_act_complete_seed(struct eo_controller *c, const struct eo_log_ctx *
 
 /* --- membership --- */
 
-static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_plan_result *pr)
-{
-	const char *eps[EO_PLAN_MAX_ENDPOINTS];
-
-	if (pr->n_endpoints == 0)
-		return NULL;
-	for (size_t i = 0; i < pr->n_endpoints; i++)
-		eps[i] = pr->endpoints[i];
-	return eo__ctl_etcd_dial(c, eps, pr->n_endpoints);
-}
-
-/* Whether an etcd answer means "not now" rather than failure: come back shortly. */
-static bool etcd_retryable(eo_etcd_err e)
-{
-	return e == EO_ETCD_LEARNER_NOT_READY || e == EO_ETCD_TOO_MANY_LEARNERS ||
-	       e == EO_ETCD_UNHEALTHY_CLUSTER || e == EO_ETCD_UNAVAILABLE || e == EO_ETCD_TIMEOUT ||
-	       e == EO_ETCD_LEARNER;
-}
-
 int eo__ctl_patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *member,
 			 json_t *patch, bool status)
 {
@@ -1059,59 +998,6 @@ void eo__ctl_label_member_pod(struct eo_controller *c, const struct eo_log_ctx *
 		    "member", mname, "error", eo_kube_strerror(e), "detail", err.message, NULL);
 }
 
-int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    const struct eo_plan_result *pr, long *requeue)
-{
-	const char *mname = eo_member_name(pr->member);
-	const char *peer = pr->peer_url;
-	struct eo_etcd_member added = {0};
-	struct eo_etcd_members list = {0};
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = dial_plan(c, pr);
-	char *ic = NULL, msg[EO_NAME_MAX + 96], id[24];
-	eo_etcd_err e = EO_ETCD_INVALID;
-	int rc = -1;
-
-	if (ec == NULL)
-		goto out;
-	e = eo_fenced_member_add(&c->fence, ec, &peer, 1, true, &added, &list, &d);
-	if (e == EO_ETCD_PEER_URL_EXISTS || etcd_retryable(e)) {
-		/* already added (an earlier attempt), or not now: the next pass knows */
-		eo_log_kv(EO_LOG_DEBUG, lc, "adding learner deferred", "member", mname, "reason",
-			  eo_etcd_strerror(e), "detail", d.message, NULL);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-		rc = 0;
-		goto out;
-	}
-	if (e != EO_ETCD_OK)
-		goto out;
-	eo_plan_format_id(added.id, id, sizeof(id));
-	snprintf(msg, sizeof(msg), "added member %s to etcd as learner %s", mname, id);
-	eo_log_kv(EO_LOG_INFO, lc, "added member as learner", "member", mname, "member_id", id,
-		  NULL);
-	eo__ctl_emit(c, cluster, "Normal", "LearnerAdded", msg);
-	rc = 0;
-	/* Its initial cluster right away; if that fails, SET_INITIAL_CLUSTER does it later. */
-	ic = malloc(EO_PLAN_INITIAL_CLUSTER_MAX);
-	if (ic != NULL &&
-	    eo_plan_initial_cluster(&list, mname, peer, ic, EO_PLAN_INITIAL_CLUSTER_MAX) == 0 &&
-	    eo__ctl_patch_member(c, lc, pr->member,
-				 json_pack("{s:{s:s}}", "spec", "initialCluster", ic), false) == 0)
-		eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member", mname,
-			  "initial_cluster", ic, NULL);
-	else
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-out:
-	if (rc != 0)
-		eo_log_kv(EO_LOG_WARN, lc, "adding learner failed", "member", mname, "error",
-			  eo_etcd_strerror(e), "detail", d.message, NULL);
-	free(ic);
-	eo_etcd_member_clear(&added);
-	eo_etcd_members_clear(&list);
-	eo_etcd_client_free(ec);
-	return rc;
-}
-
 int eo__ctl_act_set_initial_cluster(struct eo_controller *c, const struct eo_log_ctx *lc,
 				    const struct eo_plan_result *pr)
 {
@@ -1121,47 +1007,6 @@ int eo__ctl_act_set_initial_cluster(struct eo_controller *c, const struct eo_log
 		return -1;
 	eo_log_kv(EO_LOG_INFO, lc, "member initial cluster set", "member",
 		  eo_member_name(pr->member), "initial_cluster", pr->initial_cluster, NULL);
-	return 0;
-}
-
-int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			const struct eo_plan_result *pr, long *requeue)
-{
-	const char *mname = eo_member_name(pr->member);
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = dial_plan(c, pr);
-	eo_etcd_err e = EO_ETCD_INVALID;
-	char msg[EO_NAME_MAX + 64], id[24];
-
-	if (ec != NULL)
-		e = eo_fenced_member_promote(&c->fence, ec, pr->etcd_id, NULL, &d);
-	eo_etcd_client_free(ec);
-	if (etcd_retryable(e)) {
-		/* The runbook's signal for the benign "not in sync with leader" answer. */
-		eo_log_kv(e == EO_ETCD_LEARNER_NOT_READY ? EO_LOG_INFO : EO_LOG_DEBUG, lc,
-			  e == EO_ETCD_LEARNER_NOT_READY ? "learner not yet promotable; will retry"
-							 : "promotion deferred",
-			  "member", mname, "reason", eo_etcd_strerror(e), NULL);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-		return 0;
-	}
-	if (e != EO_ETCD_OK && e != EO_ETCD_NOT_LEARNER) {
-		eo_log_kv(EO_LOG_WARN, lc, "promoting learner failed", "member", mname, "error",
-			  eo_etcd_strerror(e), "detail", d.message, NULL);
-		return -1;
-	}
-	eo_plan_format_id(pr->etcd_id, id, sizeof(id));
-	if (e == EO_ETCD_OK) {
-		snprintf(msg, sizeof(msg), "promoted learner %s (%s) to a voting member", mname,
-			 id);
-		eo_log_kv(EO_LOG_INFO, lc, "promoted learner", "member", mname, "member_id", id,
-			  NULL);
-		eo__ctl_emit(c, cluster, "Normal", "MemberPromoted", msg);
-	}
-	if (eo__ctl_patch_member(c, lc, pr->member, json_pack("{s:{s:b}}", "status", "isVoter", 1),
-				 true) != 0)
-		return -1;
-	eo__ctl_label_member_pod(c, lc, pr, true);
 	return 0;
 }
 
@@ -1194,31 +1039,6 @@ int eo__ctl_act_remove_member(struct eo_controller *c, const struct eo_log_ctx *
 	snprintf(msg, sizeof(msg), "removing member %s to scale down", mname);
 	eo__ctl_emit(c, cluster, "Normal", "MemberRemoving", msg);
 	return 0;
-}
-
-int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     const struct eo_plan_result *pr, long *requeue)
-{
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = dial_plan(c, pr);
-	eo_etcd_err e = EO_ETCD_INVALID;
-
-	if (ec != NULL)
-		e = eo_fenced_member_remove(&c->fence, ec, pr->etcd_id, NULL, &d);
-	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
-		eo_log_kv(EO_LOG_INFO, lc, "stray learner removed", "message", pr->message, NULL);
-		if (e == EO_ETCD_OK)
-			eo__ctl_emit(c, cluster, "Normal", "MemberRemoved", pr->message);
-		return 0;
-	}
-	if (etcd_retryable(e)) {
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-		return 0;
-	}
-	eo_log_kv(EO_LOG_WARN, lc, "removing stray learner failed", "error", eo_etcd_strerror(e),
-		  "detail", d.message, NULL);
-	return -1;
 }
 
 int eo__ctl_act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
@@ -1396,60 +1216,6 @@ int eo__ctl_act_restart_member(struct eo_controller *c, const struct eo_log_ctx 
 	return 0;
 }
 
-int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue)
-{
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = dial_plan(c, pr);
-	eo_etcd_err e = EO_ETCD_INVALID;
-
-	if (ec != NULL)
-		e = eo_etcd_move_leader(ec, pr->endpoints[0], pr->etcd_id, &d);
-	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK) {
-		eo_log_kv(EO_LOG_INFO, lc, "leadership moved", "message", pr->message, NULL);
-		eo__ctl_emit_planned(c, cluster, pr);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-		return 0;
-	}
-	/* Not the leader any more, an election under way: the next pass looks again. */
-	eo_log_kv(EO_LOG_WARN, lc, "moving leadership failed; retrying", "error",
-		  eo_etcd_strerror(e), "detail", d.message, NULL);
-	*requeue = EO_PLAN_REQUEUE_ROLL_MS;
-	return 0;
-}
-
-/*
- * spec.auth: root user and role, the grant and AuthEnable, each step tolerant of a previous
- * run (etcd/client.h). The next pass asks AuthStatus and latches status.authEnabled.
- */
-int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue)
-{
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = NULL;
-	eo_etcd_err e = EO_ETCD_INVALID;
-
-	if (pass_auth == NULL || pass_auth->password == NULL)
-		return -1; /* the plan asks only with the password in hand */
-	ec = dial_plan(c, pr);
-	if (ec != NULL)
-		e = eo_etcd_auth_enable_root(ec, pass_auth->password, &d);
-	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK) {
-		eo_log_kv(EO_LOG_INFO, lc, "etcd authentication turned on", "message", pr->message,
-			  NULL);
-		eo__ctl_emit(c, cluster, "Normal", EO_PLAN_REASON_AUTH_ENABLED,
-			     "etcd authentication turned on: root user and role created");
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
-		return 0;
-	}
-	eo_log_kv(EO_LOG_WARN, lc, "turning etcd authentication on failed; retrying", "error",
-		  eo_etcd_strerror(e), "detail", d.message, NULL);
-	*requeue = EO_PLAN_REQUEUE_ETCD_MS;
-	return 0;
-}
-
 /*
  * The action failed. When the apiserver refused its write, tell it: a Warning Event on the
  * cluster (rate-limited by the recorder), and the status planned again with the refusal
@@ -1596,7 +1362,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .auth_unverified = creds.password != NULL &&
 			       !eo_authload_verified(eo_cluster_uid(cluster), creds.password),
 	    .ca_bundle_digest =
-		pass_tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
+		eo__ctl_pass_tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
 	    .now = eo__ctl_now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster))
 		in.certs = &certs.plan;
@@ -1764,8 +1530,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 fail:
 	out->error = true;
 out:
-	pass_tls = NULL;
-	pass_auth = NULL;
+	eo__ctl_pass_tls = NULL;
+	eo__ctl_pass_auth = NULL;
 	eo_tls_material_clear(&tls);
 	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);
@@ -1789,29 +1555,6 @@ int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool
 	return eo__ctl_patch_finalizer(
 	    c, eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
 	    member, EO_KIND_MEMBER, EO_FINALIZER_MEMBER_CLEANUP, add);
-}
-
-/* query: the member list (answered: the endpoint that answered, cap EO_ETCD_URL_MAX). */
-int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered)
-{
-	const char *eps[EO_PLAN_MAX_ENDPOINTS];
-	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = NULL;
-
-	for (size_t i = 0; i < rr->n_endpoints; i++)
-		eps[i] = rr->endpoints[i];
-	ec = eo__ctl_etcd_dial(c, eps, rr->n_endpoints);
-	if (ec == NULL)
-		*e = EO_ETCD_INVALID;
-	else if (query)
-		*e = eo_etcd_member_list(ec, list, &d);
-	else
-		*e = eo_fenced_member_remove(&c->fence, ec, rr->etcd_id, NULL, NULL);
-	if (query)
-		snprintf(answered, EO_ETCD_URL_MAX, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
-	eo_etcd_client_free(ec);
-	return *e == EO_ETCD_OK ? 0 : -1;
 }
 
 /*
@@ -2281,8 +2024,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 fail:
 	out->error = true;
 out:
-	pass_tls = NULL;
-	pass_auth = NULL;
+	eo__ctl_pass_tls = NULL;
+	eo__ctl_pass_auth = NULL;
 	eo_tls_material_clear(&tls);
 	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);

@@ -58,12 +58,18 @@ struct observed_members {
 };
 
 /*
+ * The TLS material and root password of the cluster the pass on this thread works on
+ * (controller.c: set by load_tls/load_auth, cleared at the end of each reconcile); read by
+ * etcd_dial and act_enable_auth. Per thread: a pass runs on one worker thread.
+ */
+extern _Thread_local const struct eo_tls_material *eo__ctl_pass_tls;
+extern _Thread_local const struct eo_auth_creds *eo__ctl_pass_auth;
+
+/*
  * Defined in controller/controller.c for now; each moves, with its comment, to the file of its
  * part (issue 19).
  */
 time_t eo__ctl_now_of(const struct eo_controller *c);
-eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
-				  size_t n);
 void eo__ctl_emit(struct eo_controller *c, const json_t *obj, const char *type, const char *reason,
 		  const char *msg);
 void eo__ctl_emit_planned(struct eo_controller *c, const json_t *cluster,
@@ -113,16 +119,10 @@ int eo__ctl_patch_member(struct eo_controller *c, const struct eo_log_ctx *lc, c
 			 json_t *patch, bool status);
 void eo__ctl_label_member_pod(struct eo_controller *c, const struct eo_log_ctx *lc,
 			      const struct eo_plan_result *pr, bool voter);
-int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    const struct eo_plan_result *pr, long *requeue);
 int eo__ctl_act_set_initial_cluster(struct eo_controller *c, const struct eo_log_ctx *lc,
 				    const struct eo_plan_result *pr);
-int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			const struct eo_plan_result *pr, long *requeue);
 int eo__ctl_act_remove_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
 			      struct eo_plan_result *pr);
-int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     const struct eo_plan_result *pr, long *requeue);
 int eo__ctl_act_pdb(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
 		    const struct eo_plan_result *pr);
 int eo__ctl_act_dormant(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
@@ -135,15 +135,9 @@ int eo__ctl_act_clear_force_request(struct eo_controller *c, const struct eo_log
 				    json_t *cluster, struct eo_plan_result *pr);
 int eo__ctl_act_restart_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 			       json_t *cluster, struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue);
 int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, const json_t *obj,
 			    const char *kind, const char *fin, bool add);
 int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool add);
-int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered);
 int eo__ctl_create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
 			 struct eo_kube_resource r, json_t *obj, const char *what);
 
@@ -154,5 +148,21 @@ int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_c
 /* controller/retain.c: deletionPolicy Retain */
 int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		       struct observed_members *om, long *requeue);
+
+/* controller/act_etcd.c: the actions through etcd */
+eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
+				  size_t n);
+int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue);
+int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
+			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered);
 
 #endif
