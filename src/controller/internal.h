@@ -110,6 +110,32 @@ void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result 
 			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
 			   char *msg, size_t n, char *answered, size_t cap);
 json_t *eo__ctl_observe_service(struct eo_controller *c, const json_t *cluster, const char *name);
+
+/* controller/netpol.c: the NetworkPolicies */
+int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
+				  const json_t *cluster);
+
+/* controller/retain.c: deletionPolicy Retain */
+int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		       struct observed_members *om, long *requeue);
+
+/* controller/act_etcd.c: the actions through etcd */
+eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
+				  size_t n);
+int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			     const struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue);
+int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
+			    struct eo_plan_result *pr, long *requeue);
+int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
+			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered);
+
+/* controller/act_kube.c: the actions through the apiserver */
 int eo__ctl_act_services(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster);
 int eo__ctl_act_create_named(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
 			     const struct eo_plan_result *pr, long *requeue);
@@ -140,29 +166,5 @@ int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, 
 int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool add);
 int eo__ctl_create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
 			 struct eo_kube_resource r, json_t *obj, const char *what);
-
-/* controller/netpol.c: the NetworkPolicies */
-int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
-				  const json_t *cluster);
-
-/* controller/retain.c: deletionPolicy Retain */
-int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		       struct observed_members *om, long *requeue);
-
-/* controller/act_etcd.c: the actions through etcd */
-eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const char *const *endpoints,
-				  size_t n);
-int eo__ctl_act_add_learner(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    const struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_promote(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			const struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_remove_stray(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			     const struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_move_leader(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue);
-int eo__ctl_act_enable_auth(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *cluster,
-			    struct eo_plan_result *pr, long *requeue);
-int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_rplan_result *rr,
-			struct eo_etcd_members *list, eo_etcd_err *e, bool query, char *answered);
 
 #endif
