@@ -81,35 +81,6 @@ bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
 bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
 			    const char *owner, const char *owner_uid);
 bool eo__ctl_take_refusal(struct eo_plan_failure *f);
-int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		     struct eo_tls_material *m, struct eo_tlsload_problem *p);
-bool eo__ctl_certs_pending(const json_t *cluster, const struct eo_certs_seen *seen);
-int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
-		      struct eo_auth_creds *a, struct eo_tlsload_problem *p);
-void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
-				    const struct eo_tls_material *tls,
-				    struct eo_tlsload_problem *p);
-void eo__ctl_observed_members_free(struct observed_members *om);
-const char *eo__ctl_pod_node_name(const json_t *pod);
-int eo__ctl_observe_members(struct eo_controller *c, const json_t *cluster,
-			    struct observed_members *om);
-int eo__ctl_get_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-		     struct eo_kube_resource r, json_t **out);
-int eo__ctl_confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			 struct observed_members *om, struct eo_plan_member *pm);
-int eo__ctl_read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			      struct observed_members *om);
-int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
-			    struct observed_members *om);
-bool eo__ctl_confirm_leader(const struct eo_controller *c, const json_t *cluster,
-			    const struct eo_plan_member *members, size_t n_members,
-			    const char *answered, struct eo_etcd_members *list, char *why,
-			    size_t cap);
-void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result *r,
-			   struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
-			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
-			   char *msg, size_t n, char *answered, size_t cap);
-json_t *eo__ctl_observe_service(struct eo_controller *c, const json_t *cluster, const char *name);
 
 /* controller/netpol.c: the NetworkPolicies */
 int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
@@ -166,5 +137,36 @@ int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_kube_resource r, 
 int eo__ctl_patch_finalizers(struct eo_controller *c, const json_t *member, bool add);
 int eo__ctl_create_owned(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
 			 struct eo_kube_resource r, json_t *obj, const char *what);
+
+/* controller/observe.c: what a pass observes */
+int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		     struct eo_tls_material *m, struct eo_tlsload_problem *p);
+bool eo__ctl_certs_pending(const json_t *cluster, const struct eo_certs_seen *seen);
+int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+		      struct eo_auth_creds *a, struct eo_tlsload_problem *p);
+void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
+				    const struct eo_tls_material *tls,
+				    struct eo_tlsload_problem *p);
+void eo__ctl_observed_members_free(struct observed_members *om);
+const char *eo__ctl_pod_node_name(const json_t *pod);
+int eo__ctl_observe_members(struct eo_controller *c, const json_t *cluster,
+			    struct observed_members *om);
+int eo__ctl_get_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+		     struct eo_kube_resource r, json_t **out);
+int eo__ctl_confirm_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			 struct observed_members *om, struct eo_plan_member *pm);
+int eo__ctl_read_members_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      struct observed_members *om);
+int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
+			    struct observed_members *om);
+bool eo__ctl_confirm_leader(const struct eo_controller *c, const json_t *cluster,
+			    const struct eo_plan_member *members, size_t n_members,
+			    const char *answered, struct eo_etcd_members *list, char *why,
+			    size_t cap);
+void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result *r,
+			   struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
+			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
+			   char *msg, size_t n, char *answered, size_t cap);
+json_t *eo__ctl_observe_service(struct eo_controller *c, const json_t *cluster, const char *name);
 
 #endif
