@@ -103,15 +103,6 @@ time_t eo__ctl_now_of(const struct eo_controller *c)
 	return eo_controller_now(c);
 }
 
-/*
- * The TLS material of the cluster this pass works on (read from its Secrets at the start of the
- * pass, controller/tlsload.h), NULL for a plaintext cluster or when it could not be read. Per
- * thread, like the refusal record below: a pass runs on one worker thread from start to end.
- */
-_Thread_local const struct eo_tls_material *eo__ctl_pass_tls;
-/* The root password of that cluster (controller/authload.h), NULL without spec.auth. */
-_Thread_local const struct eo_auth_creds *eo__ctl_pass_auth;
-
 void eo_controller_routes(const struct eo_controller *c, const char *const *endpoints, size_t n,
 			  struct eo_controller_routes *out)
 {
@@ -179,93 +170,6 @@ void eo__ctl_emit_planned(struct eo_controller *c, const json_t *cluster, struct
 	pr->event_reason = NULL;
 }
 
-/*
- * The last write of this reconcile pass that the apiserver refused (plan/failure.h). Per
- * thread: a pass runs on one worker thread from start to end, so the act functions record
- * into it from their error paths and the reconciler reads it when the action failed.
- */
-static _Thread_local struct refusal {
-	bool set;
-	enum eo_plan_verb verb;
-	char kind[32];
-	char name[EO_NAME_MAX];
-	struct eo_kube_error err;
-} refusal;
-
-/*
- * Records a refused write: an answer of the apiserver (HTTP status >= 400) other than the
- * normal outcomes (404, 409 AlreadyExists / Conflict). Transport failures are not refusals:
- * the status write would fail the same way.
- */
-void eo__ctl_note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
-			  const struct eo_kube_error *err)
-{
-	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_EEXISTS ||
-	    e == EO_KUBE_ECONFLICT || err == NULL || err->http_status < 400)
-		return;
-	refusal.set = true;
-	refusal.verb = verb;
-	snprintf(refusal.kind, sizeof(refusal.kind), "%s", kind);
-	snprintf(refusal.name, sizeof(refusal.name), "%s", name != NULL ? name : "");
-	refusal.err = *err;
-}
-
-/*
- * Whether the object r names exists (read live) and is not controlled by owner_uid; who holds
- * it into holder (eo_desired_controller_of). False when it is ours, gone or unreadable.
- */
-bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
-			   const char *owner_uid, char *holder, size_t n)
-{
-	struct eo_kube_error err = {0};
-	json_t *live = NULL;
-	bool other = false;
-
-	if (r.name != NULL && eo_kube_get(c->kc, &r, &live, &err) == EO_KUBE_OK &&
-	    !eo_desired_is_controlled_by(live, owner_uid)) {
-		eo_desired_controller_of(live, holder, n);
-		other = true;
-	}
-	json_decref(live);
-	return other;
-}
-
-/*
- * A create answered AlreadyExists: either the cache lags behind our own create (fine), or the
- * name is taken by an object that is not ours (not in the label-filtered cache), which no
- * retry fixes. Reads the object to tell which; the second is recorded as a refusal. r names
- * the object; owner_uid is the UID of the object that should control it.
- */
-bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
-			    const char *owner, const char *owner_uid)
-{
-	struct eo_kube_error err = {0};
-	char holder[HOLDER_MAX];
-
-	if (!eo__ctl_held_by_other(c, r, owner_uid, holder, sizeof(holder)))
-		return false;
-	err = (struct eo_kube_error){.http_status = 409};
-	snprintf(err.message, sizeof(err.message),
-		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
-		 "or rename it",
-		 kind, r.name, owner, holder);
-	eo__ctl_note_refusal(EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
-	return true;
-}
-
-/* The recorded refusal as a plan input (pointing into the record); false when none. */
-bool eo__ctl_take_refusal(struct eo_plan_failure *f)
-{
-	if (!refusal.set)
-		return false;
-	*f = (struct eo_plan_failure){.verb = refusal.verb,
-				      .kind = refusal.kind,
-				      .name = refusal.name,
-				      .http_status = refusal.err.http_status,
-				      .detail = refusal.err.message};
-	return true;
-}
-
 /* --- cluster --- */
 
 /*
@@ -321,7 +225,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&refusal, 0, sizeof(refusal));
+	memset(&eo__ctl_refusal, 0, sizeof(eo__ctl_refusal));
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_cluster(&lc, ns, name);
 	raw = eo_cache_set_get(&c->clusters, ns, name);
@@ -801,7 +705,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&refusal, 0, sizeof(refusal));
+	memset(&eo__ctl_refusal, 0, sizeof(eo__ctl_refusal));
 	eo_log_ctx_init(&lc);
 	raw = eo_cache_set_get(&c->members, ns, name);
 	if (raw == NULL)

@@ -62,6 +62,19 @@ struct observed_members {
  * (controller.c: set by load_tls/load_auth, cleared at the end of each reconcile); read by
  * etcd_dial and act_enable_auth. Per thread: a pass runs on one worker thread.
  */
+/*
+ * The last write of this reconcile pass that the apiserver refused (plan/failure.h). Per
+ * thread: a pass runs on one worker thread from start to end, so the act functions record
+ * into it from their error paths and the reconciler reads it when the action failed.
+ */
+struct eo__ctl_refusal {
+	bool set;
+	enum eo_plan_verb verb;
+	char kind[32];
+	char name[EO_NAME_MAX];
+	struct eo_kube_error err;
+};
+extern _Thread_local struct eo__ctl_refusal eo__ctl_refusal;
 extern _Thread_local const struct eo_tls_material *eo__ctl_pass_tls;
 extern _Thread_local const struct eo_auth_creds *eo__ctl_pass_auth;
 
@@ -74,13 +87,6 @@ void eo__ctl_emit(struct eo_controller *c, const json_t *obj, const char *type, 
 		  const char *msg);
 void eo__ctl_emit_planned(struct eo_controller *c, const json_t *cluster,
 			  struct eo_plan_result *pr);
-void eo__ctl_note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
-			  const struct eo_kube_error *err);
-bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
-			   const char *owner_uid, char *holder, size_t n);
-bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
-			    const char *owner, const char *owner_uid);
-bool eo__ctl_take_refusal(struct eo_plan_failure *f);
 
 /* controller/netpol.c: the NetworkPolicies */
 int eo__ctl_sync_network_policies(struct eo_controller *c, const struct eo_log_ctx *lc,
@@ -168,5 +174,14 @@ void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result 
 			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
 			   char *msg, size_t n, char *answered, size_t cap);
 json_t *eo__ctl_observe_service(struct eo_controller *c, const json_t *cluster, const char *name);
+
+/* controller/pass.c: the refused write of the pass */
+void eo__ctl_note_refusal(enum eo_plan_verb verb, const char *kind, const char *name, eo_kube_err e,
+			  const struct eo_kube_error *err);
+bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
+			   const char *owner_uid, char *holder, size_t n);
+bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_kube_resource r, const char *kind,
+			    const char *owner, const char *owner_uid);
+bool eo__ctl_take_refusal(struct eo_plan_failure *f);
 
 #endif
