@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/conditions.h"
+#include "plan/internal.h"
 
 const char *eo_plan_auth_verdict_name(enum eo_plan_auth_verdict v)
 {
@@ -106,4 +108,75 @@ void eo_plan_auth(const struct eo_plan_auth_input *in, struct eo_plan_auth_resul
 		    "%s etcd authentication: root user and role from Secret %s/%s",
 		    in->latched ? "turning on again" : "turning on", or_empty(in->ns),
 		    or_empty(in->secret));
+}
+
+/* --- spec.auth as a step of the cluster planner (plan/plan.h, plan/internal.h) --- */
+
+/*
+ * spec.auth and what etcd says about authentication (plan/auth.h). True when the verdict
+ * decides this pass: a problem stops everything else (nothing is created, removed or rolled),
+ * a query, the enabling or the latch is the one action.
+ */
+bool eo__plan_step_auth(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running,
+			bool healthy)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_auth_input ai = {
+	    .spec_enabled = eo_cluster_auth_enabled(in->cluster),
+	    .latched = eo_cluster_auth_latched(in->cluster),
+	    .ns = eo_cluster_namespace(in->cluster),
+	    .secret = eo_cluster_auth_secret(in->cluster),
+	    .creds_reason = in->auth_reason,
+	    .creds_message = in->auth_message,
+	    .unverified = in->auth_unverified,
+	    .healthy = healthy,
+	    .queried = in->etcd_queried,
+	    .status_err = in->auth_status_err,
+	    .auth_on = in->auth_on,
+	    .login_err = in->auth_login_err,
+	    .login_message = in->auth_login_message,
+	};
+	struct eo_plan_auth_result ar;
+	const json_t *st = json_object_get(in->cluster, "status");
+	const char *types[] = {EO_COND_DEGRADED, EO_COND_AVAILABLE};
+
+	/* A problem only etcd can tell about is asked about again on every pass. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *r = eo_condition_reason(st, types[i]);
+
+		if (r != NULL && (strcmp(r, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED) == 0 ||
+				  strcmp(r, EO_REASON_AUTH_CREDENTIALS_REJECTED) == 0))
+			ai.flagged = true;
+	}
+	eo_plan_auth(&ai, &ar);
+	switch (ar.verdict) {
+	case EO_PLAN_AUTH_PROBLEM:
+		eo__plan_msgf(x, "%s", ar.message);
+		eo__plan_stop_tls(x, c, running, ar.reason);
+		/* etcd refuses the operator outright: it cannot keep the cluster available. */
+		if (running && strcmp(ar.reason, EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED) == 0)
+			eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, ar.reason, ar.message);
+		return true;
+	case EO_PLAN_AUTH_QUERY:
+	case EO_PLAN_AUTH_ENABLE:
+		eo__plan_voter_endpoints(x);
+		if (x->out->n_endpoints == 0)
+			return false;
+		eo__plan_msgf(x, "%s", ar.message);
+		x->out->action =
+		    ar.verdict == EO_PLAN_AUTH_QUERY ? EO_PLAN_QUERY_MEMBERS : EO_PLAN_ENABLE_AUTH;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		eo__plan_health(x, c);
+		return true;
+	case EO_PLAN_AUTH_LATCH:
+		eo__plan_msgf(x, "%s", ar.message);
+		eo__plan_set_status(x, "authEnabled", json_true());
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_AUTH_ENABLED);
+		x->out->action = EO_PLAN_WRITE_STATUS;
+		if (running)
+			eo__plan_health(x, c);
+		return true;
+	default:
+		return false;
+	}
 }

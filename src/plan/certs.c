@@ -8,6 +8,8 @@
 
 #include "api/cluster.h"
 #include "api/names.h"
+#include "api/conditions.h"
+#include "plan/internal.h"
 
 bool eo_plan_cert_ready(const json_t *cert, const char **message)
 {
@@ -158,4 +160,54 @@ int eo_plan_certs(const json_t *cluster, const struct eo_desired_opts *o,
 			 why != NULL && why[0] != '\0' ? why : "not issued yet");
 	}
 	return 0;
+}
+
+/* --- cert-manager mode as a step of the cluster planner (plan/internal.h) --- */
+
+/*
+ * cert-manager TLS mode (plan/certs.h). True when the verdict decides this pass; on a running
+ * cluster a Certificate that is not Ready only makes Degraded say so, and planning goes on.
+ */
+bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running)
+{
+	enum eo_certs_verdict v = EO_CERTS_READY;
+	char m[EO_PLAN_CERTS_MSG_MAX];
+	const char *reason = NULL;
+
+	if (eo_plan_certs(x->in->cluster, x->in->build, x->in->certs, &v, m, sizeof(m)) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (v == EO_CERTS_READY)
+		return false;
+	eo__plan_msgf(x, "%s", m);
+	switch (v) {
+	case EO_CERTS_NOT_INSTALLED:
+		eo__plan_stop_with(x, c, running, EO_REASON_CERT_MANAGER_NOT_INSTALLED);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MISSING_MS;
+		return true;
+	case EO_CERTS_ENSURE:
+		x->out->action = EO_PLAN_ENSURE_CERTIFICATES;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+		return true;
+	default:
+		break;
+	}
+	reason = v == EO_CERTS_ISSUER_MISSING ? EO_REASON_ISSUER_NOT_FOUND
+		 : running		      ? EO_REASON_CERTIFICATE_NOT_READY
+					      : EO_REASON_WAITING_FOR_CERTIFICATES;
+	if (running) {
+		eo__plan_etcd_problem(x, reason);
+		x->out->message[0] = '\0';
+		return false;
+	}
+	if (v == EO_CERTS_ISSUER_MISSING) {
+		eo__plan_stop_with(x, c, false, reason);
+	} else {
+		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, reason, x->out->message);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, reason, x->out->message);
+		x->out->action = EO_PLAN_WAIT;
+	}
+	x->out->requeue_ms = EO_PLAN_REQUEUE_CERTS_MS;
+	return true;
 }

@@ -6,7 +6,13 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "api/cluster.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "plan/internal.h"
 
 static const char *const step_names[] = {
     [EO_FNC_NONE] = "none",
@@ -357,4 +363,337 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		pick(out, EO_FNC_PROCEED, si);
 	}
 	return 0;
+}
+
+/* --- the recovery as a step of the cluster planner (plan/plan.h, plan/internal.h) --- */
+
+/* The EtcdCluster's force-new-cluster request (plan/forcenew.h), NULL when none. */
+static const char *force_request(const json_t *cluster)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(cluster, "metadata"), "annotations"),
+			    EO_ANNOTATION_FORCE_NEW_CLUSTER));
+}
+
+static const char *force_step(const json_t *member)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
+			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+}
+
+/*
+ * Whether a quorum-loss recovery is requested or has left something behind (a step mark, a
+ * Pod with --force-new-cluster): the rolls and the deadline leave the cluster to it.
+ */
+bool eo__plan_force_active(const struct eo__plan_ctx *x)
+{
+	if (eo__plan_present(force_request(x->in->cluster)))
+		return true;
+	for (size_t i = 0; i < x->in->n_members; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+
+		if (eo_member_is_deleting(pm->member))
+			continue;
+		if (eo__plan_present(force_step(pm->member)) ||
+		    eo_desired_pod_forces_new_cluster(pm->pod))
+			return true;
+	}
+	return false;
+}
+
+/* Merge patch setting (value) or removing (NULL) an annotation. New reference. */
+static json_t *annotation_patch(const char *key, const char *value)
+{
+	return json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+			 value != NULL ? json_string(value) : json_null());
+}
+
+/* The ForceNewCluster condition and the three others while the survivor is not back. */
+static void force_conditions(struct eo__plan_ctx *x, const char *why, bool serving)
+{
+	eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_TRUE,
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	if (serving)
+		return;
+	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_FORCE_NEW_CLUSTER, why);
+}
+
+/* The client URL of member into buf (EO_DESIRED_URL_MAX). 0, or -1 when it does not fit. */
+static int client_url_of(const struct eo__plan_ctx *x, const json_t *member, char *buf)
+{
+	return eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, x->in->build,
+					    eo_member_name(member), eo_cluster_name(x->in->cluster),
+					    eo_cluster_namespace(x->in->cluster),
+					    eo_desired_member_client_tls(member));
+}
+
+/*
+ * The Maintenance Status member answered at its own address (input status_from), or, without
+ * status_from, the one that carries its status.memberID. NULL: it did not answer.
+ */
+static const struct eo_etcd_status *status_of(const struct eo__plan_ctx *x, const json_t *member)
+{
+	const char *id = eo_member_member_id(member);
+	char url[EO_DESIRED_URL_MAX] = "";
+	uint64_t want = eo__plan_present(id) ? strtoull(id, NULL, 16) : 0;
+
+	if (x->in->status_from != NULL && client_url_of(x, member, url) != 0)
+		return NULL;
+	for (size_t j = 0; j < x->in->n_statuses; j++) {
+		const char *from = x->in->status_from != NULL ? x->in->status_from[j] : NULL;
+
+		if (from != NULL ? strcmp(from, url) == 0
+				 : want != 0 && x->in->statuses[j].member_id == want)
+			return &x->in->statuses[j];
+	}
+	return NULL;
+}
+
+/* The members as the recovery sees them (plan/forcenew.h); pms[i] stands behind rows[i]. */
+static void fnc_view(const struct eo__plan_ctx *x, struct eo_fnc_member *rows,
+		     const struct eo_plan_member **pms, struct eo_fnc_input *fi)
+{
+	const struct eo_plan_input *in = x->in;
+
+	fi->m = rows;
+	fi->n = 0;
+	fi->checked = in->live_checked;
+	for (size_t i = 0; i < in->n_members && fi->n < EO__PLAN_ROLL_MAX; i++) {
+		const struct eo_plan_member *p = &in->members[i];
+		const struct eo_etcd_status *es = in->live_checked ? status_of(x, p->member) : NULL;
+		struct eo_fnc_member *r = &rows[fi->n];
+		struct eo_storage st;
+
+		eo_member_storage(p->member, &st);
+		*r = (struct eo_fnc_member){
+		    .name = eo_member_name(p->member),
+		    .deleting = eo_member_is_deleting(p->member),
+		    .pending = eo_member_is_pending(p->member),
+		    .dormant = eo_member_dormant(p->member),
+		    .memory = st.memory,
+		    .voter = eo_member_is_voter(p->member),
+		    .lost = eo_plan_member_lost_data(p->member, p->pod, p->pvc),
+		    .step = force_step(p->member),
+		    .pod_present =
+			p->pod != NULL && json_object_get(json_object_get(p->pod, "metadata"),
+							  "deletionTimestamp") == NULL,
+		    .pod_ready = eo_plan_pod_ready(p->pod),
+		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
+		    .answered = es != NULL,
+		    .foreign = es != NULL && !eo_plan_same_cluster(in->cluster, es->cluster_id),
+		    .cluster_id = es != NULL ? es->cluster_id : 0,
+		    .leader = es != NULL ? es->leader : 0,
+		    .raft_term = es != NULL ? es->raft_term : 0,
+		    .raft_index = es != NULL ? es->raft_index : 0,
+		};
+		pms[fi->n++] = p;
+	}
+}
+
+/*
+ * Before a quorum-loss decision: read every member's Pod and PVC live and ask every member's
+ * etcd for its Status (want_live), then plan again. A plan that already had an etcd answer
+ * without that view cannot ask again: it waits.
+ */
+void eo__plan_ask_live_check(struct eo__plan_ctx *x)
+{
+	struct eo_plan_result *out = x->out;
+
+	if (x->in->etcd_queried) {
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+		return;
+	}
+	for (size_t i = 0; i < x->in->n_members && out->n_endpoints < EO_PLAN_MAX_ENDPOINTS; i++) {
+		if (client_url_of(x, x->in->members[i].member, out->endpoints[out->n_endpoints]) !=
+		    0) {
+			x->ok = false;
+			return;
+		}
+		out->n_endpoints++;
+	}
+	out->action = EO_PLAN_QUERY_MEMBERS;
+	out->want_status = true;
+	out->want_live = true;
+}
+
+/*
+ * Whether a force-new-cluster request would start now (eo_plan_force_new_cluster_check) from
+ * some voter that kept its data on a PVC: its name into who. When none would, why says why
+ * for the first such voter ("" when there is none).
+ */
+bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t wn, char *why,
+			       size_t n)
+{
+	struct eo_fnc_member rows[EO__PLAN_ROLL_MAX];
+	const struct eo_plan_member *pms[EO__PLAN_ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+
+	why[0] = '\0';
+	fnc_view(x, rows, pms, &fi);
+	for (size_t i = 0; i < fi.n; i++) {
+		const struct eo_fnc_member *r = &rows[i];
+		struct eo_fnc_decision d = {0};
+
+		if (r->deleting || r->memory || r->lost || !r->voter || r->pending || r->dormant)
+			continue;
+		if (eo_plan_force_new_cluster_check(&fi, i, &d)) {
+			snprintf(who, wn, "%s", r->name);
+			return true;
+		}
+		if (why[0] == '\0')
+			snprintf(why, n, "%s", d.why);
+	}
+	return false;
+}
+
+/*
+ * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
+ * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
+ * members are removed and replaced by the usual steps).
+ */
+bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				     int32_t desired, bool *lift)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	struct eo_fnc_member rows[EO__PLAN_ROLL_MAX];
+	const struct eo_plan_member *pms[EO__PLAN_ROLL_MAX];
+	struct eo_fnc_input fi = {0};
+	struct eo_fnc_decision d;
+	const json_t *cur = json_object_get(in->cluster, "status");
+	const struct eo_plan_member *pm = NULL;
+	const char *creason = NULL;
+
+	*lift = false;
+	fnc_view(x, rows, pms, &fi);
+	fi.request = force_request(in->cluster);
+	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
+		   c->pending == 0 && c->deleting == 0;
+	fi.etcd_queried = in->etcd_queried;
+	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
+	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
+	fi.etcd_foreign = fi.etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
+	if (eo__plan_present(fi.request) && fi.etcd_ok) {
+		for (size_t i = 0; i < fi.n; i++)
+			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
+				fi.survivor_listed = eo__plan_etcd_entry(x, pms[i]->member) != NULL;
+	}
+	if (eo_plan_force_new_cluster_decide(&fi, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	pm = d.has_member ? pms[d.member] : NULL;
+	creason = eo_condition_reason(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER);
+	switch (d.step) {
+	case EO_FNC_NONE:
+		/* A finished recovery stays on record; a refusal or a cancelled one goes. */
+		if (creason != NULL &&
+		    strcmp(creason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE) != 0 &&
+		    eo_condition_remove(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER) < 0)
+			x->ok = false;
+		return false;
+	case EO_FNC_REFUSE: {
+		char why[EO_FNC_MSG_MAX + 64];
+		const char *said = NULL;
+
+		snprintf(why, sizeof(why), "force-new-cluster refused: %s", d.why);
+		if (!d.unmark &&
+		    eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+					 d.reason) &&
+		    (said = json_string_value(json_object_get(
+			 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) !=
+			NULL &&
+		    strcmp(said, why) == 0)
+			return false; /* said already: plan as usual */
+		eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
+		eo__plan_msgf(x, "%s", why);
+		eo__plan_event(x, "Warning", d.reason);
+		out->action = EO_PLAN_WRITE_STATUS;
+		if (d.unmark) {
+			/* refused before the flag reached a Pod: the survivor's mark goes */
+			out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+			out->action = EO_PLAN_MARK_MEMBER;
+			out->member = pm->member;
+			if (out->patch == NULL)
+				x->ok = false;
+		}
+		return true;
+	}
+	case EO_FNC_CHECK:
+		eo__plan_msgf(x, "%s", d.why);
+		eo__plan_ask_live_check(x);
+		return true;
+	case EO_FNC_PROCEED:
+		force_conditions(x, d.why, true);
+		*lift = true;
+		return false;
+	case EO_FNC_FINISH:
+		eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, d.why);
+		eo__plan_msgf(x, "%s", d.why);
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		out->action = EO_PLAN_CLEAR_FORCE_REQUEST;
+		if (out->patch == NULL)
+			x->ok = false;
+		return false; /* health and Progressing as usual: the cluster is whole */
+	case EO_FNC_UNMARK:
+		eo__plan_msgf(x, "%s", d.why);
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		if (out->patch == NULL)
+			x->ok = false;
+		return true;
+	default:
+		break;
+	}
+	eo__plan_msgf(x, "%s", d.why);
+	/* The survivor is not serving as the new cluster yet (no request: a cleanup). */
+	if (eo__plan_present(fi.request))
+		force_conditions(x, d.why, false);
+	switch (d.step) {
+	case EO_FNC_MARK:
+	case EO_FNC_MARK_FORCED:
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP,
+					      d.step == EO_FNC_MARK ? EO_FNC_STEP_FORCING
+								    : EO_FNC_STEP_FORCED);
+		if (out->patch == NULL)
+			x->ok = false;
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		eo__plan_event(x, d.step == EO_FNC_MARK ? "Warning" : "Normal",
+			       EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_RESTART:
+		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
+			 json_string_value(
+			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
+			     ? json_string_value(
+				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
+			     : "");
+		out->action = EO_PLAN_RESTART_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_QUERY:
+		if (eo_desired_member_client_url(out->endpoints[0], EO_DESIRED_URL_MAX, in->build,
+						 eo_member_name(pm->member),
+						 eo_cluster_name(in->cluster),
+						 eo_cluster_namespace(in->cluster),
+						 eo_desired_member_client_tls(pm->member)) != 0)
+			x->ok = false;
+		out->n_endpoints = 1;
+		out->action = EO_PLAN_QUERY_MEMBERS;
+		break;
+	default: /* WAIT */
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
+		break;
+	}
+	return true;
 }

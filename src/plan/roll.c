@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/cluster.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "plan/internal.h"
+
 static const char *const step_names[] = {
     [EO_ROLL_DONE] = "done",
     [EO_ROLL_WAIT] = "wait",
@@ -278,4 +283,257 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 		    pick->name, out->updated, in->n);
 	}
 	return 0;
+}
+
+/* --- the roll as a step of the cluster planner (plan/plan.h, plan/internal.h) --- */
+
+/*
+ * The roll's view of the members against the target x->observed: whether each one's spec is
+ * on target and whether its Pod carries the target's hash (desired/desired.h).
+ */
+void eo__plan_fill_roll_view(struct eo__plan_ctx *x)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	struct eo_desired_opts o =
+	    x->in->build != NULL ? *x->in->build : (struct eo_desired_opts){0};
+
+	memset(rv, 0, sizeof(*rv));
+	if (!json_is_object(x->observed))
+		return;
+	/* The Pods carry the CA bundles' digest as recorded (member.c builds them so). */
+	o.ca_bundle_digest = json_string_value(json_object_get(x->st, "caBundleDigest"));
+	for (size_t i = 0; i < x->in->n_members && rv->n < EO__PLAN_ROLL_MAX; i++) {
+		const struct eo_plan_member *pm = &x->in->members[i];
+		struct eo_roll_member *r = &rv->rows[rv->n];
+		char want[EO_DESIRED_HASH_MAX];
+		const char *have = NULL;
+		json_t *target = NULL;
+		struct eo_storage st;
+
+		if (eo_member_is_deleting(pm->member) || eo_member_is_pending(pm->member) ||
+		    eo_member_dormant(pm->member))
+			continue;
+		eo_member_storage(pm->member, &st);
+		r->name = eo_member_name(pm->member);
+		r->memory = st.memory;
+		r->on_target = eo_desired_member_on_target(pm->member, x->observed);
+		r->pod_present =
+		    pm->pod != NULL && json_object_get(json_object_get(pm->pod, "metadata"),
+						       "deletionTimestamp") == NULL;
+		r->ready = eo_plan_member_serving(pm->member, pm->pod);
+		have = json_string_value(json_object_get(
+		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
+		    EO_ANNOTATION_POD_HASH));
+		target = eo_desired_member_with_target(pm->member, x->observed);
+		if (target == NULL) {
+			x->ok = false;
+			return;
+		}
+		if (r->pod_present && r->on_target && eo_member_pod_adopted(pm->member, pm->pod)) {
+			/*
+			 * The legacy Pod `kubectl etcd migrate` adopted as it ran: current until
+			 * the target moves, then rolled into a Pod of this operator.
+			 */
+			r->pod_current = true;
+		} else if (eo_desired_member_pod_hash(target, &o, want, sizeof(want)) != 0) {
+			/*
+			 * No Pod can be built from it (the member controller says why on the
+			 * member): nothing to compare, so nothing to roll for its Pod.
+			 */
+			r->pod_current = r->pod_present;
+		} else {
+			r->pod_current = r->pod_present && have != NULL && strcmp(have, want) == 0;
+		}
+		json_decref(target);
+		rv->pm[rv->n] = pm;
+		if (!r->on_target || (r->pod_present && !r->pod_current))
+			rv->outdated++;
+		if (!r->on_target || !r->pod_present || !r->pod_current)
+			rv->todo++;
+		else if (r->ready)
+			rv->updated++;
+		rv->n++;
+	}
+}
+
+/* What the observed PodDisruptionBudget lets the roll do (plan/roll.h). */
+static enum eo_roll_pdb roll_pdb(const json_t *pdb)
+{
+	const json_t *st = json_object_get(pdb, "status");
+	const json_t *allowed = json_object_get(st, "disruptionsAllowed");
+	json_int_t gen =
+	    json_integer_value(json_object_get(json_object_get(pdb, "metadata"), "generation"));
+
+	if (pdb == NULL)
+		return EO_ROLL_PDB_ABSENT;
+	if (!json_is_integer(allowed) ||
+	    json_integer_value(json_object_get(st, "observedGeneration")) < gen)
+		return EO_ROLL_PDB_STALE;
+	return json_integer_value(allowed) > 0 ? EO_ROLL_PDB_ALLOWS : EO_ROLL_PDB_BLOCKS;
+}
+
+/*
+ * A roll's replacement of a memory member of three or more: its Pod is evicted first, which
+ * takes the member's data with it, so that the apiserver counts the disruption against the
+ * PodDisruptionBudget atomically with a drain (removing it from etcd first would leave its
+ * Pod counted as healthy while the quorum already lacks it). The lost-member step then
+ * removes it through the others and the scale-up path adds its replacement from the target.
+ * Only while the others hold quorum without it, as for a removal; false otherwise (the caller
+ * then goes the removal's way, which waits and says why).
+ */
+static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
+				const char *why)
+{
+	const char *uid =
+	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
+	    !eo__plan_present(uid))
+		return false;
+	eo__plan_msgf(
+	    x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
+	    why);
+	snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid);
+	x->out->member = pm->member;
+	x->out->action = EO_PLAN_RESTART_MEMBER;
+	x->out->evict = true;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+	return true;
+}
+
+/*
+ * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
+ * brought to the target in status.observed: followers first, the leader last after moving
+ * leadership away; each step waits until every member is ready and caught up with the leader.
+ */
+bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			size_t learners, const struct eo_plan_member *pending)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
+	struct eo_roll_decision d;
+	const struct eo_plan_member *pm = NULL;
+	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
+
+	if (rv->todo == 0 || target <= 0 || x->held)
+		return false;
+	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
+		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
+	if (!ri.settled)
+		return false; /* the membership step goes first; the roll waits for it */
+	for (size_t i = 0; i < rv->n; i++) {
+		struct eo_roll_member *r = &rv->rows[i];
+		const struct eo_etcd_member *em = eo__plan_etcd_entry(x, rv->pm[i]->member);
+
+		r->id = em != NULL ? em->id : 0;
+		r->has_status = false;
+		r->applied = 0;
+		for (size_t j = 0; r->id != 0 && j < x->in->n_statuses; j++) {
+			const struct eo_etcd_status *s = &x->in->statuses[j];
+
+			if (s->member_id != r->id)
+				continue;
+			r->has_status = true;
+			r->applied =
+			    s->raft_applied_index != 0 ? s->raft_applied_index : s->raft_index;
+		}
+	}
+	ri.pdb = roll_pdb(x->in->pdb);
+	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
+		ri.leader = x->in->statuses[j].leader;
+	for (size_t j = 0; j < x->in->n_statuses; j++)
+		if (ri.leader != 0 && x->in->statuses[j].member_id == ri.leader)
+			ri.leader_index = x->in->statuses[j].raft_index;
+	if (eo_plan_roll_decide(&ri, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (d.rolling >= 0)
+		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
+	if (d.step == EO_ROLL_DONE)
+		return false;
+	eo__plan_msgf(x, "%s", d.why);
+	if (d.step == EO_ROLL_WAIT && d.refused) {
+		/* Nothing changes on its own: say so, and look again now and then. */
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
+			      d.why);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
+		return true;
+	}
+	if (d.step == EO_ROLL_WAIT) {
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+		return true;
+	}
+	pm = rv->pm[d.member];
+	x->out->member = pm->member;
+	eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
+	switch (d.step) {
+	case EO_ROLL_MOVE_LEADER:
+		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
+						 x->in->build, eo_member_name(pm->member),
+						 eo_member_service(pm->member),
+						 eo_cluster_namespace(x->in->cluster),
+						 eo_desired_member_client_tls(pm->member)) != 0)
+			x->ok = false;
+		x->out->n_endpoints = 1;
+		x->out->etcd_id = rv->rows[d.transferee].id;
+		x->out->action = EO_PLAN_MOVE_LEADER;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
+		break;
+	case EO_ROLL_UPDATE_SPEC:
+		x->out->patch = eo_desired_member_roll_patch(pm->member, x->observed);
+		if (x->out->patch == NULL)
+			x->ok = false;
+		x->out->action = EO_PLAN_UPDATE_MEMBER;
+		break;
+	case EO_ROLL_RESTART:
+		snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s",
+			 json_string_value(
+			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
+			     ? json_string_value(
+				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
+			     : "");
+		x->out->action = EO_PLAN_RESTART_MEMBER;
+		/* Where the roll asked the PDB, the apiserver decides again, atomically. */
+		x->out->evict = rv->n > 2;
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
+		break;
+	case EO_ROLL_REPLACE:
+		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+			break;
+		eo__plan_remove_if_safe(x, pm, "rolling update of a memory member");
+		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
+			eo__plan_msgf(x, "%s", d.why);
+			eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
+		} else {
+			x->out->member = NULL;
+			eo__plan_event(x, NULL, NULL);
+		}
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/*
+ * Whether the spec's version is a change etcd does not allow from what the members run
+ * (their spec.version, and the target's when no member says): plan/roll.h.
+ */
+bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n)
+{
+	const char *from[EO__PLAN_ROLL_MAX + 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < x->in->n_members && k < EO__PLAN_ROLL_MAX; i++) {
+		const json_t *m = x->in->members[i].member;
+
+		if (!eo_member_is_deleting(m) && eo__plan_present(eo_member_version(m)))
+			from[k++] = eo_member_version(m);
+	}
+	if (k == 0)
+		from[k++] = json_string_value(json_object_get(observed, "version"));
+	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why, n);
 }
