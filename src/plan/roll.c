@@ -401,26 +401,11 @@ static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_mem
 	return true;
 }
 
-/*
- * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
- * brought to the target in status.observed: followers first, the leader last after moving
- * leadership away; each step waits until every member is ready and caught up with the leader.
- */
-bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
-			size_t learners, const struct eo_plan_member *pending)
+/* What the roll decision reads of etcd: each row's ID and applied index, the leader's. */
+static void roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri)
 {
 	struct eo__plan_roll_view *rv = &x->rv;
-	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
-	struct eo_roll_decision d;
-	const struct eo_plan_member *pm = NULL;
-	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
 
-	if (rv->todo == 0 || target <= 0 || x->held)
-		return false;
-	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
-		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
-	if (!ri.settled)
-		return false; /* the membership step goes first; the roll waits for it */
 	for (size_t i = 0; i < rv->n; i++) {
 		struct eo_roll_member *r = &rv->rows[i];
 		const struct eo_etcd_member *em = eo__plan_etcd_entry(x, rv->pm[i]->member);
@@ -438,37 +423,24 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			    s->raft_applied_index != 0 ? s->raft_applied_index : s->raft_index;
 		}
 	}
-	ri.pdb = roll_pdb(x->in->pdb);
-	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
-		ri.leader = x->in->statuses[j].leader;
+	ri->pdb = roll_pdb(x->in->pdb);
+	for (size_t j = 0; j < x->in->n_statuses && ri->leader == 0; j++)
+		ri->leader = x->in->statuses[j].leader;
 	for (size_t j = 0; j < x->in->n_statuses; j++)
-		if (ri.leader != 0 && x->in->statuses[j].member_id == ri.leader)
-			ri.leader_index = x->in->statuses[j].raft_index;
-	if (eo_plan_roll_decide(&ri, &d) != 0) {
-		x->ok = false;
-		return true;
-	}
-	if (d.rolling >= 0)
-		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
-	if (d.step == EO_ROLL_DONE)
-		return false;
-	eo__plan_msgf(x, "%s", d.why);
-	if (d.step == EO_ROLL_WAIT && d.refused) {
-		/* Nothing changes on its own: say so, and look again now and then. */
-		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
-			      d.why);
-		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
-		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
-		return true;
-	}
-	if (d.step == EO_ROLL_WAIT) {
-		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
-		return true;
-	}
-	pm = rv->pm[d.member];
+		if (ri->leader != 0 && x->in->statuses[j].member_id == ri->leader)
+			ri->leader_index = x->in->statuses[j].raft_index;
+}
+
+/* The roll's step on its member: move the leader, update the spec, restart or replace. */
+static void roll_act(struct eo__plan_ctx *x, const struct eo_roll_decision *d)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	const struct eo_plan_member *pm = NULL;
+
+	pm = rv->pm[d->member];
 	x->out->member = pm->member;
 	eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
-	switch (d.step) {
+	switch (d->step) {
 	case EO_ROLL_MOVE_LEADER:
 		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
 						 x->in->build, eo_member_name(pm->member),
@@ -477,7 +449,7 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 						 eo_desired_member_client_tls(pm->member)) != 0)
 			x->ok = false;
 		x->out->n_endpoints = 1;
-		x->out->etcd_id = rv->rows[d.transferee].id;
+		x->out->etcd_id = rv->rows[d->transferee].id;
 		x->out->action = EO_PLAN_MOVE_LEADER;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
 		eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
@@ -501,11 +473,11 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
-		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+		if (rv->n > 2 && evict_memory_member(x, pm, d->why))
 			break;
 		eo__plan_remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
-			eo__plan_msgf(x, "%s", d.why);
+			eo__plan_msgf(x, "%s", d->why);
 			eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
 		} else {
 			x->out->member = NULL;
@@ -515,6 +487,50 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 	default:
 		break;
 	}
+}
+
+/*
+ * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
+ * brought to the target in status.observed: followers first, the leader last after moving
+ * leadership away; each step waits until every member is ready and caught up with the leader.
+ */
+bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			size_t learners, const struct eo_plan_member *pending)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
+	struct eo_roll_decision d;
+	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
+
+	if (rv->todo == 0 || target <= 0 || x->held)
+		return false;
+	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
+		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
+	if (!ri.settled)
+		return false; /* the membership step goes first; the roll waits for it */
+	roll_input(x, &ri);
+	if (eo_plan_roll_decide(&ri, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (d.rolling >= 0)
+		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
+	if (d.step == EO_ROLL_DONE)
+		return false;
+	eo__plan_msgf(x, "%s", d.why);
+	if (d.step == EO_ROLL_WAIT && d.refused) {
+		/* Nothing changes on its own: say so, and look again now and then. */
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
+			      d.why);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
+		return true;
+	}
+	if (d.step == EO_ROLL_WAIT) {
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+		return true;
+	}
+	roll_act(x, &d);
 	return true;
 }
 
