@@ -152,6 +152,117 @@ static bool goes_before(const struct eo_roll_input *in, const struct eo_roll_mem
 	return by_name(a, b) < 0;
 }
 
+/* The checks before any member is taken down: true (out->why says it) when the roll waits. */
+static bool roll_blocked(const struct eo_roll_input *in, struct eo_roll_decision *out, size_t ready)
+{
+	if (!in->settled) {
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for the membership change in flight");
+		return true;
+	}
+	if (in->n == 2) {
+		out->refused = true;
+		say(out->why, sizeof(out->why),
+		    "rolling update refused: a cluster of 2 members loses its quorum while either "
+		    "member restarts; set spec.replicas to 3 to roll without stopping writes");
+		return true;
+	}
+	/* The member the roll waits for: on target but its Pod not back and ready yet. */
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (m->ready)
+			continue;
+		if (m->on_target)
+			out->rolling = (long)i;
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for member %s to become ready (%zu of %zu ready)",
+		    m->name, ready, in->n);
+		return true;
+	}
+	if (in->leader == 0) {
+		say(out->why, sizeof(out->why), "rolling update waits: no member knows a leader");
+		return true;
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (!m->has_status || m->id == 0) {
+			say(out->why, sizeof(out->why),
+			    "rolling update waits: member %s did not answer its status", m->name);
+			return true;
+		}
+		if (m->applied + EO_PLAN_ROLL_MAX_LAG < in->leader_index) {
+			say(out->why, sizeof(out->why),
+			    "rolling update waits for member %s to catch up with the leader "
+			    "(applied index %" PRIu64 ", leader's %" PRIu64 ")",
+			    m->name, m->applied, in->leader_index);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The leader's turn: leadership moves first, to a member already rolled if any, else by name. */
+static void move_leader_first(const struct eo_roll_input *in, struct eo_roll_decision *out,
+			      const struct eo_roll_member *pick, size_t pi)
+{
+	const struct eo_roll_member *to = NULL;
+	size_t ti = 0;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (i == pi)
+			continue;
+		if (to == NULL || (!outdated(m) && outdated(to)) ||
+		    (outdated(m) == outdated(to) && by_name(m, to) < 0)) {
+			to = m;
+			ti = i;
+		}
+	}
+	out->step = EO_ROLL_MOVE_LEADER;
+	out->transferee = ti;
+	say(out->why, sizeof(out->why),
+	    "rolling update: moving leadership from member %s to %s before its turn", pick->name,
+	    to->name);
+}
+
+/* The picked follower's step: within the disruption budget, update, replace or restart it. */
+static void roll_member(const struct eo_roll_input *in, struct eo_roll_decision *out,
+			const struct eo_roll_member *pick)
+{
+	if ((pick->on_target || pick->memory) && in->n > 2 && in->pdb != EO_ROLL_PDB_ALLOWS) {
+		/* The next step takes a member down: only within the disruption budget. */
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for the PodDisruptionBudget to allow a disruption "
+		    "before taking member %s down (%s)",
+		    pick->name,
+		    in->pdb == EO_ROLL_PDB_ABSENT  ? "no PodDisruptionBudget observed yet"
+		    : in->pdb == EO_ROLL_PDB_STALE ? "its status is older than its spec"
+						   : "status.disruptionsAllowed is 0");
+		return;
+	}
+	if (!pick->on_target && !pick->memory) {
+		out->step = EO_ROLL_UPDATE_SPEC;
+		say(out->why, sizeof(out->why),
+		    "rolling update: member %s gets the target spec (%zu of %zu members updated)",
+		    pick->name, out->updated, in->n);
+	} else if (pick->memory) {
+		out->step = EO_ROLL_REPLACE;
+		say(out->why, sizeof(out->why),
+		    "rolling update: replacing memory member %s (its data cannot survive a "
+		    "restart; %zu of %zu members updated)",
+		    pick->name, out->updated, in->n);
+	} else {
+		out->step = EO_ROLL_RESTART;
+		say(out->why, sizeof(out->why),
+		    "rolling update: restarting member %s on its PVC with the new Pod (%zu of "
+		    "%zu members updated)",
+		    pick->name, out->updated, in->n);
+	}
+}
+
 int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision *out)
 {
 	const struct eo_roll_member *pick = NULL;
@@ -175,51 +286,8 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 		return 0;
 	}
 	out->step = EO_ROLL_WAIT;
-	if (!in->settled) {
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for the membership change in flight");
+	if (roll_blocked(in, out, ready))
 		return 0;
-	}
-	if (in->n == 2) {
-		out->refused = true;
-		say(out->why, sizeof(out->why),
-		    "rolling update refused: a cluster of 2 members loses its quorum while either "
-		    "member restarts; set spec.replicas to 3 to roll without stopping writes");
-		return 0;
-	}
-	/* The member the roll waits for: on target but its Pod not back and ready yet. */
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_roll_member *m = &in->m[i];
-
-		if (m->ready)
-			continue;
-		if (m->on_target)
-			out->rolling = (long)i;
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for member %s to become ready (%zu of %zu ready)",
-		    m->name, ready, in->n);
-		return 0;
-	}
-	if (in->leader == 0) {
-		say(out->why, sizeof(out->why), "rolling update waits: no member knows a leader");
-		return 0;
-	}
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_roll_member *m = &in->m[i];
-
-		if (!m->has_status || m->id == 0) {
-			say(out->why, sizeof(out->why),
-			    "rolling update waits: member %s did not answer its status", m->name);
-			return 0;
-		}
-		if (m->applied + EO_PLAN_ROLL_MAX_LAG < in->leader_index) {
-			say(out->why, sizeof(out->why),
-			    "rolling update waits for member %s to catch up with the leader "
-			    "(applied index %" PRIu64 ", leader's %" PRIu64 ")",
-			    m->name, m->applied, in->leader_index);
-			return 0;
-		}
-	}
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_roll_member *m = &in->m[i];
 
@@ -232,56 +300,10 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 	out->member = pi;
 	out->rolling = (long)pi;
 	if (in->n > 1 && pick->id == in->leader) {
-		const struct eo_roll_member *to = NULL;
-		size_t ti = 0;
-
-		for (size_t i = 0; i < in->n; i++) {
-			const struct eo_roll_member *m = &in->m[i];
-
-			if (i == pi)
-				continue;
-			if (to == NULL || (!outdated(m) && outdated(to)) ||
-			    (outdated(m) == outdated(to) && by_name(m, to) < 0)) {
-				to = m;
-				ti = i;
-			}
-		}
-		out->step = EO_ROLL_MOVE_LEADER;
-		out->transferee = ti;
-		say(out->why, sizeof(out->why),
-		    "rolling update: moving leadership from member %s to %s before its turn",
-		    pick->name, to->name);
+		move_leader_first(in, out, pick, pi);
 		return 0;
 	}
-	if ((pick->on_target || pick->memory) && in->n > 2 && in->pdb != EO_ROLL_PDB_ALLOWS) {
-		/* The next step takes a member down: only within the disruption budget. */
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for the PodDisruptionBudget to allow a disruption "
-		    "before taking member %s down (%s)",
-		    pick->name,
-		    in->pdb == EO_ROLL_PDB_ABSENT  ? "no PodDisruptionBudget observed yet"
-		    : in->pdb == EO_ROLL_PDB_STALE ? "its status is older than its spec"
-						   : "status.disruptionsAllowed is 0");
-		return 0;
-	}
-	if (!pick->on_target && !pick->memory) {
-		out->step = EO_ROLL_UPDATE_SPEC;
-		say(out->why, sizeof(out->why),
-		    "rolling update: member %s gets the target spec (%zu of %zu members updated)",
-		    pick->name, out->updated, in->n);
-	} else if (pick->memory) {
-		out->step = EO_ROLL_REPLACE;
-		say(out->why, sizeof(out->why),
-		    "rolling update: replacing memory member %s (its data cannot survive a "
-		    "restart; %zu of %zu members updated)",
-		    pick->name, out->updated, in->n);
-	} else {
-		out->step = EO_ROLL_RESTART;
-		say(out->why, sizeof(out->why),
-		    "rolling update: restarting member %s on its PVC with the new Pod (%zu of "
-		    "%zu members updated)",
-		    pick->name, out->updated, in->n);
-	}
+	roll_member(in, out, pick);
 	return 0;
 }
 
