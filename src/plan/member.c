@@ -133,6 +133,107 @@ static bool etcd_refusal(eo_etcd_err e)
 	}
 }
 
+/* A controlled Pod that is not ready: what the user has to fix, or its phase. */
+static void pod_not_ready(struct mctx *x)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+	struct eo_pod_issue is;
+
+	if (eo_plan_pod_issue(m, in->pod, in->pvc, in->now, &is)) {
+		/* Something the user has to fix: say what (plan/podissue.h). */
+		msgf(x, "%s", is.message);
+		cond(x, EO_COND_READY, EO_COND_FALSE, is.reason, x->out->message);
+	} else {
+		msgf(x, "pod phase: %s", pod_phase(in->pod));
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+		/* Some issues only show after a grace (podissue.h): look again. */
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	}
+	x->out->action = EO_MPLAN_NONE;
+}
+
+/* The member ID and version etcd gave (from this cluster only) go to the status. */
+static void record_etcd_ids(struct mctx *x, bool own_list, bool own_status)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m);
+	char peer[EO_DESIRED_URL_MAX], buf[64];
+
+	if (own_list && eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
+						   eo_member_service(m), eo_member_namespace(m),
+						   eo_desired_member_peer_tls(m)) == 0) {
+		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
+
+		if (em != NULL) {
+			eo_plan_format_id(em->id, buf, sizeof(buf));
+			set_status(x, "memberID", json_string(buf));
+		}
+	}
+	if (own_status && present(in->status->version))
+		set_status(x, "version", json_string(in->status->version));
+
+	/*
+	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
+	 * header names the member that answered: the member's own ID, asked at its own address.
+	 */
+	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
+	    in->status->member_id != 0) {
+		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
+		set_status(x, "memberID", json_string(buf));
+	}
+}
+
+/* Ready: True only after an answer from the member's own client URL and a known member ID. */
+static void ready_of(struct mctx *x, bool was_ready, bool answered, bool foreign, const char *mid)
+{
+	const struct eo_mplan_input *in = x->in;
+
+	if (!was_ready && !answered) {
+		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
+		     !in->etcd_queried		    ? "not asked"
+		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
+						    : "another etcd cluster answered");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+	} else if (!present(mid)) {
+		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
+		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
+		     : foreign
+			 ? "the member list came from another etcd cluster than status.clusterID"
+			 : "not in the member list");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
+		     x->out->message);
+		x->out->requeue_ms =
+		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
+	} else {
+		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
+	}
+}
+
+/* VersionDrifted: the version etcd reported against spec.version. */
+static void version_of(struct mctx *x, const char *ver)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+
+	if (present(ver)) {
+		const char *want = eo_member_version(m);
+
+		if (want != NULL && strcmp(want, ver) == 0) {
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_FALSE, EO_REASON_VERSION_MATCHED,
+			     "");
+		} else {
+			msgf(x, "running etcd %s, spec.version is %s", ver, want ? want : "");
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_TRUE, EO_REASON_VERSION_MISMATCH,
+			     x->out->message);
+		}
+	} else if (in->etcd_queried && x->out->requeue_ms == 0) {
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	}
+}
+
 /* Status of a member with a controlled Pod. */
 static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 {
@@ -144,7 +245,6 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
 	const char *mid = json_string_value(json_object_get(x->st, "memberID"));
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
-	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
 	/* A member list or status from another etcd cluster (a reused address) records nothing. */
 	bool foreign = in->etcd_queried && in->list != NULL &&
@@ -178,20 +278,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		set_status(x, "pvcName", json_string(pvc_name));
 	set_status(x, "replicas", json_integer(ready ? 1 : 0));
 	if (!ready) {
-		struct eo_pod_issue is;
-
-		if (eo_plan_pod_issue(m, in->pod, in->pvc, in->now, &is)) {
-			/* Something the user has to fix: say what (plan/podissue.h). */
-			msgf(x, "%s", is.message);
-			cond(x, EO_COND_READY, EO_COND_FALSE, is.reason, x->out->message);
-		} else {
-			msgf(x, "pod phase: %s", pod_phase(in->pod));
-			cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
-			     x->out->message);
-			/* Some issues only show after a grace (podissue.h): look again. */
-			x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
-		}
-		x->out->action = EO_MPLAN_NONE;
+		pod_not_ready(x);
 		return;
 	}
 	if (need && !in->etcd_queried) {
@@ -204,28 +291,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		msgf(x, "reading the member ID and version from etcd");
 		return;
 	}
-	if (own_list && eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
-						   eo_member_service(m), eo_member_namespace(m),
-						   eo_desired_member_peer_tls(m)) == 0) {
-		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
+	record_etcd_ids(x, own_list, own_status);
 
-		if (em != NULL) {
-			eo_plan_format_id(em->id, buf, sizeof(buf));
-			set_status(x, "memberID", json_string(buf));
-		}
-	}
-	if (own_status && present(in->status->version))
-		set_status(x, "version", json_string(in->status->version));
-
-	/*
-	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
-	 * header names the member that answered: the member's own ID, asked at its own address.
-	 */
-	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
-	    in->status->member_id != 0) {
-		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
-		set_status(x, "memberID", json_string(buf));
-	}
 	/*
 	 * etcd answered at the member's own client URL: a reply of this cluster, or a refusal
 	 * only a serving etcd gives (a learner's "not supported", an auth error: a learner
@@ -236,40 +303,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	    (in->etcd_queried && (etcd_refusal(in->list_err) || etcd_refusal(in->status_err)));
 	mid = json_string_value(json_object_get(x->st, "memberID"));
 	ver = json_string_value(json_object_get(x->st, "version"));
-	if (!was_ready && !answered) {
-		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
-		     !in->etcd_queried		    ? "not asked"
-		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
-						    : "another etcd cluster answered");
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
-		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-	} else if (!present(mid)) {
-		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
-		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
-		     : foreign
-			 ? "the member list came from another etcd cluster than status.clusterID"
-			 : "not in the member list");
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
-		     x->out->message);
-		x->out->requeue_ms =
-		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
-	} else {
-		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
-	}
-	if (present(ver)) {
-		const char *want = eo_member_version(m);
-
-		if (want != NULL && strcmp(want, ver) == 0) {
-			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_FALSE, EO_REASON_VERSION_MATCHED,
-			     "");
-		} else {
-			msgf(x, "running etcd %s, spec.version is %s", ver, want ? want : "");
-			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_TRUE, EO_REASON_VERSION_MISMATCH,
-			     x->out->message);
-		}
-	} else if (in->etcd_queried && x->out->requeue_ms == 0) {
-		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
-	}
+	ready_of(x, was_ready, answered, foreign, mid);
+	version_of(x, ver);
 	x->out->action = EO_MPLAN_NONE;
 }
 
