@@ -253,6 +253,80 @@ static bool gate(const struct eo_fnc_input *in, size_t si, struct eo_fnc_decisio
 	return false;
 }
 
+/* The survivor is marked forcing: restart it with the flag, then wait until etcd lists it alone. */
+static void step_forcing(const struct eo_fnc_input *in, const struct eo_fnc_member *s, size_t si,
+			 struct eo_fnc_decision *out)
+{
+	if (s->pod_present && !s->pod_forces) {
+		if (!gate(in, si, out)) {
+			/* refused before the flag reaches a Pod: the mark goes */
+			out->unmark = out->step == EO_FNC_REFUSE;
+			return;
+		}
+		say(out, "forcing a new cluster: restarting member %s with --force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_RESTART, si);
+	} else if (!s->pod_present || !s->pod_ready) {
+		say(out,
+		    "forcing a new cluster: waiting for member %s to start with "
+		    "--force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (!in->etcd_queried) {
+		say(out, "forcing a new cluster: listing etcd's members through member %s",
+		    s->name);
+		pick(out, EO_FNC_QUERY, si);
+	} else if (!in->etcd_ok) {
+		say(out,
+		    "forcing a new cluster: etcd's member list could not be read through "
+		    "member %s",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->etcd_foreign) {
+		say(out,
+		    "forcing a new cluster: the member list read through member %s carries "
+		    "another cluster ID than this cluster's; waiting",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->etcd_n != 1 || !in->survivor_listed) {
+		say(out,
+		    "forcing a new cluster: etcd still lists %zu member(s); waiting for "
+		    "member %s alone",
+		    in->etcd_n, s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else {
+		say(out,
+		    "forced a new cluster: etcd lists member %s alone; restarting it "
+		    "without the flag, then re-adding the others",
+		    s->name);
+		pick(out, EO_FNC_MARK_FORCED, si);
+	}
+}
+
+/* The survivor is marked forced: restart it without the flag, then finish or re-add the others. */
+static void step_forced(const struct eo_fnc_input *in, const struct eo_fnc_member *s, size_t si,
+			struct eo_fnc_decision *out)
+{
+	if (s->pod_present && s->pod_forces) {
+		say(out, "forced a new cluster: restarting member %s without --force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_RESTART, si);
+	} else if (!s->pod_present || !s->pod_ready) {
+		say(out, "forced a new cluster: waiting for member %s to be ready again", s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->whole) {
+		say(out,
+		    "recovered from the quorum loss through member %s: every member is ready; "
+		    "removing the force-new-cluster annotation",
+		    s->name);
+		pick(out, EO_FNC_FINISH, si);
+	} else {
+		say(out, "forced a new cluster from member %s: re-adding the other members",
+		    s->name);
+		pick(out, EO_FNC_PROCEED, si);
+	}
+}
+
 int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fnc_decision *out)
 {
 	const struct eo_fnc_member *s = NULL;
@@ -292,51 +366,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		return 0;
 	}
 	if (is_step(s, EO_FNC_STEP_FORCING)) {
-		if (s->pod_present && !s->pod_forces) {
-			if (!gate(in, si, out)) {
-				/* refused before the flag reaches a Pod: the mark goes */
-				out->unmark = out->step == EO_FNC_REFUSE;
-				return 0;
-			}
-			say(out,
-			    "forcing a new cluster: restarting member %s with --force-new-cluster",
-			    s->name);
-			pick(out, EO_FNC_RESTART, si);
-		} else if (!s->pod_present || !s->pod_ready) {
-			say(out,
-			    "forcing a new cluster: waiting for member %s to start with "
-			    "--force-new-cluster",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (!in->etcd_queried) {
-			say(out, "forcing a new cluster: listing etcd's members through member %s",
-			    s->name);
-			pick(out, EO_FNC_QUERY, si);
-		} else if (!in->etcd_ok) {
-			say(out,
-			    "forcing a new cluster: etcd's member list could not be read through "
-			    "member %s",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (in->etcd_foreign) {
-			say(out,
-			    "forcing a new cluster: the member list read through member %s carries "
-			    "another cluster ID than this cluster's; waiting",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (in->etcd_n != 1 || !in->survivor_listed) {
-			say(out,
-			    "forcing a new cluster: etcd still lists %zu member(s); waiting for "
-			    "member %s alone",
-			    in->etcd_n, s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else {
-			say(out,
-			    "forced a new cluster: etcd lists member %s alone; restarting it "
-			    "without the flag, then re-adding the others",
-			    s->name);
-			pick(out, EO_FNC_MARK_FORCED, si);
-		}
+		step_forcing(in, s, si, out);
 		return 0;
 	}
 	if (!is_step(s, EO_FNC_STEP_FORCED)) {
@@ -344,24 +374,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		    s->step);
 		return 0;
 	}
-	if (s->pod_present && s->pod_forces) {
-		say(out, "forced a new cluster: restarting member %s without --force-new-cluster",
-		    s->name);
-		pick(out, EO_FNC_RESTART, si);
-	} else if (!s->pod_present || !s->pod_ready) {
-		say(out, "forced a new cluster: waiting for member %s to be ready again", s->name);
-		pick(out, EO_FNC_WAIT, si);
-	} else if (in->whole) {
-		say(out,
-		    "recovered from the quorum loss through member %s: every member is ready; "
-		    "removing the force-new-cluster annotation",
-		    s->name);
-		pick(out, EO_FNC_FINISH, si);
-	} else {
-		say(out, "forced a new cluster from member %s: re-adding the other members",
-		    s->name);
-		pick(out, EO_FNC_PROCEED, si);
-	}
+	step_forced(in, s, si, out);
 	return 0;
 }
 
