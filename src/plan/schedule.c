@@ -532,18 +532,31 @@ static int create_slot(const struct eo_schplan_input *in, struct eo_schplan_resu
 	return 0;
 }
 
+/* Slots after this one are due: the last run, else the schedule's creation, else now. */
+static time_t floor_of(const struct eo_schplan_input *in, const json_t *st)
+{
+	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
+	const char *created_s = json_string_value(
+	    json_object_get(json_object_get(in->schedule, "metadata"), "creationTimestamp"));
+	time_t last = -1, floor_t;
+
+	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
+		last = -1;
+	floor_t = last;
+	if (floor_t < 0 && (created_s == NULL || eo_time_parse(created_s, &floor_t) != 0))
+		floor_t = in->now;
+	return floor_t;
+}
+
 static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result *out,
 		    const struct order *o, size_t count, json_t *st, long long gen)
 {
 	const json_t *sch = in->schedule;
 	const char *sname = eo_kube_obj_name(sch), *expr = eo_schedule_cron(sch);
 	const char *cname = eo_schedule_cluster_name(sch);
-	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
-	const char *created_s = json_string_value(
-	    json_object_get(json_object_get(sch, "metadata"), "creationTimestamp"));
 	int64_t deadline = eo_schedule_starting_deadline(sch);
 	char msg[EO_PLAN_MSG_MAX], slot_name[EO_NAME_MAX], ts[EO_TIME_BUF];
-	time_t last = -1, floor_t, latest = 0, next = 0;
+	time_t floor_t, latest = 0, next = 0;
 	const char *running = NULL;
 	struct eo_cron cron;
 	bool have_latest;
@@ -552,11 +565,7 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 	rc = cron_usable(in, out, st, gen, &cron, &next);
 	if (rc != 1)
 		return rc;
-	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
-		last = -1;
-	floor_t = last;
-	if (floor_t < 0 && (created_s == NULL || eo_time_parse(created_s, &floor_t) != 0))
-		floor_t = in->now;
+	floor_t = floor_of(in, st);
 	have_latest = eo_cron_prev(&cron, in->now, &latest) == 0 && latest > floor_t;
 	out->requeue_ms = (long)(next - in->now) * 1000L + 500L;
 	if (out->requeue_ms > EO_SCHPLAN_REQUEUE_MAX_MS)
