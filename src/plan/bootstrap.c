@@ -9,17 +9,11 @@
 #include "plan/internal.h"
 #include "plan/podissue.h"
 
-/* Before the cluster has an ID: bootstrap through the seed. */
-void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-			     int32_t desired)
+/* Nothing to do, members being deleted, or no seed member to go on with yet. */
+static bool bootstrap_no_seed(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			      int32_t desired, const char *seed)
 {
-	const struct eo_plan_input *in = x->in;
 	struct eo_plan_result *out = x->out;
-	const char *ns = eo_cluster_namespace(in->cluster);
-	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
-	char peer[EO_DESIRED_URL_MAX], id[24];
-	const struct eo_etcd_member *em = NULL;
-	struct eo_pod_issue issue;
 
 	if (desired == 0) {
 		eo__plan_msgf(x,
@@ -30,7 +24,7 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 			      out->message);
 		eo__plan_cond(x, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
 		out->action = EO_PLAN_NONE;
-		return;
+		return true;
 	}
 	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE,
 		      seed != NULL && c->seed->pod != NULL ? EO_REASON_INITIAL_SNAPSHOT
@@ -42,14 +36,14 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-		return;
+		return true;
 	}
 	if (c->n == 0) {
 		eo__plan_msgf(x, "bootstrapping single-node cluster: creating the seed member");
 		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
 			      out->message);
 		eo__plan_create_named(x, EO_PLAN_CREATE_SEED);
-		return;
+		return true;
 	}
 	if (c->seed == NULL) {
 		/* Members without a seed and no clusterID: nothing safe to do. */
@@ -58,14 +52,20 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
-		return;
+		return true;
 	}
-	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed,
-				       eo_member_service(c->seed->member), ns,
-				       eo_desired_member_peer_tls(c->seed->member)) != 0) {
-		x->ok = false;
-		return;
-	}
+	return false;
+}
+
+/* The seed member is set up and started: its initial cluster, a failed restore, its Pod. */
+static bool bootstrap_seed_start(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+				 const char *seed)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	const char *ns = eo_cluster_namespace(in->cluster);
+	struct eo_pod_issue issue;
+
 	if (eo_member_is_pending(c->seed->member)) {
 		eo__plan_msgf(x, "seed member %s: setting its initial cluster", seed);
 		eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_WAITING_FOR_SEED,
@@ -77,7 +77,7 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 			eo_member_service(c->seed->member), ns,
 			eo_desired_member_peer_tls(c->seed->member)) != 0)
 			x->ok = false;
-		return;
+		return true;
 	}
 	if (c->seed->pod != NULL && !eo_plan_pod_ready(c->seed->pod) &&
 	    eo_plan_pod_issue(c->seed->member, c->seed->pod, c->seed->pvc, in->now, &issue) &&
@@ -92,7 +92,7 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 		eo__plan_event(x, "Warning", issue.reason);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
-		return;
+		return true;
 	}
 	if (c->seed->pod == NULL || !eo_plan_pod_ready(c->seed->pod)) {
 		eo__plan_msgf(
@@ -104,8 +104,21 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 			      out->message);
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* The seed's Pod is ready: its member list gives the cluster its ID. */
+static void bootstrap_discover(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			       const char *seed, const char *peer)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+	const char *ns = eo_cluster_namespace(in->cluster);
+	char id[24];
+	const struct eo_etcd_member *em = NULL;
+
 	if (!in->etcd_queried) {
 		out->action = EO_PLAN_QUERY_MEMBERS;
 		if (eo_desired_member_client_url(
@@ -145,4 +158,26 @@ void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_count
 		      out->message);
 	eo__plan_event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
 	out->action = EO_PLAN_WRITE_STATUS;
+}
+
+/* Before the cluster has an ID: bootstrap through the seed. */
+void eo__plan_step_bootstrap(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			     int32_t desired)
+{
+	const struct eo_plan_input *in = x->in;
+	const char *ns = eo_cluster_namespace(in->cluster);
+	const char *seed = c->seed ? eo_member_name(c->seed->member) : NULL;
+	char peer[EO_DESIRED_URL_MAX];
+
+	if (bootstrap_no_seed(x, c, desired, seed))
+		return;
+	if (eo_desired_member_peer_url(peer, sizeof(peer), in->build, seed,
+				       eo_member_service(c->seed->member), ns,
+				       eo_desired_member_peer_tls(c->seed->member)) != 0) {
+		x->ok = false;
+		return;
+	}
+	if (bootstrap_seed_start(x, c, seed))
+		return;
+	bootstrap_discover(x, c, seed, peer);
 }

@@ -486,6 +486,76 @@ static int plan_ttl(const struct eo_dplan_input *in, struct eo_dplan_result *out
 	return 0;
 }
 
+/* Every member is done: the totals go to the status, and the defragmentation completes. */
+static int defrag_complete(struct work *w)
+{
+	const struct eo_dplan_input *in = w->in;
+	struct eo_dplan_result *out = w->out;
+	char s[32];
+	int64_t n = int_of(w->st, "defragmented");
+
+	if (json_object_get(w->st, "defragmented") == NULL &&
+	    json_object_set_new(w->st, "defragmented", json_integer(0)) != 0)
+		return -1;
+	if (json_object_get(w->st, "reclaimedBytes") == NULL &&
+	    json_object_set_new(w->st, "reclaimedBytes", json_integer(0)) != 0)
+		return -1;
+	msgf(out, "%" PRId64 " of %zu member(s) defragmented, %s reclaimed", n, in->n_members,
+	     human(int_of(w->st, "reclaimedBytes"), s, sizeof(s)));
+	return finish(w, EO_DPLAN_NONE, EO_DEFRAG_PHASE_COMPLETE, EO_COND_TRUE,
+		      EO_REASON_DEFRAG_DONE, "Normal");
+}
+
+/* The cluster is healthy under leader: record the member just done, then the next one. */
+static int defrag_step(struct work *w, uint64_t leader)
+{
+	const struct eo_dplan_input *in = w->in;
+	struct eo_dplan_result *out = w->out;
+	size_t target = 0;
+	int rc;
+
+	rc = walk(w, leader, &target);
+	if (rc < 0)
+		return -1;
+	if (rc == 1 && in->done != NULL && strcmp(in->done->name, in->members[target].name) == 0) {
+		const char *reason;
+
+		rc = record(w, &in->members[target], leader);
+		if (rc < 0)
+			return -1;
+		reason = in->done->err == EO_ETCD_OK	    ? EO_REASON_DEFRAG_RUNNING
+			 : in->done->err == EO_ETCD_TIMEOUT ? EO_REASON_DEFRAG_TIMEOUT
+							    : EO_REASON_DEFRAG_FAILED;
+		if (rc == 1)
+			return failed(w, reason);
+		if (in->done->err != EO_ETCD_OK) {
+			out->requeue_ms = EO_DPLAN_RETRY_MS;
+			return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+				      reason, "Warning");
+		}
+		/* The next member, if any, after a fresh look at the cluster's health. */
+		rc = walk(w, leader, &target);
+		if (rc < 0)
+			return -1;
+		if (rc == 1) {
+			out->requeue_ms = EO_DPLAN_NEXT_MS;
+			return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+				      EO_REASON_DEFRAG_RUNNING, "Normal");
+		}
+	}
+	if (rc == 1) {
+		char s[32];
+
+		out->target = target;
+		msgf(out, "defragmenting member %s (%s, DbSize %s)", in->members[target].name,
+		     in->members[target].st->member_id == leader ? "leader" : "follower",
+		     human(in->members[target].st->db_size, s, sizeof(s)));
+		return finish(w, EO_DPLAN_DEFRAG, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+			      EO_REASON_DEFRAG_RUNNING, NULL);
+	}
+	return defrag_complete(w);
+}
+
 static int plan(struct work *w)
 {
 	const struct eo_dplan_input *in = w->in;
@@ -494,8 +564,6 @@ static int plan(struct work *w)
 	char buf[512];
 	time_t created;
 	uint64_t leader;
-	size_t target = 0;
-	int rc;
 
 	if (eo_defrag_validate(in->defrag, NULL, buf, sizeof(buf)) != 0) {
 		msgf(out, "invalid spec: %s", buf);
@@ -546,60 +614,7 @@ static int plan(struct work *w)
 		     buf);
 		return pending(w, EO_REASON_DEFRAG_UNHEALTHY, NULL);
 	}
-	rc = walk(w, leader, &target);
-	if (rc < 0)
-		return -1;
-	if (rc == 1 && in->done != NULL && strcmp(in->done->name, in->members[target].name) == 0) {
-		const char *reason;
-
-		rc = record(w, &in->members[target], leader);
-		if (rc < 0)
-			return -1;
-		reason = in->done->err == EO_ETCD_OK	    ? EO_REASON_DEFRAG_RUNNING
-			 : in->done->err == EO_ETCD_TIMEOUT ? EO_REASON_DEFRAG_TIMEOUT
-							    : EO_REASON_DEFRAG_FAILED;
-		if (rc == 1)
-			return failed(w, reason);
-		if (in->done->err != EO_ETCD_OK) {
-			out->requeue_ms = EO_DPLAN_RETRY_MS;
-			return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
-				      reason, "Warning");
-		}
-		/* The next member, if any, after a fresh look at the cluster's health. */
-		rc = walk(w, leader, &target);
-		if (rc < 0)
-			return -1;
-		if (rc == 1) {
-			out->requeue_ms = EO_DPLAN_NEXT_MS;
-			return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
-				      EO_REASON_DEFRAG_RUNNING, "Normal");
-		}
-	}
-	if (rc == 1) {
-		char s[32];
-
-		out->target = target;
-		msgf(out, "defragmenting member %s (%s, DbSize %s)", in->members[target].name,
-		     in->members[target].st->member_id == leader ? "leader" : "follower",
-		     human(in->members[target].st->db_size, s, sizeof(s)));
-		return finish(w, EO_DPLAN_DEFRAG, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
-			      EO_REASON_DEFRAG_RUNNING, NULL);
-	}
-	{
-		char s[32];
-		int64_t n = int_of(w->st, "defragmented");
-
-		if (json_object_get(w->st, "defragmented") == NULL &&
-		    json_object_set_new(w->st, "defragmented", json_integer(0)) != 0)
-			return -1;
-		if (json_object_get(w->st, "reclaimedBytes") == NULL &&
-		    json_object_set_new(w->st, "reclaimedBytes", json_integer(0)) != 0)
-			return -1;
-		msgf(out, "%" PRId64 " of %zu member(s) defragmented, %s reclaimed", n,
-		     in->n_members, human(int_of(w->st, "reclaimedBytes"), s, sizeof(s)));
-	}
-	return finish(w, EO_DPLAN_NONE, EO_DEFRAG_PHASE_COMPLETE, EO_COND_TRUE,
-		      EO_REASON_DEFRAG_DONE, "Normal");
+	return defrag_step(w, leader);
 }
 
 int eo_plan_defrag(const struct eo_dplan_input *in, struct eo_dplan_result *out)

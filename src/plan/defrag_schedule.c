@@ -155,13 +155,57 @@ static json_t *run_for(const json_t *sch, const char *name, time_t slot)
 	return run;
 }
 
+/* The slot at latest: recorded when its EtcdDefrag exists, waiting while one runs, or created. */
+static int run_slot(const struct eo_dsplan_input *in, struct eo_dsplan_result *out, json_t *st,
+		    time_t latest, const char *running)
+{
+	const json_t *sch = in->schedule, *r;
+	const char *sname = eo_kube_obj_name(sch), *cname = eo_defrag_cluster_name(sch);
+	char slot_name[EO_NAME_MAX];
+	size_t i;
+
+	if (eo_name_scheduled_snapshot(slot_name, sizeof(slot_name), sname, latest) != 0) {
+		json_decref(st);
+		return -1;
+	}
+	json_array_foreach(in->runs, i, r)
+	{
+		const char *n = eo_kube_obj_name(r);
+
+		if (n != NULL && strcmp(n, slot_name) == 0) { /* made before; status lost */
+			if (set_time(st, "lastScheduleTime", latest) != 0) {
+				json_decref(st);
+				return -1;
+			}
+			return finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL);
+		}
+	}
+	if (running != NULL) {
+		out->requeue_ms = EO_DSPLAN_WAIT_MS;
+		msgf(out, "the slot %s waits: EtcdDefrag %s has not finished", slot_name, running);
+		return finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL);
+	}
+	out->create = run_for(sch, slot_name, latest);
+	if (out->create == NULL || set_time(st, "lastScheduleTime", latest) != 0 ||
+	    json_object_set_new(st, "active", json_string(slot_name)) != 0) {
+		json_decref(st);
+		return -1;
+	}
+	if (finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL) != 0)
+		return -1;
+	out->event_type = "Normal";
+	out->event_reason = EO_REASON_DSCHED_CREATED;
+	msgf(out, "EtcdDefrag %s created for the slot of EtcdCluster %s", slot_name, cname);
+	return 0;
+}
+
 int eo_plan_defrag_schedule(const struct eo_dsplan_input *in, struct eo_dsplan_result *out)
 {
 	const json_t *sch = in->schedule, *cur = json_object_get(sch, "status"), *r;
 	const char *sname = eo_kube_obj_name(sch), *expr = eo_defrag_schedule_cron(sch);
 	const char *cname = eo_defrag_cluster_name(sch), *running = NULL;
 	const char *last_s = json_string_value(json_object_get(cur, "lastScheduleTime"));
-	char err[256], slot_name[EO_NAME_MAX];
+	char err[256];
 	time_t last = -1, floor_t, latest = 0, next = 0;
 	struct eo_cron cron;
 	json_t *st;
@@ -219,37 +263,5 @@ int eo_plan_defrag_schedule(const struct eo_dsplan_input *in, struct eo_dsplan_r
 	msgf(out, "EtcdDefrags of EtcdCluster %s on schedule '%s' (UTC)", cname, expr);
 	if (eo_cron_prev(&cron, in->now, &latest) != 0 || latest <= floor_t)
 		return finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL);
-	if (eo_name_scheduled_snapshot(slot_name, sizeof(slot_name), sname, latest) != 0) {
-		json_decref(st);
-		return -1;
-	}
-	json_array_foreach(in->runs, i, r)
-	{
-		const char *n = eo_kube_obj_name(r);
-
-		if (n != NULL && strcmp(n, slot_name) == 0) { /* made before; status lost */
-			if (set_time(st, "lastScheduleTime", latest) != 0) {
-				json_decref(st);
-				return -1;
-			}
-			return finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL);
-		}
-	}
-	if (running != NULL) {
-		out->requeue_ms = EO_DSPLAN_WAIT_MS;
-		msgf(out, "the slot %s waits: EtcdDefrag %s has not finished", slot_name, running);
-		return finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL);
-	}
-	out->create = run_for(sch, slot_name, latest);
-	if (out->create == NULL || set_time(st, "lastScheduleTime", latest) != 0 ||
-	    json_object_set_new(st, "active", json_string(slot_name)) != 0) {
-		json_decref(st);
-		return -1;
-	}
-	if (finish(in, out, st, EO_COND_TRUE, EO_REASON_DSCHED_SCHEDULED, NULL) != 0)
-		return -1;
-	out->event_type = "Normal";
-	out->event_reason = EO_REASON_DSCHED_CREATED;
-	msgf(out, "EtcdDefrag %s created for the slot of EtcdCluster %s", slot_name, cname);
-	return 0;
+	return run_slot(in, out, st, latest, running);
 }

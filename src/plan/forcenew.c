@@ -253,6 +253,80 @@ static bool gate(const struct eo_fnc_input *in, size_t si, struct eo_fnc_decisio
 	return false;
 }
 
+/* The survivor is marked forcing: restart it with the flag, then wait until etcd lists it alone. */
+static void step_forcing(const struct eo_fnc_input *in, const struct eo_fnc_member *s, size_t si,
+			 struct eo_fnc_decision *out)
+{
+	if (s->pod_present && !s->pod_forces) {
+		if (!gate(in, si, out)) {
+			/* refused before the flag reaches a Pod: the mark goes */
+			out->unmark = out->step == EO_FNC_REFUSE;
+			return;
+		}
+		say(out, "forcing a new cluster: restarting member %s with --force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_RESTART, si);
+	} else if (!s->pod_present || !s->pod_ready) {
+		say(out,
+		    "forcing a new cluster: waiting for member %s to start with "
+		    "--force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (!in->etcd_queried) {
+		say(out, "forcing a new cluster: listing etcd's members through member %s",
+		    s->name);
+		pick(out, EO_FNC_QUERY, si);
+	} else if (!in->etcd_ok) {
+		say(out,
+		    "forcing a new cluster: etcd's member list could not be read through "
+		    "member %s",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->etcd_foreign) {
+		say(out,
+		    "forcing a new cluster: the member list read through member %s carries "
+		    "another cluster ID than this cluster's; waiting",
+		    s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->etcd_n != 1 || !in->survivor_listed) {
+		say(out,
+		    "forcing a new cluster: etcd still lists %zu member(s); waiting for "
+		    "member %s alone",
+		    in->etcd_n, s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else {
+		say(out,
+		    "forced a new cluster: etcd lists member %s alone; restarting it "
+		    "without the flag, then re-adding the others",
+		    s->name);
+		pick(out, EO_FNC_MARK_FORCED, si);
+	}
+}
+
+/* The survivor is marked forced: restart it without the flag, then finish or re-add the others. */
+static void step_forced(const struct eo_fnc_input *in, const struct eo_fnc_member *s, size_t si,
+			struct eo_fnc_decision *out)
+{
+	if (s->pod_present && s->pod_forces) {
+		say(out, "forced a new cluster: restarting member %s without --force-new-cluster",
+		    s->name);
+		pick(out, EO_FNC_RESTART, si);
+	} else if (!s->pod_present || !s->pod_ready) {
+		say(out, "forced a new cluster: waiting for member %s to be ready again", s->name);
+		pick(out, EO_FNC_WAIT, si);
+	} else if (in->whole) {
+		say(out,
+		    "recovered from the quorum loss through member %s: every member is ready; "
+		    "removing the force-new-cluster annotation",
+		    s->name);
+		pick(out, EO_FNC_FINISH, si);
+	} else {
+		say(out, "forced a new cluster from member %s: re-adding the other members",
+		    s->name);
+		pick(out, EO_FNC_PROCEED, si);
+	}
+}
+
 int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fnc_decision *out)
 {
 	const struct eo_fnc_member *s = NULL;
@@ -292,51 +366,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		return 0;
 	}
 	if (is_step(s, EO_FNC_STEP_FORCING)) {
-		if (s->pod_present && !s->pod_forces) {
-			if (!gate(in, si, out)) {
-				/* refused before the flag reaches a Pod: the mark goes */
-				out->unmark = out->step == EO_FNC_REFUSE;
-				return 0;
-			}
-			say(out,
-			    "forcing a new cluster: restarting member %s with --force-new-cluster",
-			    s->name);
-			pick(out, EO_FNC_RESTART, si);
-		} else if (!s->pod_present || !s->pod_ready) {
-			say(out,
-			    "forcing a new cluster: waiting for member %s to start with "
-			    "--force-new-cluster",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (!in->etcd_queried) {
-			say(out, "forcing a new cluster: listing etcd's members through member %s",
-			    s->name);
-			pick(out, EO_FNC_QUERY, si);
-		} else if (!in->etcd_ok) {
-			say(out,
-			    "forcing a new cluster: etcd's member list could not be read through "
-			    "member %s",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (in->etcd_foreign) {
-			say(out,
-			    "forcing a new cluster: the member list read through member %s carries "
-			    "another cluster ID than this cluster's; waiting",
-			    s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else if (in->etcd_n != 1 || !in->survivor_listed) {
-			say(out,
-			    "forcing a new cluster: etcd still lists %zu member(s); waiting for "
-			    "member %s alone",
-			    in->etcd_n, s->name);
-			pick(out, EO_FNC_WAIT, si);
-		} else {
-			say(out,
-			    "forced a new cluster: etcd lists member %s alone; restarting it "
-			    "without the flag, then re-adding the others",
-			    s->name);
-			pick(out, EO_FNC_MARK_FORCED, si);
-		}
+		step_forcing(in, s, si, out);
 		return 0;
 	}
 	if (!is_step(s, EO_FNC_STEP_FORCED)) {
@@ -344,24 +374,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 		    s->step);
 		return 0;
 	}
-	if (s->pod_present && s->pod_forces) {
-		say(out, "forced a new cluster: restarting member %s without --force-new-cluster",
-		    s->name);
-		pick(out, EO_FNC_RESTART, si);
-	} else if (!s->pod_present || !s->pod_ready) {
-		say(out, "forced a new cluster: waiting for member %s to be ready again", s->name);
-		pick(out, EO_FNC_WAIT, si);
-	} else if (in->whole) {
-		say(out,
-		    "recovered from the quorum loss through member %s: every member is ready; "
-		    "removing the force-new-cluster annotation",
-		    s->name);
-		pick(out, EO_FNC_FINISH, si);
-	} else {
-		say(out, "forced a new cluster from member %s: re-adding the other members",
-		    s->name);
-		pick(out, EO_FNC_PROCEED, si);
-	}
+	step_forced(in, s, si, out);
 	return 0;
 }
 
@@ -549,6 +562,114 @@ bool eo__plan_force_would_pass(const struct eo__plan_ctx *x, char *who, size_t w
 	return false;
 }
 
+/* What the quorum-loss decision reads: the members, the request and the etcd answer. */
+static void fnc_input(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+		      struct eo_fnc_member *rows, const struct eo_plan_member **pms,
+		      struct eo_fnc_input *fi)
+{
+	const struct eo_plan_input *in = x->in;
+
+	fnc_view(x, rows, pms, fi);
+	fi->request = force_request(in->cluster);
+	fi->whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
+		    c->pending == 0 && c->deleting == 0;
+	fi->etcd_queried = in->etcd_queried;
+	fi->etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
+	fi->etcd_n = fi->etcd_ok ? in->etcd->n : 0;
+	fi->etcd_foreign = fi->etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
+	if (eo__plan_present(fi->request) && fi->etcd_ok) {
+		for (size_t i = 0; i < fi->n; i++)
+			if (!rows[i].deleting && strcmp(rows[i].name, fi->request) == 0)
+				fi->survivor_listed =
+				    eo__plan_etcd_entry(x, pms[i]->member) != NULL;
+	}
+}
+
+/* EO_FNC_REFUSE: say the refusal once (true when it decided this pass). */
+static bool fnc_refuse(struct eo__plan_ctx *x, const struct eo_fnc_decision *d,
+		       const struct eo_plan_member *pm, const json_t *cur)
+{
+	struct eo_plan_result *out = x->out;
+	char why[EO_FNC_MSG_MAX + 64];
+	const char *said = NULL;
+
+	snprintf(why, sizeof(why), "force-new-cluster refused: %s", d->why);
+	if (!d->unmark &&
+	    eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d->reason) &&
+	    (said = json_string_value(json_object_get(
+		 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) != NULL &&
+	    strcmp(said, why) == 0)
+		return false; /* said already: plan as usual */
+	eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d->reason, why);
+	eo__plan_msgf(x, "%s", why);
+	eo__plan_event(x, "Warning", d->reason);
+	out->action = EO_PLAN_WRITE_STATUS;
+	if (d->unmark) {
+		/* refused before the flag reached a Pod: the survivor's mark goes */
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		if (out->patch == NULL)
+			x->ok = false;
+	}
+	return true;
+}
+
+/*
+ * The steps that decide this pass while the survivor is not serving as the new cluster yet
+ * (mark, restart, query, wait). No request: a cleanup.
+ */
+static void fnc_act(struct eo__plan_ctx *x, const struct eo_fnc_decision *d,
+		    const struct eo_plan_member *pm, const char *request)
+{
+	const struct eo_plan_input *in = x->in;
+	struct eo_plan_result *out = x->out;
+
+	eo__plan_msgf(x, "%s", d->why);
+	if (eo__plan_present(request))
+		force_conditions(x, d->why, false);
+	switch (d->step) {
+	case EO_FNC_MARK:
+	case EO_FNC_MARK_FORCED:
+		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP,
+					      d->step == EO_FNC_MARK ? EO_FNC_STEP_FORCING
+								     : EO_FNC_STEP_FORCED);
+		if (out->patch == NULL)
+			x->ok = false;
+		out->action = EO_PLAN_MARK_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		eo__plan_event(x, d->step == EO_FNC_MARK ? "Warning" : "Normal",
+			       EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_RESTART:
+		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
+			 json_string_value(
+			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
+			     ? json_string_value(
+				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
+			     : "");
+		out->action = EO_PLAN_RESTART_MEMBER;
+		out->member = pm->member;
+		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+		break;
+	case EO_FNC_QUERY:
+		if (eo_desired_member_client_url(out->endpoints[0], EO_DESIRED_URL_MAX, in->build,
+						 eo_member_name(pm->member),
+						 eo_cluster_name(in->cluster),
+						 eo_cluster_namespace(in->cluster),
+						 eo_desired_member_client_tls(pm->member)) != 0)
+			x->ok = false;
+		out->n_endpoints = 1;
+		out->action = EO_PLAN_QUERY_MEMBERS;
+		break;
+	default: /* WAIT */
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
+		break;
+	}
+}
+
 /*
  * 0. Quorum-loss recovery (plan/forcenew.h), before anything else. True when it decided this
  * pass; *lift is set when the usual planning goes on without the quorum-lost stop (the lost
@@ -568,19 +689,7 @@ bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__pl
 	const char *creason = NULL;
 
 	*lift = false;
-	fnc_view(x, rows, pms, &fi);
-	fi.request = force_request(in->cluster);
-	fi.whole = (int32_t)c->n == desired && (int32_t)c->ready == desired && c->voters == c->n &&
-		   c->pending == 0 && c->deleting == 0;
-	fi.etcd_queried = in->etcd_queried;
-	fi.etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
-	fi.etcd_n = fi.etcd_ok ? in->etcd->n : 0;
-	fi.etcd_foreign = fi.etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
-	if (eo__plan_present(fi.request) && fi.etcd_ok) {
-		for (size_t i = 0; i < fi.n; i++)
-			if (!rows[i].deleting && strcmp(rows[i].name, fi.request) == 0)
-				fi.survivor_listed = eo__plan_etcd_entry(x, pms[i]->member) != NULL;
-	}
+	fnc_input(x, c, desired, rows, pms, &fi);
 	if (eo_plan_force_new_cluster_decide(&fi, &d) != 0) {
 		x->ok = false;
 		return true;
@@ -595,33 +704,8 @@ bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__pl
 		    eo_condition_remove(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER) < 0)
 			x->ok = false;
 		return false;
-	case EO_FNC_REFUSE: {
-		char why[EO_FNC_MSG_MAX + 64];
-		const char *said = NULL;
-
-		snprintf(why, sizeof(why), "force-new-cluster refused: %s", d.why);
-		if (!d.unmark &&
-		    eo_condition_matches(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE,
-					 d.reason) &&
-		    (said = json_string_value(json_object_get(
-			 eo_condition_find(cur, EO_PLAN_COND_FORCE_NEW_CLUSTER), "message"))) !=
-			NULL &&
-		    strcmp(said, why) == 0)
-			return false; /* said already: plan as usual */
-		eo__plan_cond(x, EO_PLAN_COND_FORCE_NEW_CLUSTER, EO_COND_FALSE, d.reason, why);
-		eo__plan_msgf(x, "%s", why);
-		eo__plan_event(x, "Warning", d.reason);
-		out->action = EO_PLAN_WRITE_STATUS;
-		if (d.unmark) {
-			/* refused before the flag reached a Pod: the survivor's mark goes */
-			out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
-			out->action = EO_PLAN_MARK_MEMBER;
-			out->member = pm->member;
-			if (out->patch == NULL)
-				x->ok = false;
-		}
-		return true;
-	}
+	case EO_FNC_REFUSE:
+		return fnc_refuse(x, &d, pm, cur);
 	case EO_FNC_CHECK:
 		eo__plan_msgf(x, "%s", d.why);
 		eo__plan_ask_live_check(x);
@@ -651,49 +735,6 @@ bool eo__plan_step_force_new_cluster(struct eo__plan_ctx *x, const struct eo__pl
 	default:
 		break;
 	}
-	eo__plan_msgf(x, "%s", d.why);
-	/* The survivor is not serving as the new cluster yet (no request: a cleanup). */
-	if (eo__plan_present(fi.request))
-		force_conditions(x, d.why, false);
-	switch (d.step) {
-	case EO_FNC_MARK:
-	case EO_FNC_MARK_FORCED:
-		out->patch = annotation_patch(EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP,
-					      d.step == EO_FNC_MARK ? EO_FNC_STEP_FORCING
-								    : EO_FNC_STEP_FORCED);
-		if (out->patch == NULL)
-			x->ok = false;
-		out->action = EO_PLAN_MARK_MEMBER;
-		out->member = pm->member;
-		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-		eo__plan_event(x, d.step == EO_FNC_MARK ? "Warning" : "Normal",
-			       EO_PLAN_REASON_FORCE_NEW_CLUSTER);
-		break;
-	case EO_FNC_RESTART:
-		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
-			 json_string_value(
-			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
-			     ? json_string_value(
-				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
-			     : "");
-		out->action = EO_PLAN_RESTART_MEMBER;
-		out->member = pm->member;
-		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-		eo__plan_event(x, "Normal", EO_PLAN_REASON_FORCE_NEW_CLUSTER);
-		break;
-	case EO_FNC_QUERY:
-		if (eo_desired_member_client_url(out->endpoints[0], EO_DESIRED_URL_MAX, in->build,
-						 eo_member_name(pm->member),
-						 eo_cluster_name(in->cluster),
-						 eo_cluster_namespace(in->cluster),
-						 eo_desired_member_client_tls(pm->member)) != 0)
-			x->ok = false;
-		out->n_endpoints = 1;
-		out->action = EO_PLAN_QUERY_MEMBERS;
-		break;
-	default: /* WAIT */
-		eo__plan_wait_for(x, EO_PLAN_REQUEUE_PENDING_MS);
-		break;
-	}
+	fnc_act(x, &d, pm, fi.request);
 	return true;
 }

@@ -133,6 +133,107 @@ static bool etcd_refusal(eo_etcd_err e)
 	}
 }
 
+/* A controlled Pod that is not ready: what the user has to fix, or its phase. */
+static void pod_not_ready(struct mctx *x)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+	struct eo_pod_issue is;
+
+	if (eo_plan_pod_issue(m, in->pod, in->pvc, in->now, &is)) {
+		/* Something the user has to fix: say what (plan/podissue.h). */
+		msgf(x, "%s", is.message);
+		cond(x, EO_COND_READY, EO_COND_FALSE, is.reason, x->out->message);
+	} else {
+		msgf(x, "pod phase: %s", pod_phase(in->pod));
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+		/* Some issues only show after a grace (podissue.h): look again. */
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	}
+	x->out->action = EO_MPLAN_NONE;
+}
+
+/* The member ID and version etcd gave (from this cluster only) go to the status. */
+static void record_etcd_ids(struct mctx *x, bool own_list, bool own_status)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m);
+	char peer[EO_DESIRED_URL_MAX], buf[64];
+
+	if (own_list && eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
+						   eo_member_service(m), eo_member_namespace(m),
+						   eo_desired_member_peer_tls(m)) == 0) {
+		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
+
+		if (em != NULL) {
+			eo_plan_format_id(em->id, buf, sizeof(buf));
+			set_status(x, "memberID", json_string(buf));
+		}
+	}
+	if (own_status && present(in->status->version))
+		set_status(x, "version", json_string(in->status->version));
+
+	/*
+	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
+	 * header names the member that answered: the member's own ID, asked at its own address.
+	 */
+	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
+	    in->status->member_id != 0) {
+		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
+		set_status(x, "memberID", json_string(buf));
+	}
+}
+
+/* Ready: True only after an answer from the member's own client URL and a known member ID. */
+static void ready_of(struct mctx *x, bool was_ready, bool answered, bool foreign, const char *mid)
+{
+	const struct eo_mplan_input *in = x->in;
+
+	if (!was_ready && !answered) {
+		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
+		     !in->etcd_queried		    ? "not asked"
+		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
+						    : "another etcd cluster answered");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
+		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
+	} else if (!present(mid)) {
+		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
+		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
+		     : foreign
+			 ? "the member list came from another etcd cluster than status.clusterID"
+			 : "not in the member list");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
+		     x->out->message);
+		x->out->requeue_ms =
+		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
+	} else {
+		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
+	}
+}
+
+/* VersionDrifted: the version etcd reported against spec.version. */
+static void version_of(struct mctx *x, const char *ver)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *m = in->member;
+
+	if (present(ver)) {
+		const char *want = eo_member_version(m);
+
+		if (want != NULL && strcmp(want, ver) == 0) {
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_FALSE, EO_REASON_VERSION_MATCHED,
+			     "");
+		} else {
+			msgf(x, "running etcd %s, spec.version is %s", ver, want ? want : "");
+			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_TRUE, EO_REASON_VERSION_MISMATCH,
+			     x->out->message);
+		}
+	} else if (in->etcd_queried && x->out->requeue_ms == 0) {
+		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
+	}
+}
+
 /* Status of a member with a controlled Pod. */
 static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 {
@@ -144,7 +245,6 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
 	const char *mid = json_string_value(json_object_get(x->st, "memberID"));
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
-	char peer[EO_DESIRED_URL_MAX], buf[64];
 	bool ready = eo_plan_pod_ready(in->pod);
 	/* A member list or status from another etcd cluster (a reused address) records nothing. */
 	bool foreign = in->etcd_queried && in->list != NULL &&
@@ -178,20 +278,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		set_status(x, "pvcName", json_string(pvc_name));
 	set_status(x, "replicas", json_integer(ready ? 1 : 0));
 	if (!ready) {
-		struct eo_pod_issue is;
-
-		if (eo_plan_pod_issue(m, in->pod, in->pvc, in->now, &is)) {
-			/* Something the user has to fix: say what (plan/podissue.h). */
-			msgf(x, "%s", is.message);
-			cond(x, EO_COND_READY, EO_COND_FALSE, is.reason, x->out->message);
-		} else {
-			msgf(x, "pod phase: %s", pod_phase(in->pod));
-			cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
-			     x->out->message);
-			/* Some issues only show after a grace (podissue.h): look again. */
-			x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
-		}
-		x->out->action = EO_MPLAN_NONE;
+		pod_not_ready(x);
 		return;
 	}
 	if (need && !in->etcd_queried) {
@@ -204,28 +291,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 		msgf(x, "reading the member ID and version from etcd");
 		return;
 	}
-	if (own_list && eo_desired_member_peer_url(peer, sizeof(peer), in->build, mname,
-						   eo_member_service(m), eo_member_namespace(m),
-						   eo_desired_member_peer_tls(m)) == 0) {
-		const struct eo_etcd_member *em = eo_plan_find_etcd_member(in->list, mname, peer);
+	record_etcd_ids(x, own_list, own_status);
 
-		if (em != NULL) {
-			eo_plan_format_id(em->id, buf, sizeof(buf));
-			set_status(x, "memberID", json_string(buf));
-		}
-	}
-	if (own_status && present(in->status->version))
-		set_status(x, "version", json_string(in->status->version));
-
-	/*
-	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
-	 * header names the member that answered: the member's own ID, asked at its own address.
-	 */
-	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
-	    in->status->member_id != 0) {
-		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
-		set_status(x, "memberID", json_string(buf));
-	}
 	/*
 	 * etcd answered at the member's own client URL: a reply of this cluster, or a refusal
 	 * only a serving etcd gives (a learner's "not supported", an auth error: a learner
@@ -236,40 +303,8 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	    (in->etcd_queried && (etcd_refusal(in->list_err) || etcd_refusal(in->status_err)));
 	mid = json_string_value(json_object_get(x->st, "memberID"));
 	ver = json_string_value(json_object_get(x->st, "version"));
-	if (!was_ready && !answered) {
-		msgf(x, "pod is ready; etcd does not answer on its client port yet (%s)",
-		     !in->etcd_queried		    ? "not asked"
-		     : in->status_err != EO_ETCD_OK ? eo_etcd_strerror(in->status_err)
-						    : "another etcd cluster answered");
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
-		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-	} else if (!present(mid)) {
-		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
-		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
-		     : foreign
-			 ? "the member list came from another etcd cluster than status.clusterID"
-			 : "not in the member list");
-		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DISCOVERING_MEMBER_ID,
-		     x->out->message);
-		x->out->requeue_ms =
-		    answered ? EO_PLAN_REQUEUE_ETCD_MS : EO_PLAN_REQUEUE_PENDING_MS;
-	} else {
-		cond(x, EO_COND_READY, EO_COND_TRUE, EO_REASON_POD_READY, "");
-	}
-	if (present(ver)) {
-		const char *want = eo_member_version(m);
-
-		if (want != NULL && strcmp(want, ver) == 0) {
-			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_FALSE, EO_REASON_VERSION_MATCHED,
-			     "");
-		} else {
-			msgf(x, "running etcd %s, spec.version is %s", ver, want ? want : "");
-			cond(x, EO_COND_VERSION_DRIFTED, EO_COND_TRUE, EO_REASON_VERSION_MISMATCH,
-			     x->out->message);
-		}
-	} else if (in->etcd_queried && x->out->requeue_ms == 0) {
-		x->out->requeue_ms = EO_PLAN_REQUEUE_ETCD_MS;
-	}
+	ready_of(x, was_ready, answered, foreign, mid);
+	version_of(x, ver);
 	x->out->action = EO_MPLAN_NONE;
 }
 
@@ -316,72 +351,63 @@ static bool restore_volume_held(struct mctx *x)
 	return true;
 }
 
-static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *out)
+/* Before any status: a member being deleted, held by a migration, or not set up yet. */
+static bool plan_early(struct mctx *x, const char *pvc_name)
 {
+	const struct eo_mplan_input *in = x->in;
+	struct eo_mplan_result *out = x->out;
 	const json_t *m = in->member;
-	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
-	const char *uid = eo_member_uid(m);
-	json_t *cur = json_object_get(m, "status");
-	struct mctx x = {.in = in, .out = out, .ok = true};
-	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64], why[512];
-	struct eo_storage storage;
-	json_t *empty = NULL;
-	const char *pvc_uid = NULL;
-	bool bootstrapped, voter, labelled;
-
-	memset(out, 0, sizeof(*out));
-	if (!present(mname) || !present(uid) || !present(cname) ||
-	    eo_name_member_pvc(pvc_name, sizeof(pvc_name), mname) != 0)
-		return -1;
+	const char *cname = eo_member_cluster_name(m);
 
 	if (eo_member_is_deleting(m)) {
 		if (!eo_member_has_finalizer(m)) {
 			out->action = EO_MPLAN_NONE;
 		} else if (eo_plan_retain_holds_member(in->cluster, m, in->pvc)) {
 			msgf(
-			    &x,
+			    x,
 			    "cluster %s is being deleted with deletionPolicy Retain; the finalizer "
 			    "waits until PVC %s no longer names this member as its owner",
 			    cname, pvc_name);
 			out->action = EO_MPLAN_WAIT;
 			out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
 		} else if (in->cluster == NULL || eo_cluster_is_deleting(in->cluster)) {
-			msgf(&x,
-			     "cluster %s is gone or being deleted; skipping etcd member removal",
+			msgf(x, "cluster %s is gone or being deleted; skipping etcd member removal",
 			     cname);
 			out->action = EO_MPLAN_DROP_FINALIZER;
 		} else {
-			msgf(&x, "removing the member from etcd before deletion");
+			msgf(x, "removing the member from etcd before deletion");
 			out->action = EO_MPLAN_REMOVE_MEMBER;
 		}
-		return 0;
+		return true;
 	}
 	if (in->cluster != NULL && eo_cluster_migrating(in->cluster)) {
 		/* `kubectl etcd migrate` is adopting the member's Pod and PVC: hands off. */
-		msgf(&x, "held by kubectl etcd migrate; waiting");
+		msgf(x, "held by kubectl etcd migrate; waiting");
 		out->action = EO_MPLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
-		return 0;
+		return true;
 	}
 	if (!eo_member_has_finalizer(m)) {
 		out->action = EO_MPLAN_ADD_FINALIZER;
-		return 0;
+		return true;
 	}
 	if (eo_member_is_pending(m)) {
-		msgf(&x, "waiting for spec.initialCluster");
+		msgf(x, "waiting for spec.initialCluster");
 		out->action = EO_MPLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-		return 0;
+		return true;
 	}
+	return false;
+}
 
-	x.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	if (x.st == NULL)
-		return -1;
-	snprintf(selector, sizeof(selector), "%s=%s,%s=%s", EO_LABEL_CLUSTER, cname,
-		 EO_LABEL_COMPONENT, mname);
-	set_status(&x, "selector", json_string(selector));
-	eo_member_storage(m, &storage);
-	bootstrapped = in->cluster != NULL && present(eo_cluster_cluster_id(in->cluster));
+/* A dormant member, or one whose data is gone (its Pod, its volume, its data directory). */
+static bool member_lost(struct mctx *x, const char *pvc_name)
+{
+	const struct eo_mplan_input *in = x->in;
+	struct eo_mplan_result *out = x->out;
+	const json_t *m = in->member;
+	const char *uid = eo_member_uid(m);
+	char why[512];
 
 	if (eo_member_dormant(m)) {
 		if (in->pod != NULL && eo_desired_is_controlled_by(in->pod, uid) &&
@@ -391,69 +417,93 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		} else {
 			out->action = EO_MPLAN_NONE;
 		}
-		msgf(&x, "member is dormant (cluster paused); data is preserved on PVC %s",
+		msgf(x, "member is dormant (cluster paused); data is preserved on PVC %s",
 		     pvc_name);
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
-		set_status(&x, "replicas", json_integer(0));
-		json_object_del(x.st, "podUID");
-		goto done;
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_PAUSED, out->message);
+		set_status(x, "replicas", json_integer(0));
+		json_object_del(x->st, "podUID");
+		return true;
 	}
 	if (eo_plan_memory_member_lost(m, in->pod)) {
 		/* Never a second Pod on an empty tmpfs: the cluster controller replaces it. */
-		msgf(&x, "memory member lost its Pod and its data; waiting to be replaced");
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
-		set_status(&x, "replicas", json_integer(0));
+		msgf(x, "memory member lost its Pod and its data; waiting to be replaced");
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
+		set_status(x, "replicas", json_integer(0));
 		out->action = EO_MPLAN_WAIT;
-		goto done;
+		return true;
 	}
 	if (eo_plan_data_volume_lost(m, in->pvc)) {
 		/*
 		 * Never an empty PVC under a member ID: the member's raft log and vote went
 		 * with its volume. The cluster controller removes it and adds a new member.
 		 */
-		msgf(&x,
+		msgf(x,
 		     "data volume %s was %s after the member ran on it; it never starts again "
 		     "under its member ID: waiting to be replaced",
 		     pvc_name, in->pvc == NULL ? "lost" : "replaced");
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_VOLUME_LOST, out->message);
-		set_status(&x, "replicas", json_integer(0));
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_VOLUME_LOST, out->message);
+		set_status(x, "replicas", json_integer(0));
 		out->action = EO_MPLAN_WAIT;
-		goto done;
+		return true;
 	}
 	if (eo_plan_data_dir_lost(m, in->pod, why, sizeof(why))) {
 		/*
 		 * The PVC is there but its data is not: the data guard kept etcd from starting
 		 * under the member ID. The cluster controller removes it and adds a new member.
 		 */
-		msgf(&x, "%s; waiting to be replaced", why);
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_DIR_LOST, out->message);
-		set_status(&x, "replicas", json_integer(0));
+		msgf(x, "%s; waiting to be replaced", why);
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_DATA_DIR_LOST, out->message);
+		set_status(x, "replicas", json_integer(0));
 		out->action = EO_MPLAN_WAIT;
-		goto done;
+		return true;
 	}
-	if (!storage.memory) {
+	return false;
+}
+
+/* A PVC member's volume: created when missing, refused when foreign, its identity recorded. */
+static bool volume_held(struct mctx *x, const char *pvc_name, bool memory)
+{
+	const struct eo_mplan_input *in = x->in;
+	struct eo_mplan_result *out = x->out;
+	const json_t *m = in->member;
+	const char *uid = eo_member_uid(m);
+	const char *pvc_uid = NULL;
+
+	if (!memory) {
 		if (in->pvc == NULL) {
 			out->action = EO_MPLAN_CREATE_PVC;
 			out->object = eo_desired_member_pvc(m);
 			if (out->object == NULL)
-				x.ok = false;
-			msgf(&x, "PVC %s is missing; creating it", pvc_name);
-			cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
+				x->ok = false;
+			msgf(x, "PVC %s is missing; creating it", pvc_name);
+			cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY,
 			     out->message);
-			set_status(&x, "replicas", json_integer(0));
-			goto done;
+			set_status(x, "replicas", json_integer(0));
+			return true;
 		}
 		if (!eo_desired_is_controlled_by(in->pvc, uid)) {
-			refuse(&x, "PVC", pvc_name);
-			goto done;
+			refuse(x, "PVC", pvc_name);
+			return true;
 		}
 		/* The identity of the volume the Pod runs on, to notice it being replaced. */
 		pvc_uid =
 		    json_string_value(json_object_get(json_object_get(in->pvc, "metadata"), "uid"));
-		if (!present(json_string_value(json_object_get(x.st, "dataVolumeUID"))) &&
+		if (!present(json_string_value(json_object_get(x->st, "dataVolumeUID"))) &&
 		    present(pvc_uid))
-			set_status(&x, "dataVolumeUID", json_string(pvc_uid));
+			set_status(x, "dataVolumeUID", json_string(pvc_uid));
 	}
+	return false;
+}
+
+/* The member's Pod: created when missing, refused when foreign, deleted once ended, labelled. */
+static bool pod_held(struct mctx *x, bool bootstrapped)
+{
+	const struct eo_mplan_input *in = x->in;
+	struct eo_mplan_result *out = x->out;
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m), *uid = eo_member_uid(m);
+	bool voter, labelled;
+
 	if (in->pod == NULL) {
 		out->action = EO_MPLAN_CREATE_POD;
 		struct eo_desired_opts o =
@@ -463,17 +513,17 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		o.ca_bundle_digest = eo_cluster_ca_bundle_digest(in->cluster);
 		out->object = eo_desired_member_pod(m, &o, bootstrapped);
 		if (out->object == NULL)
-			x.ok = false;
-		else if (restore_volume_held(&x))
-			goto done;
-		msgf(&x, "Pod %s is missing; creating it", mname);
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
-		set_status(&x, "replicas", json_integer(0));
-		goto done;
+			x->ok = false;
+		else if (restore_volume_held(x))
+			return true;
+		msgf(x, "Pod %s is missing; creating it", mname);
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
+		set_status(x, "replicas", json_integer(0));
+		return true;
 	}
 	if (!eo_desired_is_controlled_by(in->pod, uid)) {
-		refuse(&x, "Pod", mname);
-		goto done;
+		refuse(x, "Pod", mname);
+		return true;
 	}
 	if (pod_terminal(in->pod)) {
 		/*
@@ -482,10 +532,10 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		 * with the same member ID; a memory member is then lost and replaced.
 		 */
 		out->action = EO_MPLAN_DELETE_POD;
-		msgf(&x, "Pod %s ended in phase %s; deleting it so the member starts again", mname,
+		msgf(x, "Pod %s ended in phase %s; deleting it so the member starts again", mname,
 		     pod_phase(in->pod));
-		cond(&x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
-		goto done;
+		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, out->message);
+		return true;
 	}
 	voter = eo_member_is_voter(m);
 	labelled = pod_label(in->pod, EO_LABEL_ROLE) != NULL &&
@@ -497,12 +547,47 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 					      EO_LABEL_ROLE_VOTER)
 				  : json_pack("{s:{s:{s:n}}}", "metadata", "labels", EO_LABEL_ROLE);
 		if (out->object == NULL)
-			x.ok = false;
-		msgf(&x, "%s the voter label on Pod %s", voter ? "adding" : "removing", mname);
-		json_decref(x.st);
-		x.st = NULL;
-		goto done;
+			x->ok = false;
+		msgf(x, "%s the voter label on Pod %s", voter ? "adding" : "removing", mname);
+		json_decref(x->st);
+		x->st = NULL;
+		return true;
 	}
+	return false;
+}
+
+static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *out)
+{
+	const json_t *m = in->member;
+	const char *mname = eo_member_name(m), *cname = eo_member_cluster_name(m);
+	const char *uid = eo_member_uid(m);
+	json_t *cur = json_object_get(m, "status");
+	struct mctx x = {.in = in, .out = out, .ok = true};
+	char pvc_name[EO_NAME_MAX], selector[2 * EO_NAME_MAX + 64];
+	struct eo_storage storage;
+	json_t *empty = NULL;
+	bool bootstrapped;
+
+	memset(out, 0, sizeof(*out));
+	if (!present(mname) || !present(uid) || !present(cname) ||
+	    eo_name_member_pvc(pvc_name, sizeof(pvc_name), mname) != 0)
+		return -1;
+
+	if (plan_early(&x, pvc_name))
+		return 0;
+
+	x.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	if (x.st == NULL)
+		return -1;
+	snprintf(selector, sizeof(selector), "%s=%s,%s=%s", EO_LABEL_CLUSTER, cname,
+		 EO_LABEL_COMPONENT, mname);
+	set_status(&x, "selector", json_string(selector));
+	eo_member_storage(m, &storage);
+	bootstrapped = in->cluster != NULL && present(eo_cluster_cluster_id(in->cluster));
+
+	if (member_lost(&x, pvc_name) || volume_held(&x, pvc_name, storage.memory) ||
+	    pod_held(&x, bootstrapped))
+		goto done;
 	pod_status(&x, pvc_name, storage.memory);
 	if (out->action == EO_MPLAN_QUERY_ETCD) {
 		json_decref(x.st);

@@ -107,12 +107,52 @@ static void order(const struct eo_nplan_input *in, uint64_t leader, struct eo_np
 	out->n_order = n;
 }
 
+/* The cluster is healthy under leader: disarm, say the data is too big, or recover. */
+static int recover(const struct eo_nplan_input *in, struct eo_nplan_result *out, uint64_t leader)
+{
+	int64_t quota, biggest = 0;
+	const char *big = NULL;
+
+	quota = eo_dplan_quota(in->cluster, in->members, in->n_members);
+	for (size_t i = 0; i < in->n_members; i++)
+		if (in->members[i].st->db_size >= biggest) {
+			biggest = in->members[i].st->db_size;
+			big = in->members[i].name;
+		}
+	if (biggest < quota && (in->recovered || in->last_attempt != 0)) {
+		out->action = EO_NPLAN_DISARM;
+		msgf(out,
+		     "every member's database is under the quota (largest %" PRId64 " of %" PRId64
+		     " bytes, member %s); disarming the NOSPACE alarm",
+		     biggest, quota, big != NULL ? big : "-");
+		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_RECOVERING, NULL);
+	}
+	if (in->recovered ||
+	    (in->last_attempt != 0 && in->now - in->last_attempt < EO_NPLAN_RETRY_S)) {
+		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
+		msgf(out,
+		     "etcd's NOSPACE alarm stays: after compaction and defragmentation member %s "
+		     "still holds %" PRId64 " bytes, over the quota of %" PRId64
+		     " bytes%s%s; the live data itself is too big: delete keys (deletes are "
+		     "allowed) or raise spec.options.quotaBackendBytes; tried again every %ds",
+		     big != NULL ? big : "-", biggest, quota, in->recover_error != NULL ? "; " : "",
+		     in->recover_error != NULL ? in->recover_error : "", EO_NPLAN_RETRY_S);
+		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_NOT_RECLAIM, "Warning");
+	}
+	order(in, leader, out);
+	out->action = EO_NPLAN_RECOVER;
+	msgf(out,
+	     "etcd raised the NOSPACE alarm (member %s: %" PRId64 " bytes, quota %" PRId64
+	     "); recovering: compacting to the current revision, then defragmenting %zu "
+	     "member(s), leader last",
+	     big != NULL ? big : "-", biggest, quota, out->n_order);
+	return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_ALARM, "Warning");
+}
+
 int eo_plan_nospace(const struct eo_nplan_input *in, struct eo_nplan_result *out)
 {
 	const json_t *st = json_object_get(in->cluster, "status");
 	bool was_true = eo_condition_is_true(st, EO_COND_NOSPACE);
-	int64_t quota, biggest = 0;
-	const char *big = NULL;
 	char why[512];
 	uint64_t leader;
 
@@ -156,38 +196,5 @@ int eo_plan_nospace(const struct eo_nplan_input *in, struct eo_nplan_result *out
 		     why);
 		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_ALARM, "Warning");
 	}
-	quota = eo_dplan_quota(in->cluster, in->members, in->n_members);
-	for (size_t i = 0; i < in->n_members; i++)
-		if (in->members[i].st->db_size >= biggest) {
-			biggest = in->members[i].st->db_size;
-			big = in->members[i].name;
-		}
-	if (biggest < quota && (in->recovered || in->last_attempt != 0)) {
-		out->action = EO_NPLAN_DISARM;
-		msgf(out,
-		     "every member's database is under the quota (largest %" PRId64 " of %" PRId64
-		     " bytes, member %s); disarming the NOSPACE alarm",
-		     biggest, quota, big != NULL ? big : "-");
-		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_RECOVERING, NULL);
-	}
-	if (in->recovered ||
-	    (in->last_attempt != 0 && in->now - in->last_attempt < EO_NPLAN_RETRY_S)) {
-		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
-		msgf(out,
-		     "etcd's NOSPACE alarm stays: after compaction and defragmentation member %s "
-		     "still holds %" PRId64 " bytes, over the quota of %" PRId64
-		     " bytes%s%s; the live data itself is too big: delete keys (deletes are "
-		     "allowed) or raise spec.options.quotaBackendBytes; tried again every %ds",
-		     big != NULL ? big : "-", biggest, quota, in->recover_error != NULL ? "; " : "",
-		     in->recover_error != NULL ? in->recover_error : "", EO_NPLAN_RETRY_S);
-		return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_NOT_RECLAIM, "Warning");
-	}
-	order(in, leader, out);
-	out->action = EO_NPLAN_RECOVER;
-	msgf(out,
-	     "etcd raised the NOSPACE alarm (member %s: %" PRId64 " bytes, quota %" PRId64
-	     "); recovering: compacting to the current revision, then defragmenting %zu "
-	     "member(s), leader last",
-	     big != NULL ? big : "-", biggest, quota, out->n_order);
-	return cond(in, out, EO_COND_TRUE, EO_REASON_NOSPACE_ALARM, "Warning");
+	return recover(in, out, leader);
 }

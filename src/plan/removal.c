@@ -133,6 +133,29 @@ static int not_listed(const struct eo_rplan_input *in, struct eo_rplan_result *o
 	return 0;
 }
 
+/* No other member has a running Pod to remove it through. */
+static int no_other_member(const struct eo_rplan_input *in, struct eo_rplan_result *out,
+			   const char *mname)
+{
+	const json_t *m = in->member;
+
+	out->n_endpoints = 0;
+	if (never_joined(m)) {
+		msgf(out,
+		     "member %s never joined (no Pod ran, not a voter) and no other member "
+		     "is reachable; dropping the finalizer",
+		     mname);
+		out->action = EO_RPLAN_DROP_FINALIZER;
+		return 0;
+	}
+	msgf(out,
+	     "cannot remove member %s from etcd: no other member of cluster %s has a "
+	     "running Pod to remove it through; the finalizer stays until one is back "
+	     "(or delete the EtcdCluster, or annotate the EtcdMember %s=true)",
+	     mname, eo_member_cluster_name(m), EO_ANNOTATION_FORCE_FINALIZE);
+	return blocked(in, out, EO_PLAN_REQUEUE_SHORT_MS);
+}
+
 int eo_plan_member_removal(const struct eo_rplan_input *in, struct eo_rplan_result *out)
 {
 	const json_t *m = in->member;
@@ -163,23 +186,8 @@ int eo_plan_member_removal(const struct eo_rplan_input *in, struct eo_rplan_resu
 	if (n < 0)
 		return -1;
 	out->n_endpoints = (size_t)n;
-	if (n == 0) {
-		out->n_endpoints = 0;
-		if (never_joined(m)) {
-			msgf(out,
-			     "member %s never joined (no Pod ran, not a voter) and no other member "
-			     "is reachable; dropping the finalizer",
-			     mname);
-			out->action = EO_RPLAN_DROP_FINALIZER;
-			return 0;
-		}
-		msgf(out,
-		     "cannot remove member %s from etcd: no other member of cluster %s has a "
-		     "running Pod to remove it through; the finalizer stays until one is back "
-		     "(or delete the EtcdCluster, or annotate the EtcdMember %s=true)",
-		     mname, eo_member_cluster_name(m), EO_ANNOTATION_FORCE_FINALIZE);
-		return blocked(in, out, EO_PLAN_REQUEUE_SHORT_MS);
-	}
+	if (n == 0)
+		return no_other_member(in, out, mname);
 	if (!in->etcd_queried) {
 		msgf(out, "listing etcd's members through the other members");
 		out->action = EO_RPLAN_QUERY_MEMBERS;

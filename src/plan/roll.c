@@ -152,6 +152,117 @@ static bool goes_before(const struct eo_roll_input *in, const struct eo_roll_mem
 	return by_name(a, b) < 0;
 }
 
+/* The checks before any member is taken down: true (out->why says it) when the roll waits. */
+static bool roll_blocked(const struct eo_roll_input *in, struct eo_roll_decision *out, size_t ready)
+{
+	if (!in->settled) {
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for the membership change in flight");
+		return true;
+	}
+	if (in->n == 2) {
+		out->refused = true;
+		say(out->why, sizeof(out->why),
+		    "rolling update refused: a cluster of 2 members loses its quorum while either "
+		    "member restarts; set spec.replicas to 3 to roll without stopping writes");
+		return true;
+	}
+	/* The member the roll waits for: on target but its Pod not back and ready yet. */
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (m->ready)
+			continue;
+		if (m->on_target)
+			out->rolling = (long)i;
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for member %s to become ready (%zu of %zu ready)",
+		    m->name, ready, in->n);
+		return true;
+	}
+	if (in->leader == 0) {
+		say(out->why, sizeof(out->why), "rolling update waits: no member knows a leader");
+		return true;
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (!m->has_status || m->id == 0) {
+			say(out->why, sizeof(out->why),
+			    "rolling update waits: member %s did not answer its status", m->name);
+			return true;
+		}
+		if (m->applied + EO_PLAN_ROLL_MAX_LAG < in->leader_index) {
+			say(out->why, sizeof(out->why),
+			    "rolling update waits for member %s to catch up with the leader "
+			    "(applied index %" PRIu64 ", leader's %" PRIu64 ")",
+			    m->name, m->applied, in->leader_index);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The leader's turn: leadership moves first, to a member already rolled if any, else by name. */
+static void move_leader_first(const struct eo_roll_input *in, struct eo_roll_decision *out,
+			      const struct eo_roll_member *pick, size_t pi)
+{
+	const struct eo_roll_member *to = NULL;
+	size_t ti = 0;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (i == pi)
+			continue;
+		if (to == NULL || (!outdated(m) && outdated(to)) ||
+		    (outdated(m) == outdated(to) && by_name(m, to) < 0)) {
+			to = m;
+			ti = i;
+		}
+	}
+	out->step = EO_ROLL_MOVE_LEADER;
+	out->transferee = ti;
+	say(out->why, sizeof(out->why),
+	    "rolling update: moving leadership from member %s to %s before its turn", pick->name,
+	    to->name);
+}
+
+/* The picked follower's step: within the disruption budget, update, replace or restart it. */
+static void roll_member(const struct eo_roll_input *in, struct eo_roll_decision *out,
+			const struct eo_roll_member *pick)
+{
+	if ((pick->on_target || pick->memory) && in->n > 2 && in->pdb != EO_ROLL_PDB_ALLOWS) {
+		/* The next step takes a member down: only within the disruption budget. */
+		say(out->why, sizeof(out->why),
+		    "rolling update waits for the PodDisruptionBudget to allow a disruption "
+		    "before taking member %s down (%s)",
+		    pick->name,
+		    in->pdb == EO_ROLL_PDB_ABSENT  ? "no PodDisruptionBudget observed yet"
+		    : in->pdb == EO_ROLL_PDB_STALE ? "its status is older than its spec"
+						   : "status.disruptionsAllowed is 0");
+		return;
+	}
+	if (!pick->on_target && !pick->memory) {
+		out->step = EO_ROLL_UPDATE_SPEC;
+		say(out->why, sizeof(out->why),
+		    "rolling update: member %s gets the target spec (%zu of %zu members updated)",
+		    pick->name, out->updated, in->n);
+	} else if (pick->memory) {
+		out->step = EO_ROLL_REPLACE;
+		say(out->why, sizeof(out->why),
+		    "rolling update: replacing memory member %s (its data cannot survive a "
+		    "restart; %zu of %zu members updated)",
+		    pick->name, out->updated, in->n);
+	} else {
+		out->step = EO_ROLL_RESTART;
+		say(out->why, sizeof(out->why),
+		    "rolling update: restarting member %s on its PVC with the new Pod (%zu of "
+		    "%zu members updated)",
+		    pick->name, out->updated, in->n);
+	}
+}
+
 int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision *out)
 {
 	const struct eo_roll_member *pick = NULL;
@@ -175,51 +286,8 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 		return 0;
 	}
 	out->step = EO_ROLL_WAIT;
-	if (!in->settled) {
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for the membership change in flight");
+	if (roll_blocked(in, out, ready))
 		return 0;
-	}
-	if (in->n == 2) {
-		out->refused = true;
-		say(out->why, sizeof(out->why),
-		    "rolling update refused: a cluster of 2 members loses its quorum while either "
-		    "member restarts; set spec.replicas to 3 to roll without stopping writes");
-		return 0;
-	}
-	/* The member the roll waits for: on target but its Pod not back and ready yet. */
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_roll_member *m = &in->m[i];
-
-		if (m->ready)
-			continue;
-		if (m->on_target)
-			out->rolling = (long)i;
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for member %s to become ready (%zu of %zu ready)",
-		    m->name, ready, in->n);
-		return 0;
-	}
-	if (in->leader == 0) {
-		say(out->why, sizeof(out->why), "rolling update waits: no member knows a leader");
-		return 0;
-	}
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_roll_member *m = &in->m[i];
-
-		if (!m->has_status || m->id == 0) {
-			say(out->why, sizeof(out->why),
-			    "rolling update waits: member %s did not answer its status", m->name);
-			return 0;
-		}
-		if (m->applied + EO_PLAN_ROLL_MAX_LAG < in->leader_index) {
-			say(out->why, sizeof(out->why),
-			    "rolling update waits for member %s to catch up with the leader "
-			    "(applied index %" PRIu64 ", leader's %" PRIu64 ")",
-			    m->name, m->applied, in->leader_index);
-			return 0;
-		}
-	}
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_roll_member *m = &in->m[i];
 
@@ -232,56 +300,10 @@ int eo_plan_roll_decide(const struct eo_roll_input *in, struct eo_roll_decision 
 	out->member = pi;
 	out->rolling = (long)pi;
 	if (in->n > 1 && pick->id == in->leader) {
-		const struct eo_roll_member *to = NULL;
-		size_t ti = 0;
-
-		for (size_t i = 0; i < in->n; i++) {
-			const struct eo_roll_member *m = &in->m[i];
-
-			if (i == pi)
-				continue;
-			if (to == NULL || (!outdated(m) && outdated(to)) ||
-			    (outdated(m) == outdated(to) && by_name(m, to) < 0)) {
-				to = m;
-				ti = i;
-			}
-		}
-		out->step = EO_ROLL_MOVE_LEADER;
-		out->transferee = ti;
-		say(out->why, sizeof(out->why),
-		    "rolling update: moving leadership from member %s to %s before its turn",
-		    pick->name, to->name);
+		move_leader_first(in, out, pick, pi);
 		return 0;
 	}
-	if ((pick->on_target || pick->memory) && in->n > 2 && in->pdb != EO_ROLL_PDB_ALLOWS) {
-		/* The next step takes a member down: only within the disruption budget. */
-		say(out->why, sizeof(out->why),
-		    "rolling update waits for the PodDisruptionBudget to allow a disruption "
-		    "before taking member %s down (%s)",
-		    pick->name,
-		    in->pdb == EO_ROLL_PDB_ABSENT  ? "no PodDisruptionBudget observed yet"
-		    : in->pdb == EO_ROLL_PDB_STALE ? "its status is older than its spec"
-						   : "status.disruptionsAllowed is 0");
-		return 0;
-	}
-	if (!pick->on_target && !pick->memory) {
-		out->step = EO_ROLL_UPDATE_SPEC;
-		say(out->why, sizeof(out->why),
-		    "rolling update: member %s gets the target spec (%zu of %zu members updated)",
-		    pick->name, out->updated, in->n);
-	} else if (pick->memory) {
-		out->step = EO_ROLL_REPLACE;
-		say(out->why, sizeof(out->why),
-		    "rolling update: replacing memory member %s (its data cannot survive a "
-		    "restart; %zu of %zu members updated)",
-		    pick->name, out->updated, in->n);
-	} else {
-		out->step = EO_ROLL_RESTART;
-		say(out->why, sizeof(out->why),
-		    "rolling update: restarting member %s on its PVC with the new Pod (%zu of "
-		    "%zu members updated)",
-		    pick->name, out->updated, in->n);
-	}
+	roll_member(in, out, pick);
 	return 0;
 }
 
@@ -401,26 +423,11 @@ static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_mem
 	return true;
 }
 
-/*
- * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
- * brought to the target in status.observed: followers first, the leader last after moving
- * leadership away; each step waits until every member is ready and caught up with the leader.
- */
-bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
-			size_t learners, const struct eo_plan_member *pending)
+/* What the roll decision reads of etcd: each row's ID and applied index, the leader's. */
+static void roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri)
 {
 	struct eo__plan_roll_view *rv = &x->rv;
-	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
-	struct eo_roll_decision d;
-	const struct eo_plan_member *pm = NULL;
-	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
 
-	if (rv->todo == 0 || target <= 0 || x->held)
-		return false;
-	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
-		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
-	if (!ri.settled)
-		return false; /* the membership step goes first; the roll waits for it */
 	for (size_t i = 0; i < rv->n; i++) {
 		struct eo_roll_member *r = &rv->rows[i];
 		const struct eo_etcd_member *em = eo__plan_etcd_entry(x, rv->pm[i]->member);
@@ -438,37 +445,24 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			    s->raft_applied_index != 0 ? s->raft_applied_index : s->raft_index;
 		}
 	}
-	ri.pdb = roll_pdb(x->in->pdb);
-	for (size_t j = 0; j < x->in->n_statuses && ri.leader == 0; j++)
-		ri.leader = x->in->statuses[j].leader;
+	ri->pdb = roll_pdb(x->in->pdb);
+	for (size_t j = 0; j < x->in->n_statuses && ri->leader == 0; j++)
+		ri->leader = x->in->statuses[j].leader;
 	for (size_t j = 0; j < x->in->n_statuses; j++)
-		if (ri.leader != 0 && x->in->statuses[j].member_id == ri.leader)
-			ri.leader_index = x->in->statuses[j].raft_index;
-	if (eo_plan_roll_decide(&ri, &d) != 0) {
-		x->ok = false;
-		return true;
-	}
-	if (d.rolling >= 0)
-		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
-	if (d.step == EO_ROLL_DONE)
-		return false;
-	eo__plan_msgf(x, "%s", d.why);
-	if (d.step == EO_ROLL_WAIT && d.refused) {
-		/* Nothing changes on its own: say so, and look again now and then. */
-		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
-			      d.why);
-		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
-		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
-		return true;
-	}
-	if (d.step == EO_ROLL_WAIT) {
-		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
-		return true;
-	}
-	pm = rv->pm[d.member];
+		if (ri->leader != 0 && x->in->statuses[j].member_id == ri->leader)
+			ri->leader_index = x->in->statuses[j].raft_index;
+}
+
+/* The roll's step on its member: move the leader, update the spec, restart or replace. */
+static void roll_act(struct eo__plan_ctx *x, const struct eo_roll_decision *d)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	const struct eo_plan_member *pm = NULL;
+
+	pm = rv->pm[d->member];
 	x->out->member = pm->member;
 	eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
-	switch (d.step) {
+	switch (d->step) {
 	case EO_ROLL_MOVE_LEADER:
 		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
 						 x->in->build, eo_member_name(pm->member),
@@ -477,7 +471,7 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 						 eo_desired_member_client_tls(pm->member)) != 0)
 			x->ok = false;
 		x->out->n_endpoints = 1;
-		x->out->etcd_id = rv->rows[d.transferee].id;
+		x->out->etcd_id = rv->rows[d->transferee].id;
 		x->out->action = EO_PLAN_MOVE_LEADER;
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
 		eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
@@ -501,11 +495,11 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 		x->out->requeue_ms = EO_PLAN_REQUEUE_ROLL_MS;
 		break;
 	case EO_ROLL_REPLACE:
-		if (rv->n > 2 && evict_memory_member(x, pm, d.why))
+		if (rv->n > 2 && evict_memory_member(x, pm, d->why))
 			break;
 		eo__plan_remove_if_safe(x, pm, "rolling update of a memory member");
 		if (x->out->action == EO_PLAN_REMOVE_MEMBER) {
-			eo__plan_msgf(x, "%s", d.why);
+			eo__plan_msgf(x, "%s", d->why);
 			eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
 		} else {
 			x->out->member = NULL;
@@ -515,6 +509,50 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 	default:
 		break;
 	}
+}
+
+/*
+ * 6b. Rolling update (plan/roll.h): once the membership is settled, one member at a time is
+ * brought to the target in status.observed: followers first, the leader last after moving
+ * leadership away; each step waits until every member is ready and caught up with the leader.
+ */
+bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			size_t learners, const struct eo_plan_member *pending)
+{
+	struct eo__plan_roll_view *rv = &x->rv;
+	struct eo_roll_input ri = {.m = rv->rows, .n = rv->n};
+	struct eo_roll_decision d;
+	int32_t target = (int32_t)json_integer_value(json_object_get(x->observed, "replicas"));
+
+	if (rv->todo == 0 || target <= 0 || x->held)
+		return false;
+	ri.settled = (int32_t)c->n == desired && (int32_t)rv->n == desired && pending == NULL &&
+		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
+	if (!ri.settled)
+		return false; /* the membership step goes first; the roll waits for it */
+	roll_input(x, &ri);
+	if (eo_plan_roll_decide(&ri, &d) != 0) {
+		x->ok = false;
+		return true;
+	}
+	if (d.rolling >= 0)
+		eo__plan_set_status(x, "rollingMember", json_string(rv->rows[d.rolling].name));
+	if (d.step == EO_ROLL_DONE)
+		return false;
+	eo__plan_msgf(x, "%s", d.why);
+	if (d.step == EO_ROLL_WAIT && d.refused) {
+		/* Nothing changes on its own: say so, and look again now and then. */
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_ROLL_REFUSED,
+			      d.why);
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_ROLL_REFUSED);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_STEADY_MS);
+		return true;
+	}
+	if (d.step == EO_ROLL_WAIT) {
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+		return true;
+	}
+	roll_act(x, &d);
 	return true;
 }
 

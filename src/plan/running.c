@@ -71,22 +71,10 @@ static void quorum_gone(struct eo__plan_ctx *x)
 	x->out->action = EO_PLAN_NONE;
 }
 
-/* With a clusterID: membership steps, the PDB and health. */
-void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
-			   bool in_flight)
+/* The etcd quorum is gone for good (no member left, or a majority lost its data): say so. */
+static bool step_quorum_lost(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			     int32_t desired, bool lift)
 {
-	struct eo_plan_result *out = x->out;
-	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
-	bool lift = false;
-
-	if (eo__plan_step_force_new_cluster(x, c, desired, &lift) || !x->ok)
-		return;
-	if (out->action == EO_PLAN_CLEAR_FORCE_REQUEST) {
-		eo__plan_health(x, c);
-		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
-			      "the cluster matches status.observed");
-		return;
-	}
 	if (desired > 0 && c->n == 0 && c->deleting == 0) {
 		/*
 		 * Bootstrapped, but every EtcdMember is gone (deleted by hand): the PVCs and the
@@ -98,7 +86,7 @@ void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts 
 		    "etcd quorum is gone for good: delete and recreate the EtcdCluster",
 		    eo_cluster_cluster_id(x->in->cluster));
 		quorum_gone(x);
-		return;
+		return true;
 	}
 	if (!lift && c->voters > 0 && c->voters_lost >= c->voters / 2 + 1) {
 		/*
@@ -119,7 +107,7 @@ void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts 
 			    "from the apiserver and asking etcd first",
 			    c->voters_lost, c->voters, c->voters_lost_names);
 			eo__plan_ask_live_check(x);
-			return;
+			return true;
 		}
 		can_force = survivor_with_data(x) &&
 			    eo__plan_force_would_pass(x, who, sizeof(who), why, sizeof(why));
@@ -139,8 +127,55 @@ void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts 
 			: "",
 		    !can_force && survivor_with_data(x) ? why : "");
 		quorum_gone(x);
+		return true;
+	}
+	return false;
+}
+
+/* Progressing after the step: working towards status.observed, or reconciled. */
+static void progressing_of(struct eo__plan_ctx *x, bool in_flight)
+{
+	struct eo_plan_result *out = x->out;
+
+	if (in_flight) {
+		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
+
+		if (!eo_condition_is_true(x->st, EO_COND_PROGRESSING) || r == NULL ||
+		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
+		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0 &&
+		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0 &&
+		     strcmp(r, EO_PLAN_REASON_ROLL_REFUSED) != 0))
+			r = EO_REASON_INITIAL_SNAPSHOT;
+		char m[EO_PLAN_MSG_MAX + 64];
+
+		/* The step under way, so that status and log say what the operator waits for. */
+		snprintf(m, sizeof(m), "working towards the target in status.observed%s%s",
+			 out->message[0] ? ": " : "", out->message);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r, m);
+	} else {
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+			      "the cluster matches status.observed");
+	}
+}
+
+/* With a clusterID: membership steps, the PDB and health. */
+void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			   bool in_flight)
+{
+	struct eo_plan_result *out = x->out;
+	bool settled = c->pending == 0 && (int32_t)c->n == desired && c->voters == c->n;
+	bool lift = false;
+
+	if (eo__plan_step_force_new_cluster(x, c, desired, &lift) || !x->ok)
+		return;
+	if (out->action == EO_PLAN_CLEAR_FORCE_REQUEST) {
+		eo__plan_health(x, c);
+		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
+			      "the cluster matches status.observed");
 		return;
 	}
+	if (step_quorum_lost(x, c, desired, lift))
+		return;
 	if (desired > 0 && c->sleeper != NULL) {
 		/* Resume first: the dormant member's Pod comes back on its PVC. */
 		eo__plan_msgf(x, "waking dormant member %s", eo_member_name(c->sleeper->member));
@@ -177,23 +212,5 @@ void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts 
 		eo__plan_resuming(x);
 	if (x->held)
 		return; /* Progressing says DeadlineExceeded (held_conditions) */
-	if (in_flight) {
-		const char *r = eo_condition_reason(x->st, EO_COND_PROGRESSING);
-
-		if (!eo_condition_is_true(x->st, EO_COND_PROGRESSING) || r == NULL ||
-		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
-		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0 &&
-		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0 &&
-		     strcmp(r, EO_PLAN_REASON_ROLL_REFUSED) != 0))
-			r = EO_REASON_INITIAL_SNAPSHOT;
-		char m[EO_PLAN_MSG_MAX + 64];
-
-		/* The step under way, so that status and log say what the operator waits for. */
-		snprintf(m, sizeof(m), "working towards the target in status.observed%s%s",
-			 out->message[0] ? ": " : "", out->message);
-		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, r, m);
-	} else {
-		eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED,
-			      "the cluster matches status.observed");
-	}
+	progressing_of(x, in_flight);
 }

@@ -214,114 +214,108 @@ static bool never_mounted(const json_t *snapshot)
 	       strcmp(r, EO_REASON_FOREIGN_VOLUME) == 0;
 }
 
-/* Pruned condition and prune steps. */
-static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_result *out,
-		      const enum eo_schplan_keep *verdict, json_t *st, long long gen)
+/* What plan_prune counts over the snapshots, and the last failure it says. */
+struct prune_tally {
+	size_t pending, failed, running, kept_ok, kept_failed;
+	char fail_msg[EO_PLAN_MSG_MAX];
+	const char *volume_reason;
+};
+
+/* One snapshot past the retention: deleted, its prune Job created, or why it is kept. */
+static int prune_one(const struct eo_schplan_input *in, struct eo_schplan_result *out,
+		     const struct eo_schplan_snapshot *s, struct prune_tally *t)
 {
 	const char *sname = eo_kube_obj_name(in->schedule);
-	size_t pending = 0, failed = 0, running = 0, kept_ok = 0, kept_failed = 0;
-	char fail_msg[EO_PLAN_MSG_MAX] = "", words[WORDS_MAX], cmsg[EO_PLAN_MSG_MAX];
-	const char *reason, *cstatus, *volume_reason = NULL;
+	const char *snap = eo_kube_obj_name(s->snapshot), *why = NULL;
+	char jname[EO_NAME_MAX], words[WORDS_MAX];
+
+	if (eo_name_prune_job(jname, sizeof(jname), snap) != 0)
+		return -1;
+	if (s->prune_job == NULL && never_mounted(s->snapshot)) {
+		/* Refused before its destination was mounted: no file, so no prune Job. */
+		if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
+			return 0;
+		out->prune[out->n_prune++] =
+		    (struct eo_schplan_prune){EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
+		event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
+		      "pruned EtcdSnapshot %s (retention; its destination was refused, "
+		      "nothing was stored)",
+		      snap);
+		return 0;
+	}
+	if (s->prune_job != NULL && job_condition(s->prune_job, "Complete", NULL)) {
+		if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
+			return 0;
+		out->prune[out->n_prune++] =
+		    (struct eo_schplan_prune){EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
+		prune_words(s->prune_job_pods, true, words, sizeof(words));
+		event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
+		      "pruned EtcdSnapshot %s (retention)%s%s", snap, words[0] ? ": " : "", words);
+		return 0;
+	}
+	if (s->prune_job != NULL && job_condition(s->prune_job, "Failed", &why)) {
+		t->failed++;
+		prune_words(s->prune_job_pods, false, words, sizeof(words));
+		fmt(t->fail_msg, sizeof(t->fail_msg),
+		    "Job %s failed (%s)%s%s; EtcdSnapshot %s and its stored snapshot "
+		    "are kept; the prune is retried when the Job expires (%d s): see "
+		    "kubectl logs job/%s",
+		    jname, why != NULL ? why : "no reason given", words[0] ? ": " : "", words, snap,
+		    EO_SNAPSHOT_JOB_TTL_SECONDS, jname);
+		return 0;
+	}
+	if (s->prune_job != NULL)
+		return 0; /* running */
+	if (in->operator_image == NULL || in->operator_image[0] == '\0') {
+		t->failed++;
+		fmt(t->fail_msg, sizeof(t->fail_msg),
+		    "the operator has no image to run the prune Job with: set "
+		    "OPERATOR_IMAGE on the operator Deployment");
+		return 0;
+	}
+	if (s->volume_reason != NULL) {
+		t->failed++;
+		t->volume_reason = s->volume_reason;
+		fmt(t->fail_msg, sizeof(t->fail_msg),
+		    "EtcdSnapshot %s is not pruned: %s; it and its stored snapshot are "
+		    "kept",
+		    snap, s->volume_why != NULL ? s->volume_why : s->volume_reason);
+		return 0;
+	}
+	if (t->running >= EO_SCHPLAN_MAX_PRUNE_JOBS || out->n_prune == EO_SCHPLAN_MAX_PRUNE)
+		return 0;
+	out->prune[out->n_prune].op = EO_SCHPLAN_PRUNE_CREATE_JOB;
+	out->prune[out->n_prune].snapshot = s->snapshot;
+	out->prune[out->n_prune].job = eo_desired_prune_job(s->snapshot, sname, in->operator_image);
+	if (out->prune[out->n_prune++].job == NULL)
+		return -1;
+	t->running++;
+	return 0;
+}
+
+/* The Pruned condition from the tally; a Warning Event when a failure is new. */
+static int pruned_condition(const struct eo_schplan_input *in, struct eo_schplan_result *out,
+			    const struct prune_tally *t, json_t *st, long long gen)
+{
+	char cmsg[EO_PLAN_MSG_MAX];
+	const char *reason, *cstatus;
 	struct eo_condition c;
 
-	for (size_t i = 0; i < in->n_snaps; i++)
-		if (verdict[i] == EO_SCHPLAN_PRUNE && in->snaps[i].prune_job != NULL &&
-		    !job_condition(in->snaps[i].prune_job, "Complete", NULL) &&
-		    !job_condition(in->snaps[i].prune_job, "Failed", NULL))
-			running++;
-	for (size_t i = 0; i < in->n_snaps; i++) {
-		const struct eo_schplan_snapshot *s = &in->snaps[i];
-		const char *snap = eo_kube_obj_name(s->snapshot), *why = NULL;
-		char jname[EO_NAME_MAX];
-
-		if (verdict[i] == EO_SCHPLAN_KEEP) {
-			if (eo_snapshot_phase(s->snapshot) == EO_SNAPSHOT_PHASE_COMPLETE)
-				kept_ok++;
-			else if (eo_snapshot_phase(s->snapshot) == EO_SNAPSHOT_PHASE_FAILED)
-				kept_failed++;
-		}
-		if (verdict[i] != EO_SCHPLAN_PRUNE)
-			continue;
-		pending++;
-		if (eo_name_prune_job(jname, sizeof(jname), snap) != 0)
-			return -1;
-		if (s->prune_job == NULL && never_mounted(s->snapshot)) {
-			/* Refused before its destination was mounted: no file, so no prune Job. */
-			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
-				continue;
-			out->prune[out->n_prune++] = (struct eo_schplan_prune){
-			    EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
-			event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
-			      "pruned EtcdSnapshot %s (retention; its destination was refused, "
-			      "nothing was stored)",
-			      snap);
-			continue;
-		}
-		if (s->prune_job != NULL && job_condition(s->prune_job, "Complete", NULL)) {
-			if (out->n_prune == EO_SCHPLAN_MAX_PRUNE)
-				continue;
-			out->prune[out->n_prune++] = (struct eo_schplan_prune){
-			    EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT, s->snapshot, NULL};
-			prune_words(s->prune_job_pods, true, words, sizeof(words));
-			event(out, "Normal", EO_REASON_SNAPSHOT_PRUNED,
-			      "pruned EtcdSnapshot %s (retention)%s%s", snap, words[0] ? ": " : "",
-			      words);
-			continue;
-		}
-		if (s->prune_job != NULL && job_condition(s->prune_job, "Failed", &why)) {
-			failed++;
-			prune_words(s->prune_job_pods, false, words, sizeof(words));
-			fmt(fail_msg, sizeof(fail_msg),
-			    "Job %s failed (%s)%s%s; EtcdSnapshot %s and its stored snapshot "
-			    "are kept; the prune is retried when the Job expires (%d s): see "
-			    "kubectl logs job/%s",
-			    jname, why != NULL ? why : "no reason given", words[0] ? ": " : "",
-			    words, snap, EO_SNAPSHOT_JOB_TTL_SECONDS, jname);
-			continue;
-		}
-		if (s->prune_job != NULL)
-			continue; /* running */
-		if (in->operator_image == NULL || in->operator_image[0] == '\0') {
-			failed++;
-			fmt(fail_msg, sizeof(fail_msg),
-			    "the operator has no image to run the prune Job with: set "
-			    "OPERATOR_IMAGE on the operator Deployment");
-			continue;
-		}
-		if (s->volume_reason != NULL) {
-			failed++;
-			volume_reason = s->volume_reason;
-			fmt(fail_msg, sizeof(fail_msg),
-			    "EtcdSnapshot %s is not pruned: %s; it and its stored snapshot are "
-			    "kept",
-			    snap, s->volume_why != NULL ? s->volume_why : s->volume_reason);
-			continue;
-		}
-		if (running >= EO_SCHPLAN_MAX_PRUNE_JOBS || out->n_prune == EO_SCHPLAN_MAX_PRUNE)
-			continue;
-		out->prune[out->n_prune].op = EO_SCHPLAN_PRUNE_CREATE_JOB;
-		out->prune[out->n_prune].snapshot = s->snapshot;
-		out->prune[out->n_prune].job =
-		    eo_desired_prune_job(s->snapshot, sname, in->operator_image);
-		if (out->prune[out->n_prune++].job == NULL)
-			return -1;
-		running++;
-	}
-	if (failed > 0) {
+	if (t->failed > 0) {
 		cstatus = EO_COND_FALSE;
-		reason = volume_reason != NULL ? volume_reason : EO_REASON_PRUNE_FAILED;
-		fmt(cmsg, sizeof(cmsg), "%s", fail_msg);
-	} else if (pending > 0) {
+		reason = t->volume_reason != NULL ? t->volume_reason : EO_REASON_PRUNE_FAILED;
+		fmt(cmsg, sizeof(cmsg), "%s", t->fail_msg);
+	} else if (t->pending > 0) {
 		cstatus = EO_COND_FALSE;
 		reason = EO_REASON_PRUNING;
-		fmt(cmsg, sizeof(cmsg), "pruning %zu snapshot(s) beyond the retention", pending);
+		fmt(cmsg, sizeof(cmsg), "pruning %zu snapshot(s) beyond the retention", t->pending);
 	} else {
 		cstatus = EO_COND_TRUE;
 		reason = EO_REASON_RETENTION_MET;
-		fmt(cmsg, sizeof(cmsg), "%zu complete and %zu failed snapshot(s) kept", kept_ok,
-		    kept_failed);
+		fmt(cmsg, sizeof(cmsg), "%zu complete and %zu failed snapshot(s) kept", t->kept_ok,
+		    t->kept_failed);
 	}
-	if (failed > 0) {
+	if (t->failed > 0) {
 		const json_t *cur = eo_condition_find(st, EO_COND_PRUNED);
 		const char *r = json_string_value(json_object_get(cur, "reason"));
 		const char *m = json_string_value(json_object_get(cur, "message"));
@@ -335,6 +329,35 @@ static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_resul
 				  .message = cmsg,
 				  .observed_generation = gen};
 	return eo_condition_set(st, &c, in->now) < 0 ? -1 : 0;
+}
+
+/* Pruned condition and prune steps. */
+static int plan_prune(const struct eo_schplan_input *in, struct eo_schplan_result *out,
+		      const enum eo_schplan_keep *verdict, json_t *st, long long gen)
+{
+	struct prune_tally t = {0};
+
+	for (size_t i = 0; i < in->n_snaps; i++)
+		if (verdict[i] == EO_SCHPLAN_PRUNE && in->snaps[i].prune_job != NULL &&
+		    !job_condition(in->snaps[i].prune_job, "Complete", NULL) &&
+		    !job_condition(in->snaps[i].prune_job, "Failed", NULL))
+			t.running++;
+	for (size_t i = 0; i < in->n_snaps; i++) {
+		const struct eo_schplan_snapshot *s = &in->snaps[i];
+
+		if (verdict[i] == EO_SCHPLAN_KEEP) {
+			if (eo_snapshot_phase(s->snapshot) == EO_SNAPSHOT_PHASE_COMPLETE)
+				t.kept_ok++;
+			else if (eo_snapshot_phase(s->snapshot) == EO_SNAPSHOT_PHASE_FAILED)
+				t.kept_failed++;
+		}
+		if (verdict[i] != EO_SCHPLAN_PRUNE)
+			continue;
+		t.pending++;
+		if (prune_one(in, out, s, &t) != 0)
+			return -1;
+	}
+	return pruned_condition(in, out, &t, st, gen);
 }
 
 /* The EtcdSnapshot for slot (name already computed). New reference or NULL. */
@@ -446,50 +469,103 @@ static long missed_between(const struct eo_cron *c, time_t from, time_t to)
 	return n;
 }
 
+/*
+ * spec.schedule parses, fires within the horizon and is not more frequent than the operator
+ * allows: 1 (cron and next are set), else Ready says why and the result of that write.
+ */
+static int cron_usable(const struct eo_schplan_input *in, struct eo_schplan_result *out, json_t *st,
+		       long long gen, struct eo_cron *cron, time_t *next)
+{
+	const char *expr = eo_schedule_cron(in->schedule);
+	char err[256], msg[EO_PLAN_MSG_MAX];
+
+	if (eo_cron_parse(expr, cron, err, sizeof(err)) != 0) {
+		fmt(msg, sizeof(msg), "spec.schedule '%s': %s", expr, err);
+		json_object_del(st, "nextScheduleTime");
+		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
+	}
+	if (eo_cron_next(cron, in->now, next) != 0) {
+		fmt(msg, sizeof(msg), "spec.schedule '%s' never fires (within %d years)", expr,
+		    EO_CRON_HORIZON_YEARS);
+		json_object_del(st, "nextScheduleTime");
+		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
+	}
+	if (in->min_interval_s > 0 && eo_cron_min_interval_s(cron) < in->min_interval_s) {
+		/* One tenant's schedule must not keep the shared operator and the store busy. */
+		fmt(msg, sizeof(msg),
+		    "spec.schedule '%s' runs as often as every %lld s; this operator allows one "
+		    "run every %ld s at most (--snapshot-schedule-min-interval-seconds): no "
+		    "snapshot is created (retention still applies)",
+		    expr, (long long)eo_cron_min_interval_s(cron), in->min_interval_s);
+		json_object_del(st, "nextScheduleTime");
+		out->requeue_ms = EO_SCHPLAN_REQUEUE_MAX_MS;
+		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SCHEDULE_TOO_FREQUENT, msg,
+				 gen);
+	}
+	return 1;
+}
+
+/* The EtcdSnapshot of the slot at latest is created: 0, or -1 on an allocation failure. */
+static int create_slot(const struct eo_schplan_input *in, struct eo_schplan_result *out, json_t *st,
+		       const struct eo_cron *cron, time_t floor_t, time_t latest,
+		       const char *slot_name, const char *ts)
+{
+	out->create = scheduled_snapshot(in->schedule, slot_name, latest);
+	if (out->create == NULL)
+		return -1;
+	{
+		long missed = missed_between(cron, floor_t, latest);
+
+		event(out, "Normal", EO_REASON_SNAPSHOT_CREATED,
+		      "created EtcdSnapshot %s for the run at %s", slot_name, ts);
+		if (missed > 0)
+			event(out, "Warning", EO_REASON_MISSED_SCHEDULE,
+			      "%s%ld earlier run(s) were missed (operator down or a snapshot "
+			      "still running); only the latest, at %s, is caught up",
+			      missed >= EO_SCHPLAN_MISSED_COUNT_MAX ? "at least " : "", missed, ts);
+	}
+	if (set_time(st, "lastScheduleTime", latest) != 0)
+		return -1;
+	if (json_object_get(st, "active") == NULL &&
+	    json_object_set_new(st, "active", json_pack("[s]", slot_name)) != 0)
+		return -1;
+	return 0;
+}
+
+/* Slots after this one are due: the last run, else the schedule's creation, else now. */
+static time_t floor_of(const struct eo_schplan_input *in, const json_t *st)
+{
+	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
+	const char *created_s = json_string_value(
+	    json_object_get(json_object_get(in->schedule, "metadata"), "creationTimestamp"));
+	time_t last = -1, floor_t;
+
+	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
+		last = -1;
+	floor_t = last;
+	if (floor_t < 0 && (created_s == NULL || eo_time_parse(created_s, &floor_t) != 0))
+		floor_t = in->now;
+	return floor_t;
+}
+
 static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result *out,
 		    const struct order *o, size_t count, json_t *st, long long gen)
 {
 	const json_t *sch = in->schedule;
 	const char *sname = eo_kube_obj_name(sch), *expr = eo_schedule_cron(sch);
 	const char *cname = eo_schedule_cluster_name(sch);
-	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
-	const char *created_s = json_string_value(
-	    json_object_get(json_object_get(sch, "metadata"), "creationTimestamp"));
 	int64_t deadline = eo_schedule_starting_deadline(sch);
-	char err[256], msg[EO_PLAN_MSG_MAX], slot_name[EO_NAME_MAX], ts[EO_TIME_BUF];
-	time_t last = -1, floor_t, latest = 0, next = 0;
+	char msg[EO_PLAN_MSG_MAX], slot_name[EO_NAME_MAX], ts[EO_TIME_BUF];
+	time_t floor_t, latest = 0, next = 0;
 	const char *running = NULL;
 	struct eo_cron cron;
 	bool have_latest;
+	int rc;
 
-	if (eo_cron_parse(expr, &cron, err, sizeof(err)) != 0) {
-		fmt(msg, sizeof(msg), "spec.schedule '%s': %s", expr, err);
-		json_object_del(st, "nextScheduleTime");
-		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
-	}
-	if (eo_cron_next(&cron, in->now, &next) != 0) {
-		fmt(msg, sizeof(msg), "spec.schedule '%s' never fires (within %d years)", expr,
-		    EO_CRON_HORIZON_YEARS);
-		json_object_del(st, "nextScheduleTime");
-		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_INVALID_SCHEDULE, msg, gen);
-	}
-	if (in->min_interval_s > 0 && eo_cron_min_interval_s(&cron) < in->min_interval_s) {
-		/* One tenant's schedule must not keep the shared operator and the store busy. */
-		fmt(msg, sizeof(msg),
-		    "spec.schedule '%s' runs as often as every %lld s; this operator allows one "
-		    "run every %ld s at most (--snapshot-schedule-min-interval-seconds): no "
-		    "snapshot is created (retention still applies)",
-		    expr, (long long)eo_cron_min_interval_s(&cron), in->min_interval_s);
-		json_object_del(st, "nextScheduleTime");
-		out->requeue_ms = EO_SCHPLAN_REQUEUE_MAX_MS;
-		return set_ready(in, out, st, EO_COND_FALSE, EO_REASON_SCHEDULE_TOO_FREQUENT, msg,
-				 gen);
-	}
-	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
-		last = -1;
-	floor_t = last;
-	if (floor_t < 0 && (created_s == NULL || eo_time_parse(created_s, &floor_t) != 0))
-		floor_t = in->now;
+	rc = cron_usable(in, out, st, gen, &cron, &next);
+	if (rc != 1)
+		return rc;
+	floor_t = floor_of(in, st);
 	have_latest = eo_cron_prev(&cron, in->now, &latest) == 0 && latest > floor_t;
 	out->requeue_ms = (long)(next - in->now) * 1000L + 500L;
 	if (out->requeue_ms > EO_SCHPLAN_REQUEUE_MAX_MS)
@@ -546,24 +622,7 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 			out->requeue_ms = EO_SCHPLAN_RETRY_MS;
 		return set_ready(in, out, st, EO_COND_TRUE, EO_REASON_SCHEDULED, msg, gen);
 	}
-	out->create = scheduled_snapshot(sch, slot_name, latest);
-	if (out->create == NULL)
-		return -1;
-	{
-		long missed = missed_between(&cron, floor_t, latest);
-
-		event(out, "Normal", EO_REASON_SNAPSHOT_CREATED,
-		      "created EtcdSnapshot %s for the run at %s", slot_name, ts);
-		if (missed > 0)
-			event(out, "Warning", EO_REASON_MISSED_SCHEDULE,
-			      "%s%ld earlier run(s) were missed (operator down or a snapshot "
-			      "still running); only the latest, at %s, is caught up",
-			      missed >= EO_SCHPLAN_MISSED_COUNT_MAX ? "at least " : "", missed, ts);
-	}
-	if (set_time(st, "lastScheduleTime", latest) != 0)
-		return -1;
-	if (json_object_get(st, "active") == NULL &&
-	    json_object_set_new(st, "active", json_pack("[s]", slot_name)) != 0)
+	if (create_slot(in, out, st, &cron, floor_t, latest, slot_name, ts) != 0)
 		return -1;
 	return set_ready(in, out, st, EO_COND_TRUE, EO_REASON_SCHEDULED, msg, gen);
 }

@@ -361,14 +361,85 @@ static int check_volume(const struct eo_splan_input *in, struct eo_splan_result 
 	}
 }
 
+/*
+ * spec.auth: the snapshot is taken once the operator turned authentication on
+ * (status.authEnabled), so that it holds the root user; a cluster that never gets there (wrong
+ * password, Secret missing) fails the snapshot after a while.
+ */
+static int auth_not_on(const struct eo_splan_input *in, struct eo_splan_result *out,
+		       const char *cname)
+{
+	const char *ts = json_string_value(
+	    json_object_get(json_object_get(in->snapshot, "metadata"), "creationTimestamp"));
+	time_t created = 0;
+
+	if (ts != NULL && eo_time_parse(ts, &created) == 0 &&
+	    in->now - created >= EO_SPLAN_AUTH_LATCH_TIMEOUT_S) {
+		msgf(out,
+		     "EtcdCluster %s has spec.auth.enabled but did not turn authentication "
+		     "on (status.authEnabled) within %d s; see its conditions "
+		     "(AuthCredentialsRejected, AuthSecretNotFound, ...) and create a new "
+		     "EtcdSnapshot once it has",
+		     cname, EO_SPLAN_AUTH_LATCH_TIMEOUT_S);
+		return step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_FAILED, NULL, EO_COND_FALSE,
+			    EO_REASON_AUTH_LATCH_TIMEOUT, "Warning");
+	}
+	msgf(out,
+	     "EtcdCluster %s has spec.auth.enabled and authentication is not on yet "
+	     "(status.authEnabled); the snapshot waits",
+	     cname);
+	return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
+		    EO_REASON_CLUSTER_NOT_READY, "Warning");
+}
+
+/* The cluster can serve a snapshot: the Job goes to its ready voters (or the volume waits). */
+static int create_job(const struct eo_splan_input *in, struct eo_splan_result *out,
+		      const char *job_name, const char *cname)
+{
+	char(*eps)[EO_DESIRED_URL_MAX] = NULL;
+	int n, rc;
+
+	eps = calloc(EO_PLAN_MAX_ENDPOINTS, sizeof(*eps));
+	if (eps == NULL)
+		return -1;
+	n = ready_voters(in, eps, EO_PLAN_MAX_ENDPOINTS);
+	if (n < 0) {
+		free(eps);
+		return -1;
+	}
+	if (n == 0) {
+		free(eps);
+		msgf(out,
+		     "EtcdCluster %s has no voting member with a ready Pod; the snapshot "
+		     "waits",
+		     cname);
+		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
+			    EO_REASON_CLUSTER_NOT_READY, "Warning");
+	}
+	rc = check_volume(in, out);
+	if (rc != 0) {
+		free(eps);
+		return rc < 0 ? -1 : 0;
+	}
+	out->job = eo_desired_snapshot_job(in->snapshot, in->cluster, in->operator_image,
+					   (const char(*)[EO_DESIRED_URL_MAX])eps, (size_t)n);
+	free(eps);
+	if (out->job == NULL)
+		return -1;
+	out->requeue_ms = 0;
+	msgf(out, "Job %s created to snapshot EtcdCluster %s through %d voter(s)", job_name, cname,
+	     n);
+	rc = step(in, out, EO_SPLAN_CREATE_JOB, EO_SNAPSHOT_PHASE_STARTED, NULL, EO_COND_FALSE,
+		  EO_REASON_JOB_CREATED, "Normal");
+	return rc;
+}
+
 int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *out)
 {
 	const char *name = eo_kube_obj_name(in->snapshot);
 	const char *cname = eo_snapshot_cluster_name(in->snapshot);
 	enum eo_snapshot_phase phase = eo_snapshot_phase(in->snapshot);
 	char job_name[EO_NAME_MAX], vmsg[256];
-	char(*eps)[EO_DESIRED_URL_MAX] = NULL;
-	int n, rc;
 
 	memset(out, 0, sizeof(*out));
 	if (name == NULL || eo_kube_obj_namespace(in->snapshot) == NULL ||
@@ -426,65 +497,7 @@ int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *ou
 		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
 			    EO_REASON_CLUSTER_PAUSED, "Warning");
 	}
-	if (eo_cluster_auth_enabled(in->cluster) && !eo_cluster_auth_latched(in->cluster)) {
-		/*
-		 * spec.auth: the snapshot is taken once the operator turned authentication on
-		 * (status.authEnabled), so that it holds the root user; a cluster that never
-		 * gets there (wrong password, Secret missing) fails the snapshot after a while.
-		 */
-		const char *ts = json_string_value(json_object_get(
-		    json_object_get(in->snapshot, "metadata"), "creationTimestamp"));
-		time_t created = 0;
-
-		if (ts != NULL && eo_time_parse(ts, &created) == 0 &&
-		    in->now - created >= EO_SPLAN_AUTH_LATCH_TIMEOUT_S) {
-			msgf(out,
-			     "EtcdCluster %s has spec.auth.enabled but did not turn authentication "
-			     "on (status.authEnabled) within %d s; see its conditions "
-			     "(AuthCredentialsRejected, AuthSecretNotFound, ...) and create a new "
-			     "EtcdSnapshot once it has",
-			     cname, EO_SPLAN_AUTH_LATCH_TIMEOUT_S);
-			return step(in, out, EO_SPLAN_NONE, EO_SNAPSHOT_PHASE_FAILED, NULL,
-				    EO_COND_FALSE, EO_REASON_AUTH_LATCH_TIMEOUT, "Warning");
-		}
-		msgf(out,
-		     "EtcdCluster %s has spec.auth.enabled and authentication is not on yet "
-		     "(status.authEnabled); the snapshot waits",
-		     cname);
-		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
-			    EO_REASON_CLUSTER_NOT_READY, "Warning");
-	}
-	eps = calloc(EO_PLAN_MAX_ENDPOINTS, sizeof(*eps));
-	if (eps == NULL)
-		return -1;
-	n = ready_voters(in, eps, EO_PLAN_MAX_ENDPOINTS);
-	if (n < 0) {
-		free(eps);
-		return -1;
-	}
-	if (n == 0) {
-		free(eps);
-		msgf(out,
-		     "EtcdCluster %s has no voting member with a ready Pod; the snapshot "
-		     "waits",
-		     cname);
-		return step(in, out, EO_SPLAN_WAIT, EO_SNAPSHOT_PHASE_PENDING, NULL, EO_COND_FALSE,
-			    EO_REASON_CLUSTER_NOT_READY, "Warning");
-	}
-	rc = check_volume(in, out);
-	if (rc != 0) {
-		free(eps);
-		return rc < 0 ? -1 : 0;
-	}
-	out->job = eo_desired_snapshot_job(in->snapshot, in->cluster, in->operator_image,
-					   (const char(*)[EO_DESIRED_URL_MAX])eps, (size_t)n);
-	free(eps);
-	if (out->job == NULL)
-		return -1;
-	out->requeue_ms = 0;
-	msgf(out, "Job %s created to snapshot EtcdCluster %s through %d voter(s)", job_name, cname,
-	     n);
-	rc = step(in, out, EO_SPLAN_CREATE_JOB, EO_SNAPSHOT_PHASE_STARTED, NULL, EO_COND_FALSE,
-		  EO_REASON_JOB_CREATED, "Normal");
-	return rc;
+	if (eo_cluster_auth_enabled(in->cluster) && !eo_cluster_auth_latched(in->cluster))
+		return auth_not_on(in, out, cname);
+	return create_job(in, out, job_name, cname);
 }
