@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/etcdsnap.h"
-#include "agent/filestore.h"
-#include "agent/integrity.h"
+#include "snapshot/etcdsnap.h"
+#include "snapshot/filestore.h"
+#include "snapshot/integrity.h"
 #include "api/cluster.h"
 #include "api/names.h"
 #include "core/strbuf.h"

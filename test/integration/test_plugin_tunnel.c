@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/etcdsnap.h"
-#include "agent/integrity.h"
+#include "snapshot/etcdsnap.h"
+#include "snapshot/integrity.h"
 #include "core/strbuf.h"
 #include "etcd/internal.h"
 #include "kube/config.h"
