@@ -18,7 +18,7 @@
 #include "api/cluster.h"
 #include "api/names.h"
 #include "core/strbuf.h"
-#include "etcd/internal.h"
+#include "etcd/wire.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "plugin/complete.h"
@@ -288,7 +288,7 @@ static int member_list(struct ctx *c, struct eo_etcd_members *ms, const char **v
 		if (rc == EO_PEXIT_FORBIDDEN)
 			return rc;
 		if (rc == 0) {
-			eo_etcd_err ee = eo__etcd_parse_members(body, len, ms);
+			eo_etcd_err ee = eo_etcd_wire_parse_members(body, len, ms);
 
 			free(body);
 			if (ee == EO_ETCD_OK) {
@@ -312,7 +312,7 @@ static int member_status(struct ctx *c, const char *member, struct eo_etcd_statu
 
 	if (rc != 0)
 		return rc;
-	ee = eo__etcd_parse_status(body, len, st);
+	ee = eo_etcd_wire_parse_status(body, len, st);
 	free(body);
 	if (ee != EO_ETCD_OK)
 		return failf(c, EO_PEXIT_FAILED, "member %s: malformed status (%s)", member,
@@ -618,14 +618,14 @@ static int cmd_compact(struct ctx *c)
 		struct eo_etcd_range_opts ro = {.count_only = true};
 		struct eo_etcd_range r = {0};
 
-		req = eo__etcd_req_range("kubectl-etcd", 12, &ro);
+		req = eo_etcd_wire_req_range("kubectl-etcd", 12, &ro);
 		if (!req)
 			return failf(c, EO_PEXIT_FAILED, "out of memory");
 		rc = cluster_call(c, "/v3/kv/range", req, &body, &len, NULL);
 		free(req);
 		if (rc != 0)
 			return rc;
-		if (eo__etcd_parse_range(body, len, &r) != EO_ETCD_OK || r.revision < 1) {
+		if (eo_etcd_wire_parse_range(body, len, &r) != EO_ETCD_OK || r.revision < 1) {
 			eo_etcd_range_clear(&r);
 			free(body);
 			return failf(c, EO_PEXIT_FAILED, "cannot read the current revision");
@@ -635,7 +635,7 @@ static int cmd_compact(struct ctx *c)
 		free(body);
 		body = NULL;
 	}
-	req = eo_plugin_req_compact(rev, true);
+	req = eo_etcd_wire_req_compact(rev, true);
 	if (!req)
 		return failf(c, EO_PEXIT_FAILED, "out of memory");
 	rc = cluster_call(c, "/v3/kv/compaction", req, &body, &len, &via);
@@ -653,7 +653,7 @@ static int cmd_compact(struct ctx *c)
 
 static int get_alarms(struct ctx *c, json_t **alarms)
 {
-	char *body = NULL, *req = eo_plugin_req_alarm("GET", 0, NULL), err[256];
+	char *body = NULL, *req = eo_etcd_wire_req_alarm("GET", NULL), err[256];
 	size_t len = 0;
 	int rc;
 
@@ -712,8 +712,9 @@ static int cmd_alarm(struct ctx *c, bool disarm)
 			char *body = NULL, *req;
 			size_t len = 0;
 
-			req = eo_plugin_req_alarm("DEACTIVATE", eo_plugin_alarm_member(a),
-						  json_string_value(json_object_get(a, "alarm")));
+			req = eo_etcd_wire_req_alarm_name(
+			    "DEACTIVATE", eo_plugin_alarm_member(a),
+			    json_string_value(json_object_get(a, "alarm")));
 			if (!req) {
 				rc = failf(c, EO_PEXIT_FAILED, "out of memory");
 				goto out;
@@ -790,7 +791,7 @@ static int cmd_forfeit(struct ctx *c)
 		rc = failf(c, EO_PEXIT_FAILED, "the leader %s has no running Pod to ask", lname);
 		goto out;
 	}
-	req = eo__etcd_req_move_leader(target);
+	req = eo_etcd_wire_req_move_leader(target);
 	if (!req) {
 		rc = failf(c, EO_PEXIT_FAILED, "out of memory");
 		goto out;
