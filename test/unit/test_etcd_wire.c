@@ -589,7 +589,7 @@ static void test_requests_maintenance(void **state)
 	free(s);
 }
 
-/* The bodies kubectl-etcd sends through the Pod proxy (plugin/run.c, plugin/reach.c). */
+/* The bodies kubectl-etcd sends through the Pod proxy (plugin/cmd_maintenance.c, reach.c). */
 static void test_requests_plugin(void **state)
 {
 	char *s;
