@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +142,104 @@ static int dot_dot(const char *flag)
 	return 2;
 }
 
-static int parse_opts(int argc, char **argv, struct eo__agent_opts *o, const char *usage)
+/* The flags that only set a string, and the path flags that must not contain "..". */
+static const struct {
+	int code;
+	size_t off;
+	const char *no_dot_dot; /* the flag's name when checked, else NULL */
+} str_opts[] = {
+    {O_CACERT, offsetof(struct eo__agent_opts, cacert), NULL},
+    {O_CERT, offsetof(struct eo__agent_opts, cert), NULL},
+    {O_KEY, offsetof(struct eo__agent_opts, key), NULL},
+    {O_NAME, offsetof(struct eo__agent_opts, name), NULL},
+    {O_UID, offsetof(struct eo__agent_opts, uid), NULL},
+    {O_S3_ENDPOINT, offsetof(struct eo__agent_opts, s3_endpoint), NULL},
+    {O_S3_BUCKET, offsetof(struct eo__agent_opts, s3_bucket), NULL},
+    {O_S3_KEY, offsetof(struct eo__agent_opts, s3_key), "--s3-key"},
+    {O_S3_REGION, offsetof(struct eo__agent_opts, s3_region), NULL},
+    {O_S3_CA, offsetof(struct eo__agent_opts, s3_ca), NULL},
+    {O_EXPECTED_CHECKSUM, offsetof(struct eo__agent_opts, expected_checksum), NULL},
+    {O_CRED_DIR, offsetof(struct eo__agent_opts, cred_dir), NULL},
+    {O_PVC_DIR, offsetof(struct eo__agent_opts, pvc_dir), "--pvc-dir"},
+    {O_TERMLOG, offsetof(struct eo__agent_opts, termination_log), NULL},
+    {O_DATA_DIR, offsetof(struct eo__agent_opts, data_dir), NULL},
+    {O_STAGING_DIR, offsetof(struct eo__agent_opts, staging_dir), NULL},
+    {O_FILE, offsetof(struct eo__agent_opts, file), "--file"},
+    {O_INSTALL_SELF, offsetof(struct eo__agent_opts, install_self), NULL},
+    {O_ETCDUTL, offsetof(struct eo__agent_opts, etcdutl), NULL},
+    {O_MEMBER_NAME, offsetof(struct eo__agent_opts, member_name), NULL},
+    {O_INITIAL_CLUSTER, offsetof(struct eo__agent_opts, initial_cluster), NULL},
+    {O_CLUSTER_TOKEN, offsetof(struct eo__agent_opts, cluster_token), NULL},
+    {O_PEER_URL, offsetof(struct eo__agent_opts, peer_url), NULL},
+    {O_MEMBER_ID, offsetof(struct eo__agent_opts, member_id), NULL},
+};
+
+/* A string flag of str_opts: 0 when set, 2 when refused, -1 when c is not one of them. */
+static int set_str_opt(struct eo__agent_opts *o, int c, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(str_opts) / sizeof(str_opts[0]); i++) {
+		if (str_opts[i].code != c)
+			continue;
+		if (str_opts[i].no_dot_dot && eo_path_has_dot_dot(v))
+			return dot_dot(str_opts[i].no_dot_dot);
+		*(const char **)((char *)o + str_opts[i].off) = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* The flags with a number or a count: 0 when set, 2 when refused, -1 when c is none of them. */
+static int set_num_opt(struct eo__agent_opts *o, int c, const char *v)
 {
 	char *end;
-	int c;
+
+	switch (c) {
+	case O_ENDPOINT:
+		if (o->nendpoints == MAX_ENDPOINTS) {
+			fprintf(stderr, "etcd-operator: at most %d --endpoint\n", MAX_ENDPOINTS);
+			return 2;
+		}
+		o->endpoints[o->nendpoints++] = v;
+		return 0;
+	case O_S3_PART_SIZE:
+		errno = 0;
+		o->part_size = strtoull(v, &end, 10);
+		if (errno || *end || o->part_size < EO_S3_MIN_PART ||
+		    o->part_size > EO_S3_MAX_PART) {
+			fprintf(stderr,
+				"etcd-operator: --s3-part-size must be a byte count between "
+				"%llu and %llu\n",
+				(unsigned long long)EO_S3_MIN_PART,
+				(unsigned long long)EO_S3_MAX_PART);
+			return 2;
+		}
+		return 0;
+	case O_S3_PARALLEL:
+		errno = 0;
+		o->parallel = (unsigned)strtoul(v, &end, 10);
+		if (errno || *end || o->parallel < 1 || o->parallel > EO_STORE_MAX_PARALLEL) {
+			fprintf(stderr, "etcd-operator: --s3-parallel must be between 1 and %d\n",
+				EO_STORE_MAX_PARALLEL);
+			return 2;
+		}
+		return 0;
+	case O_STALL:
+		o->stall_s = strtol(v, &end, 10);
+		if (*end || o->stall_s <= 0) {
+			fprintf(stderr, "etcd-operator: --stall-timeout must be seconds > 0\n");
+			return 2;
+		}
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static int parse_opts(int argc, char **argv, struct eo__agent_opts *o, const char *usage)
+{
+	int c, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->etcdutl = "etcdutl";
@@ -152,137 +247,25 @@ static int parse_opts(int argc, char **argv, struct eo__agent_opts *o, const cha
 	opterr = 1;
 	while ((c = getopt_long(argc, argv, "", all_options, NULL)) != -1) {
 		switch (c) {
-		case O_ENDPOINT:
-			if (o->nendpoints == MAX_ENDPOINTS) {
-				fprintf(stderr, "etcd-operator: at most %d --endpoint\n",
-					MAX_ENDPOINTS);
-				return 2;
-			}
-			o->endpoints[o->nendpoints++] = optarg;
-			break;
-		case O_CACERT:
-			o->cacert = optarg;
-			break;
-		case O_CERT:
-			o->cert = optarg;
-			break;
-		case O_KEY:
-			o->key = optarg;
-			break;
-		case O_NAME:
-			o->name = optarg;
-			break;
-		case O_UID:
-			o->uid = optarg;
-			break;
-		case O_S3_ENDPOINT:
-			o->s3_endpoint = optarg;
-			break;
-		case O_S3_BUCKET:
-			o->s3_bucket = optarg;
-			break;
-		case O_S3_KEY:
-			if (eo_path_has_dot_dot(optarg))
-				return dot_dot("--s3-key");
-			o->s3_key = optarg;
-			break;
-		case O_S3_REGION:
-			o->s3_region = optarg;
-			break;
-		case O_S3_CA:
-			o->s3_ca = optarg;
-			break;
 		case O_S3_PATH_STYLE:
 			o->path_style = true;
 			break;
 		case O_S3_INSECURE:
 			o->s3_insecure = true;
 			break;
-		case O_EXPECTED_CHECKSUM:
-			o->expected_checksum = optarg;
-			break;
-		case O_S3_PART_SIZE:
-			errno = 0;
-			o->part_size = strtoull(optarg, &end, 10);
-			if (errno || *end || o->part_size < EO_S3_MIN_PART ||
-			    o->part_size > EO_S3_MAX_PART) {
-				fprintf(
-				    stderr,
-				    "etcd-operator: --s3-part-size must be a byte count between "
-				    "%llu and %llu\n",
-				    (unsigned long long)EO_S3_MIN_PART,
-				    (unsigned long long)EO_S3_MAX_PART);
-				return 2;
-			}
-			break;
-		case O_S3_PARALLEL:
-			errno = 0;
-			o->parallel = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || o->parallel < 1 ||
-			    o->parallel > EO_STORE_MAX_PARALLEL) {
-				fprintf(stderr,
-					"etcd-operator: --s3-parallel must be between 1 and %d\n",
-					EO_STORE_MAX_PARALLEL);
-				return 2;
-			}
-			break;
-		case O_CRED_DIR:
-			o->cred_dir = optarg;
-			break;
-		case O_PVC_DIR:
-			if (eo_path_has_dot_dot(optarg))
-				return dot_dot("--pvc-dir");
-			o->pvc_dir = optarg;
-			break;
-		case O_TERMLOG:
-			o->termination_log = optarg;
-			break;
-		case O_STALL:
-			o->stall_s = strtol(optarg, &end, 10);
-			if (*end || o->stall_s <= 0) {
-				fprintf(stderr,
-					"etcd-operator: --stall-timeout must be seconds > 0\n");
-				return 2;
-			}
-			break;
-		case O_DATA_DIR:
-			o->data_dir = optarg;
-			break;
-		case O_STAGING_DIR:
-			o->staging_dir = optarg;
-			break;
-		case O_FILE:
-			if (eo_path_has_dot_dot(optarg))
-				return dot_dot("--file");
-			o->file = optarg;
-			break;
-		case O_INSTALL_SELF:
-			o->install_self = optarg;
-			break;
-		case O_ETCDUTL:
-			o->etcdutl = optarg;
-			break;
-		case O_MEMBER_NAME:
-			o->member_name = optarg;
-			break;
-		case O_INITIAL_CLUSTER:
-			o->initial_cluster = optarg;
-			break;
-		case O_CLUSTER_TOKEN:
-			o->cluster_token = optarg;
-			break;
-		case O_PEER_URL:
-			o->peer_url = optarg;
-			break;
-		case O_MEMBER_ID:
-			o->member_id = optarg;
-			break;
 		case O_HELP:
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			rc = set_str_opt(o, c, optarg);
+			if (rc < 0)
+				rc = set_num_opt(o, c, optarg);
+			if (rc > 0)
+				return rc;
+			if (rc < 0) {
+				fputs(usage, stderr);
+				return 2;
+			}
 		}
 	}
 	if (optind < argc) {
