@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
+#include "controller/config.h"
 #include "controller/manager.h"
-#include "cli/flags.h"
 #include "core/version.h"
 #include "obs/http.h"
 #include "obs/log.h"

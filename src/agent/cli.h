@@ -5,7 +5,7 @@
  *   etcd-operator restore-agent   ...  stage a snapshot on the data volume
  *   etcd-operator restore-rebuild ...  rebuild the data dir with etcdutl
  *   etcd-operator snapshot-prune  ...  delete what one scheduled snapshot stored
- *                                      (agent/prune.h)
+ *                                      (snapshot/prune.h)
  *   etcd-operator adopt-data      ...  chown an adopted member's data dir
  *                                      (agent/adopt.h)
  *   etcd-operator data-guard      ...  refuse a data dir without its WAL for a

@@ -84,7 +84,7 @@ int64_t eo_defrag_schedule_keep_failed(const json_t *s);
 /*
  * Re-check the CRD rules of an EtcdDefragSchedule: the name length, spec.clusterRef.name and
  * spec.schedule present, history limits >= 0, spec.rule as an EtcdDefrag's, ttl >= 0. The
- * cron expression itself is parsed by plan/cron.h. 0, or -1 with msg.
+ * cron expression itself is parsed by api/cron.h. 0, or -1 with msg.
  */
 int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n);
 

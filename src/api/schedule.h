@@ -3,7 +3,7 @@
  * schedule creates.
  *
  * Functions take the whole object as a jansson tree; returned strings are borrowed from
- * it. The cron syntax itself is checked by plan/cron.h (the CRD only checks its shape).
+ * it. The cron syntax itself is checked by api/cron.h (the CRD only checks its shape).
  */
 #ifndef EO_API_SCHEDULE_H
 #define EO_API_SCHEDULE_H

@@ -18,7 +18,7 @@
 #ifndef EO_CONTROLLER_MANAGER_H
 #define EO_CONTROLLER_MANAGER_H
 
-#include "cli/flags.h"
+#include "controller/config.h"
 #include "obs/metrics.h"
 #include "obs/ready.h"
 

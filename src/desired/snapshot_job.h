@@ -39,13 +39,13 @@
 #include <jansson.h>
 
 #include "desired/desired.h"
+#include "snapshot/contract.h" /* EO_SNAPSHOT_ENV_PASSWORD */
 
 #define EO_SNAPSHOT_CONTAINER	    "snapshot-agent"
 #define EO_PRUNE_CONTAINER	    "snapshot-prune"
 #define EO_SNAPSHOT_CREDENTIALS_DIR "/var/run/etcd-operator/s3-credentials"
 #define EO_SNAPSHOT_ETCD_CA_DIR	    "/var/run/etcd-operator/etcd-ca"
 #define EO_SNAPSHOT_ETCD_CLIENT_DIR "/var/run/etcd-operator/etcd-client"
-#define EO_SNAPSHOT_ENV_PASSWORD    "EO_ETCD_ROOT_PASSWORD"
 
 /*
  * The Job of snapshot (an EtcdSnapshot with metadata name, namespace, uid) for the cluster

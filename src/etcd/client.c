@@ -188,7 +188,7 @@ static eo_etcd_err post_once(eo_etcd_client *c, const char *base, const char *pa
 		*delivered = true;
 		return EO_ETCD_OK;
 	}
-	err = eo__etcd_map_error(status, c->body.data, c->body.len, d);
+	err = eo_etcd_wire_map_error(status, c->body.data, c->body.len, d);
 	d->http_status = status;
 	*delivered = !(err == EO_ETCD_LEARNER || err == EO_ETCD_UNSUPPORTED);
 	return err;
@@ -208,7 +208,7 @@ static eo_etcd_err authenticate_at(eo_etcd_client *c, const char *base, struct e
 		detail_set(d, base, "no credentials configured");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_name_password(c->username, c->password, false);
+	req = eo_etcd_wire_req_name_password(c->username, c->password, false);
 	if (req == NULL) {
 		detail_set(d, base, "cannot encode the credentials (not UTF-8?)");
 		return EO_ETCD_INVALID;
@@ -646,7 +646,7 @@ bool eo_etcd_client_endpoint_is_learner(const eo_etcd_client *c, size_t i)
 static eo_etcd_err take_members(eo_etcd_client *c, struct eo_etcd_members *out)
 {
 	struct eo_etcd_members tmp = {0};
-	eo_etcd_err err = eo__etcd_parse_members(c->body.data, c->body.len, &tmp);
+	eo_etcd_err err = eo_etcd_wire_parse_members(c->body.data, c->body.len, &tmp);
 
 	if (err == EO_ETCD_OK)
 		eo__etcd_learn_roles(c->eps, c->n_eps, &tmp);
@@ -773,7 +773,7 @@ static eo_etcd_err status_at(eo_etcd_client *c, const char *base, struct eo_etcd
 
 	err = post(c, base, "maintenance/status", "{}", d, &delivered);
 	if (err == EO_ETCD_OK)
-		err = eo__etcd_parse_status(c->body.data, c->body.len, out);
+		err = eo_etcd_wire_parse_status(c->body.data, c->body.len, out);
 	if (i < c->n_eps) {
 		if (err == EO_ETCD_OK) {
 			c->eps[i].failed_at_ms = 0;
@@ -819,7 +819,7 @@ eo_etcd_err eo_etcd_move_leader(eo_etcd_client *c, const char *leader_endpoint, 
 			   "invalid endpoint or target id 0");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_move_leader(target_id);
+	req = eo_etcd_wire_req_move_leader(target_id);
 	if (req == NULL) {
 		detail_set(d, leader_endpoint, "out of memory");
 		return EO_ETCD_NOMEM;
@@ -862,7 +862,7 @@ eo_etcd_err eo_etcd_health(eo_etcd_client *c, const char *endpoint, struct eo_et
 			   "{\"key\":\"" HEALTH_KEY_B64 "\",\"serializable\":true}", d, &delivered);
 	}
 	if (err == EO_ETCD_OK) {
-		err = eo__etcd_parse_range(c->body.data, c->body.len, &r);
+		err = eo_etcd_wire_parse_range(c->body.data, c->body.len, &r);
 		eo_etcd_range_clear(&r);
 	} else if (err == EO_ETCD_AUTH && strstr(d->message, "permission denied") != NULL) {
 		err = EO_ETCD_OK; /* it answered; the key is simply not ours to read */
@@ -914,7 +914,8 @@ eo_etcd_err eo_etcd_alarm_list(eo_etcd_client *c, struct eo_etcd_alarms *out,
 		detail_set(d, "", "NULL argument");
 		return EO_ETCD_INVALID;
 	}
-	err = call_owned(c, "maintenance/alarm", eo__etcd_req_alarm("GET", NULL), false, true, d);
+	err =
+	    call_owned(c, "maintenance/alarm", eo_etcd_wire_req_alarm("GET", NULL), false, true, d);
 	if (err == EO_ETCD_OK)
 		err = eo__etcd_parse_alarms(c->body.data, c->body.len, out);
 	return err;
@@ -932,8 +933,8 @@ eo_etcd_err eo_etcd_alarm_disarm(eo_etcd_client *c, const struct eo_etcd_alarm *
 		return EO_ETCD_INVALID;
 	}
 	/* Deactivating an alarm that is gone is a no-op: safe to send twice. */
-	return call_owned(c, "maintenance/alarm", eo__etcd_req_alarm("DEACTIVATE", a), true, true,
-			  d);
+	return call_owned(c, "maintenance/alarm", eo_etcd_wire_req_alarm("DEACTIVATE", a), true,
+			  true, d);
 }
 
 eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
@@ -948,8 +949,8 @@ eo_etcd_err eo_etcd_compact(eo_etcd_client *c, int64_t revision, bool physical,
 		return EO_ETCD_INVALID;
 	}
 	/* Compacting to a revision twice answers COMPACTED: idempotent in effect. */
-	return call_owned(c, "kv/compaction", eo__etcd_req_compact(revision, physical), true, true,
-			  d);
+	return call_owned(c, "kv/compaction", eo_etcd_wire_req_compact(revision, physical), true,
+			  true, d);
 }
 
 eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
@@ -1075,13 +1076,13 @@ eo_etcd_err eo_etcd_range(eo_etcd_client *c, const void *key, size_t key_len,
 		goto out;
 	}
 	err = EO_ETCD_NOMEM;
-	req = eo__etcd_req_range(key, key_len, opts);
+	req = eo_etcd_wire_req_range(key, key_len, opts);
 	if (req == NULL)
 		goto out;
 	/* Learners serve serializable reads only. */
 	err = call(c, "kv/range", req, !serializable, true, d);
 	if (err == EO_ETCD_OK)
-		err = eo__etcd_parse_range(c->body.data, c->body.len, out);
+		err = eo_etcd_wire_parse_range(c->body.data, c->body.len, out);
 out:
 	free(req);
 	return err;
@@ -1214,7 +1215,7 @@ eo_etcd_err eo_etcd_auth_enable_root(eo_etcd_client *c, const char *password,
 		detail_set(d, "", "empty root password");
 		return EO_ETCD_INVALID;
 	}
-	req = eo__etcd_req_name_password("root", password, true);
+	req = eo_etcd_wire_req_name_password("root", password, true);
 	if (req == NULL) {
 		detail_set(d, "", "cannot encode the root password (not UTF-8?)");
 		return EO_ETCD_INVALID;

@@ -2,7 +2,7 @@
  * Internals of the etcd client shared between its files and its unit tests:
  * the pure parts (JSON encoding and decoding, error mapping, endpoint
  * selection). No I/O here. Names use the eo__etcd_ prefix and are not part of
- * the public API.
+ * the public API; what other modules use of the wire format is in etcd/wire.h.
  */
 #ifndef EO_ETCD_INTERNAL_H
 #define EO_ETCD_INTERNAL_H
@@ -10,15 +10,11 @@
 #include <jansson.h>
 
 #include "etcd/client.h"
+#include "etcd/wire.h" /* the gateway format other modules use (eo_etcd_wire_*) */
 
 /* ---- scalar helpers (wire.c) ------------------------------------------ */
 
-/*
- * Reads an unsigned 64-bit value as the gateway encodes it: a JSON string of
- * decimal digits (or, leniently, a non-negative JSON integer). A NULL v
- * (field omitted because it was zero) yields 0. Returns false on anything else.
- */
-bool eo__etcd_json_u64(const json_t *v, uint64_t *out);
+/* The signed twin of eo_etcd_wire_json_u64 (etcd/wire.h). */
 bool eo__etcd_json_i64(const json_t *v, int64_t *out);
 /* Parses exactly [s, s+len) as a decimal uint64 with no sign or spaces. */
 bool eo__etcd_parse_u64(const char *s, size_t len, uint64_t *out);
@@ -36,15 +32,6 @@ void eo__etcd_copy(char *dst, size_t cap, const char *src);
 
 /* ---- error mapping (wire.c) -------------------------------------------- */
 
-/*
- * Maps a non-200 gateway answer (status and body) to an error, filling
- * d->grpc_code and d->message from the body when it is the gateway's error
- * JSON ({"error","code","message"} in 3.4/3.5, {"code","message"} in 3.6).
- * The HTTP status is stored by the caller. d may be NULL.
- */
-eo_etcd_err eo__etcd_map_error(long http_status, const char *body, size_t len,
-			       struct eo_etcd_detail *d);
-
 /* Maps a gRPC code plus message (either may be absent: -1 / NULL). */
 eo_etcd_err eo__etcd_map_grpc(int code, const char *message);
 
@@ -55,12 +42,9 @@ bool eo__etcd_is_learner_refusal(const char *message);
 /* Each parser takes the raw 200 body, fills *out and returns OK or PROTOCOL
  * (or NOMEM). On failure *out is left cleared. */
 
-eo_etcd_err eo__etcd_parse_members(const char *body, size_t len, struct eo_etcd_members *out);
 /* Member add: the new member plus the list. members may be NULL. */
 eo_etcd_err eo__etcd_parse_member_add(const char *body, size_t len, struct eo_etcd_member *added,
 				      struct eo_etcd_members *members);
-eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_status *out);
-eo_etcd_err eo__etcd_parse_range(const char *body, size_t len, struct eo_etcd_range *out);
 /* Alarm list: {"alarms":[{"memberID","alarm"}]}; the alarm as its name or its number. */
 eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_alarms *out);
 /* Put: header.revision. */
@@ -73,23 +57,12 @@ eo_etcd_err eo__etcd_parse_lease_grant(const char *body, size_t len, int64_t *id
 
 char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_learner);
 char *eo__etcd_req_member_id(uint64_t id);
-char *eo__etcd_req_move_leader(uint64_t target_id); /* {"targetID":"<id>"} */
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
-char *eo__etcd_req_alarm(const char *action, const struct eo_etcd_alarm *a);
-char *eo__etcd_req_compact(int64_t revision, bool physical);
 char *eo__etcd_req_lease_grant(int64_t ttl_s); /* {"TTL":"<s>"} */
 char *eo__etcd_req_lease_id(int64_t id);       /* {"ID":"<id>"} */
-char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts);
 
 /* ---- auth (wire.c) -------------------------------------------------------- */
 
-/*
- * {"name":..,"password":..} for Authenticate and UserAdd (with_options adds the
- * "options" object old gateways need on UserAdd). The temporary JSON tree is
- * cleansed; the returned string holds the password: the caller cleanses it
- * (explicit_bzero) before free. NULL on allocation failure or invalid UTF-8.
- */
-char *eo__etcd_req_name_password(const char *name, const char *password, bool with_options);
 /* Authenticate's token into out[cap]; PROTOCOL when absent, empty or too long. */
 eo_etcd_err eo__etcd_parse_token(const char *body, size_t len, char *out, size_t cap);
 /* AuthStatus' "enabled" (absent: false). */

@@ -54,7 +54,7 @@ bool eo__etcd_parse_u64(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
-bool eo__etcd_json_u64(const json_t *v, uint64_t *out)
+bool eo_etcd_wire_json_u64(const json_t *v, uint64_t *out)
 {
 	if (v == NULL) {
 		*out = 0;
@@ -257,8 +257,8 @@ static eo_etcd_err map_http_status(long status)
 	}
 }
 
-eo_etcd_err eo__etcd_map_error(long http_status, const char *body, size_t len,
-			       struct eo_etcd_detail *d)
+eo_etcd_err eo_etcd_wire_map_error(long http_status, const char *body, size_t len,
+				   struct eo_etcd_detail *d)
 {
 	json_t *root = NULL;
 	const json_t *code, *msg;
@@ -363,7 +363,7 @@ static eo_etcd_err parse_member(const json_t *o, struct eo_etcd_member *m)
 
 	if (!json_is_object(o))
 		return EO_ETCD_PROTOCOL;
-	if (!eo__etcd_json_u64(json_object_get(o, "ID"), &m->id) || m->id == 0)
+	if (!eo_etcd_wire_json_u64(json_object_get(o, "ID"), &m->id) || m->id == 0)
 		return EO_ETCD_PROTOCOL;
 	name = json_object_get(o, "name");
 	if (name != NULL && !json_is_string(name))
@@ -392,8 +392,8 @@ static bool parse_header(const json_t *root, uint64_t *cluster_id, uint64_t *mem
 	if (h != NULL) {
 		if (!json_is_object(h))
 			return false;
-		if (!eo__etcd_json_u64(json_object_get(h, "cluster_id"), &c) ||
-		    !eo__etcd_json_u64(json_object_get(h, "member_id"), &m) ||
+		if (!eo_etcd_wire_json_u64(json_object_get(h, "cluster_id"), &c) ||
+		    !eo_etcd_wire_json_u64(json_object_get(h, "member_id"), &m) ||
 		    !eo__etcd_json_i64(json_object_get(h, "revision"), &r))
 			return false;
 	}
@@ -435,7 +435,7 @@ static eo_etcd_err members_from(const json_t *root, struct eo_etcd_members *out)
 	return EO_ETCD_OK;
 }
 
-eo_etcd_err eo__etcd_parse_members(const char *body, size_t len, struct eo_etcd_members *out)
+eo_etcd_err eo_etcd_wire_parse_members(const char *body, size_t len, struct eo_etcd_members *out)
 {
 	json_t *root = load_object(body, len);
 	eo_etcd_err err;
@@ -489,7 +489,7 @@ static bool opt_string(const json_t *root, const char *key, char *dst, size_t ca
 	return true;
 }
 
-eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_status *out)
+eo_etcd_err eo_etcd_wire_parse_status(const char *body, size_t len, struct eo_etcd_status *out)
 {
 	json_t *root = load_object(body, len);
 	eo_etcd_err err = EO_ETCD_PROTOCOL;
@@ -502,11 +502,11 @@ eo_etcd_err eo__etcd_parse_status(const char *body, size_t len, struct eo_etcd_s
 	if (!opt_string(root, "version", out->version, sizeof(out->version)) ||
 	    !opt_string(root, "storageVersion", out->storage_version, sizeof(out->storage_version)))
 		goto out;
-	if (!eo__etcd_json_u64(json_object_get(root, "leader"), &out->leader) ||
-	    !eo__etcd_json_u64(json_object_get(root, "raftIndex"), &out->raft_index) ||
-	    !eo__etcd_json_u64(json_object_get(root, "raftTerm"), &out->raft_term) ||
-	    !eo__etcd_json_u64(json_object_get(root, "raftAppliedIndex"),
-			       &out->raft_applied_index) ||
+	if (!eo_etcd_wire_json_u64(json_object_get(root, "leader"), &out->leader) ||
+	    !eo_etcd_wire_json_u64(json_object_get(root, "raftIndex"), &out->raft_index) ||
+	    !eo_etcd_wire_json_u64(json_object_get(root, "raftTerm"), &out->raft_term) ||
+	    !eo_etcd_wire_json_u64(json_object_get(root, "raftAppliedIndex"),
+				   &out->raft_applied_index) ||
 	    !eo__etcd_json_i64(json_object_get(root, "dbSize"), &out->db_size) ||
 	    !eo__etcd_json_i64(json_object_get(root, "dbSizeInUse"), &out->db_size_in_use) ||
 	    !eo__etcd_json_i64(json_object_get(root, "dbSizeQuota"), &out->db_size_quota) ||
@@ -576,7 +576,7 @@ eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_a
 		struct eo_etcd_alarm al = {0};
 
 		if (!json_is_object(e) ||
-		    !eo__etcd_json_u64(json_object_get(e, "memberID"), &al.member_id) ||
+		    !eo_etcd_wire_json_u64(json_object_get(e, "memberID"), &al.member_id) ||
 		    !alarm_type(json_object_get(e, "alarm"), &al.type))
 			goto out;
 		out->v[out->n++] = al;
@@ -644,7 +644,7 @@ static eo_etcd_err parse_kv(const json_t *o, struct eo_etcd_kv *kv)
 	return EO_ETCD_OK;
 }
 
-eo_etcd_err eo__etcd_parse_range(const char *body, size_t len, struct eo_etcd_range *out)
+eo_etcd_err eo_etcd_wire_parse_range(const char *body, size_t len, struct eo_etcd_range *out)
 {
 	json_t *root = load_object(body, len);
 	const json_t *a, *e;
@@ -771,7 +771,7 @@ char *eo__etcd_req_member_id(uint64_t id)
 	return one_u64("ID", id);
 }
 
-char *eo__etcd_req_move_leader(uint64_t target_id)
+char *eo_etcd_wire_req_move_leader(uint64_t target_id)
 {
 	return one_u64("targetID", target_id);
 }
@@ -789,18 +789,23 @@ char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_
 	return s;
 }
 
-char *eo__etcd_req_alarm(const char *action, const struct eo_etcd_alarm *a)
+char *eo_etcd_wire_req_alarm(const char *action, const struct eo_etcd_alarm *a)
+{
+	if (a == NULL)
+		return dump_steal(json_pack("{s:s}", "action", action));
+	return eo_etcd_wire_req_alarm_name(action, a->member_id, eo_etcd_alarm_name(a->type));
+}
+
+char *eo_etcd_wire_req_alarm_name(const char *action, uint64_t member_id, const char *alarm)
 {
 	char id[24];
 
-	if (a == NULL)
-		return dump_steal(json_pack("{s:s}", "action", action));
-	snprintf(id, sizeof(id), "%" PRIu64, a->member_id);
+	snprintf(id, sizeof(id), "%" PRIu64, member_id);
 	return dump_steal(json_pack("{s:s,s:s,s:s}", "action", action, "memberID", id, "alarm",
-				    eo_etcd_alarm_name(a->type)));
+				    alarm ? alarm : "NONE"));
 }
 
-char *eo__etcd_req_compact(int64_t revision, bool physical)
+char *eo_etcd_wire_req_compact(int64_t revision, bool physical)
 {
 	char rev[24];
 
@@ -818,7 +823,7 @@ char *eo__etcd_req_lease_id(int64_t id)
 	return one_i64("ID", id);
 }
 
-char *eo__etcd_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts)
+char *eo_etcd_wire_req_range(const void *key, size_t key_len, const struct eo_etcd_range_opts *opts)
 {
 	static const struct eo_etcd_range_opts none;
 	json_t *o = NULL;
@@ -883,7 +888,7 @@ static void wipe_decref(json_t *obj)
 	json_decref(obj);
 }
 
-char *eo__etcd_req_name_password(const char *name, const char *password, bool with_options)
+char *eo_etcd_wire_req_name_password(const char *name, const char *password, bool with_options)
 {
 	json_t *o = json_object();
 	char *s = NULL;

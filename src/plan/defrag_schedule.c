@@ -15,7 +15,7 @@
 #include "api/timeutil.h"
 #include "desired/desired.h"
 #include "kube/client.h"
-#include "plan/cron.h"
+#include "api/cron.h"
 
 void eo_dsplan_result_clear(struct eo_dsplan_result *r)
 {

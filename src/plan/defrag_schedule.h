@@ -2,7 +2,7 @@
  * plan/defrag_schedule.h - what an EtcdDefragSchedule does now (pure).
  *
  * An EtcdDefragSchedule (an extension: the seed's upstream announced such a policy kind
- * without a shape) stamps out EtcdDefrag runs of one cluster on a cron schedule (plan/cron.h,
+ * without a shape) stamps out EtcdDefrag runs of one cluster on a cron schedule (api/cron.h,
  * UTC). Each run carries the schedule's spec.rule, so the schedule is also a threshold: a
  * run only defragments the members whose reclaimable space (DbSize - DbSizeInUse) is above
  * the rule's floor and skips the others; "every 10 minutes, when more than 500Mi can be

@@ -17,7 +17,7 @@
 #include "desired/desired.h"
 #include "desired/snapshot_job.h"
 #include "kube/client.h"
-#include "plan/cron.h"
+#include "api/cron.h"
 #include "plan/volref.h"
 
 #define WORDS_MAX 300

@@ -11,7 +11,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "core/json.h"
-#include "etcd/internal.h"
+#include "etcd/wire.h"
 
 __attribute__((format(printf, 3, 4))) static void msgf(char *msg, size_t cap, const char *fmt, ...)
 {
@@ -418,7 +418,7 @@ enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *
 	}
 	{
 		struct eo_etcd_detail d = {0};
-		eo_etcd_err ee = eo__etcd_map_error(f->http_status, f->body, f->len, &d);
+		eo_etcd_err ee = eo_etcd_wire_map_error(f->http_status, f->body, f->len, &d);
 
 		msgf(msg, cap, "member %s: etcd refused %s: %s (%s, HTTP %ld)", member, path,
 		     d.message[0] ? d.message : "(no message)", eo_etcd_strerror(ee),
@@ -476,40 +476,6 @@ char *eo_plugin_id_hex(uint64_t id, char *out, size_t cap)
 	return out;
 }
 
-static char *dump(json_t *j)
-{
-	char *s = j ? eo_json_dumps(j, JSON_COMPACT, NULL) : NULL;
-
-	json_decref(j);
-	return s;
-}
-
-char *eo_plugin_req_alarm(const char *action, uint64_t member_id, const char *alarm)
-{
-	char id[32];
-
-	snprintf(id, sizeof(id), "%" PRIu64, member_id);
-	if (member_id == 0 && !alarm)
-		return dump(json_pack("{s:s}", "action", action));
-	return dump(json_pack("{s:s,s:s,s:s}", "action", action, "memberID", id, "alarm",
-			      alarm ? alarm : "NONE"));
-}
-
-char *eo_plugin_req_authenticate(const char *name, const char *password)
-{
-	json_t *o = json_object();
-	char *s = NULL;
-
-	if (o && name && password && json_object_set_new(o, "name", json_string(name)) == 0 &&
-	    json_object_set_new(o, "password", json_string(password)) == 0)
-		s = eo_json_dumps(o, JSON_COMPACT, NULL);
-	if (o && json_is_string(json_object_get(o, "password")))
-		explicit_bzero((char *)json_string_value(json_object_get(o, "password")),
-			       json_string_length(json_object_get(o, "password")));
-	json_decref(o);
-	return s;
-}
-
 char *eo_plugin_parse_token(const char *body, size_t len, size_t max)
 {
 	json_t *root = json_loadb(body ? body : "", len, 0, NULL),
@@ -524,14 +490,6 @@ char *eo_plugin_parse_token(const char *body, size_t len, size_t max)
 		explicit_bzero((char *)json_string_value(t), json_string_length(t));
 	json_decref(root);
 	return out;
-}
-
-char *eo_plugin_req_compact(int64_t revision, bool physical)
-{
-	char rev[32];
-
-	snprintf(rev, sizeof(rev), "%" PRId64, revision);
-	return dump(json_pack("{s:s,s:b}", "revision", rev, "physical", physical));
 }
 
 int eo_plugin_parse_alarms(const char *body, size_t len, json_t **out, char *err, size_t cap)
@@ -553,7 +511,8 @@ int eo_plugin_parse_alarms(const char *body, size_t len, json_t **out, char *err
 		uint64_t id = 0;
 		const json_t *type = json_object_get(a, "alarm");
 
-		if (!json_is_object(a) || !eo__etcd_json_u64(json_object_get(a, "memberID"), &id)) {
+		if (!json_is_object(a) ||
+		    !eo_etcd_wire_json_u64(json_object_get(a, "memberID"), &id)) {
 			msgf(err, cap, "alarm entry %zu has no valid memberID", i);
 			goto bad;
 		}

@@ -1,6 +1,8 @@
 /*
- * plugin/decide.h - kubectl-etcd's decisions and the parts of etcd's JSON gateway the etcd
- * client (src/etcd) does not speak (alarms, leadership transfer, compaction). Pure: no I/O.
+ * plugin/decide.h - kubectl-etcd's decisions, and the two gateway answers it reads its own way
+ * (an authenticate token, refused with an embedded NUL; an alarm list, with any alarm name
+ * kept). Its request bodies come from the etcd client's wire format (etcd/wire.h). Pure: no
+ * I/O.
  *
  * The commands read the EtcdCluster, its EtcdMembers and their Pods through the apiserver,
  * turn them into targets (one per member, with what its Pod says), and reach a member's etcd
@@ -143,16 +145,10 @@ enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *
 int eo_plugin_member_host(const json_t *pod, const char *member, const char *cluster,
 			  const char *ns, char *out, size_t cap);
 
-/* ---- the gateway routes the etcd client does not have ---------------------------------- */
+/* ---- member IDs, and the gateway answers read the plugin's way -------------------------- */
 
 /* Member IDs as etcdctl prints them: lower-case hex without padding. Returns out. */
 char *eo_plugin_id_hex(uint64_t id, char *out, size_t cap);
-
-/* Request bodies (malloc'd compact JSON; NULL when out of memory). */
-char *eo_plugin_req_alarm(const char *action, uint64_t member_id, const char *alarm);
-char *eo_plugin_req_compact(int64_t revision, bool physical);
-/* {"name":..,"password":..}; the caller cleanses it before free (it holds the password). */
-char *eo_plugin_req_authenticate(const char *name, const char *password);
 
 /* The token of an authenticate answer (malloc'd; NULL when absent, over max or not a header
  * value). The parsed copy is cleansed. */

@@ -14,7 +14,7 @@
 #include "api/names.h"
 #include "core/json.h"
 #include "core/strbuf.h"
-#include "etcd/internal.h"
+#include "etcd/wire.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/raw.h"
@@ -362,7 +362,7 @@ static void read_etcd(struct mctx *c, json_int_t replicas)
 		snprintf(pod, sizeof(pod), "%s-%lld", c->a->name, (long long)i);
 		if (!listed && etcd_call(c, pod, "/v3/cluster/member/list",
 					 "{\"linearizable\":true}", &body, &len) == 0) {
-			if (eo__etcd_parse_members(body, len, &c->etcd) == EO_ETCD_OK)
+			if (eo_etcd_wire_parse_members(body, len, &c->etcd) == EO_ETCD_OK)
 				listed = true;
 			else
 				snprintf(c->etcd_err, sizeof(c->etcd_err),
@@ -374,7 +374,7 @@ static void read_etcd(struct mctx *c, json_int_t replicas)
 		body = NULL;
 		memset(&st, 0, sizeof(st));
 		if (etcd_call(c, pod, "/v3/maintenance/status", "{}", &body, &len) == 0 &&
-		    eo__etcd_parse_status(body, len, &st) == EO_ETCD_OK) {
+		    eo_etcd_wire_parse_status(body, len, &st) == EO_ETCD_OK) {
 			c->status_ok[i] = true;
 			c->n_alarms[i] = st.n_errors;
 		}

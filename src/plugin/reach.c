@@ -14,6 +14,7 @@
 #include "api/names.h"
 #include "core/base64.h"
 #include "core/strbuf.h"
+#include "etcd/wire.h"
 #include "kube/portforward.h"
 #include "plugin/decide.h"
 
@@ -370,7 +371,7 @@ eo_kube_err eo_plugin_reach_login(struct eo_plugin_reach *r, const char *member,
 	memset(ans, 0, sizeof(*ans));
 	if (!r->password)
 		return EO_KUBE_OK;
-	req = eo_plugin_req_authenticate("root", r->password);
+	req = eo_etcd_wire_req_name_password("root", r->password, false);
 	if (!req)
 		return ans->e = eo_kube_fail(&ans->ke, EO_KUBE_ENOMEM, "authenticate request");
 	e = eo_plugin_reach_post(r, member, host, "/v3/auth/authenticate", req, timeout_ms, 0,

@@ -1,6 +1,6 @@
 /*
  * plugin/report.h - `kubectl etcd report`: what a bug report about one cluster needs, in one
- * tar.gz (docs/kubectl-etcd.md). The collection is in plugin/run.c; this module holds the
+ * tar.gz (docs/kubectl-etcd.md). The collection is in plugin/cmd_report.c; this module holds the
  * pure parts (which events and operator log lines belong to the cluster, the summary, what is
  * left out of Pods) and the small archive writer (ustar entries through zlib).
  *

@@ -140,7 +140,7 @@ static void scalars(uint8_t sel, const char *s, size_t n)
 
 	/* Error mapping of a non-200 reply; whatever was in the detail before must not leak out. */
 	memset(&d, 0xa5, sizeof(d));
-	e = eo__etcd_map_error(sel % 2 ? 400 + sel : 500 + sel, s, n, &d);
+	e = eo_etcd_wire_map_error(sel % 2 ? 400 + sel : 500 + sel, s, n, &d);
 	FUZZ_CHECK(e != EO_ETCD_OK, "an error reply mapped to OK");
 	FUZZ_CHECK(memchr(d.message, '\0', sizeof(d.message)) != NULL, "message not terminated");
 	FUZZ_CHECK(d.grpc_code >= -1 && d.grpc_code <= 64, "grpc code %d", d.grpc_code);
@@ -170,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = (const char *)data + 1;
 	size--;
 
-	if (eo__etcd_parse_members(body, size, &ms) == EO_ETCD_OK) {
+	if (eo_etcd_wire_parse_members(body, size, &ms) == EO_ETCD_OK) {
 		check_members(&ms);
 		eo_etcd_members_clear(&ms);
 	} else {
@@ -190,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_cleared(&ms2, sizeof(ms2), "member list of an add");
 	}
 
-	if (eo__etcd_parse_status(body, size, &st) == EO_ETCD_OK) {
+	if (eo_etcd_wire_parse_status(body, size, &st) == EO_ETCD_OK) {
 		FUZZ_CHECK(memchr(st.version, '\0', sizeof(st.version)) != NULL, "version");
 		FUZZ_CHECK(st.n_errors == 0 || st.errors != NULL, "errors missing");
 		for (size_t i = 0; i < st.n_errors; i++)
@@ -200,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_cleared(&st, sizeof(st), "status");
 	}
 
-	if (eo__etcd_parse_range(body, size, &rg) == EO_ETCD_OK) {
+	if (eo_etcd_wire_parse_range(body, size, &rg) == EO_ETCD_OK) {
 		FUZZ_CHECK(rg.n == 0 || rg.kvs != NULL, "kvs missing");
 		for (size_t i = 0; i < rg.n; i++) {
 			FUZZ_CHECK(rg.kvs[i].key != NULL &&

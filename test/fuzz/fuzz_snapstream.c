@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the snapshot stream decoder of the agent (src/agent/etcdsnap.c), which reads
+ * Fuzz target: the snapshot stream decoder of the agent (src/snapshot/etcdsnap.c), which reads
  * what an etcd member sends: gRPC frames of protobuf SnapshotResponse messages (and, for the
  * gateway form, JSON lines).
  *
@@ -11,7 +11,7 @@
  * finishes cleanly delivered exactly that budget; a failed feed stays failed; one
  * SnapshotResponse decoded alone gives a blob inside its input.
  */
-#include "agent/etcdsnap.h"
+#include "snapshot/etcdsnap.h"
 
 #include "fuzz.h"
 

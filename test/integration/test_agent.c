@@ -40,8 +40,8 @@
 #include <jansson.h>
 
 #include "agent/cli.h"
-#include "agent/integrity.h"
-#include "agent/s3.h"
+#include "snapshot/integrity.h"
+#include "snapshot/s3.h"
 #include "api/restorefail.h"
 #include "etcd/client.h"
 

@@ -30,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/etcdsnap.h"
-#include "agent/integrity.h"
+#include "snapshot/etcdsnap.h"
+#include "snapshot/integrity.h"
 #include "core/strbuf.h"
-#include "etcd/internal.h"
+#include "etcd/wire.h"
 #include "kube/config.h"
 #include "kube/portforward.h"
 #include "plugin/reach.h"
@@ -410,7 +410,7 @@ static void test_mtls_through_the_tunnel(void **state)
 	if (e != EO_KUBE_OK)
 		fail_msg("status through the tunnel: %s (%s; far side: %s)", eo_kube_strerror(e),
 			 ans.ke.message, ans.farside);
-	assert_int_equal(eo__etcd_parse_status(b.p, b.len, &st), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_status(b.p, b.len, &st), EO_ETCD_OK);
 	assert_string_equal(st.version, need_env("EO_ITEST_VERSION"));
 	eo_etcd_status_clear(&st);
 	assert_true(br.tunnels >= 1);

@@ -23,13 +23,13 @@
 #include <openssl/evp.h>
 
 #include "agent/dataguard.h"
-#include "agent/etcdsnap.h"
-#include "agent/filestore.h"
-#include "agent/guard.h"
-#include "agent/integrity.h"
-#include "agent/s3.h"
+#include "snapshot/etcdsnap.h"
+#include "snapshot/filestore.h"
+#include "snapshot/guard.h"
+#include "snapshot/integrity.h"
+#include "snapshot/s3.h"
 #include "support/fake_apiserver.h"
-#include "agent/trust.h"
+#include "snapshot/trust.h"
 #include "support/testutil.h"
 
 /* A fake snapshot: `pages` 4 KiB pages of pseudo-random bytes plus the trailer. */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for agent/prune.c, the PVC half of `etcd-operator snapshot-prune`: one table
+ * Unit tests for snapshot/prune.c, the PVC half of `etcd-operator snapshot-prune`: one table
  * row per state of <dir>/<name>.db and its .uid stamp, in a temporary directory.
  */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
-#include "agent/prune.h"
+#include "snapshot/prune.h"
 
 struct row {
 	const char *what;

@@ -49,16 +49,16 @@ static void test_json_numbers(void **state)
 	int64_t x;
 
 	(void)state;
-	assert_true(eo__etcd_json_u64(NULL, &u) && u == 0);
-	assert_true(eo__etcd_json_u64(s, &u) && u == 42);
-	assert_true(eo__etcd_json_u64(i, &u) && u == 42);
-	assert_false(eo__etcd_json_u64(neg, &u));
-	assert_false(eo__etcd_json_u64(t, &u));
+	assert_true(eo_etcd_wire_json_u64(NULL, &u) && u == 0);
+	assert_true(eo_etcd_wire_json_u64(s, &u) && u == 42);
+	assert_true(eo_etcd_wire_json_u64(i, &u) && u == 42);
+	assert_false(eo_etcd_wire_json_u64(neg, &u));
+	assert_false(eo_etcd_wire_json_u64(t, &u));
 	assert_true(eo__etcd_json_i64(NULL, &x) && x == 0);
 	assert_true(eo__etcd_json_i64(ns, &x) && x == -5);
 	assert_true(eo__etcd_json_i64(neg, &x) && x == -1);
 	assert_false(eo__etcd_json_i64(big, &x));
-	assert_true(eo__etcd_json_u64(big, &u) && u == 9223372036854775808ull);
+	assert_true(eo_etcd_wire_json_u64(big, &u) && u == 9223372036854775808ull);
 	json_decref(s);
 	json_decref(i);
 	json_decref(neg);
@@ -105,7 +105,7 @@ static void test_members(void **state)
 	const struct eo_etcd_member *m;
 
 	(void)state;
-	assert_int_equal(eo__etcd_parse_members(S(members_34), &ms), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_members(S(members_34), &ms), EO_ETCD_OK);
 	assert_true(ms.cluster_id == 324952591200643719ull);
 	assert_true(ms.responder_id == 3319814642761637952ull);
 	assert_int_equal(ms.n, 2);
@@ -134,11 +134,12 @@ static void test_members_edge(void **state)
 
 	(void)state;
 	/* No members key and no header: an empty list, not an error. */
-	assert_int_equal(eo__etcd_parse_members(S("{}"), &ms), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_members(S("{}"), &ms), EO_ETCD_OK);
 	assert_int_equal(ms.n, 0);
 	eo_etcd_members_clear(&ms);
 	/* Numeric ids are accepted too (the gateway accepts both on input). */
-	assert_int_equal(eo__etcd_parse_members(S("{\"members\":[{\"ID\":5}]}"), &ms), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_members(S("{\"members\":[{\"ID\":5}]}"), &ms),
+			 EO_ETCD_OK);
 	assert_true(ms.v[0].id == 5);
 	eo_etcd_members_clear(&ms);
 
@@ -157,7 +158,7 @@ static void test_members_edge(void **state)
 	    "{\"members\":[],\"members\":[]}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(eo__etcd_parse_members(bad[i], strlen(bad[i]), &ms),
+		assert_int_equal(eo_etcd_wire_parse_members(bad[i], strlen(bad[i]), &ms),
 				 EO_ETCD_PROTOCOL);
 		assert_int_equal(ms.n, 0);
 		assert_null(ms.v);
@@ -206,7 +207,7 @@ static void test_status_36_learner(void **state)
 	struct eo_etcd_status st = {0};
 
 	(void)state;
-	assert_int_equal(eo__etcd_parse_status(S(body), &st), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_status(S(body), &st), EO_ETCD_OK);
 	assert_string_equal(st.version, "3.6.16");
 	assert_string_equal(st.storage_version, "3.5.0");
 	assert_true(st.member_id == 8842863931905285765ull);
@@ -230,7 +231,7 @@ static void test_status_34_minimal(void **state)
 	struct eo_etcd_status st = {0};
 
 	(void)state;
-	assert_int_equal(eo__etcd_parse_status(S(body), &st), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_status(S(body), &st), EO_ETCD_OK);
 	assert_string_equal(st.version, "3.4.23");
 	assert_string_equal(st.storage_version, "");
 	assert_true(st.leader == 0 && st.raft_term == 0 && st.db_size_quota == 0);
@@ -240,11 +241,13 @@ static void test_status_34_minimal(void **state)
 	assert_string_equal(st.errors[0], "memberID:9 alarm:NOSPACE ");
 	eo_etcd_status_clear(&st);
 
-	assert_int_equal(eo__etcd_parse_status(S("{}"), &st), EO_ETCD_PROTOCOL);
-	assert_int_equal(eo__etcd_parse_status(S("{\"version\":\"3.5.0\",\"dbSize\":true}"), &st),
-			 EO_ETCD_PROTOCOL);
-	assert_int_equal(eo__etcd_parse_status(S("{\"version\":\"3.5.0\",\"errors\":[1]}"), &st),
-			 EO_ETCD_PROTOCOL);
+	assert_int_equal(eo_etcd_wire_parse_status(S("{}"), &st), EO_ETCD_PROTOCOL);
+	assert_int_equal(
+	    eo_etcd_wire_parse_status(S("{\"version\":\"3.5.0\",\"dbSize\":true}"), &st),
+	    EO_ETCD_PROTOCOL);
+	assert_int_equal(
+	    eo_etcd_wire_parse_status(S("{\"version\":\"3.5.0\",\"errors\":[1]}"), &st),
+	    EO_ETCD_PROTOCOL);
 	assert_null(st.errors);
 }
 
@@ -260,7 +263,7 @@ static void test_range(void **state)
 	struct eo_etcd_range r = {0};
 
 	(void)state;
-	assert_int_equal(eo__etcd_parse_range(S(body), &r), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_range(S(body), &r), EO_ETCD_OK);
 	assert_true(r.revision == 5);
 	assert_true(r.more);
 	assert_true(r.count == 3);
@@ -278,18 +281,18 @@ static void test_range(void **state)
 	eo_etcd_range_clear(&r);
 
 	/* No kvs, no count: nothing found. */
-	assert_int_equal(eo__etcd_parse_range(S("{\"header\":{\"revision\":\"1\"}}"), &r),
+	assert_int_equal(eo_etcd_wire_parse_range(S("{\"header\":{\"revision\":\"1\"}}"), &r),
 			 EO_ETCD_OK);
 	assert_int_equal(r.n, 0);
 	assert_true(r.count == 0 && !r.more);
 	eo_etcd_range_clear(&r);
 
-	assert_int_equal(eo__etcd_parse_range(S("{\"kvs\":[{\"key\":\"!!\"}]}"), &r),
+	assert_int_equal(eo_etcd_wire_parse_range(S("{\"kvs\":[{\"key\":\"!!\"}]}"), &r),
 			 EO_ETCD_PROTOCOL);
-	assert_int_equal(eo__etcd_parse_range(S("{\"kvs\":[{\"key\":\"YQ==\"},3]}"), &r),
+	assert_int_equal(eo_etcd_wire_parse_range(S("{\"kvs\":[{\"key\":\"YQ==\"},3]}"), &r),
 			 EO_ETCD_PROTOCOL);
 	assert_int_equal(r.n, 0);
-	assert_int_equal(eo__etcd_parse_range(S("{\"kvs\":{}}"), &r), EO_ETCD_PROTOCOL);
+	assert_int_equal(eo_etcd_wire_parse_range(S("{\"kvs\":{}}"), &r), EO_ETCD_PROTOCOL);
 }
 
 static void test_put(void **state)
@@ -353,16 +356,16 @@ static void test_requests(void **state)
 	s = eo__etcd_req_put("a", 1, "\0\xff", 2);
 	tu_assert_json_text_equal(s, "{\"key\":\"YQ==\",\"value\":\"AP8=\"}");
 	free(s);
-	s = eo__etcd_req_range("abc", 3, NULL);
+	s = eo_etcd_wire_req_range("abc", 3, NULL);
 	tu_assert_json_text_equal(s, "{\"key\":\"YWJj\"}");
 	free(s);
-	s = eo__etcd_req_range("abc", 3, &o);
+	s = eo_etcd_wire_req_range("abc", 3, &o);
 	tu_assert_json_text_equal(s, "{\"key\":\"YWJj\",\"range_end\":\"YWJk\",\"limit\":\"10\","
 				     "\"serializable\":true}");
 	free(s);
 	o = (struct eo_etcd_range_opts){
 	    .range_end = "b", .range_end_len = 1, .keys_only = true, .count_only = true};
-	s = eo__etcd_req_range("a", 1, &o);
+	s = eo_etcd_wire_req_range("a", 1, &o);
 	tu_assert_json_text_equal(s, "{\"key\":\"YQ==\",\"range_end\":\"Yg==\",\"keys_only\":true,"
 				     "\"count_only\":true}");
 	free(s);
@@ -462,7 +465,7 @@ static void test_error_mapping(void **state)
 
 		/* Junk from an earlier attempt must not survive into the detail. */
 		memset(&d, 'j', sizeof(d));
-		got = eo__etcd_map_error(c->http, c->body, c->body ? strlen(c->body) : 0, &d);
+		got = eo_etcd_wire_map_error(c->http, c->body, c->body ? strlen(c->body) : 0, &d);
 		if (got != c->want)
 			fail_msg("case %zu: got %s, want %s", i, eo_etcd_strerror(got),
 				 eo_etcd_strerror(c->want));
@@ -471,7 +474,7 @@ static void test_error_mapping(void **state)
 			assert_string_equal(d.message, c->msg);
 	}
 	/* A NULL detail is fine. */
-	assert_int_equal(eo__etcd_map_error(404, S("{\"code\":5}"), NULL), EO_ETCD_UNSUPPORTED);
+	assert_int_equal(eo_etcd_wire_map_error(404, S("{\"code\":5}"), NULL), EO_ETCD_UNSUPPORTED);
 }
 
 static void test_error_message_truncated(void **state)
@@ -484,7 +487,7 @@ static void test_error_message_truncated(void **state)
 	n = snprintf(body, sizeof(body), "{\"code\":13,\"message\":\"");
 	memset(body + n, 'x', 1000);
 	snprintf(body + n + 1000, sizeof(body) - (size_t)n - 1000, "\"}");
-	assert_int_equal(eo__etcd_map_error(500, body, strlen(body), &d), EO_ETCD_INTERNAL);
+	assert_int_equal(eo_etcd_wire_map_error(500, body, strlen(body), &d), EO_ETCD_INTERNAL);
 	assert_int_equal(strlen(d.message), EO_ETCD_MSG_MAX - 1);
 }
 
@@ -519,7 +522,7 @@ static void test_requests_out_of_memory(void **state)
 		s[0] = eo__etcd_req_member_add(peers, 2, true);
 		s[1] = eo__etcd_req_member_id(42);
 		s[2] = eo__etcd_req_put("k", 1, "v", 1);
-		s[3] = eo__etcd_req_range("abc", 3, &o);
+		s[3] = eo_etcd_wire_req_range("abc", 3, &o);
 		tu_json_alloc_fail_at(0);
 		done = 0;
 		for (int i = 0; i < 4; i++) {
@@ -574,15 +577,36 @@ static void test_requests_maintenance(void **state)
 	char *s;
 
 	(void)state;
-	s = eo__etcd_req_alarm("GET", NULL);
+	s = eo_etcd_wire_req_alarm("GET", NULL);
 	tu_assert_json_text_equal(s, "{\"action\":\"GET\"}");
 	free(s);
-	s = eo__etcd_req_alarm("DEACTIVATE", &al);
+	s = eo_etcd_wire_req_alarm("DEACTIVATE", &al);
 	tu_assert_json_text_equal(
 	    s, "{\"action\":\"DEACTIVATE\",\"memberID\":\"42\",\"alarm\":\"NOSPACE\"}");
 	free(s);
-	s = eo__etcd_req_compact(1234, true);
+	s = eo_etcd_wire_req_compact(1234, true);
 	tu_assert_json_text_equal(s, "{\"revision\":\"1234\",\"physical\":true}");
+	free(s);
+}
+
+/* The bodies kubectl-etcd sends through the Pod proxy (plugin/cmd_maintenance.c, reach.c). */
+static void test_requests_plugin(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = eo_etcd_wire_req_alarm("GET", NULL);
+	assert_string_equal(s, "{\"action\":\"GET\"}");
+	free(s);
+	s = eo_etcd_wire_req_alarm_name("DEACTIVATE", 18446744073709551615ull, "NOSPACE");
+	assert_string_equal(s, "{\"action\":\"DEACTIVATE\",\"memberID\":\"18446744073709551615\","
+			       "\"alarm\":\"NOSPACE\"}");
+	free(s);
+	s = eo_etcd_wire_req_compact(9, true);
+	assert_string_equal(s, "{\"revision\":\"9\",\"physical\":true}");
+	free(s);
+	s = eo_etcd_wire_req_name_password("root", "p\"w", false);
+	assert_string_equal(s, "{\"name\":\"root\",\"password\":\"p\\\"w\"}");
 	free(s);
 }
 
@@ -606,6 +630,7 @@ int main(void)
 	    cmocka_unit_test(test_strerror),
 	    cmocka_unit_test(test_parse_alarms),
 	    cmocka_unit_test(test_requests_maintenance),
+	    cmocka_unit_test(test_requests_plugin),
 	};
 
 	return cmocka_run_group_tests_name("etcd_wire", tests, NULL, NULL);

@@ -19,7 +19,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "desired/desired.h"
-#include "etcd/internal.h"
+#include "etcd/wire.h"
 #include "plugin/migrate.h"
 
 #define DIR "test/unit/test_migrate_recorded/"
@@ -63,7 +63,7 @@ static void rec_init(struct rec *r)
 	members = load("members.json");
 	text = json_dumps(members, JSON_COMPACT);
 	assert_non_null(text);
-	assert_int_equal(eo__etcd_parse_members(text, strlen(text), &r->etcd), EO_ETCD_OK);
+	assert_int_equal(eo_etcd_wire_parse_members(text, strlen(text), &r->etcd), EO_ETCD_OK);
 	assert_int_equal(r->etcd.n, 3);
 	r->n_etcd = r->etcd.n;
 	free(text);

@@ -1,6 +1,7 @@
 /*
- * Unit tests for cli/flags: defaults, flag syntax (Go flag package forms), booleans,
- * environment fallbacks, validation errors, and cluster-domain discovery from resolv.conf.
+ * Unit tests for controller/config (the operator's flags): defaults, flag syntax (Go flag
+ * package forms), booleans, environment fallbacks, validation errors, and cluster-domain
+ * discovery from resolv.conf.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/flags.h"
+#include "controller/config.h"
 #include "support/testutil.h"
 
 #define MAX_ARGS 16

@@ -1,5 +1,5 @@
 /* What the agents trust (trust.h). */
-#include "agent/trust.h"
+#include "snapshot/trust.h"
 
 #include <stdio.h>
 #include <string.h>

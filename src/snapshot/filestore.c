@@ -1,5 +1,5 @@
 /* Snapshot files on a volume (filestore.h). */
-#include "agent/filestore.h"
+#include "snapshot/filestore.h"
 
 #include <errno.h>
 #include <stdarg.h>

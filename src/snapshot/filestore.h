@@ -13,14 +13,14 @@
  * The stamp lands before the data, so a visible snapshot is always stamped
  * and a retry after a crash recognises its own work.
  */
-#ifndef EO_AGENT_FILESTORE_H
-#define EO_AGENT_FILESTORE_H
+#ifndef EO_SNAPSHOT_FILESTORE_H
+#define EO_SNAPSHOT_FILESTORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/guard.h"
+#include "snapshot/guard.h"
 
 #define EO_FILESTORE_UID_SUFFIX ".uid"
 

@@ -1,5 +1,5 @@
 /* Reading a snapshot from one etcd member over gRPC (etcdsnap.h). */
-#include "agent/etcdsnap.h"
+#include "snapshot/etcdsnap.h"
 
 #include <stdio.h>
 #include <stdlib.h>

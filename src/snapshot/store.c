@@ -1,5 +1,5 @@
 /* Where a snapshot goes (store.h). */
-#include "agent/store.h"
+#include "snapshot/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

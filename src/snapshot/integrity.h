@@ -18,8 +18,8 @@
  * Nothing here does I/O except eo_snapcheck_file, which reads a file in
  * bounded chunks.
  */
-#ifndef EO_AGENT_INTEGRITY_H
-#define EO_AGENT_INTEGRITY_H
+#ifndef EO_SNAPSHOT_INTEGRITY_H
+#define EO_SNAPSHOT_INTEGRITY_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* The overwrite guard (guard.h). */
-#include "agent/guard.h"
+#include "snapshot/guard.h"
 
 #include <stdio.h>
 #include <string.h>

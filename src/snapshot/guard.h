@@ -17,8 +17,8 @@
  * An empty UID of our own is refused too: without it a retry could not be
  * told from a foreign object.
  */
-#ifndef EO_AGENT_GUARD_H
-#define EO_AGENT_GUARD_H
+#ifndef EO_SNAPSHOT_GUARD_H
+#define EO_SNAPSHOT_GUARD_H
 
 #include <stddef.h>
 

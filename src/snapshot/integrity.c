@@ -1,5 +1,5 @@
 /* The integrity trailer of an etcd snapshot (integrity.h). */
-#include "agent/integrity.h"
+#include "snapshot/integrity.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /*
- * plan/cron.c - 5-field cron schedules in UTC. See cron.h.
+ * api/cron.c - 5-field cron schedules in UTC. See cron.h.
  */
-#include "plan/cron.h"
+#include "api/cron.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* A small S3 client signed by libcurl's AWS SigV4 (s3.h). */
-#include "agent/s3.h"
+#include "snapshot/s3.h"
 
 #include <ctype.h>
 #include <errno.h>

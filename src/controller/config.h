@@ -1,5 +1,5 @@
 /*
- * cli/flags.h - the operator's configuration from command-line flags and environment.
+ * controller/config.h - the operator's configuration from command-line flags and environment.
  *
  * eo_flags_parse() is pure apart from reading the resolv.conf file named in its environment
  * (for --cluster-domain discovery): environment variables come through a callback, so tests
@@ -14,8 +14,8 @@
  *
  * struct eo_config holds fixed-size buffers only; it owns no heap memory and needs no cleanup.
  */
-#ifndef EO_CLI_FLAGS_H
-#define EO_CLI_FLAGS_H
+#ifndef EO_CONTROLLER_CONFIG_H
+#define EO_CONTROLLER_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,4 +108,4 @@ void eo_flags_usage(FILE *f, const char *prog);
  */
 int eo_cluster_domain_discover(const char *resolv_conf_path, char *out, size_t cap);
 
-#endif /* EO_CLI_FLAGS_H */
+#endif /* EO_CONTROLLER_CONFIG_H */

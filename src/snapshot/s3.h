@@ -28,14 +28,14 @@
  * Not thread-safe: one client per thread (eo_s3_clone makes another).
  * curl_global_init must have been called.
  */
-#ifndef EO_AGENT_S3_H
-#define EO_AGENT_S3_H
+#ifndef EO_SNAPSHOT_S3_H
+#define EO_SNAPSHOT_S3_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/etcdsnap.h"
+#include "snapshot/etcdsnap.h"
 
 #define EO_S3_MIN_PART	(5ull * 1024 * 1024)	    /* S3's minimum for all parts but the last */
 #define EO_S3_MAX_PART	(5ull * 1024 * 1024 * 1024) /* and its maximum */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for plan/cron.c: parsing (valid and invalid syntax, one table row each), next
+ * Unit tests for api/cron.c: parsing (valid and invalid syntax, one table row each), next
  * and previous run (month ends, leap years, step values, ranges, lists, names, the
  * day-of-month / day-of-week OR rule, macros), all in UTC.
  */
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "api/timeutil.h"
-#include "plan/cron.h"
+#include "api/cron.h"
 
 static time_t at(const char *s)
 {

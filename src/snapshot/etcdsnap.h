@@ -28,14 +28,14 @@
  * bytes matches what the first message announced (its blob plus its
  * remaining_bytes, plus the 32-byte trailer), and the trailer verifies.
  */
-#ifndef EO_AGENT_ETCDSNAP_H
-#define EO_AGENT_ETCDSNAP_H
+#ifndef EO_SNAPSHOT_ETCDSNAP_H
+#define EO_SNAPSHOT_ETCDSNAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/integrity.h"
+#include "snapshot/integrity.h"
 
 /* A message line is ~44 KB (base64 of 32 KiB); anything past this is refused. */
 #define EO_SNAPSTREAM_LINE_MAX (256 * 1024)

@@ -1,5 +1,5 @@
 /*
- * plan/cron.h - standard 5-field cron schedules (pure), evaluated in UTC.
+ * api/cron.h - standard 5-field cron schedules (pure), evaluated in UTC.
  *
  *   minute hour day-of-month month day-of-week
  *
@@ -15,8 +15,8 @@
  * Not supported, refused with a message: @every, @reboot, seconds or year fields, "?",
  * "L", "W", "#", and CRON_TZ=/TZ= prefixes (schedules are evaluated in UTC).
  */
-#ifndef EO_PLAN_CRON_H
-#define EO_PLAN_CRON_H
+#ifndef EO_API_CRON_H
+#define EO_API_CRON_H
 
 #include <stdbool.h>
 #include <stddef.h>

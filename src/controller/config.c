@@ -1,7 +1,7 @@
 /*
- * cli/flags.c - command-line and environment configuration.
+ * controller/config.c - command-line and environment configuration.
  */
-#include "cli/flags.h"
+#include "controller/config.h"
 
 #include <ctype.h>
 #include <getopt.h>

@@ -19,8 +19,8 @@
  * (CompleteMultipartUpload, PutObject, rename), and the caller commits only
  * after the integrity hash verified.
  */
-#ifndef EO_AGENT_STORE_H
-#define EO_AGENT_STORE_H
+#ifndef EO_SNAPSHOT_STORE_H
+#define EO_SNAPSHOT_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,8 +28,8 @@
 
 #include <pthread.h>
 
-#include "agent/filestore.h"
-#include "agent/s3.h"
+#include "snapshot/filestore.h"
+#include "snapshot/s3.h"
 
 struct eo_store_target {
 	eo_s3 *s3;	  /* S3 when not NULL (borrowed) */

@@ -24,8 +24,8 @@
  * expects (spec.bootstrap.restore.source.expectedChecksum, written as
  * EtcdSnapshot.status.artifact.checksum writes it: "sha256:" and 64 lower-case hex digits).
  */
-#ifndef EO_AGENT_TRUST_H
-#define EO_AGENT_TRUST_H
+#ifndef EO_SNAPSHOT_TRUST_H
+#define EO_SNAPSHOT_TRUST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -18,14 +18,15 @@
  * The last line on stdout (and in --termination-log) says what happened, for the
  * schedule's Event. S3 credentials come from --credentials-dir (the mounted Secret) as
  * for the snapshot agent; the operator never reads them. The command itself (flags,
- * credentials, termination log) runs through agent/cli.c like the other agent commands.
+ * credentials, termination log) is agent/prune.c, run through agent/cli.c like the other
+ * agent commands.
  */
-#ifndef EO_AGENT_PRUNE_H
-#define EO_AGENT_PRUNE_H
+#ifndef EO_SNAPSHOT_PRUNE_H
+#define EO_SNAPSHOT_PRUNE_H
 
 #include <stddef.h>
 
-#include "agent/s3.h"
+#include "snapshot/s3.h"
 
 /*
  * The PVC half: prune <dir>/<name>.db of the snapshot with uid. 0 with what happened in

@@ -1,0 +1,15 @@
+/*
+ * snapshot/contract.h - what the operator's snapshot Job and the snapshot agent both rely on.
+ *
+ * A cluster with spec.auth.enabled: the Job (desired/snapshot_job.h) sets the environment
+ * variable EO_SNAPSHOT_ENV_PASSWORD of the agent from the key "password" of
+ * spec.auth.rootCredentialsSecretRef; the agent (agent/snapshot.c) copies it out of its
+ * environment, cleanses the environment's copy and authenticates as root with it. Never an
+ * argument, never logged.
+ */
+#ifndef EO_SNAPSHOT_CONTRACT_H
+#define EO_SNAPSHOT_CONTRACT_H
+
+#define EO_SNAPSHOT_ENV_PASSWORD "EO_ETCD_ROOT_PASSWORD"
+
+#endif
