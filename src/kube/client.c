@@ -3,6 +3,7 @@
  */
 #include "kube/client.h"
 
+#include "api/meta.h"
 #include "core/json.h"
 #include "core/strbuf.h"
 #include "kube/client_int.h"
@@ -165,35 +166,29 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 
 /* ---- object accessors ------------------------------------------------- */
 
-static const char *meta_str(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
-}
-
 const char *eo_kube_obj_name(const json_t *obj)
 {
-	return meta_str(obj, "name");
+	return eo_meta_name(obj);
 }
 
 const char *eo_kube_obj_namespace(const json_t *obj)
 {
-	return meta_str(obj, "namespace");
+	return eo_meta_namespace(obj);
 }
 
 const char *eo_kube_obj_uid(const json_t *obj)
 {
-	return meta_str(obj, "uid");
+	return eo_meta_uid(obj);
 }
 
 const char *eo_kube_obj_resource_version(const json_t *obj)
 {
-	return meta_str(obj, "resourceVersion");
+	return eo_meta_resource_version(obj);
 }
 
 const char *eo_kube_obj_label(const json_t *obj, const char *key)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+	return eo_meta_label(obj, key);
 }
 
 /* ---- client lifecycle ------------------------------------------------- */
