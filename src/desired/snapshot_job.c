@@ -11,7 +11,7 @@
 #include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
-#include "kube/client.h"
+#include "api/meta.h"
 
 #define AGENT_UID	   65532
 #define PVC_VOLUME	   "snapshot-data"
@@ -133,8 +133,8 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
 		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:s, s:{s:s}}, s:[O], s:O}}}}",
 		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
-		    "namespace", eo_kube_obj_namespace(snapshot), "labels", labels,
-		    "ownerReferences", refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
+		    "namespace", eo_meta_namespace(snapshot), "labels", labels, "ownerReferences",
+		    refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
 		    "activeDeadlineSeconds", EO_SNAPSHOT_JOB_DEADLINE_SECONDS,
 		    "ttlSecondsAfterFinished", EO_SNAPSHOT_JOB_TTL_SECONDS, "template", "metadata",
 		    "labels", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, pod_label,
@@ -190,8 +190,8 @@ static void etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
-	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
-	const char *uid = eo_kube_obj_uid(snapshot), *cname = eo_snapshot_cluster_name(snapshot);
+	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
+	const char *uid = eo_meta_uid(snapshot), *cname = eo_snapshot_cluster_name(snapshot);
 	struct eo_snapshot_location d;
 	char job_name[EO_NAME_MAX];
 	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
@@ -266,8 +266,8 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 
 json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image)
 {
-	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
-	const char *uid = eo_kube_obj_uid(snapshot);
+	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
+	const char *uid = eo_meta_uid(snapshot);
 	struct eo_snapshot_location d;
 	char job_name[EO_NAME_MAX];
 	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
