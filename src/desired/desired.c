@@ -13,6 +13,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -36,11 +37,6 @@ static json_t *at(const json_t *root, ...)
 		v = json_is_object(v) ? json_object_get(v, key) : NULL;
 	va_end(ap);
 	return v;
-}
-
-static const char *str_at2(const json_t *root, const char *a, const char *b)
-{
-	return json_string_value(at(root, a, b, NULL));
 }
 
 /* json_object_set_new that remembers failure in *ok. */
@@ -84,8 +80,8 @@ json_t *eo_desired_owner_ref(const json_t *owner)
 {
 	const char *api = json_string_value(json_object_get(owner, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(owner, "kind"));
-	const char *name = str_at2(owner, "metadata", "name");
-	const char *uid = str_at2(owner, "metadata", "uid");
+	const char *name = eo_meta_name(owner);
+	const char *uid = eo_meta_uid(owner);
 
 	if (!eo_present(api) || !eo_present(kind) || !eo_present(name) || !eo_present(uid))
 		return NULL;
@@ -95,26 +91,12 @@ json_t *eo_desired_owner_ref(const json_t *owner)
 
 bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid)
 {
-	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
-	json_t *ref = NULL;
-	size_t i;
-
-	if (!eo_present(owner_uid))
-		return false;
-	json_array_foreach(refs, i, ref)
-	{
-		const char *uid = json_string_value(json_object_get(ref, "uid"));
-
-		if (json_is_true(json_object_get(ref, "controller")) && uid != NULL &&
-		    strcmp(uid, owner_uid) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_controlled_by(obj, owner_uid);
 }
 
 void eo_desired_controller_of(const json_t *obj, char *buf, size_t n)
 {
-	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
+	json_t *refs = eo_meta_get(obj, "ownerReferences");
 	json_t *ref = NULL;
 	size_t i;
 
@@ -323,13 +305,10 @@ int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o
 	buf[0] = '\0';
 	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0 ||
 	    host_member(o, host, member, sizeof(member), ns, sizeof(ns)) != 0 || ipl == 0 ||
-	    ipl > 45 || strspn(ip, "0123456789abcdefABCDEF.:") != ipl ||
-	    at(pod, "metadata", "deletionTimestamp", NULL) != NULL ||
+	    ipl > 45 || strspn(ip, "0123456789abcdefABCDEF.:") != ipl || eo_meta_is_deleting(pod) ||
 	    (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) ||
-	    !json_is_string(at(pod, "metadata", "name", NULL)) ||
-	    strcmp(json_string_value(at(pod, "metadata", "name", NULL)), member) != 0 ||
-	    !json_is_string(at(pod, "metadata", "namespace", NULL)) ||
-	    strcmp(json_string_value(at(pod, "metadata", "namespace", NULL)), ns) != 0)
+	    eo_meta_name(pod) == NULL || strcmp(eo_meta_name(pod), member) != 0 ||
+	    eo_meta_namespace(pod) == NULL || strcmp(eo_meta_namespace(pod), ns) != 0)
 		return -1;
 	if (strchr(ip, ':') != NULL)
 		return fmt(buf, n, "%s:%s:[%s]:%s", host, port, ip, port);
@@ -532,12 +511,12 @@ json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual)
 {
 	json_t *patch = json_object(), *spec = json_object();
 	bool ok = patch != NULL && spec != NULL, drift = false;
-	json_t *want_labels = at(desired, "metadata", "labels", NULL);
+	json_t *want_labels = eo_meta_get(desired, "labels");
 	json_t *pnra = at(desired, "spec", "publishNotReadyAddresses", NULL);
 
 	if (!ok)
 		goto out;
-	if (!subset(want_labels, at(actual, "metadata", "labels", NULL))) {
+	if (!subset(want_labels, eo_meta_get(actual, "labels"))) {
 		set(patch, "metadata", json_pack("{s:O}", "labels", want_labels), &ok);
 		drift = true;
 	}
@@ -1271,9 +1250,7 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 
 bool eo_desired_member_forces_new_cluster(const json_t *member)
 {
-	const char *step = json_string_value(
-	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
-			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+	const char *step = eo_meta_annotation(member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
 
 	return step != NULL && strcmp(step, EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING) == 0;
 }
