@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/util.h"
 
@@ -335,8 +336,8 @@ json_t *eo_desired_ca_issuer(const json_t *cluster, enum eo_ca_issuer which)
 /* The labels of desired missing from (or different in) actual's, or NULL. */
 static json_t *label_patch(const json_t *desired, const json_t *actual, bool *ok)
 {
-	json_t *want = json_object_get(json_object_get(desired, "metadata"), "labels");
-	json_t *have = json_object_get(json_object_get(actual, "metadata"), "labels");
+	json_t *want = eo_meta_get(desired, "labels");
+	json_t *have = eo_meta_get(actual, "labels");
 	json_t *p = NULL;
 	const char *k = NULL;
 	json_t *v = NULL;
