@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/util.h"
 #include "desired/desired.h"
@@ -228,8 +229,8 @@ out:
 json_t *eo_desired_network_policy_patch(const json_t *desired, const json_t *actual)
 {
 	const json_t *ws = json_object_get(desired, "spec"), *hs = json_object_get(actual, "spec");
-	const json_t *wl = json_object_get(json_object_get(desired, "metadata"), "labels");
-	const json_t *hl = json_object_get(json_object_get(actual, "metadata"), "labels");
+	const json_t *wl = eo_meta_get(desired, "labels");
+	const json_t *hl = eo_meta_get(actual, "labels");
 	bool labels_ok = true;
 	const char *k;
 	json_t *v;
