@@ -832,8 +832,7 @@ static int page_event(void *ud, const struct eo_kube_objstream_event *ev)
 	struct page *pg = ud;
 
 	if (ev->type == EO_KUBE_OS_END) {
-		const char *next = json_string_value(
-		    json_object_get(json_object_get(ev->obj, "metadata"), "continue"));
+		const char *next = json_string_value(eo_meta_get(ev->obj, "continue"));
 
 		json_decref(pg->env);
 		pg->env = json_incref(ev->obj);
