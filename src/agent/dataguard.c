@@ -7,12 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PATH_CAP 1100
+#include "core/util.h"
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
+#define PATH_CAP 1100
 
 static bool wal_name(const char *n)
 {
@@ -30,7 +27,7 @@ enum eo_data_wal eo_data_guard_probe(const char *data_dir, char *err, size_t err
 
 	if (err != NULL && errcap > 0)
 		err[0] = '\0';
-	if (!present(data_dir) ||
+	if (!eo_present(data_dir) ||
 	    snprintf(path, sizeof(path), "%s/member/wal", data_dir) >= (int)sizeof(path)) {
 		if (err != NULL)
 			snprintf(err, errcap, "bad data dir");
@@ -60,11 +57,11 @@ enum eo_data_guard_decision eo_data_guard_decide(const char *member, const char 
 						 const char *data_dir, enum eo_data_wal wal,
 						 const char *detail, char *msg, size_t cap)
 {
-	const char *m = present(member) ? member : "(unnamed)";
+	const char *m = eo_present(member) ? member : "(unnamed)";
 
 	if (msg != NULL && cap > 0)
 		msg[0] = '\0';
-	if (!present(member_id) || wal == EO_DATA_WAL_PRESENT)
+	if (!eo_present(member_id) || wal == EO_DATA_WAL_PRESENT)
 		return EO_DATA_GUARD_START;
 	if (wal == EO_DATA_WAL_ABSENT) {
 		if (msg != NULL)
@@ -80,7 +77,7 @@ enum eo_data_guard_decision eo_data_guard_decide(const char *member, const char 
 		snprintf(msg, cap,
 			 "cannot read the data directory of member %s (etcd member ID %s): %s; "
 			 "refusing to start etcd until it can be checked",
-			 m, member_id, present(detail) ? detail : "unknown error");
+			 m, member_id, eo_present(detail) ? detail : "unknown error");
 	return EO_DATA_GUARD_REFUSE_UNKNOWN;
 }
 
@@ -88,7 +85,7 @@ static void termination_log(const char *path, const char *msg)
 {
 	FILE *f = NULL;
 
-	if (!present(path) || (f = fopen(path, "w")) == NULL)
+	if (!eo_present(path) || (f = fopen(path, "w")) == NULL)
 		return;
 	fprintf(f, "%s\n", msg);
 	fclose(f);
@@ -122,17 +119,17 @@ int eo_agent_data_guard_main(int argc, char **argv)
 		}
 		*slot = argv[++i];
 	}
-	if (!present(dir) || strlen(dir) > 1024 || (id != NULL && strlen(id) > 64) ||
+	if (!eo_present(dir) || strlen(dir) > 1024 || (id != NULL && strlen(id) > 64) ||
 	    (name != NULL && strlen(name) > 253)) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	wal = present(id) ? eo_data_guard_probe(dir, err, sizeof(err)) : EO_DATA_WAL_ABSENT;
+	wal = eo_present(id) ? eo_data_guard_probe(dir, err, sizeof(err)) : EO_DATA_WAL_ABSENT;
 	switch (eo_data_guard_decide(name, id, dir, wal, err, msg, sizeof(msg))) {
 	case EO_DATA_GUARD_START:
 		printf("data-guard: %s: %s\n", dir,
-		       present(id) ? "the write-ahead log is there; starting"
-				   : "no member ID (the member has not joined yet); starting");
+		       eo_present(id) ? "the write-ahead log is there; starting"
+				      : "no member ID (the member has not joined yet); starting");
 		return 0;
 	case EO_DATA_GUARD_REFUSE_NO_WAL:
 		fprintf(stderr, "data-guard: %s\n", msg);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/jsonpath.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "api/spec.h"
 #include "api/timeutil.h"
@@ -17,15 +18,12 @@
 
 const char *eo_cluster_name(const json_t *cluster)
 {
-	return eo__json_str_at(cluster, "metadata.name");
+	return eo_meta_name(cluster);
 }
 
 const char *eo_cluster_annotation(const json_t *cluster, const char *key)
 {
-	const json_t *md = json_object_get(cluster, "metadata");
-
-	return key ? json_string_value(json_object_get(json_object_get(md, "annotations"), key))
-		   : NULL;
+	return key ? eo_meta_annotation(cluster, key) : NULL;
 }
 
 int eo_cluster_headless_service(const json_t *cluster, char *buf, size_t n)
@@ -50,24 +48,22 @@ bool eo_cluster_migrating(const json_t *cluster)
 
 const char *eo_cluster_namespace(const json_t *cluster)
 {
-	return eo__json_str_at(cluster, "metadata.namespace");
+	return eo_meta_namespace(cluster);
 }
 
 const char *eo_cluster_uid(const json_t *cluster)
 {
-	return eo__json_str_at(cluster, "metadata.uid");
+	return eo_meta_uid(cluster);
 }
 
 int64_t eo_cluster_generation(const json_t *cluster)
 {
-	int64_t g = 0;
-
-	return eo__json_int_at(cluster, "metadata.generation", &g) ? g : 0;
+	return eo_meta_generation(cluster, 0);
 }
 
 bool eo_cluster_is_deleting(const json_t *cluster)
 {
-	return eo__json_str_at(cluster, "metadata.deletionTimestamp") != NULL;
+	return eo_meta_deletion_timestamp(cluster) != NULL;
 }
 
 /* --- spec --- */
@@ -941,7 +937,7 @@ int eo_cluster_validate(const json_t *cluster, const json_t *old, char *msg, siz
 		eo__fail(msg, n, "object: must be a JSON object");
 		goto out;
 	}
-	name = eo__json_str_at(cluster, "metadata.name");
+	name = eo_meta_name(cluster);
 	if (name != NULL && !eo_name_is_dns1035_label(name, EO_CLUSTER_NAME_MAX)) {
 		eo__fail(msg, n, "%s", EO_MSG_CLUSTER_NAME);
 		goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/jsonpath.h"
+#include "api/meta.h"
 #include "api/quantity.h"
 #include "api/validate.h"
 
@@ -167,7 +168,7 @@ int64_t eo_defrag_schedule_keep_failed(const json_t *s)
 
 int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n)
 {
-	const char *name = eo__json_str_at(s, "metadata.name");
+	const char *name = eo_meta_name(s);
 	const char *cron = eo_defrag_schedule_cron(s);
 	json_t *spec = eo__json_object_at(s, "spec");
 	json_t *as_defrag = NULL;

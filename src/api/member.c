@@ -4,6 +4,7 @@
 
 #include "api/conditions.h"
 #include "api/jsonpath.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "api/spec.h"
 #include "api/validate.h"
@@ -17,44 +18,32 @@ static const char *str_or_empty(const json_t *obj, const char *path)
 
 const char *eo_member_name(const json_t *member)
 {
-	return eo__json_str_at(member, "metadata.name");
+	return eo_meta_name(member);
 }
 
 const char *eo_member_namespace(const json_t *member)
 {
-	return eo__json_str_at(member, "metadata.namespace");
+	return eo_meta_namespace(member);
 }
 
 const char *eo_member_uid(const json_t *member)
 {
-	return eo__json_str_at(member, "metadata.uid");
+	return eo_meta_uid(member);
 }
 
 int64_t eo_member_generation(const json_t *member)
 {
-	int64_t g = 0;
-
-	return eo__json_int_at(member, "metadata.generation", &g) ? g : 0;
+	return eo_meta_generation(member, 0);
 }
 
 bool eo_member_is_deleting(const json_t *member)
 {
-	return eo__json_str_at(member, "metadata.deletionTimestamp") != NULL;
+	return eo_meta_deletion_timestamp(member) != NULL;
 }
 
 bool eo_member_has_finalizer(const json_t *member)
 {
-	json_t *list = eo__json_at(member, "metadata.finalizers");
-	json_t *f = NULL;
-	size_t i = 0;
-
-	json_array_foreach(list, i, f)
-	{
-		if (json_is_string(f) &&
-		    strcmp(json_string_value(f), EO_FINALIZER_MEMBER_CLEANUP) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_has_finalizer(member, EO_FINALIZER_MEMBER_CLEANUP);
 }
 
 const char *eo_member_cluster_name(const json_t *member)
@@ -64,8 +53,7 @@ const char *eo_member_cluster_name(const json_t *member)
 
 static const char *member_annotation(const json_t *member, const char *key)
 {
-	const json_t *md = json_object_get(member, "metadata");
-	const char *v = json_string_value(json_object_get(json_object_get(md, "annotations"), key));
+	const char *v = eo_meta_annotation(member, key);
 
 	return v != NULL && v[0] != '\0' ? v : NULL;
 }
@@ -97,7 +85,7 @@ const char *eo_member_adopted_pod_uid(const json_t *member)
 bool eo_member_pod_adopted(const json_t *member, const json_t *pod)
 {
 	const char *want = eo_member_adopted_pod_uid(member);
-	const char *uid = eo__json_str_at(pod, "metadata.uid");
+	const char *uid = eo_meta_uid(pod);
 
 	return want != NULL && uid != NULL && strcmp(want, uid) == 0;
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/util.h"
+
 __attribute__((format(printf, 3, 4))) static int format_name(char *buf, size_t n, const char *fmt,
 							     ...)
 {
@@ -22,14 +24,9 @@ __attribute__((format(printf, 3, 4))) static int format_name(char *buf, size_t n
 	return 0;
 }
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
-
 static int cluster_suffixed(char *buf, size_t n, const char *cluster, const char *suffix)
 {
-	if (!present(cluster)) {
+	if (!eo_present(cluster)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -59,7 +56,7 @@ int eo_name_member_prefix(char *buf, size_t n, const char *cluster)
 
 int eo_name_member_pvc(char *buf, size_t n, const char *member)
 {
-	if (!present(member)) {
+	if (!eo_present(member)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -109,7 +106,7 @@ int eo_name_peer_certificate(char *buf, size_t n, const char *cluster)
 
 int eo_name_cluster_token(char *buf, size_t n, const char *ns, const char *cluster, const char *uid)
 {
-	if (!present(ns) || !present(cluster) || !present(uid)) {
+	if (!eo_present(ns) || !eo_present(cluster) || !eo_present(uid)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -119,7 +116,7 @@ int eo_name_cluster_token(char *buf, size_t n, const char *ns, const char *clust
 
 int eo_name_cluster_selector(char *buf, size_t n, const char *cluster)
 {
-	if (!present(cluster)) {
+	if (!eo_present(cluster)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -130,7 +127,7 @@ int eo_name_cluster_selector(char *buf, size_t n, const char *cluster)
 int eo_name_member_host(char *buf, size_t n, const char *member, const char *service,
 			const char *ns)
 {
-	if (!present(member) || !present(service) || !present(ns)) {
+	if (!eo_present(member) || !eo_present(service) || !eo_present(ns)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -140,12 +137,12 @@ int eo_name_member_host(char *buf, size_t n, const char *member, const char *ser
 
 int eo_name_etcd_image(char *buf, size_t n, const char *repository, const char *version)
 {
-	if (!present(version)) {
+	if (!eo_present(version)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
 	}
-	if (!present(repository))
+	if (!eo_present(repository))
 		repository = EO_DEFAULT_ETCD_IMAGE_REPOSITORY;
 	return format_name(buf, n, "%s:v%s", repository, version);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/jsonpath.h"
+#include "api/meta.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
 #include "api/validate.h"
@@ -64,7 +65,7 @@ int eo_schedule_retention(const json_t *s, struct eo_schedule_retention *out)
 
 int eo_schedule_validate(const json_t *s, char *msg, size_t n)
 {
-	const char *name = eo__json_str_at(s, "metadata.name");
+	const char *name = eo_meta_name(s);
 	const char *cluster = eo_schedule_cluster_name(s), *cron = eo_schedule_cron(s);
 	struct eo_schedule_retention r;
 	int64_t v;

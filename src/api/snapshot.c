@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "api/jsonpath.h"
+#include "api/meta.h"
 #include "api/validate.h"
 
 static const char *str_or_empty(const json_t *obj, const char *path)
@@ -197,7 +198,7 @@ int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_
 
 int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_t n)
 {
-	const char *name = eo__json_str_at(snap, "metadata.name");
+	const char *name = eo_meta_name(snap);
 	const char *cluster = eo_snapshot_cluster_name(snap);
 	json_t *spec = eo__json_object_at(snap, "spec");
 

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/meta.h"
 #include "api/names.h"
+#include "core/util.h"
 
 #define DEFAULT_CLUSTER_DOMAIN "cluster.local"
 #define SAN_MAX		       (EO_NAME_MAX * 2 + 32)
@@ -24,11 +26,6 @@ static const char *const CA_ISSUER_SUFFIX[EO_CA_ISSUER_COUNT_] = {"cluster-ca-bo
 const char *eo_cert_role_name(enum eo_cert_role role)
 {
 	return (unsigned)role < EO_CERT_ROLE_COUNT_ ? ROLE_NAMES[role] : "unknown";
-}
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
 }
 
 static void set(json_t *obj, const char *key, json_t *value, bool *ok)
@@ -71,7 +68,7 @@ bool eo_desired_certificate_wanted(const json_t *cluster, enum eo_cert_role role
 {
 	if (role == EO_CERT_CA)
 		return per_cluster_ca && eo_cluster_uses_cert_manager(cluster);
-	return present(role_issuer(cluster, role).name);
+	return eo_present(role_issuer(cluster, role).name);
 }
 
 int eo_desired_ca_issuer_name(char *buf, size_t n, const char *cluster, enum eo_ca_issuer which)
@@ -81,7 +78,7 @@ int eo_desired_ca_issuer_name(char *buf, size_t n, const char *cluster, enum eo_
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (!present(cluster) || (unsigned)which >= EO_CA_ISSUER_COUNT_)
+	if (!eo_present(cluster) || (unsigned)which >= EO_CA_ISSUER_COUNT_)
 		return -1;
 	len = snprintf(buf, n, "%s-%s", cluster, CA_ISSUER_SUFFIX[which]);
 	if (len < 0 || (size_t)len >= n || (size_t)len > EO_NAME_MAX - 1) {
@@ -98,7 +95,7 @@ int eo_desired_certificate_name(char *buf, size_t n, const char *cluster, enum e
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (!present(cluster) || (unsigned)role >= EO_CERT_ROLE_COUNT_)
+	if (!eo_present(cluster) || (unsigned)role >= EO_CERT_ROLE_COUNT_)
 		return -1;
 	len = snprintf(buf, n, "%s-%s", cluster, ROLE_NAMES[role]);
 	if (len < 0 || (size_t)len >= n || (size_t)len > EO_NAME_MAX - 1) {
@@ -125,10 +122,10 @@ int eo_desired_certificate_issuer(const json_t *cluster, enum eo_cert_role role,
 		*kind = EO_CERT_MANAGER_ISSUER_KIND;
 		return 0;
 	}
-	if (!present(r.name))
+	if (!eo_present(r.name))
 		return -1;
 	*name = r.name;
-	*kind = present(r.kind) ? r.kind : EO_DEFAULT_ISSUER_KIND;
+	*kind = eo_present(r.kind) ? r.kind : EO_DEFAULT_ISSUER_KIND;
 	return 0;
 }
 
@@ -267,13 +264,13 @@ json_t *eo_desired_certificate(const json_t *cluster, enum eo_cert_role role, bo
 {
 	const char *c = eo_cluster_name(cluster), *ns = eo_cluster_namespace(cluster);
 	const char *d =
-	    o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
+	    o != NULL && eo_present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
 	const char *iname = NULL, *ikind = NULL;
 	char name[EO_NAME_MAX], secret[EO_NAME_MAX], ibuf[EO_NAME_MAX];
 	json_t *cert = NULL, *spec = NULL, *md = NULL, *labels = NULL;
 	bool ok = true;
 
-	if (!present(c) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	if (!eo_present(c) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
 	    eo_desired_certificate_issuer(cluster, role, per_cluster_ca, ibuf, sizeof(ibuf), &iname,
 					  &ikind) != 0 ||
 	    eo_desired_certificate_name(name, sizeof(name), c, role) != 0)
@@ -316,7 +313,7 @@ json_t *eo_desired_ca_issuer(const json_t *cluster, enum eo_ca_issuer which)
 	json_t *iss = NULL, *md = NULL;
 	bool ok = true;
 
-	if (!present(c) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	if (!eo_present(c) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
 	    eo_desired_ca_issuer_name(name, sizeof(name), c, which) != 0 ||
 	    eo_desired_certificate_name(secret, sizeof(secret), c, EO_CERT_CA) != 0 ||
 	    (md = metadata(cluster, name, ns)) == NULL)
@@ -339,8 +336,8 @@ json_t *eo_desired_ca_issuer(const json_t *cluster, enum eo_ca_issuer which)
 /* The labels of desired missing from (or different in) actual's, or NULL. */
 static json_t *label_patch(const json_t *desired, const json_t *actual, bool *ok)
 {
-	json_t *want = json_object_get(json_object_get(desired, "metadata"), "labels");
-	json_t *have = json_object_get(json_object_get(actual, "metadata"), "labels");
+	json_t *want = eo_meta_get(desired, "labels");
+	json_t *have = eo_meta_get(actual, "labels");
 	json_t *p = NULL;
 	const char *k = NULL;
 	json_t *v = NULL;

@@ -13,8 +13,10 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/json.h"
+#include "core/util.h"
 
 #define DEFAULT_CLUSTER_DOMAIN "cluster.local"
 #define ETCD_UID	       65532
@@ -35,16 +37,6 @@ static json_t *at(const json_t *root, ...)
 		v = json_is_object(v) ? json_object_get(v, key) : NULL;
 	va_end(ap);
 	return v;
-}
-
-static const char *str_at2(const json_t *root, const char *a, const char *b)
-{
-	return json_string_value(at(root, a, b, NULL));
-}
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
 }
 
 /* json_object_set_new that remembers failure in *ok. */
@@ -78,7 +70,8 @@ static json_t *finish(json_t *obj, bool ok)
 
 static const char *domain_of(const struct eo_desired_opts *o)
 {
-	return o != NULL && present(o->cluster_domain) ? o->cluster_domain : DEFAULT_CLUSTER_DOMAIN;
+	return o != NULL && eo_present(o->cluster_domain) ? o->cluster_domain
+							  : DEFAULT_CLUSTER_DOMAIN;
 }
 
 /* --- helpers --- */
@@ -87,10 +80,10 @@ json_t *eo_desired_owner_ref(const json_t *owner)
 {
 	const char *api = json_string_value(json_object_get(owner, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(owner, "kind"));
-	const char *name = str_at2(owner, "metadata", "name");
-	const char *uid = str_at2(owner, "metadata", "uid");
+	const char *name = eo_meta_name(owner);
+	const char *uid = eo_meta_uid(owner);
 
-	if (!present(api) || !present(kind) || !present(name) || !present(uid))
+	if (!eo_present(api) || !eo_present(kind) || !eo_present(name) || !eo_present(uid))
 		return NULL;
 	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion", api, "kind", kind, "name",
 			 name, "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
@@ -98,26 +91,12 @@ json_t *eo_desired_owner_ref(const json_t *owner)
 
 bool eo_desired_is_controlled_by(const json_t *obj, const char *owner_uid)
 {
-	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
-	json_t *ref = NULL;
-	size_t i;
-
-	if (!present(owner_uid))
-		return false;
-	json_array_foreach(refs, i, ref)
-	{
-		const char *uid = json_string_value(json_object_get(ref, "uid"));
-
-		if (json_is_true(json_object_get(ref, "controller")) && uid != NULL &&
-		    strcmp(uid, owner_uid) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_controlled_by(obj, owner_uid);
 }
 
 void eo_desired_controller_of(const json_t *obj, char *buf, size_t n)
 {
-	json_t *refs = at(obj, "metadata", "ownerReferences", NULL);
+	json_t *refs = eo_meta_get(obj, "ownerReferences");
 	json_t *ref = NULL;
 	size_t i;
 
@@ -156,7 +135,7 @@ json_t *eo_desired_cluster_labels(const json_t *source, const char *cluster)
 	json_t *l = NULL;
 	bool ok = true;
 
-	if (!present(cluster) || (l = json_object()) == NULL)
+	if (!eo_present(cluster) || (l = json_object()) == NULL)
 		return NULL;
 	copy_unreserved(l, at(source, "spec", "additionalMetadata", "labels", NULL), &ok);
 	set(l, EO_LABEL_APP_NAME, json_string(EO_LABEL_APP_NAME_VALUE), &ok);
@@ -198,7 +177,7 @@ static int fmt(char *buf, size_t n, const char *f, ...)
 int eo_desired_member_fqdn(char *buf, size_t n, const struct eo_desired_opts *o, const char *member,
 			   const char *cluster, const char *ns)
 {
-	if (!present(member) || !present(cluster) || !present(ns)) {
+	if (!eo_present(member) || !eo_present(cluster) || !eo_present(ns)) {
 		if (buf != NULL && n > 0)
 			buf[0] = '\0';
 		return -1;
@@ -326,13 +305,10 @@ int eo_desired_member_route(char *buf, size_t n, const struct eo_desired_opts *o
 	buf[0] = '\0';
 	if (split_url(url, host, sizeof(host), port, sizeof(port)) != 0 ||
 	    host_member(o, host, member, sizeof(member), ns, sizeof(ns)) != 0 || ipl == 0 ||
-	    ipl > 45 || strspn(ip, "0123456789abcdefABCDEF.:") != ipl ||
-	    at(pod, "metadata", "deletionTimestamp", NULL) != NULL ||
+	    ipl > 45 || strspn(ip, "0123456789abcdefABCDEF.:") != ipl || eo_meta_is_deleting(pod) ||
 	    (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) ||
-	    !json_is_string(at(pod, "metadata", "name", NULL)) ||
-	    strcmp(json_string_value(at(pod, "metadata", "name", NULL)), member) != 0 ||
-	    !json_is_string(at(pod, "metadata", "namespace", NULL)) ||
-	    strcmp(json_string_value(at(pod, "metadata", "namespace", NULL)), ns) != 0)
+	    eo_meta_name(pod) == NULL || strcmp(eo_meta_name(pod), member) != 0 ||
+	    eo_meta_namespace(pod) == NULL || strcmp(eo_meta_namespace(pod), ns) != 0)
 		return -1;
 	if (strchr(ip, ':') != NULL)
 		return fmt(buf, n, "%s:%s:[%s]:%s", host, port, ip, port);
@@ -406,7 +382,7 @@ static json_t *service(const json_t *cluster, bool headless)
 	json_t *svc = NULL, *spec = NULL, *ports = NULL;
 	bool ok = true;
 
-	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)))
+	if (!eo_present(cname) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)))
 		return NULL;
 	if ((headless ? eo_cluster_headless_service(cluster, name, sizeof(name))
 		      : eo_name_client_service(name, sizeof(name), cname)) != 0)
@@ -535,12 +511,12 @@ json_t *eo_desired_service_patch(const json_t *desired, const json_t *actual)
 {
 	json_t *patch = json_object(), *spec = json_object();
 	bool ok = patch != NULL && spec != NULL, drift = false;
-	json_t *want_labels = at(desired, "metadata", "labels", NULL);
+	json_t *want_labels = eo_meta_get(desired, "labels");
 	json_t *pnra = at(desired, "spec", "publishNotReadyAddresses", NULL);
 
 	if (!ok)
 		goto out;
-	if (!subset(want_labels, at(actual, "metadata", "labels", NULL))) {
+	if (!subset(want_labels, eo_meta_get(actual, "labels"))) {
 		set(patch, "metadata", json_pack("{s:O}", "labels", want_labels), &ok);
 		drift = true;
 	}
@@ -681,7 +657,7 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 	       *annotations = NULL;
 	bool ok = true;
 
-	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	if (!eo_present(cname) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
 	    eo_name_member_prefix(prefix, sizeof(prefix), cname) != 0)
 		return NULL;
 	if (src == NULL)
@@ -697,7 +673,7 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 		ok = false;
 		goto out;
 	}
-	if (present(name))
+	if (eo_present(name))
 		set(md, "name", json_string(name), &ok);
 	else
 		set(md, "generateName", json_string(prefix), &ok);
@@ -722,7 +698,7 @@ static json_t *new_member(const json_t *cluster, bool seed, const char *name)
 		set_copy(spec, latched[i], json_object_get(src, latched[i]), &ok);
 	set(spec, "bootstrap", json_boolean(seed), &ok);
 	set(spec, "initialCluster", json_string(""), &ok);
-	set(spec, "clusterToken", json_string(present(token) ? token : ""), &ok);
+	set(spec, "clusterToken", json_string(eo_present(token) ? token : ""), &ok);
 	set(spec, "replicas", json_integer(1), &ok);
 	if (ok) {
 		json_t *tls = eo_desired_member_tls(cluster, &ok);
@@ -778,7 +754,7 @@ json_t *eo_desired_pdb(const json_t *cluster, int min_available)
 	json_t *pdb = NULL, *spec = NULL;
 	bool ok = true;
 
-	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)) ||
+	if (!eo_present(cname) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
 	    eo_name_headless_service(name, sizeof(name), cname) != 0)
 		return NULL;
 	pdb = json_pack("{s:s, s:s}", "apiVersion", "policy/v1", "kind", "PodDisruptionBudget");
@@ -823,7 +799,7 @@ json_t *eo_desired_member_labels(const json_t *member, bool voter)
 	json_t *l = NULL;
 	bool ok = true;
 
-	if (!present(mname) || (l = eo_desired_cluster_labels(member, cname)) == NULL)
+	if (!eo_present(mname) || (l = eo_desired_cluster_labels(member, cname)) == NULL)
 		return NULL;
 	set(l, EO_LABEL_COMPONENT, json_string(mname), &ok);
 	if (voter)
@@ -833,8 +809,8 @@ json_t *eo_desired_member_labels(const json_t *member, bool voter)
 
 static bool member_ids_ok(const json_t *member)
 {
-	return present(eo_member_name(member)) && present(eo_member_namespace(member)) &&
-	       present(eo_member_uid(member)) && present(eo_member_cluster_name(member));
+	return eo_present(eo_member_name(member)) && eo_present(eo_member_namespace(member)) &&
+	       eo_present(eo_member_uid(member)) && eo_present(eo_member_cluster_name(member));
 }
 
 json_t *eo_desired_member_pvc(const json_t *member)
@@ -944,9 +920,9 @@ static json_t *etcd_command(const json_t *member, const struct eo_desired_opts *
 	}
 	if (opt.quota_backend_bytes > 0)
 		add_arg(cmd, &ok, "--quota-backend-bytes=%lld", (long long)opt.quota_backend_bytes);
-	if (present(opt.auto_compaction_mode))
+	if (eo_present(opt.auto_compaction_mode))
 		add_arg(cmd, &ok, "--auto-compaction-mode=%s", opt.auto_compaction_mode);
-	if (present(opt.auto_compaction_retention))
+	if (eo_present(opt.auto_compaction_retention))
 		add_arg(cmd, &ok, "--auto-compaction-retention=%s", opt.auto_compaction_retention);
 	if (opt.snapshot_count > 0)
 		add_arg(cmd, &ok, "--snapshot-count=%lld", (long long)opt.snapshot_count);
@@ -1185,10 +1161,10 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	json_t *pod = NULL, *spec = NULL, *vol = NULL;
 	bool ok = true, state_new;
 
-	if (!member_ids_ok(member) || !present(eo_member_version(member)) ||
+	if (!member_ids_ok(member) || !eo_present(eo_member_version(member)) ||
 	    eo_name_member_pvc(pvc, sizeof(pvc), mname) != 0)
 		return NULL;
-	state_new = eo_member_bootstrap(member) && !present(eo_member_member_id(member)) &&
+	state_new = eo_member_bootstrap(member) && !eo_present(eo_member_member_id(member)) &&
 		    !cluster_bootstrapped;
 	eo_member_storage(member, &st);
 	pod = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Pod");
@@ -1230,7 +1206,7 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 		if (tls.peer_secret != NULL)
 			append(vols, secret_volume(TLS_PEER_VOLUME, tls.peer_secret), &ok);
 		if (ok && (tls.client_server_secret != NULL || tls.peer_secret != NULL) &&
-		    o != NULL && present(o->ca_bundle_digest))
+		    o != NULL && eo_present(o->ca_bundle_digest))
 			stamp_annotation(json_object_get(pod, "metadata"),
 					 EO_ANNOTATION_CA_BUNDLE_DIGEST, o->ca_bundle_digest, &ok);
 	}
@@ -1240,16 +1216,18 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	 * is the data guard's case and a deleted source never keeps the seed from starting.
 	 */
 	if (ok && eo_desired_member_restores(member) && !cluster_bootstrapped &&
-	    !present(eo_member_member_id(member))) {
+	    !eo_present(eo_member_member_id(member))) {
 		char image[640];
 
 		ok = eo_name_etcd_image(image, sizeof(image), o ? o->etcd_image_repository : NULL,
 					eo_member_version(member)) == 0 &&
 		     eo_desired_restore_init(member, o, image, spec) == 0;
 	}
-	if (ok && eo_member_data_subpath(member) != NULL && o != NULL && present(o->operator_image))
+	if (ok && eo_member_data_subpath(member) != NULL && o != NULL &&
+	    eo_present(o->operator_image))
 		add_init(spec, adopt_data_init(member, o), &ok);
-	if (ok && present(eo_member_member_id(member)) && o != NULL && present(o->operator_image))
+	if (ok && eo_present(eo_member_member_id(member)) && o != NULL &&
+	    eo_present(o->operator_image))
 		add_init(spec, data_guard_init(member, o), &ok);
 	aff = eo_member_affinity(member);
 	if (aff != NULL && json_object_size(aff) > 0) {
@@ -1272,9 +1250,7 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 
 bool eo_desired_member_forces_new_cluster(const json_t *member)
 {
-	const char *step = json_string_value(
-	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
-			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+	const char *step = eo_meta_annotation(member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
 
 	return step != NULL && strcmp(step, EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING) == 0;
 }

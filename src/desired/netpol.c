@@ -7,15 +7,12 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/meta.h"
 #include "api/names.h"
+#include "core/util.h"
 #include "desired/desired.h"
 
 #define LABELS_MAX 1024
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
 
 static void set(json_t *obj, const char *key, json_t *value, bool *ok)
 {
@@ -84,9 +81,9 @@ json_t *eo_desired_network_policy(const json_t *cluster, const struct eo_netpol_
 	json_t *rule = NULL, *refs = NULL;
 	bool ok = true;
 
-	if (!present(cname) || !present(ns) || !present(eo_cluster_uid(cluster)) || o == NULL ||
-	    !present(o->operator_namespace) || !json_is_object(o->operator_labels) ||
-	    json_object_size(o->operator_labels) == 0)
+	if (!eo_present(cname) || !eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
+	    o == NULL || !eo_present(o->operator_namespace) ||
+	    !json_is_object(o->operator_labels) || json_object_size(o->operator_labels) == 0)
 		return NULL;
 	pol =
 	    json_pack("{s:s, s:s}", "apiVersion", "networking.k8s.io/v1", "kind", "NetworkPolicy");
@@ -171,7 +168,7 @@ int eo_name_peer_network_policy(char *buf, size_t n, const char *cluster)
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (!present(cluster))
+	if (!eo_present(cluster))
 		return -1;
 	len = snprintf(buf, n, "%s%s", cluster, EO_PEER_NETPOL_SUFFIX);
 	if (len < 0 || (size_t)len >= n) {
@@ -188,7 +185,7 @@ json_t *eo_desired_peer_network_policy(const json_t *cluster, bool open)
 	char name[EO_NAME_MAX];
 	bool ok = true;
 
-	if (!present(ns) || !present(eo_cluster_uid(cluster)) ||
+	if (!eo_present(ns) || !eo_present(eo_cluster_uid(cluster)) ||
 	    eo_name_peer_network_policy(name, sizeof(name), cname) != 0)
 		return NULL;
 	md = json_pack("{s:s, s:s, s:o, s:[o]}", "name", name, "namespace", ns, "labels",
@@ -232,8 +229,8 @@ out:
 json_t *eo_desired_network_policy_patch(const json_t *desired, const json_t *actual)
 {
 	const json_t *ws = json_object_get(desired, "spec"), *hs = json_object_get(actual, "spec");
-	const json_t *wl = json_object_get(json_object_get(desired, "metadata"), "labels");
-	const json_t *hl = json_object_get(json_object_get(actual, "metadata"), "labels");
+	const json_t *wl = eo_meta_get(desired, "labels");
+	const json_t *hl = eo_meta_get(actual, "labels");
 	bool labels_ok = true;
 	const char *k;
 	json_t *v;
@@ -261,7 +258,7 @@ json_t *eo_desired_parse_labels(const char *s)
 	char buf[LABELS_MAX], *save = NULL, *tok;
 	json_t *out;
 
-	if (!present(s) || strlen(s) >= sizeof(buf))
+	if (!eo_present(s) || strlen(s) >= sizeof(buf))
 		return NULL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	out = json_object();

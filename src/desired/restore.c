@@ -9,6 +9,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "api/snapshot.h"
+#include "core/util.h"
 
 #define AGENT_VOLUME  "agent"
 #define CRED_VOLUME   "s3-credentials"
@@ -16,11 +17,6 @@
 #define DATA_VOLUME   "data"
 #define LOADER	      EO_RESTORE_AGENT_DIR "/lib/ld-linux-x86-64.so.2"
 #define PATH_CAP      1024
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
 
 static void add(json_t *arr, json_t *value, bool *ok)
 {
@@ -62,8 +58,8 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 	json_t *a1 = json_array(), *a2 = json_array(), *m1 = NULL, *m2 = NULL, *inits = NULL;
 	bool ok = a1 != NULL && a2 != NULL;
 
-	if (!eo_desired_member_restores(member) || o == NULL || !present(o->operator_image) ||
-	    !present(etcd_image) || !present(ic) || !json_is_array(volumes) ||
+	if (!eo_desired_member_restores(member) || o == NULL || !eo_present(o->operator_image) ||
+	    !eo_present(etcd_image) || !eo_present(ic) || !json_is_array(volumes) ||
 	    eo_desired_member_peer_url(peer, sizeof(peer), o, m, c, ns,
 				       eo_desired_member_peer_tls(member)) != 0) {
 		json_decref(a1);
@@ -93,7 +89,7 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		arg2(a1, "--s3-endpoint", loc.endpoint, &ok);
 		arg2(a1, "--s3-bucket", loc.bucket, &ok);
 		arg2(a1, "--s3-key", loc.key, &ok);
-		if (present(loc.region))
+		if (eo_present(loc.region))
 			arg2(a1, "--s3-region", loc.region, &ok);
 		if (loc.force_path_style)
 			add(a1, json_string("--s3-force-path-style"), &ok);
@@ -109,7 +105,7 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 			      EO_RESTORE_CREDENTIALS_DIR, "readOnly", 1),
 		    &ok);
 	} else {
-		const char *sp = present(loc.sub_path) ? loc.sub_path : "";
+		const char *sp = eo_present(loc.sub_path) ? loc.sub_path : "";
 
 		while (*sp == '/')
 			sp++;
@@ -132,7 +128,7 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		    &ok);
 	}
 	/* The restore refuses a file whose SHA-256 differs (RestoreChecksumMismatch). */
-	if (present(loc.expected_checksum))
+	if (eo_present(loc.expected_checksum))
 		arg2(a1, "--expected-checksum", loc.expected_checksum, &ok);
 	arg2(a1, "--install-self", EO_RESTORE_AGENT_DIR, &ok);
 	/* Why a failure happened, for the EtcdCluster's condition (api/restorefail.h). */

@@ -11,7 +11,8 @@
 #include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
-#include "kube/client.h"
+#include "api/meta.h"
+#include "core/util.h"
 
 #define AGENT_UID	   65532
 #define PVC_VOLUME	   "snapshot-data"
@@ -39,16 +40,12 @@ static void arg2(json_t *args, const char *flag, const char *value, bool *ok)
 	add(args, json_string(value), ok);
 }
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
-
 static bool destination_usable(const struct eo_snapshot_location *d)
 {
 	if (d->kind == EO_LOCATION_S3)
-		return present(d->endpoint) && present(d->bucket) && present(d->credentials_secret);
-	return d->kind == EO_LOCATION_PVC && present(d->claim_name);
+		return eo_present(d->endpoint) && eo_present(d->bucket) &&
+		       eo_present(d->credentials_secret);
+	return d->kind == EO_LOCATION_PVC && eo_present(d->claim_name);
 }
 
 /* Adds the destination flags, volumes and mounts. */
@@ -60,9 +57,9 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 	if (d->kind == EO_LOCATION_S3) {
 		arg2(args, "--s3-endpoint", d->endpoint, ok);
 		arg2(args, "--s3-bucket", d->bucket, ok);
-		if (present(d->key))
+		if (eo_present(d->key))
 			arg2(args, "--s3-key", d->key, ok);
-		if (present(d->region))
+		if (eo_present(d->region))
 			arg2(args, "--s3-region", d->region, ok);
 		if (d->force_path_style)
 			add(args, json_string("--s3-force-path-style"), ok);
@@ -79,7 +76,7 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
 		    ok);
 		return;
 	}
-	if (present(d->sub_path)) {
+	if (eo_present(d->sub_path)) {
 		const char *sp = d->sub_path;
 
 		while (*sp == '/')
@@ -133,8 +130,8 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
 		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:s, s:{s:s}}, s:[O], s:O}}}}",
 		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
-		    "namespace", eo_kube_obj_namespace(snapshot), "labels", labels,
-		    "ownerReferences", refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
+		    "namespace", eo_meta_namespace(snapshot), "labels", labels, "ownerReferences",
+		    refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
 		    "activeDeadlineSeconds", EO_SNAPSHOT_JOB_DEADLINE_SECONDS,
 		    "ttlSecondsAfterFinished", EO_SNAPSHOT_JOB_TTL_SECONDS, "template", "metadata",
 		    "labels", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, pod_label,
@@ -190,17 +187,17 @@ static void etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
-	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
-	const char *uid = eo_kube_obj_uid(snapshot), *cname = eo_snapshot_cluster_name(snapshot);
+	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
+	const char *uid = eo_meta_uid(snapshot), *cname = eo_snapshot_cluster_name(snapshot);
 	struct eo_snapshot_location d;
 	char job_name[EO_NAME_MAX];
 	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
 	bool ok = true;
 
 	eo_snapshot_destination(snapshot, &d);
-	if (!present(name) || !present(ns) || !present(uid) || !present(cname) || !present(image) ||
-	    n_endpoints == 0 || endpoints == NULL || !destination_usable(&d) ||
-	    eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
+	if (!eo_present(name) || !eo_present(ns) || !eo_present(uid) || !eo_present(cname) ||
+	    !eo_present(image) || n_endpoints == 0 || endpoints == NULL ||
+	    !destination_usable(&d) || eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
 		return NULL;
 
 	labels = eo_desired_cluster_labels(cluster, cname);
@@ -228,7 +225,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	 * argument, never read by the operator for the Job).
 	 */
 	if (job != NULL && eo_cluster_auth_enabled(cluster) &&
-	    present(eo_cluster_auth_secret(cluster))) {
+	    eo_present(eo_cluster_auth_secret(cluster))) {
 		json_t *ctr = json_array_get(
 		    json_object_get(
 			json_object_get(json_object_get(json_object_get(job, "spec"), "template"),
@@ -266,16 +263,16 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 
 json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image)
 {
-	const char *name = eo_kube_obj_name(snapshot), *ns = eo_kube_obj_namespace(snapshot);
-	const char *uid = eo_kube_obj_uid(snapshot);
+	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
+	const char *uid = eo_meta_uid(snapshot);
 	struct eo_snapshot_location d;
 	char job_name[EO_NAME_MAX];
 	json_t *job = NULL, *labels = NULL, *args = NULL, *volumes = NULL, *mounts = NULL;
 	bool ok = true;
 
 	eo_snapshot_destination(snapshot, &d);
-	if (!present(name) || !present(ns) || !present(uid) || !present(schedule) ||
-	    !present(image) || !destination_usable(&d) ||
+	if (!eo_present(name) || !eo_present(ns) || !eo_present(uid) || !eo_present(schedule) ||
+	    !eo_present(image) || !destination_usable(&d) ||
 	    eo_name_prune_job(job_name, sizeof(job_name), name) != 0)
 		return NULL;
 	labels = json_pack("{s:s, s:s, s:s}", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "kube/client.h"
 
 static json_t *decode(const json_t *text)
@@ -117,7 +118,7 @@ static void index_del(json_t *index, const char *v, const char *key)
 /* Applies fn to every index entry of obj. */
 static int index_obj(eo_kube_cache *c, json_t *obj, const char *key, bool add)
 {
-	json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	json_t *refs = eo_meta_get(obj, "ownerReferences");
 	json_t *ref;
 	size_t i;
 	int rc = 0;

@@ -3,8 +3,10 @@
  */
 #include "kube/client.h"
 
+#include "api/meta.h"
 #include "core/json.h"
 #include "core/strbuf.h"
+#include "core/util.h"
 #include "kube/client_int.h"
 
 #include <openssl/crypto.h>
@@ -103,11 +105,6 @@ char *eo_kube_escape(const char *s)
 	return eo_strbuf_take(&b, NULL);
 }
 
-static bool nonempty(const char *s)
-{
-	return s && s[0];
-}
-
 char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const char *subresource,
 		  const char *const *params)
 {
@@ -115,9 +112,9 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 	const char *slash;
 	bool first = true;
 
-	if (!server || !r || !nonempty(r->gv) || !nonempty(r->plural))
+	if (!server || !r || !eo_present(r->gv) || !eo_present(r->plural))
 		return NULL;
-	if (nonempty(subresource) && !nonempty(r->name))
+	if (eo_present(subresource) && !eo_present(r->name))
 		return NULL;
 	eo_strbuf_add(&b, server);
 	/* The core group has no group part and lives under /api. */
@@ -137,16 +134,16 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 	} else {
 		sb_add_escaped(&b, r->gv);
 	}
-	if (nonempty(r->ns)) {
+	if (eo_present(r->ns)) {
 		eo_strbuf_add(&b, "/namespaces/");
 		sb_add_escaped(&b, r->ns);
 	}
 	eo_strbuf_add(&b, "/");
 	sb_add_escaped(&b, r->plural);
-	if (nonempty(r->name)) {
+	if (eo_present(r->name)) {
 		eo_strbuf_add(&b, "/");
 		sb_add_escaped(&b, r->name);
-		if (nonempty(subresource)) {
+		if (eo_present(subresource)) {
 			eo_strbuf_add(&b, "/");
 			sb_add_escaped(&b, subresource);
 		}
@@ -165,35 +162,29 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 
 /* ---- object accessors ------------------------------------------------- */
 
-static const char *meta_str(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
-}
-
 const char *eo_kube_obj_name(const json_t *obj)
 {
-	return meta_str(obj, "name");
+	return eo_meta_name(obj);
 }
 
 const char *eo_kube_obj_namespace(const json_t *obj)
 {
-	return meta_str(obj, "namespace");
+	return eo_meta_namespace(obj);
 }
 
 const char *eo_kube_obj_uid(const json_t *obj)
 {
-	return meta_str(obj, "uid");
+	return eo_meta_uid(obj);
 }
 
 const char *eo_kube_obj_resource_version(const json_t *obj)
 {
-	return meta_str(obj, "resourceVersion");
+	return eo_meta_resource_version(obj);
 }
 
 const char *eo_kube_obj_label(const json_t *obj, const char *key)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+	return eo_meta_label(obj, key);
 }
 
 /* ---- client lifecycle ------------------------------------------------- */
@@ -619,10 +610,10 @@ static struct eo_kube_resource with_obj(const struct eo_kube_resource *r, const 
 {
 	struct eo_kube_resource x = *r;
 
-	if (!nonempty(x.ns))
+	if (!eo_present(x.ns))
 		x.ns = eo_kube_obj_namespace(obj);
 	if (want_name) {
-		if (!nonempty(x.name))
+		if (!eo_present(x.name))
 			x.name = eo_kube_obj_name(obj);
 	} else {
 		x.name = NULL;
@@ -656,7 +647,7 @@ eo_kube_err eo_kube_get_path(eo_kube_client *c, const char *path, json_t **out,
 
 	if (out)
 		*out = NULL;
-	if (!nonempty(server) || !nonempty(path) || path[0] != '/' || strlen(path) > 1024)
+	if (!eo_present(server) || !eo_present(path) || path[0] != '/' || strlen(path) > 1024)
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "get_path needs an absolute API path");
 	if (asprintf(&url, "%s%s", server, path) < 0)
 		return eo_kube_fail(err, EO_KUBE_ENOMEM, "building URL");
@@ -668,7 +659,7 @@ eo_kube_err eo_kube_get_path(eo_kube_client *c, const char *path, json_t **out,
 eo_kube_err eo_kube_get(eo_kube_client *c, const struct eo_kube_resource *r, json_t **out,
 			struct eo_kube_error *err)
 {
-	if (!nonempty(r->name)) {
+	if (!eo_present(r->name)) {
 		*out = NULL;
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "get needs a name");
 	}
@@ -688,7 +679,7 @@ static eo_kube_err put(eo_kube_client *c, const struct eo_kube_resource *r, cons
 {
 	struct eo_kube_resource x = with_obj(r, obj, true);
 
-	if (!nonempty(x.name)) {
+	if (!eo_present(x.name)) {
 		if (out)
 			*out = NULL;
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "update needs a name");
@@ -711,7 +702,7 @@ eo_kube_err eo_kube_update_status(eo_kube_client *c, const struct eo_kube_resour
 static eo_kube_err merge_patch(eo_kube_client *c, const struct eo_kube_resource *r, const char *sub,
 			       json_t *patch, json_t **out, struct eo_kube_error *err)
 {
-	if (!nonempty(r->name)) {
+	if (!eo_present(r->name)) {
 		if (out)
 			*out = NULL;
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "patch needs a name");
@@ -738,7 +729,7 @@ eo_kube_err eo_kube_delete(eo_kube_client *c, const struct eo_kube_resource *r,
 	eo_kube_err rc;
 	int bad = 0;
 
-	if (!nonempty(r->name))
+	if (!eo_present(r->name))
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "delete needs a name");
 	body = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
 	if (!body)
@@ -777,7 +768,7 @@ eo_kube_err eo_kube_evict(eo_kube_client *c, const char *ns, const char *name, c
 	json_t *body = NULL;
 	eo_kube_err rc;
 
-	if (!nonempty(ns) || !nonempty(name))
+	if (!eo_present(ns) || !eo_present(name))
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "evict needs a namespace and a name");
 	body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
 			 "metadata", "name", name, "namespace", ns);
@@ -841,15 +832,14 @@ static int page_event(void *ud, const struct eo_kube_objstream_event *ev)
 	struct page *pg = ud;
 
 	if (ev->type == EO_KUBE_OS_END) {
-		const char *next = json_string_value(
-		    json_object_get(json_object_get(ev->obj, "metadata"), "continue"));
+		const char *next = json_string_value(eo_meta_get(ev->obj, "continue"));
 
 		json_decref(pg->env);
 		pg->env = json_incref(ev->obj);
 		free(pg->cont);
-		pg->cont = nonempty(next) ? strdup(next) : NULL;
+		pg->cont = eo_present(next) ? strdup(next) : NULL;
 		pg->ended = true;
-		if (nonempty(next) && !pg->cont)
+		if (eo_present(next) && !pg->cont)
 			return 1;
 	}
 	if (pg->cb(pg->ud, ev) != 0) {
@@ -872,9 +862,9 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 	eo_kube_err rc = EO_KUBE_OK;
 
 	params[i++] = "labelSelector";
-	params[i++] = o && nonempty(o->label_selector) ? o->label_selector : NULL;
+	params[i++] = o && eo_present(o->label_selector) ? o->label_selector : NULL;
 	params[i++] = "fieldSelector";
-	params[i++] = o && nonempty(o->field_selector) ? o->field_selector : NULL;
+	params[i++] = o && eo_present(o->field_selector) ? o->field_selector : NULL;
 	params[i++] = "limit";
 	params[i++] = NULL;
 	if (paged && o && o->limit > 0) {
@@ -885,7 +875,7 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 	params[i++] = cont;
 	/* resourceVersion only makes sense on the first page. */
 	params[i++] = "resourceVersion";
-	params[i++] = !cont && o && nonempty(o->resource_version) ? o->resource_version : NULL;
+	params[i++] = !cont && o && eo_present(o->resource_version) ? o->resource_version : NULL;
 	params[i] = NULL;
 
 	url = eo_kube_url(eo_kube_config_server(c->cfg), r, NULL, params);

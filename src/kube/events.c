@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
+
 struct eo_kube_recorder {
 	eo_kube_client *c;
 	char *component, *instance;
@@ -58,9 +60,8 @@ json_t *eo_kube_event_build(const json_t *involved, const char *type, const char
 			    const char *message, const char *component, const char *instance,
 			    int64_t now_ms)
 {
-	json_t *meta = json_object_get(involved, "metadata");
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = eo_meta_name(involved);
+	const char *ns = eo_meta_namespace(involved);
 	json_t *ev = NULL, *ref;
 	char ts[32], *ev_name = NULL, *msg = NULL;
 	const char *ref_keys[][2] = {
@@ -68,8 +69,8 @@ json_t *eo_kube_event_build(const json_t *involved, const char *type, const char
 	    {"kind", json_string_value(json_object_get(involved, "kind"))},
 	    {"name", name},
 	    {"namespace", ns},
-	    {"uid", json_string_value(json_object_get(meta, "uid"))},
-	    {"resourceVersion", json_string_value(json_object_get(meta, "resourceVersion"))},
+	    {"uid", eo_meta_uid(involved)},
+	    {"resourceVersion", eo_meta_resource_version(involved)},
 	};
 
 	if (!name || !type || !reason || !message ||
@@ -171,10 +172,9 @@ eo_kube_err eo_kube_event(eo_kube_recorder *rec, const json_t *involved, const c
 			  const char *reason, struct eo_kube_error *err, const char *fmt, ...)
 {
 	int64_t now_ms = rec->now_fn ? rec->now_fn(rec->clock_ud) : wall_ms();
-	json_t *meta = json_object_get(involved, "metadata");
-	const char *uid = json_string_value(json_object_get(meta, "uid"));
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *uid = eo_meta_uid(involved);
+	const char *name = eo_meta_name(involved);
+	const char *ns = eo_meta_namespace(involved);
 	char *message = NULL, *key = NULL, *prev_name = NULL, *prev_ns = NULL;
 	json_t *ev = NULL, *out = NULL, *patch = NULL;
 	json_int_t count = 0;

@@ -189,7 +189,7 @@ void eo__plan_ensure_next_member_name(struct eo__plan_ctx *x)
 	const char *cur = json_string_value(json_object_get(x->st, "nextMemberName"));
 	char name[EO_PLAN_NAME_MAX], prev[EO_PLAN_NAME_MAX];
 
-	if (eo__plan_present(cur) && !member_named(x->in, cur))
+	if (eo_present(cur) && !member_named(x->in, cur))
 		return;
 	snprintf(prev, sizeof(prev), "%s", cur != NULL ? cur : "");
 	for (unsigned attempt = 0; attempt < 16; attempt++) {
@@ -215,7 +215,7 @@ void eo__plan_create_named(struct eo__plan_ctx *x, enum eo_plan_action a)
 	    json_object_get(json_object_get(x->in->cluster, "status"), "nextMemberName"));
 	const char *want = json_string_value(json_object_get(x->st, "nextMemberName"));
 
-	if (eo__plan_present(stored) && want != NULL && strcmp(stored, want) == 0) {
+	if (eo_present(stored) && want != NULL && strcmp(stored, want) == 0) {
 		snprintf(x->out->member_name, sizeof(x->out->member_name), "%s", stored);
 		x->out->action = a;
 		return;
@@ -383,7 +383,7 @@ bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, con
 	    "member %s %s the member list read through the voters, but the list could not be "
 	    "confirmed as etcd's leader's: %s; nothing is decided from it, retrying",
 	    eo_member_name(member), what,
-	    eo__plan_present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+	    eo_present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
 	eo__plan_event(x, "Warning", EO_PLAN_REASON_LIST_UNVERIFIED);
 	eo__plan_etcd_problem(x, EO_PLAN_REASON_LIST_UNVERIFIED);
 	eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
@@ -404,8 +404,7 @@ void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_mem
 
 	x->out->label_pod = false;
 	x->out->pod_uid[0] = '\0';
-	if (pm->pod == NULL || !eo__plan_present(uid) ||
-	    eo_plan_pod_voter_labelled(pm->pod) == voter)
+	if (pm->pod == NULL || !eo_present(uid) || eo_plan_pod_voter_labelled(pm->pod) == voter)
 		return;
 	if (snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s", uid) >=
 	    (int)sizeof(x->out->pod_uid)) {

@@ -13,7 +13,7 @@
 #include "api/conditions.h"
 #include "api/defrag.h"
 #include "api/timeutil.h"
-#include "kube/client.h"
+#include "api/meta.h"
 
 const char *eo_dplan_action_name(enum eo_dplan_action a)
 {
@@ -409,17 +409,17 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 /* Whether another run holds the cluster before this one; its name in *who. */
 static bool other_first(const struct eo_dplan_input *in, const char **who)
 {
-	const char *cname = eo_defrag_cluster_name(in->defrag), *uid = eo_kube_obj_uid(in->defrag);
+	const char *cname = eo_defrag_cluster_name(in->defrag), *uid = eo_meta_uid(in->defrag);
 	const char *mine_ts = created_at(in->defrag);
-	const char *mine = eo_kube_obj_name(in->defrag);
+	const char *mine = eo_meta_name(in->defrag);
 	bool running = eo_defrag_phase(in->defrag) == EO_DEFRAG_PHASE_RUNNING;
 	const json_t *o;
 	size_t i;
 
 	json_array_foreach(in->others, i, o)
 	{
-		const char *oc = eo_defrag_cluster_name(o), *ouid = eo_kube_obj_uid(o);
-		const char *ots = created_at(o), *on = eo_kube_obj_name(o);
+		const char *oc = eo_defrag_cluster_name(o), *ouid = eo_meta_uid(o);
+		const char *ots = created_at(o), *on = eo_meta_name(o);
 		enum eo_defrag_phase op = eo_defrag_phase(o);
 		int c;
 
@@ -624,8 +624,8 @@ int eo_plan_defrag(const struct eo_dplan_input *in, struct eo_dplan_result *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (in->defrag == NULL || eo_kube_obj_name(in->defrag) == NULL ||
-	    eo_kube_obj_namespace(in->defrag) == NULL)
+	if (in->defrag == NULL || eo_meta_name(in->defrag) == NULL ||
+	    eo_meta_namespace(in->defrag) == NULL)
 		return -1;
 	if (eo_defrag_phase_is_terminal(eo_defrag_phase(in->defrag)))
 		return plan_ttl(in, out);

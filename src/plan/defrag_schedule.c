@@ -14,7 +14,7 @@
 #include "api/schedule.h"
 #include "api/timeutil.h"
 #include "desired/desired.h"
-#include "kube/client.h"
+#include "api/meta.h"
 #include "api/cron.h"
 
 void eo_dsplan_result_clear(struct eo_dsplan_result *r)
@@ -50,7 +50,7 @@ static int newest_first(const void *a, const void *b)
 	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
 	int c = strcmp(created_at(y), created_at(x));
 
-	return c != 0 ? c : strcmp(eo_kube_obj_name(y), eo_kube_obj_name(x));
+	return c != 0 ? c : strcmp(eo_meta_name(y), eo_meta_name(x));
 }
 
 static bool deleting(const json_t *o)
@@ -71,7 +71,7 @@ static int history(const struct eo_dsplan_input *in, struct eo_dsplan_result *ou
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_array_get(in->runs, i);
 
-		if (eo_kube_obj_name(r) != NULL && !deleting(r) &&
+		if (eo_meta_name(r) != NULL && !deleting(r) &&
 		    eo_defrag_phase_is_terminal(eo_defrag_phase(r)))
 			v[k++] = r;
 	}
@@ -137,9 +137,9 @@ static json_t *run_for(const json_t *sch, const char *name, time_t slot)
 	run = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s}, s:[o]}, "
 			"s:{s:{s:s}}}",
 			"apiVersion", EO_API_GROUP_VERSION, "kind", EO_KIND_DEFRAG, "metadata",
-			"name", name, "namespace", eo_kube_obj_namespace(sch), "labels",
+			"name", name, "namespace", eo_meta_namespace(sch), "labels",
 			EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_CLUSTER, cname,
-			EO_LABEL_DEFRAG_SCHEDULE, eo_kube_obj_name(sch), "annotations",
+			EO_LABEL_DEFRAG_SCHEDULE, eo_meta_name(sch), "annotations",
 			EO_ANNOTATION_SCHEDULED_TIME, ts, "ownerReferences", ref, "spec",
 			"clusterRef", "name", cname);
 	rspec = json_object_get(run, "spec");
@@ -160,7 +160,7 @@ static int run_slot(const struct eo_dsplan_input *in, struct eo_dsplan_result *o
 		    time_t latest, const char *running)
 {
 	const json_t *sch = in->schedule, *r;
-	const char *sname = eo_kube_obj_name(sch), *cname = eo_defrag_cluster_name(sch);
+	const char *sname = eo_meta_name(sch), *cname = eo_defrag_cluster_name(sch);
 	char slot_name[EO_NAME_MAX];
 	size_t i;
 
@@ -170,7 +170,7 @@ static int run_slot(const struct eo_dsplan_input *in, struct eo_dsplan_result *o
 	}
 	json_array_foreach(in->runs, i, r)
 	{
-		const char *n = eo_kube_obj_name(r);
+		const char *n = eo_meta_name(r);
 
 		if (n != NULL && strcmp(n, slot_name) == 0) { /* made before; status lost */
 			if (set_time(st, "lastScheduleTime", latest) != 0) {
@@ -202,7 +202,7 @@ static int run_slot(const struct eo_dsplan_input *in, struct eo_dsplan_result *o
 int eo_plan_defrag_schedule(const struct eo_dsplan_input *in, struct eo_dsplan_result *out)
 {
 	const json_t *sch = in->schedule, *cur = json_object_get(sch, "status"), *r;
-	const char *sname = eo_kube_obj_name(sch), *expr = eo_defrag_schedule_cron(sch);
+	const char *sname = eo_meta_name(sch), *expr = eo_defrag_schedule_cron(sch);
 	const char *cname = eo_defrag_cluster_name(sch), *running = NULL;
 	const char *last_s = json_string_value(json_object_get(cur, "lastScheduleTime"));
 	char err[256];
@@ -212,7 +212,7 @@ int eo_plan_defrag_schedule(const struct eo_dsplan_input *in, struct eo_dsplan_r
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	if (sname == NULL || eo_kube_obj_namespace(sch) == NULL || eo_kube_obj_uid(sch) == NULL)
+	if (sname == NULL || eo_meta_namespace(sch) == NULL || eo_meta_uid(sch) == NULL)
 		return -1;
 	st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
 	if (st == NULL || history(in, out) != 0) {
@@ -236,7 +236,7 @@ int eo_plan_defrag_schedule(const struct eo_dsplan_input *in, struct eo_dsplan_r
 	json_array_foreach(in->runs, i, r)
 	{
 		if (!eo_defrag_phase_is_terminal(eo_defrag_phase(r)) && !deleting(r))
-			running = eo_kube_obj_name(r);
+			running = eo_meta_name(r);
 	}
 	if (running != NULL)
 		json_object_set_new(st, "active", json_string(running));

@@ -47,11 +47,6 @@ static void say(struct eo_fnc_decision *d, const char *f, ...)
 	va_end(ap);
 }
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
-
 static bool is_step(const struct eo_fnc_member *m, const char *step)
 {
 	return m->step != NULL && strcmp(m->step, step) == 0;
@@ -70,7 +65,7 @@ static void cleanup(const struct eo_fnc_input *in, struct eo_fnc_decision *d)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_fnc_member *m = &in->m[i];
 
-		if (m->deleting || !present(m->step))
+		if (m->deleting || !eo_present(m->step))
 			continue;
 		say(d, "member %s: dropping its force-new-cluster step \"%s\" (no request left)",
 		    m->name, m->step);
@@ -103,7 +98,7 @@ static bool may_start(const struct eo_fnc_input *in, const struct eo_fnc_member 
 	for (size_t i = 0; i < in->n; i++) {
 		const struct eo_fnc_member *m = &in->m[i];
 
-		if (m != s && !m->deleting && present(m->step)) {
+		if (m != s && !m->deleting && eo_present(m->step)) {
 			say(d,
 			    "a recovery through member %s is under way (step \"%s\"); set the "
 			    "annotation back to %s to finish it",
@@ -335,7 +330,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 	if (in == NULL || out == NULL || (in->n > 0 && in->m == NULL))
 		return -1;
 	memset(out, 0, sizeof(*out));
-	if (!present(in->request)) {
+	if (!eo_present(in->request)) {
 		cleanup(in, out);
 		return 0;
 	}
@@ -355,7 +350,7 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 	}
 	out->member = si;
 	out->has_member = true;
-	if (!present(s->step)) {
+	if (!eo_present(s->step)) {
 		if (!gate(in, si, out))
 			return 0;
 		say(out,
@@ -401,14 +396,14 @@ static const char *force_step(const json_t *member)
  */
 bool eo__plan_force_active(const struct eo__plan_ctx *x)
 {
-	if (eo__plan_present(force_request(x->in->cluster)))
+	if (eo_present(force_request(x->in->cluster)))
 		return true;
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 
 		if (eo_member_is_deleting(pm->member))
 			continue;
-		if (eo__plan_present(force_step(pm->member)) ||
+		if (eo_present(force_step(pm->member)) ||
 		    eo_desired_pod_forces_new_cluster(pm->pod))
 			return true;
 	}
@@ -451,7 +446,7 @@ static const struct eo_etcd_status *status_of(const struct eo__plan_ctx *x, cons
 {
 	const char *id = eo_member_member_id(member);
 	char url[EO_DESIRED_URL_MAX] = "";
-	uint64_t want = eo__plan_present(id) ? strtoull(id, NULL, 16) : 0;
+	uint64_t want = eo_present(id) ? strtoull(id, NULL, 16) : 0;
 
 	if (x->in->status_from != NULL && client_url_of(x, member, url) != 0)
 		return NULL;
@@ -577,7 +572,7 @@ static void fnc_input(struct eo__plan_ctx *x, const struct eo__plan_counts *c, i
 	fi->etcd_ok = in->etcd_queried && in->etcd_err == EO_ETCD_OK && in->etcd != NULL;
 	fi->etcd_n = fi->etcd_ok ? in->etcd->n : 0;
 	fi->etcd_foreign = fi->etcd_ok && !eo_plan_same_cluster(in->cluster, in->etcd->cluster_id);
-	if (eo__plan_present(fi->request) && fi->etcd_ok) {
+	if (eo_present(fi->request) && fi->etcd_ok) {
 		for (size_t i = 0; i < fi->n; i++)
 			if (!rows[i].deleting && strcmp(rows[i].name, fi->request) == 0)
 				fi->survivor_listed =
@@ -626,7 +621,7 @@ static void fnc_act(struct eo__plan_ctx *x, const struct eo_fnc_decision *d,
 	struct eo_plan_result *out = x->out;
 
 	eo__plan_msgf(x, "%s", d->why);
-	if (eo__plan_present(request))
+	if (eo_present(request))
 		force_conditions(x, d->why, false);
 	switch (d->step) {
 	case EO_FNC_MARK:

@@ -41,7 +41,7 @@ static bool memory_voters_share_node(const struct eo__plan_ctx *x, char *node, s
 			continue;
 		voters++;
 		eo_member_storage(pm->member, &st);
-		if (st.memory && eo__plan_present(nn))
+		if (st.memory && eo_present(nn))
 			names[k++] = nn;
 	}
 	for (size_t i = 0; i < k && voters >= 2; i++) {

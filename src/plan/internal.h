@@ -17,14 +17,10 @@
 
 #include <jansson.h>
 
+#include "core/util.h"
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "plan/roll.h"
-
-static inline bool eo__plan_present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
 
 struct eo__plan_counts {
 	size_t n;			      /* members not being deleted */

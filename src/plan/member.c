@@ -11,6 +11,7 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "core/util.h"
 #include "desired/restore.h"
 #include "plan/failure.h"
 #include "plan/plan.h"
@@ -47,11 +48,6 @@ void eo_member_plan_clear(struct eo_mplan_result *r)
 	json_decref(r->object);
 	json_decref(r->status);
 	memset(r, 0, sizeof(*r));
-}
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
 }
 
 struct mctx {
@@ -171,14 +167,14 @@ static void record_etcd_ids(struct mctx *x, bool own_list, bool own_status)
 			set_status(x, "memberID", json_string(buf));
 		}
 	}
-	if (own_status && present(in->status->version))
+	if (own_status && eo_present(in->status->version))
 		set_status(x, "version", json_string(in->status->version));
 
 	/*
 	 * A learner refuses the member list (EO_ETCD_LEARNER) but answers its status, whose
 	 * header names the member that answered: the member's own ID, asked at its own address.
 	 */
-	if (!present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
+	if (!eo_present(json_string_value(json_object_get(x->st, "memberID"))) && own_status &&
 	    in->status->member_id != 0) {
 		eo_plan_format_id(in->status->member_id, buf, sizeof(buf));
 		set_status(x, "memberID", json_string(buf));
@@ -197,7 +193,7 @@ static void ready_of(struct mctx *x, bool was_ready, bool answered, bool foreign
 						    : "another etcd cluster answered");
 		cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, x->out->message);
 		x->out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;
-	} else if (!present(mid)) {
+	} else if (!eo_present(mid)) {
 		msgf(x, "pod is ready; discovering the etcd member ID (%s)",
 		     in->etcd_queried && in->list_err != EO_ETCD_OK ? eo_etcd_strerror(in->list_err)
 		     : foreign
@@ -218,7 +214,7 @@ static void version_of(struct mctx *x, const char *ver)
 	const struct eo_mplan_input *in = x->in;
 	const json_t *m = in->member;
 
-	if (present(ver)) {
+	if (eo_present(ver)) {
 		const char *want = eo_member_version(m);
 
 		if (want != NULL && strcmp(want, ver) == 0) {
@@ -266,7 +262,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	 * answer from the member's own client URL in the same pass.
 	 */
 	bool was_ready = eo_condition_is_true(x->st, EO_COND_READY);
-	bool need = !was_ready || !present(mid) || !present(ver) || !present(old_uid) ||
+	bool need = !was_ready || !eo_present(mid) || !eo_present(ver) || !eo_present(old_uid) ||
 		    pod_uid == NULL || strcmp(old_uid, pod_uid) != 0 ||
 		    (want_ver != NULL && strcmp(ver, want_ver) != 0);
 	bool answered;
@@ -488,8 +484,8 @@ static bool volume_held(struct mctx *x, const char *pvc_name, bool memory)
 		/* The identity of the volume the Pod runs on, to notice it being replaced. */
 		pvc_uid =
 		    json_string_value(json_object_get(json_object_get(in->pvc, "metadata"), "uid"));
-		if (!present(json_string_value(json_object_get(x->st, "dataVolumeUID"))) &&
-		    present(pvc_uid))
+		if (!eo_present(json_string_value(json_object_get(x->st, "dataVolumeUID"))) &&
+		    eo_present(pvc_uid))
 			set_status(x, "dataVolumeUID", json_string(pvc_uid));
 	}
 	return false;
@@ -569,7 +565,7 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 	bool bootstrapped;
 
 	memset(out, 0, sizeof(*out));
-	if (!present(mname) || !present(uid) || !present(cname) ||
+	if (!eo_present(mname) || !eo_present(uid) || !eo_present(cname) ||
 	    eo_name_member_pvc(pvc_name, sizeof(pvc_name), mname) != 0)
 		return -1;
 
@@ -583,7 +579,7 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 		 EO_LABEL_COMPONENT, mname);
 	set_status(&x, "selector", json_string(selector));
 	eo_member_storage(m, &storage);
-	bootstrapped = in->cluster != NULL && present(eo_cluster_cluster_id(in->cluster));
+	bootstrapped = in->cluster != NULL && eo_present(eo_cluster_cluster_id(in->cluster));
 
 	if (member_lost(&x, pvc_name) || volume_held(&x, pvc_name, storage.memory) ||
 	    pod_held(&x, bootstrapped))

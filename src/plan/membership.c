@@ -101,7 +101,7 @@ bool eo__plan_step_unmanaged(struct eo__plan_ctx *x)
 
 		if (eo__plan_member_of(x, em) != NULL)
 			continue;
-		if (em->is_learner || !eo__plan_present(em->name)) {
+		if (em->is_learner || !eo_present(em->name)) {
 			if (stray == NULL)
 				stray = em;
 		} else if (unknown == NULL) {

@@ -107,7 +107,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	bool running;
 
 	memset(out, 0, sizeof(*out));
-	if (!eo__plan_present(name) || !eo__plan_present(ns) || !eo__plan_present(uid))
+	if (!eo_present(name) || !eo_present(ns) || !eo_present(uid))
 		return -1;
 	if (eo_cluster_is_deleting(cluster)) {
 		out->action = EO_PLAN_NONE; /* children go with the owner references */
@@ -139,7 +139,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	eo__plan_set_status(&x, "selector", json_string(selector));
 	eo__plan_set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
 	eo__plan_set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
-	running = eo__plan_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
+	running = eo_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
 
 	if (eo__plan_preconditions(&x, &c, running))
 		goto done;
@@ -148,7 +148,7 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		goto done;
 	if (eo__plan_step_auth(&x, &c, running, running && t.complete))
 		goto done;
-	if (!eo__plan_present(eo_cluster_cluster_id(cluster)))
+	if (!eo_present(eo_cluster_cluster_id(cluster)))
 		eo__plan_step_bootstrap(&x, &c, t.desired);
 	else
 		eo__plan_step_running(&x, &c, t.desired, t.has_dl && !t.complete);

@@ -154,12 +154,12 @@ bool eo__plan_preconditions(struct eo__plan_ctx *x, const struct eo__plan_counts
 	}
 	if (eo_cluster_uses_cert_manager(cluster) && eo__plan_step_certs(x, c, running))
 		return true;
-	if (eo__plan_present(in->tls_reason)) {
+	if (eo_present(in->tls_reason)) {
 		eo__plan_msgf(x, "%s", in->tls_message != NULL ? in->tls_message : in->tls_reason);
 		eo__plan_stop_tls(x, c, running, in->tls_reason);
 		return true;
 	}
-	if (eo__plan_present(in->ca_bundle_digest) &&
+	if (eo_present(in->ca_bundle_digest) &&
 	    (eo_cluster_ca_bundle_digest(cluster) == NULL ||
 	     strcmp(in->ca_bundle_digest, eo_cluster_ca_bundle_digest(cluster)) != 0)) {
 		/*

@@ -62,7 +62,7 @@ bool eo_plan_memory_member_lost(const json_t *member, const json_t *pod)
 	if (pod != NULL || eo_member_is_deleting(member) || eo_member_is_pending(member))
 		return false;
 	eo_member_storage(member, &st);
-	return st.memory && eo__plan_present(json_string_value(
+	return st.memory && eo_present(json_string_value(
 				json_object_get(json_object_get(member, "status"), "podUID")));
 }
 
@@ -79,14 +79,14 @@ bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc)
 	eo_member_storage(member, &s);
 	if (s.memory)
 		return false;
-	if (!eo__plan_present(recorded) &&
-	    !eo__plan_present(json_string_value(json_object_get(st, "memberID"))))
+	if (!eo_present(recorded) &&
+	    !eo_present(json_string_value(json_object_get(st, "memberID"))))
 		return false; /* never ran on its data: a missing PVC is simply created */
 	if (pvc == NULL ||
 	    json_object_get(json_object_get(pvc, "metadata"), "deletionTimestamp") != NULL)
 		return true; /* gone, or going as soon as the Pod lets go of it */
 	uid = json_string_value(json_object_get(json_object_get(pvc, "metadata"), "uid"));
-	return eo__plan_present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
+	return eo_present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
 }
 
 /* The data guard's status when it refused for a missing WAL: its state, or its last one. */
@@ -126,7 +126,7 @@ bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, s
 		why[0] = '\0';
 	if (member == NULL || pod == NULL || eo_member_is_deleting(member) ||
 	    eo_member_is_pending(member) || eo_member_dormant(member) ||
-	    !eo__plan_present(json_string_value(
+	    !eo_present(json_string_value(
 		json_object_get(json_object_get(member, "status"), "memberID"))) ||
 	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
 	    (t = guard_refusal(pod)) == NULL)
@@ -134,9 +134,8 @@ bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, s
 	if (why != NULL && n > 0) {
 		msg = json_string_value(json_object_get(t, "message"));
 		snprintf(why, n, "%s",
-			 eo__plan_present(msg)
-			     ? msg
-			     : "data directory has no WAL (the data guard refused)");
+			 eo_present(msg) ? msg
+					 : "data directory has no WAL (the data guard refused)");
 		len = strlen(why);
 		while (len > 0 && (why[len - 1] == '\n' || why[len - 1] == ' '))
 			why[--len] = '\0';
@@ -223,7 +222,7 @@ int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const
 	char seed[3 * EO_PLAN_NAME_MAX], suffix[6];
 	int w;
 
-	if (!eo__plan_present(cluster) || !eo__plan_present(cluster_uid))
+	if (!eo_present(cluster) || !eo_present(cluster_uid))
 		return -1;
 	w = snprintf(seed, sizeof(seed), "%s/%s/%u", cluster_uid, prev ? prev : "", attempt);
 	if (w < 0 || (size_t)w >= sizeof(seed))
@@ -251,7 +250,7 @@ bool eo_plan_same_cluster(const json_t *cluster, uint64_t cluster_id)
 	const char *want = eo_cluster_cluster_id(cluster);
 	char got[EO_PLAN_ID_MAX];
 
-	if (!eo__plan_present(want) || cluster_id == 0)
+	if (!eo_present(want) || cluster_id == 0)
 		return true; /* nothing recorded yet, or a reply without a header */
 	eo_plan_format_id(cluster_id, got, sizeof(got));
 	return strcasecmp(got, want) == 0;
@@ -265,10 +264,9 @@ const struct eo_etcd_member *eo_plan_find_etcd_member(const struct eo_etcd_membe
 	for (size_t i = 0; i < list->n; i++) {
 		const struct eo_etcd_member *m = &list->v[i];
 
-		if (eo__plan_present(member_name) && m->name != NULL &&
-		    strcmp(m->name, member_name) == 0)
+		if (eo_present(member_name) && m->name != NULL && strcmp(m->name, member_name) == 0)
 			return m;
-		for (size_t j = 0; eo__plan_present(peer_url) && j < m->n_peer_urls; j++)
+		for (size_t j = 0; eo_present(peer_url) && j < m->n_peer_urls; j++)
 			if (strcmp(m->peer_urls[j], peer_url) == 0)
 				return m;
 	}

@@ -10,6 +10,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "core/util.h"
 
 static const char *const names[EO_RPLAN_ACTION_COUNT_] = {
     [EO_RPLAN_DROP_FINALIZER] = "drop-finalizer",
@@ -33,11 +34,6 @@ void eo_plan_removal_clear(struct eo_rplan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
-
 static void msgf(struct eo_rplan_result *out, const char *f, ...)
     __attribute__((format(printf, 2, 3)));
 static void msgf(struct eo_rplan_result *out, const char *f, ...)
@@ -57,8 +53,8 @@ static const char *status_str(const json_t *member, const char *key)
 /* Never ran a Pod and is not a voter: at most a learner that never started. */
 static bool never_joined(const json_t *member)
 {
-	return !eo_member_is_voter(member) && !present(status_str(member, "memberID")) &&
-	       !present(status_str(member, "podUID"));
+	return !eo_member_is_voter(member) && !eo_present(status_str(member, "memberID")) &&
+	       !eo_present(status_str(member, "podUID"));
 }
 
 static bool forced(const json_t *member)
@@ -124,7 +120,7 @@ static int not_listed(const struct eo_rplan_input *in, struct eo_rplan_result *o
 		     "the list could not be confirmed as etcd's leader's: %s; the finalizer "
 		     "stays, retrying",
 		     mname,
-		     present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
+		     eo_present(in->etcd_leader_why) ? in->etcd_leader_why : "no leader answered");
 		return blocked_for(in, out, EO_PLAN_REQUEUE_ETCD_MS,
 				   EO_PLAN_REASON_LIST_UNVERIFIED);
 	}
@@ -165,7 +161,7 @@ int eo_plan_member_removal(const struct eo_rplan_input *in, struct eo_rplan_resu
 	int n;
 
 	memset(out, 0, sizeof(*out));
-	if (!present(mname))
+	if (!eo_present(mname))
 		return -1;
 	if (in->cluster == NULL || eo_cluster_is_deleting(in->cluster)) {
 		msgf(out, "cluster %s is gone or being deleted; skipping etcd member removal",

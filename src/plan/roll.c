@@ -410,7 +410,7 @@ static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_mem
 	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
 
 	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
-	    !eo__plan_present(uid))
+	    !eo_present(uid))
 		return false;
 	eo__plan_msgf(
 	    x, "%s: evicting its Pod (its data goes with it), then it is removed and replaced",
@@ -568,7 +568,7 @@ bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, ch
 	for (size_t i = 0; i < x->in->n_members && k < EO__PLAN_ROLL_MAX; i++) {
 		const json_t *m = x->in->members[i].member;
 
-		if (!eo_member_is_deleting(m) && eo__plan_present(eo_member_version(m)))
+		if (!eo_member_is_deleting(m) && eo_present(eo_member_version(m)))
 			from[k++] = eo_member_version(m);
 	}
 	if (k == 0)

@@ -18,7 +18,7 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 	if (buf == NULL || n == 0)
 		return -1;
 	buf[0] = '\0';
-	if (list == NULL || !eo__plan_present(member_name) || !eo__plan_present(peer_url))
+	if (list == NULL || !eo_present(member_name) || !eo_present(peer_url))
 		return -1;
 	self = eo_plan_find_etcd_member(list, member_name, peer_url);
 	if (self == NULL)
@@ -28,7 +28,7 @@ int eo_plan_initial_cluster(const struct eo_etcd_members *list, const char *memb
 		const char *name = m == self ? member_name : m->name;
 		int w;
 
-		if (!eo__plan_present(name) || m->n_peer_urls == 0)
+		if (!eo_present(name) || m->n_peer_urls == 0)
 			continue; /* another member that never started: it cannot be named */
 		for (size_t j = 0; j < m->n_peer_urls; j++) {
 			w = snprintf(buf + len, n - len, "%s%s=%s", len ? "," : "", name,

@@ -16,7 +16,7 @@
 #include "core/strbuf.h"
 #include "desired/desired.h"
 #include "desired/snapshot_job.h"
-#include "kube/client.h"
+#include "api/meta.h"
 #include "api/cron.h"
 #include "plan/volref.h"
 
@@ -74,11 +74,11 @@ time_t eo_schplan_slot_time(const json_t *snapshot)
 
 bool eo_schplan_owns(const json_t *schedule, const json_t *snap)
 {
-	const char *name = eo_kube_obj_name(schedule);
-	const char *label = eo_kube_obj_label(snap, EO_LABEL_SCHEDULE);
+	const char *name = eo_meta_name(schedule);
+	const char *label = eo_meta_label(snap, EO_LABEL_SCHEDULE);
 
 	return name != NULL && label != NULL && strcmp(name, label) == 0 &&
-	       eo_desired_is_controlled_by(snap, eo_kube_obj_uid(schedule));
+	       eo_desired_is_controlled_by(snap, eo_meta_uid(schedule));
 }
 
 static bool deleting(const json_t *obj)
@@ -111,7 +111,7 @@ static struct order *sorted_ours(const json_t *schedule, const struct eo_schplan
 	if (o == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = eo_kube_obj_name(snaps[i].snapshot);
+		const char *name = eo_meta_name(snaps[i].snapshot);
 
 		if (name == NULL || !eo_schplan_owns(schedule, snaps[i].snapshot))
 			continue;
@@ -225,8 +225,8 @@ struct prune_tally {
 static int prune_one(const struct eo_schplan_input *in, struct eo_schplan_result *out,
 		     const struct eo_schplan_snapshot *s, struct prune_tally *t)
 {
-	const char *sname = eo_kube_obj_name(in->schedule);
-	const char *snap = eo_kube_obj_name(s->snapshot), *why = NULL;
+	const char *sname = eo_meta_name(in->schedule);
+	const char *snap = eo_meta_name(s->snapshot), *why = NULL;
 	char jname[EO_NAME_MAX], words[WORDS_MAX];
 
 	if (eo_name_prune_job(jname, sizeof(jname), snap) != 0)
@@ -374,11 +374,11 @@ static json_t *scheduled_snapshot(const json_t *schedule, const char *name, time
 	snap = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s}, s:[o]}, "
 			 "s:{s:{s:s}, s:O}}",
 			 "apiVersion", EO_API_GROUP_VERSION, "kind", EO_KIND_SNAPSHOT, "metadata",
-			 "name", name, "namespace", eo_kube_obj_namespace(schedule), "labels",
+			 "name", name, "namespace", eo_meta_namespace(schedule), "labels",
 			 EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_CLUSTER,
 			 eo_schedule_cluster_name(schedule), EO_LABEL_SCHEDULE,
-			 eo_kube_obj_name(schedule), "annotations", EO_ANNOTATION_SCHEDULED_TIME,
-			 ts, "ownerReferences", ref, "spec", "clusterRef", "name",
+			 eo_meta_name(schedule), "annotations", EO_ANNOTATION_SCHEDULED_TIME, ts,
+			 "ownerReferences", ref, "spec", "clusterRef", "name",
 			 eo_schedule_cluster_name(schedule), "destination", dest);
 	return snap;
 }
@@ -552,7 +552,7 @@ static int plan_run(const struct eo_schplan_input *in, struct eo_schplan_result 
 		    const struct order *o, size_t count, json_t *st, long long gen)
 {
 	const json_t *sch = in->schedule;
-	const char *sname = eo_kube_obj_name(sch), *expr = eo_schedule_cron(sch);
+	const char *sname = eo_meta_name(sch), *expr = eo_schedule_cron(sch);
 	const char *cname = eo_schedule_cluster_name(sch);
 	int64_t deadline = eo_schedule_starting_deadline(sch);
 	char msg[EO_PLAN_MSG_MAX], slot_name[EO_NAME_MAX], ts[EO_TIME_BUF];
@@ -642,8 +642,7 @@ int eo_plan_schedule(const struct eo_schplan_input *in, struct eo_schplan_result
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (eo_kube_obj_name(sch) == NULL || eo_kube_obj_namespace(sch) == NULL ||
-	    eo_kube_obj_uid(sch) == NULL)
+	if (eo_meta_name(sch) == NULL || eo_meta_namespace(sch) == NULL || eo_meta_uid(sch) == NULL)
 		return -1;
 	st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
 	if (st == NULL)

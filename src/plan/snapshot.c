@@ -17,7 +17,7 @@
 #include "api/snapshot.h"
 #include "api/timeutil.h"
 #include "desired/snapshot_job.h"
-#include "kube/client.h"
+#include "api/meta.h"
 #include "plan/volref.h"
 
 #define URI_MAX	   2048
@@ -340,8 +340,8 @@ static int check_volume(const struct eo_splan_input *in, struct eo_splan_result 
 		msgf(out, "reading PVC %s before it is mounted", d.claim_name);
 		return 1;
 	}
-	switch (eo_plan_volref_check(in->dest_pvc, d.claim_name, eo_kube_obj_uid(in->snapshot),
-				     NULL, why, sizeof(why))) {
+	switch (eo_plan_volref_check(in->dest_pvc, d.claim_name, eo_meta_uid(in->snapshot), NULL,
+				     why, sizeof(why))) {
 	case EO_VOLREF_USABLE:
 		return 0;
 	case EO_VOLREF_MISSING:
@@ -436,14 +436,14 @@ static int create_job(const struct eo_splan_input *in, struct eo_splan_result *o
 
 int eo_plan_snapshot(const struct eo_splan_input *in, struct eo_splan_result *out)
 {
-	const char *name = eo_kube_obj_name(in->snapshot);
+	const char *name = eo_meta_name(in->snapshot);
 	const char *cname = eo_snapshot_cluster_name(in->snapshot);
 	enum eo_snapshot_phase phase = eo_snapshot_phase(in->snapshot);
 	char job_name[EO_NAME_MAX], vmsg[256];
 
 	memset(out, 0, sizeof(*out));
-	if (name == NULL || eo_kube_obj_namespace(in->snapshot) == NULL ||
-	    eo_kube_obj_uid(in->snapshot) == NULL ||
+	if (name == NULL || eo_meta_namespace(in->snapshot) == NULL ||
+	    eo_meta_uid(in->snapshot) == NULL ||
 	    eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
 		return -1;
 	if (eo_snapshot_phase_is_terminal(phase))

@@ -101,7 +101,7 @@ static bool latch(struct eo__plan_ctx *x, struct eo__plan_target *t, const json_
 	char token[EO_NAME_MAX];
 
 	t->desired = eo_cluster_replicas(cluster);
-	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
+	if (!eo_present(eo_cluster_cluster_token(cluster))) {
 		if (eo_name_cluster_token(token, sizeof(token), ns, name, uid) != 0) {
 			x->ok = false;
 			return true;
@@ -125,7 +125,7 @@ static bool latch(struct eo__plan_ctx *x, struct eo__plan_target *t, const json_
 		out->action = EO_PLAN_LATCH_TARGET;
 		return true;
 	}
-	if (!eo__plan_present(eo_cluster_cluster_token(cluster))) {
+	if (!eo_present(eo_cluster_cluster_token(cluster))) {
 		out->action = EO_PLAN_LATCH_TARGET;
 		eo__plan_msgf(x, "latched the cluster token");
 		return true;
@@ -136,9 +136,9 @@ static bool latch(struct eo__plan_ctx *x, struct eo__plan_target *t, const json_
 /* Whether the latched target is reached (a paused cluster: one dormant member left). */
 static bool reached(const struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired)
 {
-	if (eo__plan_present(eo_cluster_cluster_id(x->in->cluster)) && desired == 0)
+	if (eo_present(eo_cluster_cluster_id(x->in->cluster)) && desired == 0)
 		return c->deleting == 0 && c->n == 1 && c->dormant == 1; /* paused */
-	if (eo__plan_present(eo_cluster_cluster_id(x->in->cluster)))
+	if (eo_present(eo_cluster_cluster_id(x->in->cluster)))
 		return c->deleting == 0 && c->pending == 0 && c->dormant == 0 &&
 		       (int32_t)c->n == desired && (int32_t)c->ready == desired &&
 		       c->voters == c->n && x->rv.todo == 0;
@@ -193,7 +193,7 @@ bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bo
 	eo__plan_fill_roll_view(x);
 	if (!x->ok)
 		return true;
-	if (eo__plan_present(eo_cluster_cluster_id(cluster))) {
+	if (eo_present(eo_cluster_cluster_id(cluster))) {
 		eo__plan_set_status(x, "updatedMembers", json_integer((json_int_t)x->rv.updated));
 		if (x->rv.todo == 0)
 			json_object_del(x->st, "rollingMember");
@@ -209,7 +209,7 @@ bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bo
 		if (spec_differs) {
 			/* Adopt the changed spec as the next target, then act on it. */
 			relatch(x, t->spec_obs, EO_REASON_SPEC_CHANGED);
-			if (eo__plan_present(eo_cluster_cluster_id(cluster)) && c->dormant == 0)
+			if (eo_present(eo_cluster_cluster_id(cluster)) && c->dormant == 0)
 				eo__plan_health(x, c);
 			return true;
 		}
@@ -232,7 +232,7 @@ bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bo
 		return true;
 	} else if (t->has_dl && in->now >= t->dl && !eo__plan_force_active(x)) {
 		/* (A quorum-loss recovery goes on past the deadline: it is what unsticks it.) */
-		if (!eo__plan_present(eo_cluster_cluster_id(cluster))) {
+		if (!eo_present(eo_cluster_cluster_id(cluster))) {
 			eo__plan_msgf(x, "the cluster did not bootstrap before "
 					 "status.progressDeadline; delete and recreate it");
 			eo__plan_stop_with(x, c, false, EO_REASON_BOOTSTRAP_FAILED);

@@ -10,6 +10,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "core/util.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
 
@@ -29,11 +30,6 @@ static const char *const legacy_fixed[] = {
     "--auto-compaction-retention",
     NULL,
 };
-
-static bool present(const char *s)
-{
-	return s != NULL && s[0] != '\0';
-}
 
 static const json_t *at(const json_t *root, const char *a, const char *b, const char *c)
 {
@@ -167,7 +163,7 @@ static bool image_version(const char *image, char *buf, size_t n)
 	const char *tag = NULL, *slash = NULL;
 	int dots = 0;
 
-	if (!present(image) || strchr(image, '@') != NULL)
+	if (!eo_present(image) || strchr(image, '@') != NULL)
 		return false;
 	slash = strrchr(image, '/');
 	tag = strrchr(slash != NULL ? slash : image, ':');
@@ -197,7 +193,7 @@ static bool valid_version(const char *v)
 {
 	char img[64], out[32];
 
-	if (!present(v) || strlen(v) >= sizeof(out))
+	if (!eo_present(v) || strlen(v) >= sizeof(out))
 		return false;
 	snprintf(img, sizeof(img), "etcd:%s", v);
 	return image_version(img, out, sizeof(out)) && strcmp(out, v) == 0;
@@ -242,7 +238,7 @@ static bool legacy_tls(const json_t *legacy)
 
 	json_object_foreach((json_t *)tls, k, v)
 	{
-		if (present(json_string_value(v)))
+		if (eo_present(json_string_value(v)))
 			return true;
 	}
 	return false;
@@ -331,7 +327,7 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 		const struct eo_etcd_member *em = &in->etcd->v[j];
 		size_t k;
 
-		if (em->is_learner || !present(em->name) || em->n_peer_urls == 0) {
+		if (em->is_learner || !eo_present(em->name) || em->n_peer_urls == 0) {
 			refuse(p,
 			       "cluster %s/%s is not healthy: etcd member %" PRIx64
 			       " is %s; migrate a settled cluster only",
@@ -362,19 +358,19 @@ static json_t *options_of(const json_t *ctr, struct eo_migrate_plan *p)
 
 	if (o == NULL)
 		return NULL;
-	if ((v = flag(ctr, "--quota-backend-bytes")) != NULL && present(v)) {
+	if ((v = flag(ctr, "--quota-backend-bytes")) != NULL && eo_present(v)) {
 		n = strtoll(v, &end, 10);
 		if (*end == '\0' && n > 0)
 			json_object_set_new(o, "quotaBackendBytes", json_integer(n));
 	}
-	if ((v = flag(ctr, "--snapshot-count")) != NULL && present(v)) {
+	if ((v = flag(ctr, "--snapshot-count")) != NULL && eo_present(v)) {
 		n = strtoll(v, &end, 10);
 		if (*end == '\0' && n > 0)
 			json_object_set_new(o, "snapshotCount", json_integer(n));
 	}
-	if ((v = flag(ctr, "--auto-compaction-mode")) != NULL && present(v))
+	if ((v = flag(ctr, "--auto-compaction-mode")) != NULL && eo_present(v))
 		json_object_set_new(o, "autoCompactionMode", json_string(v));
-	if ((v = flag(ctr, "--auto-compaction-retention")) != NULL && present(v))
+	if ((v = flag(ctr, "--auto-compaction-retention")) != NULL && eo_present(v))
 		json_object_set_new(o, "autoCompactionRetention", json_string(v));
 	for (size_t l = 0; l < 2; l++) {
 		const json_t *a = NULL;
@@ -417,7 +413,7 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 
 		cls = str(pvc, "spec", "storageClassName", NULL);
 	}
-	if (!present(size)) {
+	if (!eo_present(size)) {
 		refuse(p, "StatefulSet %s asks for no storage size in its volume claim template",
 		       in->name);
 		return NULL;
@@ -452,7 +448,7 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 		if (v != NULL && (json_object_size(v) > 0 || json_array_size(v) > 0))
 			json_object_set_new(spec, passthrough[i], json_deep_copy(v));
 	}
-	if (present(json_string_value(json_object_get(tpl, "priorityClassName"))))
+	if (eo_present(json_string_value(json_object_get(tpl, "priorityClassName"))))
 		json_object_set(spec, "priorityClassName",
 				json_object_get(tpl, "priorityClassName"));
 	json_object_set_new(c, "spec", spec);
@@ -595,7 +591,7 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 		refuse(p, "Pod %s has no container named etcd", p->m[0].name);
 		return 0;
 	}
-	if (present(in->version)) {
+	if (eo_present(in->version)) {
 		if (!valid_version(in->version)) {
 			refuse(p, "--etcd-version %s is not a version X.Y.Z", in->version);
 			return 0;
@@ -619,14 +615,14 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 	}
 	p->peer_auto_tls = flag(ctr, "--peer-auto-tls") != NULL;
 	svc = str(sts, "spec", "serviceName", NULL);
-	if (!present(svc) || !eo_name_is_dns1035_label(svc, EO_DNS_LABEL_MAX)) {
+	if (!eo_present(svc) || !eo_name_is_dns1035_label(svc, EO_DNS_LABEL_MAX)) {
 		refuse(p, "StatefulSet %s names no headless Service", in->name);
 		return 0;
 	}
 	snprintf(p->headless, sizeof(p->headless), "%s", svc);
 	mount = data_mount(ctr);
 	datadir = flag(ctr, "--data-dir");
-	if (!present(mount) || !present(datadir) || (len = strlen(mount)) == 0 ||
+	if (!eo_present(mount) || !eo_present(datadir) || (len = strlen(mount)) == 0 ||
 	    strncmp(datadir, mount, len) != 0 || (datadir[len] != '\0' && datadir[len] != '/') ||
 	    strstr(datadir + len, "..") != NULL || strlen(datadir + len) >= sizeof(p->subpath)) {
 		refuse(p, "Pod %s: etcd's data dir %s is not on its data volume (%s)", p->m[0].name,
@@ -640,7 +636,7 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 
 	eo_plan_format_id(in->etcd->cluster_id, p->cluster_id, sizeof(p->cluster_id));
 	v = str(in->state_cm, "data", "ETCD_INITIAL_CLUSTER_TOKEN", NULL);
-	if (present(v))
+	if (eo_present(v))
 		snprintf(p->token, sizeof(p->token), "%s", v);
 	else
 		snprintf(p->token, sizeof(p->token), "%s-%s", in->name, in->ns);
@@ -698,8 +694,8 @@ json_t *eo_migrate_member_object(const json_t *ours, const struct eo_migrate_pla
 				json_string(p->headless)) != 0 ||
 	    json_object_set_new(ann, EO_ANNOTATION_ADOPTED_POD_UID, json_string(p->m[i].pod_uid)) !=
 		0 ||
-	    (present(p->subpath) && json_object_set_new(ann, EO_ANNOTATION_DATA_DIR_SUBPATH,
-							json_string(p->subpath)) != 0) ||
+	    (eo_present(p->subpath) && json_object_set_new(ann, EO_ANNOTATION_DATA_DIR_SUBPATH,
+							   json_string(p->subpath)) != 0) ||
 	    json_object_set_new(spec, "initialCluster", json_string(p->initial_cluster)) != 0)
 		goto fail;
 	return m;
@@ -720,7 +716,7 @@ json_t *eo_migrate_member_status(const struct eo_migrate_plan *p, size_t i)
 
 json_t *eo_migrate_cluster_status(const struct eo_migrate_plan *p)
 {
-	if (p == NULL || !present(p->cluster_id))
+	if (p == NULL || !eo_present(p->cluster_id))
 		return NULL;
 	return json_pack("{s:{s:s, s:s}}", "status", "clusterID", p->cluster_id, "clusterToken",
 			 p->token);
@@ -784,7 +780,7 @@ bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 	const json_t *ref = NULL;
 	size_t i;
 
-	if (!present(uid))
+	if (!eo_present(uid))
 		return false;
 	json_array_foreach(at(obj, "metadata", "ownerReferences", NULL), i, ref)
 	{
