@@ -519,6 +519,21 @@ size_t fs_count_path(fs_store *s, const char *method, const char *prefix, bool e
 	return n;
 }
 
+json_t *fs_bodies(fs_store *s, const char *method, const char *plural)
+{
+	json_t *out = json_array(), *e;
+	size_t i;
+
+	pthread_mutex_lock(&s->mu);
+	json_array_foreach(s->log, i, e)
+	{
+		if (matches(e, method, plural, NULL, NULL))
+			json_array_append(out, fs_body(e));
+	}
+	pthread_mutex_unlock(&s->mu);
+	return out;
+}
+
 size_t fs_find(fs_store *s, size_t from, const char *method, const char *plural, const char *name,
 	       const char *sub)
 {

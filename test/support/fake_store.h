@@ -85,6 +85,8 @@ size_t fs_count_body(fs_store *s, const char *method, const char *plural, const 
 /* Entries with this method whose path starts with prefix (is prefix, when exact). */
 size_t fs_count_path(fs_store *s, const char *method, const char *prefix, bool exact,
 		     json_t **last_body);
+/* New array of the bodies of the entries with this method (NULL: any) and plural. */
+json_t *fs_bodies(fs_store *s, const char *method, const char *plural);
 /* Index of the first (fs_find) / last (fs_find_last) matching entry at or after from;
  * SIZE_MAX when there is none. */
 size_t fs_find(fs_store *s, size_t from, const char *method, const char *plural, const char *name,
