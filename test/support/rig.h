@@ -13,9 +13,10 @@
  *	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", NULL), 1);
  *	rig_stop(&r);
  *
- * The caches are filled by the test only (they lag behind the store as a real informer's
- * can); rig_sync plays the informer. Every log entry carries "removes", the number of etcd
- * MemberRemove calls received by then (to check what came after etcd's answer).
+ * test_controller_act.c's test_pause_marks_the_last_member_dormant is the model of a new act
+ * rule's test (about twenty lines). The caches are filled by the test only (they lag behind the
+ *store as a real informer's can); rig_sync plays the informer. Every log entry carries "removes",
+ *the number of etcd MemberRemove calls received by then (to check what came after etcd's answer).
  */
 #ifndef EO_TEST_RIG_H
 #define EO_TEST_RIG_H

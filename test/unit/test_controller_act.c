@@ -1617,6 +1617,32 @@ static void test_node_lost_member_replaced(void **state)
 	}
 }
 
+/*
+ * Pause (spec.replicas 0) with one member left: act_dormant patches spec.dormant onto that
+ * member, as a plain merge patch of the EtcdMember (not its status), and tells a Paused
+ * Event; nothing is deleted. The model of a new act rule's test on the rig (support/rig.h).
+ */
+static void test_pause_marks_the_last_member_dormant(void **state)
+{
+	const struct mdesc ms[] = {{"demo-a", A, true, 0xa, false, 2, true}};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *e = NULL, *want = tu_json("{\"spec\":{\"dormant\":true}}");
+
+	(void)state;
+	start(&r);
+	world(&r, 0, ms, 1);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	tu_assert_json_equal(fs_body(e), want, "the dormant patch");
+	assert_int_equal(fs_count(r.api, "POST", "events", NULL, NULL, &e), 1);
+	assert_string_equal(json_string_value(json_object_get(fs_body(e), "reason")), "Paused");
+	assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	json_decref(want);
+	stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1638,6 +1664,7 @@ int main(void)
 	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
 	    cmocka_unit_test(test_node_lost_member_replaced),
 	    cmocka_unit_test(test_network_policies_in_order),
+	    cmocka_unit_test(test_pause_marks_the_last_member_dormant),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
