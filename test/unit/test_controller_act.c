@@ -18,10 +18,10 @@
  *   before the finalizer goes, after a live read; a stale PVC answers 409 and nothing else is
  *   sent; Delete sends nothing.
  *
- * The apiserver is a small object store over the fake HTTP server: GET answers from it,
- * POST adds (409 when the name is taken), DELETE removes; every request is logged with the
- * number of MemberRemove calls etcd had received at that moment (to check the order). The
- * informer caches are filled by the test, and lag behind the store as a real cache can.
+ * The apiserver is the rig's store (support/rig.h): GET answers from it, POST adds (409 when
+ * the name is taken), DELETE removes; every request is logged with the number of
+ * MemberRemove calls etcd had received at that moment (to check the order). The informer
+ * caches are filled by the test, and lag behind the store as a real cache can.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,7 +30,6 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +39,10 @@
 #include "controller/controller.h"
 #include "desired/desired.h"
 #include "desired/netpol.h"
-#include "kube/cache.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/events.h"
 #include "plan/plan.h"
 #include "plan/removal.h"
 #include "plan/retain.h"
-#include "support/fake_apiserver.h"
-#include "support/fake_etcd.h"
+#include "support/rig.h"
 #include "support/testutil.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
@@ -58,216 +52,15 @@
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-enum { CL, MEM, POD, PVC, SVC, PDB, NODE, NP, N_CACHES };
-
-struct api {
-	pthread_mutex_t mu;
-	json_t *store; /* "plural/name" -> object */
-	json_t *log;   /* [{method, plural, name, sub, body, removes, uid}] */
-	eo_fake_etcd *etcd;
-	bool refuse_evictions; /* pods/<name>/eviction answers 429 (a PDB allows none) */
-	const char *fail_get;  /* "plural/name" whose GET answers 500, NULL: none */
-};
-
-struct rig {
-	struct api api;
-	eo_kube_fake *fake;
-	eo_kube_config *cfg;
-	eo_kube_client *kc;
-	eo_kube_recorder *rec;
-	eo_kube_cache *caches[N_CACHES];
-	struct eo_controller ctl;
-};
-
-/* --- the apiserver --- */
-
-static void reply_json(struct eo_kube_fake_response *rs, int status, const json_t *o)
+/* The rig (support/rig.h), with the old fake's answers to a PATCH: PVCs are merged (the
+ * operator's only PVC patch, metadata.ownerReferences, with its resourceVersion); every other
+ * PATCH is answered with the stored object unchanged. Nodes are watched. */
+static void start(struct rig *r)
 {
-	rs->status = status;
-	rs->body = json_dumps(o, JSON_COMPACT);
-}
-
-/*
- * A merge patch of a PVC's metadata.ownerReferences (the only PVC patch the operator sends),
- * applied to the store: 409 when its resourceVersion is not the stored one; the stored one
- * then goes up by one.
- */
-static void patch_pvc(struct api *a, const char *key, const json_t *have, const json_t *body,
-		      struct eo_kube_fake_response *rs)
-{
-	const json_t *pm = json_object_get(body, "metadata");
-	json_t *copy = json_deep_copy(have), *md = json_object_get(copy, "metadata");
-	const char *rv = json_string_value(json_object_get(pm, "resourceVersion"));
-	const char *cur = json_string_value(json_object_get(md, "resourceVersion"));
-	json_t *refs = json_object_get(pm, "ownerReferences");
-	char next[32];
-
-	if (rv != NULL && (cur == NULL || strcmp(rv, cur) != 0)) {
-		json_decref(copy);
-		rs->status = 409;
-		rs->body = tu_status_body(409, "Conflict", "the object has been modified");
-		return;
-	}
-	if (json_is_null(refs))
-		json_object_del(md, "ownerReferences");
-	else if (refs != NULL)
-		json_object_set(md, "ownerReferences", refs);
-	snprintf(next, sizeof(next), "%ld", cur != NULL ? atol(cur) + 1 : 1);
-	json_object_set_new(md, "resourceVersion", json_string(next));
-	json_object_set_new(a->store, key, copy);
-	reply_json(rs, 200, copy);
-}
-
-static void handler(void *ud, const struct eo_kube_fake_request *rq,
-		    struct eo_kube_fake_response *rs)
-{
-	struct api *a = ud;
-	char path[1024], *seg[16], *save = NULL, key[512];
-	size_t n = 0, ns_at = SIZE_MAX;
-	const char *plural = "", *name = "", *sub = "";
-	json_t *body = json_loads(rq->body, 0, NULL), *have = NULL, *entry = NULL;
-
-	snprintf(path, sizeof(path), "%s", rq->path);
-	for (char *t = strtok_r(path, "/", &save); t != NULL && n < 16;
-	     t = strtok_r(NULL, "/", &save))
-		seg[n++] = t;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(seg[i], "namespaces") == 0 && ns_at == SIZE_MAX)
-			ns_at = i;
-	if (ns_at != SIZE_MAX && ns_at + 2 < n)
-		plural = seg[ns_at + 2];
-	if (ns_at != SIZE_MAX && ns_at + 3 < n)
-		name = seg[ns_at + 3];
-	if (ns_at != SIZE_MAX && ns_at + 4 < n)
-		sub = seg[ns_at + 4];
-	if (ns_at == SIZE_MAX && n == 4 && strcmp(seg[2], "nodes") == 0) {
-		plural = seg[2]; /* /api/v1/nodes/<name>: cluster-scoped */
-		name = seg[3];
-	}
-	if (strcmp(rq->method, "POST") == 0)
-		name =
-		    json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
-	if (name == NULL)
-		name = "";
-	snprintf(key, sizeof(key), "%s/%s", plural, name);
-
-	pthread_mutex_lock(&a->mu);
-	have = json_object_get(a->store, key);
-	entry = json_pack(
-	    "{s:s, s:s, s:s, s:s, s:O, s:I, s:s?}", "method", rq->method, "plural", plural, "name",
-	    name, "sub", sub, "body", body ? body : json_null(), "removes",
-	    (json_int_t)eo_fake_etcd_count(a->etcd, "cluster/member/remove"), "uid",
-	    json_string_value(json_object_get(json_object_get(have, "metadata"), "uid")));
-	json_array_append_new(a->log, entry);
-	if (strcmp(plural, "events") == 0) {
-		reply_json(rs, 201, body ? body : json_object());
-	} else if (strcmp(rq->method, "POST") == 0 && strcmp(sub, "eviction") == 0) {
-		/* As the apiserver: the PDB decides, then the Pod goes as by a DELETE. */
-		const char *pre = json_string_value(json_object_get(
-		    json_object_get(json_object_get(body, "deleteOptions"), "preconditions"),
-		    "uid"));
-		const char *uid =
-		    json_string_value(json_object_get(json_object_get(have, "metadata"), "uid"));
-
-		if (have == NULL) {
-			rs->status = 404;
-			rs->body = tu_status_body(404, "NotFound", "not found");
-		} else if (pre != NULL && (uid == NULL || strcmp(pre, uid) != 0)) {
-			rs->status = 409;
-			rs->body = tu_status_body(409, "Conflict", "precondition failed: UID");
-		} else if (a->refuse_evictions) {
-			rs->status = 429;
-			rs->body = tu_status_body(429, "TooManyRequests",
-						  "Cannot evict pod as it would violate the pod's "
-						  "disruption budget.");
-		} else {
-			json_object_del(a->store, key);
-			reply_json(rs, 201, body);
-		}
-	} else if (strcmp(rq->method, "GET") == 0) {
-		if (a->fail_get != NULL && strcmp(a->fail_get, key) == 0)
-			rs->status = 500, rs->body = tu_status_body(500, "InternalError", "boom");
-		else if (have != NULL)
-			reply_json(rs, 200, have);
-		else
-			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
-	} else if (strcmp(rq->method, "POST") == 0) {
-		if (have != NULL) {
-			rs->status = 409;
-			rs->body = tu_status_body(409, "AlreadyExists", "already exists");
-		} else {
-			json_object_set(a->store, key, body);
-			reply_json(rs, 201, body);
-		}
-	} else if (strcmp(rq->method, "DELETE") == 0) {
-		if (have == NULL) {
-			rs->status = 404;
-			rs->body = tu_status_body(404, "NotFound", "not found");
-		} else {
-			json_object_del(a->store, key);
-			rs->body = strdup("{\"kind\":\"Status\",\"status\":\"Success\"}");
-		}
-	} else if (strcmp(rq->method, "PATCH") == 0) {
-		if (have != NULL && strcmp(plural, "persistentvolumeclaims") == 0)
-			patch_pvc(a, key, have, body, rs);
-		else if (have != NULL)
-			reply_json(rs, 200, have);
-		else
-			rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
-	} else {
-		rs->status = 405;
-		rs->body = tu_status_body(405, "MethodNotAllowed", "no");
-	}
-	pthread_mutex_unlock(&a->mu);
-	json_decref(body);
-}
-
-static time_t frozen_now(void)
-{
-	return T0;
-}
-
-static int64_t frozen_ms(void *ud)
-{
-	(void)ud;
-	return (int64_t)T0 * 1000;
-}
-
-static void rig_start(struct rig *r)
-{
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->api.mu, NULL);
-	r->api.store = json_object();
-	r->api.log = json_array();
-	r->api.etcd = eo_fake_etcd_start();
-	assert_non_null(r->api.etcd);
-	r->fake = eo_kube_fake_start(handler, &r->api);
-	assert_non_null(r->fake);
-	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(r->fake), NULL, NULL, &r->cfg, NULL),
-			 EO_KUBE_OK);
-	assert_int_equal(eo_kube_client_new(r->cfg, NULL, &r->kc, NULL), EO_KUBE_OK);
-	r->rec = eo_kube_recorder_new(r->kc, &(struct eo_kube_recorder_opts){.now_ms = frozen_ms});
-	assert_non_null(r->rec);
-	for (size_t i = 0; i < N_CACHES; i++) {
-		r->caches[i] = eo_kube_cache_new(EO_LABEL_CLUSTER);
-		assert_non_null(r->caches[i]);
-	}
-	r->ctl = (struct eo_controller){
-	    .kc = r->kc,
-	    .rec = r->rec,
-	    .clusters = {{r->caches[CL]}, 1},
-	    .members = {{r->caches[MEM]}, 1},
-	    .pods = {{r->caches[POD]}, 1},
-	    .pvcs = {{r->caches[PVC]}, 1},
-	    .services = {{r->caches[SVC]}, 1},
-	    .pdbs = {{r->caches[PDB]}, 1},
-	    .nodes = {{r->caches[NODE]}, 1},
-	    .netpols = {{r->caches[NP]}, 1},
-	    .build = OPTS,
-	    .etcd_timeout_ms = 2000,
-	    .now = frozen_now,
-	    .etcd_connect_to = eo_fake_etcd_connect_to(r->api.etcd),
-	};
+	rig_start(r, T0);
+	fs_patch_mode(r->api, NULL, FS_PATCH_ECHO);
+	fs_patch_mode(r->api, "persistentvolumeclaims", FS_PATCH_MERGE);
+	rig_watch_nodes(r);
 }
 
 /*
@@ -279,7 +72,7 @@ static void assert_deletes_guarded(struct rig *r)
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(r->api.log, i, e)
+	json_array_foreach(fs_log(r->api), i, e)
 	{
 		const char *plural = json_string_value(json_object_get(e, "plural"));
 		const char *uid = json_string_value(json_object_get(e, "uid"));
@@ -297,73 +90,10 @@ static void assert_deletes_guarded(struct rig *r)
 	}
 }
 
-static void rig_stop(struct rig *r)
+static void stop(struct rig *r)
 {
 	assert_deletes_guarded(r);
-	eo_kube_recorder_free(r->rec);
-	eo_kube_client_free(r->kc);
-	eo_kube_fake_stop(r->fake);
-	eo_fake_etcd_stop(r->api.etcd);
-	for (size_t i = 0; i < N_CACHES; i++)
-		eo_kube_cache_free(r->caches[i]);
-	json_decref(r->api.store);
-	json_decref(r->api.log);
-	pthread_mutex_destroy(&r->api.mu);
-}
-
-/* Puts o (stolen) into cache `which` and the apiserver's store. */
-static void put(struct rig *r, int which, const char *plural, json_t *o)
-{
-	char key[512];
-
-	assert_non_null(o);
-	snprintf(key, sizeof(key), "%s/%s", plural,
-		 json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
-	assert_int_equal(eo_kube_cache_upsert(r->caches[which], o, NULL), EO_KUBE_OK);
-	pthread_mutex_lock(&r->api.mu);
-	json_object_set(r->api.store, key, o);
-	pthread_mutex_unlock(&r->api.mu);
-	json_decref(o);
-}
-
-/* Log entries matching method, plural, name and sub ("" = the object itself, NULL = any). */
-static size_t count(struct rig *r, const char *method, const char *plural, const char *name,
-		    const char *sub, json_t **last)
-{
-	size_t i, n = 0;
-	json_t *e;
-
-	pthread_mutex_lock(&r->api.mu);
-	json_array_foreach(r->api.log, i, e)
-	{
-		if (strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
-		    (name == NULL ||
-		     strcmp(json_string_value(json_object_get(e, "name")), name) == 0) &&
-		    (sub == NULL ||
-		     strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)) {
-			n++;
-			if (last != NULL)
-				*last = e;
-		}
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	return n;
-}
-
-static size_t store_count(struct rig *r, const char *plural)
-{
-	const char *k;
-	json_t *v;
-	size_t n = 0, l = strlen(plural);
-
-	pthread_mutex_lock(&r->api.mu);
-	json_object_foreach(r->api.store, k, v)
-	{
-		n += strncmp(k, plural, l) == 0 && k[l] == '/';
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	return n;
+	rig_stop(r);
 }
 
 /* --- the world --- */
@@ -407,7 +137,7 @@ static json_t *cluster(int target, bool bootstrapped)
 
 static const char *next_name(struct rig *r)
 {
-	json_t *c = eo_kube_cache_get(r->caches[CL], "default", "demo");
+	json_t *c = eo_kube_cache_get(r->caches[RIG_CLUSTERS], "default", "demo");
 	static char buf[EO_PLAN_NAME_MAX];
 
 	snprintf(
@@ -514,51 +244,51 @@ static void world(struct rig *r, int target, const struct mdesc *ms, size_t n)
 	json_t *c = cluster(target, true);
 	int voters = 0;
 
-	put(r, SVC, "services", eo_desired_headless_service(c));
-	put(r, SVC, "services", eo_desired_client_service(c));
+	rig_put(r, RIG_SERVICES, eo_desired_headless_service(c));
+	rig_put(r, RIG_SERVICES, eo_desired_client_service(c));
 	for (size_t i = 0; i < n; i++) {
 		char peer[EO_DESIRED_URL_MAX];
 
 		voters += ms[i].voter;
-		put(r, MEM, EO_PLURAL_MEMBERS, member(&ms[i]));
+		rig_put(r, RIG_MEMBERS, member(&ms[i]));
 		if (ms[i].pod)
-			put(r, POD, "pods", pod(&ms[i], ms[i].voter));
+			rig_put(r, RIG_PODS, pod(&ms[i], ms[i].voter));
 		if (ms[i].pvc)
-			put(r, PVC, "persistentvolumeclaims", pvc(&ms[i]));
+			rig_put(r, RIG_PVCS, pvc(&ms[i]));
 		if (ms[i].id)
-			eo_fake_etcd_set_member(r->api.etcd, ms[i].id, ms[i].name,
+			eo_fake_etcd_set_member(r->etcd, ms[i].id, ms[i].name,
 						peer_of(ms[i].name, peer, sizeof(peer)),
 						ms[i].learner);
 	}
 	if (voters > 0)
-		put(r, PDB, "poddisruptionbudgets",
-		    eo_desired_pdb(c, eo_desired_pdb_min_available(voters, target)));
-	put(r, CL, EO_PLURAL_CLUSTERS, c);
+		rig_put(r, RIG_PDBS,
+			eo_desired_pdb(c, eo_desired_pdb_min_available(voters, target)));
+	rig_put(r, RIG_CLUSTERS, c);
 }
 
 /* Sets metadata.deletionTimestamp on member name, in the cache and the store. */
 static void mark_deleting(struct rig *r, const char *name)
 {
-	json_t *m = eo_kube_cache_get(r->caches[MEM], "default", name), *copy;
+	json_t *m = eo_kube_cache_get(r->caches[RIG_MEMBERS], "default", name), *copy;
 
 	assert_non_null(m);
 	copy = json_deep_copy(m);
 	json_decref(m);
 	json_object_set_new(json_object_get(copy, "metadata"), "deletionTimestamp",
 			    json_string("2026-06-02T10:00:00Z"));
-	put(r, MEM, EO_PLURAL_MEMBERS, copy);
+	rig_put(r, RIG_MEMBERS, copy);
 }
 
 /* Sets status.key = v (stolen) on member name, in the cache and the store. */
 static void set_member_status(struct rig *r, const char *name, const char *key, json_t *v)
 {
-	json_t *m = eo_kube_cache_get(r->caches[MEM], "default", name), *copy;
+	json_t *m = eo_kube_cache_get(r->caches[RIG_MEMBERS], "default", name), *copy;
 
 	assert_non_null(m);
 	copy = json_deep_copy(m);
 	json_decref(m);
 	json_object_set_new(json_object_get(copy, "status"), key, v);
-	put(r, MEM, EO_PLURAL_MEMBERS, copy);
+	rig_put(r, RIG_MEMBERS, copy);
 }
 
 static bool has_finalizer(const json_t *patch)
@@ -615,7 +345,7 @@ static void test_removal_goes_through_etcd_first(void **state)
 		size_t at;
 
 		print_message("row: %s\n", rows[k].what);
-		rig_start(&r);
+		start(&r);
 		world(&r, rows[k].target, rows[k].ms, 3);
 		if (strcmp(rows[k].victim, "demo-b") == 0)
 			set_member_status(&r, "demo-b", "dataVolumeUID",
@@ -624,18 +354,18 @@ static void test_removal_goes_through_etcd_first(void **state)
 		/* The cluster controller: the EtcdMember is deleted, guarded by its UID. */
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);
-		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
+		assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
 		assert_string_equal(json_string_value(json_object_get(del, "name")),
 				    rows[k].victim);
-		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+		assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 0);
 
 		/* Its finalizer: MemberRemove through another member, then the finalizer goes. */
 		mark_deleting(&r, rows[k].victim);
 		eo_member_reconcile(&r.ctl, "default", rows[k].victim, &out);
 		assert_false(out.error);
-		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
-		at = eo_fake_etcd_first(r.api.etcd, "cluster/member/remove");
-		assert_true(eo_fake_etcd_request(r.api.etcd, at, &req));
+		assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 1);
+		at = eo_fake_etcd_first(r.etcd, "cluster/member/remove");
+		assert_true(eo_fake_etcd_request(r.etcd, at, &req));
 		snprintf(want_body, sizeof(want_body), "{\"ID\":\"%" PRIu64 "\"}",
 			 rows[k].victim_id);
 		tu_assert_json_text_equal(req.body, want_body);
@@ -644,15 +374,15 @@ static void test_removal_goes_through_etcd_first(void **state)
 			fail_msg("MemberRemove sent through the member being removed (%s)",
 				 req.host);
 		assert_non_null(strstr(req.host, ".demo.default.svc.cluster.local"));
-		assert_false(eo_fake_etcd_has_member(r.api.etcd, rows[k].victim_id));
+		assert_false(eo_fake_etcd_has_member(r.etcd, rows[k].victim_id));
 
-		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, rows[k].victim, "", &fin),
-				 1);
+		assert_int_equal(
+		    fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, rows[k].victim, "", &fin), 1);
 		assert_false(has_finalizer(json_object_get(fin, "body")));
 		assert_non_null(json_object_get(json_object_get(fin, "body"), "metadata"));
 		/* ... and only after etcd had removed the member */
 		assert_int_equal(json_integer_value(json_object_get(fin, "removes")), 1);
-		rig_stop(&r);
+		stop(&r);
 	}
 }
 
@@ -682,29 +412,29 @@ static void test_finalizer_stays_without_a_path_to_etcd(void **state)
 		const json_t *ready;
 
 		print_message("row: %s\n", rows[k].what);
-		rig_start(&r);
+		start(&r);
 		world(&r, 2, ms, 3);
 		if (rows[k].etcd_down) {
-			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-a", host, sizeof(host)),
-					      true);
-			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)),
-					      true);
+			eo_fake_etcd_set_down(r.etcd, host_of("demo-a", host, sizeof(host)), true);
+			eo_fake_etcd_set_down(r.etcd, host_of("demo-b", host, sizeof(host)), true);
 		}
 		mark_deleting(&r, "demo-c");
 		for (int i = 0; i < 3; i++) {
 			eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 			assert_true(out.requeue_ms > 0);
 		}
-		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
-		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
-		assert_true(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st) >= 1);
+		assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL),
+				 0);
+		assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 0);
+		assert_true(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st) >=
+			    1);
 		ready = eo_condition_find(json_object_get(json_object_get(st, "body"), "status"),
 					  EO_COND_READY);
 		assert_non_null(ready);
 		assert_string_equal(json_string_value(json_object_get(ready, "reason")),
 				    EO_PLAN_REASON_REMOVAL_BLOCKED);
-		assert_true(count(&r, "POST", "events", NULL, NULL, NULL) >= 1);
-		rig_stop(&r);
+		assert_true(fs_count(r.api, "POST", "events", NULL, NULL, NULL) >= 1);
+		stop(&r);
 	}
 }
 
@@ -730,7 +460,7 @@ static void script_list(struct rig *r, uint64_t responder, const char *const *na
 	}
 	out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
-	eo_fake_etcd_script(r->api.etcd, "cluster/member/list", 200, out);
+	eo_fake_etcd_script(r->etcd, "cluster/member/list", 200, out);
 	free(out);
 }
 
@@ -740,10 +470,10 @@ static const char *nth_host(struct rig *r, const char *call, size_t nth, char *b
 	size_t seen = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < eo_fake_etcd_requests(r->api.etcd); i++) {
+	for (size_t i = 0; i < eo_fake_etcd_requests(r->etcd); i++) {
 		struct eo_fake_etcd_request q;
 
-		assert_true(eo_fake_etcd_request(r->api.etcd, i, &q));
+		assert_true(eo_fake_etcd_request(r->etcd, i, &q));
 		if (strcmp(q.call, call) != 0 || seen++ != nth)
 			continue;
 		snprintf(buf, n, "%s", q.host);
@@ -778,9 +508,9 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 
 	(void)state;
 	/* 1. A follower's stale list: the leader's names demo-c, MemberRemove, then the drop. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 2, ms, 3);
-	eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+	eo_fake_etcd_set_leader(r.etcd, 0xb);
 	script_list(&r, 0xa, ab, 2);
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
@@ -788,43 +518,43 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	assert_string_equal(nth_host(&r, "cluster/member/list", 0, h, sizeof(h)), "demo-a");
 	assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
 	assert_string_equal(nth_host(&r, "cluster/member/list", 1, h, sizeof(h)), "demo-b");
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
-	assert_false(eo_fake_etcd_has_member(r.api.etcd, 0xc));
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 1);
+	assert_false(eo_fake_etcd_has_member(r.etcd, 0xc));
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
 	assert_false(has_finalizer(json_object_get(fin, "body")));
 	assert_int_equal(json_integer_value(json_object_get(fin, "removes")), 1);
-	rig_stop(&r);
+	stop(&r);
 
 	/* 2. NOTFOUND while the leader (demo-a) still lists demo-c: the finalizer stays. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 2, ms, 3);
-	eo_fake_etcd_script(r.api.etcd, "cluster/member/remove", 404,
+	eo_fake_etcd_script(r.etcd, "cluster/member/remove", 404,
 			    "{\"error\":\"etcdserver: member not found\",\"code\":5,"
 			    "\"message\":\"etcdserver: member not found\"}");
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 	assert_false(out.error);
 	assert_true(out.requeue_ms > 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/list"), 2);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
-	assert_true(eo_fake_etcd_has_member(r.api.etcd, 0xc));
-	rig_stop(&r);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/list"), 2);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", NULL), 0);
+	assert_true(eo_fake_etcd_has_member(r.etcd, 0xc));
+	stop(&r);
 
 	/*
 	 * 3. A list naming demo-c, MemberRemove NOTFOUND, and the leader's fresh list no longer
 	 * names it: the finalizer goes.
 	 */
-	rig_start(&r);
+	start(&r);
 	world(&r, 2, ms3, 3); /* etcd knows demo-a and demo-b only */
 	script_list(&r, 0xa, abc, 3);
 	mark_deleting(&r, "demo-c");
 	eo_member_reconcile(&r.ctl, "default", "demo-c", &out);
 	assert_false(out.error);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "", &fin), 1);
 	assert_false(has_finalizer(json_object_get(fin, "body")));
-	rig_stop(&r);
+	stop(&r);
 }
 
 /*
@@ -849,24 +579,25 @@ static void test_cluster_absence_needs_the_leader(void **state)
 		json_t *e = NULL;
 
 		print_message("row: the leader %s\n", down ? "is unreachable" : "answers");
-		rig_start(&r);
+		start(&r);
 		world(&r, 3, ms, 3);
-		eo_fake_etcd_set_leader(r.api.etcd, 0xb);
+		eo_fake_etcd_set_leader(r.etcd, 0xb);
 		if (down)
-			eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", h, sizeof(h)), true);
+			eo_fake_etcd_set_down(r.etcd, host_of("demo-b", h, sizeof(h)), true);
 		script_list(&r, 0xa, ab, 2);
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);
 		assert_string_equal(nth_host(&r, "maintenance/status", 0, h, sizeof(h)), "demo-a");
-		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", NULL, NULL), 0);
-		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+		assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", NULL, NULL),
+				 0);
+		assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
 		if (down) {
-			assert_true(count(&r, "POST", "events", NULL, NULL, &e) >= 1);
+			assert_true(fs_count(r.api, "POST", "events", NULL, NULL, &e) >= 1);
 			assert_string_equal(json_string_value(json_object_get(
 						json_object_get(e, "body"), "reason")),
 					    EO_PLAN_REASON_LIST_UNVERIFIED);
 		}
-		rig_stop(&r);
+		stop(&r);
 	}
 }
 
@@ -883,43 +614,22 @@ static void test_pod_delete_carries_uid(void **state)
 	const char *pre;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 2, ms, 2);
 	eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "DELETE", "pods", "demo-b", "", &del), 1);
+	assert_int_equal(fs_count(r.api, "DELETE", "pods", "demo-b", "", &del), 1);
 	pre = json_string_value(
 	    json_object_get(json_object_get(json_object_get(del, "body"), "preconditions"), "uid"));
 	assert_non_null(pre);
 	assert_string_equal(pre, "pod-uid-demo-b");
-	rig_stop(&r); /* and every other delete */
+	stop(&r); /* and every other delete */
 }
 
 /* The body of the only or last request matching; NULL when there is none. */
 static const json_t *body_of(const json_t *entry)
 {
 	return json_object_get(entry, "body");
-}
-
-/* Index in the request log of the last entry matching (method, plural, name, sub). */
-static long last_index(struct rig *r, const char *method, const char *plural, const char *name,
-		       const char *sub)
-{
-	long at = -1;
-	size_t i;
-	json_t *e;
-
-	pthread_mutex_lock(&r->api.mu);
-	json_array_foreach(r->api.log, i, e)
-	{
-		if (strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)
-			at = (long)i;
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	return at;
 }
 
 /* The voter label a Pod patch sets: "voter", "" when it removes it (null), NULL if absent. */
@@ -959,33 +669,33 @@ static void test_promotion_marks_the_voter(void **state)
 	json_t *st = NULL, *pp = NULL;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 2);
 
 	/* etcd: the learner is not in sync yet. Nothing is marked; come back soon. */
 	eo_fake_etcd_script(
-	    r.api.etcd, "cluster/member/promote", 400,
+	    r.etcd, "cluster/member/promote", 400,
 	    "{\"error\":\"etcdserver: can only promote a learner member which is in "
 	    "sync with leader\",\"code\":9,\"message\":\"etcdserver: can only "
 	    "promote a learner member which is in sync with leader\"}");
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_true(out.requeue_ms > 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 1);
-	assert_true(eo_fake_etcd_is_learner(r.api.etcd, 0xb));
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/promote"), 1);
+	assert_true(eo_fake_etcd_is_learner(r.etcd, 0xb));
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", NULL), 0);
 
 	/* Then it is: promoted through the voter, marked, and its Pod labelled. */
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 2);
-	assert_true(eo_fake_etcd_request(r.api.etcd, eo_fake_etcd_requests(r.api.etcd) - 1, &req));
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/promote"), 2);
+	assert_true(eo_fake_etcd_request(r.etcd, eo_fake_etcd_requests(r.etcd) - 1, &req));
 	assert_string_equal(req.call, "cluster/member/promote");
 	assert_string_equal(req.host, host_of("demo-a", host, sizeof(host)));
 	tu_assert_json_text_equal(req.body, "{\"ID\":\"11\"}");
-	assert_false(eo_fake_etcd_is_learner(r.api.etcd, 0xb));
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
+	assert_false(eo_fake_etcd_is_learner(r.etcd, 0xb));
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
 	{
 		json_t *want = tu_json("{\"isVoter\":true}");
 
@@ -993,23 +703,23 @@ static void test_promotion_marks_the_voter(void **state)
 				     "status patch of the promoted member");
 		json_decref(want);
 	}
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", &pp), 1);
 	assert_string_equal(patched_role(pp), EO_LABEL_ROLE_VOTER);
 	assert_string_equal(patched_uid(pp), "pod-uid-demo-b");
-	assert_true(last_index(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status") <
-		    last_index(&r, "PATCH", "pods", "demo-b", ""));
+	assert_true(fs_find_last(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status") <
+		    fs_find_last(r.api, "PATCH", "pods", "demo-b", ""));
 
 	/* The member controller, on the marked member (Pod cache not updated yet). */
 	set_member_status(&r, "demo-b", "isVoter", json_true());
 	eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 2);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", &pp), 2);
 	assert_string_equal(
 	    json_string_value(json_object_get(
 		json_object_get(json_object_get(json_object_get(pp, "body"), "metadata"), "labels"),
 		EO_LABEL_ROLE)),
 	    EO_LABEL_ROLE_VOTER);
-	rig_stop(&r);
+	stop(&r);
 }
 
 /*
@@ -1028,19 +738,19 @@ static void test_other_cluster_is_not_acted_on(void **state)
 	json_t *st = NULL;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 2);
-	eo_fake_etcd_set_cluster_id(r.api.etcd, 0x1111);
+	eo_fake_etcd_set_cluster_id(r.etcd, 0x1111);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_true(out.requeue_ms > 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/list"), 1);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/add"), 0);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
-	assert_true(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &st) >= 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/list"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/promote"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/add"), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", NULL), 0);
+	assert_true(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &st) >= 1);
 	{
 		char *txt = json_dumps(st, 0);
 
@@ -1049,11 +759,11 @@ static void test_other_cluster_is_not_acted_on(void **state)
 		free(txt);
 	}
 
-	eo_fake_etcd_set_cluster_id(r.api.etcd, EO_FAKE_ETCD_CLUSTER_ID);
+	eo_fake_etcd_set_cluster_id(r.etcd, EO_FAKE_ETCD_CLUSTER_ID);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/promote"), 1);
-	rig_stop(&r);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/promote"), 1);
+	stop(&r);
 }
 
 /*
@@ -1078,45 +788,40 @@ static void test_voter_mark_labels_the_pod(void **state)
 	json_t *st = NULL, *pp = NULL;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-c", "status", &st), 1);
 	assert_true(
 	    json_is_true(json_object_get(json_object_get(body_of(st), "status"), "isVoter")));
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-c", "", &pp), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-c", "", &pp), 1);
 	assert_string_equal(patched_role(pp), EO_LABEL_ROLE_VOTER);
 	assert_string_equal(patched_uid(pp), "pod-uid-demo-c");
-	rig_stop(&r);
+	stop(&r);
 
 	/* etcd does not list demo-b (lost): unmarked, label removed. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, lost, 3);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "status", &st), 1);
 	assert_true(
 	    json_is_false(json_object_get(json_object_get(body_of(st), "status"), "isVoter")));
-	assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", &pp), 1);
 	assert_string_equal(patched_role(pp), "");
 	assert_string_equal(patched_uid(pp), "pod-uid-demo-b");
-	rig_stop(&r);
+	stop(&r);
 }
 
 /* Replaces member name in the apiserver's store only: the cache lags behind. */
 static void store_member_status(struct rig *r, const char *name, const char *key, json_t *v)
 {
-	char k[512];
-	json_t *copy;
+	json_t *copy = rig_stored(r, RIG_MEMBERS, name);
 
-	snprintf(k, sizeof(k), "%s/%s", EO_PLURAL_MEMBERS, name);
-	pthread_mutex_lock(&r->api.mu);
-	copy = json_deep_copy(json_object_get(r->api.store, k));
 	assert_non_null(copy);
 	json_object_set_new(json_object_get(copy, "status"), key, v);
-	json_object_set_new(r->api.store, k, copy);
-	pthread_mutex_unlock(&r->api.mu);
+	rig_store_put(r, RIG_MEMBERS, copy);
 }
 
 /*
@@ -1137,21 +842,21 @@ static void test_voter_label_kept_on_lagging_member_cache(void **state)
 
 	(void)state;
 	for (int live_voter = 1; live_voter >= 0; live_voter--) {
-		rig_start(&r);
+		start(&r);
 		world(&r, 3, ms, 2);
-		put(&r, POD, "pods", pod(&ms[1], true)); /* labelled, member cached unmarked */
+		rig_put(&r, RIG_PODS, pod(&ms[1], true)); /* labelled, member cached unmarked */
 		store_member_status(&r, "demo-b", "isVoter", json_boolean(live_voter));
 		eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
 		assert_false(out.error);
-		assert_int_equal(count(&r, "GET", EO_PLURAL_MEMBERS, "demo-b", "", NULL), 1);
+		assert_int_equal(fs_count(r.api, "GET", EO_PLURAL_MEMBERS, "demo-b", "", NULL), 1);
 		if (live_voter) {
-			assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", NULL), 0);
+			assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", NULL), 0);
 			assert_true(out.requeue_ms > 0);
 		} else {
-			assert_int_equal(count(&r, "PATCH", "pods", "demo-b", "", &pp), 1);
+			assert_int_equal(fs_count(r.api, "PATCH", "pods", "demo-b", "", &pp), 1);
 			assert_string_equal(patched_role(pp), "");
 		}
-		rig_stop(&r);
+		stop(&r);
 	}
 }
 
@@ -1182,30 +887,31 @@ static void test_creates_use_the_recorded_name(void **state)
 		char want[EO_PLAN_NAME_MAX];
 
 		print_message("row: %s\n", rows[k].what);
-		rig_start(&r);
+		start(&r);
 		if (rows[k].bootstrapped) {
 			world(&r, rows[k].target, rows[k].ms, rows[k].n);
 		} else {
 			json_t *c = cluster(rows[k].target, false);
 
-			put(&r, SVC, "services", eo_desired_headless_service(c));
-			put(&r, SVC, "services", eo_desired_client_service(c));
-			put(&r, CL, EO_PLURAL_CLUSTERS, c);
+			rig_put(&r, RIG_SERVICES, eo_desired_headless_service(c));
+			rig_put(&r, RIG_SERVICES, eo_desired_client_service(c));
+			rig_put(&r, RIG_CLUSTERS, c);
 		}
 		snprintf(want, sizeof(want), "%s", next_name(&r));
 		for (int i = 0; i < 3; i++) {
 			eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 			assert_false(out.error);
-			assert_int_equal(count(&r, "POST", EO_PLURAL_MEMBERS, NULL, NULL, &post),
-					 (size_t)i + 1);
+			assert_int_equal(
+			    fs_count(r.api, "POST", EO_PLURAL_MEMBERS, NULL, NULL, &post),
+			    (size_t)i + 1);
 			assert_string_equal(json_string_value(json_object_get(post, "name")), want);
 			if (i > 0) /* the cache lags: a collision, come back soon */
 				assert_true(out.requeue_ms > 0);
 		}
-		assert_int_equal(store_count(&r, EO_PLURAL_MEMBERS), rows[k].n + 1);
+		assert_int_equal(fs_size(r.api, EO_PLURAL_MEMBERS), rows[k].n + 1);
 		spec = json_object_get(json_object_get(post, "body"), "spec");
 		assert_int_equal(json_is_true(json_object_get(spec, "bootstrap")), rows[k].seed);
-		rig_stop(&r);
+		stop(&r);
 	}
 }
 
@@ -1236,24 +942,24 @@ static void test_roll_restart_evicts(void **state)
 
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
-		rig_start(&r);
-		r.api.refuse_evictions = pass == 1;
+		start(&r);
+		fs_refuse_evictions(r.api, pass == 1);
 		/* The Pods carry no Pod hash: each runs other than the desired Pod, a roll. */
 		world(&r, 3, ms, 3);
-		e = eo_kube_cache_get(r.caches[PDB], "default", "demo");
+		e = eo_kube_cache_get(r.caches[RIG_PDBS], "default", "demo");
 		assert_non_null(e);
 		pdb = json_deep_copy(e);
 		json_decref(e);
 		json_object_set_new(
 		    pdb, "status",
 		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));
-		put(&r, PDB, "poddisruptionbudgets", pdb);
-		for (int k = 0; k < 4 && count(&r, "POST", "pods", NULL, "eviction", NULL) == 0;
-		     k++) {
+		rig_put(&r, RIG_PDBS, pdb);
+		for (int k = 0;
+		     k < 4 && fs_count(r.api, "POST", "pods", NULL, "eviction", NULL) == 0; k++) {
 			eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 			assert_false(out.error);
 		}
-		assert_int_equal(count(&r, "POST", "pods", NULL, "eviction", &ev), 1);
+		assert_int_equal(fs_count(r.api, "POST", "pods", NULL, "eviction", &ev), 1);
 		assert_string_equal(json_string_value(json_object_get(ev, "name")), "demo-b");
 		pre = json_string_value(json_object_get(
 		    json_object_get(json_object_get(body_of(ev), "deleteOptions"), "preconditions"),
@@ -1262,9 +968,9 @@ static void test_roll_restart_evicts(void **state)
 		assert_string_equal(pre, "pod-uid-demo-b");
 		assert_string_equal(json_string_value(json_object_get(body_of(ev), "kind")),
 				    "Eviction");
-		assert_int_equal(count(&r, "DELETE", "pods", NULL, "", NULL), 0);
+		assert_int_equal(fs_count(r.api, "DELETE", "pods", NULL, "", NULL), 0);
 		refused = false;
-		json_array_foreach(r.api.log, i, e)
+		json_array_foreach(fs_log(r.api), i, e)
 		{
 			const char *reason =
 			    json_string_value(json_object_get(body_of(e), "reason"));
@@ -1275,14 +981,14 @@ static void test_roll_restart_evicts(void **state)
 				refused = true;
 		}
 		if (pass == 0) {
-			assert_int_equal(store_count(&r, "pods"), 2); /* demo-b went */
+			assert_int_equal(fs_size(r.api, "pods"), 2); /* demo-b went */
 			assert_false(refused);
 		} else {
-			assert_int_equal(store_count(&r, "pods"), 3); /* the budget kept it */
+			assert_int_equal(fs_size(r.api, "pods"), 3); /* the budget kept it */
 			assert_true(refused);
 			assert_true(out.requeue_ms > 0);
 		}
-		rig_stop(&r);
+		stop(&r);
 	}
 }
 
@@ -1299,26 +1005,25 @@ static void test_force_new_cluster_finish(void **state)
 	size_t i, at_status = SIZE_MAX, at_meta = SIZE_MAX;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
-	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	c = eo_kube_cache_get(r.caches[RIG_CLUSTERS], "default", "demo");
 	copy = json_deep_copy(c);
 	json_decref(c);
 	json_object_del(json_object_get(copy, "status"), "progressDeadline");
 	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
 			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
-	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
-	m = eo_kube_cache_get(r.caches[MEM], "default", "demo-a");
+	rig_put(&r, RIG_CLUSTERS, copy);
+	m = eo_kube_cache_get(r.caches[RIG_MEMBERS], "default", "demo-a");
 	copy = json_deep_copy(m);
 	json_decref(m);
 	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
 			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forced"));
-	put(&r, MEM, EO_PLURAL_MEMBERS, copy);
+	rig_put(&r, RIG_MEMBERS, copy);
 
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	pthread_mutex_lock(&r.api.mu);
-	json_array_foreach(r.api.log, i, e)
+	json_array_foreach(fs_log(r.api), i, e)
 	{
 		if (strcmp(json_string_value(json_object_get(e, "method")), "PATCH") != 0 ||
 		    strcmp(json_string_value(json_object_get(e, "plural")), EO_PLURAL_CLUSTERS) !=
@@ -1329,10 +1034,9 @@ static void test_force_new_cluster_finish(void **state)
 		else
 			at_meta = i;
 	}
-	pthread_mutex_unlock(&r.api.mu);
 	assert_true(at_status != SIZE_MAX && at_meta != SIZE_MAX);
 	assert_true(at_status < at_meta);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
 	assert_string_equal(
 	    json_string_value(json_object_get(
 		json_object_get(json_object_get(e, "body"), "metadata"), "resourceVersion")),
@@ -1344,27 +1048,27 @@ static void test_force_new_cluster_finish(void **state)
 		assert_non_null(strstr(body, "ForceNewClusterDone"));
 		free(body);
 	}
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
 	want =
 	    json_pack("{s:{s:{s:n}}}", "metadata", "annotations", EO_ANNOTATION_FORCE_NEW_CLUSTER);
 	tu_assert_json_equal(json_object_get(e, "body"), want, "annotation removal");
 	json_decref(want);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", NULL), 0);
 
 	/* The apiserver dropped the annotation: the next pass drops the survivor's mark. */
-	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	c = eo_kube_cache_get(r.caches[RIG_CLUSTERS], "default", "demo");
 	copy = json_deep_copy(c);
 	json_decref(c);
 	json_object_del(json_object_get(copy, "metadata"), "annotations");
-	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+	rig_put(&r, RIG_CLUSTERS, copy);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
 	want = json_pack("{s:{s:{s:n}}}", "metadata", "annotations",
 			 EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
 	tu_assert_json_equal(json_object_get(e, "body"), want, "mark removal");
 	json_decref(want);
-	rig_stop(&r);
+	stop(&r);
 }
 
 /* A new EtcdCluster name (uid) with no status, 1 member of 3.6.11. */
@@ -1384,7 +1088,7 @@ static char *last_body(struct rig *r, const char *method, const char *plural, co
 {
 	json_t *e = NULL;
 
-	if (count(r, method, plural, name, sub, &e) == 0)
+	if (fs_count(r->api, method, plural, name, sub, &e) == 0)
 		return NULL;
 	return json_dumps(json_object_get(e, "body"), JSON_COMPACT);
 }
@@ -1396,8 +1100,7 @@ static bool foreign_event_on(struct rig *r, const char *name)
 	size_t i;
 	json_t *e;
 
-	pthread_mutex_lock(&r->api.mu);
-	json_array_foreach(r->api.log, i, e)
+	json_array_foreach(fs_log(r->api), i, e)
 	{
 		const json_t *b = json_object_get(e, "body");
 		const char *io = json_string_value(
@@ -1411,7 +1114,6 @@ static bool foreign_event_on(struct rig *r, const char *name)
 		    strcmp(type, "Warning") == 0)
 			seen = true;
 	}
-	pthread_mutex_unlock(&r->api.mu);
 	return seen;
 }
 
@@ -1433,24 +1135,22 @@ static void test_foreign_service_not_patched(void **state)
 	char *txt = NULL;
 
 	(void)state;
-	rig_start(&r);
-	put(&r, CL, EO_PLURAL_CLUSTERS, xc);
-	put(&r, CL, EO_PLURAL_CLUSTERS, bare_cluster("x", "x-uid"));
-	put(&r, SVC, "services", svc);
+	start(&r);
+	rig_put(&r, RIG_CLUSTERS, xc);
+	rig_put(&r, RIG_CLUSTERS, bare_cluster("x", "x-uid"));
+	rig_put(&r, RIG_SERVICES, svc);
 	for (int i = 0; i < 3; i++) {
 		eo_cluster_reconcile(&r.ctl, "default", "x", &out);
 		assert_false(out.error);
 		assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
 		eo_cluster_reconcile(&r.ctl, "default", "x-client", &out);
 	}
-	assert_int_equal(count(&r, "PATCH", "services", "x-client", NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", "services", "x-client", NULL, NULL), 0);
-	assert_int_equal(count(&r, "POST", "services", "x-client", NULL, NULL), 0);
-	assert_int_equal(count(&r, "POST", "services", "x", NULL, NULL), 0);
-	assert_int_equal(count(&r, "POST", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	pthread_mutex_lock(&r.api.mu);
-	have = json_deep_copy(json_object_get(r.api.store, "services/x-client"));
-	pthread_mutex_unlock(&r.api.mu);
+	assert_int_equal(fs_count(r.api, "PATCH", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "POST", "services", "x-client", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "POST", "services", "x", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "POST", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	have = fs_get(r.api, "services", "x-client");
 	assert_non_null(have);
 	txt = json_dumps(json_object_get(json_object_get(have, "spec"), "selector"), JSON_COMPACT);
 	assert_string_equal(txt, "{\"" EO_LABEL_CLUSTER "\":\"x-client\"}");
@@ -1458,7 +1158,7 @@ static void test_foreign_service_not_patched(void **state)
 	json_decref(have);
 
 	/* The status of x says so (the fake store keeps no status: each pass writes it). */
-	assert_true(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status", NULL) >= 1);
+	assert_true(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "x", "status", NULL) >= 1);
 	txt = last_body(&r, "PATCH", EO_PLURAL_CLUSTERS, "x", "status");
 	assert_non_null(txt);
 	assert_non_null(strstr(txt, "\"reason\":\"ForeignObject\""));
@@ -1467,27 +1167,7 @@ static void test_foreign_service_not_patched(void **state)
 	free(txt);
 	assert_true(foreign_event_on(&r, "x"));
 	assert_false(foreign_event_on(&r, "x-client"));
-	rig_stop(&r);
-}
-
-/* Index in the request log of the first request of this kind from index from, or SIZE_MAX. */
-static size_t np_first_at(struct rig *r, size_t from, const char *method, const char *plural,
-			  const char *name)
-{
-	size_t i, at = SIZE_MAX;
-	json_t *e;
-
-	pthread_mutex_lock(&r->api.mu);
-	json_array_foreach(r->api.log, i, e)
-	{
-		if (i >= from && at == SIZE_MAX &&
-		    strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
-			at = i;
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	return at;
+	stop(&r);
 }
 
 static size_t ingress_rules(const json_t *e)
@@ -1514,65 +1194,61 @@ static void test_network_policies_in_order(void **state)
 	size_t mark, at_full, at_peer;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	r.ctl.netpol = &o;
 	r.ctl.peer_netpol = true;
 	json_object_set_new(json_object_get(c, "spec"), "networkPolicy",
 			    json_pack("{s:b}", "enabled", 1));
-	put(&r, CL, EO_PLURAL_CLUSTERS, json_incref(c));
+	rig_put(&r, RIG_CLUSTERS, json_incref(c));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
-	at_full = np_first_at(&r, 0, "POST", "networkpolicies", "demo");
-	at_peer = np_first_at(&r, 0, "POST", "networkpolicies", "demo.peer");
+	at_full = fs_find(r.api, 0, "POST", "networkpolicies", "demo", NULL);
+	at_peer = fs_find(r.api, 0, "POST", "networkpolicies", "demo.peer", NULL);
 	assert_true(at_full != SIZE_MAX && at_peer != SIZE_MAX);
 	assert_true(at_full < at_peer);
-	assert_int_equal(count(&r, "POST", "networkpolicies", "demo.peer", NULL, &e), 1);
+	assert_int_equal(fs_count(r.api, "POST", "networkpolicies", "demo.peer", NULL, &e), 1);
 	assert_int_equal(ingress_rules(e), 1);
 
 	/* turned off, both in place */
-	put(&r, NP, "networkpolicies", eo_desired_network_policy(c, &o));
-	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(c, false));
+	rig_put(&r, RIG_NETPOLS, eo_desired_network_policy(c, &o));
+	rig_put(&r, RIG_NETPOLS, eo_desired_peer_network_policy(c, false));
 	json_object_set_new(json_object_get(json_object_get(c, "spec"), "networkPolicy"), "enabled",
 			    json_false());
-	put(&r, CL, EO_PLURAL_CLUSTERS, json_incref(c));
-	pthread_mutex_lock(&r.api.mu);
-	mark = json_array_size(r.api.log);
-	pthread_mutex_unlock(&r.api.mu);
+	rig_put(&r, RIG_CLUSTERS, json_incref(c));
+	mark = json_array_size(fs_log(r.api));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
-	at_peer = np_first_at(&r, mark, "PATCH", "networkpolicies", "demo.peer");
-	at_full = np_first_at(&r, mark, "DELETE", "networkpolicies", "demo");
+	at_peer = fs_find(r.api, mark, "PATCH", "networkpolicies", "demo.peer", NULL);
+	at_full = fs_find(r.api, mark, "DELETE", "networkpolicies", "demo", NULL);
 	assert_true(at_full != SIZE_MAX && at_peer != SIZE_MAX);
 	assert_true(at_peer < at_full);
-	pthread_mutex_lock(&r.api.mu);
-	assert_int_equal(ingress_rules(json_array_get(r.api.log, at_peer)), 3);
-	pthread_mutex_unlock(&r.api.mu);
+	assert_int_equal(ingress_rules(fs_nth(r.api, at_peer)), 3);
 
 	/* a cluster that never asked for a policy: the peer policy alone, open */
 	other = bare_cluster("plain", "p-uid");
-	put(&r, CL, EO_PLURAL_CLUSTERS, other);
+	rig_put(&r, RIG_CLUSTERS, other);
 	eo_cluster_reconcile(&r.ctl, "default", "plain", &out);
-	assert_int_equal(count(&r, "POST", "networkpolicies", "plain", NULL, NULL), 0);
-	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, &e), 1);
+	assert_int_equal(fs_count(r.api, "POST", "networkpolicies", "plain", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "POST", "networkpolicies", "plain.peer", NULL, &e), 1);
 	assert_int_equal(ingress_rules(e), 3);
 
 	/* a cluster being adopted from the legacy operator gets it after the migration */
 	other = bare_cluster("mig", "m-uid");
 	json_object_set_new(json_object_get(other, "metadata"), "annotations",
 			    json_pack("{s:s}", EO_ANNOTATION_MIGRATING, "true"));
-	put(&r, CL, EO_PLURAL_CLUSTERS, other);
+	rig_put(&r, RIG_CLUSTERS, other);
 	eo_cluster_reconcile(&r.ctl, "default", "mig", &out);
-	assert_int_equal(count(&r, "POST", "networkpolicies", "mig.peer", NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "POST", "networkpolicies", "mig.peer", NULL, NULL), 0);
 
 	/* the operator runs without it: ours goes, nothing is created */
 	other = bare_cluster("plain", "p-uid");
 	r.ctl.peer_netpol = false;
-	put(&r, NP, "networkpolicies", eo_desired_peer_network_policy(other, true));
+	rig_put(&r, RIG_NETPOLS, eo_desired_peer_network_policy(other, true));
 	json_decref(other);
 	eo_cluster_reconcile(&r.ctl, "default", "plain", &out);
-	assert_int_equal(count(&r, "DELETE", "networkpolicies", "plain.peer", NULL, NULL), 1);
-	assert_int_equal(count(&r, "POST", "networkpolicies", "plain.peer", NULL, NULL), 1);
+	assert_int_equal(fs_count(r.api, "DELETE", "networkpolicies", "plain.peer", NULL, NULL), 1);
+	assert_int_equal(fs_count(r.api, "POST", "networkpolicies", "plain.peer", NULL, NULL), 1);
 	json_decref(c);
 	json_decref(opl);
-	rig_stop(&r);
+	stop(&r);
 }
 
 /*
@@ -1595,7 +1271,7 @@ static void test_force_new_cluster_reads_live(void **state)
 	char pvc_b[EO_NAME_MAX], pvc_c[EO_NAME_MAX];
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
 	for (size_t i = 0; i < 3; i++)
 		set_member_status(&r, ms[i].name, "dataVolumeUID",
@@ -1603,35 +1279,37 @@ static void test_force_new_cluster_reads_live(void **state)
 	assert_int_equal(eo_name_member_pvc(pvc_b, sizeof(pvc_b), "demo-b"), 0);
 	assert_int_equal(eo_name_member_pvc(pvc_c, sizeof(pvc_c), "demo-c"), 0);
 	/* the label is gone: out of the cache, still in the apiserver */
-	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_b, NULL), EO_KUBE_OK);
-	assert_int_equal(eo_kube_cache_remove(r.caches[PVC], "default", pvc_c, NULL), EO_KUBE_OK);
-	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	assert_int_equal(eo_kube_cache_remove(r.caches[RIG_PVCS], "default", pvc_b, NULL),
+			 EO_KUBE_OK);
+	assert_int_equal(eo_kube_cache_remove(r.caches[RIG_PVCS], "default", pvc_c, NULL),
+			 EO_KUBE_OK);
+	c = eo_kube_cache_get(r.caches[RIG_CLUSTERS], "default", "demo");
 	copy = json_deep_copy(c);
 	json_decref(c);
 	json_object_del(json_object_get(copy, "status"), "progressDeadline");
 	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
 			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
-	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+	rig_put(&r, RIG_CLUSTERS, copy);
 
 	/* An apiserver error on a live read: nothing decided, nothing written. */
-	r.api.fail_get = "persistentvolumeclaims/data-demo-b";
+	fs_fail(r.api, "GET", "persistentvolumeclaims", "data-demo-b", 500);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_true(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", "pods", NULL, NULL, NULL), 0);
 
 	/* The reads work: the PVCs are there, 0 of 3 lost, refused. */
-	r.api.fail_get = NULL;
+	fs_fail(r.api, "GET", "persistentvolumeclaims", "data-demo-b", 0);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_b, "", NULL) >= 1);
-	assert_true(count(&r, "GET", "persistentvolumeclaims", pvc_c, "", NULL) >= 1);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	assert_true(fs_count(r.api, "GET", "persistentvolumeclaims", pvc_b, "", NULL) >= 1);
+	assert_true(fs_count(r.api, "GET", "persistentvolumeclaims", pvc_c, "", NULL) >= 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", "pods", NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
 	{
 		char *body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
 
@@ -1641,7 +1319,7 @@ static void test_force_new_cluster_reads_live(void **state)
 		assert_null(strstr(body, "QuorumLost"));
 		free(body);
 	}
-	rig_stop(&r);
+	stop(&r);
 }
 
 /*
@@ -1663,7 +1341,7 @@ static void test_force_new_cluster_asks_every_member(void **state)
 	char *body = NULL;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	/* no member in the fake's list: every Status answer names no leader */
 	world(&r, 3, ms, 3);
 	for (size_t i = 0; i < 3; i++) {
@@ -1671,20 +1349,20 @@ static void test_force_new_cluster_asks_every_member(void **state)
 		set_member_status(&r, ms[i].name, "dataVolumeUID",
 				  json_pack("s+", "pvc-uid-", ms[i].name));
 	}
-	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-c", host, sizeof(host)), true);
-	c = eo_kube_cache_get(r.caches[CL], "default", "demo");
+	eo_fake_etcd_set_down(r.etcd, host_of("demo-c", host, sizeof(host)), true);
+	c = eo_kube_cache_get(r.caches[RIG_CLUSTERS], "default", "demo");
 	copy = json_deep_copy(c);
 	json_decref(c);
 	json_object_del(json_object_get(copy, "status"), "progressDeadline");
 	json_object_set_new(json_object_get(copy, "metadata"), "annotations",
 			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a"));
-	put(&r, CL, EO_PLURAL_CLUSTERS, copy);
+	rig_put(&r, RIG_CLUSTERS, copy);
 
 	/* b's etcd answers: refused, nothing marked. */
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "status", &e), 1);
 	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
 	assert_non_null(body);
 	assert_non_null(strstr(body, "ForceNewClusterLostMemberAnswers"));
@@ -1692,22 +1370,22 @@ static void test_force_new_cluster_asks_every_member(void **state)
 	free(body);
 
 	/* b stops answering: only the survivor answers, no leader: marked. */
-	eo_fake_etcd_set_down(r.api.etcd, host_of("demo-b", host, sizeof(host)), true);
+	eo_fake_etcd_set_down(r.etcd, host_of("demo-b", host, sizeof(host)), true);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
 	body = json_dumps(json_object_get(e, "body"), JSON_COMPACT);
 	assert_non_null(body);
 	assert_non_null(strstr(body, "forcing"));
 	free(body);
-	assert_int_equal(count(&r, "DELETE", "pods", NULL, NULL, NULL), 0);
-	rig_stop(&r);
+	assert_int_equal(fs_count(r.api, "DELETE", "pods", NULL, NULL, NULL), 0);
+	stop(&r);
 }
 
 /* Sets the cluster's deletionPolicy, finalizers (our own when finalizer) and deletion mark. */
 static void set_cluster(struct rig *r, const char *policy, bool finalizer, bool deleting)
 {
-	json_t *c = eo_kube_cache_get(r->caches[CL], "default", "demo"), *copy, *md;
+	json_t *c = eo_kube_cache_get(r->caches[RIG_CLUSTERS], "default", "demo"), *copy, *md;
 
 	assert_non_null(c);
 	copy = json_deep_copy(c);
@@ -1722,7 +1400,7 @@ static void set_cluster(struct rig *r, const char *policy, bool finalizer, bool 
 				: json_pack("[s]", "example.com/other"));
 	if (deleting)
 		json_object_set_new(md, "deletionTimestamp", json_string("2026-06-02T10:00:00Z"));
-	put(r, CL, EO_PLURAL_CLUSTERS, copy);
+	rig_put(r, RIG_CLUSTERS, copy);
 }
 
 /* Whether the finalizers of a logged patch body hold f; and that they kept the other one. */
@@ -1747,25 +1425,6 @@ static bool patch_holds(const json_t *e, const char *f)
 	return found;
 }
 
-/* Index in the log of the first entry with method and plural (SIZE_MAX: none). */
-static size_t first_at(struct rig *r, const char *method, const char *plural, const char *sub)
-{
-	size_t i, at = SIZE_MAX;
-	json_t *e;
-
-	pthread_mutex_lock(&r->api.mu);
-	json_array_foreach(r->api.log, i, e)
-	{
-		if (at == SIZE_MAX &&
-		    strcmp(json_string_value(json_object_get(e, "method")), method) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "plural")), plural) == 0 &&
-		    strcmp(json_string_value(json_object_get(e, "sub")), sub) == 0)
-			at = i;
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	return at;
-}
-
 /*
  * deletionPolicy Retain: the finalizer is added to a live cluster; on deletion each member's
  * PVC loses its owner reference (merge patch with its resourceVersion; the labels are not
@@ -1783,127 +1442,115 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 	static const char *const pvcs[] = {"data-demo-a", "data-demo-b", "data-demo-c"};
 	struct rig r;
 	struct eo_reconcile_out out;
-	json_t *e = NULL, *have = NULL;
+	json_t *e = NULL, *have = NULL, *stored = NULL;
 	size_t fin_at;
 
 	(void)state;
 	/* A live Retain cluster gets the finalizer. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
 	set_cluster(&r, "Retain", false, false);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
 	assert_true(patch_holds(e, EO_FINALIZER_RETAIN_DATA));
-	rig_stop(&r);
+	stop(&r);
 
 	/* Being deleted: every PVC released, then the finalizer dropped. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
 	set_cluster(&r, "Retain", true, true);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
-	assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 3);
+	assert_int_equal(fs_count(r.api, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 3);
 	for (size_t i = 0; i < 3; i++) {
 		const json_t *md;
 
-		assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", pvcs[i], "", &e), 1);
+		assert_int_equal(
+		    fs_count(r.api, "PATCH", "persistentvolumeclaims", pvcs[i], "", &e), 1);
 		md = json_object_get(json_object_get(e, "body"), "metadata");
 		assert_true(json_is_null(json_object_get(md, "ownerReferences")));
 		assert_string_equal(json_string_value(json_object_get(md, "resourceVersion")),
 				    "40");
 		assert_int_equal(json_object_size(md), 2);
-		pthread_mutex_lock(&r.api.mu);
-		{
-			char key[64];
-
-			snprintf(key, sizeof(key), "persistentvolumeclaims/%s", pvcs[i]);
-			have = json_object_get(json_object_get(r.api.store, key), "metadata");
-		}
+		stored = rig_stored(&r, RIG_PVCS, pvcs[i]);
+		have = json_object_get(stored, "metadata");
 		assert_null(json_object_get(have, "ownerReferences"));
 		assert_non_null(json_object_get(json_object_get(have, "labels"), EO_LABEL_CLUSTER));
-		pthread_mutex_unlock(&r.api.mu);
+		json_decref(stored);
 		/* read live before the finalizer goes */
-		assert_int_equal(count(&r, "GET", "persistentvolumeclaims", pvcs[i], "", NULL), 1);
+		assert_int_equal(
+		    fs_count(r.api, "GET", "persistentvolumeclaims", pvcs[i], "", NULL), 1);
 	}
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", &e), 1);
 	assert_false(patch_holds(e, EO_FINALIZER_RETAIN_DATA));
-	fin_at = first_at(&r, "PATCH", EO_PLURAL_CLUSTERS, "");
+	fin_at = fs_find(r.api, 0, "PATCH", EO_PLURAL_CLUSTERS, NULL, "");
 	for (size_t i = 0; i < 3; i++) {
-		size_t i_at = SIZE_MAX;
+		size_t i_at = fs_find_last(r.api, "PATCH", NULL, pvcs[i], NULL);
 
-		pthread_mutex_lock(&r.api.mu);
-		for (size_t j = 0; j < json_array_size(r.api.log); j++) {
-			json_t *l = json_array_get(r.api.log, j);
-
-			if (strcmp(json_string_value(json_object_get(l, "method")), "PATCH") == 0 &&
-			    strcmp(json_string_value(json_object_get(l, "name")), pvcs[i]) == 0)
-				i_at = j;
-		}
-		pthread_mutex_unlock(&r.api.mu);
 		assert_true(i_at < fin_at);
 	}
-	assert_int_equal(count(&r, "POST", "events", NULL, NULL, &e), 4);
+	assert_int_equal(fs_count(r.api, "POST", "events", NULL, NULL, &e), 4);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(e, "body"), "reason")),
 	    "DataRetained");
 	assert_non_null(
 	    strstr(json_string_value(json_object_get(json_object_get(e, "body"), "message")),
 		   "data-demo-a, data-demo-b, data-demo-c"));
-	assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
-	assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
-	assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
-	rig_stop(&r);
+	assert_int_equal(fs_count(r.api, "DELETE", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+	assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 0);
+	stop(&r);
 
 	/* A stale cache (a PVC changed since): 409, nothing else sent, come back soon. */
-	rig_start(&r);
+	start(&r);
 	world(&r, 3, ms, 3);
 	set_cluster(&r, "Retain", true, true);
-	pthread_mutex_lock(&r.api.mu);
-	json_object_set_new(
-	    json_object_get(json_object_get(r.api.store, "persistentvolumeclaims/data-demo-a"),
-			    "metadata"),
-	    "resourceVersion", json_string("45"));
-	pthread_mutex_unlock(&r.api.mu);
+	stored = rig_stored(&r, RIG_PVCS, "data-demo-a");
+	json_object_set_new(json_object_get(stored, "metadata"), "resourceVersion",
+			    json_string("45"));
+	rig_store_put(&r, RIG_PVCS, stored);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_true(out.requeue_ms > 0);
-	assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 1);
-	assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
-	rig_stop(&r);
+	assert_int_equal(fs_count(r.api, "PATCH", "persistentvolumeclaims", NULL, "", NULL), 1);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, NULL, NULL, NULL), 0);
+	stop(&r);
 
 	/* Delete, and no policy: nothing patched, the PVCs go with the owner references. */
 	for (int k = 0; k < 2; k++) {
-		rig_start(&r);
+		start(&r);
 		world(&r, 3, ms, 3);
 		set_cluster(&r, k == 0 ? "Delete" : NULL, false, true);
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);
-		assert_int_equal(count(&r, "PATCH", "persistentvolumeclaims", NULL, NULL, NULL), 0);
-		assert_int_equal(count(&r, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", NULL), 0);
-		rig_stop(&r);
+		assert_int_equal(
+		    fs_count(r.api, "PATCH", "persistentvolumeclaims", NULL, NULL, NULL), 0);
+		assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_CLUSTERS, "demo", "", NULL), 0);
+		stop(&r);
 	}
 }
 
 /* A Node whose Ready condition is ready since since (cache and store). */
 static void put_node(struct rig *r, const char *name, const char *ready, const char *since)
 {
-	put(r, NODE, "nodes",
-	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s, s:s}]}}", "apiVersion", "v1",
-		      "kind", "Node", "metadata", "name", name, "uid", name, "status", "conditions",
-		      "type", "Ready", "status", ready, "lastTransitionTime", since));
+	rig_put(r, RIG_NODES,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s, s:s}]}}", "apiVersion", "v1",
+			  "kind", "Node", "metadata", "name", name, "uid", name, "status",
+			  "conditions", "type", "Ready", "status", ready, "lastTransitionTime",
+			  since));
 }
 
 /* Binds member name's Pod to node (cache and store). */
 static void bind_pod(struct rig *r, const char *name, const char *node)
 {
-	json_t *p = eo_kube_cache_get(r->caches[POD], "default", name), *copy;
+	json_t *p = eo_kube_cache_get(r->caches[RIG_PODS], "default", name), *copy;
 
 	assert_non_null(p);
 	copy = json_deep_copy(p);
 	json_decref(p);
 	json_object_set_new(copy, "spec", json_pack("{s:s}", "nodeName", node));
-	put(r, POD, "pods", copy);
+	rig_put(r, RIG_PODS, copy);
 }
 
 /*
@@ -1924,7 +1571,7 @@ static void test_node_lost_member_replaced(void **state)
 
 	(void)state;
 	for (int past = 0; past < 2; past++) {
-		rig_start(&r);
+		start(&r);
 		world(&r, 3, ms, 3);
 		put_node(&r, "n0", "True", "2026-06-01T00:00:00Z");
 		put_node(&r, "n1", "Unknown",
@@ -1936,21 +1583,22 @@ static void test_node_lost_member_replaced(void **state)
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);
 		if (!past) {
-			assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", NULL), 0);
-			assert_int_equal(count(&r, "GET", "nodes", NULL, "", NULL), 0);
-			rig_stop(&r);
+			assert_int_equal(
+			    fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, "", NULL), 0);
+			assert_int_equal(fs_count(r.api, "GET", "nodes", NULL, "", NULL), 0);
+			stop(&r);
 			continue;
 		}
-		assert_true(count(&r, "GET", "nodes", "n1", "", NULL) >= 1);
-		assert_int_equal(count(&r, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
+		assert_true(fs_count(r.api, "GET", "nodes", "n1", "", NULL) >= 1);
+		assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
 		assert_string_equal(json_string_value(json_object_get(del, "name")), "demo-b");
-		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 0);
+		assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 0);
 
 		mark_deleting(&r, "demo-b");
 		eo_member_reconcile(&r.ctl, "default", "demo-b", &out);
 		assert_false(out.error);
-		assert_int_equal(eo_fake_etcd_count(r.api.etcd, "cluster/member/remove"), 1);
-		assert_int_equal(count(&r, "DELETE", "pods", "demo-b", "", &del), 1);
+		assert_int_equal(eo_fake_etcd_count(r.etcd, "cluster/member/remove"), 1);
+		assert_int_equal(fs_count(r.api, "DELETE", "pods", "demo-b", "", &del), 1);
 		assert_int_equal(json_integer_value(json_object_get(json_object_get(del, "body"),
 								    "gracePeriodSeconds")),
 				 0);
@@ -1959,12 +1607,40 @@ static void test_node_lost_member_replaced(void **state)
 		/* ... only after etcd had removed the member */
 		assert_int_equal(json_integer_value(json_object_get(del, "removes")), 1);
 		/* Its PVC goes by garbage collection with the EtcdMember, never by the operator. */
-		assert_int_equal(count(&r, "DELETE", "persistentvolumeclaims", NULL, "", NULL), 0);
-		assert_int_equal(count(&r, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "", NULL), 1);
+		assert_int_equal(
+		    fs_count(r.api, "DELETE", "persistentvolumeclaims", NULL, "", NULL), 0);
+		assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-b", "", NULL),
+				 1);
 		/* The Pods of members on live nodes are left to the garbage collector. */
-		assert_int_equal(count(&r, "DELETE", "pods", "demo-a", "", NULL), 0);
-		rig_stop(&r);
+		assert_int_equal(fs_count(r.api, "DELETE", "pods", "demo-a", "", NULL), 0);
+		stop(&r);
 	}
+}
+
+/*
+ * Pause (spec.replicas 0) with one member left: act_dormant patches spec.dormant onto that
+ * member, as a plain merge patch of the EtcdMember (not its status), and tells a Paused
+ * Event; nothing is deleted. The model of a new act rule's test on the rig (support/rig.h).
+ */
+static void test_pause_marks_the_last_member_dormant(void **state)
+{
+	const struct mdesc ms[] = {{"demo-a", A, true, 0xa, false, 2, true}};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *e = NULL, *want = tu_json("{\"spec\":{\"dormant\":true}}");
+
+	(void)state;
+	start(&r);
+	world(&r, 0, ms, 1);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(fs_count(r.api, "PATCH", EO_PLURAL_MEMBERS, "demo-a", "", &e), 1);
+	tu_assert_json_equal(fs_body(e), want, "the dormant patch");
+	assert_int_equal(fs_count(r.api, "POST", "events", NULL, NULL, &e), 1);
+	assert_string_equal(json_string_value(json_object_get(fs_body(e), "reason")), "Paused");
+	assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, NULL, NULL), 0);
+	json_decref(want);
+	stop(&r);
 }
 
 int main(void)
@@ -1988,6 +1664,7 @@ int main(void)
 	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
 	    cmocka_unit_test(test_node_lost_member_replaced),
 	    cmocka_unit_test(test_network_policies_in_order),
+	    cmocka_unit_test(test_pause_marks_the_last_member_dormant),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

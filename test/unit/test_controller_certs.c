@@ -15,9 +15,8 @@
  *   Certificates an older operator made from the spec's issuer keeps that issuer (no CA
  *   object created, no issuerRef patched).
  *
- * The apiserver is a map from path to object: GET answers from it, POST adds (409 when the
- * name is taken), PATCH of a status merges nothing and answers the object; every request is
- * logged.
+ * The apiserver is the rig's store (support/rig.h); the cluster is in the informer cache only,
+ * and every PATCH is answered {} without changing the store.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,7 +24,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +33,9 @@
 #include "controller/certs.h"
 #include "controller/controller.h"
 #include "desired/certificate.h"
-#include "kube/cache.h"
 #include "kube/client.h"
-#include "kube/config.h"
-#include "kube/events.h"
 #include "plan/certs.h"
-#include "support/fake_apiserver.h"
+#include "support/rig.h"
 #include "support/testutil.h"
 
 #define T0    1780394400
@@ -54,73 +49,6 @@
 	"/apis/etcd-operator.cozystack.io/v1alpha2/namespaces/default/etcdclusters/demo"
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
-
-struct api {
-	pthread_mutex_t mu;
-	json_t *store; /* path -> object */
-	json_t *log;   /* [{method, path, body}] */
-};
-
-struct rig {
-	struct api api;
-	eo_kube_fake *fake;
-	eo_kube_config *cfg;
-	eo_kube_client *kc;
-	eo_kube_recorder *rec;
-	eo_kube_cache *clusters, *empty;
-	struct eo_controller ctl;
-};
-
-static void reply(struct eo_kube_fake_response *rs, int status, const json_t *o)
-{
-	rs->status = status;
-	rs->body = json_dumps(o, JSON_COMPACT);
-}
-
-static void handler(void *ud, const struct eo_kube_fake_request *rq,
-		    struct eo_kube_fake_response *rs)
-{
-	struct api *a = ud;
-	json_t *body = json_loads(rq->body, 0, NULL), *have = NULL;
-	char key[1024];
-
-	snprintf(key, sizeof(key), "%s", rq->path);
-	if (strcmp(rq->method, "POST") == 0 && body != NULL)
-		snprintf(
-		    key, sizeof(key), "%s/%s", rq->path,
-		    json_string_value(json_object_get(json_object_get(body, "metadata"), "name")));
-	pthread_mutex_lock(&a->mu);
-	json_array_append_new(a->log, json_pack("{s:s, s:s, s:O}", "method", rq->method, "path",
-						key, "body", body ? body : json_null()));
-	have = json_object_get(a->store, key);
-	if (strstr(rq->path, "/events") != NULL) {
-		reply(rs, 201, body ? body : json_object());
-	} else if (strcmp(rq->method, "GET") == 0 && have != NULL) {
-		reply(rs, 200, have);
-	} else if (strcmp(rq->method, "GET") == 0) {
-		rs->status = 404;
-		rs->body = tu_status_body(404, "NotFound", "not found");
-	} else if (strcmp(rq->method, "POST") == 0 && have != NULL) {
-		rs->status = 409;
-		rs->body = tu_status_body(409, "AlreadyExists", "already exists");
-	} else if (strcmp(rq->method, "POST") == 0) {
-		json_object_set(a->store, key, body);
-		reply(rs, 201, body);
-	} else if (strcmp(rq->method, "PATCH") == 0) {
-		rs->status = 200;
-		rs->body = strdup("{}");
-	} else {
-		rs->status = 405;
-		rs->body = tu_status_body(405, "MethodNotAllowed", "no");
-	}
-	pthread_mutex_unlock(&a->mu);
-	json_decref(body);
-}
-
-static time_t frozen_now(void)
-{
-	return T0;
-}
 
 #define ISSUERS "/apis/cert-manager.io/v1/namespaces/default/issuers"
 
@@ -149,93 +77,26 @@ static json_t *cluster(void)
 	return cluster_with("Issuer", "{}");
 }
 
-static void rig_start_with(struct rig *r, json_t *c);
-
-static void rig_start(struct rig *r)
+/* The cluster c (stolen) is in the cache only: status patches are answered {}. */
+static void start_with(struct rig *r, json_t *c)
 {
-	rig_start_with(r, cluster());
+	rig_start(r, T0);
+	fs_patch_mode(r->api, NULL, FS_PATCH_EMPTY);
+	rig_cache_put(r, RIG_CLUSTERS, c);
 }
 
-static void rig_start_with(struct rig *r, json_t *c)
+static void start(struct rig *r)
 {
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->api.mu, NULL);
-	r->api.store = json_object();
-	r->api.log = json_array();
-	r->fake = eo_kube_fake_start(handler, &r->api);
-	assert_non_null(r->fake);
-	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(r->fake), NULL, NULL, &r->cfg, NULL),
-			 EO_KUBE_OK);
-	assert_int_equal(eo_kube_client_new(r->cfg, NULL, &r->kc, NULL), EO_KUBE_OK);
-	r->rec = eo_kube_recorder_new(r->kc, NULL);
-	r->clusters = eo_kube_cache_new(EO_LABEL_CLUSTER);
-	r->empty = eo_kube_cache_new(EO_LABEL_CLUSTER);
-	assert_non_null(r->clusters);
-	assert_non_null(r->empty);
-	r->ctl = (struct eo_controller){.kc = r->kc,
-					.rec = r->rec,
-					.clusters = {{r->clusters}, 1},
-					.members = {{r->empty}, 1},
-					.pods = {{r->empty}, 1},
-					.pvcs = {{r->empty}, 1},
-					.services = {{r->empty}, 1},
-					.pdbs = {{r->empty}, 1},
-					.build = OPTS,
-					.now = frozen_now};
-	assert_int_equal(eo_kube_cache_upsert(r->clusters, c, NULL), EO_KUBE_OK);
-	json_decref(c); /* the cache keeps its own reference */
+	start_with(r, cluster());
 }
 
-static void rig_stop(struct rig *r)
+/* Requests with this method whose path starts with prefix; *last the last one's body. */
+static size_t count(struct rig *r, const char *method, const char *prefix, json_t **last)
 {
-	eo_kube_recorder_free(r->rec);
-	eo_kube_client_free(r->kc);
-	eo_kube_fake_stop(r->fake);
-	eo_kube_cache_free(r->clusters);
-	eo_kube_cache_free(r->empty);
-	json_decref(r->api.store);
-	json_decref(r->api.log);
-	pthread_mutex_destroy(&r->api.mu);
-}
-
-static void store(struct rig *r, const char *path, json_t *o)
-{
-	pthread_mutex_lock(&r->api.mu);
-	json_object_set_new(r->api.store, path, o);
-	pthread_mutex_unlock(&r->api.mu);
-}
-
-/*
- * Number of logged requests with this method whose path starts with prefix (is prefix, when
- * exact); *last the body of the last one.
- */
-static size_t count_of(struct rig *r, const char *method, const char *prefix, bool exact,
-		       json_t **last)
-{
-	size_t i, n = 0;
-	json_t *e;
-
-	json_array_foreach(r->api.log, i, e)
-	{
-		const char *path = json_string_value(json_object_get(e, "path"));
-
-		if (strcmp(json_string_value(json_object_get(e, "method")), method) != 0 ||
-		    strncmp(path, prefix, strlen(prefix)) != 0 ||
-		    (exact && strlen(path) != strlen(prefix)))
-			continue;
-		n++;
-		if (last != NULL)
-			*last = json_object_get(e, "body");
-	}
-	return n;
+	return fs_count_path(r->api, method, prefix, false, last);
 }
 
 /* The condition `type` of the last status patch, or NULL. */
-static size_t count(struct rig *r, const char *method, const char *prefix, json_t **last)
-{
-	return count_of(r, method, prefix, false, last);
-}
-
 static const json_t *patched_condition(struct rig *r, const char *type)
 {
 	json_t *body = NULL;
@@ -263,11 +124,12 @@ static void test_not_installed_then_installed(void **state)
 	struct eo_reconcile_out out;
 
 	(void)state;
-	rig_start(&r);
+	start(&r);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_CERTS_MISSING_MS);
-	assert_int_equal(count_of(&r, "GET", EO_CERT_MANAGER_DISCOVERY_PATH, true, NULL), 1);
+	assert_int_equal(fs_count_path(r.api, "GET", EO_CERT_MANAGER_DISCOVERY_PATH, true, NULL),
+			 1);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 0);
 	assert_reason(&r, EO_COND_AVAILABLE, EO_REASON_CERT_MANAGER_NOT_INSTALLED,
 		      "does not serve cert-manager.io/v1");
@@ -280,20 +142,21 @@ static void test_not_installed_then_installed(void **state)
 	 * The group comes back without its certificates resource (only the Certificate CRD is
 	 * missing): still not installed, still nothing created.
 	 */
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH,
-	      tu_jsonq("{'kind':'APIResourceList','groupVersion':'cert-manager.io/v1',"
-		       "'resources':[{'name':'issuers'},{'name':'clusterissuers'},"
-		       "{'name':'certificaterequests'}]}"));
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH,
+		    tu_jsonq("{'kind':'APIResourceList','groupVersion':'cert-manager.io/v1',"
+			     "'resources':[{'name':'issuers'},{'name':'clusterissuers'},"
+			     "{'name':'certificaterequests'}]}"));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(out.requeue_ms, EO_PLAN_REQUEUE_CERTS_MISSING_MS);
-	assert_int_equal(count_of(&r, "GET", EO_CERT_MANAGER_DISCOVERY_PATH, true, NULL), 2);
+	assert_int_equal(fs_count_path(r.api, "GET", EO_CERT_MANAGER_DISCOVERY_PATH, true, NULL),
+			 2);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 0);
 	assert_reason(&r, EO_COND_AVAILABLE, EO_REASON_CERT_MANAGER_NOT_INSTALLED,
 		      "does not serve cert-manager.io/v1 Certificates");
 
 	/* cert-manager gets installed: the next pass creates the Certificates. */
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 3);
@@ -307,8 +170,8 @@ static void test_created_then_issuer_missing(void **state)
 	json_t *c = cluster(), *body = NULL, *want = NULL;
 
 	(void)state;
-	rig_start(&r);
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	start(&r);
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", CERTS "/demo-server", NULL), 1);
@@ -321,8 +184,8 @@ static void test_created_then_issuer_missing(void **state)
 	assert_int_equal(count(&r, "PATCH", CLUSTER_PATH "/status", NULL), 0);
 
 	/* cert-manager could not issue them: the Issuer exists, the ClusterIssuer does not. */
-	store(&r, "/apis/cert-manager.io/v1/namespaces/default/issuers/ca",
-	      tu_jsonq("{'metadata':{'name':'ca'}}"));
+	fs_put_path(r.api, "/apis/cert-manager.io/v1/namespaces/default/issuers/ca",
+		    tu_jsonq("{'metadata':{'name':'ca'}}"));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 3); /* nothing created again */
@@ -341,11 +204,11 @@ static void test_name_taken(void **state)
 	struct eo_reconcile_out out;
 
 	(void)state;
-	rig_start(&r);
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
-	store(&r, CERTS "/demo-server",
-	      tu_jsonq("{'metadata':{'name':'demo-server','ownerReferences':[{'uid':'other',"
-		       "'controller':true}]}}"));
+	start(&r);
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	fs_put_path(r.api, CERTS "/demo-server",
+		    tu_jsonq("{'metadata':{'name':'demo-server','ownerReferences':[{'uid':'other',"
+			     "'controller':true}]}}"));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_true(out.error);
 	assert_reason(&r, EO_COND_DEGRADED, "CreateFailed",
@@ -362,8 +225,8 @@ static void test_new_cluster_per_cluster_ca(void **state)
 	json_t *body = NULL;
 
 	(void)state;
-	rig_start_with(&r, cluster_with("", "{}"));
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	start_with(&r, cluster_with("", "{}"));
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(count(&r, "POST", ISSUERS "/demo-cluster-ca-bootstrap", &body), 1);
@@ -397,8 +260,8 @@ static void test_old_cluster_keeps_issuer(void **state)
 	json_t *e;
 
 	(void)state;
-	rig_start_with(&r, json_incref(c));
-	store(&r, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
+	start_with(&r, json_incref(c));
+	fs_put_path(r.api, EO_CERT_MANAGER_DISCOVERY_PATH, tu_jsonq(DISCOVERY));
 	for (int role = 0; role < EO_CERT_CA; role++) {
 		json_t *old = eo_desired_certificate(c, (enum eo_cert_role)role, false, &OPTS);
 		char path[256];
@@ -409,14 +272,14 @@ static void test_old_cluster_keeps_issuer(void **state)
 		json_object_set_new(old, "status",
 				    tu_jsonq("{'conditions':[{'type':'Ready','status':'True'}]}"));
 		snprintf(path, sizeof(path), CERTS "/%s", eo_kube_obj_name(old));
-		store(&r, path, old);
+		fs_put_path(r.api, path, old);
 	}
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_int_equal(count(&r, "POST", ISSUERS, NULL), 0);
 	assert_int_equal(count(&r, "POST", CERTS, NULL), 0);
 	assert_int_equal(count(&r, "PATCH", CERTS "/demo-operator-client", &body), 1);
 	assert_null(json_object_get(json_object_get(body, "spec"), "issuerRef"));
-	json_array_foreach(r.api.log, i, e)
+	json_array_foreach(fs_log(r.api), i, e)
 	{
 		const char *m = json_string_value(json_object_get(e, "method"));
 		const char *p = json_string_value(json_object_get(e, "path"));

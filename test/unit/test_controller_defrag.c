@@ -1,8 +1,8 @@
 /*
- * The EtcdDefrag reconciler and the NOSPACE recovery (controller/defrag.c) against the fake
- * apiserver (support/fake_apiserver.h, with merge patches of the status applied and a
- * resourceVersion precondition) and the fake etcd gateway (support/fake_etcd.h): which etcd
- * calls are made, to which member, in which order, and what status is written.
+ * The EtcdDefrag reconciler and the NOSPACE recovery (controller/defrag.c) on the act-layer
+ * rig (support/rig.h: the fake apiserver, merge patches of the status applied with a
+ * resourceVersion precondition, and the fake etcd gateway): which etcd calls are made, to
+ * which member, in which order, and what status is written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,231 +18,19 @@
 #include "api/names.h"
 #include "controller/controller.h"
 #include "desired/desired.h"
-#include "kube/cache.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/events.h"
-#include "support/fake_apiserver.h"
-#include "support/fake_etcd.h"
+#include "support/rig.h"
 #include "support/testutil.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-enum { CL, MEM, DF, N_CACHES };
-static const char *const PLURALS[N_CACHES] = {EO_PLURAL_CLUSTERS, EO_PLURAL_MEMBERS,
-					      EO_PLURAL_DEFRAGS};
-
-struct api {
-	pthread_mutex_t mu;
-	json_t *store; /* "plural/name" -> object */
-	json_t *events;
-	int rv;
-};
-
-struct rig {
-	struct api api;
-	eo_fake_etcd *etcd;
-	eo_kube_fake *fake;
-	eo_kube_config *cfg;
-	eo_kube_client *kc;
-	eo_kube_recorder *rec;
-	eo_kube_cache *caches[N_CACHES];
-	struct eo_controller ctl;
-};
-
-static void reply(struct eo_kube_fake_response *rs, int status, const json_t *o)
-{
-	rs->status = status;
-	rs->body = json_dumps(o, JSON_COMPACT);
-}
-
-/* RFC 7386 merge of patch into target (in place). */
-static void merge(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach((json_t *)patch, k, v)
-	{
-		if (json_is_null(v))
-			json_object_del(target, k);
-		else if (json_is_object(v) && json_is_object(json_object_get(target, k)))
-			merge(json_object_get(target, k), v);
-		else
-			json_object_set(target, k, v);
-	}
-}
-
-static void handler(void *ud, const struct eo_kube_fake_request *rq,
-		    struct eo_kube_fake_response *rs)
-{
-	struct api *a = ud;
-	char path[1024], *seg[16], *save = NULL, key[512];
-	size_t n = 0, ns_at = SIZE_MAX;
-	const char *plural = "", *name = "";
-	json_t *body = json_loads(rq->body, 0, NULL), *have;
-
-	snprintf(path, sizeof(path), "%s", rq->path);
-	for (char *t = strtok_r(path, "/", &save); t != NULL && n < 16;
-	     t = strtok_r(NULL, "/", &save))
-		seg[n++] = t;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(seg[i], "namespaces") == 0 && ns_at == SIZE_MAX)
-			ns_at = i;
-	if (ns_at != SIZE_MAX && ns_at + 2 < n)
-		plural = seg[ns_at + 2];
-	if (ns_at != SIZE_MAX && ns_at + 3 < n)
-		name = seg[ns_at + 3];
-	snprintf(key, sizeof(key), "%s/%s", plural, name);
-	pthread_mutex_lock(&a->mu);
-	have = json_object_get(a->store, key);
-	if (strcmp(plural, "events") == 0) {
-		json_array_append(a->events, body);
-		reply(rs, 201, body ? body : json_object());
-	} else if (have == NULL) {
-		rs->status = 404, rs->body = tu_status_body(404, "NotFound", "not found");
-	} else if (strcmp(rq->method, "PATCH") == 0) {
-		const char *want = json_string_value(
-		    json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
-		const char *rv = json_string_value(
-		    json_object_get(json_object_get(have, "metadata"), "resourceVersion"));
-		char nrv[16];
-
-		if (want != NULL && rv != NULL && strcmp(want, rv) != 0) {
-			rs->status = 409, rs->body = tu_status_body(409, "Conflict", "conflict");
-		} else {
-			json_t *st = json_object_get(have, "status");
-
-			if (st == NULL)
-				json_object_set_new(have, "status", st = json_object());
-			merge(st, json_object_get(body, "status"));
-			snprintf(nrv, sizeof(nrv), "%d", ++a->rv);
-			json_object_set_new(json_object_get(have, "metadata"), "resourceVersion",
-					    json_string(nrv));
-			reply(rs, 200, have);
-		}
-	} else if (strcmp(rq->method, "DELETE") == 0) {
-		json_object_del(a->store, key);
-		rs->body = strdup("{\"kind\":\"Status\",\"status\":\"Success\"}");
-	} else {
-		reply(rs, 200, have);
-	}
-	pthread_mutex_unlock(&a->mu);
-	json_decref(body);
-}
-
-static time_t frozen_now(void)
-{
-	return T0;
-}
-
-static int64_t frozen_ms(void *ud)
-{
-	(void)ud;
-	return (int64_t)T0 * 1000;
-}
-
-static void rig_start(struct rig *r)
-{
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->api.mu, NULL);
-	r->api.store = json_object();
-	r->api.events = json_array();
-	r->api.rv = 100;
-	r->etcd = eo_fake_etcd_start();
-	assert_non_null(r->etcd);
-	r->fake = eo_kube_fake_start(handler, &r->api);
-	assert_non_null(r->fake);
-	assert_int_equal(eo_kube_config_new(eo_kube_fake_url(r->fake), NULL, NULL, &r->cfg, NULL),
-			 EO_KUBE_OK);
-	assert_int_equal(eo_kube_client_new(r->cfg, NULL, &r->kc, NULL), EO_KUBE_OK);
-	r->rec = eo_kube_recorder_new(r->kc, &(struct eo_kube_recorder_opts){.now_ms = frozen_ms});
-	for (size_t i = 0; i < N_CACHES; i++)
-		r->caches[i] = eo_kube_cache_new(EO_LABEL_CLUSTER);
-	r->ctl = (struct eo_controller){
-	    .kc = r->kc,
-	    .rec = r->rec,
-	    .clusters = {{r->caches[CL]}, 1},
-	    .members = {{r->caches[MEM]}, 1},
-	    .defrags = {{r->caches[DF]}, 1},
-	    .build = OPTS,
-	    .etcd_timeout_ms = 2000,
-	    .now = frozen_now,
-	    .etcd_connect_to = eo_fake_etcd_connect_to(r->etcd),
-	};
-}
-
-static void rig_stop(struct rig *r)
-{
-	eo_kube_recorder_free(r->rec);
-	eo_kube_client_free(r->kc);
-	eo_kube_fake_stop(r->fake);
-	eo_fake_etcd_stop(r->etcd);
-	for (size_t i = 0; i < N_CACHES; i++)
-		eo_kube_cache_free(r->caches[i]);
-	json_decref(r->api.store);
-	json_decref(r->api.events);
-	pthread_mutex_destroy(&r->api.mu);
-}
-
-/* Puts o (stolen) into the store and its cache. */
-static void put(struct rig *r, int which, json_t *o)
-{
-	char key[512];
-
-	assert_non_null(o);
-	snprintf(key, sizeof(key), "%s/%s", PLURALS[which],
-		 json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
-	pthread_mutex_lock(&r->api.mu);
-	json_object_set(r->api.store, key, o);
-	pthread_mutex_unlock(&r->api.mu);
-	assert_int_equal(eo_kube_cache_upsert(r->caches[which], o, NULL), EO_KUBE_OK);
-	json_decref(o);
-}
-
 /* The informer's job: the caches take what the store holds now. */
 static void sync_caches(struct rig *r)
 {
-	const char *k;
-	json_t *v;
-
-	pthread_mutex_lock(&r->api.mu);
-	json_object_foreach(r->api.store, k, v)
-	{
-		for (int w = 0; w < N_CACHES; w++) {
-			size_t l = strlen(PLURALS[w]);
-
-			if (strncmp(k, PLURALS[w], l) == 0 && k[l] == '/')
-				eo_kube_cache_upsert(r->caches[w], v, NULL);
-		}
-	}
-	pthread_mutex_unlock(&r->api.mu);
-	/* a deleted object leaves the cache too */
-	{
-		json_t *df = eo_kube_cache_get(r->caches[DF], "default", "run");
-		char key[128];
-
-		snprintf(key, sizeof(key), "%s/run", EO_PLURAL_DEFRAGS);
-		pthread_mutex_lock(&r->api.mu);
-		if (df != NULL && json_object_get(r->api.store, key) == NULL)
-			eo_kube_cache_remove(r->caches[DF], "default", "run", NULL);
-		pthread_mutex_unlock(&r->api.mu);
-		json_decref(df);
-	}
-}
-
-static json_t *stored(struct rig *r, int which, const char *name)
-{
-	char key[512];
-	json_t *o;
-
-	snprintf(key, sizeof(key), "%s/%s", PLURALS[which], name);
-	pthread_mutex_lock(&r->api.mu);
-	o = json_deep_copy(json_object_get(r->api.store, key));
-	pthread_mutex_unlock(&r->api.mu);
-	return o;
+	rig_sync(r, RIG_CLUSTERS);
+	rig_sync(r, RIG_MEMBERS);
+	rig_sync(r, RIG_DEFRAGS);
 }
 
 #define SETTLED                                                                                    \
@@ -258,7 +45,8 @@ static void world(struct rig *r)
 {
 	static const char *names[] = {"demo-b", "demo-a", "demo-c"};
 
-	put(r, CL,
+	rig_put(
+	    r, RIG_CLUSTERS,
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
 		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'"
@@ -275,7 +63,7 @@ static void world(struct rig *r)
 			 "'kind':'EtcdCluster','name':'demo','uid':'c-uid','controller':true}]},"
 			 "'spec':{'clusterName':'demo'},'status':{'isVoter':true}}",
 			 names[i], names[i]);
-		put(r, MEM, tu_jsonq(buf));
+		rig_put(r, RIG_MEMBERS, tu_jsonq(buf));
 		assert_int_equal(eo_desired_member_peer_url(peer, sizeof(peer), &OPTS, names[i],
 							    "demo", "default", false),
 				 0);
@@ -293,7 +81,7 @@ static void defrag_object(struct rig *r, const char *rule)
 		 "'resourceVersion':'30','creationTimestamp':'2026-06-02T09:59:00Z'},"
 		 "'spec':{'clusterRef':{'name':'demo'}%s%s}}",
 		 rule ? ",'rule':" : "", rule ? rule : "");
-	put(r, DF, tu_jsonq(buf));
+	rig_put(r, RIG_DEFRAGS, tu_jsonq(buf));
 }
 
 /* The member names the requests for call were addressed to, in order, "a,b". */
@@ -337,7 +125,7 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	json_t *d;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	defrag_object(&r, "{'all':true}");
 	for (int i = 0; i < 3; i++)
@@ -349,7 +137,7 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	}
 	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
 	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
-	d = stored(&r, DF, "run");
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Complete");
 	assert_int_equal(
@@ -372,13 +160,13 @@ static void test_defrag_skips_without_a_call(void **state)
 	json_t *d;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	defrag_object(&r, NULL);
 	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 	assert_false(out.error);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
-	d = stored(&r, DF, "run");
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Complete");
 	assert_string_equal(member_outcome(d, "demo-a"), "Skipped");
@@ -396,7 +184,7 @@ static void test_defrag_waits_for_health(void **state)
 	json_t *d;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	defrag_object(&r, "{'all':true}");
 	assert_int_equal(
@@ -406,7 +194,7 @@ static void test_defrag_waits_for_health(void **state)
 	assert_false(out.error);
 	assert_true(out.requeue_ms > 0);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
-	d = stored(&r, DF, "run");
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Pending");
 	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
@@ -423,14 +211,14 @@ static void test_defrag_failure_recorded(void **state)
 	json_t *d;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	defrag_object(&r, "{'all':true}");
 	eo_fake_etcd_script(r.etcd, "maintenance/defragment", 500,
 			    "{\"code\":13,\"message\":\"disk on fire\"}");
 	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 	assert_false(out.error);
-	d = stored(&r, DF, "run");
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Running");
 	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
@@ -454,7 +242,7 @@ static void test_nospace_recovered(void **state)
 	json_t *c;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200,
 			    "{\"alarms\":[{\"memberID\":\"176\",\"alarm\":\"NOSPACE\"}]}");
@@ -477,7 +265,7 @@ static void test_nospace_recovered(void **state)
 		assert_non_null(strstr(q.body, "\"77\""));
 		assert_non_null(strstr(q.body, "\"physical\":true"));
 	}
-	c = stored(&r, CL, "demo");
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	assert_string_equal(eo_condition_status(json_object_get(c, "status"), "NoSpace"), "False");
 	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "NoSpace"),
 			    "Recovered");
@@ -487,17 +275,19 @@ static void test_nospace_recovered(void **state)
 	json_decref(c);
 	/* Events: the alarm (Warning), then the recovery. */
 	{
+		json_t *events = fs_bodies(r.api, NULL, "events");
 		const json_t *e;
 		size_t i;
 		bool warn = false, rec = false;
 
-		json_array_foreach(r.api.events, i, e)
+		json_array_foreach(events, i, e)
 		{
 			const char *reason = json_string_value(json_object_get(e, "reason"));
 
 			warn |= strcmp(reason, "NoSpaceAlarm") == 0;
 			rec |= strcmp(reason, "Recovered") == 0;
 		}
+		json_decref(events);
 		assert_true(warn);
 		assert_true(rec);
 	}
@@ -516,7 +306,7 @@ static void test_nospace_foreign_cluster_refused(void **state)
 	json_t *c;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	eo_fake_etcd_set_cluster_id(r.etcd, 0x1234abcdULL);
 	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200,
@@ -528,7 +318,7 @@ static void test_nospace_foreign_cluster_refused(void **state)
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/range"), 0);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
-	c = stored(&r, CL, "demo");
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	assert_string_equal(eo_condition_status(json_object_get(c, "status"), "NoSpace"), "True");
 	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "NoSpace"),
 			    "ClusterIDMismatch");
@@ -544,7 +334,7 @@ static void test_defrag_foreign_cluster_refused(void **state)
 	json_t *d;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	defrag_object(&r, "{'all':true}");
 	eo_fake_etcd_set_cluster_id(r.etcd, 0x1234abcdULL);
@@ -554,7 +344,7 @@ static void test_defrag_foreign_cluster_refused(void **state)
 		sync_caches(&r);
 	}
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
-	d = stored(&r, DF, "run");
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Pending");
 	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
@@ -571,7 +361,7 @@ static void test_nospace_quiet(void **state)
 	json_t *c;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
 	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
 	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
@@ -582,7 +372,7 @@ static void test_nospace_quiet(void **state)
 	/* without an alarm one request per pass: the alarm list, no member status */
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/status"), 0);
 	assert_int_equal(eo_fake_etcd_requests(r.etcd), 1);
-	c = stored(&r, CL, "demo");
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(c, "metadata"), "resourceVersion")),
@@ -600,17 +390,17 @@ static void test_nospace_paused(void **state)
 	json_t *c;
 
 	(void)state;
-	rig_start(&r);
+	rig_start(&r, T0);
 	world(&r);
-	c = stored(&r, CL, "demo");
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	json_object_set_new(json_object_get(c, "spec"), "replicas", json_integer(0));
 	json_object_set_new(json_object_get(c, "metadata"), "resourceVersion", json_string("11"));
-	put(&r, CL, c);
+	rig_put(&r, RIG_CLUSTERS, c);
 	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
 	assert_int_equal(out.requeue_ms, 0);
 	assert_int_equal(eo_fake_etcd_requests(r.etcd), 0);
-	c = stored(&r, CL, "demo");
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
 	json_decref(c);
 	rig_stop(&r);
