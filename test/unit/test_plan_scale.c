@@ -25,214 +25,12 @@
 #include "plan/forcenew.h"
 #include "plan/plan.h"
 #include "plan/roll.h"
+#include "support/planworld_scale.h"
 #include "support/testutil.h"
 
-#define T0   1780394400 /* 2026-06-02T10:00:00Z */
-#define MAXM 8
+#define T0 PWS_T0 /* 2026-06-02T10:00:00Z */
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
-
-/* One EtcdMember of a row. */
-struct m {
-	const char *name;    /* demo-<x> */
-	const char *created; /* creationTimestamp */
-	bool voter;	     /* status.isVoter */
-	bool pending;	     /* initialCluster empty */
-	int pod;	     /* 0 none, 1 not ready, 2 ready, 3 ready but the member says
-			      * Ready=False/NotServing (etcd not answering clients yet), 4 ready
-			      * but the member still says PodNotReady, 5 ready and the member
-			      * says DiscoveringMemberID (a learner that answered) */
-	bool deleting;
-	bool dormant; /* spec.dormant */
-};
-
-/* One entry of etcd's member list. */
-struct e {
-	const char *peer_of; /* peer URL of this member name */
-	bool started;	     /* has a name (else "" as for a member that never started) */
-	bool learner;
-	uint64_t id;
-};
-
-struct row {
-	const char *what;
-	int target; /* observed.replicas (and spec.replicas) */
-	struct m members[MAXM];
-	struct e etcd[MAXM];
-	enum eo_plan_action want;
-	const char *want_member; /* result->member's name, or NULL */
-	uint64_t want_id;	 /* result->etcd_id, or 0 */
-};
-
-struct world {
-	json_t *cluster, *hsvc, *csvc, *pdb;
-	struct eo_plan_member pm[MAXM];
-	size_t n;
-	struct eo_etcd_member ev[MAXM];
-	char peer[MAXM][EO_DESIRED_URL_MAX];
-	char *peer_p[MAXM];
-	struct eo_etcd_members etcd;
-	struct eo_plan_input in;
-};
-
-static json_t *cluster(int target)
-{
-	json_t *c = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i}, s:{s:i, s:s, s:{s:s, s:s}, s:i}, "
-			      "s:{s:s, s:s, s:s, s:i, s:i, s:{s:i, s:s, s:{s:s, s:s}}}}",
-			      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata",
-			      "name", "demo", "namespace", "default", "uid", "c-uid", "generation",
-			      2, "spec", "replicas", target, "version", "3.6.11", "storage", "size",
-			      "1Gi", "medium", "", "progressDeadlineSeconds", 600, "status",
-			      "clusterToken", "default-demo-c-uid", "clusterID", "248adce0359142ba",
-			      "selector", "etcd-operator.cozystack.io/cluster=demo", "readyMembers",
-			      0, "brokenMembers", 0, "observed", "replicas", target, "version",
-			      "3.6.11", "storage", "size", "1Gi", "medium", "");
-
-	assert_non_null(c);
-	json_object_set_new(json_object_get(c, "status"), "progressDeadline",
-			    json_string("2026-06-02T10:10:00Z"));
-	/* The next member's name is recorded (creates use it; see eo_plan_next_member_name). */
-	{
-		char next[EO_PLAN_NAME_MAX];
-
-		assert_int_equal(
-		    eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)), 0);
-		json_object_set_new(json_object_get(c, "status"), "nextMemberName",
-				    json_string(next));
-	}
-	return c;
-}
-
-static json_t *member(const struct m *d)
-{
-	char ic[EO_DESIRED_URL_MAX];
-	json_t *m = NULL;
-
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, d->name, "demo", "default", false);
-	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
-		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
-		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
-		      d->name, "namespace", "default", "uid", d->name, "creationTimestamp",
-		      d->created ? d->created : "2026-06-02T09:00:00Z", "finalizers",
-		      EO_FINALIZER_MEMBER_CLEANUP, "ownerReferences", "apiVersion",
-		      EO_API_GROUP_VERSION, "kind", "EtcdCluster", "name", "demo", "uid", "c-uid",
-		      "controller", 1, "spec", "clusterName", "demo", "version", "3.6.11",
-		      "bootstrap", 0, "initialCluster", d->pending ? "" : ic, "clusterToken",
-		      "default-demo-c-uid", "status", "isVoter", d->voter);
-	assert_non_null(m);
-	if (d->deleting)
-		json_object_set_new(json_object_get(m, "metadata"), "deletionTimestamp",
-				    json_string("2026-06-02T10:00:00Z"));
-	if (d->dormant)
-		json_object_set_new(json_object_get(m, "spec"), "dormant", json_true());
-	return m;
-}
-
-static json_t *pod(const char *name, bool ready)
-{
-	return json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "metadata", "name", name,
-			 "namespace", "default", "uid", "pod-uid", "status", "phase",
-			 ready ? "Running" : "Pending", "conditions", "type", "Ready", "status",
-			 ready ? "True" : "False");
-}
-
-/* A Pod stands for the one built from its member: it carries that member's Pod hash. */
-static json_t *stamped(const json_t *m, json_t *p)
-{
-	char h[EO_DESIRED_HASH_MAX];
-
-	if (p == NULL)
-		return NULL;
-	if (eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)) != 0)
-		fail();
-	json_object_set_new(json_object_get(p, "metadata"), "annotations",
-			    json_pack("{s:s}", EO_ANNOTATION_POD_HASH, h));
-	return p;
-}
-
-/* Builds the world of a row; voters counted for the PDB, which is observed as desired. */
-static void world_init(struct world *w, const struct row *r)
-{
-	size_t voters = 0;
-
-	memset(w, 0, sizeof(*w));
-	w->cluster = cluster(r->target);
-	w->hsvc = eo_desired_headless_service(w->cluster);
-	w->csvc = eo_desired_client_service(w->cluster);
-	for (size_t i = 0; i < MAXM && r->members[i].name != NULL; i++) {
-		const struct m *d = &r->members[i];
-
-		w->pm[i].member = member(d);
-		w->pm[i].pod = d->pod ? stamped(w->pm[i].member, pod(d->name, d->pod >= 2)) : NULL;
-		if (d->pod >= 3) {
-			struct eo_condition ns = {EO_COND_READY, EO_COND_FALSE,
-						  d->pod == 3	? EO_REASON_NOT_SERVING
-						  : d->pod == 4 ? EO_REASON_POD_NOT_READY
-								: EO_REASON_DISCOVERING_MEMBER_ID,
-						  "", 1};
-
-			assert_true(eo_condition_set(json_object_get(w->pm[i].member, "status"),
-						     &ns, T0) > 0);
-		}
-		w->n++;
-		if (d->voter && !d->deleting)
-			voters++;
-	}
-	for (size_t i = 0; i < MAXM && r->etcd[i].peer_of != NULL; i++) {
-		const struct e *d = &r->etcd[i];
-
-		eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, d->peer_of,
-					   "demo", "default", false);
-		w->peer_p[i] = w->peer[i];
-		w->ev[i] = (struct eo_etcd_member){.id = d->id ? d->id : 0x100 + i,
-						   .name = (char *)(d->started ? d->peer_of : ""),
-						   .peer_urls = &w->peer_p[i],
-						   .n_peer_urls = 1,
-						   .is_learner = d->learner};
-		w->etcd.n++;
-	}
-	w->etcd.v = w->ev;
-	w->etcd.cluster_id = 0x248adce0359142baULL;
-	if (voters > 0) {
-		int min = eo_desired_pdb_min_available((int)voters, r->target);
-
-		w->pdb = eo_desired_pdb(w->cluster, min);
-		/* As the disruption controller fills it in for the spec it has seen. */
-		json_object_set_new(w->pdb, "status",
-				    json_pack("{s:i, s:i}", "observedGeneration", 0,
-					      "disruptionsAllowed",
-					      (int)voters > min ? (int)voters - min : 0));
-	}
-	w->in = (struct eo_plan_input){.cluster = w->cluster,
-				       .members = w->pm,
-				       .n_members = w->n,
-				       .headless_svc = w->hsvc,
-				       .client_svc = w->csvc,
-				       .pdb = w->pdb,
-				       .build = &OPTS,
-				       .etcd_queried = true,
-				       .etcd_err = EO_ETCD_OK,
-				       .etcd = &w->etcd,
-				       /* as after the controller's live reads (want_live) */
-				       .live_checked = true,
-				       /* the leader's own list unless a test says otherwise */
-				       .etcd_leader_checked = true,
-				       .etcd_from_leader = true,
-				       .now = T0};
-}
-
-static void world_free(struct world *w)
-{
-	for (size_t i = 0; i < w->n; i++) {
-		json_decref((json_t *)w->pm[i].member);
-		json_decref((json_t *)w->pm[i].pod);
-		json_decref((json_t *)w->pm[i].pvc);
-	}
-	json_decref(w->cluster);
-	json_decref(w->hsvc);
-	json_decref(w->csvc);
-	json_decref(w->pdb);
-}
 
 #define A "2026-06-02T09:00:00Z"
 #define B "2026-06-02T09:01:00Z"
@@ -278,7 +76,7 @@ static void world_free(struct world *w)
 		n, false, true, id                                                                 \
 	} /* learner that never started */
 
-static const struct row rows[] = {
+static const struct pws_row rows[] = {
     {"scale up 1->3: create a member",
      3,
      {V("demo-a", A)},
@@ -510,11 +308,11 @@ static void test_membership_table(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct row *r = &rows[i];
-		struct world w;
+		const struct pws_row *r = &rows[i];
+		struct pws_world w;
 		struct eo_plan_result res;
 
-		world_init(&w, r);
+		pws_world_init(&w, r);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		if (res.action != r->want)
 			fail_msg("%s: action %s, want %s (%s)", r->what,
@@ -546,7 +344,7 @@ static void test_membership_table(void **state)
 		    !eo_condition_is_true(res.status, EO_COND_PROGRESSING))
 			fail_msg("%s: Progressing is wrong", r->what);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -564,7 +362,7 @@ static void test_absence_needs_the_leader(void **state)
 {
 	static const struct {
 		const char *what;
-		struct row r;
+		struct pws_row r;
 		enum eo_plan_action on_leader; /* with the leader's list */
 		bool voter_mark;	       /* on_leader is SET_VOTER false */
 	} rows_[] = {
@@ -602,11 +400,11 @@ static void test_absence_needs_the_leader(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows_) / sizeof(rows_[0]); i++) {
-		struct world w;
+		struct pws_world w;
 		struct eo_plan_result res;
 
 		/* Not confirmed yet: ask the leader, act on nothing. */
-		world_init(&w, &rows_[i].r);
+		pws_world_init(&w, &rows_[i].r);
 		w.in.etcd_leader_checked = false;
 		w.in.etcd_from_leader = false;
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -642,7 +440,7 @@ static void test_absence_needs_the_leader(void **state)
 		if (rows_[i].voter_mark)
 			assert_false(res.voter);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -654,7 +452,7 @@ static void test_voter_label_with_the_mark(void **state)
 {
 	static const struct {
 		const char *what;
-		struct row r;
+		struct pws_row r;
 		const char *member; /* the member concerned */
 		int pod_label;	    /* -1: no Pod; 0: Pod unlabelled; 1: Pod labelled */
 		enum eo_plan_action want;
@@ -724,10 +522,10 @@ static void test_voter_label_with_the_mark(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows2) / sizeof(rows2[0]); i++) {
-		struct world w;
+		struct pws_world w;
 		struct eo_plan_result res;
 
-		world_init(&w, &rows2[i].r);
+		pws_world_init(&w, &rows2[i].r);
 		for (size_t k = 0; k < w.n; k++)
 			if (strcmp(name_of(w.pm[k].member), rows2[i].member) == 0 &&
 			    rows2[i].pod_label == 1)
@@ -746,52 +544,53 @@ static void test_voter_label_with_the_mark(void **state)
 		if (res.label_pod)
 			assert_string_equal(res.pod_uid, "pod-uid");
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
 /* The learner's add and its initial cluster carry the right URLs. */
 static void test_add_learner_details(void **state)
 {
-	const struct row r = {"", 3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct row r2 = {
+	const struct pws_row r = {"",	3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a")}, 0,
+				  NULL, 0};
+	const struct pws_row r2 = {
 	    "",	  3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a"), ELNEW("demo-b", 0xb)}, 0,
 	    NULL, 0};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
 	assert_string_equal(res.peer_url, "http://demo-b.demo.default.svc.cluster.local:2380");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
-	world_init(&w, &r2);
+	pws_world_init(&w, &r2);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_SET_INITIAL_CLUSTER);
 	assert_string_equal(res.initial_cluster,
 			    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380,"
 			    "demo-b=http://demo-b.demo.default.svc.cluster.local:2380");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* The first pass asks etcd through the voters only; a steady cluster does not ask at all. */
 static void test_query_through_voters(void **state)
 {
-	const struct row r = {
+	const struct pws_row r = {
 	    "", 3, {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)}, {{0}}, 0, NULL, 0};
-	const struct row steady = {
+	const struct pws_row steady = {
 	    "", 3, {V("demo-a", A), V("demo-b", B), V("demo-c", C)}, {{0}}, 0, NULL, 0};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res, again;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -825,10 +624,10 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_int_equal(res.requeue_ms, EO_PLAN_REQUEUE_ETCD_MS);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Settled: the deadline drops, no etcd query, and the status does not move. */
-	world_init(&w, &steady);
+	pws_world_init(&w, &steady);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -846,17 +645,17 @@ static void test_query_through_voters(void **state)
 	assert_false(again.status_changed);
 	eo_plan_result_clear(&again);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/*
 	 * A ready Pod whose etcd does not serve its clients yet (its EtcdMember says
 	 * Ready=False/NotServing) is not counted: readyMembers 2, Degraded, not QuorumHealthy.
 	 */
 	{
-		struct row one = steady;
+		struct pws_row one = steady;
 
 		one.members[2].pod = 3;
-		world_init(&w, &one);
+		pws_world_init(&w, &one);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")),
 				 2);
@@ -865,7 +664,7 @@ static void test_query_through_voters(void **state)
 		assert_true(eo_condition_matches(res.status, EO_COND_DEGRADED, EO_COND_TRUE,
 						 EO_REASON_MEMBERS_UNHEALTHY));
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -875,18 +674,18 @@ static void test_query_through_voters(void **state)
  */
 static void test_endpoints_oldest_pod_first(void **state)
 {
-	const struct row r = {
+	const struct pws_row r = {
 	    "",	  5, {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)}, {{0}}, 0,
 	    NULL, 0};
 	/* Pod ages: d oldest, then b, c, a (a's Pod was recreated last). */
 	const char *created[] = {"2026-06-01T10:09:00Z", "2026-06-01T10:02:00Z",
 				 "2026-06-01T10:03:00Z", "2026-06-01T10:01:00Z"};
 	const char *want[] = {"demo-d", "demo-b", "demo-c", "demo-a"};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 4; i++)
 		json_object_set_new(json_object_get((json_t *)w.pm[i].pod, "metadata"),
 				    "creationTimestamp", json_string(created[i]));
@@ -898,27 +697,27 @@ static void test_endpoints_oldest_pod_first(void **state)
 	for (size_t i = 0; i < 4; i++)
 		assert_non_null(strstr(res.endpoints[i], want[i]));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* A learner joining a 1-member cluster does not count for quorum. */
 static void test_health_counts_voters(void **state)
 {
-	const struct row r = {
+	const struct pws_row r = {
 	    "",	  3, {V("demo-a", A), L("demo-b", B, 1)}, {EV("demo-a"), EL("demo-b", 2)}, 0,
 	    NULL, 0};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_true(eo_condition_matches(res.status, EO_COND_AVAILABLE, EO_COND_TRUE,
 					 EO_REASON_QUORUM_HEALTHY));
 	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 					 EO_REASON_INITIAL_SNAPSHOT));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 static void test_pdb_math(void **state)
@@ -940,21 +739,21 @@ static void test_pdb_math(void **state)
 
 static void test_pdb_plan(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	const struct row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct pws_row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *sel = NULL;
 
 	(void)state;
 	/* Missing: created with minAvailable 2 over the voters. */
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
@@ -979,16 +778,16 @@ static void test_pdb_plan(void **state)
 	assert_true(
 	    json_is_null(json_object_get(json_object_get(res.patch, "spec"), "maxUnavailable")));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* No voter left: the PDB goes. */
-	world_init(&w, &none);
+	pws_world_init(&w, &none);
 	w.pdb = eo_desired_pdb(w.cluster, 1);
 	w.in.pdb = w.pdb;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Condition type's reason and message in a status, for the pause checks. */
@@ -1030,65 +829,65 @@ static const char *name_of(const json_t *member)
 /* 3 -> 0: the staged descent, newest first, never below one member. */
 static void test_pause_descends(void **state)
 {
-	const struct row three = {"",
-				  0,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct row two = {
+	const struct pws_row three = {"",
+				      0,
+				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				      0,
+				      NULL,
+				      0};
+	const struct pws_row two = {
 	    "", 0, {V("demo-a", A), V("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
-	const struct row deleting = {
+	const struct pws_row deleting = {
 	    "", 0, {V("demo-a", A), DEL("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &three);
+	pws_world_init(&w, &three);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-c");
 	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
-	world_init(&w, &two);
+	pws_world_init(&w, &two);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* The last member is not paused while another one is still leaving. */
-	world_init(&w, &deleting);
+	pws_world_init(&w, &deleting);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* 1 -> 0: the last member goes dormant; then the PDB goes; then nothing moves. */
 static void test_pause_last_member(void **state)
 {
-	const struct row one = {"", 0, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row one = {"", 0, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
 	const char *msg = "data is preserved on PVC data-demo-a";
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &one);
+	pws_world_init(&w, &one);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_SET_DORMANT);
 	assert_string_equal(name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
 	want_paused(res.status, msg);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Dormant, the PDB still there: it goes (no voter Pod is left to protect). */
-	world_init(&w, &dormant);
+	pws_world_init(&w, &dormant);
 	assert_non_null(w.pdb);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
@@ -1107,20 +906,21 @@ static void test_pause_last_member(void **state)
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Resume: a new target is latched, then the dormant member is woken before anything else. */
 static void test_resume(void **state)
 {
-	const struct row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct row woken_target = {"", 3, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	struct world w;
+	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row woken_target = {"",   3, {DORM("demo-a", A)}, {EV("demo-a")}, 0,
+					     NULL, 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
 	/* spec.replicas 0 -> 3 on a paused cluster: the target is latched first. */
-	world_init(&w, &dormant);
+	pws_world_init(&w, &dormant);
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
@@ -1133,10 +933,10 @@ static void test_resume(void **state)
 			 3);
 	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* With the target latched: wake the dormant member (same member, same PVC). */
-	world_init(&w, &woken_target);
+	pws_world_init(&w, &woken_target);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAKE_DORMANT);
 	assert_string_equal(name_of(res.member), "demo-a");
@@ -1144,10 +944,10 @@ static void test_resume(void **state)
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Woken, its Pod not ready yet: still Paused (resuming), not QuorumLost. */
-	world_init(&w, &woken_target);
+	pws_world_init(&w, &woken_target);
 	json_object_del(json_object_get((json_t *)w.pm[0].member, "spec"), "dormant");
 	json_object_set_new(json_object_get(w.cluster, "status"), "conditions",
 			    json_pack("[{s:s, s:s, s:s, s:s, s:s, s:i}]", "type", "Available",
@@ -1168,18 +968,18 @@ static void test_resume(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
 static void test_paused_from_start(void **state)
 {
-	const struct row none = {"", 0, {{0}}, {{0}}, 0, NULL, 0};
-	struct world w;
+	const struct pws_row none = {"", 0, {{0}}, {{0}}, 0, NULL, 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &none);
+	pws_world_init(&w, &none);
 	json_object_del(json_object_get(w.cluster, "status"), "clusterID");
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -1195,11 +995,11 @@ static void test_paused_from_start(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Makes a row's member memory-backed with a Pod that ran (status.podUID). */
-static void make_memory(struct world *w, size_t i, bool lose_pod)
+static void make_memory(struct pws_world *w, size_t i, bool lose_pod)
 {
 	json_t *m = (json_t *)w->pm[i].member;
 
@@ -1215,20 +1015,20 @@ static void make_memory(struct world *w, size_t i, bool lose_pod)
 /* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
 static void test_memory_member_replaced(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	const struct row two = {
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct pws_row two = {
 	    "", 3, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
 		make_memory(&w, i, i == 1);
 	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
@@ -1241,10 +1041,10 @@ static void test_memory_member_replaced(void **state)
 	for (size_t j = 0; j < res.n_endpoints; j++)
 		assert_null(strstr(res.endpoints[j], "demo-b"));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A PVC-backed member without a Pod is not replaced (its Pod comes back). */
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = NULL;
 	json_object_set_new(json_object_get((json_t *)w.pm[1].member, "status"), "podUID",
@@ -1253,23 +1053,23 @@ static void test_memory_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Once it is gone: back to 3 through the scale-up path. */
-	world_init(&w, &two);
+	pws_world_init(&w, &two);
 	for (size_t i = 0; i < 2; i++)
 		make_memory(&w, i, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /*
  * Makes a row's member one that ran on a PVC (status.memberID, status.dataVolumeUID "pvc-1")
  * and gives it the PVC with UID pvc_uid, none (NULL), or its PVC being deleted ("deleting").
  */
-static void make_ran_on_pvc(struct world *w, size_t i, const char *pvc_uid)
+static void make_ran_on_pvc(struct pws_world *w, size_t i, const char *pvc_uid)
 {
 	json_t *st = json_object_get((json_t *)w->pm[i].member, "status");
 	char name[64];
@@ -1297,13 +1097,13 @@ static void make_ran_on_pvc(struct world *w, size_t i, const char *pvc_uid)
  */
 static void test_pvc_member_replaced(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
 	const struct {
 		const char *what;
 		const char *pvc_b; /* demo-b's PVC UID, NULL: gone */
@@ -1316,12 +1116,12 @@ static void test_pvc_member_replaced(void **state)
 	    {"PVC being deleted, Pod still running", "deleting", true, true},
 	    {"same PVC, Pod deleted: it comes back on its data", "pvc-1", false, false},
 	};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		world_init(&w, &r);
+		pws_world_init(&w, &r);
 		for (size_t i = 0; i < 3; i++)
 			make_ran_on_pvc(&w, i, i == 1 ? cases[k].pvc_b : "pvc-1");
 		if (!cases[k].pod_b) {
@@ -1340,11 +1140,11 @@ static void test_pvc_member_replaced(void **state)
 			    json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 		}
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 
 	/* Two of three voters lost their volumes: the quorum is gone for good. */
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
 		make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -1352,7 +1152,7 @@ static void test_pvc_member_replaced(void **state)
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		  "2 of 3 voting member(s) lost their data");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /*
@@ -1363,7 +1163,7 @@ static void test_pvc_member_replaced(void **state)
  */
 static void test_other_cluster_decides_nothing(void **state)
 {
-	const struct row rows_[] = {
+	const struct pws_row rows_[] = {
 	    {"a stray learner",
 	     3,
 	     {V("demo-a", A)},
@@ -1389,10 +1189,10 @@ static void test_other_cluster_decides_nothing(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows_) / sizeof(rows_[0]); i++) {
-		struct world w;
+		struct pws_world w;
 		struct eo_plan_result res;
 
-		world_init(&w, &rows_[i]);
+		pws_world_init(&w, &rows_[i]);
 		w.etcd.cluster_id = 0x1111;
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		if (res.action != EO_PLAN_WAIT)
@@ -1420,7 +1220,7 @@ static void test_other_cluster_decides_nothing(void **state)
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, rows_[i].want);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -1431,9 +1231,9 @@ static void test_other_cluster_decides_nothing(void **state)
  */
 static void test_creates_are_idempotent(void **state)
 {
-	const struct row r = {"", 3, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row r = {"", 3, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
 	char first[EO_PLAN_NAME_MAX], second[EO_PLAN_NAME_MAX], other[EO_PLAN_NAME_MAX];
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res, again;
 	json_t *st = NULL;
 
@@ -1458,7 +1258,7 @@ static void test_creates_are_idempotent(void **state)
 	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 0, other, 6), -1);
 
 	/* Recorded: the create uses that name, and a retry on the same world the same one. */
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
@@ -1483,23 +1283,23 @@ static void test_creates_are_idempotent(void **state)
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Once the member exists the status moves on to the next name, used by the next create. */
 	{
-		const struct row r2 = {"",   3, {V("demo-a", A), P(NULL, B)}, {EV("demo-a")}, 0,
-				       NULL, 0};
-		struct row rr = r2;
+		const struct pws_row r2 = {"",	 3, {V("demo-a", A), P(NULL, B)}, {EV("demo-a")}, 0,
+					   NULL, 0};
+		struct pws_row rr = r2;
 
 		rr.members[1].name = first;
-		world_init(&w, &rr);
+		pws_world_init(&w, &rr);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
 		assert_string_equal(
 		    json_string_value(json_object_get(res.status, "nextMemberName")), second);
 		assert_true(res.status_changed);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -1523,14 +1323,14 @@ static void test_live_read_before_removal(void **state)
 	    {"replaced (other UID)", a, b, true},
 	    {"being deleted since", a, ad, true},
 	};
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
@@ -1542,7 +1342,7 @@ static void test_live_read_before_removal(void **state)
 	 * The cache lacks a healthy memory member's Pod (its managed-by label was removed): the
 	 * plan would remove it; with the live Pod planned again, it does not.
 	 */
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
 		make_memory(&w, i, false);
 	{
@@ -1558,7 +1358,7 @@ static void test_live_read_before_removal(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 	json_decref(a);
 	json_decref(a2);
 	json_decref(b);
@@ -1566,7 +1366,7 @@ static void test_live_read_before_removal(void **state)
 }
 
 /* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
-static void crash(struct world *w, size_t i, int restarts, const char *waiting,
+static void crash(struct pws_world *w, size_t i, int restarts, const char *waiting,
 		  const char *last_reason)
 {
 	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
@@ -1581,27 +1381,27 @@ static void crash(struct world *w, size_t i, int restarts, const char *waiting,
 /* A crash-looping voter is replaced while the other voters hold quorum, and only then. */
 static void test_crashloop_member_replaced(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	const struct row two_down = {"",
-				     3,
-				     {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
-	const struct row alone = {"", 1, {VNR("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct pws_row two_down = {"",
+					 3,
+					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					 0,
+					 NULL,
+					 0};
+	const struct pws_row alone = {"", 1, {VNR("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 	char why[128];
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
 	assert_true(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, why, sizeof(why)));
 	assert_string_equal(why, "3 restarts, last exit code 2 (Error)");
@@ -1629,29 +1429,29 @@ static void test_crashloop_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Two of three voters down: removing one would need the quorum that is missing. */
-	world_init(&w, &two_down);
+	pws_world_init(&w, &two_down);
 	crash(&w, 1, 5, "CrashLoopBackOff", "Error");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* The only member is never replaced: its data is all there is. */
-	world_init(&w, &alone);
+	pws_world_init(&w, &alone);
 	crash(&w, 0, 9, "CrashLoopBackOff", "Error");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Gives a member's Pod a data-guard init container that ended with `code` once (no restart). */
-static void guard_ended(struct world *w, size_t i, int code)
+static void guard_ended(struct pws_world *w, size_t i, int code)
 {
 	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
 
@@ -1671,25 +1471,25 @@ static void guard_ended(struct world *w, size_t i, int code)
  */
 static void test_wiped_member_replaced(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	const struct row two_down = {"",
-				     3,
-				     {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	const struct pws_row two_down = {"",
+					 3,
+					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					 0,
+					 NULL,
+					 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
 		make_ran_on_pvc(&w, i, "pvc-1");
 	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
@@ -1709,10 +1509,10 @@ static void test_wiped_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Another voter down: removing demo-b would need the quorum that is missing. */
-	world_init(&w, &two_down);
+	pws_world_init(&w, &two_down);
 	for (size_t i = 0; i < 3; i++)
 		make_ran_on_pvc(&w, i, "pvc-1");
 	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
@@ -1722,25 +1522,25 @@ static void test_wiped_member_replaced(void **state)
 	assert_non_null(strstr(res.message, "waits"));
 	assert_non_null(strstr(res.message, "demo-b"));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* A memory cluster that lost a majority of its voters says so and stops there. */
 static void test_memory_quorum_gone(void **state)
 {
-	const struct row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct row three = {"",
-				  3,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	struct world w;
+	const struct pws_row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row three = {"",
+				      3,
+				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				      0,
+				      NULL,
+				      0};
+	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, &one);
+	pws_world_init(&w, &one);
 	make_memory(&w, 0, true);
 	w.in.etcd_queried = false;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -1754,10 +1554,10 @@ static void test_memory_quorum_gone(void **state)
 		  "delete and recreate");
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Two of three: gone for good. One of three: replaced (test above). */
-	world_init(&w, &three);
+	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
 		make_memory(&w, i, i != 0);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -1765,34 +1565,34 @@ static void test_memory_quorum_gone(void **state)
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		  "2 of 3 voting member(s)");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Conditions the audit of the runbook found wrong, each on its own world. */
 static void test_condition_audit(void **state)
 {
-	const struct row drifted = {"",
-				    3,
-				    {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				    {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				    0,
-				    NULL,
-				    0};
-	const struct row growing = {"",
-				    5,
-				    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				    {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				    0,
-				    NULL,
-				    0};
-	const struct row empty = {"", 3, {{NULL}}, {{NULL}}, 0, NULL, 0};
-	struct world w;
+	const struct pws_row drifted = {"",
+					3,
+					{V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					0,
+					NULL,
+					0};
+	const struct pws_row growing = {"",
+					5,
+					{V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					0,
+					NULL,
+					0};
+	const struct pws_row empty = {"", 3, {{NULL}}, {{NULL}}, 0, NULL, 0};
+	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *st = NULL;
 
 	(void)state;
 	/* A spec edit while a member is down and no target is in flight is latched at once. */
-	world_init(&w, &drifted);
+	pws_world_init(&w, &drifted);
 	st = json_object_get(w.cluster, "status");
 	json_object_del(st, "progressDeadline");
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(5));
@@ -1805,10 +1605,10 @@ static void test_condition_audit(void **state)
 	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* DeadlineExceeded owns Available; Degraded still tells about the members. */
-	world_init(&w, &drifted);
+	pws_world_init(&w, &drifted);
 	st = json_object_get(w.cluster, "status");
 	json_object_set_new(st, "progressDeadline", json_string("2026-06-02T09:59:00Z"));
 	json_object_set_new(st, "conditions",
@@ -1820,10 +1620,10 @@ static void test_condition_audit(void **state)
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* etcd does not answer though every Pod is ready: Degraded says so. */
-	world_init(&w, &growing);
+	pws_world_init(&w, &growing);
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
 	w.in.etcd = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -1832,30 +1632,30 @@ static void test_condition_audit(void **state)
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
 		  "cannot list etcd's members");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Every EtcdMember deleted by hand: the data is gone, say so and stop. */
-	world_init(&w, &empty);
+	pws_world_init(&w, &empty);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		  "no member of etcd cluster 248adce0359142ba is left");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
 
-static const struct row rolled3 = {"",
-				   3,
-				   {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				   {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				   0,
-				   NULL,
-				   0};
+static const struct pws_row rolled3 = {"",
+				       3,
+				       {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				       {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				       0,
+				       NULL,
+				       0};
 
 /* Every member answers its status; leader is the etcd id of the leader. */
-static void world_statuses(struct world *w, struct eo_etcd_status *st, uint64_t leader)
+static void world_statuses(struct pws_world *w, struct eo_etcd_status *st, uint64_t leader)
 {
 	for (size_t i = 0; i < w->etcd.n; i++)
 		st[i] = (struct eo_etcd_status){.member_id = w->ev[i].id,
@@ -1872,22 +1672,23 @@ static void set_version(json_t *obj, const char *key, const char *v)
 }
 
 /* The member's Pod as the member controller rebuilds it from its (new) spec. */
-static void rebuild_pod(struct world *w, size_t i, bool ready)
+static void rebuild_pod(struct pws_world *w, size_t i, bool ready)
 {
 	json_decref((json_t *)w->pm[i].pod);
-	w->pm[i].pod = stamped(w->pm[i].member, pod(eo_member_name(w->pm[i].member), ready));
+	w->pm[i].pod =
+	    pws_stamped(w->pm[i].member, pws_pod(eo_member_name(w->pm[i].member), ready));
 }
 
 static void test_rolling_update(void **state)
 {
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
-	struct eo_etcd_status st[MAXM];
+	struct eo_etcd_status st[PWS_MAXM];
 	json_t *cst = NULL;
 
 	(void)state;
 	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
@@ -2018,7 +1819,7 @@ static void test_rolling_update(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
 	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* A minor downgrade or a skipped minor is refused: nothing latched, nothing touched. */
@@ -2028,11 +1829,11 @@ static void test_version_change_refused(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct world w;
+		struct pws_world w;
 		struct eo_plan_result res;
-		struct eo_etcd_status st[MAXM];
+		struct eo_etcd_status st[PWS_MAXM];
 
-		world_init(&w, &rolled3);
+		pws_world_init(&w, &rolled3);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 		world_statuses(&w, st, w.ev[0].id);
 		set_version(w.cluster, "spec", bad[i]);
@@ -2048,7 +1849,7 @@ static void test_version_change_refused(void **state)
 		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
@@ -2058,12 +1859,12 @@ static void test_version_change_refused(void **state)
  */
 static void test_pod_drift_rolls(void **state)
 {
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
-	struct eo_etcd_status st[MAXM];
+	struct eo_etcd_status st[PWS_MAXM];
 
 	(void)state;
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	for (size_t i = 0; i < 3; i++)
 		json_object_set_new(
@@ -2082,18 +1883,18 @@ static void test_pod_drift_rolls(void **state)
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING, "restarting");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 #define CA1 "1111111111111111111111111111111111111111111111111111111111111111"
 #define CA2 "2222222222222222222222222222222222222222222222222222222222222222"
 
 /* Member i mounts a peer TLS Secret; its Pod is built with the CA bundles' digest ca. */
-static void tls_member(struct world *w, size_t i, const char *ca, bool ready)
+static void tls_member(struct pws_world *w, size_t i, const char *ca, bool ready)
 {
 	struct eo_desired_opts o = OPTS;
 	char h[EO_DESIRED_HASH_MAX];
-	json_t *m = (json_t *)w->pm[i].member, *p = pod(eo_member_name(m), ready);
+	json_t *m = (json_t *)w->pm[i].member, *p = pws_pod(eo_member_name(m), ready);
 
 	json_object_set_new(json_object_get(m, "spec"), "tls",
 			    json_pack("{s:{s:s}}", "peerSecretRef", "name", "demo-peer-tls"));
@@ -2115,13 +1916,13 @@ static void tls_member(struct world *w, size_t i, const char *ca, bool ready)
  */
 static void test_ca_bundle_rolls(void **state)
 {
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
-	struct eo_etcd_status st[MAXM];
+	struct eo_etcd_status st[PWS_MAXM];
 	json_t *cst = NULL;
 
 	(void)state;
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	cst = json_object_get(w.cluster, "status");
 	json_object_del(cst, "progressDeadline");
 	json_object_set_new(cst, "caBundleDigest", json_string(CA1));
@@ -2182,10 +1983,10 @@ static void test_ca_bundle_rolls(void **state)
 		    res.action == EO_PLAN_WRITE_STATUS);
 	assert_null(json_object_get(res.status, "rollingMember"));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	world_statuses(&w, st, w.ev[0].id);
 	w.in.ca_bundle_digest = CA2;
@@ -2195,7 +1996,7 @@ static void test_ca_bundle_rolls(void **state)
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 static void test_initial_cluster_helper(void **state)
@@ -2235,7 +2036,7 @@ static void annotate(json_t *obj, const char *key, const char *value)
 }
 
 /* Member i's Pod as the member controller builds it from its member now, ready or not. */
-static void pod_from_member(struct world *w, size_t i, bool ready)
+static void pod_from_member(struct pws_world *w, size_t i, bool ready)
 {
 	json_t *p = eo_desired_member_pod(w->pm[i].member, &OPTS, true);
 
@@ -2249,7 +2050,7 @@ static void pod_from_member(struct world *w, size_t i, bool ready)
 }
 
 /* The status the plan computed becomes the cluster's. */
-static void adopt_status(struct world *w, struct eo_plan_result *res)
+static void adopt_status(struct pws_world *w, struct eo_plan_result *res)
 {
 	if (res->status != NULL)
 		json_object_set(w->cluster, "status", res->status);
@@ -2274,19 +2075,19 @@ static void want_patch(const json_t *patch, const char *key, const char *value)
  */
 static void test_force_new_cluster(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct pws_world w;
 	struct eo_plan_result res;
 	const char *step = EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP;
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	make_ran_on_pvc(&w, 0, "pvc-1");
 	for (size_t i = 1; i < 3; i++) {
@@ -2408,19 +2209,19 @@ static void test_force_new_cluster(void **state)
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
 	adopt_status(&w, &res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* Whole again (the survivor and two new members): the annotation is removed. */
 	{
-		const struct row whole = {"",
-					  3,
-					  {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
-					  {EV("demo-a"), EV("demo-x"), EV("demo-y")},
-					  0,
-					  NULL,
-					  0};
+		const struct pws_row whole = {"",
+					      3,
+					      {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
+					      {EV("demo-a"), EV("demo-x"), EV("demo-y")},
+					      0,
+					      NULL,
+					      0};
 
-		world_init(&w, &whole);
+		pws_world_init(&w, &whole);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 		annotate((json_t *)w.pm[0].member, step, "forced");
@@ -2465,12 +2266,13 @@ static void test_force_new_cluster(void **state)
 		assert_true(res.status_changed);
 		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 }
 
 /* Held past the deadline: the pass's action and that the conditions still say so. */
-static void want_held(struct world *w, const char *what, enum eo_plan_action a, const char *member)
+static void want_held(struct pws_world *w, const char *what, enum eo_plan_action a,
+		      const char *member)
 {
 	struct eo_plan_result res;
 
@@ -2494,23 +2296,23 @@ static void want_held(struct world *w, const char *what, enum eo_plan_action a, 
  */
 static void test_deadline_heals(void **state)
 {
-	const struct row three = {"",
-				  5,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct row two = {
+	const struct pws_row three = {"",
+				      5,
+				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				      0,
+				      NULL,
+				      0};
+	const struct pws_row two = {
 	    "", 5, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
-	const struct row crashing = {"",
-				     5,
-				     {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
-	const struct row learner = {
+	const struct pws_row crashing = {"",
+					 5,
+					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					 0,
+					 NULL,
+					 0};
+	const struct pws_row learner = {
 	    "",
 	    5,
 	    {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
@@ -2518,86 +2320,87 @@ static void test_deadline_heals(void **state)
 	    0,
 	    NULL,
 	    0};
-	const struct row stray = {"",
-				  5,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
-				  0,
-				  NULL,
-				  0};
-	const struct row down = {"",
-				 1,
-				 {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				 0,
-				 NULL,
-				 0};
-	struct world w;
+	const struct pws_row stray = {
+	    "",
+	    5,
+	    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
+	    0,
+	    NULL,
+	    0};
+	const struct pws_row down = {"",
+				     1,
+				     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	struct pws_world w;
 	struct eo_plan_result res;
-	struct eo_etcd_status st[MAXM];
+	struct eo_etcd_status st[PWS_MAXM];
 
 	(void)state;
 	/* A member that lost its PVC is removed ... */
-	world_init(&w, &three);
+	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
 		make_ran_on_pvc(&w, i, i == 1 ? NULL : "pvc-1");
 	want_held(&w, "lost PVC", EO_PLAN_REMOVE_MEMBER, "demo-b");
-	world_free(&w);
+	pws_world_free(&w);
 	/* ... and replaced, back up to the 3 members it had, not beyond. */
-	world_init(&w, &two);
+	pws_world_init(&w, &two);
 	json_object_set_new(json_object_get(w.cluster, "status"), "membersAtDeadline",
 			    json_integer(3));
 	want_held(&w, "replacement", EO_PLAN_CREATE_MEMBER, NULL);
-	world_free(&w);
-	world_init(&w, &three);
+	pws_world_free(&w);
+	pws_world_init(&w, &three);
 	want_held(&w, "back at 3", EO_PLAN_NONE, NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
 	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
 	assert_string_equal(res.event_reason, EO_REASON_DEADLINE_EXCEEDED);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A crash-looping voter is replaced. */
-	world_init(&w, &crashing);
+	pws_world_init(&w, &crashing);
 	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
 	want_held(&w, "crash loop", EO_PLAN_REMOVE_MEMBER, "demo-b");
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A learner that serves is promoted. */
-	world_init(&w, &learner);
+	pws_world_init(&w, &learner);
 	want_held(&w, "learner", EO_PLAN_PROMOTE_LEARNER, "demo-d");
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A learner no EtcdMember stands for is removed. */
-	world_init(&w, &stray);
+	pws_world_init(&w, &stray);
 	want_held(&w, "stray", EO_PLAN_REMOVE_STRAY, NULL);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* The PodDisruptionBudget is kept. */
-	world_init(&w, &three);
+	pws_world_init(&w, &three);
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
 	want_held(&w, "PDB", EO_PLAN_ENSURE_PDB, NULL);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A scale-down waits. */
-	world_init(&w, &down);
+	pws_world_init(&w, &down);
 	want_held(&w, "scale-down", EO_PLAN_NONE, NULL);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A roll step waits: the members run 3.6.11, the target says 3.6.16. */
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	set_version(w.cluster, "spec", "3.6.16");
 	set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
 	world_statuses(&w, st, w.ev[0].id);
 	want_held(&w, "roll", EO_PLAN_NONE, NULL);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 /* Puts member i's Pod on node (spec.nodeName). */
-static void on_node(struct world *w, size_t i, const char *node)
+static void on_node(struct pws_world *w, size_t i, const char *node)
 {
 	json_t *p = (json_t *)w->pm[i].pod;
 
@@ -2613,24 +2416,24 @@ static void on_node(struct world *w, size_t i, const char *node)
  */
 static void test_voters_share_node(void **state)
 {
-	const struct row one_down = {"",
-				     3,
-				     {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
+	const struct pws_row one_down = {"",
+					 3,
+					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					 0,
+					 NULL,
+					 0};
 	const char *nodes[][3] = {
 	    {"node-1", "node-1", "node-2"}, /* 2 of 3 on node-1 */
 	    {"node-1", "node-2", "node-3"}, /* spread */
 	};
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
 
 	(void)state;
 	for (size_t k = 0; k < 2; k++) {
-		world_init(&w, &rolled3);
+		pws_world_init(&w, &rolled3);
 		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
 		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 				"storage", storage);
@@ -2649,20 +2452,20 @@ static void test_voters_share_node(void **state)
 			want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY,
 				  NULL);
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 
 	/* PVC members, all on one node: not reported. */
-	world_init(&w, &rolled3);
+	pws_world_init(&w, &rolled3);
 	for (size_t i = 0; i < 3; i++)
 		on_node(&w, i, "node-1");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 
 	/* A member not ready is the more urgent news. */
-	world_init(&w, &one_down);
+	pws_world_init(&w, &one_down);
 	json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
 	json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 			"storage", storage);
@@ -2674,7 +2477,7 @@ static void test_voters_share_node(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 	json_decref(storage);
 }
 
@@ -2685,14 +2488,14 @@ static void test_voters_share_node(void **state)
  */
 static void test_memory_roll_evicts(void **state)
 {
-	struct world w;
+	struct pws_world w;
 	struct eo_plan_result res;
-	struct eo_etcd_status st[MAXM];
+	struct eo_etcd_status st[PWS_MAXM];
 	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
 
 	(void)state;
 	for (int down = 0; down < 2; down++) {
-		world_init(&w, &rolled3);
+		pws_world_init(&w, &rolled3);
 		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
 		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 				"storage", storage);
@@ -2719,7 +2522,7 @@ static void test_memory_roll_evicts(void **state)
 			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 		}
 		eo_plan_result_clear(&res);
-		world_free(&w);
+		pws_world_free(&w);
 	}
 	json_decref(storage);
 }
@@ -2743,14 +2546,14 @@ static const char *client_url(const char *name, char *buf)
  */
 static void test_force_new_cluster_live_truth(void **state)
 {
-	const struct row r = {"",
-			      3,
-			      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-			      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-			      0,
-			      NULL,
-			      0};
-	struct world w;
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *kept[3] = {NULL, NULL, NULL};
 	char url[3][EO_DESIRED_URL_MAX];
@@ -2758,7 +2561,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	struct eo_etcd_status st[3];
 
 	(void)state;
-	world_init(&w, &r);
+	pws_world_init(&w, &r);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	for (size_t i = 0; i < 3; i++) {
 		make_ran_on_pvc(&w, i, "pvc-1");
@@ -2883,7 +2686,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pws_world_free(&w);
 }
 
 int main(void)
