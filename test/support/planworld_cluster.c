@@ -16,6 +16,8 @@
 #include "api/names.h"
 #include "api/timeutil.h"
 #include "support/planworld_cluster.h"
+#include "support/testutil.h"
+#include "plan/auth.h"
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
@@ -197,4 +199,82 @@ void pwc_assert_stable(struct pwc_world *w, const struct eo_plan_result *r)
 	}
 	eo_plan_result_clear(&again);
 	w->in.now -= 300;
+}
+
+/* RFC 7386 applied the way the apiserver applies our application/merge-patch+json. */
+void pwc_merge_patch(json_t *target, const json_t *patch)
+{
+	const char *key = NULL;
+	json_t *v = NULL;
+
+	json_object_foreach((json_t *)patch, key, v)
+	{
+		json_t *t = json_object_get(target, key);
+
+		if (json_is_null(v))
+			json_object_del(target, key);
+		else if (json_is_object(v) && json_is_object(t))
+			pwc_merge_patch(t, v);
+		else if (json_is_object(v)) {
+			json_t *fresh = json_object();
+
+			pwc_merge_patch(fresh, v);
+			json_object_set_new(target, key, fresh);
+		} else
+			json_object_set_new(target, key, json_deep_copy(v));
+	}
+}
+
+/* A steady one-member mTLS cluster with spec.auth (latched when latched). */
+void pwc_auth_world(struct pwc_world *w, bool with_auth, bool latched)
+{
+	char *st = pwc_latched_status(1, latched ? "\"clusterID\":\"248adce0359142ba\","
+						   "\"authEnabled\":true"
+						 : "\"clusterID\":\"248adce0359142ba\"");
+	json_t *c = pwc_cluster(1, st);
+
+	free(st);
+	json_object_set_new(json_object_get(c, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}, s:{s:s}}}", "client", "serverSecretRef", "name",
+				      "srv", "operatorClientSecretRef", "name", "cli"));
+	if (with_auth)
+		json_object_set_new(json_object_get(c, "spec"), "auth",
+				    json_pack("{s:b, s:{s:s}}", "enabled", 1,
+					      "rootCredentialsSecretRef", "name", "root"));
+	json_object_del(json_object_get(c, "status"), "progressDeadline");
+	pwc_world_init(w, c, true);
+	pwc_world_add(w, pwc_member("demo-aaaaa", true, false, VOTER), pwc_pod("demo-aaaaa", true));
+	pwc_world_pdb(w, 1);
+}
+
+/* cluster(1, status) renamed: another EtcdCluster of the same namespace. */
+json_t *pwc_cluster_named(const char *name, const char *uid, const char *status_json)
+{
+	json_t *c = pwc_cluster(1, status_json);
+	json_t *md = json_object_get(c, "metadata");
+
+	json_object_set_new(md, "name", json_string(name));
+	json_object_set_new(md, "uid", json_string(uid));
+	return c;
+}
+
+/* The condition's message contains want. */
+void pwc_assert_cond_says(const json_t *st, const char *type, const char *want)
+{
+	const json_t *cs = json_object_get(st, "conditions");
+	const json_t *c = NULL;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		const char *m = json_string_value(json_object_get(c, "message"));
+
+		if (t != NULL && strcmp(t, type) == 0) {
+			if (m == NULL || strstr(m, want) == NULL)
+				fail_msg("%s: message '%s' lacks '%s'", type, m ? m : "-", want);
+			return;
+		}
+	}
+	fail_msg("no %s condition", type);
 }

@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 
 #define PWC_T0 1780394400 /* 2026-06-02T10:00:00Z: the world's now */
+#define VOTER  "{\"isVoter\":true}" /* a member status: marked a voter */
 
 struct pwc_world {
 	json_t *cluster;
@@ -55,5 +56,14 @@ void pwc_assert_cond(const json_t *st, const char *type, const char *status, con
 /* Plans, then replays the result's status onto the cluster and plans again later: an
  * unchanged world must give the same status and no write. */
 void pwc_assert_stable(struct pwc_world *w, const struct eo_plan_result *r);
+
+/* RFC 7386 applied the way the apiserver applies our application/merge-patch+json. */
+void pwc_merge_patch(json_t *target, const json_t *patch);
+/* A steady one-member mTLS cluster with spec.auth (latched when latched). */
+void pwc_auth_world(struct pwc_world *w, bool with_auth, bool latched);
+/* cluster(1, status) renamed: another EtcdCluster of the same namespace. */
+json_t *pwc_cluster_named(const char *name, const char *uid, const char *status_json);
+/* The condition's message contains want. */
+void pwc_assert_cond_says(const json_t *st, const char *type, const char *want);
 
 #endif

@@ -76,4 +76,46 @@ json_t *pws_stamped(const json_t *m, json_t *p);
 void pws_world_init(struct pws_world *w, const struct pws_row *r);
 void pws_world_free(struct pws_world *w);
 
+/* Condition type's reason and message in a status, for the pause checks. */
+void pws_want_cond(const json_t *st, const char *type, const char *status, const char *reason,
+		   const char *msg_part);
+void pws_want_paused(const json_t *st, const char *msg_part);
+const char *pws_name_of(const json_t *member);
+/* Makes a row's member memory-backed with a Pod that ran (status.podUID). */
+void pws_make_memory(struct pws_world *w, size_t i, bool lose_pod);
+/*
+ * Makes a row's member one that ran on a PVC (status.memberID, status.dataVolumeUID "pvc-1")
+ * and gives it the PVC with UID pvc_uid, none (NULL), or its PVC being deleted ("deleting").
+ */
+void pws_make_ran_on_pvc(struct pws_world *w, size_t i, const char *pvc_uid);
+/* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
+void pws_crash(struct pws_world *w, size_t i, int restarts, const char *waiting,
+	       const char *last_reason);
+/* Gives a member's Pod a data-guard init container that ended with `code` once (no restart). */
+void pws_guard_ended(struct pws_world *w, size_t i, int code);
+/* Every member answers its status; leader is the etcd id of the leader. */
+void pws_world_statuses(struct pws_world *w, struct eo_etcd_status *st, uint64_t leader);
+void pws_set_version(json_t *obj, const char *key, const char *v);
+/* The member's Pod as the member controller rebuilds it from its (new) spec. */
+void pws_rebuild_pod(struct pws_world *w, size_t i, bool ready);
+/* Member i mounts a peer TLS Secret; its Pod is built with the CA bundles' digest ca. */
+void pws_tls_member(struct pws_world *w, size_t i, const char *ca, bool ready);
+/* Sets (value) or removes (NULL) an annotation on an object of the world. */
+void pws_annotate(json_t *obj, const char *key, const char *value);
+/* Member i's Pod as the member controller builds it from its member now, ready or not. */
+void pws_pod_from_member(struct pws_world *w, size_t i, bool ready);
+/* The status the plan computed becomes the cluster's. */
+void pws_adopt_status(struct pws_world *w, struct eo_plan_result *res);
+void pws_want_patch(const json_t *patch, const char *key, const char *value);
+/* Held past the deadline: the pass's action and that the conditions still say so. */
+void pws_want_held(struct pws_world *w, const char *what, enum eo_plan_action a,
+		   const char *member);
+/* Puts member i's Pod on node (spec.nodeName). */
+void pws_on_node(struct pws_world *w, size_t i, const char *node);
+/* Client URL of member name (as the controller records where a Status answer came from). */
+const char *pws_client_url(const char *name, char *buf);
+
+/* Three ready voters demo-a, demo-b, demo-c of a 3-member target, all listed by etcd. */
+extern const struct pws_row pws_rolled3;
+
 #endif

@@ -22,7 +22,6 @@
 #include "support/testutil.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
-#define VOTER "{\"isVoter\":true}"
 
 /* --- cases --- */
 
@@ -259,30 +258,6 @@ static void test_adopted_cluster(void **state)
 	free(st);
 }
 
-/* RFC 7386 applied the way the apiserver applies our application/merge-patch+json. */
-static void merge_patch(json_t *target, const json_t *patch)
-{
-	const char *key = NULL;
-	json_t *v = NULL;
-
-	json_object_foreach((json_t *)patch, key, v)
-	{
-		json_t *t = json_object_get(target, key);
-
-		if (json_is_null(v))
-			json_object_del(target, key);
-		else if (json_is_object(v) && json_is_object(t))
-			merge_patch(t, v);
-		else if (json_is_object(v)) {
-			json_t *fresh = json_object();
-
-			merge_patch(fresh, v);
-			json_object_set_new(target, key, fresh);
-		} else
-			json_object_set_new(target, key, json_deep_copy(v));
-	}
-}
-
 /*
  * `kubectl etcd migrate` hands the aenix headless Service (<name>-headless, named by the
  * headless-service-name annotation) to the cluster: ports peer before client, the aenix
@@ -333,7 +308,7 @@ static void test_taken_over_legacy_headless_service(void **state)
 	    "demo-headless");
 	patch = eo_desired_service_patch(want, legacy);
 	assert_non_null(patch);
-	merge_patch(legacy, patch);
+	pwc_merge_patch(legacy, patch);
 	json_decref(patch);
 	assert_null(eo_desired_service_patch(want, legacy));
 	assert_null(json_object_get(json_object_get(json_object_get(legacy, "spec"), "selector"),
@@ -530,28 +505,6 @@ static void test_invalid_and_unsupported_specs(void **state)
 	pwc_world_free(&w);
 }
 
-/* A steady one-member mTLS cluster with spec.auth (latched when latched). */
-static void auth_world(struct pwc_world *w, bool with_auth, bool latched)
-{
-	char *st = pwc_latched_status(1, latched ? "\"clusterID\":\"248adce0359142ba\","
-						   "\"authEnabled\":true"
-						 : "\"clusterID\":\"248adce0359142ba\"");
-	json_t *c = pwc_cluster(1, st);
-
-	free(st);
-	json_object_set_new(json_object_get(c, "spec"), "tls",
-			    json_pack("{s:{s:{s:s}, s:{s:s}}}", "client", "serverSecretRef", "name",
-				      "srv", "operatorClientSecretRef", "name", "cli"));
-	if (with_auth)
-		json_object_set_new(json_object_get(c, "spec"), "auth",
-				    json_pack("{s:b, s:{s:s}}", "enabled", 1,
-					      "rootCredentialsSecretRef", "name", "root"));
-	json_object_del(json_object_get(c, "status"), "progressDeadline");
-	pwc_world_init(w, c, true);
-	pwc_world_add(w, pwc_member("demo-aaaaa", true, false, VOTER), pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(w, 1);
-}
-
 /*
  * spec.auth on a healthy cluster: ask etcd, turn auth on, latch status.authEnabled once etcd
  * says it is on and the password works; a restored cluster with auth already on is latched
@@ -563,7 +516,7 @@ static void test_auth_enable_and_latch(void **state)
 	struct eo_plan_result r;
 
 	(void)state;
-	auth_world(&w, true, false);
+	pwc_auth_world(&w, true, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(r.n_endpoints, 1);
@@ -615,7 +568,7 @@ static void test_auth_enable_and_latch(void **state)
 	w.in.auth_unverified = false;
 	/* Unknown auth state (3.4 refusing, etcd down): nothing is provisioned. */
 	pwc_world_free(&w);
-	auth_world(&w, true, false);
+	pwc_auth_world(&w, true, false);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_status_err = EO_ETCD_UNAVAILABLE;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
@@ -632,7 +585,7 @@ static void test_auth_required_not_configured(void **state)
 	struct eo_plan_result r;
 
 	(void)state;
-	auth_world(&w, false, false);
+	pwc_auth_world(&w, false, false);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
@@ -708,7 +661,7 @@ static void test_auth_problems(void **state)
 		struct pwc_world w;
 		struct eo_plan_result r;
 
-		auth_world(&w, true, rows[i].latched);
+		pwc_auth_world(&w, true, rows[i].latched);
 		pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 		w.in.auth_on = true;
 		w.in.auth_login_err = rows[i].login;
@@ -823,38 +776,6 @@ static void test_tls_problem_stops(void **state)
 	free(st);
 }
 
-/* cluster(1, status) renamed: another EtcdCluster of the same namespace. */
-static json_t *cluster_named(const char *name, const char *uid, const char *status_json)
-{
-	json_t *c = pwc_cluster(1, status_json);
-	json_t *md = json_object_get(c, "metadata");
-
-	json_object_set_new(md, "name", json_string(name));
-	json_object_set_new(md, "uid", json_string(uid));
-	return c;
-}
-
-/* The condition's message contains want. */
-static void assert_cond_says(const json_t *st, const char *type, const char *want)
-{
-	const json_t *cs = json_object_get(st, "conditions");
-	const json_t *c = NULL;
-	size_t i;
-
-	json_array_foreach(cs, i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *m = json_string_value(json_object_get(c, "message"));
-
-		if (t != NULL && strcmp(t, type) == 0) {
-			if (m == NULL || strstr(m, want) == NULL)
-				fail_msg("%s: message '%s' lacks '%s'", type, m ? m : "-", want);
-			return;
-		}
-	}
-	fail_msg("no %s condition", type);
-}
-
 /*
  * Clusters x and x-client in one namespace (review H2): x's client Service x-client is
  * x-client's headless Service. Neither patches the other's Service (before, each pass of
@@ -869,8 +790,8 @@ static void test_foreign_service_refused(void **state)
 
 	(void)state;
 	/* x, created second: its client Service name is held by cluster x-client. */
-	other = cluster_named("x-client", "xc-uid", NULL);
-	pwc_world_init(&w, cluster_named("x", "x-uid", NULL), false);
+	other = pwc_cluster_named("x-client", "xc-uid", NULL);
+	pwc_world_init(&w, pwc_cluster_named("x", "x-uid", NULL), false);
 	w.csvc = eo_desired_headless_service(other);
 	w.in.client_svc = w.csvc;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
@@ -879,9 +800,10 @@ static void test_foreign_service_refused(void **state)
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	assert_null(eo_condition_status(r.status, EO_COND_DEGRADED));
-	assert_cond_says(r.status, EO_COND_AVAILABLE,
-			 "Service x-client is not controlled by this EtcdCluster (its controller: "
-			 "EtcdCluster x-client, uid xc-uid)");
+	pwc_assert_cond_says(
+	    r.status, EO_COND_AVAILABLE,
+	    "Service x-client is not controlled by this EtcdCluster (its controller: "
+	    "EtcdCluster x-client, uid xc-uid)");
 	assert_null(json_object_get(r.status, "observed")); /* nothing latched, no seed */
 	assert_string_equal(r.event_type, "Warning");
 	assert_string_equal(r.event_reason, EO_REASON_FOREIGN_OBJECT);
@@ -910,15 +832,16 @@ static void test_foreign_service_refused(void **state)
 
 	/* x-client, created second: its headless Service name is x's client Service. */
 	pwc_world_init(&w, other, false);
-	other = cluster_named("x", "x-uid", NULL);
+	other = pwc_cluster_named("x", "x-uid", NULL);
 	w.hsvc = eo_desired_client_service(other);
 	w.in.headless_svc = w.hsvc;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
-	assert_cond_says(r.status, EO_COND_AVAILABLE,
-			 "Service x-client is not controlled by this EtcdCluster (its controller: "
-			 "EtcdCluster x, uid x-uid)");
+	pwc_assert_cond_says(
+	    r.status, EO_COND_AVAILABLE,
+	    "Service x-client is not controlled by this EtcdCluster (its controller: "
+	    "EtcdCluster x, uid x-uid)");
 	eo_plan_result_clear(&r);
 	pwc_world_free(&w);
 
@@ -955,9 +878,9 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
-	assert_cond_says(r.status, EO_COND_DEGRADED,
-			 "PodDisruptionBudget demo is not controlled by this EtcdCluster (its "
-			 "controller: none)");
+	pwc_assert_cond_says(r.status, EO_COND_DEGRADED,
+			     "PodDisruptionBudget demo is not controlled by this EtcdCluster (its "
+			     "controller: none)");
 	eo_plan_result_clear(&r);
 
 	/* Our PDB back, a user's NetworkPolicy under the cluster's name. */
@@ -966,7 +889,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
-	assert_cond_says(r.status, EO_COND_DEGRADED, "NetworkPolicy demo is not controlled");
+	pwc_assert_cond_says(r.status, EO_COND_DEGRADED, "NetworkPolicy demo is not controlled");
 	eo_plan_result_clear(&r);
 
 	/* Ours: nothing to say any more. */

@@ -26,55 +26,11 @@
 #include "plan/plan.h"
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
+#include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
 
 #define T0 PWS_T0 /* 2026-06-02T10:00:00Z */
 
-static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
-
-#define A "2026-06-02T09:00:00Z"
-#define B "2026-06-02T09:01:00Z"
-#define C "2026-06-02T09:02:00Z"
-#define D "2026-06-02T09:03:00Z"
-
-/* members */
-#define V(n, t)                                                                                    \
-	{                                                                                          \
-		n, t, true, false, 2, false, false                                                 \
-	} /* ready voter */
-#define VNR(n, t)                                                                                  \
-	{                                                                                          \
-		n, t, true, false, 1, false, false                                                 \
-	} /* voter, Pod not ready */
-#define L(n, t, p)                                                                                 \
-	{                                                                                          \
-		n, t, false, false, p, false, false                                                \
-	} /* joined, not (yet) a voter */
-#define P(n, t)                                                                                    \
-	{                                                                                          \
-		n, t, false, true, 0, false, false                                                 \
-	} /* pending: no initialCluster */
-#define DEL(n, t)                                                                                  \
-	{                                                                                          \
-		n, t, true, false, 2, true, false                                                  \
-	} /* being deleted */
-#define DORM(n, t)                                                                                 \
-	{                                                                                          \
-		n, t, true, false, 0, false, true                                                  \
-	} /* dormant voter: no Pod */
-/* etcd entries */
-#define EV(n)                                                                                      \
-	{                                                                                          \
-		n, true, false, 0                                                                  \
-	}
-#define EL(n, id)                                                                                  \
-	{                                                                                          \
-		n, true, true, id                                                                  \
-	} /* started learner */
-#define ELNEW(n, id)                                                                               \
-	{                                                                                          \
-		n, false, true, id                                                                 \
-	} /* learner that never started */
 
 static const struct pws_row rows[] = {
     {"scale up 1->3: create a member",
@@ -348,8 +304,6 @@ static void test_membership_table(void **state)
 	}
 }
 
-static const char *name_of(const json_t *member);
-
 /*
  * Absence is never decided from one unverified answer. A member missing from a list read
  * through any voter (etcd 3.4 serves its local, possibly stale, member map; a lagging member
@@ -436,7 +390,7 @@ static void test_absence_needs_the_leader(void **state)
 		if (res.action != rows_[i].on_leader)
 			fail_msg("%s: leader's list: action %s (%s)", rows_[i].what,
 				 eo_plan_action_name(res.action), res.message);
-		assert_string_equal(name_of(res.member), "demo-c");
+		assert_string_equal(pws_name_of(res.member), "demo-c");
 		if (rows_[i].voter_mark)
 			assert_false(res.voter);
 		eo_plan_result_clear(&res);
@@ -527,7 +481,7 @@ static void test_voter_label_with_the_mark(void **state)
 
 		pws_world_init(&w, &rows2[i].r);
 		for (size_t k = 0; k < w.n; k++)
-			if (strcmp(name_of(w.pm[k].member), rows2[i].member) == 0 &&
+			if (strcmp(pws_name_of(w.pm[k].member), rows2[i].member) == 0 &&
 			    rows2[i].pod_label == 1)
 				json_object_set_new(
 				    json_object_get((json_t *)w.pm[k].pod, "metadata"), "labels",
@@ -537,7 +491,7 @@ static void test_voter_label_with_the_mark(void **state)
 			fail_msg("%s: action %s, want %s (%s)", rows2[i].what,
 				 eo_plan_action_name(res.action),
 				 eo_plan_action_name(rows2[i].want), res.message);
-		assert_string_equal(name_of(res.member), rows2[i].member);
+		assert_string_equal(pws_name_of(res.member), rows2[i].member);
 		if (res.label_pod != rows2[i].want_label)
 			fail_msg("%s: label_pod %d, want %d", rows2[i].what, res.label_pod,
 				 rows2[i].want_label);
@@ -790,42 +744,6 @@ static void test_pdb_plan(void **state)
 	pws_world_free(&w);
 }
 
-/* Condition type's reason and message in a status, for the pause checks. */
-static void want_cond(const json_t *st, const char *type, const char *status, const char *reason,
-		      const char *msg_part)
-{
-	json_t *c = NULL;
-	size_t i;
-
-	json_array_foreach(json_object_get(st, "conditions"), i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-
-		if (t == NULL || strcmp(t, type) != 0)
-			continue;
-		assert_string_equal(json_string_value(json_object_get(c, "status")), status);
-		assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
-		if (msg_part != NULL &&
-		    strstr(json_string_value(json_object_get(c, "message")), msg_part) == NULL)
-			fail_msg("%s: message \"%s\" lacks \"%s\"", type,
-				 json_string_value(json_object_get(c, "message")), msg_part);
-		return;
-	}
-	fail_msg("no %s condition", type);
-}
-
-static void want_paused(const json_t *st, const char *msg_part)
-{
-	want_cond(st, EO_COND_AVAILABLE, "False", EO_REASON_PAUSED, msg_part);
-	want_cond(st, EO_COND_PROGRESSING, "False", EO_REASON_PAUSED, msg_part);
-	want_cond(st, EO_COND_DEGRADED, "False", EO_REASON_PAUSED, msg_part);
-}
-
-static const char *name_of(const json_t *member)
-{
-	return json_string_value(json_object_get(json_object_get(member, "metadata"), "name"));
-}
-
 /* 3 -> 0: the staged descent, newest first, never below one member. */
 static void test_pause_descends(void **state)
 {
@@ -847,7 +765,7 @@ static void test_pause_descends(void **state)
 	pws_world_init(&w, &three);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-c");
+	assert_string_equal(pws_name_of(res.member), "demo-c");
 	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
@@ -855,7 +773,7 @@ static void test_pause_descends(void **state)
 	pws_world_init(&w, &two);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(pws_name_of(res.member), "demo-b");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -880,9 +798,9 @@ static void test_pause_last_member(void **state)
 	pws_world_init(&w, &one);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_SET_DORMANT);
-	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
-	want_paused(res.status, msg);
+	pws_want_paused(res.status, msg);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -891,7 +809,7 @@ static void test_pause_last_member(void **state)
 	assert_non_null(w.pdb);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
-	want_paused(res.status, msg);
+	pws_want_paused(res.status, msg);
 	eo_plan_result_clear(&res);
 
 	/* Paused and settled: no action, the deadline dropped, readyMembers 0. */
@@ -900,7 +818,7 @@ static void test_pause_last_member(void **state)
 	w.in.pdb = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_paused(res.status, msg);
+	pws_want_paused(res.status, msg);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 0);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
@@ -931,7 +849,7 @@ static void test_resume(void **state)
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 3);
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -939,7 +857,7 @@ static void test_resume(void **state)
 	pws_world_init(&w, &woken_target);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAKE_DORMANT);
-	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_RESUMED);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
@@ -958,15 +876,15 @@ static void test_resume(void **state)
 	w.pm[0].pod = NULL;
 	w.in.etcd_queried = false;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(
+	pws_want_cond(
 	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_PAUSED,
 	    "resuming: member demo-a is starting again; data is preserved on PVC data-demo-a");
-	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_PAUSED, "resuming");
+	pws_want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_PAUSED, "resuming");
 	eo_plan_result_clear(&res);
 	/* Without a Paused past the same world is an outage. */
 	json_object_del(json_object_get(w.cluster, "status"), "conditions");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 }
@@ -984,7 +902,7 @@ static void test_paused_from_start(void **state)
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_paused(res.status, "no data has been written (cluster never bootstrapped)");
+	pws_want_paused(res.status, "no data has been written (cluster never bootstrapped)");
 	eo_plan_result_clear(&res);
 	/* Scaled up: a new target, then the seed. */
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
@@ -996,20 +914,6 @@ static void test_paused_from_start(void **state)
 	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
-}
-
-/* Makes a row's member memory-backed with a Pod that ran (status.podUID). */
-static void make_memory(struct pws_world *w, size_t i, bool lose_pod)
-{
-	json_t *m = (json_t *)w->pm[i].member;
-
-	json_object_set_new(json_object_get(m, "spec"), "storage",
-			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
-	json_object_set_new(json_object_get(m, "status"), "podUID", json_string("old-pod-uid"));
-	if (lose_pod) {
-		json_decref((json_t *)w->pm[i].pod);
-		w->pm[i].pod = NULL;
-	}
 }
 
 /* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
@@ -1030,12 +934,12 @@ static void test_memory_member_replaced(void **state)
 	(void)state;
 	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
-		make_memory(&w, i, i == 1);
+		pws_make_memory(&w, i, i == 1);
 	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
 	assert_false(eo_plan_memory_member_lost(w.pm[0].member, w.pm[0].pod));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	/* Etcd calls only through the members that still have a Pod. */
 	for (size_t j = 0; j < res.n_endpoints; j++)
@@ -1058,37 +962,11 @@ static void test_memory_member_replaced(void **state)
 	/* Once it is gone: back to 3 through the scale-up path. */
 	pws_world_init(&w, &two);
 	for (size_t i = 0; i < 2; i++)
-		make_memory(&w, i, false);
+		pws_make_memory(&w, i, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
-}
-
-/*
- * Makes a row's member one that ran on a PVC (status.memberID, status.dataVolumeUID "pvc-1")
- * and gives it the PVC with UID pvc_uid, none (NULL), or its PVC being deleted ("deleting").
- */
-static void make_ran_on_pvc(struct pws_world *w, size_t i, const char *pvc_uid)
-{
-	json_t *st = json_object_get((json_t *)w->pm[i].member, "status");
-	char name[64];
-
-	json_object_set_new(st, "memberID", json_string("8e9e05c52164694d"));
-	json_object_set_new(st, "dataVolumeUID", json_string("pvc-1"));
-	json_decref((json_t *)w->pm[i].pvc);
-	w->pm[i].pvc = NULL;
-	if (pvc_uid == NULL)
-		return;
-	snprintf(name, sizeof(name), "data-%s", name_of(w->pm[i].member));
-	w->pm[i].pvc = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", name, "namespace",
-				 "default", "uid", "pvc-1");
-	if (strcmp(pvc_uid, "deleting") == 0)
-		json_object_set_new(json_object_get((json_t *)w->pm[i].pvc, "metadata"),
-				    "deletionTimestamp", json_string("2026-06-02T10:00:00Z"));
-	else
-		json_object_set_new(json_object_get((json_t *)w->pm[i].pvc, "metadata"), "uid",
-				    json_string(pvc_uid));
 }
 
 /*
@@ -1123,7 +1001,7 @@ static void test_pvc_member_replaced(void **state)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		pws_world_init(&w, &r);
 		for (size_t i = 0; i < 3; i++)
-			make_ran_on_pvc(&w, i, i == 1 ? cases[k].pvc_b : "pvc-1");
+			pws_make_ran_on_pvc(&w, i, i == 1 ? cases[k].pvc_b : "pvc-1");
 		if (!cases[k].pod_b) {
 			json_decref((json_t *)w.pm[1].pod);
 			w.pm[1].pod = NULL;
@@ -1133,7 +1011,7 @@ static void test_pvc_member_replaced(void **state)
 			fail_msg("%s: action %s (%s)", cases[k].what,
 				 eo_plan_action_name(res.action), res.message);
 		if (cases[k].remove) {
-			assert_string_equal(name_of(res.member), "demo-b");
+			assert_string_equal(pws_name_of(res.member), "demo-b");
 			assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 			assert_non_null(strstr(res.message, "lost its data volume"));
 			assert_int_equal(
@@ -1146,11 +1024,11 @@ static void test_pvc_member_replaced(void **state)
 	/* Two of three voters lost their volumes: the quorum is gone for good. */
 	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
-		make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
+		pws_make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "2 of 3 voting member(s) lost their data");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "2 of 3 voting member(s) lost their data");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 }
@@ -1344,7 +1222,7 @@ static void test_live_read_before_removal(void **state)
 	 */
 	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
-		make_memory(&w, i, false);
+		pws_make_memory(&w, i, false);
 	{
 		const json_t *live = w.pm[1].pod;
 
@@ -1363,19 +1241,6 @@ static void test_live_read_before_removal(void **state)
 	json_decref(a2);
 	json_decref(b);
 	json_decref(ad);
-}
-
-/* Gives a member's Pod an etcd container status: restarts, waiting reason, last exit. */
-static void crash(struct pws_world *w, size_t i, int restarts, const char *waiting,
-		  const char *last_reason)
-{
-	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
-
-	json_object_set_new(st, "containerStatuses",
-			    json_pack("[{s:s, s:i, s:b, s:{s:{s:s}}, s:{s:{s:i, s:s}}}]", "name",
-				      "etcd", "restartCount", restarts, "ready", 0, "state",
-				      "waiting", "reason", waiting, "lastState", "terminated",
-				      "exitCode", 2, "reason", last_reason));
 }
 
 /* A crash-looping voter is replaced while the other voters hold quorum, and only then. */
@@ -1402,29 +1267,29 @@ static void test_crashloop_member_replaced(void **state)
 
 	(void)state;
 	pws_world_init(&w, &r);
-	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
+	pws_crash(&w, 1, 3, "CrashLoopBackOff", "Error");
 	assert_true(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, why, sizeof(why)));
 	assert_string_equal(why, "3 restarts, last exit code 2 (Error)");
 	assert_false(eo_plan_member_crashlooping(w.pm[0].member, w.pm[0].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "crash-looping (3 restarts"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
 
 	/* Not yet: too few restarts, or not in back-off (it is starting again). */
-	crash(&w, 1, 2, "CrashLoopBackOff", "Error");
+	pws_crash(&w, 1, 2, "CrashLoopBackOff", "Error");
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 0);
 	eo_plan_result_clear(&res);
-	crash(&w, 1, 7, "ContainerCreating", "Error");
+	pws_crash(&w, 1, 7, "ContainerCreating", "Error");
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	/* Killed for memory: a new member would die the same way. */
-	crash(&w, 1, 7, "CrashLoopBackOff", "OOMKilled");
+	pws_crash(&w, 1, 7, "CrashLoopBackOff", "OOMKilled");
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
@@ -1433,33 +1298,21 @@ static void test_crashloop_member_replaced(void **state)
 
 	/* Two of three voters down: removing one would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
-	crash(&w, 1, 5, "CrashLoopBackOff", "Error");
+	pws_crash(&w, 1, 5, "CrashLoopBackOff", "Error");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
 	/* The only member is never replaced: its data is all there is. */
 	pws_world_init(&w, &alone);
-	crash(&w, 0, 9, "CrashLoopBackOff", "Error");
+	pws_crash(&w, 0, 9, "CrashLoopBackOff", "Error");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
-}
-
-/* Gives a member's Pod a data-guard init container that ended with `code` once (no restart). */
-static void guard_ended(struct pws_world *w, size_t i, int code)
-{
-	json_t *st = json_object_get((json_t *)w->pm[i].pod, "status");
-
-	json_object_set_new(st, "initContainerStatuses",
-			    json_pack("[{s:s, s:i, s:b, s:{s:{s:i, s:s, s:s}}}]", "name",
-				      EO_DESIRED_DATA_GUARD_CONTAINER, "restartCount", 0, "ready",
-				      0, "state", "terminated", "exitCode", code, "reason", "Error",
-				      "message", "data directory has no WAL"));
 }
 
 /*
@@ -1491,20 +1344,20 @@ static void test_wiped_member_replaced(void **state)
 	(void)state;
 	pws_world_init(&w, &r);
 	for (size_t i = 0; i < 3; i++)
-		make_ran_on_pvc(&w, i, "pvc-1");
-	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
+		pws_make_ran_on_pvc(&w, i, "pvc-1");
+	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
 	assert_true(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "member demo-b: data directory has no WAL"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
 
 	/* The guard could not read the dir (exit 1): not a lost member, nothing removed. */
-	guard_ended(&w, 1, 1);
+	pws_guard_ended(&w, 1, 1);
 	assert_false(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
@@ -1514,8 +1367,8 @@ static void test_wiped_member_replaced(void **state)
 	/* Another voter down: removing demo-b would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
 	for (size_t i = 0; i < 3; i++)
-		make_ran_on_pvc(&w, i, "pvc-1");
-	guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
+		pws_make_ran_on_pvc(&w, i, "pvc-1");
+	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_null(res.member);
@@ -1541,17 +1394,17 @@ static void test_memory_quorum_gone(void **state)
 
 	(void)state;
 	pws_world_init(&w, &one);
-	make_memory(&w, 0, true);
+	pws_make_memory(&w, 0, true);
 	w.in.etcd_queried = false;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	assert_int_equal(res.requeue_ms, 0);
 	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "1 of 1 voting member(s) lost their data");
-	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_QUORUM_LOST, "demo-a");
-	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
-		  "delete and recreate");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "1 of 1 voting member(s) lost their data");
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_QUORUM_LOST, "demo-a");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
+		      "delete and recreate");
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
@@ -1559,11 +1412,11 @@ static void test_memory_quorum_gone(void **state)
 	/* Two of three: gone for good. One of three: replaced (test above). */
 	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
-		make_memory(&w, i, i != 0);
+		pws_make_memory(&w, i, i != 0);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "2 of 3 voting member(s)");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "2 of 3 voting member(s)");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 }
@@ -1602,8 +1455,8 @@ static void test_condition_audit(void **state)
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 5);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
-	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -1617,8 +1470,8 @@ static void test_condition_audit(void **state)
 				      "lastTransitionTime", "2026-06-02T09:00:00Z",
 				      "observedGeneration", 2));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
-	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -1628,9 +1481,9 @@ static void test_condition_audit(void **state)
 	w.in.etcd = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
-	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
-	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
-		  "cannot list etcd's members");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
+		      "cannot list etcd's members");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -1638,46 +1491,13 @@ static void test_condition_audit(void **state)
 	pws_world_init(&w, &empty);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "no member of etcd cluster 248adce0359142ba is left");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "no member of etcd cluster 248adce0359142ba is left");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 }
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
-
-static const struct pws_row rolled3 = {"",
-				       3,
-				       {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				       {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				       0,
-				       NULL,
-				       0};
-
-/* Every member answers its status; leader is the etcd id of the leader. */
-static void world_statuses(struct pws_world *w, struct eo_etcd_status *st, uint64_t leader)
-{
-	for (size_t i = 0; i < w->etcd.n; i++)
-		st[i] = (struct eo_etcd_status){.member_id = w->ev[i].id,
-						.leader = leader,
-						.raft_index = 500,
-						.raft_applied_index = 500};
-	w->in.statuses = st;
-	w->in.n_statuses = w->etcd.n;
-}
-
-static void set_version(json_t *obj, const char *key, const char *v)
-{
-	json_object_set_new(json_object_get(obj, key), "version", json_string(v));
-}
-
-/* The member's Pod as the member controller rebuilds it from its (new) spec. */
-static void rebuild_pod(struct pws_world *w, size_t i, bool ready)
-{
-	json_decref((json_t *)w->pm[i].pod);
-	w->pm[i].pod =
-	    pws_stamped(w->pm[i].member, pws_pod(eo_member_name(w->pm[i].member), ready));
-}
 
 static void test_rolling_update(void **state)
 {
@@ -1688,7 +1508,7 @@ static void test_rolling_update(void **state)
 
 	(void)state;
 	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
-	pws_world_init(&w, &rolled3);
+	pws_world_init(&w, &pws_rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
@@ -1697,13 +1517,13 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* spec.version 3.6.16 on a reached target: latched (SpecChanged), nothing else. */
-	set_version(w.cluster, "spec", "3.6.16");
+	pws_set_version(w.cluster, "spec", "3.6.16");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
 	    "3.6.16");
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	cst = json_incref(res.status);
 	eo_plan_result_clear(&res);
 	json_object_set_new(w.cluster, "status", cst);
@@ -1726,7 +1546,7 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* demo-a leads: the first follower by name, demo-b, gets the target spec. */
-	world_statuses(&w, st, w.ev[0].id);
+	pws_world_statuses(&w, st, w.ev[0].id);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
@@ -1743,7 +1563,7 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* Its spec carries the target: its Pod is deleted (UID precondition) ... */
-	set_version((json_t *)w.pm[1].member, "spec", "3.6.16");
+	pws_set_version((json_t *)w.pm[1].member, "spec", "3.6.16");
 	/* ... once the PodDisruptionBudget allows it: 0 allowed, or a status behind, waits. */
 	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
 			    json_integer(0));
@@ -1769,7 +1589,7 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod is not ready yet: nothing else is touched. */
-	rebuild_pod(&w, 1, false);
+	pws_rebuild_pod(&w, 1, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "demo-b to become ready"));
@@ -1778,7 +1598,7 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* Ready but behind the leader: still waits. */
-	rebuild_pod(&w, 1, true);
+	pws_rebuild_pod(&w, 1, true);
 	st[1].raft_applied_index = 100;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
@@ -1792,8 +1612,8 @@ static void test_rolling_update(void **state)
 	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
 	eo_plan_result_clear(&res);
-	set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
-	rebuild_pod(&w, 2, true);
+	pws_set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
+	pws_rebuild_pod(&w, 2, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
@@ -1804,20 +1624,20 @@ static void test_rolling_update(void **state)
 	eo_plan_result_clear(&res);
 
 	/* demo-b leads now: demo-a is rolled; once it is back the target is reached. */
-	world_statuses(&w, st, w.ev[1].id);
+	pws_world_statuses(&w, st, w.ev[1].id);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
 	eo_plan_result_clear(&res);
-	set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
-	rebuild_pod(&w, 0, true);
+	pws_set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
+	pws_rebuild_pod(&w, 0, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	assert_true(res.status_changed);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
-	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 }
@@ -1833,10 +1653,10 @@ static void test_version_change_refused(void **state)
 		struct eo_plan_result res;
 		struct eo_etcd_status st[PWS_MAXM];
 
-		pws_world_init(&w, &rolled3);
+		pws_world_init(&w, &pws_rolled3);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-		world_statuses(&w, st, w.ev[0].id);
-		set_version(w.cluster, "spec", bad[i]);
+		pws_world_statuses(&w, st, w.ev[0].id);
+		pws_set_version(w.cluster, "spec", bad[i]);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		if (res.action != EO_PLAN_NONE)
 			fail_msg("%s: action %s", bad[i], eo_plan_action_name(res.action));
@@ -1844,9 +1664,10 @@ static void test_version_change_refused(void **state)
 					json_object_get(res.status, "observed"), "version")),
 				    "3.6.11");
 		assert_null(json_object_get(res.status, "progressDeadline"));
-		want_cond(res.status, EO_COND_PROGRESSING, "False", EO_PLAN_REASON_VERSION_REFUSED,
-			  "3.6");
-		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		pws_want_cond(res.status, EO_COND_PROGRESSING, "False",
+			      EO_PLAN_REASON_VERSION_REFUSED, "3.6");
+		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
+			      NULL);
 		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
 		eo_plan_result_clear(&res);
 		pws_world_free(&w);
@@ -1864,49 +1685,28 @@ static void test_pod_drift_rolls(void **state)
 	struct eo_etcd_status st[PWS_MAXM];
 
 	(void)state;
-	pws_world_init(&w, &rolled3);
+	pws_world_init(&w, &pws_rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	for (size_t i = 0; i < 3; i++)
 		json_object_set_new(
 		    json_object_get(json_object_get((json_t *)w.pm[i].pod, "metadata"),
 				    "annotations"),
 		    EO_ANNOTATION_POD_HASH, json_string("0000000000000000"));
-	world_statuses(&w, st, w.ev[0].id);
+	pws_world_statuses(&w, st, w.ev[0].id);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING, "3 member(s)");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "3 member(s)");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING, "restarting");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "restarting");
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
-}
-
-#define CA1 "1111111111111111111111111111111111111111111111111111111111111111"
-#define CA2 "2222222222222222222222222222222222222222222222222222222222222222"
-
-/* Member i mounts a peer TLS Secret; its Pod is built with the CA bundles' digest ca. */
-static void tls_member(struct pws_world *w, size_t i, const char *ca, bool ready)
-{
-	struct eo_desired_opts o = OPTS;
-	char h[EO_DESIRED_HASH_MAX];
-	json_t *m = (json_t *)w->pm[i].member, *p = pws_pod(eo_member_name(m), ready);
-
-	json_object_set_new(json_object_get(m, "spec"), "tls",
-			    json_pack("{s:{s:s}}", "peerSecretRef", "name", "demo-peer-tls"));
-	eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, eo_member_name(m), "demo",
-				   "default", true);
-	o.ca_bundle_digest = ca;
-	if (eo_desired_member_pod_hash(m, &o, h, sizeof(h)) != 0)
-		fail();
-	json_object_set_new(json_object_get(p, "metadata"), "annotations",
-			    json_pack("{s:s}", EO_ANNOTATION_POD_HASH, h));
-	json_decref((json_t *)w->pm[i].pod);
-	w->pm[i].pod = p;
 }
 
 /*
@@ -1922,13 +1722,13 @@ static void test_ca_bundle_rolls(void **state)
 	json_t *cst = NULL;
 
 	(void)state;
-	pws_world_init(&w, &rolled3);
+	pws_world_init(&w, &pws_rolled3);
 	cst = json_object_get(w.cluster, "status");
 	json_object_del(cst, "progressDeadline");
 	json_object_set_new(cst, "caBundleDigest", json_string(CA1));
 	for (size_t i = 0; i < 3; i++)
-		tls_member(&w, i, CA1, true);
-	world_statuses(&w, st, w.ev[0].id);
+		pws_tls_member(&w, i, CA1, true);
+	pws_world_statuses(&w, st, w.ev[0].id);
 	w.in.ca_bundle_digest = CA1;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT);
@@ -1942,8 +1742,8 @@ static void test_ca_bundle_rolls(void **state)
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
-	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
-		  "the CA bundle of the TLS Secrets changed");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "the CA bundle of the TLS Secrets changed");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 
@@ -1955,7 +1755,7 @@ static void test_ca_bundle_rolls(void **state)
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod (new digest) is not ready yet: nothing else is touched. */
-	tls_member(&w, 1, CA2, false);
+	pws_tls_member(&w, 1, CA2, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
@@ -1964,7 +1764,7 @@ static void test_ca_bundle_rolls(void **state)
 	eo_plan_result_clear(&res);
 
 	/* Ready: the next follower; demo-b is not restarted again. */
-	tls_member(&w, 1, CA2, true);
+	pws_tls_member(&w, 1, CA2, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
@@ -1972,12 +1772,12 @@ static void test_ca_bundle_rolls(void **state)
 	eo_plan_result_clear(&res);
 
 	/* The leader last, after moving leadership away. */
-	tls_member(&w, 2, CA2, true);
+	pws_tls_member(&w, 2, CA2, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
-	tls_member(&w, 0, CA2, true);
+	pws_tls_member(&w, 0, CA2, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT ||
 		    res.action == EO_PLAN_WRITE_STATUS);
@@ -1986,9 +1786,9 @@ static void test_ca_bundle_rolls(void **state)
 	pws_world_free(&w);
 
 	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
-	pws_world_init(&w, &rolled3);
+	pws_world_init(&w, &pws_rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	world_statuses(&w, st, w.ev[0].id);
+	pws_world_statuses(&w, st, w.ev[0].id);
 	w.in.ca_bundle_digest = CA2;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
@@ -2020,53 +1820,6 @@ static void test_initial_cluster_helper(void **state)
 	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
 }
 
-/* Sets (value) or removes (NULL) an annotation on an object of the world. */
-static void annotate(json_t *obj, const char *key, const char *value)
-{
-	json_t *md = json_object_get(obj, "metadata"), *ann = json_object_get(md, "annotations");
-
-	if (ann == NULL) {
-		ann = json_object();
-		json_object_set_new(md, "annotations", ann);
-	}
-	if (value != NULL)
-		json_object_set_new(ann, key, json_string(value));
-	else
-		json_object_del(ann, key);
-}
-
-/* Member i's Pod as the member controller builds it from its member now, ready or not. */
-static void pod_from_member(struct pws_world *w, size_t i, bool ready)
-{
-	json_t *p = eo_desired_member_pod(w->pm[i].member, &OPTS, true);
-
-	assert_non_null(p);
-	json_object_set_new(json_object_get(p, "metadata"), "uid", json_string("pod-uid-2"));
-	json_object_set_new(p, "status",
-			    json_pack("{s:s, s:[{s:s, s:s}]}", "phase", "Running", "conditions",
-				      "type", "Ready", "status", ready ? "True" : "False"));
-	json_decref((json_t *)w->pm[i].pod);
-	w->pm[i].pod = p;
-}
-
-/* The status the plan computed becomes the cluster's. */
-static void adopt_status(struct pws_world *w, struct eo_plan_result *res)
-{
-	if (res->status != NULL)
-		json_object_set(w->cluster, "status", res->status);
-	eo_plan_result_clear(res);
-}
-
-static void want_patch(const json_t *patch, const char *key, const char *value)
-{
-	json_t *want = value != NULL
-			   ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value)
-			   : json_pack("{s:{s:{s:n}}}", "metadata", "annotations", key);
-
-	tu_assert_json_equal(patch, want, "annotation patch");
-	json_decref(want);
-}
-
 /*
  * Quorum-loss recovery: two of three PVC members lost their volumes. Without the annotation
  * nothing happens (the lost-PVC path cannot act without quorum); a bad annotation is refused
@@ -2089,9 +1842,9 @@ static void test_force_new_cluster(void **state)
 	(void)state;
 	pws_world_init(&w, &r);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	make_ran_on_pvc(&w, 0, "pvc-1");
+	pws_make_ran_on_pvc(&w, 0, "pvc-1");
 	for (size_t i = 1; i < 3; i++) {
-		make_ran_on_pvc(&w, i, NULL);
+		pws_make_ran_on_pvc(&w, i, NULL);
 		json_decref((json_t *)w.pm[i].pod);
 		w.pm[i].pod = NULL;
 	}
@@ -2099,65 +1852,66 @@ static void test_force_new_cluster(void **state)
 	/* No annotation: QuorumLost, nothing removed; the message says what may be done. */
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
 	assert_null(json_object_get(json_object_get(res.status, "conditions"), "x"));
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 
 	/* A member that does not exist: refused once, with a Warning; then plain QuorumLost. */
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
 	assert_string_equal(res.event_type, "Warning");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	assert_false(res.status_changed);
 	eo_plan_result_clear(&res);
 
 	/* A member that lost its data: refused too. */
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
-	adopt_status(&w, &res);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
+	pws_adopt_status(&w, &res);
 
 	/* The survivor: marked "forcing"; its Pod would now carry the flag. */
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-a");
-	want_patch(res.patch, step, "forcing");
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER, "--force-new-cluster");
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_PLAN_REASON_FORCE_NEW_CLUSTER, NULL);
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	pws_want_patch(res.patch, step, "forcing");
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, "--force-new-cluster");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_PLAN_REASON_FORCE_NEW_CLUSTER,
+		      NULL);
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER);
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
-	annotate((json_t *)w.pm[0].member, step, "forcing");
+	pws_annotate((json_t *)w.pm[0].member, step, "forcing");
 	assert_true(eo_desired_member_forces_new_cluster(w.pm[0].member));
 
 	/* Its old Pod (no flag) is deleted, UID as precondition. */
 	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.pod_uid, "pod-uid");
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 
 	/* The new Pod carries the flag; not ready yet: wait. */
-	pod_from_member(&w, 0, false);
+	pws_pod_from_member(&w, 0, false);
 	assert_true(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 
 	/* Ready: etcd's members are listed through the survivor alone. */
-	pod_from_member(&w, 0, true);
+	pws_pod_from_member(&w, 0, true);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -2172,23 +1926,23 @@ static void test_force_new_cluster(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "still lists 3"));
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 
 	/* The survivor alone: marked "forced". */
 	w.etcd.n = 1;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
-	want_patch(res.patch, step, "forced");
-	adopt_status(&w, &res);
-	annotate((json_t *)w.pm[0].member, step, "forced");
+	pws_want_patch(res.patch, step, "forced");
+	pws_adopt_status(&w, &res);
+	pws_annotate((json_t *)w.pm[0].member, step, "forced");
 	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
 
 	/* The Pod with the flag goes; the next one has none. */
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(res.pod_uid, "pod-uid-2");
-	adopt_status(&w, &res);
-	pod_from_member(&w, 0, true);
+	pws_adopt_status(&w, &res);
+	pws_pod_from_member(&w, 0, true);
 	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
 
 	/*
@@ -2197,18 +1951,18 @@ static void test_force_new_cluster(void **state)
 	 */
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_SET_VOTER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_false(res.voter);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER, "re-adding");
-	adopt_status(&w, &res);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, "re-adding");
+	pws_adopt_status(&w, &res);
 	for (size_t i = 1; i < 3; i++)
 		json_object_set_new(json_object_get((json_t *)w.pm[i].member, "status"), "isVoter",
 				    json_false());
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
-	adopt_status(&w, &res);
+	assert_string_equal(pws_name_of(res.member), "demo-b");
+	pws_adopt_status(&w, &res);
 	pws_world_free(&w);
 
 	/* Whole again (the survivor and two new members): the annotation is removed. */
@@ -2223,69 +1977,52 @@ static void test_force_new_cluster(void **state)
 
 		pws_world_init(&w, &whole);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-		annotate((json_t *)w.pm[0].member, step, "forced");
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		pws_annotate((json_t *)w.pm[0].member, step, "forced");
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_CLEAR_FORCE_REQUEST);
-		want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
-		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
-		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
+		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
+			      NULL);
 		assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
-		adopt_status(&w, &res);
+		pws_adopt_status(&w, &res);
 
 		/* No request left: the survivor's mark goes, the Done record stays. */
-		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
-		assert_string_equal(name_of(res.member), "demo-a");
-		want_patch(res.patch, step, NULL);
-		adopt_status(&w, &res);
-		annotate((json_t *)w.pm[0].member, step, NULL);
+		assert_string_equal(pws_name_of(res.member), "demo-a");
+		pws_want_patch(res.patch, step, NULL);
+		pws_adopt_status(&w, &res);
+		pws_annotate((json_t *)w.pm[0].member, step, NULL);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_NONE);
-		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
 		eo_plan_result_clear(&res);
 
 		/* A healthy cluster refuses the request (quorum present) and keeps running. */
-		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
-		want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-			  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
-		adopt_status(&w, &res);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+		pws_adopt_status(&w, &res);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, EO_PLAN_NONE);
 		assert_false(res.status_changed);
 		eo_plan_result_clear(&res);
 
 		/* Removing the refused request removes its condition. */
-		annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_true(res.status_changed);
 		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
 		eo_plan_result_clear(&res);
 		pws_world_free(&w);
 	}
-}
-
-/* Held past the deadline: the pass's action and that the conditions still say so. */
-static void want_held(struct pws_world *w, const char *what, enum eo_plan_action a,
-		      const char *member)
-{
-	struct eo_plan_result res;
-
-	w->in.now = T0 + 601; /* status.progressDeadline is T0 + 600 */
-	assert_int_equal(eo_plan_cluster(&w->in, &res), 0);
-	if (res.action != a)
-		fail_msg("%s: action %s, want %s (%s)", what, eo_plan_action_name(res.action),
-			 eo_plan_action_name(a), res.message);
-	if (member != NULL)
-		assert_string_equal(name_of(res.member), member);
-	want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
-	eo_plan_result_clear(&res);
 }
 
 /*
@@ -2343,17 +2080,17 @@ static void test_deadline_heals(void **state)
 	/* A member that lost its PVC is removed ... */
 	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
-		make_ran_on_pvc(&w, i, i == 1 ? NULL : "pvc-1");
-	want_held(&w, "lost PVC", EO_PLAN_REMOVE_MEMBER, "demo-b");
+		pws_make_ran_on_pvc(&w, i, i == 1 ? NULL : "pvc-1");
+	pws_want_held(&w, "lost PVC", EO_PLAN_REMOVE_MEMBER, "demo-b");
 	pws_world_free(&w);
 	/* ... and replaced, back up to the 3 members it had, not beyond. */
 	pws_world_init(&w, &two);
 	json_object_set_new(json_object_get(w.cluster, "status"), "membersAtDeadline",
 			    json_integer(3));
-	want_held(&w, "replacement", EO_PLAN_CREATE_MEMBER, NULL);
+	pws_want_held(&w, "replacement", EO_PLAN_CREATE_MEMBER, NULL);
 	pws_world_free(&w);
 	pws_world_init(&w, &three);
-	want_held(&w, "back at 3", EO_PLAN_NONE, NULL);
+	pws_want_held(&w, "back at 3", EO_PLAN_NONE, NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
 	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
@@ -2363,18 +2100,18 @@ static void test_deadline_heals(void **state)
 
 	/* A crash-looping voter is replaced. */
 	pws_world_init(&w, &crashing);
-	crash(&w, 1, 3, "CrashLoopBackOff", "Error");
-	want_held(&w, "crash loop", EO_PLAN_REMOVE_MEMBER, "demo-b");
+	pws_crash(&w, 1, 3, "CrashLoopBackOff", "Error");
+	pws_want_held(&w, "crash loop", EO_PLAN_REMOVE_MEMBER, "demo-b");
 	pws_world_free(&w);
 
 	/* A learner that serves is promoted. */
 	pws_world_init(&w, &learner);
-	want_held(&w, "learner", EO_PLAN_PROMOTE_LEARNER, "demo-d");
+	pws_want_held(&w, "learner", EO_PLAN_PROMOTE_LEARNER, "demo-d");
 	pws_world_free(&w);
 
 	/* A learner no EtcdMember stands for is removed. */
 	pws_world_init(&w, &stray);
-	want_held(&w, "stray", EO_PLAN_REMOVE_STRAY, NULL);
+	pws_want_held(&w, "stray", EO_PLAN_REMOVE_STRAY, NULL);
 	pws_world_free(&w);
 
 	/* The PodDisruptionBudget is kept. */
@@ -2382,31 +2119,21 @@ static void test_deadline_heals(void **state)
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
-	want_held(&w, "PDB", EO_PLAN_ENSURE_PDB, NULL);
+	pws_want_held(&w, "PDB", EO_PLAN_ENSURE_PDB, NULL);
 	pws_world_free(&w);
 
 	/* A scale-down waits. */
 	pws_world_init(&w, &down);
-	want_held(&w, "scale-down", EO_PLAN_NONE, NULL);
+	pws_want_held(&w, "scale-down", EO_PLAN_NONE, NULL);
 	pws_world_free(&w);
 
 	/* A roll step waits: the members run 3.6.11, the target says 3.6.16. */
-	pws_world_init(&w, &rolled3);
-	set_version(w.cluster, "spec", "3.6.16");
-	set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
-	world_statuses(&w, st, w.ev[0].id);
-	want_held(&w, "roll", EO_PLAN_NONE, NULL);
+	pws_world_init(&w, &pws_rolled3);
+	pws_set_version(w.cluster, "spec", "3.6.16");
+	pws_set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+	pws_world_statuses(&w, st, w.ev[0].id);
+	pws_want_held(&w, "roll", EO_PLAN_NONE, NULL);
 	pws_world_free(&w);
-}
-
-/* Puts member i's Pod on node (spec.nodeName). */
-static void on_node(struct pws_world *w, size_t i, const char *node)
-{
-	json_t *p = (json_t *)w->pm[i].pod;
-
-	if (json_object_get(p, "spec") == NULL)
-		json_object_set_new(p, "spec", json_object());
-	json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
 }
 
 /*
@@ -2433,34 +2160,35 @@ static void test_voters_share_node(void **state)
 
 	(void)state;
 	for (size_t k = 0; k < 2; k++) {
-		pws_world_init(&w, &rolled3);
+		pws_world_init(&w, &pws_rolled3);
 		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
 		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 				"storage", storage);
 		for (size_t i = 0; i < 3; i++) {
-			make_memory(&w, i, false);
-			rebuild_pod(&w, i, true);
-			on_node(&w, i, nodes[k][i]);
+			pws_make_memory(&w, i, false);
+			pws_rebuild_pod(&w, i, true);
+			pws_on_node(&w, i, nodes[k][i]);
 		}
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
+			      NULL);
 		if (k == 0)
-			want_cond(res.status, EO_COND_DEGRADED, "True",
-				  EO_PLAN_REASON_VOTERS_SHARE_NODE,
-				  "2 of 3 voting memory member(s) run on node node-1");
+			pws_want_cond(res.status, EO_COND_DEGRADED, "True",
+				      EO_PLAN_REASON_VOTERS_SHARE_NODE,
+				      "2 of 3 voting memory member(s) run on node node-1");
 		else
-			want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY,
-				  NULL);
+			pws_want_cond(res.status, EO_COND_DEGRADED, "False",
+				      EO_REASON_QUORUM_HEALTHY, NULL);
 		eo_plan_result_clear(&res);
 		pws_world_free(&w);
 	}
 
 	/* PVC members, all on one node: not reported. */
-	pws_world_init(&w, &rolled3);
+	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
-		on_node(&w, i, "node-1");
+		pws_on_node(&w, i, "node-1");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
+	pws_want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 
@@ -2470,12 +2198,12 @@ static void test_voters_share_node(void **state)
 	json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 			"storage", storage);
 	for (size_t i = 0; i < 3; i++) {
-		make_memory(&w, i, false);
-		rebuild_pod(&w, i, i != 1);
-		on_node(&w, i, "node-1");
+		pws_make_memory(&w, i, false);
+		pws_rebuild_pod(&w, i, i != 1);
+		pws_on_node(&w, i, "node-1");
 	}
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
 	eo_plan_result_clear(&res);
 	pws_world_free(&w);
 	json_decref(storage);
@@ -2495,17 +2223,17 @@ static void test_memory_roll_evicts(void **state)
 
 	(void)state;
 	for (int down = 0; down < 2; down++) {
-		pws_world_init(&w, &rolled3);
+		pws_world_init(&w, &pws_rolled3);
 		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
 		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
 				"storage", storage);
 		for (size_t i = 0; i < 3; i++) {
-			make_memory(&w, i, false);
-			rebuild_pod(&w, i, true);
+			pws_make_memory(&w, i, false);
+			pws_rebuild_pod(&w, i, true);
 		}
-		set_version(w.cluster, "spec", "3.6.16");
-		set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
-		world_statuses(&w, st, w.ev[0].id);
+		pws_set_version(w.cluster, "spec", "3.6.16");
+		pws_set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+		pws_world_statuses(&w, st, w.ev[0].id);
 		if (down)
 			w.in.n_statuses = 2;
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -2514,7 +2242,7 @@ static void test_memory_roll_evicts(void **state)
 				fail_msg("action %s (%s)", eo_plan_action_name(res.action),
 					 res.message);
 			assert_true(res.evict);
-			assert_string_equal(name_of(res.member), "demo-b");
+			assert_string_equal(pws_name_of(res.member), "demo-b");
 			assert_string_equal(res.pod_uid, "pod-uid");
 			assert_non_null(strstr(res.message, "evicting its Pod"));
 		} else {
@@ -2525,15 +2253,6 @@ static void test_memory_roll_evicts(void **state)
 		pws_world_free(&w);
 	}
 	json_decref(storage);
-}
-
-/* Client URL of member name (as the controller records where a Status answer came from). */
-static const char *client_url(const char *name, char *buf)
-{
-	assert_int_equal(eo_desired_member_client_url(buf, EO_DESIRED_URL_MAX, &OPTS, name, "demo",
-						      "default", false),
-			 0);
-	return buf;
 }
 
 /*
@@ -2564,8 +2283,8 @@ static void test_force_new_cluster_live_truth(void **state)
 	pws_world_init(&w, &r);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	for (size_t i = 0; i < 3; i++) {
-		make_ran_on_pvc(&w, i, "pvc-1");
-		from[i] = client_url(name_of(w.pm[i].member), url[i]);
+		pws_make_ran_on_pvc(&w, i, "pvc-1");
+		from[i] = pws_client_url(pws_name_of(w.pm[i].member), url[i]);
 		st[i] = (struct eo_etcd_status){.cluster_id = 0x248adce0359142baULL,
 						.member_id = 0x8e9e05c52164694dULL,
 						.leader = 0xb,
@@ -2591,7 +2310,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	eo_plan_result_clear(&res);
 
 	/* The request naming a: no mark on the cache alone either. */
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
@@ -2609,10 +2328,10 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.status_from = from;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
 	assert_string_equal(res.event_type, "Warning");
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 	{
 		const char *av =
 		    eo_condition_reason(json_object_get(w.cluster, "status"), EO_COND_AVAILABLE);
@@ -2634,45 +2353,47 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.n_statuses = 2; /* a and b answer, c does not */
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS, "member demo-b counts as lost");
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
+		      "member demo-b counts as lost");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_NONE);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  "forcing a new cluster would be refused now: check lost-members-silent failed");
+	pws_want_cond(
+	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+	    "forcing a new cluster would be refused now: check lost-members-silent failed");
 	{
 		const char *m = json_string_value(
 		    json_object_get(eo_condition_find(res.status, EO_COND_AVAILABLE), "message"));
 
 		assert_null(strstr(m, "=<member>"));
 	}
-	adopt_status(&w, &res);
+	pws_adopt_status(&w, &res);
 
 	/* b stops answering: the checks pass, QuorumLost names a, and a is marked. */
 	w.in.n_statuses = 1;
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
-		  EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>; writes it had not replicated are "
-						  "lost): member demo-a");
-	adopt_status(&w, &res);
-	annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>; writes it had not replicated are "
+						      "lost): member demo-a");
+	pws_adopt_status(&w, &res);
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(pws_name_of(res.member), "demo-a");
 	eo_plan_result_clear(&res);
 
 	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
-	annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
+	pws_annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
 	st[0].leader = 0x8e9e05c52164694dULL;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-a");
-	want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
-	want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
-		  EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER, "member demo-a answers with leader");
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER, "member demo-a answers with leader");
 	eo_plan_result_clear(&res);
 	/* Without a leader it restarts as before. */
 	st[0].leader = 0;
