@@ -18,7 +18,7 @@
 #include "desired/desired.h"
 #include "plan/plan.h"
 
-#define PWC_T0 1780394400 /* 2026-06-02T10:00:00Z: the world's now */
+#define PWC_T0 1780394400	    /* 2026-06-02T10:00:00Z: the world's now */
 #define VOTER  "{\"isVoter\":true}" /* a member status: marked a voter */
 
 struct pwc_world {

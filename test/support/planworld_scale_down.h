@@ -19,6 +19,13 @@
 
 #define PWD_MAXM 8
 
+/* Creation times of the rows, oldest first. */
+#define A "2026-06-02T09:00:00Z"
+#define B "2026-06-02T09:01:00Z"
+#define C "2026-06-02T09:02:00Z"
+#define D "2026-06-02T09:03:00Z"
+#define E "2026-06-02T09:04:00Z"
+
 enum pwd_pod { PWD_NO_POD, PWD_NOT_READY, PWD_READY };
 
 struct pwd_m {

@@ -19,12 +19,6 @@
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-#define A "2026-06-02T09:00:00Z"
-#define B "2026-06-02T09:01:00Z"
-#define C "2026-06-02T09:02:00Z"
-#define D "2026-06-02T09:03:00Z"
-#define E "2026-06-02T09:04:00Z"
-
 static const char *name_of(const json_t *member)
 {
 	return json_string_value(json_object_get(json_object_get(member, "metadata"), "name"));
@@ -129,30 +123,6 @@ static void test_victim_table(void **state)
 			fail_msg("%s: safe %d, want %d", rows[i].what, safe, rows[i].safe);
 		pwd_set_free(&s);
 	}
-}
-
-/* The counts the wait message tells about. */
-static void test_quorum_counts(void **state)
-{
-	const struct pwd_m ms[] = {PWD_V("demo-a", A),	 PWD_VNR("demo-b", B), PWD_V("demo-c", C),
-				   PWD_DEL("demo-d", D), PWD_L("demo-e", E),   {0}};
-	struct pwd_set s;
-	size_t ready = 99, voters = 99;
-
-	(void)state;
-	pwd_set_init(&s, ms);
-	/* Without a ready voter: 1 of 2 ready (the deleting one and the learner do not count). */
-	assert_false(eo_plan_removal_keeps_quorum(s.pm, s.n, &s.pm[0], &ready, &voters));
-	assert_int_equal(ready, 1);
-	assert_int_equal(voters, 2);
-	/* Without the down voter: 2 of 2. */
-	assert_true(eo_plan_removal_keeps_quorum(s.pm, s.n, &s.pm[1], &ready, &voters));
-	assert_int_equal(ready, 2);
-	assert_int_equal(voters, 2);
-	/* Nobody removed: 2 of 3 ready is a quorum. */
-	assert_true(eo_plan_removal_keeps_quorum(s.pm, s.n, NULL, &ready, &voters));
-	assert_int_equal(voters, 3);
-	pwd_set_free(&s);
 }
 
 /* The whole step through eo_plan_cluster(): remove the chosen member, or wait and say why. */
@@ -264,7 +234,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_victim_table),
-	    cmocka_unit_test(test_quorum_counts),
 	    cmocka_unit_test(test_scale_down_plan),
 	};
 
