@@ -15,7 +15,10 @@
 #include "api/names.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
+#include "support/planworld_scale.h"
 #include "support/planworld_scale_down.h"
+#include "support/planworld_scale_rows.h"
+#include "support/planworld_step.h"
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
@@ -230,11 +233,143 @@ static void test_scale_down_plan(void **state)
 	}
 }
 
+/*
+ * The step itself (eo__plan_step_scale_down), called directly on a running cluster
+ * (support/planworld_scale.h): nothing to do at or below the target or while held past the
+ * deadline; else the victim of eo_plan_scale_down_victim goes when the quorum allows, or the
+ * pass waits and says why.
+ */
+static void test_scale_down_step(void **state)
+{
+	static const struct {
+		struct pws_row w; /* w.what names the row */
+		int32_t desired;
+		bool held;
+		bool decided;
+		enum eo_plan_action action;
+		const char *member;
+		const char *message;
+	} rows[] = {
+	    {{"at the target: nothing",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      0,
+	      NULL,
+	      0},
+	     3,
+	     false,
+	     false,
+	     EO_PLAN_NONE,
+	     NULL,
+	     NULL},
+	    {{"3->2, all ready: the newest goes",
+	      2,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      0,
+	      NULL,
+	      0},
+	     2,
+	     false,
+	     true,
+	     EO_PLAN_REMOVE_MEMBER,
+	     "demo-c",
+	     "scaling down from 3 to 2 member(s): removing member demo-c"},
+	    {{"3->2, a voter down: the down one goes",
+	      2,
+	      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      0,
+	      NULL,
+	      0},
+	     2,
+	     false,
+	     true,
+	     EO_PLAN_REMOVE_MEMBER,
+	     "demo-b",
+	     "removing member demo-b"},
+	    {{"3->2, a learner before a voter",
+	      2,
+	      {V("demo-a", A), L("demo-b", B, 2), V("demo-c", C)},
+	      {EV("demo-a"), EL("demo-b", 0x200), EV("demo-c")},
+	      0,
+	      NULL,
+	      0},
+	     2,
+	     false,
+	     true,
+	     EO_PLAN_REMOVE_MEMBER,
+	     "demo-b",
+	     "removing member demo-b"},
+	    {{"3->2, a member that never joined first",
+	      2,
+	      {V("demo-a", A), V("demo-b", B), P("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     2,
+	     false,
+	     true,
+	     EO_PLAN_REMOVE_MEMBER,
+	     "demo-c",
+	     "removing member demo-c"},
+	    {{"2->1, one down: waits for a quorum",
+	      1,
+	      {V("demo-a", A), VNR("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      0,
+	      NULL,
+	      0},
+	     1,
+	     false,
+	     true,
+	     EO_PLAN_WAIT,
+	     NULL,
+	     "needs a quorum of ready voters"},
+	    {{"held past the deadline: no scale-down",
+	      2,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      0,
+	      NULL,
+	      0},
+	     2,
+	     true,
+	     false,
+	     EO_PLAN_NONE,
+	     NULL,
+	     NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		bool decided;
+
+		pws_world_init(&w, &rows[i].w);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		x.held = rows[i].held;
+		decided = eo__plan_step_scale_down(&x, &c, rows[i].desired);
+		pwst_check(rows[i].w.what, decided, &out, rows[i].decided, rows[i].action,
+			   rows[i].member, 0, rows[i].message);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_victim_table),
 	    cmocka_unit_test(test_scale_down_plan),
+	    cmocka_unit_test(test_scale_down_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
