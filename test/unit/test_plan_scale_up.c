@@ -23,6 +23,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -157,12 +159,127 @@ static void test_initial_cluster_helper(void **state)
 	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
 }
 
+/*
+ * The steps themselves, called directly on a running cluster (support/planworld_scale.h):
+ * eo__plan_step_scale_up (step 0: create the next member, add a pending one as a learner, or
+ * wait; it returns nothing, so "decided" is an action other than none) and
+ * eo__plan_step_set_initial_cluster (step 1: a pending member etcd already lists gets its
+ * initial cluster).
+ */
+static void test_scale_up_step(void **state)
+{
+	static const struct {
+		struct pws_row w;    /* the world; the action, member and etcd ID wanted */
+		int step;	     /* 0: scale up, 1: set initial cluster */
+		bool decided;	     /* the step's return */
+		const char *message; /* a part of out.message, NULL: not checked */
+	} rows[] = {
+
+	    {{"at the target: nothing",
+	      2,
+	      {V("demo-a", A), V("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     0,
+	     false,
+	     NULL},
+	    {{"1->3: create the next member",
+	      3,
+	      {V("demo-a", A)},
+	      {EV("demo-a")},
+	      EO_PLAN_CREATE_MEMBER,
+	      NULL,
+	      0},
+	     0,
+	     true,
+	     NULL},
+	    {{"a pending member not in etcd: added as a learner",
+	      3,
+	      {V("demo-a", A), P("demo-b", B)},
+	      {EV("demo-a")},
+	      EO_PLAN_ADD_LEARNER,
+	      "demo-b",
+	      0},
+	     0,
+	     true,
+	     NULL},
+	    {{"a voter not ready: no new member",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_WAIT,
+	      NULL,
+	      0},
+	     0,
+	     true,
+	     NULL},
+	    {{"initial cluster: a pending member etcd knows gets it",
+	      3,
+	      {V("demo-a", A), P("demo-b", B)},
+	      {EV("demo-a"), ELNEW("demo-b", 0xb)},
+	      EO_PLAN_SET_INITIAL_CLUSTER,
+	      "demo-b",
+	      0},
+	     1,
+	     true,
+	     NULL},
+	    {{"initial cluster: a pending member etcd does not know: not this step",
+	      3,
+	      {V("demo-a", A), P("demo-b", B)},
+	      {EV("demo-a")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     1,
+	     false,
+	     NULL},
+	    {{"initial cluster: no pending member",
+	      3,
+	      {V("demo-a", A), V("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     1,
+	     false,
+	     NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct pws_row *r = &rows[i].w;
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		bool decided;
+
+		pws_world_init(&w, r);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		if (rows[i].step == 0) {
+			eo__plan_step_scale_up(&x, &c, r->target, pwst_pending(&w.in));
+			decided = out.action != EO_PLAN_NONE;
+		} else {
+			decided = eo__plan_step_set_initial_cluster(&x, pwst_pending(&w.in));
+		}
+		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member,
+			   r->want_id, rows[i].message);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_learner_details),
 	    cmocka_unit_test(test_creates_are_idempotent),
 	    cmocka_unit_test(test_initial_cluster_helper),
+	    cmocka_unit_test(test_scale_up_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
