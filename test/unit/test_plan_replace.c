@@ -24,6 +24,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -341,6 +343,259 @@ static void test_wiped_member_replaced(void **state)
 	pws_world_free(&w);
 }
 
+/*
+ * The steps themselves, called directly on a running cluster of three (support/planworld_scale.h):
+ * eo__plan_step_replace_lost (step 0: a memory member without its Pod, a member without its
+ * PVC), eo__plan_step_not_in_etcd (step 1) and eo__plan_step_replace_crashlooping (step 2: a
+ * voter in back-off, removed only while nothing else changes and the others hold quorum).
+ */
+static void test_replace_step(void **state)
+{
+	static const struct {
+		struct pws_row w;    /* the world; the action and member wanted */
+		int step;	     /* 0: lost, 1: not in etcd, 2: crash-looping */
+		int memory;	     /* all memory members, this one without its Pod; -1: none */
+		int pvc_gone;	     /* all ran on PVCs, this one's is gone; -1: none */
+		int crash;	     /* this member crash-loops; -1: none */
+		int restarts;	     /* ... after restarts */
+		const char *last;    /* ... its last exit's reason */
+		bool decided;	     /* the step's return */
+		const char *message; /* a part of out.message, NULL: not checked */
+	} rows[] = {
+	    {{"lost: nothing lost",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     0,
+	     -1,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     false,
+	     NULL},
+	    {{"lost: a memory member without its Pod is removed",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_REMOVE_MEMBER,
+	      "demo-b",
+	      0},
+	     0,
+	     1,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     true,
+	     "memory member demo-b lost its Pod and its data; removing it to replace it"},
+	    {{"lost: a member whose PVC is gone is removed",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_REMOVE_MEMBER,
+	      "demo-b",
+	      0},
+	     0,
+	     -1,
+	     1,
+	     -1,
+	     0,
+	     NULL,
+	     true,
+	     "member demo-b lost its data volume (PVC gone)"},
+	    {{"lost: two of three lost, no quorum to remove one",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_WAIT,
+	      NULL,
+	      0},
+	     0,
+	     2,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     true,
+	     NULL},
+	    {{"not in etcd: all listed",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     1,
+	     -1,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     false,
+	     NULL},
+	    {{"not in etcd: a member etcd does not list is deleted",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-c")},
+	      EO_PLAN_REMOVE_MEMBER,
+	      "demo-b",
+	      0},
+	     1,
+	     -1,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     true,
+	     "member demo-b is not in etcd's member list"},
+	    {{"not in etcd: a pending member is not this step",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), P("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     1,
+	     -1,
+	     -1,
+	     -1,
+	     0,
+	     NULL,
+	     false,
+	     NULL},
+	    {{"crash-looping: a voter in back-off is removed",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_REMOVE_MEMBER,
+	      "demo-b",
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     3,
+	     "Error",
+	     true,
+	     "member demo-b is crash-looping (3 restarts"},
+	    {{"crash-looping: too few restarts",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     2,
+	     "Error",
+	     false,
+	     NULL},
+	    {{"crash-looping: killed for memory is left alone",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     7,
+	     "OOMKilled",
+	     false,
+	     NULL},
+	    {{"crash-looping: not without the quorum of the others",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     5,
+	     "Error",
+	     false,
+	     NULL},
+	    {{"crash-looping: not while a member is pending",
+	      3,
+	      {V("demo-a", A), VNR("demo-b", B), P("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     5,
+	     "Error",
+	     false,
+	     NULL},
+	    {{"crash-looping: not while a learner joins",
+	      4,
+	      {V("demo-a", A), VNR("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     2,
+	     -1,
+	     -1,
+	     1,
+	     5,
+	     "Error",
+	     false,
+	     NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct pws_row *r = &rows[i].w;
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		bool decided = false;
+
+		pws_world_init(&w, r);
+		for (size_t k = 0; k < w.n; k++) {
+			if (rows[i].memory >= 0)
+				pws_make_memory(&w, k, (int)k == rows[i].memory);
+			if (rows[i].pvc_gone >= 0)
+				pws_make_ran_on_pvc(&w, k,
+						    (int)k == rows[i].pvc_gone ? NULL : "pvc-1");
+		}
+		if (rows[i].crash >= 0)
+			pws_crash(&w, (size_t)rows[i].crash, rows[i].restarts, "CrashLoopBackOff",
+				  rows[i].last);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		if (rows[i].step == 0)
+			decided = eo__plan_step_replace_lost(&x);
+		else if (rows[i].step == 1)
+			decided = eo__plan_step_not_in_etcd(&x);
+		else
+			decided = eo__plan_step_replace_crashlooping(&x, &c, r->target,
+								     pwst_learners(&w.in));
+		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
+			   rows[i].message);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +604,7 @@ int main(void)
 	    cmocka_unit_test(test_live_read_before_removal),
 	    cmocka_unit_test(test_crashloop_member_replaced),
 	    cmocka_unit_test(test_wiped_member_replaced),
+	    cmocka_unit_test(test_replace_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
