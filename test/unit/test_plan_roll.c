@@ -21,6 +21,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -730,6 +732,137 @@ static void test_memory_roll_evicts(void **state)
 	json_decref(storage);
 }
 
+/*
+ * The step itself (eo__plan_step_roll), called directly on a running cluster of three
+ * (support/planworld_scale.h) whose target (status.observed.version) may be a new version:
+ * nothing to roll on target; else it waits for a leader, and updates the followers first by
+ * name; never while held past the deadline or before the membership is settled.
+ */
+static void test_roll_step(void **state)
+{
+	static const struct {
+		struct pws_row w;    /* the world; the action and member wanted */
+		const char *version; /* status.observed.version, NULL: as the members' */
+		int leader;	     /* index of the member etcd says leads, -1: no status */
+		bool held;	     /* past the deadline */
+		bool decided;	     /* the step's return */
+		const char *message; /* a part of out.message, NULL: not checked */
+	} rows[] = {
+	    {{"every member on target: nothing to roll",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     NULL,
+	     0,
+	     false,
+	     false,
+	     NULL},
+	    {{"a new version, no leader known: wait",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_WAIT,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     -1,
+	     false,
+	     true,
+	     "no member knows a leader"},
+	    {{"a new version, demo-a leads: the first follower by name",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_UPDATE_MEMBER,
+	      "demo-b",
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     true,
+	     NULL},
+	    {{"a new version, demo-b leads: demo-a first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_UPDATE_MEMBER,
+	      "demo-a",
+	      0},
+	     "3.6.16",
+	     1,
+	     false,
+	     true,
+	     NULL},
+	    {{"held past the deadline: no roll",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     true,
+	     false,
+	     NULL},
+	    {{"a learner joins: the membership goes first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)},
+	      {EV("demo-a"), EV("demo-b"), EL("demo-c", 0xc)},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     false,
+	     NULL},
+	    {{"a voter missing: the membership goes first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     false,
+	     NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct pws_row *r = &rows[i].w;
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		struct eo_etcd_status st[PWS_MAXM];
+		bool decided;
+
+		pws_world_init(&w, r);
+		if (rows[i].version != NULL)
+			pws_set_version(json_object_get(w.cluster, "status"), "observed",
+					rows[i].version);
+		if (rows[i].leader >= 0)
+			pws_world_statuses(&w, st, w.ev[rows[i].leader].id);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		x.held = rows[i].held;
+		decided = eo__plan_step_roll(&x, &c, r->target, pwst_learners(&w.in),
+					     pwst_pending(&w.in));
+		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
+			   rows[i].message);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +874,7 @@ int main(void)
 	    cmocka_unit_test(test_pod_drift_rolls),
 	    cmocka_unit_test(test_ca_bundle_rolls),
 	    cmocka_unit_test(test_memory_roll_evicts),
+	    cmocka_unit_test(test_roll_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
