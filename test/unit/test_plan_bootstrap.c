@@ -20,6 +20,8 @@
 #include "plan/plan.h"
 #include "support/planworld_cluster.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -153,11 +155,91 @@ static void test_member_not_ready_after_bootstrap(void **state)
 	pwc_world_free(&w);
 }
 
+/*
+ * The step itself (eo__plan_step_bootstrap), called directly on a fresh cluster
+ * (support/planworld_cluster.h): the action, the message and the Available reason of each
+ * stage before the cluster has an ID, from a paused target to the discovery of the ID.
+ */
+static void test_bootstrap_step(void **state)
+{
+	static const struct {
+		const char *what;
+		int32_t desired;
+		bool has_member, seed, pending, has_pod, pod_ready, queried;
+		eo_etcd_err err;
+		size_t etcd_n;
+		enum eo_plan_action action;
+		const char *message;   /* a part of out.message */
+		const char *available; /* reason of Available, NULL: not set */
+	} rows[] = {
+	    {"a target of no member: paused, nothing created", 0, false, false, false, false, false,
+	     false, EO_ETCD_OK, 0, EO_PLAN_NONE, "cluster never bootstrapped", EO_REASON_PAUSED},
+	    {"no member: create the seed", 1, false, false, false, false, false, false, EO_ETCD_OK,
+	     0, EO_PLAN_CREATE_SEED, "creating the seed member", EO_REASON_WAITING_FOR_SEED},
+	    {"a member that is not the seed: wait", 1, true, false, false, true, true, false,
+	     EO_ETCD_OK, 0, EO_PLAN_WAIT, "1 member(s) exist but none is the bootstrap seed",
+	     EO_REASON_WAITING_FOR_SEED},
+	    {"a pending seed: complete it", 1, true, true, true, false, false, false, EO_ETCD_OK, 0,
+	     EO_PLAN_COMPLETE_SEED, "seed member demo-aaaaa: setting its initial cluster",
+	     EO_REASON_WAITING_FOR_SEED},
+	    {"seed without its Pod: wait", 1, true, true, false, false, false, false, EO_ETCD_OK, 0,
+	     EO_PLAN_WAIT, "seed member demo-aaaaa", EO_REASON_WAITING_FOR_SEED},
+	    {"seed ready: ask etcd", 1, true, true, false, true, true, false, EO_ETCD_OK, 0,
+	     EO_PLAN_QUERY_MEMBERS, "listing the members of seed demo-aaaaa", NULL},
+	    {"etcd unreachable: wait", 1, true, true, false, true, true, true, EO_ETCD_UNAVAILABLE,
+	     0, EO_PLAN_WAIT, "cannot list the members of seed demo-aaaaa",
+	     EO_REASON_CLUSTER_UNREACHABLE},
+	    {"two members listed: wait", 1, true, true, false, true, true, true, EO_ETCD_OK, 2,
+	     EO_PLAN_WAIT, "does not show it as the only member", EO_REASON_CLUSTER_UNREACHABLE},
+	    {"the seed alone: the cluster ID is recorded", 1, true, true, false, true, true, true,
+	     EO_ETCD_OK, 1, EO_PLAN_WRITE_STATUS,
+	     "etcd cluster 248adce0359142ba formed by seed member demo-aaaaa",
+	     EO_REASON_CLUSTER_DISCOVERED},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pwc_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		char *st = pwc_latched_status(rows[i].desired, NULL);
+		const char *avail = NULL;
+
+		pwc_world_init(&w, pwc_cluster(rows[i].desired, st), true);
+		free(st);
+		if (rows[i].has_member)
+			pwc_world_add(
+			    &w, pwc_member("demo-aaaaa", rows[i].seed, rows[i].pending, NULL),
+			    rows[i].has_pod ? pwc_pod("demo-aaaaa", rows[i].pod_ready) : NULL);
+		if (rows[i].queried)
+			pwc_world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL,
+				       rows[i].etcd_n);
+		pwst_begin(&x, &c, &w.in, &out);
+		eo__plan_step_bootstrap(&x, &c, rows[i].desired);
+		if (!x.ok)
+			fail_msg("%s: the pass failed", rows[i].what);
+		pwst_check(rows[i].what, true, &out, true, rows[i].action,
+			   rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa" : NULL, 0,
+			   rows[i].message);
+		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
+		if ((avail == NULL) != (rows[i].available == NULL) ||
+		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
+			fail_msg("%s: Available %s, want %s", rows[i].what,
+				 avail ? avail : "(none)",
+				 rows[i].available ? rows[i].available : "(none)");
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pwc_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bootstrap_table),
 	    cmocka_unit_test(test_member_not_ready_after_bootstrap),
+	    cmocka_unit_test(test_bootstrap_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
