@@ -21,6 +21,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -880,6 +882,79 @@ static void test_force_new_cluster_live_truth(void **state)
 	pws_world_free(&w);
 }
 
+/*
+ * The step itself (eo__plan_step_force_new_cluster), called directly on a cluster of three
+ * (support/planworld_scale.h) that lost its quorum (demo-a kept its data, its Pod not ready;
+ * demo-b and demo-c lost their PVCs and Pods) or that has it: the request
+ * (annotation force-new-cluster=<member>) on a member that does not exist, on one without data,
+ * on the survivor, and while the quorum holds.
+ */
+static void test_force_new_cluster_step(void **state)
+{
+	static const struct {
+		const char *what;
+		bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
+		const char *request; /* the annotation's value, NULL: none */
+		bool decided;	     /* the step's return */
+		enum eo_plan_action action;
+		const char *member; /* out.member's name, NULL: none */
+		const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
+	} rows[] = {
+	    {"quorum lost, no request: nothing", true, NULL, false, EO_PLAN_NONE, NULL, NULL},
+	    {"not a member: refused", true, "demo-zz", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	    {"a member without data: refused", true, "demo-b", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	    {"the survivor: marked forcing", true, "demo-a", true, EO_PLAN_MARK_MEMBER, "demo-a",
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER},
+	    {"quorum holds, no request: nothing", false, NULL, false, EO_PLAN_NONE, NULL, NULL},
+	    {"quorum holds: refused", false, "demo-a", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	};
+	const struct pws_row lost = {"",
+				     3,
+				     {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		const char *reason = NULL;
+		bool decided, lift = false;
+
+		pws_world_init(&w, rows[i].lost ? &lost : &pws_rolled3);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		for (size_t k = 0; k < 3; k++)
+			pws_make_ran_on_pvc(&w, k, k == 0 || !rows[i].lost ? "pvc-1" : NULL);
+		for (size_t k = 1; rows[i].lost && k < 3; k++) {
+			json_decref((json_t *)w.pm[k].pod);
+			w.pm[k].pod = NULL;
+		}
+		if (rows[i].request != NULL)
+			pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, rows[i].request);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		decided = eo__plan_step_force_new_cluster(&x, &c, 3, &lift);
+		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action,
+			   rows[i].member, 0, NULL);
+		reason = eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER);
+		if ((reason == NULL) != (rows[i].reason == NULL) ||
+		    (reason != NULL && strcmp(reason, rows[i].reason) != 0))
+			fail_msg("%s: ForceNewCluster %s, want %s", rows[i].what,
+				 reason ? reason : "(none)",
+				 rows[i].reason ? rows[i].reason : "(none)");
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -888,6 +963,7 @@ int main(void)
 	    cmocka_unit_test(test_force_new_cluster),
 	    cmocka_unit_test(test_force_new_cluster_live_truth),
 	    cmocka_unit_test(test_memory_quorum_gone),
+	    cmocka_unit_test(test_force_new_cluster_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
