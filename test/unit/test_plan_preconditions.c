@@ -19,6 +19,8 @@
 #include "plan/plan.h"
 #include "support/planworld_cluster.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -373,6 +375,92 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	free(st);
 }
 
+/*
+ * The preconditions themselves (eo__plan_preconditions), called directly on a small world
+ * (support/planworld_cluster.h): a valid spec with its Services goes on; an invalid spec, a TLS
+ * problem (before the cluster formed: Available says it; after: Degraded does, Available still
+ * tells the members) and missing Services stop the pass.
+ */
+static void test_preconditions_step(void **state)
+{
+	static const struct {
+		const char *what;
+		bool formed;	     /* a clusterID and one ready voter (running) */
+		bool services;	     /* the Services are there */
+		const char *version; /* spec.version, NULL: as built */
+		const char *tls;     /* in.tls_reason, NULL: none */
+		bool stop;	     /* the return */
+		enum eo_plan_action action;
+		const char *message;   /* a part of out.message, NULL: not checked */
+		const char *available; /* reason of Available, NULL: not set */
+		const char *degraded;  /* reason of Degraded, NULL: not set */
+	} rows[] = {
+	    {"all holds: go on", false, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL, NULL},
+	    {"all holds, formed: go on", true, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL,
+	     NULL},
+	    {"an invalid spec: stop", false, true, "latest", NULL, true, EO_PLAN_NONE,
+	     "invalid spec: ", EO_REASON_INVALID_SPEC, NULL},
+	    {"TLS Secret missing before forming: Available says so", false, true, NULL,
+	     EO_REASON_TLS_SECRET_NOT_FOUND, true, EO_PLAN_NONE, "the TLS problem",
+	     EO_REASON_TLS_SECRET_NOT_FOUND, NULL},
+	    {"TLS Secret invalid when formed: Degraded says so", true, true, NULL,
+	     EO_REASON_TLS_SECRET_INVALID, true, EO_PLAN_NONE, "the TLS problem",
+	     EO_REASON_QUORUM_HEALTHY, EO_REASON_TLS_SECRET_INVALID},
+	    {"no Services: ensure them", false, false, NULL, NULL, true, EO_PLAN_ENSURE_SERVICES,
+	     "ensuring Services demo and demo-client", NULL, NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pwc_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+		const char *avail = NULL, *degr = NULL;
+		bool stop;
+
+		pwc_world_init(&w, pwc_cluster(1, rows[i].formed ? st : NULL), rows[i].services);
+		free(st);
+		if (rows[i].formed)
+			pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
+				      pwc_pod("demo-aaaaa", true));
+		if (rows[i].version != NULL)
+			json_object_set_new(json_object_get(w.cluster, "spec"), "version",
+					    json_string(rows[i].version));
+		if (rows[i].tls != NULL) {
+			json_object_set_new(
+			    json_object_get(w.cluster, "spec"), "tls",
+			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
+			w.in.tls_reason = rows[i].tls;
+			w.in.tls_message = "the TLS problem";
+		}
+		pwst_begin(&x, &c, &w.in, &out);
+		stop = eo__plan_preconditions(&x, &c, rows[i].formed);
+		if (!x.ok)
+			fail_msg("%s: the pass failed", rows[i].what);
+		pwst_check(rows[i].what, stop, &out, rows[i].stop, rows[i].action, NULL, 0,
+			   rows[i].message);
+		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
+		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
+		if ((avail == NULL) != (rows[i].available == NULL) ||
+		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
+			fail_msg("%s: Available %s, want %s", rows[i].what,
+				 avail ? avail : "(none)",
+				 rows[i].available ? rows[i].available : "(none)");
+		if ((degr == NULL) != (rows[i].degraded == NULL) ||
+		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
+			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
+				 rows[i].degraded ? rows[i].degraded : "(none)");
+		if (rows[i].stop && rows[i].action == EO_PLAN_NONE &&
+		    (out.event_reason[0] == '\0' || strcmp(out.event_type, "Warning") != 0))
+			fail_msg("%s: no Warning event", rows[i].what);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pwc_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +471,7 @@ int main(void)
 	    cmocka_unit_test(test_tls_problem_stops),
 	    cmocka_unit_test(test_foreign_service_refused),
 	    cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
+	    cmocka_unit_test(test_preconditions_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
