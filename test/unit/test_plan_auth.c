@@ -17,6 +17,8 @@
 #include "plan/plan.h"
 #include "support/planworld_cluster.h"
 #include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -348,6 +350,88 @@ static void test_auth_problems(void **state)
 	}
 }
 
+/*
+ * The step itself (eo__plan_step_auth), called directly on a formed one-member TLS cluster
+ * (pwc_auth_world) with spec.auth or not: without auth nothing; unqueried, ask etcd; auth off,
+ * enable it; on and the password works, latch status.authEnabled; the credentials missing or
+ * rejected stop the pass and Degraded says why; latched and steady, nothing.
+ */
+static void test_auth_step(void **state)
+{
+	static const struct {
+		const char *what;
+		bool with_auth, latched; /* spec.auth; status.authEnabled */
+		bool queried;		 /* etcd answered (member list and AuthStatus) */
+		bool auth_on;		 /* ... AuthStatus: enabled */
+		eo_etcd_err login_err;	 /* Authenticate with the Secret's password */
+		const char *creds;	 /* in.auth_reason: the Secret's problem, NULL: none */
+		bool decided;		 /* the step's return */
+		enum eo_plan_action action;
+		const char *event;    /* out.event_reason, NULL: none */
+		const char *degraded; /* reason of Degraded, NULL: not set (the health is told
+				       * when the step asks etcd or latches) */
+	} rows[] = {
+	    {"no spec.auth: nothing", false, false, true, false, EO_ETCD_OK, NULL, false,
+	     EO_PLAN_NONE, NULL, NULL},
+	    {"not queried yet: ask etcd", true, false, false, false, EO_ETCD_OK, NULL, true,
+	     EO_PLAN_QUERY_MEMBERS, NULL, EO_REASON_QUORUM_HEALTHY},
+	    {"auth off: enable it", true, false, true, false, EO_ETCD_OK, NULL, true,
+	     EO_PLAN_ENABLE_AUTH, NULL, EO_REASON_QUORUM_HEALTHY},
+	    {"auth on, the password works: latch", true, false, true, true, EO_ETCD_OK, NULL, true,
+	     EO_PLAN_WRITE_STATUS, EO_PLAN_REASON_AUTH_ENABLED, EO_REASON_QUORUM_HEALTHY},
+	    {"latched and steady: nothing", true, true, false, false, EO_ETCD_OK, NULL, false,
+	     EO_PLAN_NONE, NULL, NULL},
+	    {"the Secret missing: stop, Degraded", true, false, true, false, EO_ETCD_OK,
+	     EO_REASON_AUTH_SECRET_NOT_FOUND, true, EO_PLAN_NONE, EO_REASON_AUTH_SECRET_NOT_FOUND,
+	     EO_REASON_AUTH_SECRET_NOT_FOUND},
+	    {"the password rejected: stop, Degraded", true, true, true, true, EO_ETCD_AUTH, NULL,
+	     true, EO_PLAN_NONE, EO_REASON_AUTH_CREDENTIALS_REJECTED,
+	     EO_REASON_AUTH_CREDENTIALS_REJECTED},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pwc_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		const char *degr = NULL;
+		bool decided;
+
+		pwc_auth_world(&w, rows[i].with_auth, rows[i].latched);
+		if (rows[i].queried) {
+			pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+			w.in.auth_status_err = EO_ETCD_OK;
+			w.in.auth_on = rows[i].auth_on;
+			w.in.auth_login_err = rows[i].login_err;
+			w.in.auth_login_message = "etcdserver: authentication failed";
+		}
+		if (rows[i].latched && rows[i].login_err != EO_ETCD_OK)
+			w.in.auth_unverified = true;
+		w.in.auth_reason = rows[i].creds;
+		w.in.auth_message = rows[i].creds != NULL ? "the Secret's problem" : NULL;
+		pwst_begin(&x, &c, &w.in, &out);
+		decided = eo__plan_step_auth(&x, &c, true, true);
+		if (!x.ok)
+			fail_msg("%s: the pass failed", rows[i].what);
+		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action, NULL, 0,
+			   NULL);
+		if ((out.event_reason == NULL) != (rows[i].event == NULL) ||
+		    (out.event_reason != NULL && strcmp(out.event_reason, rows[i].event) != 0))
+			fail_msg("%s: event %s, want %s", rows[i].what,
+				 out.event_reason ? out.event_reason : "(none)",
+				 rows[i].event ? rows[i].event : "(none)");
+		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
+		if ((degr == NULL) != (rows[i].degraded == NULL) ||
+		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
+			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
+				 rows[i].degraded ? rows[i].degraded : "(none)");
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pwc_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +440,7 @@ int main(void)
 	    cmocka_unit_test(test_auth_enable_and_latch),
 	    cmocka_unit_test(test_auth_required_not_configured),
 	    cmocka_unit_test(test_auth_problems),
+	    cmocka_unit_test(test_auth_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -453,7 +453,8 @@ static void test_preconditions_step(void **state)
 			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
 				 rows[i].degraded ? rows[i].degraded : "(none)");
 		if (rows[i].stop && rows[i].action == EO_PLAN_NONE &&
-		    (out.event_reason[0] == '\0' || strcmp(out.event_type, "Warning") != 0))
+		    (out.event_reason == NULL || out.event_type == NULL ||
+		     strcmp(out.event_type, "Warning") != 0))
 			fail_msg("%s: no Warning event", rows[i].what);
 		pwst_end(&x);
 		eo_plan_result_clear(&out);
