@@ -1,5 +1,6 @@
 /*
- * Unit tests for plan/forcenew.c: the quorum-loss recovery's next step, as a table.
+ * Unit tests for plan/forcenew.c: the quorum-loss recovery's next step, as a table, and the
+ * recovery through eo_plan_cluster on a running cluster (support/planworld_scale.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,19 @@
 #include <string.h>
 
 #include "plan/forcenew.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "desired/desired.h"
+#include "plan/plan.h"
+#include "plan/roll.h"
+#include "support/planworld_scale.h"
+#include "support/planworld_scale_rows.h"
+#include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
+
+#define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 /*
  * Member flags: V voter, L lost its data, M memory, J still joining (pending), Z dormant,
@@ -465,11 +479,491 @@ static void test_bad_input(void **state)
 	assert_string_equal(eo_fnc_step_name((enum eo_fnc_step)99), "unknown");
 }
 
+/* A memory cluster that lost a majority of its voters says so and stops there. */
+static void test_memory_quorum_gone(void **state)
+{
+	const struct pws_row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row three = {"",
+				      3,
+				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				      0,
+				      NULL,
+				      0};
+	struct pws_world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	pws_world_init(&w, &one);
+	pws_make_memory(&w, 0, true);
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_int_equal(res.requeue_ms, 0);
+	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "1 of 1 voting member(s) lost their data");
+	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_QUORUM_LOST, "demo-a");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
+		      "delete and recreate");
+	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+
+	/* Two of three: gone for good. One of three: replaced (test above). */
+	pws_world_init(&w, &three);
+	for (size_t i = 0; i < 3; i++)
+		pws_make_memory(&w, i, i != 0);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      "2 of 3 voting member(s)");
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/*
+ * Quorum-loss recovery: two of three PVC members lost their volumes. Without the annotation
+ * nothing happens (the lost-PVC path cannot act without quorum); a bad annotation is refused
+ * once, with an Event; the annotation naming the survivor walks it through
+ * --force-new-cluster and back, then the usual steps replace the others.
+ */
+static void test_force_new_cluster(void **state)
+{
+	const struct pws_row r = {"",
+				  3,
+				  {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct pws_world w;
+	struct eo_plan_result res;
+	const char *step = EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP;
+
+	(void)state;
+	pws_world_init(&w, &r);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	pws_make_ran_on_pvc(&w, 0, "pvc-1");
+	for (size_t i = 1; i < 3; i++) {
+		pws_make_ran_on_pvc(&w, i, NULL);
+		json_decref((json_t *)w.pm[i].pod);
+		w.pm[i].pod = NULL;
+	}
+
+	/* No annotation: QuorumLost, nothing removed; the message says what may be done. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
+	assert_null(json_object_get(json_object_get(res.status, "conditions"), "x"));
+	pws_adopt_status(&w, &res);
+
+	/* A member that does not exist: refused once, with a Warning; then plain QuorumLost. */
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
+	assert_string_equal(res.event_type, "Warning");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
+	pws_adopt_status(&w, &res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_false(res.status_changed);
+	eo_plan_result_clear(&res);
+
+	/* A member that lost its data: refused too. */
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
+	pws_adopt_status(&w, &res);
+
+	/* The survivor: marked "forcing"; its Pod would now carry the flag. */
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	pws_want_patch(res.patch, step, "forcing");
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, "--force-new-cluster");
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_PLAN_REASON_FORCE_NEW_CLUSTER,
+		      NULL);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER);
+	pws_adopt_status(&w, &res);
+	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
+	pws_annotate((json_t *)w.pm[0].member, step, "forcing");
+	assert_true(eo_desired_member_forces_new_cluster(w.pm[0].member));
+
+	/* Its old Pod (no flag) is deleted, UID as precondition. */
+	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	pws_adopt_status(&w, &res);
+
+	/* The new Pod carries the flag; not ready yet: wait. */
+	pws_pod_from_member(&w, 0, false);
+	assert_true(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pws_adopt_status(&w, &res);
+
+	/* Ready: etcd's members are listed through the survivor alone. */
+	pws_pod_from_member(&w, 0, true);
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(res.n_endpoints, 1);
+	assert_non_null(strstr(res.endpoints[0], "demo-a."));
+	eo_plan_result_clear(&res);
+
+	/* etcd still lists three: not forced yet. */
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "still lists 3"));
+	pws_adopt_status(&w, &res);
+
+	/* The survivor alone: marked "forced". */
+	w.etcd.n = 1;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pws_want_patch(res.patch, step, "forced");
+	pws_adopt_status(&w, &res);
+	pws_annotate((json_t *)w.pm[0].member, step, "forced");
+	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
+
+	/* The Pod with the flag goes; the next one has none. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(res.pod_uid, "pod-uid-2");
+	pws_adopt_status(&w, &res);
+	pws_pod_from_member(&w, 0, true);
+	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
+
+	/*
+	 * The usual steps, the quorum-lost stop lifted: the lost members etcd no longer lists
+	 * lose their voter mark, then go (their finalizer finds nothing to remove).
+	 */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_SET_VOTER);
+	assert_string_equal(pws_name_of(res.member), "demo-b");
+	assert_false(res.voter);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER, "re-adding");
+	pws_adopt_status(&w, &res);
+	for (size_t i = 1; i < 3; i++)
+		json_object_set_new(json_object_get((json_t *)w.pm[i].member, "status"), "isVoter",
+				    json_false());
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(pws_name_of(res.member), "demo-b");
+	pws_adopt_status(&w, &res);
+	pws_world_free(&w);
+
+	/* Whole again (the survivor and two new members): the annotation is removed. */
+	{
+		const struct pws_row whole = {"",
+					      3,
+					      {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
+					      {EV("demo-a"), EV("demo-x"), EV("demo-y")},
+					      0,
+					      NULL,
+					      0};
+
+		pws_world_init(&w, &whole);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		pws_annotate((json_t *)w.pm[0].member, step, "forced");
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_CLEAR_FORCE_REQUEST);
+		pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
+		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
+			      NULL);
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE);
+		pws_adopt_status(&w, &res);
+
+		/* No request left: the survivor's mark goes, the Done record stays. */
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+		assert_string_equal(pws_name_of(res.member), "demo-a");
+		pws_want_patch(res.patch, step, NULL);
+		pws_adopt_status(&w, &res);
+		pws_annotate((json_t *)w.pm[0].member, step, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_NONE);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
+		eo_plan_result_clear(&res);
+
+		/* A healthy cluster refuses the request (quorum present) and keeps running. */
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+		pws_adopt_status(&w, &res);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_int_equal(res.action, EO_PLAN_NONE);
+		assert_false(res.status_changed);
+		eo_plan_result_clear(&res);
+
+		/* Removing the refused request removes its condition. */
+		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		assert_true(res.status_changed);
+		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
+		eo_plan_result_clear(&res);
+		pws_world_free(&w);
+	}
+}
+
+/*
+ * Force-new-cluster acts on the truth (issue 17 item 4). The caches hold only labelled objects:
+ * two PVCs whose managed-by label was removed look gone. Neither QuorumLost nor a recovery is
+ * decided on that view: the plan asks for live reads and every member's Status first; on the
+ * live view nothing is lost, so the request is refused and no QuorumLost advice is given. When
+ * the data really is gone but a "lost" member's etcd still answers, the request is refused
+ * and the QuorumLost message says so instead of advising the annotation.
+ */
+static void test_force_new_cluster_live_truth(void **state)
+{
+	const struct pws_row r = {"",
+				  3,
+				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				  0,
+				  NULL,
+				  0};
+	struct pws_world w;
+	struct eo_plan_result res;
+	json_t *kept[3] = {NULL, NULL, NULL};
+	char url[3][EO_DESIRED_URL_MAX];
+	const char *from[3];
+	struct eo_etcd_status st[3];
+
+	(void)state;
+	pws_world_init(&w, &r);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	for (size_t i = 0; i < 3; i++) {
+		pws_make_ran_on_pvc(&w, i, "pvc-1");
+		from[i] = pws_client_url(pws_name_of(w.pm[i].member), url[i]);
+		st[i] = (struct eo_etcd_status){.cluster_id = 0x248adce0359142baULL,
+						.member_id = 0x8e9e05c52164694dULL,
+						.leader = 0xb,
+						.raft_term = 4,
+						.raft_index = 120};
+	}
+	/* The cache's view: the PVCs of b and c lost their label, so they are not in it. */
+	for (size_t i = 1; i < 3; i++) {
+		kept[i] = (json_t *)w.pm[i].pvc;
+		w.pm[i].pvc = NULL;
+	}
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+
+	/* No request: no QuorumLost on the cache alone; live reads and etcd first. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_true(res.want_status);
+	assert_int_equal(res.n_endpoints, 3);
+	assert_null(strstr(res.message, EO_ANNOTATION_FORCE_NEW_CLUSTER));
+	eo_plan_result_clear(&res);
+
+	/* The request naming a: no mark on the cache alone either. */
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	assert_int_equal(res.n_endpoints, 3);
+	eo_plan_result_clear(&res);
+
+	/* The live view: every PVC is there, every member answers (b leads). Refused. */
+	for (size_t i = 1; i < 3; i++)
+		w.pm[i].pvc = kept[i];
+	w.in.live_checked = true;
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+	w.in.statuses = st;
+	w.in.n_statuses = 3;
+	w.in.status_from = from;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
+	assert_string_equal(res.event_type, "Warning");
+	pws_adopt_status(&w, &res);
+	{
+		const char *av =
+		    eo_condition_reason(json_object_get(w.cluster, "status"), EO_COND_AVAILABLE);
+
+		assert_true(av == NULL || strcmp(av, EO_REASON_QUORUM_LOST) != 0);
+	}
+
+	/*
+	 * The data of b and c is really gone (their PVCs deleted) but b's Pod still runs and its
+	 * etcd answers: refused, and QuorumLost does not advise the annotation.
+	 */
+	for (size_t i = 1; i < 3; i++) {
+		w.pm[i].pvc = NULL;
+		st[i].leader = 0;
+	}
+	st[0].leader = 0;
+	json_decref(kept[1]);
+	json_decref(kept[2]);
+	w.in.n_statuses = 2; /* a and b answer, c does not */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
+		      "member demo-b counts as lost");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
+	pws_adopt_status(&w, &res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	pws_want_cond(
+	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+	    "forcing a new cluster would be refused now: check lost-members-silent failed");
+	{
+		const char *m = json_string_value(
+		    json_object_get(eo_condition_find(res.status, EO_COND_AVAILABLE), "message"));
+
+		assert_null(strstr(m, "=<member>"));
+	}
+	pws_adopt_status(&w, &res);
+
+	/* b stops answering: the checks pass, QuorumLost names a, and a is marked. */
+	w.in.n_statuses = 1;
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
+		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>; writes it had not replicated are "
+						      "lost): member demo-a");
+	pws_adopt_status(&w, &res);
+	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	eo_plan_result_clear(&res);
+
+	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
+	pws_annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
+	st[0].leader = 0x8e9e05c52164694dULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	assert_string_equal(pws_name_of(res.member), "demo-a");
+	pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
+	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
+		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER, "member demo-a answers with leader");
+	eo_plan_result_clear(&res);
+	/* Without a leader it restarts as before. */
+	st[0].leader = 0;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	eo_plan_result_clear(&res);
+	/* ... but only on the live view: the cache alone asks for the checks first. */
+	w.in.live_checked = false;
+	w.in.etcd_queried = false;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_live);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/*
+ * The step itself (eo__plan_step_force_new_cluster), called directly on a cluster of three
+ * (support/planworld_scale.h) that lost its quorum (demo-a kept its data, its Pod not ready;
+ * demo-b and demo-c lost their PVCs and Pods) or that has it: the request
+ * (annotation force-new-cluster=<member>) on a member that does not exist, on one without data,
+ * on the survivor, and while the quorum holds.
+ */
+static void test_force_new_cluster_step(void **state)
+{
+	static const struct {
+		const char *what;
+		bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
+		const char *request; /* the annotation's value, NULL: none */
+		bool decided;	     /* the step's return */
+		enum eo_plan_action action;
+		const char *member; /* out.member's name, NULL: none */
+		const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
+	} rows[] = {
+	    {"quorum lost, no request: nothing", true, NULL, false, EO_PLAN_NONE, NULL, NULL},
+	    {"not a member: refused", true, "demo-zz", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	    {"a member without data: refused", true, "demo-b", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	    {"the survivor: marked forcing", true, "demo-a", true, EO_PLAN_MARK_MEMBER, "demo-a",
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER},
+	    {"quorum holds, no request: nothing", false, NULL, false, EO_PLAN_NONE, NULL, NULL},
+	    {"quorum holds: refused", false, "demo-a", true, EO_PLAN_WRITE_STATUS, NULL,
+	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
+	};
+	const struct pws_row lost = {"",
+				     3,
+				     {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		const char *reason = NULL;
+		bool decided, lift = false;
+
+		pws_world_init(&w, rows[i].lost ? &lost : &pws_rolled3);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		for (size_t k = 0; k < 3; k++)
+			pws_make_ran_on_pvc(&w, k, k == 0 || !rows[i].lost ? "pvc-1" : NULL);
+		for (size_t k = 1; rows[i].lost && k < 3; k++) {
+			json_decref((json_t *)w.pm[k].pod);
+			w.pm[k].pod = NULL;
+		}
+		if (rows[i].request != NULL)
+			pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, rows[i].request);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		decided = eo__plan_step_force_new_cluster(&x, &c, 3, &lift);
+		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action,
+			   rows[i].member, 0, NULL);
+		reason = eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER);
+		if ((reason == NULL) != (rows[i].reason == NULL) ||
+		    (reason != NULL && strcmp(reason, rows[i].reason) != 0))
+			fail_msg("%s: ForceNewCluster %s, want %s", rows[i].what,
+				 reason ? reason : "(none)",
+				 rows[i].reason ? rows[i].reason : "(none)");
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decisions),
 	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_force_new_cluster),
+	    cmocka_unit_test(test_force_new_cluster_live_truth),
+	    cmocka_unit_test(test_memory_quorum_gone),
+	    cmocka_unit_test(test_force_new_cluster_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

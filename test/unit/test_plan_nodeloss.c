@@ -26,170 +26,27 @@
 #include "desired/desired.h"
 #include "plan/nodeloss.h"
 #include "plan/plan.h"
+#include "support/planworld_nodeloss.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
-#define MAXM 3
 #define PAST (T0 - 400) /* beyond the default grace of 300 s */
 #define SOON (T0 - 60)	/* within it */
 
-static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
-static const char *const NAMES[MAXM] = {"demo-a", "demo-b", "demo-c"};
-
-struct world {
-	json_t *cluster, *hsvc, *csvc, *pdb;
-	json_t *nodes[MAXM];
-	struct eo_plan_member pm[MAXM];
-	struct eo_plan_node nd[MAXM];
-	size_t n;
-	struct eo_etcd_member ev[MAXM];
-	char peer[MAXM][EO_DESIRED_URL_MAX];
-	char *peer_p[MAXM];
-	struct eo_etcd_members etcd;
-	struct eo_plan_input in;
-};
-
-static json_t *cluster(int replicas)
-{
-	char next[EO_PLAN_NAME_MAX];
-	json_t *c = json_pack(
-	    "{s:s, s:s, s:{s:s, s:s, s:s, s:i}, s:{s:i, s:s, s:{s:s, s:s}, s:i}, "
-	    "s:{s:s, s:s, s:s, s:i, s:i, s:s, s:{s:i, s:s, s:{s:s, s:s}}}}",
-	    "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster", "metadata", "name", "demo",
-	    "namespace", "default", "uid", "c-uid", "generation", 2, "spec", "replicas", replicas,
-	    "version", "3.6.11", "storage", "size", "1Gi", "medium", "", "progressDeadlineSeconds",
-	    600, "status", "clusterToken", "default-demo-c-uid", "clusterID", "248adce0359142ba",
-	    "selector", "etcd-operator.cozystack.io/cluster=demo", "readyMembers", 0,
-	    "brokenMembers", 0, "progressDeadline", "2026-06-02T10:10:00Z", "observed", "replicas",
-	    replicas, "version", "3.6.11", "storage", "size", "1Gi", "medium", "");
-
-	assert_non_null(c);
-	assert_int_equal(eo_plan_next_member_name("demo", "c-uid", NULL, 0, next, sizeof(next)), 0);
-	json_object_set_new(json_object_get(c, "status"), "nextMemberName", json_string(next));
-	return c;
-}
-
-static json_t *member(const char *name)
-{
-	char ic[EO_DESIRED_URL_MAX];
-	json_t *m = NULL;
-
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default", false);
-	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
-		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
-		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
-		      name, "namespace", "default", "uid", name, "creationTimestamp",
-		      "2026-06-02T09:00:00Z", "finalizers", EO_FINALIZER_MEMBER_CLEANUP,
-		      "ownerReferences", "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster",
-		      "name", "demo", "uid", "c-uid", "controller", 1, "spec", "clusterName",
-		      "demo", "version", "3.6.11", "bootstrap", 0, "initialCluster", ic,
-		      "clusterToken", "default-demo-c-uid", "status", "isVoter", 1);
-	assert_non_null(m);
-	return m;
-}
-
-/* A Running Pod on node, ready or not, stamped with its member's Pod hash (no roll due). */
-static json_t *pod(const json_t *m, const char *node, bool ready)
-{
-	char h[EO_DESIRED_HASH_MAX];
-	json_t *p = json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:s}, s:{s:s, s:[{s:s, s:s}]}}",
-			      "metadata", "name", eo_member_name(m), "namespace", "default", "uid",
-			      "pod-uid", "annotations", EO_ANNOTATION_POD_HASH, "", "spec",
-			      "nodeName", node, "status", "phase", "Running", "conditions", "type",
-			      "Ready", "status", ready ? "True" : "False");
-
-	assert_non_null(p);
-	assert_int_equal(eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)), 0);
-	json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
-			    EO_ANNOTATION_POD_HASH, json_string(h));
-	return p;
-}
-
-/* A Node whose Ready condition is ready ("True", "False", "Unknown") since since. */
-static json_t *node(const char *name, const char *ready, time_t since)
-{
-	char ts[EO_TIME_BUF];
-
-	assert_int_equal(eo_time_format(since, ts, sizeof(ts)), 0);
-	return json_pack("{s:{s:s, s:{}}, s:{}, s:{s:[{s:s, s:s, s:s}]}}", "metadata", "name", name,
-			 "annotations", "spec", "status", "conditions", "type", "Ready", "status",
-			 ready, "lastTransitionTime", ts);
-}
-
-/* n members, all ready voters on Ready nodes, all listed by etcd (the leader's list). */
-static void world_init(struct world *w, size_t n)
-{
-	char nn[24];
-
-	memset(w, 0, sizeof(*w));
-	w->cluster = cluster((int)n);
-	w->hsvc = eo_desired_headless_service(w->cluster);
-	w->csvc = eo_desired_client_service(w->cluster);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(nn, sizeof(nn), "n%zu", i);
-		w->pm[i].member = member(NAMES[i]);
-		w->pm[i].pod = pod(w->pm[i].member, nn, true);
-		w->nodes[i] = node(nn, "True", T0 - 86400);
-		w->nd[i].node = w->nodes[i];
-		eo_desired_member_peer_url(w->peer[i], sizeof(w->peer[i]), &OPTS, NAMES[i], "demo",
-					   "default", false);
-		w->peer_p[i] = w->peer[i];
-		w->ev[i] = (struct eo_etcd_member){.id = 0x100 + i,
-						   .name = (char *)NAMES[i],
-						   .peer_urls = &w->peer_p[i],
-						   .n_peer_urls = 1};
-	}
-	w->n = n;
-	w->etcd = (struct eo_etcd_members){.v = w->ev, .n = n, .cluster_id = 0x248adce0359142baULL};
-	w->pdb = eo_desired_pdb(w->cluster, eo_desired_pdb_min_available((int)n, (int)n));
-	json_object_set_new(
-	    w->pdb, "status",
-	    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", n > 2 ? 1 : 0));
-	w->in = (struct eo_plan_input){.cluster = w->cluster,
-				       .members = w->pm,
-				       .n_members = n,
-				       .nodes = w->nd,
-				       .headless_svc = w->hsvc,
-				       .client_svc = w->csvc,
-				       .pdb = w->pdb,
-				       .build = &OPTS,
-				       .etcd_queried = true,
-				       .etcd_err = EO_ETCD_OK,
-				       .etcd = &w->etcd,
-				       .live_checked = true,
-				       .nodes_live = true,
-				       .etcd_leader_checked = true,
-				       .etcd_from_leader = true,
-				       .now = T0};
-}
-
-static void world_free(struct world *w)
-{
-	for (size_t i = 0; i < w->n; i++) {
-		json_decref((json_t *)w->pm[i].member);
-		json_decref((json_t *)w->pm[i].pod);
-		json_decref(w->nodes[i]);
-	}
-	json_decref(w->cluster);
-	json_decref(w->hsvc);
-	json_decref(w->csvc);
-	json_decref(w->pdb);
-}
-
 /* Member i's node turns Ready=ready since since, and its Pod not ready (as the node
  * lifecycle controller marks it). */
-static void node_down(struct world *w, size_t i, const char *ready, time_t since)
+static void node_down(struct pwn_world *w, size_t i, const char *ready, time_t since)
 {
 	char nn[24];
 
 	snprintf(nn, sizeof(nn), "n%zu", i);
 	json_decref(w->nodes[i]);
-	w->nodes[i] = node(nn, ready, since);
+	w->nodes[i] = pwn_node(nn, ready, since);
 	w->nd[i].node = w->nodes[i];
 	json_decref((json_t *)w->pm[i].pod);
-	w->pm[i].pod = pod(w->pm[i].member, nn, false);
+	w->pm[i].pod = pwn_pod(w->pm[i].member, nn, false);
 }
 
-static void cordon(struct world *w, size_t i, const char *taint_added)
+static void cordon(struct pwn_world *w, size_t i, const char *taint_added)
 {
 	json_t *spec = json_object_get(w->nodes[i], "spec");
 
@@ -200,7 +57,7 @@ static void cordon(struct world *w, size_t i, const char *taint_added)
 					      "effect", "NoSchedule", "timeAdded", taint_added));
 }
 
-static void evacuate(struct world *w, size_t i)
+static void evacuate(struct pwn_world *w, size_t i)
 {
 	json_object_set_new(
 	    json_object_get(json_object_get(w->nodes[i], "metadata"), "annotations"),
@@ -225,7 +82,7 @@ static void want_cond(const json_t *st, const char *type, const char *status, co
 		fail_msg("%s: message \"%s\" lacks \"%s\"", type, msg ? msg : "", msg_part);
 }
 
-static void plan(struct world *w, struct eo_plan_result *res)
+static void plan(struct pwn_world *w, struct eo_plan_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	assert_int_equal(eo_plan_cluster(&w->in, res), 0);
@@ -234,11 +91,11 @@ static void plan(struct world *w, struct eo_plan_result *res)
 /* The predicate alone: which trouble, since when, due or not. */
 static void test_node_trouble_predicate(void **state)
 {
-	struct world w;
+	struct pwn_world w;
 	struct eo_node_verdict v;
 
 	(void)state;
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	assert_false(eo_plan_member_node_trouble(&w.pm[0], &w.nd[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_FINE);
 
@@ -324,17 +181,17 @@ static void test_node_trouble_predicate(void **state)
 	assert_true(eo_plan_member_node_trouble(&w.pm[0], &w.nd[0], 300, T0, &v));
 	assert_int_equal(v.trouble, EO_NODE_EVACUATE);
 	assert_true(v.due);
-	world_free(&w);
+	pwn_world_free(&w);
 }
 
 /* A NotReady node: reported within the grace, replaced after it, on live reads and the leader. */
 static void test_node_lost_member_replaced(void **state)
 {
-	struct world w;
+	struct pwn_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 
 	/* Within the grace: a reboot is not a loss. */
 	node_down(&w, 1, "Unknown", SOON);
@@ -403,27 +260,27 @@ static void test_node_lost_member_replaced(void **state)
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 
 	/* Two of three nodes lost: removing one would cost the quorum. */
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	node_down(&w, 1, "Unknown", PAST);
 	node_down(&w, 2, "False", PAST);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 }
 
 /* An operator that reaches no member removes nothing, whatever the nodes say. */
 static void test_unreachable_etcd_does_nothing(void **state)
 {
-	struct world w;
+	struct pwn_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	node_down(&w, 1, "Unknown", PAST);
 	evacuate(&w, 2);
 	cordon(&w, 2, NULL);
@@ -436,10 +293,10 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	eo_plan_result_clear(&res);
 	/* Every Pod ready, nothing reachable: ClusterUnreachable, and still nothing removed. */
 	json_decref(w.nodes[1]);
-	w.nodes[1] = node("n1", "True", T0 - 86400);
+	w.nodes[1] = pwn_node("n1", "True", T0 - 86400);
 	w.nd[1].node = w.nodes[1];
 	json_decref((json_t *)w.pm[1].pod);
-	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
+	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", true);
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE, NULL);
@@ -452,17 +309,17 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 }
 
 /* Cordon and evacuate: one member at a time, only while every voter is ready. */
 static void test_node_drain_evacuate(void **state)
 {
-	struct world w;
+	struct pwn_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	cordon(&w, 1, "2026-06-02T09:59:00Z");
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
@@ -490,35 +347,35 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	/* ... also when its own Pod is the one the drain evicted (Pending on its local volume). */
 	json_decref((json_t *)w.pm[1].pod);
-	w.pm[1].pod = pod(w.pm[1].member, "n1", false);
+	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", false);
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
 	eo_plan_result_clear(&res);
 	json_decref((json_t *)w.pm[1].pod);
-	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
+	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", true);
 	/* ... but not while another voter is down. */
 	json_decref((json_t *)w.pm[2].pod);
-	w.pm[2].pod = pod(w.pm[2].member, "n2", false);
+	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 
 	/* The annotation alone: reported, nothing moves. */
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	evacuate(&w, 1);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "it stays until the node is cordoned");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 
 	/* The only member cannot move anywhere: reported, never removed. */
-	world_init(&w, 1);
+	pwn_world_init(&w, 1);
 	evacuate(&w, 0);
 	cordon(&w, 0, NULL);
 	plan(&w, &res);
@@ -529,20 +386,20 @@ static void test_node_drain_evacuate(void **state)
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "member demo-a: node n0 is annotated");
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 }
 
 /* A member that does not answer on a Ready node: reported, never removed, cleared when back. */
 static void test_partition_reported(void **state)
 {
-	struct world w;
+	struct pwn_world w;
 	struct eo_plan_result res;
 	struct eo_condition ns = {EO_COND_READY, EO_COND_FALSE, EO_REASON_NOT_SERVING, "", 1};
 
 	(void)state;
-	world_init(&w, 3);
+	pwn_world_init(&w, 3);
 	json_decref((json_t *)w.pm[1].pod);
-	w.pm[1].pod = pod(w.pm[1].member, "n1", false);
+	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", false);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_MEMBER_UNREACHABLE,
@@ -558,7 +415,7 @@ static void test_partition_reported(void **state)
 	eo_plan_result_clear(&res);
 	/* Ready Pod, but etcd does not answer at the member's address (NotServing). */
 	json_decref((json_t *)w.pm[1].pod);
-	w.pm[1].pod = pod(w.pm[1].member, "n1", true);
+	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", true);
 	assert_true(eo_condition_set(json_object_get((json_t *)w.pm[1].member, "status"), &ns,
 				     T0 - 60) > 0);
 	plan(&w, &res);
@@ -574,7 +431,7 @@ static void test_partition_reported(void **state)
 	plan(&w, &res);
 	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
 	eo_plan_result_clear(&res);
-	world_free(&w);
+	pwn_world_free(&w);
 }
 
 int main(void)

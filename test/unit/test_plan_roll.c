@@ -1,5 +1,6 @@
 /*
- * Unit tests for plan/roll.c: etcd's version rules and the roll's next step, as tables.
+ * Unit tests for plan/roll.c: etcd's version rules and the roll's next step, as tables, and the
+ * rolling update through eo_plan_cluster on a running cluster (support/planworld_scale.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,19 @@
 #include <string.h>
 
 #include "plan/roll.h"
+#include "api/conditions.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "desired/desired.h"
+#include "plan/forcenew.h"
+#include "plan/plan.h"
+#include "support/planworld_scale.h"
+#include "support/planworld_scale_rows.h"
+#include "support/testutil.h"
+#include "plan/internal.h"
+#include "support/planworld_step.h"
+
+#define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 struct vrow {
 	const char *what;
@@ -372,12 +386,495 @@ static void test_bad_input(void **state)
 	assert_string_equal(eo_roll_step_name((enum eo_roll_step)99), "unknown");
 }
 
+static void test_rolling_update(void **state)
+{
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+	json_t *cst = NULL;
+
+	(void)state;
+	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
+	pws_world_init(&w, &pws_rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
+	assert_null(json_object_get(res.status, "rollingMember"));
+	eo_plan_result_clear(&res);
+
+	/* spec.version 3.6.16 on a reached target: latched (SpecChanged), nothing else. */
+	pws_set_version(w.cluster, "spec", "3.6.16");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
+	    "3.6.16");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	cst = json_incref(res.status);
+	eo_plan_result_clear(&res);
+	json_object_set_new(w.cluster, "status", cst);
+
+	/* The first pass asks etcd for its members and every member's status. */
+	w.in.etcd_queried = false;
+	w.in.etcd = NULL;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_status);
+	assert_int_equal(res.n_endpoints, 3);
+	eo_plan_result_clear(&res);
+	w.in.etcd_queried = true;
+	w.in.etcd = &w.etcd;
+
+	/* No status answered (no leader known): the roll waits. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "no member knows a leader"));
+	eo_plan_result_clear(&res);
+
+	/* demo-a leads: the first follower by name, demo-b, gets the target spec. */
+	pws_world_statuses(&w, st, w.ev[0].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	{
+		json_t *want = tu_jsonq("{'spec':{'version':'3.6.16'}}");
+
+		tu_assert_json_equal(res.patch, want, "roll patch");
+		json_decref(want);
+	}
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 0);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_ROLLING);
+	eo_plan_result_clear(&res);
+
+	/* Its spec carries the target: its Pod is deleted (UID precondition) ... */
+	pws_set_version((json_t *)w.pm[1].member, "spec", "3.6.16");
+	/* ... once the PodDisruptionBudget allows it: 0 allowed, or a status behind, waits. */
+	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
+			    json_integer(0));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "disruptionsAllowed is 0"));
+	eo_plan_result_clear(&res);
+	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
+			    json_integer(1));
+	json_object_set_new(json_object_get(w.pdb, "metadata"), "generation", json_integer(2));
+	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
+			    json_integer(1));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "older than its spec"));
+	eo_plan_result_clear(&res);
+	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
+			    json_integer(2));
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	eo_plan_result_clear(&res);
+
+	/* Its new Pod is not ready yet: nothing else is touched. */
+	pws_rebuild_pod(&w, 1, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "demo-b to become ready"));
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	eo_plan_result_clear(&res);
+
+	/* Ready but behind the leader: still waits. */
+	pws_rebuild_pod(&w, 1, true);
+	st[1].raft_applied_index = 100;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "catch up"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 1);
+	eo_plan_result_clear(&res);
+
+	/* Caught up: demo-c next; then only the leader is left: leadership moves to demo-b. */
+	st[1].raft_applied_index = 500;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-c");
+	eo_plan_result_clear(&res);
+	pws_set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
+	pws_rebuild_pod(&w, 2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	assert_string_equal(eo_member_name(res.member), "demo-a");
+	assert_int_equal(res.n_endpoints, 1);
+	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
+	assert_int_equal(res.etcd_id, w.ev[1].id);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_LEADER_MOVED);
+	eo_plan_result_clear(&res);
+
+	/* demo-b leads now: demo-a is rolled; once it is back the target is reached. */
+	pws_world_statuses(&w, st, w.ev[1].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-a");
+	eo_plan_result_clear(&res);
+	pws_set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
+	pws_rebuild_pod(&w, 0, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_true(res.status_changed);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_null(json_object_get(res.status, "rollingMember"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/* A minor downgrade or a skipped minor is refused: nothing latched, nothing touched. */
+static void test_version_change_refused(void **state)
+{
+	static const char *const bad[] = {"3.5.35", "3.8.0", "4.0.0"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pws_world w;
+		struct eo_plan_result res;
+		struct eo_etcd_status st[PWS_MAXM];
+
+		pws_world_init(&w, &pws_rolled3);
+		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+		pws_world_statuses(&w, st, w.ev[0].id);
+		pws_set_version(w.cluster, "spec", bad[i]);
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (res.action != EO_PLAN_NONE)
+			fail_msg("%s: action %s", bad[i], eo_plan_action_name(res.action));
+		assert_string_equal(json_string_value(json_object_get(
+					json_object_get(res.status, "observed"), "version")),
+				    "3.6.11");
+		assert_null(json_object_get(res.status, "progressDeadline"));
+		pws_want_cond(res.status, EO_COND_PROGRESSING, "False",
+			      EO_PLAN_REASON_VERSION_REFUSED, "3.6");
+		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
+			      NULL);
+		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
+		eo_plan_result_clear(&res);
+		pws_world_free(&w);
+	}
+}
+
+/*
+ * The Pods differ from what the members' specs give (an operator upgrade): a deadline is set
+ * (RollingUpdate) and the members are restarted one at a time, followers first.
+ */
+static void test_pod_drift_rolls(void **state)
+{
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+
+	(void)state;
+	pws_world_init(&w, &pws_rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	for (size_t i = 0; i < 3; i++)
+		json_object_set_new(
+		    json_object_get(json_object_get((json_t *)w.pm[i].pod, "metadata"),
+				    "annotations"),
+		    EO_ANNOTATION_POD_HASH, json_string("0000000000000000"));
+	pws_world_statuses(&w, st, w.ev[0].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_non_null(json_object_get(res.status, "progressDeadline"));
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "3 member(s)");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "restarting");
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/*
+ * A changed CA bundle (status.caBundleDigest) rolls the members that mount a TLS Secret, one
+ * at a time through the roll path: followers first, each waiting for the one before to be
+ * ready. The same digest (a leaf rotated under the same CA) rolls nothing.
+ */
+static void test_ca_bundle_rolls(void **state)
+{
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+	json_t *cst = NULL;
+
+	(void)state;
+	pws_world_init(&w, &pws_rolled3);
+	cst = json_object_get(w.cluster, "status");
+	json_object_del(cst, "progressDeadline");
+	json_object_set_new(cst, "caBundleDigest", json_string(CA1));
+	for (size_t i = 0; i < 3; i++)
+		pws_tls_member(&w, i, CA1, true);
+	pws_world_statuses(&w, st, w.ev[0].id);
+	w.in.ca_bundle_digest = CA1;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT);
+	assert_null(res.status != NULL ? json_object_get(res.status, "rollingMember") : NULL);
+	assert_null(res.status != NULL ? json_object_get(res.status, "progressDeadline") : NULL);
+	eo_plan_result_clear(&res);
+
+	/* The bundle changed: recorded, a deadline set, the roll announced. */
+	w.in.ca_bundle_digest = CA2;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
+	assert_non_null(json_object_get(res.status, "progressDeadline"));
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
+		      "the CA bundle of the TLS Secrets changed");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* A follower first. */
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-b");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* Its new Pod (new digest) is not ready yet: nothing else is touched. */
+	pws_tls_member(&w, 1, CA2, false);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
+			    "demo-b");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* Ready: the next follower; demo-b is not restarted again. */
+	pws_tls_member(&w, 1, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	assert_string_equal(eo_member_name(res.member), "demo-c");
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+
+	/* The leader last, after moving leadership away. */
+	pws_tls_member(&w, 2, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	json_object_set_new(w.cluster, "status", json_incref(res.status));
+	eo_plan_result_clear(&res);
+	pws_tls_member(&w, 0, CA2, true);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT ||
+		    res.action == EO_PLAN_WRITE_STATUS);
+	assert_null(json_object_get(res.status, "rollingMember"));
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+
+	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
+	pws_world_init(&w, &pws_rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	pws_world_statuses(&w, st, w.ev[0].id);
+	w.in.ca_bundle_digest = CA2;
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
+	assert_null(json_object_get(res.status, "progressDeadline"));
+	assert_null(json_object_get(res.status, "rollingMember"));
+	assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/*
+ * A roll replaces a memory member of three by evicting its Pod (the PDB decides in the
+ * apiserver, atomically with a drain); the lost-member step then removes it. While a member
+ * has not answered its status the roll waits and nothing is evicted.
+ */
+static void test_memory_roll_evicts(void **state)
+{
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+	json_t *storage = json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory");
+
+	(void)state;
+	for (int down = 0; down < 2; down++) {
+		pws_world_init(&w, &pws_rolled3);
+		json_object_set(json_object_get(w.cluster, "spec"), "storage", storage);
+		json_object_set(json_object_get(json_object_get(w.cluster, "status"), "observed"),
+				"storage", storage);
+		for (size_t i = 0; i < 3; i++) {
+			pws_make_memory(&w, i, false);
+			pws_rebuild_pod(&w, i, true);
+		}
+		pws_set_version(w.cluster, "spec", "3.6.16");
+		pws_set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+		pws_world_statuses(&w, st, w.ev[0].id);
+		if (down)
+			w.in.n_statuses = 2;
+		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+		if (!down) {
+			if (res.action != EO_PLAN_RESTART_MEMBER)
+				fail_msg("action %s (%s)", eo_plan_action_name(res.action),
+					 res.message);
+			assert_true(res.evict);
+			assert_string_equal(pws_name_of(res.member), "demo-b");
+			assert_string_equal(res.pod_uid, "pod-uid");
+			assert_non_null(strstr(res.message, "evicting its Pod"));
+		} else {
+			assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
+			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		}
+		eo_plan_result_clear(&res);
+		pws_world_free(&w);
+	}
+	json_decref(storage);
+}
+
+/*
+ * The step itself (eo__plan_step_roll), called directly on a running cluster of three
+ * (support/planworld_scale.h) whose target (status.observed.version) may be a new version:
+ * nothing to roll on target; else it waits for a leader, and updates the followers first by
+ * name; never while held past the deadline or before the membership is settled.
+ */
+static void test_roll_step(void **state)
+{
+	static const struct {
+		struct pws_row w;    /* the world; the action and member wanted */
+		const char *version; /* status.observed.version, NULL: as the members' */
+		int leader;	     /* index of the member etcd says leads, -1: no status */
+		bool held;	     /* past the deadline */
+		bool decided;	     /* the step's return */
+		const char *message; /* a part of out.message, NULL: not checked */
+	} rows[] = {
+	    {{"every member on target: nothing to roll",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     NULL,
+	     0,
+	     false,
+	     false,
+	     NULL},
+	    {{"a new version, no leader known: wait",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_WAIT,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     -1,
+	     false,
+	     true,
+	     "no member knows a leader"},
+	    {{"a new version, demo-a leads: the first follower by name",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_UPDATE_MEMBER,
+	      "demo-b",
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     true,
+	     NULL},
+	    {{"a new version, demo-b leads: demo-a first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_UPDATE_MEMBER,
+	      "demo-a",
+	      0},
+	     "3.6.16",
+	     1,
+	     false,
+	     true,
+	     NULL},
+	    {{"held past the deadline: no roll",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     true,
+	     false,
+	     NULL},
+	    {{"a learner joins: the membership goes first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)},
+	      {EV("demo-a"), EV("demo-b"), EL("demo-c", 0xc)},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     false,
+	     NULL},
+	    {{"a voter missing: the membership goes first",
+	      3,
+	      {V("demo-a", A), V("demo-b", B)},
+	      {EV("demo-a"), EV("demo-b")},
+	      EO_PLAN_NONE,
+	      NULL,
+	      0},
+	     "3.6.16",
+	     0,
+	     false,
+	     false,
+	     NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct pws_row *r = &rows[i].w;
+		struct pws_world w;
+		struct eo__plan_ctx x;
+		struct eo__plan_counts c;
+		struct eo_plan_result out;
+		struct eo_etcd_status st[PWS_MAXM];
+		bool decided;
+
+		pws_world_init(&w, r);
+		if (rows[i].version != NULL)
+			pws_set_version(json_object_get(w.cluster, "status"), "observed",
+					rows[i].version);
+		if (rows[i].leader >= 0)
+			pws_world_statuses(&w, st, w.ev[rows[i].leader].id);
+		pwst_begin(&x, &c, &w.in, &out);
+		pwst_observe(&x);
+		x.held = rows[i].held;
+		decided = eo__plan_step_roll(&x, &c, r->target, pwst_learners(&w.in),
+					     pwst_pending(&w.in));
+		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
+			   rows[i].message);
+		pwst_end(&x);
+		eo_plan_result_clear(&out);
+		pws_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_version_rules),
 	    cmocka_unit_test(test_roll_decisions),
 	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_rolling_update),
+	    cmocka_unit_test(test_version_change_refused),
+	    cmocka_unit_test(test_pod_drift_rolls),
+	    cmocka_unit_test(test_ca_bundle_rolls),
+	    cmocka_unit_test(test_memory_roll_evicts),
+	    cmocka_unit_test(test_roll_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

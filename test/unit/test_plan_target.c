@@ -4,7 +4,8 @@
  * and the progress deadline: the first latch, a lost token, a reached target dropping its
  * deadline, an edit of a reached target relatched, an expired deadline before the cluster formed
  * (BootstrapFailed) and after (held, the size to heal back to recorded). The whole-planner rows
- * for the same rules stay in test_plan_cluster.c.
+ * for the same rules follow, through eo_plan_cluster (support/planworld_cluster.h and
+ * planworld_scale.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,15 @@
 #include "api/names.h"
 #include "plan/internal.h"
 #include "support/testutil.h"
+#include "desired/desired.h"
+#include "plan/auth.h"
+#include "plan/plan.h"
+#include "support/planworld_cluster.h"
+#include "api/member.h"
+#include "plan/forcenew.h"
+#include "plan/roll.h"
+#include "support/planworld_scale.h"
+#include "support/planworld_scale_rows.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z; the deadline below is T0 + 600 */
 
@@ -149,10 +159,261 @@ static void test_target_table(void **state)
 	}
 }
 
+static void test_latch_target(void **state)
+{
+	struct pwc_world w;
+	struct eo_plan_result r;
+	json_t *st;
+
+	(void)state;
+	pwc_world_init(&w, pwc_cluster(1, NULL), true);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	assert_true(r.status_changed);
+	st = r.status;
+	assert_string_equal(json_string_value(json_object_get(st, "clusterToken")),
+			    "default-demo-c-uid");
+	assert_string_equal(json_string_value(json_object_get(st, "progressDeadline")),
+			    "2026-06-02T10:10:00Z");
+	assert_string_equal(json_string_value(json_object_get(st, "selector")),
+			    "etcd-operator.cozystack.io/cluster=demo");
+	assert_int_equal(json_integer_value(json_object_get(st, "readyMembers")), 0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(st, "observed"), "replicas")), 1);
+	pwc_assert_cond(st, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
+	eo_plan_result_clear(&r);
+	pwc_world_free(&w);
+}
+
+static void test_spec_changed_relatches(void **state)
+{
+	struct pwc_world w;
+	struct eo_plan_result r;
+	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	pwc_world_init(&w, pwc_cluster(3, st), true); /* spec says 3, observed 1 */
+	free(st);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
+		      pwc_pod("demo-aaaaa", true));
+	pwc_world_pdb(&w, 1);
+	w.in.now = T0 + 1000;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(r.status, "observed"), "replicas")),
+	    3);
+	assert_string_equal(json_string_value(json_object_get(r.status, "progressDeadline")),
+			    "2026-06-02T10:26:40Z");
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	/* Next pass with the new target: the PDB follows the target (3 -> minAvailable 2)... */
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	assert_non_null(r.patch);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(r.patch, "spec"), "minAvailable")),
+	    2);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	eo_plan_result_clear(&r);
+	/* ... then etcd's member list is read through the voter, and a member is created. */
+	pwc_world_pdb(&w, 2);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	assert_int_equal(r.n_endpoints, 1);
+	assert_string_equal(r.endpoints[0],
+			    "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
+	eo_plan_result_clear(&r);
+	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_CREATE_MEMBER);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	pwc_assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	pwc_world_free(&w);
+}
+
+static void test_deadlines(void **state)
+{
+	struct pwc_world w;
+	struct eo_plan_result r;
+	char *st = pwc_latched_status(1, NULL);
+
+	(void)state;
+	/* Before a clusterID: terminal BootstrapFailed. */
+	pwc_world_init(&w, pwc_cluster(1, st), true);
+	free(st);
+	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL),
+		      pwc_pod("demo-aaaaa", false));
+	w.in.now = T0 + 600;
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_int_equal(r.requeue_ms, 0);
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
+	assert_string_equal(r.event_reason, EO_REASON_BOOTSTRAP_FAILED);
+	pwc_assert_stable(&w, &r);
+	eo_plan_result_clear(&r);
+	pwc_world_free(&w);
+
+	/* After a clusterID: DeadlineExceeded, then a spec edit resumes. */
+	st = pwc_latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
+	pwc_world_init(&w, pwc_cluster(3, st), true);
+	free(st);
+	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, "{\"isVoter\":true}"),
+		      pwc_pod("demo-aaaaa", true));
+	w.in.now = T0 + 601;
+	/* Healing goes on past the deadline: the missing PDB is created first ... */
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
+	assert_int_equal(json_integer_value(json_object_get(r.status, "membersAtDeadline")), 1);
+	eo_plan_result_clear(&r);
+	/* ... but the scale-up 1 -> 3 does not go on: no member is created. */
+	pwc_world_pdb(&w, eo_desired_pdb_min_available(1, 3));
+	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_NONE);
+	assert_non_null(strstr(r.message, "not growing beyond the 1 member(s)"));
+	assert_string_equal(r.event_reason, EO_REASON_DEADLINE_EXCEEDED);
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
+	pwc_assert_stable(&w, &r);
+	json_object_set(w.cluster, "status", r.status);
+	eo_plan_result_clear(&r);
+	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE,
+			EO_REASON_RETRY_AFTER_DEADLINE);
+	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
+	eo_plan_result_clear(&r);
+	pwc_world_free(&w);
+}
+
+/*
+ * A missed deadline stops progress, not healing: past status.progressDeadline with the spec
+ * unchanged (here a scale-up 3 -> 5 that never got its fourth member), lost and crash-looping
+ * members are still replaced, strays removed, learners promoted and the PDB kept; growing
+ * beyond the members the cluster had, scaling down and rolling wait.
+ */
+static void test_deadline_heals(void **state)
+{
+	const struct pws_row three = {"",
+				      5,
+				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				      0,
+				      NULL,
+				      0};
+	const struct pws_row two = {
+	    "", 5, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
+	const struct pws_row crashing = {"",
+					 5,
+					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+					 0,
+					 NULL,
+					 0};
+	const struct pws_row learner = {
+	    "",
+	    5,
+	    {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
+	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)},
+	    0,
+	    NULL,
+	    0};
+	const struct pws_row stray = {
+	    "",
+	    5,
+	    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
+	    0,
+	    NULL,
+	    0};
+	const struct pws_row down = {"",
+				     1,
+				     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
+				     0,
+				     NULL,
+				     0};
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+
+	(void)state;
+	/* A member that lost its PVC is removed ... */
+	pws_world_init(&w, &three);
+	for (size_t i = 0; i < 3; i++)
+		pws_make_ran_on_pvc(&w, i, i == 1 ? NULL : "pvc-1");
+	pws_want_held(&w, "lost PVC", EO_PLAN_REMOVE_MEMBER, "demo-b");
+	pws_world_free(&w);
+	/* ... and replaced, back up to the 3 members it had, not beyond. */
+	pws_world_init(&w, &two);
+	json_object_set_new(json_object_get(w.cluster, "status"), "membersAtDeadline",
+			    json_integer(3));
+	pws_want_held(&w, "replacement", EO_PLAN_CREATE_MEMBER, NULL);
+	pws_world_free(&w);
+	pws_world_init(&w, &three);
+	pws_want_held(&w, "back at 3", EO_PLAN_NONE, NULL);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
+	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
+	assert_string_equal(res.event_reason, EO_REASON_DEADLINE_EXCEEDED);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+
+	/* A crash-looping voter is replaced. */
+	pws_world_init(&w, &crashing);
+	pws_crash(&w, 1, 3, "CrashLoopBackOff", "Error");
+	pws_want_held(&w, "crash loop", EO_PLAN_REMOVE_MEMBER, "demo-b");
+	pws_world_free(&w);
+
+	/* A learner that serves is promoted. */
+	pws_world_init(&w, &learner);
+	pws_want_held(&w, "learner", EO_PLAN_PROMOTE_LEARNER, "demo-d");
+	pws_world_free(&w);
+
+	/* A learner no EtcdMember stands for is removed. */
+	pws_world_init(&w, &stray);
+	pws_want_held(&w, "stray", EO_PLAN_REMOVE_STRAY, NULL);
+	pws_world_free(&w);
+
+	/* The PodDisruptionBudget is kept. */
+	pws_world_init(&w, &three);
+	json_decref(w.pdb);
+	w.pdb = NULL;
+	w.in.pdb = NULL;
+	pws_want_held(&w, "PDB", EO_PLAN_ENSURE_PDB, NULL);
+	pws_world_free(&w);
+
+	/* A scale-down waits. */
+	pws_world_init(&w, &down);
+	pws_want_held(&w, "scale-down", EO_PLAN_NONE, NULL);
+	pws_world_free(&w);
+
+	/* A roll step waits: the members run 3.6.11, the target says 3.6.16. */
+	pws_world_init(&w, &pws_rolled3);
+	pws_set_version(w.cluster, "spec", "3.6.16");
+	pws_set_version(json_object_get(w.cluster, "status"), "observed", "3.6.16");
+	pws_world_statuses(&w, st, w.ev[0].id);
+	pws_want_held(&w, "roll", EO_PLAN_NONE, NULL);
+	pws_world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_target_table),
+	    cmocka_unit_test(test_target_table),	   cmocka_unit_test(test_latch_target),
+	    cmocka_unit_test(test_spec_changed_relatches), cmocka_unit_test(test_deadlines),
+	    cmocka_unit_test(test_deadline_heals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,96 @@
+/*
+ * support/planworld_step.c - see planworld_step.h. The prefix of eo_plan_cluster (plan/plan.c)
+ * and first_pending (plan/membership.c), restated for the direct step tests.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "api/cluster.h"
+#include "api/member.h"
+#include "api/names.h"
+#include "support/planworld_step.h"
+
+void pwst_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c, const struct eo_plan_input *in,
+		struct eo_plan_result *out)
+{
+	const json_t *cur = json_object_get(in->cluster, "status");
+	char selector[EO_NAME_MAX];
+
+	memset(out, 0, sizeof(*out));
+	memset(x, 0, sizeof(*x));
+	x->in = in;
+	x->out = out;
+	x->ok = true;
+	x->gen = eo_cluster_generation(in->cluster);
+	x->st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	assert_non_null(x->st);
+	assert_int_equal(
+	    eo_name_cluster_selector(selector, sizeof(selector), eo_cluster_name(in->cluster)), 0);
+	eo__plan_count_members(in, c);
+	eo__plan_ensure_next_member_name(x);
+	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x->issues,
+				    sizeof(x->issues));
+	eo__plan_set_status(x, "selector", json_string(selector));
+	eo__plan_set_status(x, "readyMembers", json_integer((json_int_t)c->ready));
+	eo__plan_set_status(x, "brokenMembers", json_integer((json_int_t)c->broken));
+	assert_true(x->ok);
+}
+
+void pwst_observe(struct eo__plan_ctx *x)
+{
+	x->observed = json_object_get(x->st, "observed");
+	eo__plan_fill_roll_view(x);
+	assert_true(x->ok);
+}
+
+void pwst_end(struct eo__plan_ctx *x)
+{
+	json_decref(x->st);
+	x->st = NULL;
+}
+
+size_t pwst_learners(const struct eo_plan_input *in)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; in->etcd != NULL && i < in->etcd->n; i++)
+		if (in->etcd->v[i].is_learner)
+			n++;
+	return n;
+}
+
+const struct eo_plan_member *pwst_pending(const struct eo_plan_input *in)
+{
+	for (size_t i = 0; i < in->n_members; i++)
+		if (!eo_member_is_deleting(in->members[i].member) &&
+		    eo_member_is_pending(in->members[i].member))
+			return &in->members[i];
+	return NULL;
+}
+
+void pwst_check(const char *what, bool decided, const struct eo_plan_result *out, bool want_decided,
+		enum eo_plan_action action, const char *member, uint64_t etcd_id,
+		const char *message)
+{
+	const char *name = out->member != NULL ? eo_member_name(out->member) : NULL;
+
+	if (decided != want_decided)
+		fail_msg("%s: decided %d, want %d (%s: %s)", what, decided, want_decided,
+			 eo_plan_action_name(out->action), out->message);
+	if (out->action != action)
+		fail_msg("%s: action %s, want %s (%s)", what, eo_plan_action_name(out->action),
+			 eo_plan_action_name(action), out->message);
+	if ((name == NULL) != (member == NULL) || (name != NULL && strcmp(name, member) != 0))
+		fail_msg("%s: member %s, want %s", what, name ? name : "(none)",
+			 member ? member : "(none)");
+	if (etcd_id != 0 && out->etcd_id != etcd_id)
+		fail_msg("%s: etcd id %llx, want %llx", what, (unsigned long long)out->etcd_id,
+			 (unsigned long long)etcd_id);
+	if (message != NULL && strstr(out->message, message) == NULL)
+		fail_msg("%s: message \"%s\" lacks \"%s\"", what, out->message, message);
+}

@@ -1,0 +1,41 @@
+/*
+ * support/planworld_step.h - a planning pass opened on a world so that one step of the cluster
+ * planner (plan/internal.h: eo__plan_step_*) can be called on its own: pwst_begin fills the
+ * pass's context as eo_plan_cluster does before its preconditions (generation, a copy of the
+ * stored status, selector, member counts, next member name, Pod issues, readyMembers and
+ * brokenMembers); pwst_observe sets the target from status.observed and the roll's view of the
+ * members, as the target step does; pwst_end frees the status built.
+ *
+ * Test code only. Names use the pwst_ prefix.
+ */
+#ifndef EO_TEST_PLANWORLD_STEP_H
+#define EO_TEST_PLANWORLD_STEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan/internal.h"
+
+/* Opens the pass of in into *x, *c and *out; fails the test when that fails. */
+void pwst_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c, const struct eo_plan_input *in,
+		struct eo_plan_result *out);
+/* x->observed from the status (status.observed) and x->rv, as eo__plan_target sets them. */
+void pwst_observe(struct eo__plan_ctx *x);
+/* Frees the status the pass built (not out's). */
+void pwst_end(struct eo__plan_ctx *x);
+/* etcd's learners in in->etcd, as eo__plan_step_membership counts them. */
+size_t pwst_learners(const struct eo_plan_input *in);
+/* The first pending member (no initialCluster, not being deleted), or NULL. */
+const struct eo_plan_member *pwst_pending(const struct eo_plan_input *in);
+
+/*
+ * Fails the test, naming what, unless the step's answer is the one wanted: decided (the step's
+ * return), out->action, out->member's name (NULL: no member), out->etcd_id (0: not checked) and
+ * a part of out->message (NULL: not checked).
+ */
+void pwst_check(const char *what, bool decided, const struct eo_plan_result *out, bool want_decided,
+		enum eo_plan_action action, const char *member, uint64_t etcd_id,
+		const char *message);
+
+#endif
