@@ -121,6 +121,17 @@ bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, con
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				bool voter);
 
+/*
+ * plan/plan.c: the opening of a pass, as eo_plan_cluster does it before its preconditions
+ * (generation, a copy of the stored status, selector, member counts, next member name, Pod
+ * issues, readyMembers, brokenMembers). -1 when the status could not be copied (nothing to
+ * free); 0 otherwise, with x->ok false when the pass cannot go on (eo__plan_end frees it).
+ * Lets a table test call one step on a small world.
+ */
+int eo__plan_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c,
+		   const struct eo_plan_input *in, struct eo_plan_result *out);
+void eo__plan_end(struct eo__plan_ctx *x);
+
 /* plan/pause.c: pause and resume (spec.replicas 0) */
 void eo__plan_step_pause(struct eo__plan_ctx *x, const struct eo__plan_counts *c);
 void eo__plan_resuming(struct eo__plan_ctx *x);

@@ -94,6 +94,43 @@ static void finish(struct eo__plan_ctx *x, const json_t *cur)
 	json_decref(empty);
 }
 
+int eo__plan_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c,
+		   const struct eo_plan_input *in, struct eo_plan_result *out)
+{
+	const json_t *cluster = in->cluster;
+	json_t *cur = json_object_get(cluster, "status");
+	char selector[EO_NAME_MAX];
+
+	memset(x, 0, sizeof(*x));
+	x->in = in;
+	x->out = out;
+	x->ok = true;
+	x->gen = eo_cluster_generation(cluster);
+	x->st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+	if (x->st == NULL)
+		return -1;
+
+	/* What the status says about the members holds whatever the spec says. */
+	if (eo_name_cluster_selector(selector, sizeof(selector), eo_cluster_name(cluster)) != 0) {
+		x->ok = false;
+		return 0;
+	}
+	eo__plan_count_members(in, c);
+	eo__plan_ensure_next_member_name(x);
+	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x->issues,
+				    sizeof(x->issues));
+	eo__plan_set_status(x, "selector", json_string(selector));
+	eo__plan_set_status(x, "readyMembers", json_integer((json_int_t)c->ready));
+	eo__plan_set_status(x, "brokenMembers", json_integer((json_int_t)c->broken));
+	return 0;
+}
+
+void eo__plan_end(struct eo__plan_ctx *x)
+{
+	json_decref(x->st);
+	x->st = NULL;
+}
+
 int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 {
 	const json_t *cluster = in->cluster;
@@ -102,7 +139,6 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 	json_t *cur = json_object_get(cluster, "status");
 	struct eo__plan_ctx x = {.in = in, .out = out, .ok = true};
 	struct eo__plan_target t = {0};
-	char selector[EO_NAME_MAX];
 	struct eo__plan_counts c;
 	bool running;
 
@@ -122,23 +158,10 @@ int eo_plan_cluster(const struct eo_plan_input *in, struct eo_plan_result *out)
 		out->requeue_ms = EO_PLAN_REQUEUE_STEADY_MS;
 		return 0;
 	}
-	x.gen = eo_cluster_generation(cluster);
-	x.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	if (x.st == NULL)
+	if (eo__plan_begin(&x, &c, in, out) != 0)
 		return -1;
-
-	/* What the status says about the members holds whatever the spec says. */
-	if (eo_name_cluster_selector(selector, sizeof(selector), name) != 0) {
-		x.ok = false;
+	if (!x.ok)
 		goto done;
-	}
-	eo__plan_count_members(in, &c);
-	eo__plan_ensure_next_member_name(&x);
-	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x.issues,
-				    sizeof(x.issues));
-	eo__plan_set_status(&x, "selector", json_string(selector));
-	eo__plan_set_status(&x, "readyMembers", json_integer((json_int_t)c.ready));
-	eo__plan_set_status(&x, "brokenMembers", json_integer((json_int_t)c.broken));
 	running = eo_present(eo_cluster_cluster_id(cluster)) && c.dormant == 0 && c.n > 0;
 
 	if (eo__plan_preconditions(&x, &c, running))

@@ -1,6 +1,6 @@
 /*
- * support/planworld_step.c - see planworld_step.h. The prefix of eo_plan_cluster (plan/plan.c)
- * and first_pending (plan/membership.c), restated for the direct step tests.
+ * support/planworld_step.c - see planworld_step.h. The pass opens with the planner's own
+ * eo__plan_begin; first_pending (plan/membership.c) is restated for the direct step tests.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,26 +18,8 @@
 void pwst_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c, const struct eo_plan_input *in,
 		struct eo_plan_result *out)
 {
-	const json_t *cur = json_object_get(in->cluster, "status");
-	char selector[EO_NAME_MAX];
-
 	memset(out, 0, sizeof(*out));
-	memset(x, 0, sizeof(*x));
-	x->in = in;
-	x->out = out;
-	x->ok = true;
-	x->gen = eo_cluster_generation(in->cluster);
-	x->st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	assert_non_null(x->st);
-	assert_int_equal(
-	    eo_name_cluster_selector(selector, sizeof(selector), eo_cluster_name(in->cluster)), 0);
-	eo__plan_count_members(in, c);
-	eo__plan_ensure_next_member_name(x);
-	(void)eo_plan_member_issues(in->members, in->n_members, in->now, x->issues,
-				    sizeof(x->issues));
-	eo__plan_set_status(x, "selector", json_string(selector));
-	eo__plan_set_status(x, "readyMembers", json_integer((json_int_t)c->ready));
-	eo__plan_set_status(x, "brokenMembers", json_integer((json_int_t)c->broken));
+	assert_int_equal(eo__plan_begin(x, c, in, out), 0);
 	assert_true(x->ok);
 }
 
@@ -50,8 +32,7 @@ void pwst_observe(struct eo__plan_ctx *x)
 
 void pwst_end(struct eo__plan_ctx *x)
 {
-	json_decref(x->st);
-	x->st = NULL;
+	eo__plan_end(x);
 }
 
 size_t pwst_learners(const struct eo_plan_input *in)

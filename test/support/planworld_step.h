@@ -1,10 +1,10 @@
 /*
  * support/planworld_step.h - a planning pass opened on a world so that one step of the cluster
- * planner (plan/internal.h: eo__plan_step_*) can be called on its own: pwst_begin fills the
- * pass's context as eo_plan_cluster does before its preconditions (generation, a copy of the
- * stored status, selector, member counts, next member name, Pod issues, readyMembers and
- * brokenMembers); pwst_observe sets the target from status.observed and the roll's view of the
- * members, as the target step does; pwst_end frees the status built.
+ * planner (plan/internal.h: eo__plan_step_*) can be called on its own: pwst_begin opens the
+ * pass with the planner's own eo__plan_begin (as eo_plan_cluster does before its
+ * preconditions) and fails the test when that fails; pwst_observe sets the target from
+ * status.observed and the roll's view of the members, as the target step does; pwst_end frees the
+ * status built.
  *
  * Test code only. Names use the pwst_ prefix.
  */
