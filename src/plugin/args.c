@@ -2,6 +2,7 @@
 #include "plugin/args.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,36 +47,24 @@ const char *eo_plugin_cmd_name(enum eo_plugin_cmd c)
 	return "";
 }
 
-enum flag {
-	F_NONE,
-	F_NS,
-	F_KUBECONFIG,
-	F_CONTEXT,
-	F_OUTPUT,
-	F_CLUSTER,
-	F_MEMBER,
-	F_TO,
-	F_TIMEOUT,
-	F_HELP,
-	F_VERSION,
-};
+/* getopt_long's val of the flags without a letter; the others use their letter. */
+enum { O_KUBECONFIG = 256, O_CONTEXT, O_MEMBER, O_TO, O_TIMEOUT, O_VERSION };
 
-static const struct {
-	enum flag f;
-	const char *lng;
-	char shrt;
-	bool value;
-} flags[] = {
-    {F_NS, "namespace", 'n', true},
-    {F_KUBECONFIG, "kubeconfig", 0, true},
-    {F_CONTEXT, "context", 0, true},
-    {F_OUTPUT, "output", 'o', true},
-    {F_CLUSTER, "cluster", 'c', true},
-    {F_MEMBER, "member", 0, true},
-    {F_TO, "to", 0, true},
-    {F_TIMEOUT, "timeout", 0, true},
-    {F_HELP, "help", 'h', false},
-    {F_VERSION, "version", 0, false},
+/* "-": arguments come back in order (flags go anywhere); ":": a missing value is ':'. */
+static const char plugin_shorts[] = "-:hn:o:c:";
+
+static const struct option plugin_opts[] = {
+    {"namespace", required_argument, NULL, 'n'},
+    {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+    {"context", required_argument, NULL, O_CONTEXT},
+    {"output", required_argument, NULL, 'o'},
+    {"cluster", required_argument, NULL, 'c'},
+    {"member", required_argument, NULL, O_MEMBER},
+    {"to", required_argument, NULL, O_TO},
+    {"timeout", required_argument, NULL, O_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, O_VERSION},
+    {NULL, 0, NULL, 0},
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, const char *fmt, ...)
@@ -107,27 +96,27 @@ static bool valid_name(const char *s, size_t max)
 	return true;
 }
 
-static int set_flag(struct eo_plugin_args *a, enum flag f, const char *name, const char *v,
-		    char *err, size_t cap)
+static int set_flag(struct eo_plugin_args *a, int f, const char *name, const char *v, char *err,
+		    size_t cap)
 {
 	char *end = NULL;
 	long long x;
 
 	switch (f) {
-	case F_NS:
+	case 'n':
 		if (!valid_name(v, NS_MAX_LEN) || strchr(v, '.'))
 			return fail(err, cap, "invalid namespace \"%.80s\"", v);
 		a->ns = v;
 		break;
-	case F_KUBECONFIG:
+	case O_KUBECONFIG:
 		if (!v[0])
 			return fail(err, cap, "%s needs a path", name);
 		a->kubeconfig = v;
 		break;
-	case F_CONTEXT:
+	case O_CONTEXT:
 		a->context = v[0] ? v : NULL;
 		break;
-	case F_OUTPUT:
+	case 'o':
 		if (strcmp(v, "table") == 0 || strcmp(v, "wide") == 0)
 			a->format = EO_PFMT_TABLE;
 		else if (strcmp(v, "json") == 0)
@@ -138,22 +127,22 @@ static int set_flag(struct eo_plugin_args *a, enum flag f, const char *name, con
 			return fail(err, cap,
 				    "unknown output format \"%.40s\" (table, json or yaml)", v);
 		break;
-	case F_CLUSTER:
+	case 'c':
 		if (!valid_name(v, NAME_MAX_LEN))
 			return fail(err, cap, "invalid cluster name \"%.80s\"", v);
 		a->cluster = v;
 		break;
-	case F_MEMBER:
+	case O_MEMBER:
 		if (!valid_name(v, NAME_MAX_LEN))
 			return fail(err, cap, "invalid member name \"%.80s\"", v);
 		a->member = v;
 		break;
-	case F_TO:
+	case O_TO:
 		if (!valid_name(v, NAME_MAX_LEN))
 			return fail(err, cap, "invalid member name \"%.80s\"", v);
 		a->to = v;
 		break;
-	case F_TIMEOUT:
+	case O_TIMEOUT:
 		errno = 0;
 		x = strtoll(v, &end, 10);
 		if (errno || end == v || (*end && strcmp(end, "s") != 0) || x < 1 || x > 3600)
@@ -161,13 +150,211 @@ static int set_flag(struct eo_plugin_args *a, enum flag f, const char *name, con
 				    "--timeout wants seconds from 1 to 3600, not \"%.40s\"", v);
 		a->timeout_s = (long)x;
 		break;
-	case F_HELP:
+	case 'h':
 		a->help = true;
 		break;
-	case F_VERSION:
+	case O_VERSION:
 		a->version = true;
 		break;
-	case F_NONE:
+	}
+	return 0;
+}
+
+/* A word starting "--": the flag of opts written exactly (getopt also takes "--names"). */
+static void long_step(const char *w, int c, const struct option *opts, struct eo_popt *o)
+{
+	size_t n = strcspn(w + 2, "="), i;
+
+	for (i = 0; opts[i].name != NULL; i++)
+		if (strlen(opts[i].name) == n && strncmp(opts[i].name, w + 2, n) == 0)
+			break;
+	if (opts[i].name == NULL) {
+		o->kind = EO_POPT_UNKNOWN;
+		snprintf(o->shown, sizeof(o->shown), "%.*s", (int)(n > 58 ? 60 : n + 2), w);
+		return;
+	}
+	snprintf(o->shown, sizeof(o->shown), "--%.60s", opts[i].name);
+	o->val = opts[i].val;
+	/* with an exact name, '?' is "--help=x": a value given to a flag that takes none */
+	o->kind = c == ':' ? EO_POPT_NO_VALUE : c == '?' ? EO_POPT_TAKES_NONE : EO_POPT_FLAG;
+}
+
+/* A word of one or more letters ("-n", "-nNS", "-hn"); pflag reads "-n=NS" as NS. */
+static void short_step(char *const *argv, const char *w, int c, struct eo_popt *o)
+{
+	const char *eq = strchr(w, '=');
+
+	if (c == '?' && optopt == '=' && eq != NULL && eq > w + 1) {
+		o->kind = EO_POPT_TAKES_NONE; /* "-h=x" */
+		o->val = (unsigned char)eq[-1];
+	} else {
+		o->kind = c == '?' ? EO_POPT_UNKNOWN : c == ':' ? EO_POPT_NO_VALUE : EO_POPT_FLAG;
+		o->val = c == '?' || c == ':' ? optopt : c;
+	}
+	snprintf(o->shown, sizeof(o->shown), "-%c", o->val);
+	o->in = strlen(w) > 2 && o->kind == EO_POPT_UNKNOWN ? w : NULL;
+	if (o->kind == EO_POPT_FLAG && o->arg != NULL && o->arg != argv[optind - 1] &&
+	    o->arg[0] == '=')
+		o->arg++;
+}
+
+void eo_plugin_getopt(int argc, char *const *argv, const char *shorts, const struct option *opts,
+		      struct eo_popt *o)
+{
+	const char *w;
+	int tok, c;
+
+	if (!o->started) {
+		optind = 0; /* glibc: full re-initialisation, so a parser can run again */
+		opterr = 0; /* the callers word their own errors */
+		o->started = true;
+	}
+	tok = optind > 0 ? optind : 1; /* the word getopt looks at (a flag's, not its value's) */
+	c = getopt_long(argc, argv, shorts, opts, NULL);
+	o->arg = optarg;
+	o->in = NULL;
+	o->shown[0] = '\0';
+	if (c == -1) {
+		o->kind = EO_POPT_END;
+		o->rest = optind;
+		return;
+	}
+	if (c == 1) {
+		o->kind = EO_POPT_ARG;
+		return;
+	}
+	w = argv[tok];
+	if (w[0] == '-' && w[1] == '-')
+		long_step(w, c, opts, o);
+	else
+		short_step(argv, w, c, o);
+}
+
+struct positional {
+	const char *v[MAX_POSITIONAL];
+	size_t n;
+};
+
+static int add_positional(struct positional *p, const char *s, char *err, size_t cap)
+{
+	if (p->n == MAX_POSITIONAL)
+		return fail(err, cap, "too many arguments (at \"%.40s\")", s);
+	p->v[p->n++] = s;
+	return 0;
+}
+
+/* Every flag into a; the other words, in order, into p. */
+static int parse_flags(int argc, char *const *argv, struct eo_plugin_args *a, struct positional *p,
+		       char *err, size_t cap)
+{
+	struct eo_popt o = {0};
+	int i;
+
+	for (;;) {
+		eo_plugin_getopt(argc, argv, plugin_shorts, plugin_opts, &o);
+		switch (o.kind) {
+		case EO_POPT_END: /* after "--": arguments only */
+			for (i = o.rest; i < argc; i++)
+				if (add_positional(p, argv[i], err, cap) != 0)
+					return -1;
+			return 0;
+		case EO_POPT_ARG:
+			if (add_positional(p, o.arg, err, cap) != 0)
+				return -1;
+			break;
+		case EO_POPT_FLAG:
+			if (set_flag(a, o.val, o.shown, o.arg ? o.arg : "", err, cap) != 0)
+				return -1;
+			break;
+		case EO_POPT_UNKNOWN:
+			if (o.in)
+				return fail(err, cap,
+					    "unknown flag \"%s\" in \"%.60s\" (see --help)",
+					    o.shown, o.in);
+			return fail(err, cap, "unknown flag \"%s\" (see --help)", o.shown);
+		case EO_POPT_NO_VALUE:
+			return fail(err, cap, "%s needs a value", o.shown);
+		case EO_POPT_TAKES_NONE:
+			return fail(err, cap, "%s takes no value", o.shown);
+		}
+	}
+}
+
+/* The command: one word, or two for alarm; *used says how many. */
+static int find_command(struct eo_plugin_args *a, const struct positional *p, size_t *used,
+			char *err, size_t cap)
+{
+	size_t k;
+
+	*used = 0;
+	if (p->n == 0)
+		return 0;
+	for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		if (strcmp(cmds[k].word, p->v[0]) != 0)
+			continue;
+		if (!cmds[k].word2) {
+			a->cmd = cmds[k].cmd;
+			*used = 1;
+			return 0;
+		}
+		if (p->n > 1 && strcmp(cmds[k].word2, p->v[1]) == 0) {
+			a->cmd = cmds[k].cmd;
+			*used = 2;
+			return 0;
+		}
+	}
+	if (strcmp(p->v[0], "alarm") == 0 && !a->help)
+		return fail(err, cap, "%s needs a subcommand: list or disarm", "alarm");
+	if (strcmp(p->v[0], "help") == 0)
+		a->help = true;
+	else if (strcmp(p->v[0], "alarm") != 0)
+		return fail(err, cap, "unknown command \"%.60s\" (see --help)", p->v[0]);
+	return 0;
+}
+
+/* The command's own arguments, from p->v[*i]. */
+static int command_args(struct eo_plugin_args *a, const struct positional *p, size_t *i, char *err,
+			size_t cap)
+{
+	char *end = NULL;
+	long long r;
+
+	switch (a->cmd) {
+	case EO_PCMD_SNAPSHOT:
+		if (*i >= p->n)
+			return fail(err, cap, "%s", "snapshot needs the path of the file to write");
+		a->path = p->v[(*i)++];
+		if (!a->path[0])
+			return fail(err, cap, "%s", "snapshot needs a non-empty path");
+		break;
+	case EO_PCMD_REPORT:
+		if (*i < p->n) {
+			a->path = p->v[(*i)++];
+			if (!a->path[0])
+				return fail(err, cap, "%s", "report needs a non-empty path");
+		}
+		break;
+	case EO_PCMD_REMOVE_MEMBER:
+		if (*i >= p->n)
+			return fail(err, cap, "%s",
+				    "remove-member needs the name of the member to remove");
+		if (!valid_name(p->v[*i], NAME_MAX_LEN))
+			return fail(err, cap, "invalid member name \"%.80s\"", p->v[*i]);
+		a->remove_name = p->v[(*i)++];
+		break;
+	case EO_PCMD_COMPACT:
+		if (*i < p->n) {
+			errno = 0;
+			r = strtoll(p->v[*i], &end, 10);
+			if (errno || end == p->v[*i] || *end || r < 1)
+				return fail(err, cap,
+					    "compact wants a positive revision, not \"%.40s\"",
+					    p->v[*i]);
+			a->revision = r;
+			(*i)++;
+		}
+		break;
+	default:
 		break;
 	}
 	return 0;
@@ -176,167 +363,36 @@ static int set_flag(struct eo_plugin_args *a, enum flag f, const char *name, con
 int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, char *err,
 			 size_t errcap)
 {
-	const char *pos[MAX_POSITIONAL];
-	size_t npos = 0, i, k, used;
-	bool flags_done = false;
-	int ai;
+	struct positional p = {.n = 0};
+	size_t used;
 
 	memset(a, 0, sizeof(*a));
 	err[0] = '\0';
-	for (ai = 1; ai < argc; ai++) {
-		const char *s = argv[ai], *val = NULL, *eq;
-		enum flag f = F_NONE;
-		bool wants = false;
-		char shown[64];
-
-		if (flags_done || s[0] != '-' || s[1] == '\0') {
-			if (npos == MAX_POSITIONAL)
-				return fail(err, errcap, "too many arguments (at \"%.40s\")", s);
-			pos[npos++] = s;
-			continue;
-		}
-		if (strcmp(s, "--") == 0) {
-			flags_done = true;
-			continue;
-		}
-		if (s[1] == '-') {
-			size_t nl;
-
-			eq = strchr(s + 2, '=');
-			nl = eq ? (size_t)(eq - (s + 2)) : strlen(s + 2);
-			for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-				if (strlen(flags[k].lng) == nl &&
-				    strncmp(flags[k].lng, s + 2, nl) == 0)
-					break;
-			if (k == sizeof(flags) / sizeof(flags[0]))
-				return fail(err, errcap, "unknown flag \"%.60s\" (see --help)", s);
-			f = flags[k].f;
-			wants = flags[k].value;
-			snprintf(shown, sizeof(shown), "--%s", flags[k].lng);
-			if (eq) {
-				if (!wants)
-					return fail(err, errcap, "%s takes no value", shown);
-				val = eq + 1;
-			}
-		} else {
-			for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-				if (flags[k].shrt && flags[k].shrt == s[1])
-					break;
-			if (k == sizeof(flags) / sizeof(flags[0]))
-				return fail(err, errcap, "unknown flag \"%.60s\" (see --help)", s);
-			f = flags[k].f;
-			wants = flags[k].value;
-			snprintf(shown, sizeof(shown), "-%c", s[1]);
-			if (s[2]) {
-				if (!wants)
-					return fail(err, errcap,
-						    "unknown flag \"%.60s\" (see --help)", s);
-				val = s[2] == '=' ? s + 3 : s + 2;
-			}
-		}
-		if (wants && !val) {
-			if (ai + 1 >= argc)
-				return fail(err, errcap, "%s needs a value", shown);
-			val = argv[++ai];
-		}
-		if (set_flag(a, f, shown, val ? val : "", err, errcap) != 0)
-			return -1;
-	}
-
-	/* The command: one word, or two for alarm. */
-	used = 0;
-	if (npos > 0) {
-		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
-			if (strcmp(cmds[k].word, pos[0]) != 0)
-				continue;
-			if (!cmds[k].word2) {
-				a->cmd = cmds[k].cmd;
-				used = 1;
-				break;
-			}
-			if (npos > 1 && strcmp(cmds[k].word2, pos[1]) == 0) {
-				a->cmd = cmds[k].cmd;
-				used = 2;
-				break;
-			}
-		}
-		if (a->cmd == EO_PCMD_NONE) {
-			if (strcmp(pos[0], "alarm") == 0 && !a->help)
-				return fail(err, errcap, "%s needs a subcommand: list or disarm",
-					    "alarm");
-			if (strcmp(pos[0], "help") == 0) {
-				a->help = true;
-				return 0;
-			}
-			if (strcmp(pos[0], "alarm") != 0)
-				return fail(err, errcap, "unknown command \"%.60s\" (see --help)",
-					    pos[0]);
-		}
-	}
+	if (parse_flags(argc, argv, a, &p, err, errcap) != 0 ||
+	    find_command(a, &p, &used, err, errcap) != 0)
+		return -1;
 	if (a->help || a->version)
 		return 0;
 	if (a->cmd == EO_PCMD_NONE)
 		return fail(err, errcap, "%s", "no command given (see --help)");
 	if (a->cmd == EO_PCMD_VERSION) {
-		if (npos > used)
+		if (p.n > used)
 			return fail(err, errcap, "version takes no argument (\"%.60s\")",
-				    pos[used]);
+				    p.v[used]);
 		return 0;
 	}
 	if (!a->cluster) {
-		if (npos <= used)
+		if (p.n <= used)
 			return fail(err, errcap, "%s: which cluster? give its name (see --help)",
 				    eo_plugin_cmd_name(a->cmd));
-		if (!valid_name(pos[used], NAME_MAX_LEN))
-			return fail(err, errcap, "invalid cluster name \"%.80s\"", pos[used]);
-		a->cluster = pos[used++];
+		if (!valid_name(p.v[used], NAME_MAX_LEN))
+			return fail(err, errcap, "invalid cluster name \"%.80s\"", p.v[used]);
+		a->cluster = p.v[used++];
 	}
-	/* The command's own arguments. */
-	i = used;
-	switch (a->cmd) {
-	case EO_PCMD_SNAPSHOT:
-		if (i >= npos)
-			return fail(err, errcap, "%s",
-				    "snapshot needs the path of the file to write");
-		a->path = pos[i++];
-		if (!a->path[0])
-			return fail(err, errcap, "%s", "snapshot needs a non-empty path");
-		break;
-	case EO_PCMD_REPORT:
-		if (i < npos) {
-			a->path = pos[i++];
-			if (!a->path[0])
-				return fail(err, errcap, "%s", "report needs a non-empty path");
-		}
-		break;
-	case EO_PCMD_REMOVE_MEMBER:
-		if (i >= npos)
-			return fail(err, errcap, "%s",
-				    "remove-member needs the name of the member to remove");
-		if (!valid_name(pos[i], NAME_MAX_LEN))
-			return fail(err, errcap, "invalid member name \"%.80s\"", pos[i]);
-		a->remove_name = pos[i++];
-		break;
-	case EO_PCMD_COMPACT:
-		if (i < npos) {
-			char *end = NULL;
-			long long r;
-
-			errno = 0;
-			r = strtoll(pos[i], &end, 10);
-			if (errno || end == pos[i] || *end || r < 1)
-				return fail(err, errcap,
-					    "compact wants a positive revision, not \"%.40s\"",
-					    pos[i]);
-			a->revision = r;
-			i++;
-		}
-		break;
-	default:
-		break;
-	}
-	if (i < npos)
-		return fail(err, errcap, "unexpected argument \"%.60s\"", pos[i]);
+	if (command_args(a, &p, &used, err, errcap) != 0)
+		return -1;
+	if (used < p.n)
+		return fail(err, errcap, "unexpected argument \"%.60s\"", p.v[used]);
 	if (a->member && a->cmd != EO_PCMD_STATUS && a->cmd != EO_PCMD_DEFRAG &&
 	    a->cmd != EO_PCMD_SNAPSHOT)
 		return fail(err, errcap, "--member applies to status, defrag and snapshot, not %s",

@@ -6,7 +6,8 @@
  * The cluster is the first positional argument after the command (after `alarm list` /
  * `alarm disarm` for the alarm commands), or --cluster/-c NAME, in which case every
  * positional argument belongs to the command. Flags may come anywhere; "--" ends them.
- * A flag takes its value as "--flag=value", "--flag value", "-f value" or "-fvalue".
+ * A flag takes its value as "--flag=value", "--flag value", "-f value", "-fvalue" or "-f=value"
+ * (kubectl's pflag rule); letters combine ("-hn NS"). Long flags are written in full.
  * Strings in struct eo_plugin_args point into argv (borrowed).
  */
 #ifndef EO_PLUGIN_ARGS_H
@@ -72,6 +73,33 @@ const char *eo_plugin_cmd_name(enum eo_plugin_cmd c);
  */
 int eo_plugin_parse_args(int argc, char *const *argv, struct eo_plugin_args *a, char *err,
 			 size_t errcap);
+
+/*
+ * One step of getopt_long(3) over a command line of kubectl-etcd (eo_plugin_parse_args and
+ * `kubectl etcd migrate`'s parser). shorts starts with "-:" (words come back in order, a
+ * missing value as ':'); booleans in opts are no_argument. Start from a zeroed struct
+ * eo_popt and call until the kind is not EO_POPT_FLAG or EO_POPT_ARG, or is EO_POPT_END.
+ * Refuses what getopt accepts and pflag does not: an abbreviated long flag is unknown, and
+ * "-n=NS" is NS, not "=NS".
+ */
+struct option;
+enum eo_popt_kind {
+	EO_POPT_END,	    /* no more flags: argv[rest..] are arguments (after "--") */
+	EO_POPT_ARG,	    /* arg: the next argument */
+	EO_POPT_FLAG,	    /* val: the option's val; arg: its value, NULL for a boolean */
+	EO_POPT_UNKNOWN,    /* shown: "--frob" or "-x"; in: the word "-hx" when a letter of it */
+	EO_POPT_NO_VALUE,   /* shown wants a value and the command line ended */
+	EO_POPT_TAKES_NONE, /* shown is a boolean given a value ("--help=x", "-h=x") */
+};
+struct eo_popt {
+	enum eo_popt_kind kind;
+	int val, rest;
+	const char *arg, *in;
+	char shown[64]; /* the flag as the user wrote it, "-n" or "--namespace" */
+	bool started;
+};
+void eo_plugin_getopt(int argc, char *const *argv, const char *shorts, const struct option *opts,
+		      struct eo_popt *o);
 
 /* The help text of a command (EO_PCMD_NONE: the overview). Static; never NULL. */
 const char *eo_plugin_help(enum eo_plugin_cmd c);

@@ -2,6 +2,7 @@
 #include "core/sleep.h"
 #include "plugin/migrate_run.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -119,100 +120,169 @@ static void say(struct mctx *c, const char *fmt, ...)
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
-static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t cap)
+/* getopt_long's val of the flags without a letter; -n, -o and -h use their letter. */
+enum {
+	MO_KUBECONFIG = 256,
+	MO_CONTEXT,
+	MO_SNAP_PVC,
+	MO_S3_ENDPOINT,
+	MO_S3_BUCKET,
+	MO_S3_SECRET,
+	MO_S3_KEY,
+	MO_S3_REGION,
+	MO_LEGACY_OPERATOR,
+	MO_VERSION,
+	MO_TIMEOUT,
+	MO_NO_SNAPSHOT,
+	MO_S3_PATH_STYLE,
+	MO_S3_INSECURE,
+};
+
+static const struct option migrate_opts[] = {
+    {"namespace", required_argument, NULL, 'n'},
+    {"kubeconfig", required_argument, NULL, MO_KUBECONFIG},
+    {"context", required_argument, NULL, MO_CONTEXT},
+    {"output", required_argument, NULL, 'o'},
+    {"snapshot-pvc", required_argument, NULL, MO_SNAP_PVC},
+    {"snapshot-s3-endpoint", required_argument, NULL, MO_S3_ENDPOINT},
+    {"snapshot-s3-bucket", required_argument, NULL, MO_S3_BUCKET},
+    {"snapshot-s3-secret", required_argument, NULL, MO_S3_SECRET},
+    {"snapshot-s3-key", required_argument, NULL, MO_S3_KEY},
+    {"snapshot-s3-region", required_argument, NULL, MO_S3_REGION},
+    {"legacy-operator", required_argument, NULL, MO_LEGACY_OPERATOR},
+    {"etcd-version", required_argument, NULL, MO_VERSION},
+    {"timeout", required_argument, NULL, MO_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {"no-snapshot", no_argument, NULL, MO_NO_SNAPSHOT},
+    {"snapshot-s3-path-style", no_argument, NULL, MO_S3_PATH_STYLE},
+    {"snapshot-s3-insecure", no_argument, NULL, MO_S3_INSECURE},
+    {NULL, 0, NULL, 0},
+};
+
+/* The words parse checks after the flags: the step, -o and --timeout as given. */
+struct mwords {
+	const char *sub, *output, *timeout;
+};
+
+static void set_migrate_flag(struct margs *a, struct mwords *w, int val, const char *v)
 {
-	static const char *const valued[] = {
-	    "-n",
-	    "--namespace",
-	    "--kubeconfig",
-	    "--context",
-	    "-o",
-	    "--output",
-	    "--snapshot-pvc",
-	    "--snapshot-s3-endpoint",
-	    "--snapshot-s3-bucket",
-	    "--snapshot-s3-secret",
-	    "--snapshot-s3-key",
-	    "--snapshot-s3-region",
-	    "--legacy-operator",
-	    "--etcd-version",
-	    "--timeout",
-	    NULL,
-	};
-	const char **slot[] = {
-	    &a->ns,	&a->ns,	       &a->kubeconfig,	    &a->context,   NULL,
-	    NULL,	&a->snap_pvc,  &a->s3_endpoint,	    &a->s3_bucket, &a->s3_secret,
-	    &a->s3_key, &a->s3_region, &a->legacy_operator, &a->version,   NULL};
-	const char *sub = NULL, *output = NULL, *timeout = NULL;
-	bool dashdash = false;
+	switch (val) {
+	case 'h':
+		a->help = true;
+		break;
+	case MO_NO_SNAPSHOT:
+		a->no_snapshot = true;
+		break;
+	case MO_S3_PATH_STYLE:
+		a->s3_path_style = true;
+		break;
+	case MO_S3_INSECURE:
+		a->s3_insecure = true; /* s3.insecure: a plain http:// endpoint */
+		break;
+	case 'n':
+		a->ns = v;
+		break;
+	case MO_KUBECONFIG:
+		a->kubeconfig = v;
+		break;
+	case MO_CONTEXT:
+		a->context = v;
+		break;
+	case 'o':
+		w->output = v;
+		break;
+	case MO_SNAP_PVC:
+		a->snap_pvc = v;
+		break;
+	case MO_S3_ENDPOINT:
+		a->s3_endpoint = v;
+		break;
+	case MO_S3_BUCKET:
+		a->s3_bucket = v;
+		break;
+	case MO_S3_SECRET:
+		a->s3_secret = v;
+		break;
+	case MO_S3_KEY:
+		a->s3_key = v;
+		break;
+	case MO_S3_REGION:
+		a->s3_region = v;
+		break;
+	case MO_LEGACY_OPERATOR:
+		a->legacy_operator = v;
+		break;
+	case MO_VERSION:
+		a->version = v;
+		break;
+	case MO_TIMEOUT:
+		w->timeout = v;
+		break;
+	default:
+		break;
+	}
+}
 
-	memset(a, 0, sizeof(*a));
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i], *val = NULL;
-		size_t k;
+/* The step, then the legacy cluster's name; nothing more. */
+static int add_word(struct margs *a, struct mwords *w, const char *s, char *err, size_t cap)
+{
+	if (w->sub == NULL)
+		w->sub = s;
+	else if (a->name == NULL)
+		a->name = s;
+	else {
+		snprintf(err, cap, "unexpected argument \"%s\"", s);
+		return -1;
+	}
+	return 0;
+}
 
-		if (!dashdash && strcmp(s, "--") == 0) {
-			dashdash = true;
-			continue;
-		}
-		if (dashdash || s[0] != '-' || s[1] == '\0') {
-			if (sub == NULL)
-				sub = s;
-			else if (a->name == NULL)
-				a->name = s;
-			else {
-				snprintf(err, cap, "unexpected argument \"%s\"", s);
-				return -1;
-			}
-			continue;
-		}
-		if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-			a->help = true;
-			continue;
-		}
-		if (strcmp(s, "--no-snapshot") == 0) {
-			a->no_snapshot = true;
-			continue;
-		}
-		if (strcmp(s, "--snapshot-s3-path-style") == 0) {
-			a->s3_path_style = true;
-			continue;
-		}
-		if (strcmp(s, "--snapshot-s3-insecure") == 0) {
-			a->s3_insecure = true; /* s3.insecure: a plain http:// endpoint */
-			continue;
-		}
-		for (k = 0; valued[k] != NULL; k++) {
-			size_t len = strlen(valued[k]);
+/* The command line with getopt_long (eo_plugin_getopt: flags anywhere, "--" ends them). */
+static int parse_words(int argc, char *const *argv, struct margs *a, struct mwords *w, char *err,
+		       size_t cap)
+{
+	struct eo_popt o = {0};
 
-			if (strncmp(s, valued[k], len) != 0)
-				continue;
-			if (s[len] == '=') {
-				val = s + len + 1;
-			} else if (s[len] == '\0') {
-				if (i + 1 >= argc) {
-					snprintf(err, cap, "flag %s needs a value", valued[k]);
+	for (;;) {
+		eo_plugin_getopt(argc, argv, "-:hn:o:", migrate_opts, &o);
+		switch (o.kind) {
+		case EO_POPT_END:
+			for (int i = o.rest; i < argc; i++)
+				if (add_word(a, w, argv[i], err, cap) != 0)
 					return -1;
-				}
-				val = argv[++i];
-			} else if (valued[k][1] != '-') {
-				val = s + len; /* -nNS */
-			} else {
-				continue;
-			}
+			return 0;
+		case EO_POPT_ARG:
+			if (add_word(a, w, o.arg, err, cap) != 0)
+				return -1;
 			break;
-		}
-		if (valued[k] == NULL) {
-			snprintf(err, cap, "unknown flag %s (kubectl etcd migrate --help)", s);
+		case EO_POPT_FLAG:
+			set_migrate_flag(a, w, o.val, o.arg);
+			break;
+		case EO_POPT_UNKNOWN:
+			snprintf(err, cap, "unknown flag %s%s%s (kubectl etcd migrate --help)",
+				 o.shown, o.in ? " in " : "", o.in ? o.in : "");
+			return -1;
+		case EO_POPT_NO_VALUE:
+			snprintf(err, cap, "flag %s needs a value", o.shown);
+			return -1;
+		case EO_POPT_TAKES_NONE:
+			snprintf(err, cap, "flag %s takes no value", o.shown);
 			return -1;
 		}
-		if (k == 4 || k == 5)
-			output = val;
-		else if (k == 14)
-			timeout = val;
-		else
-			*slot[k] = val;
 	}
+}
+
+static int parse(int argc, char *const *argv, struct margs *a, char *err, size_t cap)
+{
+	struct mwords w = {NULL, NULL, NULL};
+	const char *sub, *output, *timeout;
+
+	memset(a, 0, sizeof(*a));
+	if (parse_words(argc, argv, a, &w, err, cap) != 0)
+		return -1;
+	sub = w.sub;
+	output = w.output;
+	timeout = w.timeout;
 	if (a->help)
 		return 0;
 	if (sub == NULL || (strcmp(sub, "inspect") != 0 && strcmp(sub, "apply") != 0)) {

@@ -155,6 +155,19 @@ static const struct args_case args_cases[] = {
     {{"status", "demo", "--timeout", "0"}, -1, .err_has = "--timeout"},
     {{"version", "x"}, -1, .err_has = "takes no argument"},
     {{"members", "demo", "--help=yes"}, -1, .err_has = "takes no value"},
+    /* getopt_long with pflag's rules: letters combine, "-n=NS" is NS, no abbreviations */
+    {{"-hn", "ns1", "members"}, 0, EO_PCMD_MEMBERS, NULL, "ns1", .help = true},
+    {{"members", "demo", "-n=ns1", "-o=json"},
+     0,
+     EO_PCMD_MEMBERS,
+     "demo",
+     "ns1",
+     .fmt = EO_PFMT_JSON},
+    {{"members", "-n", "=ns1", "demo"}, -1, .err_has = "invalid namespace \"=ns1\""},
+    {{"members", "demo", "-hx"}, -1, .err_has = "unknown flag \"-x\" in \"-hx\""},
+    {{"members", "demo", "-h=x"}, -1, .err_has = "-h takes no value"},
+    {{"members", "demo", "--names", "ns1"}, -1, .err_has = "unknown flag \"--names\""},
+    {{"members", "demo", "--namespace"}, -1, .err_has = "--namespace needs a value"},
 };
 
 static void test_args_table(void **state)

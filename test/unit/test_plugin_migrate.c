@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,9 @@
 #include "api/names.h"
 #include "desired/desired.h"
 #include "etcd/wire.h"
+#include "plugin/args.h"
 #include "plugin/migrate.h"
+#include "plugin/migrate_run.h"
 
 #define DIR "test/unit/test_migrate_recorded/"
 
@@ -603,13 +606,78 @@ static void test_finalizers(void **state)
 	json_decref(o);
 }
 
+/*
+ * migrate's command line, through eo_plugin_migrate_main: a line it accepts goes on to load
+ * the kubeconfig, which /nonexistent fails (exit 1, "kubeconfig:"); a refused one exits 2.
+ */
+static const struct {
+	const char *argv[10];
+	int rc;
+	const char *err_has; /* on stderr; NULL: --help, the help on stdout */
+} migrate_args_cases[] = {
+    {{"inspect", "legacy", "--kubeconfig", "/nonexistent"}, EO_PEXIT_FAILED, "kubeconfig:"},
+    {{"--help"}, EO_PEXIT_OK, NULL},
+    {{"inspect"}, EO_PEXIT_USAGE, "needs the legacy cluster's name"},
+    {{"inspect", "a", "b"}, EO_PEXIT_USAGE, "unexpected argument \"b\""},
+    {{"inspect", "a", "--frob"}, EO_PEXIT_USAGE, "unknown flag --frob"},
+    {{"inspect", "a", "-n"}, EO_PEXIT_USAGE, "flag -n needs a value"},
+    {{"inspect", "a", "-o", "xml"}, EO_PEXIT_USAGE, "-o xml: migrate prints table or json"},
+    {{"inspect", "a", "-o=xml"}, EO_PEXIT_USAGE, "-o xml: migrate prints table or json"},
+    {{"inspect", "a", "-oxml"}, EO_PEXIT_USAGE, "-o xml: migrate prints table or json"},
+    {{"apply", "a"}, EO_PEXIT_USAGE, "takes a safety snapshot first"},
+    {{"--timeout", "0", "inspect", "a"}, EO_PEXIT_USAGE, "--timeout 0: seconds"},
+    {{"--", "inspect", "a", "--kubeconfig"}, EO_PEXIT_USAGE, "unexpected argument"},
+    {{"apply", "a", "--no-snapshot", "--snapshot-pvc", "c"}, EO_PEXIT_USAGE, "give one of"},
+    /* getopt_long with pflag's rules: letters combine, no abbreviations, no value to a
+     * boolean */
+    {{"-hn", "ns1", "inspect"}, EO_PEXIT_OK, NULL},
+    {{"inspect", "a", "-hx"}, EO_PEXIT_USAGE, "unknown flag -x in -hx"},
+    {{"inspect", "a", "--names", "x"}, EO_PEXIT_USAGE, "unknown flag --names"},
+    {{"inspect", "a", "--help=x"}, EO_PEXIT_USAGE, "flag --help takes no value"},
+    {{"apply", "a", "--no-snapshot=1"}, EO_PEXIT_USAGE, "flag --no-snapshot takes no value"},
+    {{"apply", "a", "-n=ns1", "--no-snapshot", "--kubeconfig=/nonexistent"},
+     EO_PEXIT_FAILED,
+     "kubeconfig:"},
+};
+
+static void test_migrate_args(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(migrate_args_cases) / sizeof(migrate_args_cases[0]); i++) {
+		char *argv[12] = {"migrate"}, *out = NULL, *errs = NULL;
+		size_t nout = 0, nerr = 0;
+		FILE *fo = open_memstream(&out, &nout), *fe = open_memstream(&errs, &nerr);
+		int argc = 1, rc;
+
+		assert_non_null(fo);
+		assert_non_null(fe);
+		while (migrate_args_cases[i].argv[argc - 1]) {
+			argv[argc] = (char *)migrate_args_cases[i].argv[argc - 1];
+			argc++;
+		}
+		rc = eo_plugin_migrate_main(argc, argv, fo, fe);
+		fclose(fo);
+		fclose(fe);
+		if (rc != migrate_args_cases[i].rc)
+			fail_msg("case %zu: rc %d, want %d (%s)", i, rc, migrate_args_cases[i].rc,
+				 errs);
+		if (migrate_args_cases[i].err_has == NULL)
+			assert_non_null(strstr(out, "Adopt a cluster of the legacy operator"));
+		else if (!strstr(errs, migrate_args_cases[i].err_has))
+			fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, errs,
+				 migrate_args_cases[i].err_has);
+		free(out);
+		free(errs);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_refusals),	     cmocka_unit_test(test_plan_healthy),
 	    cmocka_unit_test(test_dropped_flag),     cmocka_unit_test(test_resume_and_done),
 	    cmocka_unit_test(test_version_override), cmocka_unit_test(test_member_and_its_pod),
-	    cmocka_unit_test(test_finalizers),
+	    cmocka_unit_test(test_finalizers),	     cmocka_unit_test(test_migrate_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
