@@ -135,7 +135,7 @@ static int index_obj(eo_kube_cache *c, json_t *obj, const char *key, bool add)
 			index_del(c->by_owner, uid, key);
 	}
 	if (c->label_key) {
-		const char *v = eo_kube_obj_label(obj, c->label_key);
+		const char *v = eo_meta_label(obj, c->label_key);
 
 		if (v) {
 			if (add)
@@ -149,7 +149,7 @@ static int index_obj(eo_kube_cache *c, json_t *obj, const char *key, bool add)
 
 eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 {
-	const char *name = eo_kube_obj_name(obj);
+	const char *name = eo_meta_name(obj);
 	char *key;
 	json_t *text, *prev_text, *prev = NULL;
 	eo_kube_err rc = EO_KUBE_OK;
@@ -158,7 +158,7 @@ eo_kube_err eo_kube_cache_upsert(eo_kube_cache *c, json_t *obj, json_t **old)
 		*old = NULL;
 	if (!name)
 		return EO_KUBE_EINVALID;
-	key = eo_kube_cache_key(eo_kube_obj_namespace(obj), name);
+	key = eo_kube_cache_key(eo_meta_namespace(obj), name);
 	text = encode(obj);
 	if (!key || !text) {
 		free(key);

@@ -611,10 +611,10 @@ static struct eo_kube_resource with_obj(const struct eo_kube_resource *r, const 
 	struct eo_kube_resource x = *r;
 
 	if (!eo_present(x.ns))
-		x.ns = eo_kube_obj_namespace(obj);
+		x.ns = eo_meta_namespace(obj);
 	if (want_name) {
 		if (!eo_present(x.name))
-			x.name = eo_kube_obj_name(obj);
+			x.name = eo_meta_name(obj);
 	} else {
 		x.name = NULL;
 	}

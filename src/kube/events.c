@@ -260,7 +260,7 @@ eo_kube_err eo_kube_event(eo_kube_recorder *rec, const json_t *involved, const c
 		rc = eo_kube_create(rec->c, &r, ev, &out, err);
 	}
 	if (rc == EO_KUBE_OK)
-		remember(rec, key, eo_kube_obj_name(ev), eo_kube_obj_namespace(ev), 1, now_ms);
+		remember(rec, key, eo_meta_name(ev), eo_meta_namespace(ev), 1, now_ms);
 out:
 	free(message);
 	free(key);

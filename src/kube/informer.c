@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "kube/watch.h"
 
 struct eo_kube_informer {
@@ -246,7 +247,7 @@ static void apply_delete(eo_kube_informer *inf, json_t *obj)
 {
 	json_t *old = NULL;
 
-	eo_kube_cache_remove(inf->cache, eo_kube_obj_namespace(obj), eo_kube_obj_name(obj), &old);
+	eo_kube_cache_remove(inf->cache, eo_meta_namespace(obj), eo_meta_name(obj), &old);
 	/* Report the final state the server sent, even if we never saw it. */
 	if (inf->h.on_delete)
 		inf->h.on_delete(inf->h.ud, obj);
@@ -306,19 +307,18 @@ static int on_list_event(void *ud, const struct eo_kube_objstream_event *ev)
 	switch (ev->type) {
 	case EO_KUBE_OS_ITEM: {
 		json_t *item = ev->obj, *cur;
-		char *key = eo_kube_cache_key(eo_kube_obj_namespace(item), eo_kube_obj_name(item));
+		char *key = eo_kube_cache_key(eo_meta_namespace(item), eo_meta_name(item));
 		const char *a, *b;
 
 		if (!key) {
-			if (eo_kube_obj_name(item))
+			if (eo_meta_name(item))
 				l->seen_all = false; /* out of memory, not a nameless item */
 			return 0;
 		}
 		seen_key(l, key);
-		cur = eo_kube_cache_get(inf->cache, eo_kube_obj_namespace(item),
-					eo_kube_obj_name(item));
-		a = eo_kube_obj_resource_version(cur);
-		b = eo_kube_obj_resource_version(item);
+		cur = eo_kube_cache_get(inf->cache, eo_meta_namespace(item), eo_meta_name(item));
+		a = eo_meta_resource_version(cur);
+		b = eo_meta_resource_version(item);
 		if (!cur || !a || !b || strcmp(a, b) != 0)
 			apply_upsert(inf, item);
 		json_decref(cur);
@@ -336,7 +336,7 @@ static int on_list_event(void *ud, const struct eo_kube_objstream_event *ev)
 		return 0;
 	}
 	case EO_KUBE_OS_END: {
-		const char *rv = eo_kube_obj_resource_version(ev->obj);
+		const char *rv = eo_meta_resource_version(ev->obj);
 
 		free(l->rv);
 		l->rv = rv && rv[0] ? strdup(rv) : NULL;
@@ -495,7 +495,7 @@ static int on_event(void *ud, enum eo_kube_watch_type type, json_t *obj)
 		break;
 	}
 	/* Every event, bookmarks included, moves the resume point forward. */
-	set_rv(inf, eo_kube_obj_resource_version(obj));
+	set_rv(inf, eo_meta_resource_version(obj));
 	return 0;
 }
 

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/meta.h"
+
 struct eo_kube_lease {
 	eo_kube_client *c;
 	char *ns, *name, *id;
@@ -229,7 +231,7 @@ static eo_kube_err create_lease(eo_kube_lease *le, bool *held, struct eo_kube_er
 		json_t *spec = json_object_get(out, "spec");
 
 		observe(le, le->id, json_string_value(json_object_get(spec, "renewTime")),
-			eo_kube_obj_resource_version(out));
+			eo_meta_resource_version(out));
 		*held = true;
 	} else if (rc == EO_KUBE_EEXISTS || rc == EO_KUBE_ECONFLICT) {
 		rc = EO_KUBE_OK; /* another candidate created it first */
@@ -283,7 +285,7 @@ static eo_kube_err attempt(eo_kube_lease *le, int64_t deadline, bool leading, bo
 	}
 	holder = json_string_value(json_object_get(spec, "holderIdentity"));
 	observe(le, holder, json_string_value(json_object_get(spec, "renewTime")),
-		eo_kube_obj_resource_version(lease));
+		eo_meta_resource_version(lease));
 	*other = holder && holder[0] && strcmp(holder, le->id) != 0;
 	if (*other && (leading || now(le) - le->obs_at < le->duration_ms)) {
 		/* Held by someone else and not expired; or we thought we led, and someone
@@ -309,7 +311,7 @@ static eo_kube_err attempt(eo_kube_lease *le, int64_t deadline, bool leading, bo
 	}
 	rc = eo_kube_update(le->c, &r, lease, &out, err);
 	if (rc == EO_KUBE_OK) {
-		observe(le, le->id, ts, eo_kube_obj_resource_version(out));
+		observe(le, le->id, ts, eo_meta_resource_version(out));
 		*held = true;
 	} else if (rc == EO_KUBE_ECONFLICT) {
 		rc = EO_KUBE_OK;

@@ -11,6 +11,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "plan/internal.h"
 #include "plan/nodeloss.h"
 
@@ -227,8 +228,7 @@ void eo__plan_create_named(struct eo__plan_ctx *x, enum eo_plan_action a)
 
 static const char *creation_timestamp(const json_t *obj)
 {
-	const char *t = json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
+	const char *t = json_string_value(eo_meta_get(obj, "creationTimestamp"));
 
 	return t != NULL ? t : "";
 }
@@ -399,8 +399,7 @@ bool eo__plan_absence_verified(struct eo__plan_ctx *x, const json_t *member, con
  */
 void eo__plan_relabel_with_mark(struct eo__plan_ctx *x, const struct eo_plan_member *pm, bool voter)
 {
-	const char *uid =
-	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+	const char *uid = eo_meta_uid(pm->pod);
 
 	x->out->label_pod = false;
 	x->out->pod_uid[0] = '\0';

@@ -151,8 +151,7 @@ int64_t eo_dplan_quota(const json_t *cluster, const struct eo_dplan_member *memb
 
 static const char *created_at(const json_t *obj)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
+	return json_string_value(eo_meta_get(obj, "creationTimestamp"));
 }
 
 /* --- status --- */
@@ -425,8 +424,7 @@ static bool other_first(const struct eo_dplan_input *in, const char **who)
 
 		if (oc == NULL || strcmp(oc, cname) != 0 || on == NULL ||
 		    (ouid != NULL && uid != NULL && strcmp(ouid, uid) == 0) ||
-		    eo_defrag_phase_is_terminal(op) ||
-		    json_object_get(json_object_get(o, "metadata"), "deletionTimestamp") != NULL)
+		    eo_defrag_phase_is_terminal(op) || eo_meta_is_deleting(o))
 			continue;
 		/* RFC 3339 UTC timestamps of one format compare as strings. */
 		c = strcmp(ots != NULL ? ots : "", mine_ts != NULL ? mine_ts : "");
@@ -631,8 +629,7 @@ int eo_plan_defrag(const struct eo_dplan_input *in, struct eo_dplan_result *out)
 		return plan_ttl(in, out);
 	cur = json_object_get(in->defrag, "status");
 	w.st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	w.generation = json_integer_value(
-	    json_object_get(json_object_get(in->defrag, "metadata"), "generation"));
+	w.generation = eo_meta_generation(in->defrag, 0);
 	if (w.generation <= 0)
 		w.generation = -1;
 	if (w.st == NULL)

@@ -38,8 +38,7 @@ static void msgf(struct eo_dsplan_result *out, const char *fmt, ...)
 
 static const char *created_at(const json_t *o)
 {
-	const char *s =
-	    json_string_value(json_object_get(json_object_get(o, "metadata"), "creationTimestamp"));
+	const char *s = json_string_value(eo_meta_get(o, "creationTimestamp"));
 
 	return s != NULL ? s : "";
 }
@@ -55,7 +54,7 @@ static int newest_first(const void *a, const void *b)
 
 static bool deleting(const json_t *o)
 {
-	return json_object_get(json_object_get(o, "metadata"), "deletionTimestamp") != NULL;
+	return eo_meta_is_deleting(o);
 }
 
 /* Finished runs beyond the history limits go into out->del. */
@@ -100,13 +99,11 @@ static int finish(const struct eo_dsplan_input *in, struct eo_dsplan_result *out
 		  const char *cstatus, const char *reason, const char *event_type)
 {
 	const json_t *cur = json_object_get(in->schedule, "status");
-	json_t *gen = json_object_get(json_object_get(in->schedule, "metadata"), "generation");
 	struct eo_condition c = {.type = EO_COND_READY,
 				 .status = cstatus,
 				 .reason = reason,
 				 .message = out->message,
-				 .observed_generation =
-				     json_is_integer(gen) ? json_integer_value(gen) : -1};
+				 .observed_generation = eo_meta_generation(in->schedule, -1)};
 	const char *before = eo_condition_reason(cur, EO_COND_READY);
 
 	if (eo_condition_set(st, &c, in->now) < 0) {

@@ -12,6 +12,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "plan/internal.h"
 
 static const char *const step_names[] = {
@@ -378,16 +379,12 @@ int eo_plan_force_new_cluster_decide(const struct eo_fnc_input *in, struct eo_fn
 /* The EtcdCluster's force-new-cluster request (plan/forcenew.h), NULL when none. */
 static const char *force_request(const json_t *cluster)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(cluster, "metadata"), "annotations"),
-			    EO_ANNOTATION_FORCE_NEW_CLUSTER));
+	return eo_meta_annotation(cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER);
 }
 
 static const char *force_step(const json_t *member)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
-			    EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP));
+	return eo_meta_annotation(member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP);
 }
 
 /*
@@ -485,9 +482,7 @@ static void fnc_view(const struct eo__plan_ctx *x, struct eo_fnc_member *rows,
 		    .voter = eo_member_is_voter(p->member),
 		    .lost = eo_plan_member_lost_data(p->member, p->pod, p->pvc),
 		    .step = force_step(p->member),
-		    .pod_present =
-			p->pod != NULL && json_object_get(json_object_get(p->pod, "metadata"),
-							  "deletionTimestamp") == NULL,
+		    .pod_present = p->pod != NULL && !eo_meta_is_deleting(p->pod),
 		    .pod_ready = eo_plan_pod_ready(p->pod),
 		    .pod_forces = eo_desired_pod_forces_new_cluster(p->pod),
 		    .answered = es != NULL,
@@ -639,11 +634,7 @@ static void fnc_act(struct eo__plan_ctx *x, const struct eo_fnc_decision *d,
 		break;
 	case EO_FNC_RESTART:
 		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s",
-			 json_string_value(
-			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
-			     ? json_string_value(
-				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
-			     : "");
+			 eo_meta_uid(pm->pod) != NULL ? eo_meta_uid(pm->pod) : "");
 		out->action = EO_PLAN_RESTART_MEMBER;
 		out->member = pm->member;
 		out->requeue_ms = EO_PLAN_REQUEUE_PENDING_MS;

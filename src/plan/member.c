@@ -10,6 +10,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/util.h"
 #include "desired/restore.h"
@@ -92,15 +93,12 @@ static const char *pod_phase(const json_t *pod)
 /* True for a Pod in a phase it never leaves, that is not already going away. */
 static bool pod_terminal(const json_t *pod)
 {
-	return pod != NULL &&
-	       json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") == NULL &&
-	       !eo_plan_pod_running(pod);
+	return pod != NULL && !eo_meta_is_deleting(pod) && !eo_plan_pod_running(pod);
 }
 
 static const char *pod_label(const json_t *pod, const char *key)
 {
-	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"), key));
+	return eo_meta_label(pod, key);
 }
 
 static void refuse(struct mctx *x, const char *kind, const char *name)
@@ -236,8 +234,7 @@ static void pod_status(struct mctx *x, const char *pvc_name, bool memory)
 	const struct eo_mplan_input *in = x->in;
 	const json_t *m = in->member;
 	const char *mname = eo_member_name(m);
-	const char *pod_uid =
-	    json_string_value(json_object_get(json_object_get(in->pod, "metadata"), "uid"));
+	const char *pod_uid = eo_meta_uid(in->pod);
 	const char *old_uid = json_string_value(json_object_get(x->st, "podUID"));
 	const char *mid = json_string_value(json_object_get(x->st, "memberID"));
 	const char *ver = json_string_value(json_object_get(x->st, "version"));
@@ -407,8 +404,7 @@ static bool member_lost(struct mctx *x, const char *pvc_name)
 
 	if (eo_member_dormant(m)) {
 		if (in->pod != NULL && eo_desired_is_controlled_by(in->pod, uid) &&
-		    json_object_get(json_object_get(in->pod, "metadata"), "deletionTimestamp") ==
-			NULL) {
+		    !eo_meta_is_deleting(in->pod)) {
 			out->action = EO_MPLAN_DELETE_POD;
 		} else {
 			out->action = EO_MPLAN_NONE;
@@ -482,8 +478,7 @@ static bool volume_held(struct mctx *x, const char *pvc_name, bool memory)
 			return true;
 		}
 		/* The identity of the volume the Pod runs on, to notice it being replaced. */
-		pvc_uid =
-		    json_string_value(json_object_get(json_object_get(in->pvc, "metadata"), "uid"));
+		pvc_uid = eo_meta_uid(in->pvc);
 		if (!eo_present(json_string_value(json_object_get(x->st, "dataVolumeUID"))) &&
 		    eo_present(pvc_uid))
 			set_status(x, "dataVolumeUID", json_string(pvc_uid));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/timeutil.h"
 
 static const json_t *at(const json_t *o, const char *a, const char *b)
@@ -84,8 +85,7 @@ static bool gone(const json_t *pod, long grace_s, time_t now, struct eo_node_ver
 	const json_t *ready = find_by(at(pod, "status", "conditions"), "type", "Ready");
 	const char *rs = json_string_value(json_object_get(ready, "status"));
 	time_t since = 0;
-	bool known =
-	    parse_since(json_string_value(at(pod, "metadata", "deletionTimestamp")), &since);
+	bool known = parse_since(eo_meta_deletion_timestamp(pod), &since);
 	char s[64];
 
 	if (!known && rs != NULL && strcmp(rs, "True") != 0)
@@ -96,11 +96,7 @@ static bool gone(const json_t *pod, long grace_s, time_t now, struct eo_node_ver
 	clock_from(v, known, since, grace_s, now);
 	since_text(s, sizeof(s), known, since);
 	snprintf(v->why, sizeof(v->why), "node %s is gone (no Node object); the Pod is %s%s",
-		 v->node,
-		 json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL
-		     ? "terminating"
-		     : "not ready",
-		 s);
+		 v->node, eo_meta_is_deleting(pod) ? "terminating" : "not ready", s);
 	return true;
 }
 
@@ -144,8 +140,7 @@ const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc)
 	if (pod == NULL)
 		return NULL;
 	if (nn == NULL || nn[0] == '\0')
-		nn = json_string_value(at(json_object_get(pvc, "metadata"), "annotations",
-					  EO_ANNOTATION_SELECTED_NODE));
+		nn = eo_meta_annotation(pvc, EO_ANNOTATION_SELECTED_NODE);
 	return nn != NULL && nn[0] != '\0' ? nn : NULL;
 }
 
@@ -172,8 +167,7 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct e
 		return gone(pm->pod, grace_s, now, v);
 	if (eo_plan_node_lost(node, false))
 		return not_ready(node, grace_s, now, v);
-	ev = json_string_value(
-	    at(json_object_get(node, "metadata"), "annotations", EO_ANNOTATION_EVACUATE));
+	ev = eo_meta_annotation(node, EO_ANNOTATION_EVACUATE);
 	if (ev != NULL && strcmp(ev, "true") == 0) {
 		/*
 		 * Only off a cordoned node: on a schedulable one the replacement could land on

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/conditions.h"
+#include "api/meta.h"
 #include "core/strbuf.h"
 #include "api/member.h"
 #include "api/names.h"
@@ -251,8 +252,7 @@ bool eo_plan_pod_issue(const json_t *member, const json_t *pod, const json_t *pv
 	char pvc_name[EO_NAME_MAX];
 
 	memset(out, 0, sizeof(*out));
-	if (pod == NULL || eo_plan_pod_ready(pod) ||
-	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+	if (pod == NULL || eo_plan_pod_ready(pod) || eo_meta_is_deleting(pod))
 		return false;
 	if (eo_name_member_pvc(pvc_name, sizeof(pvc_name), eo_member_name(member)) != 0)
 		pvc_name[0] = '\0';

@@ -9,6 +9,7 @@
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "api/meta.h"
 #include "plan/internal.h"
 
 static bool services_ok(const struct eo_plan_input *in, bool *ok)
@@ -71,8 +72,7 @@ static bool stop_foreign(struct eo__plan_ctx *x, const struct eo__plan_counts *c
 {
 	const char *kind = NULL;
 	const json_t *o = foreign_object(x->in, &kind);
-	const char *name =
-	    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+	const char *name = eo_meta_name(o);
 	char holder[2 * EO_NAME_MAX + 64];
 
 	if (o == NULL)

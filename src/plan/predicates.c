@@ -12,6 +12,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "plan/internal.h"
 
@@ -22,7 +23,7 @@ bool eo_plan_pod_ready(const json_t *pod)
 
 	if (pod == NULL)
 		return false;
-	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+	if (eo_meta_is_deleting(pod))
 		return false;
 	conds = json_object_get(json_object_get(pod, "status"), "conditions");
 	json_array_foreach(conds, i, c)
@@ -40,8 +41,7 @@ bool eo_plan_pod_running(const json_t *pod)
 {
 	const char *phase = NULL;
 
-	if (pod == NULL ||
-	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+	if (pod == NULL || eo_meta_is_deleting(pod))
 		return false;
 	phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
 	return phase == NULL || (strcmp(phase, "Failed") != 0 && strcmp(phase, "Succeeded") != 0);
@@ -49,8 +49,7 @@ bool eo_plan_pod_running(const json_t *pod)
 
 bool eo_plan_pod_voter_labelled(const json_t *pod)
 {
-	const char *v = json_string_value(json_object_get(
-	    json_object_get(json_object_get(pod, "metadata"), "labels"), EO_LABEL_ROLE));
+	const char *v = eo_meta_label(pod, EO_LABEL_ROLE);
 
 	return v != NULL && strcmp(v, EO_LABEL_ROLE_VOTER) == 0;
 }
@@ -82,10 +81,9 @@ bool eo_plan_data_volume_lost(const json_t *member, const json_t *pvc)
 	if (!eo_present(recorded) &&
 	    !eo_present(json_string_value(json_object_get(st, "memberID"))))
 		return false; /* never ran on its data: a missing PVC is simply created */
-	if (pvc == NULL ||
-	    json_object_get(json_object_get(pvc, "metadata"), "deletionTimestamp") != NULL)
+	if (pvc == NULL || eo_meta_is_deleting(pvc))
 		return true; /* gone, or going as soon as the Pod lets go of it */
-	uid = json_string_value(json_object_get(json_object_get(pvc, "metadata"), "uid"));
+	uid = eo_meta_uid(pvc);
 	return eo_present(recorded) && (uid == NULL || strcmp(uid, recorded) != 0);
 }
 
@@ -128,8 +126,7 @@ bool eo_plan_data_dir_lost(const json_t *member, const json_t *pod, char *why, s
 	    eo_member_is_pending(member) || eo_member_dormant(member) ||
 	    !eo_present(json_string_value(
 		json_object_get(json_object_get(member, "status"), "memberID"))) ||
-	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
-	    (t = guard_refusal(pod)) == NULL)
+	    eo_meta_is_deleting(pod) || (t = guard_refusal(pod)) == NULL)
 		return false;
 	if (why != NULL && n > 0) {
 		msg = json_string_value(json_object_get(t, "message"));
@@ -175,8 +172,7 @@ bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *
 	if (why != NULL && n > 0)
 		why[0] = '\0';
 	if (pod == NULL || eo_member_is_deleting(member) || eo_member_is_pending(member) ||
-	    eo_member_dormant(member) || eo_plan_pod_ready(pod) ||
-	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
+	    eo_member_dormant(member) || eo_plan_pod_ready(pod) || eo_meta_is_deleting(pod))
 		return false;
 	if ((cs = etcd_container_status(pod)) == NULL)
 		return false;
@@ -198,10 +194,8 @@ bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *
 
 bool eo_plan_observed_differs(const json_t *cached, const json_t *live)
 {
-	const json_t *mc = json_object_get(cached, "metadata"),
-		     *ml = json_object_get(live, "metadata");
-	const char *uc = json_string_value(json_object_get(mc, "uid"));
-	const char *ul = json_string_value(json_object_get(ml, "uid"));
+	const char *uc = eo_meta_uid(cached);
+	const char *ul = eo_meta_uid(live);
 
 	if ((cached == NULL) != (live == NULL))
 		return true;
@@ -209,8 +203,7 @@ bool eo_plan_observed_differs(const json_t *cached, const json_t *live)
 		return false;
 	if ((uc == NULL) != (ul == NULL) || (uc != NULL && strcmp(uc, ul) != 0))
 		return true;
-	return (json_object_get(mc, "deletionTimestamp") == NULL) !=
-	       (json_object_get(ml, "deletionTimestamp") == NULL);
+	return eo_meta_is_deleting(cached) != eo_meta_is_deleting(live);
 }
 
 int eo_plan_next_member_name(const char *cluster, const char *cluster_uid, const char *prev,

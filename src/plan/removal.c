@@ -10,6 +10,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "core/util.h"
 
 static const char *const names[EO_RPLAN_ACTION_COUNT_] = {
@@ -59,9 +60,7 @@ static bool never_joined(const json_t *member)
 
 static bool forced(const json_t *member)
 {
-	const char *v = json_string_value(
-	    json_object_get(json_object_get(json_object_get(member, "metadata"), "annotations"),
-			    EO_ANNOTATION_FORCE_FINALIZE));
+	const char *v = eo_meta_annotation(member, EO_ANNOTATION_FORCE_FINALIZE);
 
 	return v != NULL && strcmp(v, "true") == 0;
 }

@@ -9,6 +9,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 
 static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
@@ -44,24 +45,9 @@ static void msgf(struct eo_retain_result *out, const char *f, ...)
 	va_end(ap);
 }
 
-static const json_t *meta(const json_t *obj, const char *key)
-{
-	return json_object_get(json_object_get(obj, "metadata"), key);
-}
-
 bool eo_plan_retain_has_finalizer(const json_t *cluster)
 {
-	const json_t *f = NULL;
-	size_t i;
-
-	json_array_foreach(meta(cluster, "finalizers"), i, f)
-	{
-		const char *s = json_string_value(f);
-
-		if (s != NULL && strcmp(s, EO_FINALIZER_RETAIN_DATA) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_has_finalizer(cluster, EO_FINALIZER_RETAIN_DATA);
 }
 
 /* True when one of the PVC's owner references names the member's UID. */
@@ -70,7 +56,7 @@ static bool owned_by(const json_t *pvc, const char *member_uid)
 	const json_t *ref = NULL;
 	size_t i;
 
-	json_array_foreach(meta(pvc, "ownerReferences"), i, ref)
+	json_array_foreach(eo_meta_get(pvc, "ownerReferences"), i, ref)
 	{
 		const char *uid = json_string_value(json_object_get(ref, "uid"));
 
@@ -82,7 +68,7 @@ static bool owned_by(const json_t *pvc, const char *member_uid)
 
 static bool gone(const json_t *pvc)
 {
-	return pvc == NULL || meta(pvc, "deletionTimestamp") != NULL;
+	return pvc == NULL || eo_meta_is_deleting(pvc);
 }
 
 bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, const json_t *pvc)
@@ -97,12 +83,12 @@ bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, co
 /* The merge patch that drops the member's owner references and keeps any other. */
 static json_t *release_patch(const json_t *pvc, const char *member_uid)
 {
-	const char *rv = json_string_value(meta(pvc, "resourceVersion"));
+	const char *rv = eo_meta_resource_version(pvc);
 	json_t *keep = json_array(), *ref = NULL, *patch = NULL;
 	size_t i;
 	int bad = keep == NULL || rv == NULL || rv[0] == '\0';
 
-	json_array_foreach(meta(pvc, "ownerReferences"), i, ref)
+	json_array_foreach(eo_meta_get(pvc, "ownerReferences"), i, ref)
 	{
 		const char *uid = json_string_value(json_object_get(ref, "uid"));
 
@@ -150,7 +136,7 @@ static int plan_deleting(const struct eo_retain_input *in, struct eo_retain_resu
 	for (size_t i = 0; i < in->n_members; i++) {
 		const json_t *m = in->members[i].member, *pvc = in->members[i].pvc;
 		const char *uid = eo_member_uid(m), *mname = eo_member_name(m);
-		const char *pname = json_string_value(meta(pvc, "name"));
+		const char *pname = eo_meta_name(pvc);
 
 		if (uid == NULL || mname == NULL)
 			return -1;

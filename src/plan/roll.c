@@ -12,6 +12,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "plan/internal.h"
 
 static const char *const step_names[] = {
@@ -339,13 +340,9 @@ void eo__plan_fill_roll_view(struct eo__plan_ctx *x)
 		r->name = eo_member_name(pm->member);
 		r->memory = st.memory;
 		r->on_target = eo_desired_member_on_target(pm->member, x->observed);
-		r->pod_present =
-		    pm->pod != NULL && json_object_get(json_object_get(pm->pod, "metadata"),
-						       "deletionTimestamp") == NULL;
+		r->pod_present = pm->pod != NULL && !eo_meta_is_deleting(pm->pod);
 		r->ready = eo_plan_member_serving(pm->member, pm->pod);
-		have = json_string_value(json_object_get(
-		    json_object_get(json_object_get(pm->pod, "metadata"), "annotations"),
-		    EO_ANNOTATION_POD_HASH));
+		have = eo_meta_annotation(pm->pod, EO_ANNOTATION_POD_HASH);
 		target = eo_desired_member_with_target(pm->member, x->observed);
 		if (target == NULL) {
 			x->ok = false;
@@ -383,8 +380,7 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
 {
 	const json_t *st = json_object_get(pdb, "status");
 	const json_t *allowed = json_object_get(st, "disruptionsAllowed");
-	json_int_t gen =
-	    json_integer_value(json_object_get(json_object_get(pdb, "metadata"), "generation"));
+	json_int_t gen = eo_meta_generation(pdb, 0);
 
 	if (pdb == NULL)
 		return EO_ROLL_PDB_ABSENT;
@@ -406,8 +402,7 @@ static enum eo_roll_pdb roll_pdb(const json_t *pdb)
 static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
 				const char *why)
 {
-	const char *uid =
-	    json_string_value(json_object_get(json_object_get(pm->pod, "metadata"), "uid"));
+	const char *uid = eo_meta_uid(pm->pod);
 
 	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, NULL, NULL) ||
 	    !eo_present(uid))
@@ -484,11 +479,7 @@ static void roll_act(struct eo__plan_ctx *x, const struct eo_roll_decision *d)
 		break;
 	case EO_ROLL_RESTART:
 		snprintf(x->out->pod_uid, sizeof(x->out->pod_uid), "%s",
-			 json_string_value(
-			     json_object_get(json_object_get(pm->pod, "metadata"), "uid")) != NULL
-			     ? json_string_value(
-				   json_object_get(json_object_get(pm->pod, "metadata"), "uid"))
-			     : "");
+			 eo_meta_uid(pm->pod) != NULL ? eo_meta_uid(pm->pod) : "");
 		x->out->action = EO_PLAN_RESTART_MEMBER;
 		/* Where the roll asked the PDB, the apiserver decides again, atomically. */
 		x->out->evict = rv->n > 2;

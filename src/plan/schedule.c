@@ -59,10 +59,8 @@ event(struct eo_schplan_result *out, const char *type, const char *reason, const
 
 time_t eo_schplan_slot_time(const json_t *snapshot)
 {
-	json_t *md = json_object_get(snapshot, "metadata");
-	const char *a = json_string_value(
-	    json_object_get(json_object_get(md, "annotations"), EO_ANNOTATION_SCHEDULED_TIME));
-	const char *c = json_string_value(json_object_get(md, "creationTimestamp"));
+	const char *a = eo_meta_annotation(snapshot, EO_ANNOTATION_SCHEDULED_TIME);
+	const char *c = json_string_value(eo_meta_get(snapshot, "creationTimestamp"));
 	time_t t;
 
 	if (a != NULL && eo_time_parse(a, &t) == 0)
@@ -83,7 +81,7 @@ bool eo_schplan_owns(const json_t *schedule, const json_t *snap)
 
 static bool deleting(const json_t *obj)
 {
-	return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
+	return eo_meta_is_deleting(obj);
 }
 
 struct order {
@@ -536,8 +534,7 @@ static int create_slot(const struct eo_schplan_input *in, struct eo_schplan_resu
 static time_t floor_of(const struct eo_schplan_input *in, const json_t *st)
 {
 	const char *last_s = json_string_value(json_object_get(st, "lastScheduleTime"));
-	const char *created_s = json_string_value(
-	    json_object_get(json_object_get(in->schedule, "metadata"), "creationTimestamp"));
+	const char *created_s = json_string_value(eo_meta_get(in->schedule, "creationTimestamp"));
 	time_t last = -1, floor_t;
 
 	if (last_s != NULL && eo_time_parse(last_s, &last) != 0)
@@ -631,8 +628,7 @@ int eo_plan_schedule(const struct eo_schplan_input *in, struct eo_schplan_result
 {
 	const json_t *sch = in->schedule;
 	const json_t *cur = json_object_get(sch, "status");
-	json_t *gen_j = json_object_get(json_object_get(sch, "metadata"), "generation");
-	long long gen = json_is_integer(gen_j) ? json_integer_value(gen_j) : -1;
+	long long gen = eo_meta_generation(sch, -1);
 	struct eo_schedule_retention r;
 	enum eo_schplan_keep *verdict = NULL;
 	struct order *o = NULL;

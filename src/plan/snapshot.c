@@ -207,14 +207,12 @@ static int set_status(const struct eo_splan_input *in, struct eo_splan_result *o
 {
 	const json_t *cur = json_object_get(in->snapshot, "status");
 	json_t *st = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	json_t *md = json_object_get(in->snapshot, "metadata");
-	json_t *gen = json_object_get(md, "generation");
 	struct eo_condition c = {
 	    .type = EO_COND_READY,
 	    .status = cond_status,
 	    .reason = reason,
 	    .message = out->message,
-	    .observed_generation = json_is_integer(gen) ? json_integer_value(gen) : -1,
+	    .observed_generation = eo_meta_generation(in->snapshot, -1),
 	};
 
 	if (st == NULL ||
@@ -369,8 +367,7 @@ static int check_volume(const struct eo_splan_input *in, struct eo_splan_result 
 static int auth_not_on(const struct eo_splan_input *in, struct eo_splan_result *out,
 		       const char *cname)
 {
-	const char *ts = json_string_value(
-	    json_object_get(json_object_get(in->snapshot, "metadata"), "creationTimestamp"));
+	const char *ts = json_string_value(eo_meta_get(in->snapshot, "creationTimestamp"));
 	time_t created = 0;
 
 	if (ts != NULL && eo_time_parse(ts, &created) == 0 &&

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/names.h"
 
 static const char *or_q(const char *s)
@@ -16,7 +17,7 @@ static const char *or_q(const char *s)
 /* The first owner reference with controller: true that is not referrer_uid's, or NULL. */
 static const json_t *foreign_controller(const json_t *pvc, const char *referrer_uid)
 {
-	const json_t *refs = json_object_get(json_object_get(pvc, "metadata"), "ownerReferences");
+	const json_t *refs = eo_meta_get(pvc, "ownerReferences");
 	const json_t *ref = NULL;
 	size_t i;
 
@@ -38,7 +39,7 @@ enum eo_volref_verdict eo_plan_volref_check(const json_t *pvc, const char *claim
 					    const char *referrer_uid, const char *own_cluster,
 					    char *why, size_t n)
 {
-	const json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
+	const json_t *labels = eo_meta_get(pvc, "labels");
 	const char *cluster = json_string_value(json_object_get(labels, EO_LABEL_CLUSTER));
 	const char *by = json_string_value(json_object_get(labels, EO_LABEL_MANAGED_BY));
 	const json_t *ref = NULL;

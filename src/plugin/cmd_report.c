@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "core/strbuf.h"
 #include "plugin/report.h"
 
@@ -116,9 +117,8 @@ static void report_logs(struct eo__plugin_ctx *c, struct eo_strbuf *logs, struct
 		note(notes, "operator log", "no Pod labelled app.kubernetes.io/name=etcd-operator");
 	json_array_foreach(json_object_get(pods, "items"), i, p)
 	{
-		const json_t *meta = json_object_get(p, "metadata");
-		const char *pns = json_string_value(json_object_get(meta, "namespace"));
-		const char *pname = json_string_value(json_object_get(meta, "name"));
+		const char *pns = eo_meta_namespace(p);
+		const char *pname = eo_meta_name(p);
 		char path[1024], head[600];
 		struct eo_kube_raw_req rq = {.method = "GET", .path = path, .timeout_ms = 60000};
 		struct eo_kube_raw_res *res;

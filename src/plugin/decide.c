@@ -9,6 +9,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/json.h"
 #include "etcd/wire.h"
@@ -50,7 +51,7 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 	json_array_foreach(mitems, i, m)
 	{
 		struct eo_plugin_target *t;
-		const char *name = str_at(m, "metadata", "name"), *phase;
+		const char *name = eo_meta_name(m), *phase;
 
 		if (!name)
 			return -1;
@@ -63,7 +64,7 @@ int eo_plugin_targets(const json_t *members, const json_t *pods, struct eo_plugi
 		t->voter = eo_member_is_voter(m);
 		json_array_foreach(pitems, j, p)
 		{
-			const char *pn = str_at(p, "metadata", "name");
+			const char *pn = eo_meta_name(p);
 
 			if (pn && strcmp(pn, name) == 0) {
 				t->pod = p;
@@ -112,8 +113,8 @@ size_t eo_plugin_query_order(const struct eo_plugin_target *t, size_t n, size_t 
 const char *eo_plugin_paused(const json_t *cluster, char *msg, size_t cap)
 {
 	const json_t *r = json_object_get(json_object_get(cluster, "spec"), "replicas");
-	const char *name = str_at(cluster, "metadata", "name");
-	const char *ns = str_at(cluster, "metadata", "namespace");
+	const char *name = eo_meta_name(cluster);
+	const char *ns = eo_meta_namespace(cluster);
 
 	if (json_is_integer(r) && json_integer_value(r) == 0) {
 		msgf(msg, cap,
@@ -208,9 +209,9 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 					    const char *remove, json_t **patch, char *msg,
 					    size_t cap)
 {
-	const char *name = str_at(cluster, "metadata", "name");
-	const char *ns = str_at(cluster, "metadata", "namespace");
-	const char *rv = str_at(cluster, "metadata", "resourceVersion");
+	const char *name = eo_meta_name(cluster);
+	const char *ns = eo_meta_namespace(cluster);
+	const char *rv = eo_meta_resource_version(cluster);
 	int64_t replicas = eo_cluster_replicas(cluster); /* absent: the operator's default */
 	const json_t *obs = json_object_get(json_object_get(cluster, "status"), "observed");
 	int64_t observed = int_at(json_object_get(cluster, "status"), "observed", "replicas", -1);
@@ -243,7 +244,7 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 		const struct eo_plan_member *want = NULL;
 
 		for (i = 0; i < n; i++) {
-			const char *mn = str_at(members[i].member, "metadata", "name");
+			const char *mn = eo_meta_name(members[i].member);
 
 			if (mn && strcmp(mn, remove) == 0)
 				want = &members[i];
@@ -265,7 +266,7 @@ enum eo_plugin_scale eo_plugin_scale_decide(const json_t *cluster,
 		}
 		victim = eo_plan_scale_down_victim(members, n);
 		if (victim != want) {
-			const char *vn = victim ? str_at(victim->member, "metadata", "name") : NULL;
+			const char *vn = victim ? eo_meta_name(victim->member) : NULL;
 
 			msgf(
 			    msg, cap,

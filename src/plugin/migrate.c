@@ -10,6 +10,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "core/util.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
@@ -76,8 +77,7 @@ static bool pod_ready(const json_t *pod)
 	const char *phase = str(pod, "status", "phase", NULL);
 	size_t i;
 
-	if (phase == NULL || strcmp(phase, "Running") != 0 ||
-	    at(pod, "metadata", "deletionTimestamp", NULL) != NULL)
+	if (phase == NULL || strcmp(phase, "Running") != 0 || eo_meta_is_deleting(pod))
 		return false;
 	json_array_foreach(conds, i, c)
 	{
@@ -97,7 +97,7 @@ static const json_t *find_named(const json_t *arr, const char *name)
 
 	json_array_foreach(arr, i, o)
 	{
-		const char *n = str(o, "metadata", "name", NULL);
+		const char *n = eo_meta_name(o);
 
 		if (n != NULL && strcmp(n, name) == 0)
 			return o;
@@ -293,7 +293,7 @@ static bool check_running(const struct eo_migrate_observed *in, struct eo_migrat
 			refuse(p, "PVC %s of Pod %s is missing", claim, m->name);
 			return false;
 		}
-		uid = str(pod, "metadata", "uid", NULL);
+		uid = eo_meta_uid(pod);
 		snprintf(m->pvc, sizeof(m->pvc), "%s", claim);
 		snprintf(m->pod_uid, sizeof(m->pod_uid), "%s", uid ? uid : "");
 		if (in->status_ok != NULL && !in->status_ok[i]) {
@@ -427,7 +427,7 @@ static json_t *cluster_object(const struct eo_migrate_observed *in, struct eo_mi
 	opts = options_of(ctr, p);
 	if (c == NULL || spec == NULL || storage == NULL || opts == NULL)
 		goto fail;
-	ann = json_object_get(json_object_get(c, "metadata"), "annotations");
+	ann = eo_meta_get(c, "annotations");
 	if (p->peer_auto_tls)
 		json_object_set_new(ann, EO_ANNOTATION_PEER_AUTO_TLS, json_string("true"));
 	if (cls != NULL)
@@ -544,13 +544,11 @@ int eo_migrate_plan(const struct eo_migrate_observed *in, struct eo_migrate_plan
 		    "the legacy operator is still running (Deployment %s/%s: %lld ready of %lld); "
 		    "stop it first (kubectl -n %s scale deployment %s --replicas=0) so that it "
 		    "does not fight over the cluster; nothing was changed",
-		    str(in->operator_dep, "metadata", "namespace", NULL),
-		    str(in->operator_dep, "metadata", "name", NULL),
+		    eo_meta_namespace(in->operator_dep), eo_meta_name(in->operator_dep),
 		    (long long)json_integer_value(
 			at(in->operator_dep, "status", "readyReplicas", NULL)),
 		    (long long)json_integer_value(at(in->operator_dep, "spec", "replicas", NULL)),
-		    str(in->operator_dep, "metadata", "namespace", NULL),
-		    str(in->operator_dep, "metadata", "name", NULL));
+		    eo_meta_namespace(in->operator_dep), eo_meta_name(in->operator_dep));
 		return 0;
 	}
 	if (legacy_tls(legacy) || json_is_true(at(legacy, "spec", "security", "enableAuth"))) {
@@ -754,7 +752,7 @@ json_t *eo_migrate_owner_patch(const json_t *ours, bool controller)
 
 json_t *eo_migrate_finalizers_patch(const json_t *obj)
 {
-	const json_t *fins = at(obj, "metadata", "finalizers", NULL);
+	const json_t *fins = eo_meta_get(obj, "finalizers");
 	json_t *keep = json_array(), *f = NULL;
 	size_t i;
 
@@ -782,7 +780,7 @@ bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 
 	if (!eo_present(uid))
 		return false;
-	json_array_foreach(at(obj, "metadata", "ownerReferences", NULL), i, ref)
+	json_array_foreach(eo_meta_get(obj, "ownerReferences"), i, ref)
 	{
 		const char *u = json_string_value(json_object_get(ref, "uid"));
 

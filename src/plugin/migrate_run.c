@@ -12,6 +12,7 @@
 
 #include "api/cluster.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/json.h"
 #include "core/strbuf.h"
@@ -932,7 +933,7 @@ static int patch_obj(struct mctx *c, const char *gv, const char *plural, const c
 static int adopt_members(struct mctx *c, json_t *members[])
 {
 	for (size_t i = 0; i < c->plan.n; i++) {
-		const char *uid = eo_kube_obj_uid(members[i]);
+		const char *uid = eo_meta_uid(members[i]);
 		const char *names[2] = {c->plan.m[i].pvc, c->plan.m[i].name};
 		const char *plurals[2] = {"persistentvolumeclaims", "pods"};
 
@@ -946,7 +947,7 @@ static int adopt_members(struct mctx *c, json_t *members[])
 				return failf(c, EO_PEXIT_FAILED,
 					     "%s %s vanished during the migration",
 					     k ? "Pod" : "PVC", names[k]);
-			if (k == 1 && strcmp(eo_kube_obj_uid(have) ? eo_kube_obj_uid(have) : "",
+			if (k == 1 && strcmp(eo_meta_uid(have) ? eo_meta_uid(have) : "",
 					     c->plan.m[i].pod_uid) != 0) {
 				json_decref(have);
 				return failf(c, EO_PEXIT_FAILED,
@@ -1015,7 +1016,7 @@ static int adopt_cluster_objects(struct mctx *c)
 	if (pdb != NULL && !eo_migrate_owned_by(pdb, uid)) {
 		struct eo_kube_resource r = {"policy/v1", "poddisruptionbudgets", c->ns,
 					     c->a->name};
-		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(pdb),
+		struct eo_kube_delete_opts d = {.uid = eo_meta_uid(pdb),
 						.grace_period_seconds = -1};
 		struct eo_kube_error ke = {0};
 		eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &ke);

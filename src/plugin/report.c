@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "api/meta.h"
+
 void eo_plugin_report_name(const char *ns, const char *cluster, time_t now, char *out, size_t cap)
 {
 	struct tm tm;
@@ -77,25 +79,27 @@ void eo_plugin_report_scrub(json_t *list)
 	}
 }
 
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
 static const char *str(const json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "-";
+	return or_dash(json_string_value(json_object_get(o, k)));
 }
 
 void eo_plugin_report_summary(const json_t *cluster, const json_t *members, const char *notes,
 			      struct eo_strbuf *out)
 {
-	const json_t *meta = json_object_get(cluster, "metadata");
 	const json_t *st = json_object_get(cluster, "status");
 	const json_t *c, *m;
 	char line[2048];
 	size_t i;
 
 	snprintf(line, sizeof(line), "EtcdCluster %s/%s (generation %lld, observed %lld)\n",
-		 str(meta, "namespace"), str(meta, "name"),
-		 (long long)json_integer_value(json_object_get(meta, "generation")),
+		 or_dash(eo_meta_namespace(cluster)), or_dash(eo_meta_name(cluster)),
+		 (long long)eo_meta_generation(cluster, 0),
 		 (long long)json_integer_value(json_object_get(st, "observedGeneration")));
 	eo_strbuf_add(out, line);
 	snprintf(line, sizeof(line), "ready members: %lld of %lld\n\nconditions:\n",
@@ -117,8 +121,8 @@ void eo_plugin_report_summary(const json_t *cluster, const json_t *members, cons
 		const json_t *mc;
 		size_t j;
 
-		snprintf(line, sizeof(line), "  %s memberID=%s\n",
-			 str(json_object_get(m, "metadata"), "name"), str(ms, "memberID"));
+		snprintf(line, sizeof(line), "  %s memberID=%s\n", or_dash(eo_meta_name(m)),
+			 str(ms, "memberID"));
 		eo_strbuf_add(out, line);
 		json_array_foreach(json_object_get(ms, "conditions"), j, mc)
 		{

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "core/strbuf.h"
 #include "etcd/wire.h"
@@ -524,8 +525,7 @@ int eo_plugin_complete_clusters(const struct eo_plugin_completion *c, const char
 	if (eo_kube_list(kc, &r, NULL, &list, &ke) == EO_KUBE_OK) {
 		json_array_foreach(json_object_get(list, "items"), i, item)
 		{
-			const char *name = json_string_value(
-			    json_object_get(json_object_get(item, "metadata"), "name"));
+			const char *name = eo_meta_name(item);
 
 			if (name && strncmp(name, prefix, strlen(prefix)) == 0) {
 				fprintf(out, "%s\n", name);
