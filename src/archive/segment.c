@@ -247,6 +247,9 @@ static int open_segment(struct eo_archive_writer *w, const struct eo_archive_rev
 
 	snprintf(w->partial, sizeof(w->partial), "%s/%020" PRId64 ".partial", w->dir,
 		 first->revision);
+	/* A .partial left by a writer that died is never a segment: start it again. */
+	if (unlink(w->partial) != 0 && errno != ENOENT)
+		return fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial, strerror(errno));
 	w->f = fopen(w->partial, "wbx");
 	if (w->f == NULL)
 		return fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial, strerror(errno));

@@ -29,8 +29,9 @@
  * objects) compress 3-10x with it, and deflate level 1 runs far above the 2,000 writes/s of
  * 1 KiB the archiver must keep up with. The codec byte leaves room for zstd later.
  *
- * A segment is written to "<name>.partial" and renamed to its final name only once the
- * trailer is on disk (fsync'd), so a crash leaves either a whole segment or a .partial one.
+ * A segment is written to "<first>.partial" and renamed to its final name only once the
+ * trailer is on disk (fsync'd), so a crash leaves either a whole segment or a .partial one;
+ * the writer owns its directory and replaces a .partial it finds (never a segment).
  * A reader checks the header, the trailer and the file CRC before yielding any revision, and
  * the record count, revisions and raw CRC as it goes: a truncated or corrupted file never
  * yields a revision.
@@ -161,8 +162,9 @@ int eo_archive_reader_next(struct eo_archive_reader *r, struct eo_archive_rev *r
 			   size_t errcap);
 void eo_archive_reader_free(struct eo_archive_reader *r);
 
-/* Where a replay stops: every revision <= target_revision and received at or before
- * target_ms (each 0: no bound). */
+/* Where a replay stops: before the first revision above target_revision or received after
+ * target_ms (each 0: no bound). The replay is always a prefix of the archive, even if the
+ * archiver's clock stepped back. */
 struct eo_archive_target {
 	int64_t revision;
 	int64_t time_ms;
