@@ -2,26 +2,13 @@
 #include "archive/manifest.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-static int mfail(int rc, char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int mfail(int rc, char *err, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && cap > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, cap, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "archive/internal.h"
 
 void eo_archive_manifest_clear(struct eo_archive_manifest *m)
 {
@@ -239,20 +226,24 @@ int eo_archive_manifest_parse(const char *text, size_t len, struct eo_archive_ma
 
 	memset(m, 0, sizeof(*m));
 	if (text == NULL || len > EO_ARCHIVE_MANIFEST_BYTES)
-		return mfail(EO_ARCHIVE_EINVAL, err, errcap, "manifest absent or over %zu bytes",
-			     EO_ARCHIVE_MANIFEST_BYTES);
+		return eo__archive_fail(EO_ARCHIVE_EINVAL, err, errcap,
+					"manifest absent or over %zu bytes",
+					EO_ARCHIVE_MANIFEST_BYTES);
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_object(root)) {
-		rc = mfail(rc, err, errcap, "manifest: not a JSON object: %s", root ? "" : je.text);
+		rc = eo__archive_fail(rc, err, errcap, "manifest: not a JSON object: %s",
+				      root ? "" : je.text);
 		goto out;
 	}
 	if (!get_i64(root, "version", &version) || version != EO_ARCHIVE_MANIFEST_VERSION) {
-		rc = mfail(EO_ARCHIVE_EVERSION, err, errcap, "manifest: version not known");
+		rc = eo__archive_fail(EO_ARCHIVE_EVERSION, err, errcap,
+				      "manifest: version not known");
 		goto out;
 	}
 	if (!opt_array(root, "bases", &bases) || !opt_array(root, "segments", &segs) ||
 	    !opt_array(root, "gaps", &gaps)) {
-		rc = mfail(rc, err, errcap, "manifest: bases, segments and gaps must be arrays");
+		rc = eo__archive_fail(rc, err, errcap,
+				      "manifest: bases, segments and gaps must be arrays");
 		goto out;
 	}
 	rc = bases ? parse_bases(bases, m) : 0;
@@ -261,11 +252,11 @@ int eo_archive_manifest_parse(const char *text, size_t len, struct eo_archive_ma
 	if (rc == 0)
 		rc = gaps ? parse_gaps(gaps, m) : 0;
 	if (rc != 0)
-		mfail(rc, err, errcap,
-		      "manifest: %s entry (a field missing or out of range, a "
-		      "duplicate name, or over %d entries)",
-		      rc == EO_ARCHIVE_ENOMEM ? "out of memory at an" : "malformed",
-		      EO_ARCHIVE_MANIFEST_MAX);
+		eo__archive_fail(rc, err, errcap,
+				 "manifest: %s entry (a field missing or out of range, a "
+				 "duplicate name, or over %d entries)",
+				 rc == EO_ARCHIVE_ENOMEM ? "out of memory at an" : "malformed",
+				 EO_ARCHIVE_MANIFEST_MAX);
 out:
 	json_decref(root);
 	if (rc != 0)

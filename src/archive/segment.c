@@ -12,6 +12,8 @@
 
 #include <zlib.h>
 
+#include "archive/internal.h"
+
 #define HDR_MAGIC    "EOARSEG"
 #define TRL_MAGIC    "EOARTRL1"
 #define IO_CHUNK     (64 * 1024)
@@ -47,9 +49,7 @@ const char *eo_archive_strerror(int rc)
 	}
 }
 
-static int fail(int rc, char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(int rc, char *err, size_t cap, const char *fmt, ...)
+int eo__archive_fail(int rc, char *err, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,6 +59,21 @@ static int fail(int rc, char *err, size_t cap, const char *fmt, ...)
 		va_end(ap);
 	}
 	return rc;
+}
+
+/* Grows the record buffer *buf[*cap] to hold n bytes (its content need not be kept). */
+static int reserve(unsigned char **buf, size_t *cap, size_t n, char *err, size_t errcap)
+{
+	unsigned char *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, n);
+	if (p == NULL)
+		return eo__archive_fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
+	*buf = p;
+	*cap = n;
+	return 0;
 }
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -173,7 +188,8 @@ static int file_write(struct eo_archive_writer *w, const void *p, size_t n, char
 	if (n == 0)
 		return 0;
 	if (fwrite(p, 1, n, w->f) != n)
-		return fail(EO_ARCHIVE_EIO, err, cap, "%s: write: %s", w->partial, strerror(errno));
+		return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: write: %s", w->partial,
+					strerror(errno));
 	w->file_crc = (uint32_t)crc32(w->file_crc, p, (uInt)n);
 	w->info.size += n;
 	return 0;
@@ -194,7 +210,7 @@ static int codec_write(struct eo_archive_writer *w, const unsigned char *p, size
 		w->z.avail_out = sizeof(w->out);
 		zr = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
 		if (zr == Z_STREAM_ERROR)
-			return fail(EO_ARCHIVE_EIO, err, cap, "deflate failed");
+			return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "deflate failed");
 		rc = file_write(w, w->out, sizeof(w->out) - w->z.avail_out, err, cap);
 		if (rc != 0)
 			return rc;
@@ -212,10 +228,11 @@ int eo_archive_writer_new(const struct eo_archive_writer_opts *o, eo_archive_clo
 	    strlen(o->dir) >= sizeof(((struct eo_archive_writer *)0)->dir) ||
 	    (o->codec != EO_ARCHIVE_CODEC_NONE && o->codec != EO_ARCHIVE_CODEC_ZLIB) ||
 	    o->level < 0 || o->level > 9 || o->max_age_ms < 0)
-		return fail(EO_ARCHIVE_EINVAL, err, errcap, "invalid segment writer options");
+		return eo__archive_fail(EO_ARCHIVE_EINVAL, err, errcap,
+					"invalid segment writer options");
 	w = calloc(1, sizeof(*w));
 	if (w == NULL)
-		return fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
+		return eo__archive_fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
 	snprintf(w->dir, sizeof(w->dir), "%s", o->dir);
 	w->max_age_ms = o->max_age_ms > 0 ? o->max_age_ms : EO_ARCHIVE_SEG_MAX_AGE_MS;
 	w->max_bytes = o->max_bytes > 0 ? o->max_bytes : EO_ARCHIVE_SEG_MAX_BYTES;
@@ -249,10 +266,12 @@ static int open_segment(struct eo_archive_writer *w, const struct eo_archive_rev
 		 first->revision);
 	/* A .partial left by a writer that died is never a segment: start it again. */
 	if (unlink(w->partial) != 0 && errno != ENOENT)
-		return fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial, strerror(errno));
+		return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial,
+					strerror(errno));
 	w->f = fopen(w->partial, "wbx");
 	if (w->f == NULL)
-		return fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial, strerror(errno));
+		return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: %s", w->partial,
+					strerror(errno));
 	memset(&w->info, 0, sizeof(w->info));
 	w->info.codec = w->codec;
 	w->info.first_revision = first->revision;
@@ -263,7 +282,7 @@ static int open_segment(struct eo_archive_writer *w, const struct eo_archive_rev
 		memset(&w->z, 0, sizeof(w->z));
 		if (deflateInit(&w->z, w->level) != Z_OK) {
 			drop_open(w);
-			return fail(EO_ARCHIVE_ENOMEM, err, cap, "deflateInit failed");
+			return eo__archive_fail(EO_ARCHIVE_ENOMEM, err, cap, "deflateInit failed");
 		}
 		w->z_on = true;
 	}
@@ -305,14 +324,16 @@ static int close_segment(struct eo_archive_writer *w, char *err, size_t cap)
 	if (rc != 0)
 		goto bad;
 	if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0) {
-		rc = fail(EO_ARCHIVE_EIO, err, cap, "%s: flush: %s", w->partial, strerror(errno));
+		rc = eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: flush: %s", w->partial,
+				      strerror(errno));
 		goto bad;
 	}
 	eo_archive_seg_name(w->info.first_revision, w->info.last_revision, w->codec, w->info.name,
 			    sizeof(w->info.name));
 	snprintf(final, sizeof(final), "%s/%s", w->dir, w->info.name);
 	if (rename(w->partial, final) != 0) {
-		rc = fail(EO_ARCHIVE_EIO, err, cap, "%s: rename: %s", final, strerror(errno));
+		rc = eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: rename: %s", final,
+				      strerror(errno));
 		goto bad;
 	}
 	fclose(w->f);
@@ -348,27 +369,23 @@ int eo_archive_writer_add(struct eo_archive_writer *w, const struct eo_archive_r
 	int rc;
 
 	if (rev == NULL || (rev->n > 0 && rev->events == NULL) || rev->n == 0)
-		return fail(EO_ARCHIVE_EINVAL, err, errcap, "a revision needs its events");
+		return eo__archive_fail(EO_ARCHIVE_EINVAL, err, errcap,
+					"a revision needs its events");
 	if (rev->revision <= w->last_rev)
-		return fail(EO_ARCHIVE_EORDER, err, errcap,
-			    "revision %" PRId64 " after %" PRId64 ": not increasing", rev->revision,
-			    w->last_rev);
+		return eo__archive_fail(EO_ARCHIVE_EORDER, err, errcap,
+					"revision %" PRId64 " after %" PRId64 ": not increasing",
+					rev->revision, w->last_rev);
 	n = record_size(rev);
 	if (n == 0)
-		return fail(EO_ARCHIVE_ETOOBIG, err, errcap,
-			    "revision %" PRId64 " is over %zu bytes", rev->revision,
-			    EO_ARCHIVE_RECORD_MAX);
+		return eo__archive_fail(EO_ARCHIVE_ETOOBIG, err, errcap,
+					"revision %" PRId64 " is over %zu bytes", rev->revision,
+					EO_ARCHIVE_RECORD_MAX);
 	rc = eo_archive_writer_tick(w, rev->received_ms, err, errcap);
 	if (rc != 0)
 		return rc;
-	if (n > w->rec_cap) {
-		unsigned char *p = realloc(w->rec, n);
-
-		if (p == NULL)
-			return fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
-		w->rec = p;
-		w->rec_cap = n;
-	}
+	rc = reserve(&w->rec, &w->rec_cap, n, err, errcap);
+	if (rc != 0)
+		return rc;
 	encode_record(rev, w->rec, n);
 	if (w->f == NULL && (rc = open_segment(w, rev, err, errcap)) != 0)
 		return rc;
@@ -425,11 +442,13 @@ static int crc_file(struct eo_archive_reader *r, uint64_t upto, uint32_t *crc, c
 	size_t got;
 
 	if (fseeko(r->f, 0, SEEK_SET) != 0)
-		return fail(EO_ARCHIVE_EIO, err, cap, "%s: seek: %s", r->path, strerror(errno));
+		return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: seek: %s", r->path,
+					strerror(errno));
 	while (upto > 0) {
 		got = fread(r->in, 1, upto < sizeof(r->in) ? (size_t)upto : sizeof(r->in), r->f);
 		if (got == 0)
-			return fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed", r->path);
+			return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed",
+						r->path);
 		c = (uint32_t)crc32(c, r->in, (uInt)got);
 		upto -= got;
 	}
@@ -444,23 +463,27 @@ static int check_frame(struct eo_archive_reader *r, uint64_t size, char *err, si
 	int rc;
 
 	if (size < EO_ARCHIVE_SEG_HEADER_LEN || fread(h, 1, sizeof(h), r->f) != sizeof(h))
-		return fail(EO_ARCHIVE_ETRUNCATED, err, cap, "%s: shorter than a header", r->path);
+		return eo__archive_fail(EO_ARCHIVE_ETRUNCATED, err, cap,
+					"%s: shorter than a header", r->path);
 	if (memcmp(h, HDR_MAGIC, 7) != 0)
-		return fail(EO_ARCHIVE_EVERSION, err, cap, "%s: not a segment", r->path);
+		return eo__archive_fail(EO_ARCHIVE_EVERSION, err, cap, "%s: not a segment",
+					r->path);
 	if (h[7] != EO_ARCHIVE_SEG_VERSION || h[8] > EO_ARCHIVE_CODEC_ZLIB)
-		return fail(EO_ARCHIVE_EVERSION, err, cap, "%s: version %u codec %u not known",
-			    r->path, h[7], h[8]);
+		return eo__archive_fail(EO_ARCHIVE_EVERSION, err, cap,
+					"%s: version %u codec %u not known", r->path, h[7], h[8]);
 	r->info.codec = (enum eo_archive_codec)h[8];
 	if (size < EO_ARCHIVE_SEG_HEADER_LEN + EO_ARCHIVE_SEG_TRAILER_LEN ||
 	    fseeko(r->f, (off_t)(size - sizeof(t)), SEEK_SET) != 0 ||
 	    fread(t, 1, sizeof(t), r->f) != sizeof(t) || memcmp(t, TRL_MAGIC, 8) != 0)
-		return fail(EO_ARCHIVE_ETRUNCATED, err, cap, "%s: no trailer: cut short", r->path);
+		return eo__archive_fail(EO_ARCHIVE_ETRUNCATED, err, cap,
+					"%s: no trailer: cut short", r->path);
 	rc = crc_file(r, size - 4, &crc, err, cap);
 	if (rc != 0)
 		return rc;
 	if (crc != get_u32(t + 44))
-		return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: file CRC %08x, trailer says %08x",
-			    r->path, crc, get_u32(t + 44));
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+					"%s: file CRC %08x, trailer says %08x", r->path, crc,
+					get_u32(t + 44));
 	r->info.records = get_u64(t + 8);
 	r->info.first_revision = (int64_t)get_u64(t + 16);
 	r->info.last_revision = (int64_t)get_u64(t + 24);
@@ -470,7 +493,8 @@ static int check_frame(struct eo_archive_reader *r, uint64_t size, char *err, si
 	r->info.size = size;
 	r->body_left = size - EO_ARCHIVE_SEG_HEADER_LEN - EO_ARCHIVE_SEG_TRAILER_LEN;
 	if (fseeko(r->f, EO_ARCHIVE_SEG_HEADER_LEN, SEEK_SET) != 0)
-		return fail(EO_ARCHIVE_EIO, err, cap, "%s: seek: %s", r->path, strerror(errno));
+		return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: seek: %s", r->path,
+					strerror(errno));
 	return 0;
 }
 
@@ -484,19 +508,19 @@ int eo_archive_reader_open(const char *path, struct eo_archive_reader **out,
 
 	*out = NULL;
 	if (path == NULL || strlen(path) >= PATH_MAX_LEN)
-		return fail(EO_ARCHIVE_EINVAL, err, errcap, "invalid segment path");
+		return eo__archive_fail(EO_ARCHIVE_EINVAL, err, errcap, "invalid segment path");
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
-		return fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
+		return eo__archive_fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->f = fopen(path, "rb");
 	if (r->f == NULL) {
-		rc = fail(EO_ARCHIVE_EIO, err, errcap, "%s: %s", path, strerror(errno));
+		rc = eo__archive_fail(EO_ARCHIVE_EIO, err, errcap, "%s: %s", path, strerror(errno));
 		goto bad;
 	}
 	if (fseeko(r->f, 0, SEEK_END) != 0 || (size = ftello(r->f)) < 0 ||
 	    fseeko(r->f, 0, SEEK_SET) != 0) {
-		rc = fail(EO_ARCHIVE_EIO, err, errcap, "%s: %s", path, strerror(errno));
+		rc = eo__archive_fail(EO_ARCHIVE_EIO, err, errcap, "%s: %s", path, strerror(errno));
 		goto bad;
 	}
 	rc = check_frame(r, (uint64_t)size, err, errcap);
@@ -504,7 +528,7 @@ int eo_archive_reader_open(const char *path, struct eo_archive_reader **out,
 		goto bad;
 	if (r->info.codec == EO_ARCHIVE_CODEC_ZLIB) {
 		if (inflateInit(&r->z) != Z_OK) {
-			rc = fail(EO_ARCHIVE_ENOMEM, err, errcap, "inflateInit failed");
+			rc = eo__archive_fail(EO_ARCHIVE_ENOMEM, err, errcap, "inflateInit failed");
 			goto bad;
 		}
 		r->z_on = true;
@@ -531,9 +555,11 @@ static int raw_read(struct eo_archive_reader *r, unsigned char *p, size_t n, cha
 		if (r->body_left == 0)
 			return 0;
 		if (r->body_left < n)
-			return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: record cut short", r->path);
+			return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+						"%s: record cut short", r->path);
 		if (fread(p, 1, n, r->f) != n)
-			return fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed", r->path);
+			return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed",
+						r->path);
 		r->body_left -= n;
 		return 1;
 	}
@@ -543,7 +569,8 @@ static int raw_read(struct eo_archive_reader *r, unsigned char *p, size_t n, cha
 		if (r->z.avail_in == 0 && r->body_left > 0) {
 			k = r->body_left < sizeof(r->in) ? (size_t)r->body_left : sizeof(r->in);
 			if (fread(r->in, 1, k, r->f) != k)
-				return fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed", r->path);
+				return eo__archive_fail(EO_ARCHIVE_EIO, err, cap, "%s: read failed",
+							r->path);
 			r->body_left -= k;
 			r->z.next_in = r->in;
 			r->z.avail_in = (uInt)k;
@@ -555,18 +582,19 @@ static int raw_read(struct eo_archive_reader *r, unsigned char *p, size_t n, cha
 		if (zr == Z_STREAM_END) {
 			r->z_end = true;
 		} else if (zr == Z_BUF_ERROR && r->body_left == 0 && r->z.avail_in == 0) {
-			return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: compressed body cut short",
-				    r->path);
+			return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+						"%s: compressed body cut short", r->path);
 		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: compressed body: %s",
-				    r->path, r->z.msg ? r->z.msg : "inflate failed");
+			return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+						"%s: compressed body: %s", r->path,
+						r->z.msg ? r->z.msg : "inflate failed");
 		}
 	}
 	if (got == n)
 		return 1;
 	if (got == 0 && r->z.avail_in == 0 && r->body_left == 0)
 		return 0;
-	return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: record cut short", r->path);
+	return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: record cut short", r->path);
 }
 
 static int parse_events(struct eo_archive_reader *r, const unsigned char *p, size_t n,
@@ -575,13 +603,13 @@ static int parse_events(struct eo_archive_reader *r, const unsigned char *p, siz
 	const unsigned char *end = p + n;
 
 	if (count > n / EVENT_FIXED)
-		return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: event count %u too large", r->path,
-			    count);
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+					"%s: event count %u too large", r->path, count);
 	if (count > r->ev_cap) {
 		struct eo_archive_event *e = realloc(r->ev, (size_t)count * sizeof(*e));
 
 		if (e == NULL)
-			return fail(EO_ARCHIVE_ENOMEM, err, cap, "out of memory");
+			return eo__archive_fail(EO_ARCHIVE_ENOMEM, err, cap, "out of memory");
 		r->ev = e;
 		r->ev_cap = count;
 	}
@@ -615,23 +643,24 @@ static int parse_events(struct eo_archive_reader *r, const unsigned char *p, siz
 		goto bad;
 	return 0;
 bad:
-	return fail(EO_ARCHIVE_ECORRUPT, err, cap, "%s: malformed event in record %" PRIu64,
-		    r->path, r->records + 1);
+	return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+				"%s: malformed event in record %" PRIu64, r->path, r->records + 1);
 }
 
 static int finish_check(struct eo_archive_reader *r, char *err, size_t cap)
 {
 	if (r->info.codec == EO_ARCHIVE_CODEC_ZLIB && (!r->z_end || r->z.avail_in != 0))
-		return fail(EO_ARCHIVE_ECORRUPT, err, cap,
-			    "%s: compressed body does not end "
-			    "where the trailer starts",
-			    r->path);
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+					"%s: compressed body does not end "
+					"where the trailer starts",
+					r->path);
 	if (r->records != r->info.records || r->raw_len != r->info.raw_len ||
 	    r->raw_crc != r->want_raw_crc ||
 	    (r->records > 0 && r->last_rev != r->info.last_revision))
-		return fail(EO_ARCHIVE_ECORRUPT, err, cap,
-			    "%s: %" PRIu64 " records, trailer says %" PRIu64 " (or CRC mismatch)",
-			    r->path, r->records, r->info.records);
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+					"%s: %" PRIu64 " records, trailer says %" PRIu64
+					" (or CRC mismatch)",
+					r->path, r->records, r->info.records);
 	return 0;
 }
 
@@ -650,34 +679,30 @@ int eo_archive_reader_next(struct eo_archive_reader *r, struct eo_archive_rev *r
 		return rc;
 	len = get_u32(lb);
 	if (len > EO_ARCHIVE_RECORD_MAX - 4 || len < RECORD_FIXED)
-		return fail(len < RECORD_FIXED ? EO_ARCHIVE_ECORRUPT : EO_ARCHIVE_ETOOBIG, err,
-			    errcap, "%s: record length %u out of bounds", r->path, len);
-	if (len > r->rec_cap) {
-		unsigned char *p = realloc(r->rec, len);
-
-		if (p == NULL)
-			return fail(EO_ARCHIVE_ENOMEM, err, errcap, "out of memory");
-		r->rec = p;
-		r->rec_cap = len;
-	}
+		return eo__archive_fail(
+		    len < RECORD_FIXED ? EO_ARCHIVE_ECORRUPT : EO_ARCHIVE_ETOOBIG, err, errcap,
+		    "%s: record length %u out of bounds", r->path, len);
+	rc = reserve(&r->rec, &r->rec_cap, len, err, errcap);
+	if (rc != 0)
+		return rc;
 	rc = raw_read(r, r->rec, len, err, errcap);
 	if (rc <= 0)
 		return rc < 0 ? rc
-			      : fail(EO_ARCHIVE_ECORRUPT, err, errcap, "%s: record cut short",
-				     r->path);
+			      : eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, errcap,
+						 "%s: record cut short", r->path);
 	r->raw_crc = (uint32_t)crc32(r->raw_crc, lb, 4);
 	r->raw_crc = (uint32_t)crc32(r->raw_crc, r->rec, len);
 	r->raw_len += 4 + (uint64_t)len;
 	rev->revision = (int64_t)get_u64(r->rec);
 	rev->received_ms = (int64_t)get_u64(r->rec + 8);
 	if (r->records > 0 && rev->revision <= r->last_rev)
-		return fail(EO_ARCHIVE_EORDER, err, errcap,
-			    "%s: revision %" PRId64 " after %" PRId64, r->path, rev->revision,
-			    r->last_rev);
+		return eo__archive_fail(EO_ARCHIVE_EORDER, err, errcap,
+					"%s: revision %" PRId64 " after %" PRId64, r->path,
+					rev->revision, r->last_rev);
 	if (r->records == 0 && rev->revision != r->info.first_revision)
-		return fail(EO_ARCHIVE_ECORRUPT, err, errcap,
-			    "%s: first revision %" PRId64 ", trailer says %" PRId64, r->path,
-			    rev->revision, r->info.first_revision);
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, errcap,
+					"%s: first revision %" PRId64 ", trailer says %" PRId64,
+					r->path, rev->revision, r->info.first_revision);
 	rc = parse_events(r, r->rec + RECORD_FIXED, len - RECORD_FIXED, get_u32(r->rec + 16), err,
 			  errcap);
 	if (rc != 0)
@@ -687,10 +712,10 @@ int eo_archive_reader_next(struct eo_archive_reader *r, struct eo_archive_rev *r
 	r->records++;
 	r->last_rev = rev->revision;
 	if (r->records > r->info.records)
-		return fail(EO_ARCHIVE_ECORRUPT, err, errcap,
-			    "%s: more records than the trailer "
-			    "says",
-			    r->path);
+		return eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, errcap,
+					"%s: more records than the trailer "
+					"says",
+					r->path);
 	return 1;
 }
 
@@ -735,10 +760,10 @@ static int replay_one(const char *path, int64_t *cur, bool contiguous,
 			break;
 		}
 		if (contiguous && rev.revision != *cur + 1) {
-			rc = fail(EO_ARCHIVE_ECORRUPT, err, cap,
-				  "%s: revision %" PRId64 " follows %" PRId64 ": revisions %" PRId64
-				  "-%" PRId64 " are missing",
-				  path, rev.revision, *cur, *cur + 1, rev.revision - 1);
+			rc = eo__archive_fail(EO_ARCHIVE_ECORRUPT, err, cap,
+					      "%s: revision %" PRId64 " follows %" PRId64
+					      ": revisions %" PRId64 "-%" PRId64 " are missing",
+					      path, rev.revision, *cur, *cur + 1, rev.revision - 1);
 			break;
 		}
 		if (fn(ud, &rev, err, cap) != 0) {
@@ -760,7 +785,7 @@ int eo_archive_replay(const char *const *paths, size_t n, int64_t after_revision
 	int rc = 0;
 
 	if (fn == NULL || (n > 0 && paths == NULL))
-		return fail(EO_ARCHIVE_EINVAL, err, errcap, "invalid replay arguments");
+		return eo__archive_fail(EO_ARCHIVE_EINVAL, err, errcap, "invalid replay arguments");
 	for (size_t i = 0; i < n && !stop && rc == 0; i++)
 		rc = replay_one(paths[i], &cur, contiguous, target, fn, ud, &stop, err, errcap);
 	if (last != NULL)

@@ -1,7 +1,6 @@
 /* A watch over etcd's v3 JSON gateway (watch.h). */
 #include "etcd/watch.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "core/base64.h"
 #include "etcd/internal.h"
 
 #define WATCH_MAX_TOKEN 4096
@@ -42,39 +40,6 @@ static const json_t *field2(const json_t *o, const char *snake, const char *came
 	return v != NULL ? v : json_object_get(o, camel);
 }
 
-static eo_etcd_err bytes_field(const json_t *v, unsigned char **out, size_t *len)
-{
-	int rc;
-
-	if (v != NULL && !json_is_string(v))
-		return EO_ETCD_PROTOCOL;
-	rc = eo_base64_decode(v ? json_string_value(v) : "", v ? json_string_length(v) : 0,
-			      EO_BASE64_LENIENT, out, len);
-	if (rc == -ENOMEM)
-		return EO_ETCD_NOMEM;
-	return rc == 0 ? EO_ETCD_OK : EO_ETCD_PROTOCOL;
-}
-
-static eo_etcd_err kv_from(const json_t *o, struct eo_etcd_kv *kv)
-{
-	eo_etcd_err err;
-
-	if (!json_is_object(o))
-		return EO_ETCD_PROTOCOL;
-	err = bytes_field(json_object_get(o, "key"), &kv->key, &kv->key_len);
-	if (err == EO_ETCD_OK)
-		err = bytes_field(json_object_get(o, "value"), &kv->value, &kv->value_len);
-	if (err != EO_ETCD_OK)
-		return err;
-	if (!eo__etcd_json_i64(field2(o, "create_revision", "createRevision"),
-			       &kv->create_revision) ||
-	    !eo__etcd_json_i64(field2(o, "mod_revision", "modRevision"), &kv->mod_revision) ||
-	    !eo__etcd_json_i64(json_object_get(o, "version"), &kv->version) ||
-	    !eo__etcd_json_i64(json_object_get(o, "lease"), &kv->lease))
-		return EO_ETCD_PROTOCOL;
-	return EO_ETCD_OK;
-}
-
 static eo_etcd_err event_from(const json_t *o, struct eo_etcd_watch_event *ev)
 {
 	const json_t *t, *prev;
@@ -91,26 +56,14 @@ static eo_etcd_err event_from(const json_t *o, struct eo_etcd_watch_event *ev)
 		ev->type = EO_ETCD_EVENT_DELETE;
 	else
 		return EO_ETCD_PROTOCOL;
-	err = kv_from(json_object_get(o, "kv"), &ev->kv);
+	err = eo__etcd_parse_kv(json_object_get(o, "kv"), &ev->kv);
 	if (err != EO_ETCD_OK)
 		return err;
 	prev = field2(o, "prev_kv", "prevKv");
 	if (prev == NULL)
 		return EO_ETCD_OK;
 	ev->has_prev = true;
-	return kv_from(prev, &ev->prev);
-}
-
-static bool bool_field(const json_t *v, bool *out)
-{
-	if (v == NULL) {
-		*out = false;
-		return true;
-	}
-	if (!json_is_boolean(v))
-		return false;
-	*out = json_is_true(v);
-	return true;
+	return eo__etcd_parse_kv(prev, &ev->prev);
 }
 
 /* An {"error":{...}} line: the gRPC code and message as any call's error. */
@@ -139,8 +92,8 @@ static eo_etcd_err parse_result(const json_t *res, struct eo_etcd_watch_resp *ou
 	if ((hdr != NULL && !json_is_object(hdr)) ||
 	    !eo__etcd_json_i64(json_object_get(hdr, "revision"), &out->revision) ||
 	    !eo_etcd_wire_json_u64(field2(hdr, "cluster_id", "clusterId"), &cid) ||
-	    !bool_field(json_object_get(res, "created"), &out->created) ||
-	    !bool_field(json_object_get(res, "canceled"), &out->canceled) ||
+	    !eo__etcd_json_bool(json_object_get(res, "created"), &out->created) ||
+	    !eo__etcd_json_bool(json_object_get(res, "canceled"), &out->canceled) ||
 	    !eo__etcd_json_i64(field2(res, "compact_revision", "compactRevision"),
 			       &out->compact_revision)) {
 		dset(d, "watch response: malformed header or flags");
@@ -383,38 +336,6 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	return 0;
 }
 
-static eo_etcd_err setup_tls(CURL *h, const struct eo_etcd_config *cfg)
-{
-	struct curl_blob b = {.flags = CURL_BLOB_COPY};
-	bool ok = true;
-
-	if (cfg->ca_pem != NULL) {
-		b.data = (void *)cfg->ca_pem;
-		b.len = cfg->ca_pem_len;
-		ok = curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b) == CURLE_OK &&
-		     curl_easy_setopt(h, CURLOPT_CAPATH, NULL) == CURLE_OK;
-	} else if (cfg->ca_file != NULL) {
-		ok = curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file) == CURLE_OK;
-	}
-	if (ok && cfg->cert_pem != NULL) {
-		b.data = (void *)cfg->cert_pem;
-		b.len = cfg->cert_pem_len;
-		ok = curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b) == CURLE_OK &&
-		     curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM") == CURLE_OK;
-	} else if (ok && cfg->cert_file != NULL) {
-		ok = curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file) == CURLE_OK;
-	}
-	if (ok && cfg->key_pem != NULL) {
-		b.data = (void *)cfg->key_pem;
-		b.len = cfg->key_pem_len;
-		ok = curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b) == CURLE_OK &&
-		     curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM") == CURLE_OK;
-	} else if (ok && cfg->key_file != NULL) {
-		ok = curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file) == CURLE_OK;
-	}
-	return ok ? EO_ETCD_OK : EO_ETCD_TRANSPORT;
-}
-
 /* The token to send: the configured one, or one bought with the password at base. */
 static eo_etcd_err get_token(const struct eo_etcd_config *cfg, const char *base, char *tok,
 			     size_t cap, struct eo_etcd_detail *d)
@@ -442,54 +363,6 @@ static eo_etcd_err get_token(const struct eo_etcd_config *cfg, const char *base,
 	return err;
 }
 
-static eo_etcd_err add_header(struct curl_slist **h, const char *line)
-{
-	struct curl_slist *t = curl_slist_append(*h, line);
-
-	if (t == NULL)
-		return EO_ETCD_NOMEM;
-	*h = t;
-	return EO_ETCD_OK;
-}
-
-static eo_etcd_err build_headers(const char *tok, struct curl_slist **h)
-{
-	char auth[WATCH_MAX_TOKEN + 32];
-	eo_etcd_err err;
-
-	err = add_header(h, "Content-Type: application/json");
-	if (err == EO_ETCD_OK)
-		err = add_header(h, "Expect:");
-	if (err == EO_ETCD_OK && tok[0] != '\0') {
-		if (strpbrk(tok, "\r\n") != NULL)
-			return EO_ETCD_INVALID;
-		snprintf(auth, sizeof(auth), "Authorization: %s", tok);
-		err = add_header(h, auth);
-		explicit_bzero(auth, sizeof(auth));
-	}
-	return err;
-}
-
-static void free_headers(struct curl_slist *h)
-{
-	for (struct curl_slist *i = h; i != NULL; i = i->next)
-		if (i->data != NULL && strncmp(i->data, "Authorization:", 14) == 0)
-			explicit_bzero(i->data, strlen(i->data));
-	curl_slist_free_all(h);
-}
-
-static eo_etcd_err setup_routes(CURL *h, const struct eo_etcd_config *cfg, struct curl_slist **l)
-{
-	if (cfg->connect_to != NULL && add_header(l, cfg->connect_to) != EO_ETCD_OK)
-		return EO_ETCD_NOMEM;
-	for (size_t i = 0; i < cfg->n_routes; i++)
-		if (cfg->routes[i] != NULL && add_header(l, cfg->routes[i]) != EO_ETCD_OK)
-			return EO_ETCD_NOMEM;
-	if (*l != NULL && curl_easy_setopt(h, CURLOPT_CONNECT_TO, *l) != CURLE_OK)
-		return EO_ETCD_TRANSPORT;
-	return EO_ETCD_OK;
-}
-
 static eo_etcd_err setup(struct wstream *w, const struct eo_etcd_watch_opts *o, const char *url,
 			 const char *req, struct curl_slist *hdr, struct curl_slist **routes,
 			 char *errbuf)
@@ -498,13 +371,6 @@ static eo_etcd_err setup(struct wstream *w, const struct eo_etcd_watch_opts *o, 
 	long cto = o->cfg->connect_timeout_ms > 0 ? o->cfg->connect_timeout_ms : 2000L;
 
 	if (curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, cto) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-			     o->max_duration_ms > 0 ? o->max_duration_ms : 0L) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req)) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr) != CURLE_OK ||
@@ -513,13 +379,10 @@ static eo_etcd_err setup(struct wstream *w, const struct eo_etcd_watch_opts *o, 
 	    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_XFERINFODATA, w) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK)
 		return EO_ETCD_TRANSPORT;
-	if (setup_routes(h, o->cfg, routes) != EO_ETCD_OK)
-		return EO_ETCD_TRANSPORT;
-	return setup_tls(h, o->cfg);
+	return eo__etcd_curl_setup(h, o->cfg, o->max_duration_ms > 0 ? o->max_duration_ms : 0L, cto,
+				   routes);
 }
 
 /* What a finished transfer means, when nothing from here stopped it. */
@@ -594,7 +457,7 @@ eo_etcd_err eo_etcd_watch(const struct eo_etcd_watch_opts *o, eo_etcd_watch_fn f
 	w.h = curl_easy_init();
 	if (req == NULL || w.h == NULL)
 		goto out;
-	err = build_headers(tok, &hdr);
+	err = eo__etcd_headers(tok[0] != '\0' ? tok : NULL, &hdr);
 	if (err == EO_ETCD_OK)
 		err = setup(&w, o, url, req, hdr, &routes, errbuf);
 	if (err != EO_ETCD_OK)
@@ -607,7 +470,7 @@ eo_etcd_err eo_etcd_watch(const struct eo_etcd_watch_opts *o, eo_etcd_watch_fn f
 	err = outcome(&w, cc, errbuf);
 out:
 	explicit_bzero(tok, sizeof(tok));
-	free_headers(hdr);
+	eo__etcd_free_headers(hdr);
 	curl_slist_free_all(routes);
 	if (w.h != NULL)
 		curl_easy_cleanup(w.h);

@@ -121,6 +121,13 @@ static void test_parse_refusals(void **state)
 	}
 }
 
+/* The window's first and last revision. */
+static void assert_revs(const struct eo_archive_window *w, int64_t from, int64_t to)
+{
+	assert_int_equal(w->from_revision, from);
+	assert_int_equal(w->to_revision, to);
+}
+
 static void test_window_contiguous_and_holes(void **state)
 {
 	struct eo_archive_manifest m = {0};
@@ -131,8 +138,7 @@ static void test_window_contiguous_and_holes(void **state)
 	assert_false(eo_archive_window_latest(&m, &w[0]));
 	add_base(&m, 100, 1000);
 	assert_int_equal(eo_archive_windows(&m, w, 4), 1);
-	assert_int_equal(w[0].from_revision, 100);
-	assert_int_equal(w[0].to_revision, 100);
+	assert_revs(&w[0], 100, 100);
 	assert_int_equal(w[0].to_ms, 1000);
 	/* A segment overlapping the base (started before it) still extends the chain. */
 	add_seg(&m, 90, 120, 900, 1200);
@@ -146,17 +152,14 @@ static void test_window_contiguous_and_holes(void **state)
 	/* A newer base after the hole opens a second window. */
 	add_base(&m, 155, 1550);
 	assert_int_equal(eo_archive_windows(&m, w, 4), 2);
-	assert_int_equal(w[1].from_revision, 155);
-	assert_int_equal(w[1].to_revision, 160);
+	assert_revs(&w[1], 155, 160);
 	assert_true(eo_archive_window_latest(&m, &w[2]));
-	assert_int_equal(w[2].from_revision, 155);
-	assert_int_equal(w[2].to_revision, 160);
+	assert_revs(&w[2], 155, 160);
 	assert_int_equal(w[2].to_ms, 1600);
 	/* A base inside the first window merges with it. */
 	add_base(&m, 130, 1300);
 	assert_int_equal(eo_archive_windows(&m, w, 4), 2);
-	assert_int_equal(w[0].from_revision, 100);
-	assert_int_equal(w[0].to_revision, 150);
+	assert_revs(&w[0], 100, 150);
 	/* The count is returned even when cap is smaller. */
 	assert_int_equal(eo_archive_windows(&m, w, 1), 2);
 	eo_archive_manifest_clear(&m);
@@ -175,8 +178,7 @@ static void test_window_with_recorded_gap(void **state)
 	add_base(&m, 300, 3000);
 	add_seg(&m, 301, 350, 3010, 3500);
 	assert_int_equal(eo_archive_windows(&m, w, 4), 2);
-	assert_int_equal(w[0].from_revision, 100);
-	assert_int_equal(w[0].to_revision, 200);
+	assert_revs(&w[0], 100, 200);
 	assert_int_equal(w[0].to_ms, 2000);
 	assert_int_equal(w[1].from_revision, 300);
 	assert_int_equal(w[1].from_ms, 3000);
