@@ -388,8 +388,7 @@ static eo_etcd_err call_owned(eo_etcd_client *c, const char *path, char *req, bo
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
-/* Frees a header list, wiping the credentials it holds first. */
-static void free_headers(struct curl_slist *h)
+void eo__etcd_free_headers(struct curl_slist *h)
 {
 	for (struct curl_slist *i = h; i != NULL; i = i->next)
 		if (i->data != NULL && strncmp(i->data, "Authorization:", 14) == 0)
@@ -397,12 +396,13 @@ static void free_headers(struct curl_slist *h)
 	curl_slist_free_all(h);
 }
 
-static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
+eo_etcd_err eo__etcd_headers(const char *token, struct curl_slist **out)
 {
 	struct curl_slist *h = NULL, *t;
 	char *auth = NULL;
 	eo_etcd_err err = EO_ETCD_NOMEM;
 
+	*out = NULL;
 	if (token != NULL) {
 		size_t len = strnlen(token, MAX_TOKEN + 1);
 
@@ -431,18 +431,31 @@ static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
 			goto out;
 		h = t;
 	}
-	if (curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h) != CURLE_OK)
-		goto out;
-	free_headers(c->headers);
-	c->headers = h;
+	*out = h;
 	h = NULL;
 	err = EO_ETCD_OK;
 out:
-	free_headers(h);
+	eo__etcd_free_headers(h);
 	if (auth != NULL)
 		explicit_bzero(auth, strlen(auth));
 	free(auth);
 	return err;
+}
+
+static eo_etcd_err set_headers(eo_etcd_client *c, const char *token)
+{
+	struct curl_slist *h = NULL;
+	eo_etcd_err err = eo__etcd_headers(token, &h);
+
+	if (err != EO_ETCD_OK)
+		return err;
+	if (curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h) != CURLE_OK) {
+		eo__etcd_free_headers(h);
+		return EO_ETCD_NOMEM;
+	}
+	eo__etcd_free_headers(c->headers);
+	c->headers = h;
+	return EO_ETCD_OK;
 }
 
 eo_etcd_err eo_etcd_client_set_token(eo_etcd_client *c, const char *token)
@@ -489,43 +502,49 @@ static eo_etcd_err setup_tls(CURL *curl, const struct eo_etcd_config *cfg)
 	return EO_ETCD_OK;
 }
 
-static bool add_connect_to(eo_etcd_client *c, const char *entry)
+static bool add_connect_to(struct curl_slist **routes, const char *entry)
 {
-	struct curl_slist *l = curl_slist_append(c->connect_to, entry);
+	struct curl_slist *l = curl_slist_append(*routes, entry);
 
 	if (l == NULL)
 		return false;
-	c->connect_to = l;
+	*routes = l;
 	return true;
+}
+
+eo_etcd_err eo__etcd_curl_setup(CURL *h, const struct eo_etcd_config *cfg, long timeout_ms,
+				long connect_timeout_ms, struct curl_slist **routes)
+{
+	if (curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    /* etcd is reached directly; never through a proxy from the environment. */
+	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
+		return EO_ETCD_TRANSPORT;
+	/* curl takes the first entry that matches a host: the test seam, then the routes. */
+	if (cfg->connect_to != NULL && !add_connect_to(routes, cfg->connect_to))
+		return EO_ETCD_TRANSPORT;
+	for (size_t i = 0; i < cfg->n_routes; i++)
+		if (cfg->routes[i] != NULL && !add_connect_to(routes, cfg->routes[i]))
+			return EO_ETCD_TRANSPORT;
+	if (*routes != NULL && curl_easy_setopt(h, CURLOPT_CONNECT_TO, *routes) != CURLE_OK)
+		return EO_ETCD_TRANSPORT;
+	return setup_tls(h, cfg);
 }
 
 static eo_etcd_err setup_curl(eo_etcd_client *c, const struct eo_etcd_config *cfg)
 {
 	CURL *h = c->curl;
 
-	if (curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    /* etcd is reached directly; never through a proxy from the environment. */
-	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	if (curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_WRITEDATA, &c->body) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK)
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK)
 		return EO_ETCD_TRANSPORT;
-	/* curl takes the first entry that matches a host: the test seam, then the routes. */
-	if (cfg->connect_to != NULL && !add_connect_to(c, cfg->connect_to))
-		return EO_ETCD_TRANSPORT;
-	for (size_t i = 0; i < cfg->n_routes; i++)
-		if (cfg->routes[i] != NULL && !add_connect_to(c, cfg->routes[i]))
-			return EO_ETCD_TRANSPORT;
-	if (c->connect_to != NULL &&
-	    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to) != CURLE_OK)
-		return EO_ETCD_TRANSPORT;
-	return setup_tls(h, cfg);
+	return eo__etcd_curl_setup(h, cfg, c->timeout_ms, c->connect_timeout_ms, &c->connect_to);
 }
 
 eo_etcd_err eo_etcd_client_new(const struct eo_etcd_config *cfg, eo_etcd_client **out,
@@ -611,7 +630,7 @@ void eo_etcd_client_free(eo_etcd_client *c)
 		return;
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
-	free_headers(c->headers);
+	eo__etcd_free_headers(c->headers);
 	curl_slist_free_all(c->connect_to);
 	if (c->password != NULL)
 		explicit_bzero(c->password, strlen(c->password));

@@ -1,12 +1,14 @@
 /*
  * Internals of the etcd client shared between its files and its unit tests:
  * the pure parts (JSON encoding and decoding, error mapping, endpoint
- * selection). No I/O here. Names use the eo__etcd_ prefix and are not part of
+ * selection), and the transport set-up of a curl handle that the client and
+ * the watch (watch.c) share. Names use the eo__etcd_ prefix and are not part of
  * the public API; what other modules use of the wire format is in etcd/wire.h.
  */
 #ifndef EO_ETCD_INTERNAL_H
 #define EO_ETCD_INTERNAL_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 
 #include "etcd/client.h"
@@ -16,6 +18,8 @@
 
 /* The signed twin of eo_etcd_wire_json_u64 (etcd/wire.h). */
 bool eo__etcd_json_i64(const json_t *v, int64_t *out);
+/* A JSON boolean; NULL (omitted because false) yields false. False on anything else. */
+bool eo__etcd_json_bool(const json_t *v, bool *out);
 /* Parses exactly [s, s+len) as a decimal uint64 with no sign or spaces. */
 bool eo__etcd_parse_u64(const char *s, size_t len, uint64_t *out);
 
@@ -42,6 +46,10 @@ bool eo__etcd_is_learner_refusal(const char *message);
 /* Each parser takes the raw 200 body, fills *out and returns OK or PROTOCOL
  * (or NOMEM). On failure *out is left cleared. */
 
+/* One mvccpb.KeyValue object (a range's kvs[], a watch event's kv and prev_kv): key and
+ * value base64-decoded (absent: empty), the revisions, version and lease. On failure *kv
+ * may be partly filled (eo_etcd_kv_clear frees it). */
+eo_etcd_err eo__etcd_parse_kv(const json_t *o, struct eo_etcd_kv *kv);
 /* Member add: the new member plus the list. members may be NULL. */
 eo_etcd_err eo__etcd_parse_member_add(const char *body, size_t len, struct eo_etcd_member *added,
 				      struct eo_etcd_members *members);
@@ -67,6 +75,28 @@ char *eo__etcd_req_lease_id(int64_t id);       /* {"ID":"<id>"} */
 eo_etcd_err eo__etcd_parse_token(const char *body, size_t len, char *out, size_t cap);
 /* AuthStatus' "enabled" (absent: false). */
 eo_etcd_err eo__etcd_parse_auth_status(const char *body, size_t len, bool *enabled);
+
+/* ---- transport (client.c) ------------------------------------------------ */
+
+/*
+ * Sets what every request to etcd has on the easy handle h: HTTP/1.1, http(s) only, no
+ * signals, no proxy, the two timeouts (ms; 0: none), peer and host verification, the
+ * routes (cfg->connect_to, then cfg->routes, appended to *routes, which must outlive the
+ * transfers: the caller frees it after the handle) and the TLS material of cfg. URL,
+ * body, headers and callbacks are the caller's. EO_ETCD_TRANSPORT when curl refuses one.
+ */
+eo_etcd_err eo__etcd_curl_setup(CURL *h, const struct eo_etcd_config *cfg, long timeout_ms,
+				long connect_timeout_ms, struct curl_slist **routes);
+
+/*
+ * The request headers: the JSON content type, no "Expect: 100-continue", and with a token
+ * (NULL: none) its Authorization line. INVALID for an empty or overlong token or one with
+ * CR/LF, NOMEM. Free *out with eo__etcd_free_headers.
+ */
+eo_etcd_err eo__etcd_headers(const char *token, struct curl_slist **out);
+
+/* Frees a header list, wiping the Authorization line it holds first. */
+void eo__etcd_free_headers(struct curl_slist *h);
 
 /* ---- endpoints (select.c) ---------------------------------------------- */
 

@@ -96,7 +96,7 @@ bool eo__etcd_json_i64(const json_t *v, int64_t *out)
 	return false;
 }
 
-static bool json_bool_or_false(const json_t *v, bool *out)
+bool eo__etcd_json_bool(const json_t *v, bool *out)
 {
 	if (v == NULL) {
 		*out = false;
@@ -377,7 +377,7 @@ static eo_etcd_err parse_member(const json_t *o, struct eo_etcd_member *m)
 	err = string_array(json_object_get(o, "clientURLs"), &m->client_urls, &m->n_client_urls);
 	if (err != EO_ETCD_OK)
 		return err;
-	if (!json_bool_or_false(json_object_get(o, "isLearner"), &m->is_learner))
+	if (!eo__etcd_json_bool(json_object_get(o, "isLearner"), &m->is_learner))
 		return EO_ETCD_PROTOCOL;
 	return EO_ETCD_OK;
 }
@@ -510,7 +510,7 @@ eo_etcd_err eo_etcd_wire_parse_status(const char *body, size_t len, struct eo_et
 	    !eo__etcd_json_i64(json_object_get(root, "dbSize"), &out->db_size) ||
 	    !eo__etcd_json_i64(json_object_get(root, "dbSizeInUse"), &out->db_size_in_use) ||
 	    !eo__etcd_json_i64(json_object_get(root, "dbSizeQuota"), &out->db_size_quota) ||
-	    !json_bool_or_false(json_object_get(root, "isLearner"), &out->is_learner))
+	    !eo__etcd_json_bool(json_object_get(root, "isLearner"), &out->is_learner))
 		goto out;
 	if (out->version[0] == '\0')
 		goto out; /* every etcd reports its version; anything else is not a status */
@@ -624,7 +624,7 @@ static eo_etcd_err opt_bytes(const json_t *v, unsigned char **out, size_t *len)
 	return rc == 0 ? EO_ETCD_OK : EO_ETCD_PROTOCOL;
 }
 
-static eo_etcd_err parse_kv(const json_t *o, struct eo_etcd_kv *kv)
+eo_etcd_err eo__etcd_parse_kv(const json_t *o, struct eo_etcd_kv *kv)
 {
 	eo_etcd_err err;
 
@@ -655,7 +655,7 @@ eo_etcd_err eo_etcd_wire_parse_range(const char *body, size_t len, struct eo_etc
 	if (root == NULL)
 		goto out;
 	if (!parse_header(root, NULL, NULL, &out->revision) ||
-	    !json_bool_or_false(json_object_get(root, "more"), &out->more) ||
+	    !eo__etcd_json_bool(json_object_get(root, "more"), &out->more) ||
 	    !eo__etcd_json_i64(json_object_get(root, "count"), &out->count))
 		goto out;
 	a = json_object_get(root, "kvs");
@@ -672,7 +672,7 @@ eo_etcd_err eo_etcd_wire_parse_range(const char *body, size_t len, struct eo_etc
 	json_array_foreach(a, i, e)
 	{
 		out->n = i + 1;
-		err = parse_kv(e, &out->kvs[i]);
+		err = eo__etcd_parse_kv(e, &out->kvs[i]);
 		if (err != EO_ETCD_OK)
 			goto out;
 	}
