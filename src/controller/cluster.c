@@ -15,24 +15,24 @@
  * cluster (rate-limited by the recorder), and the status planned again with the refusal
  * (Degraded=True/CreateFailed, ...) so that readyMembers and the conditions are still written.
  */
-static void cluster_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
-			    struct eo_plan_input *in, json_t *cluster)
+static void cluster_refused(struct eo_controller *c, struct eo_pass *pass, struct eo_plan_input *in,
+			    json_t *cluster)
 {
 	struct eo_plan_failure f;
 	struct eo_plan_result pr = {0};
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!eo__ctl_take_refusal(&f))
+	if (!eo__ctl_take_refusal(pass, &f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
 	eo__ctl_emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 	in->failure = &f;
 	if (eo_plan_cluster(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
-	    eo_controller_write_status(c, lc,
+	    eo_controller_write_status(c, pass->lc,
 				       eo_kube_res_at(RES_CLUSTERS, eo_cluster_namespace(cluster),
 						      eo_cluster_name(cluster)),
 				       cluster, pr.status) == 0)
-		eo_log_kv(EO_LOG_INFO, lc, "cluster status changed", "message", msg, NULL);
+		eo_log_kv(EO_LOG_INFO, pass->lc, "cluster status changed", "message", msg, NULL);
 	in->failure = NULL;
 	eo_plan_result_clear(&pr);
 }
@@ -56,6 +56,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	char login_msg[EO_ETCD_MSG_MAX] = "";
 	char answered[EO_ETCD_URL_MAX] = "", leader_why[EO_PLAN_MSG_MAX / 2] = "";
 	struct eo_log_ctx lc;
+	struct eo_pass pass = {.lc = &lc};
 	json_t *raw = NULL, *cluster = NULL, *hh = NULL, *hc = NULL, *pdb = NULL, *np = NULL;
 	char client[EO_NAME_MAX], headless[EO_NAME_MAX];
 	long requeue = 0;
@@ -63,7 +64,6 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&eo__ctl_refusal, 0, sizeof(eo__ctl_refusal));
 	eo_log_ctx_init(&lc);
 	eo_log_ctx_cluster(&lc, ns, name);
 	raw = eo_cache_set_get(&c->clusters, ns, name);
@@ -72,7 +72,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
 	if (cluster == NULL || eo__ctl_observe_members(c, cluster, &om) != 0)
 		goto fail;
-	rc = eo__ctl_act_retain(c, &lc, cluster, &om, &out->requeue_ms);
+	rc = eo__ctl_act_retain(c, &pass, cluster, &om, &out->requeue_ms);
 	if (rc < 0)
 		goto fail;
 	if (rc > 0)
@@ -82,12 +82,13 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			goto fail;
 	}
 	if (!eo_cluster_is_deleting(cluster) && !eo__ctl_certs_pending(cluster, &certs) &&
-	    (rc = eo__ctl_load_tls(c, &lc, cluster, &tls, &tp)) < 0)
+	    (rc = eo__ctl_load_tls(c, &pass, cluster, &tls, &tp)) < 0)
 		goto fail;
-	if (!eo_cluster_is_deleting(cluster) && eo__ctl_load_auth(c, &lc, cluster, &creds, &ap) < 0)
+	if (!eo_cluster_is_deleting(cluster) &&
+	    eo__ctl_load_auth(c, &pass, cluster, &creds, &ap) < 0)
 		goto fail;
 	if (tp.reason == NULL && creds.password != NULL)
-		eo__ctl_check_auth_client_cert(&lc, cluster, &tls, &tp);
+		eo__ctl_check_auth_client_cert(&pass, cluster, &tls, &tp);
 	rc = 0;
 	if (eo_cluster_headless_service(cluster, headless, sizeof(headless)) == 0)
 		hh = eo__ctl_observe_service(c, cluster, headless);
@@ -116,7 +117,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	    .auth_unverified = creds.password != NULL &&
 			       !eo_authload_verified(eo_cluster_uid(cluster), creds.password),
 	    .ca_bundle_digest =
-		eo__ctl_pass_tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
+		pass.tls != NULL && tls.ca_bundle_digest[0] ? tls.ca_bundle_digest : NULL,
 	    .now = eo__ctl_now_of(c)};
 	if (eo_cluster_uses_cert_manager(cluster) && !eo_cluster_is_deleting(cluster))
 		in.certs = &certs.plan;
@@ -129,7 +130,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 			goto fail;
 		in.nodes_live = pr.want_nodes;
 		in.etcd_queried = true;
-		eo__ctl_query_members(c, &pr, &list, &in.etcd_err, statuses, status_from,
+		eo__ctl_query_members(c, &pass, &pr, &list, &in.etcd_err, statuses, status_from,
 				      &n_statuses, &in, login_msg, sizeof(login_msg), answered,
 				      sizeof(answered));
 		in.etcd = in.etcd_err == EO_ETCD_OK ? &list : NULL;
@@ -147,8 +148,8 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 	if (pr.action == EO_PLAN_QUERY_MEMBERS && pr.want_leader && in.etcd != NULL &&
 	    !in.etcd_leader_checked) {
 		in.etcd_leader_checked = true;
-		in.etcd_from_leader = eo__ctl_confirm_leader(c, cluster, om.v, om.n, answered,
-							     &list, leader_why, sizeof(leader_why));
+		in.etcd_from_leader = eo__ctl_confirm_leader(
+		    c, &pass, cluster, om.v, om.n, answered, &list, leader_why, sizeof(leader_why));
 		in.etcd_leader_why = leader_why;
 		eo_log_kv(in.etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, &lc,
 			  in.etcd_from_leader ? "member list confirmed with the leader"
@@ -184,72 +185,74 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 
 	switch (pr.action) {
 	case EO_PLAN_ENSURE_SERVICES:
-		rc = eo__ctl_act_services(c, &lc, cluster);
+		rc = eo__ctl_act_services(c, &pass, cluster);
 		break;
 	case EO_PLAN_CREATE_SEED:
 	case EO_PLAN_CREATE_MEMBER:
-		rc = eo__ctl_act_create_named(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_create_named(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_COMPLETE_SEED:
-		rc = eo__ctl_act_complete_seed(c, &lc, &pr);
+		rc = eo__ctl_act_complete_seed(c, &pass, &pr);
 		break;
 	case EO_PLAN_ADD_LEARNER:
-		rc = eo__ctl_act_add_learner(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_add_learner(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_SET_INITIAL_CLUSTER:
-		rc = eo__ctl_act_set_initial_cluster(c, &lc, &pr);
+		rc = eo__ctl_act_set_initial_cluster(c, &pass, &pr);
 		break;
 	case EO_PLAN_PROMOTE_LEARNER:
-		rc = eo__ctl_act_promote(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_promote(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_REMOVE_MEMBER:
-		rc = eo__ctl_act_remove_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_remove_member(c, &pass, cluster, &pr);
 		break;
 	case EO_PLAN_REMOVE_STRAY:
-		rc = eo__ctl_act_remove_stray(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_remove_stray(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_SET_VOTER:
-		rc = eo__ctl_patch_member(
-		    c, &lc, pr.member, json_pack("{s:{s:b}}", "status", "isVoter", pr.voter), true);
+		rc = eo__ctl_patch_member(c, &pass, pr.member,
+					  json_pack("{s:{s:b}}", "status", "isVoter", pr.voter),
+					  true);
 		if (rc == 0)
-			eo__ctl_label_member_pod(c, &lc, &pr, pr.voter);
+			eo__ctl_label_member_pod(c, &pass, &pr, pr.voter);
 		break;
 	case EO_PLAN_ENSURE_PDB:
 	case EO_PLAN_DELETE_PDB:
-		rc = eo__ctl_act_pdb(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_pdb(c, &pass, cluster, &pr);
 		break;
 	case EO_PLAN_SET_DORMANT:
 	case EO_PLAN_WAKE_DORMANT:
-		rc = eo__ctl_act_dormant(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_dormant(c, &pass, cluster, &pr);
 		break;
 	case EO_PLAN_UPDATE_MEMBER:
-		rc = eo__ctl_act_update_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_update_member(c, &pass, cluster, &pr);
 		break;
 	case EO_PLAN_RESTART_MEMBER:
-		rc = eo__ctl_act_restart_member(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_restart_member(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MOVE_LEADER:
-		rc = eo__ctl_act_move_leader(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_move_leader(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_MARK_MEMBER:
-		rc = eo__ctl_act_mark_member(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_mark_member(c, &pass, cluster, &pr);
 		break;
 	case EO_PLAN_CLEAR_FORCE_REQUEST:
-		rc = eo__ctl_act_clear_force_request(c, &lc, cluster, &pr);
+		rc = eo__ctl_act_clear_force_request(c, &pass, cluster, &pr);
 		if (rc > 0) {
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
 		}
 		break;
 	case EO_PLAN_ENABLE_AUTH:
-		rc = eo__ctl_act_enable_auth(c, &lc, cluster, &pr, &requeue);
+		rc = eo__ctl_act_enable_auth(c, &pass, cluster, &pr, &requeue);
 		break;
 	case EO_PLAN_ENSURE_CERTIFICATES: {
 		struct eo_certs_refusal cr;
 
 		rc = eo_certs_ensure(c, &lc, cluster, &certs, &cr);
 		if (rc != 0 && cr.set)
-			eo__ctl_note_refusal(cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
+			eo__ctl_note_refusal(&pass,
+					     cr.create ? EO_PLAN_VERB_CREATE : EO_PLAN_VERB_PATCH,
 					     "Certificate", cr.name, EO_KUBE_EHTTP, &cr.err);
 		break;
 	}
@@ -257,7 +260,7 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		break;
 	}
 	if (rc != 0) {
-		cluster_refused(c, &lc, &in, cluster);
+		cluster_refused(c, &pass, &in, cluster);
 		goto fail;
 	}
 	if (pr.status != NULL && pr.status_changed) {
@@ -284,8 +287,6 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 fail:
 	out->error = true;
 out:
-	eo__ctl_pass_tls = NULL;
-	eo__ctl_pass_auth = NULL;
 	eo_tls_material_clear(&tls);
 	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);

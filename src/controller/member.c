@@ -15,10 +15,9 @@
  * the leader when the plan is about to act on the member's absence, or always (relist: after
  * a MemberRemove answered NOTFOUND). 0, or -1 on failure.
  */
-static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
-			struct eo_rplan_input *in, struct eo_rplan_result *rr,
-			const struct observed_members *om, struct eo_etcd_members *list,
-			bool relist, char *why, size_t cap)
+static int plan_removal(struct eo_controller *c, struct eo_pass *pass, struct eo_rplan_input *in,
+			struct eo_rplan_result *rr, const struct observed_members *om,
+			struct eo_etcd_members *list, bool relist, char *why, size_t cap)
 {
 	char answered[EO_ETCD_URL_MAX] = "";
 
@@ -30,7 +29,7 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 	in->etcd_queried = true;
 	in->etcd_leader_checked = false;
 	in->etcd_from_leader = false;
-	eo__ctl_dial_remove(c, rr, list, &in->etcd_err, true, answered);
+	eo__ctl_dial_remove(c, pass, rr, list, &in->etcd_err, true, answered);
 	in->etcd = in->etcd_err == EO_ETCD_OK ? list : NULL;
 	eo_plan_removal_clear(rr);
 	if (eo_plan_member_removal(in, rr) != 0)
@@ -40,9 +39,9 @@ static int plan_removal(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return 0;
 	in->etcd_leader_checked = true;
 	in->etcd_from_leader =
-	    eo__ctl_confirm_leader(c, in->cluster, om->v, om->n, answered, list, why, cap);
+	    eo__ctl_confirm_leader(c, pass, in->cluster, om->v, om->n, answered, list, why, cap);
 	in->etcd_leader_why = why;
-	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, lc,
+	eo_log_kv(in->etcd_from_leader ? EO_LOG_DEBUG : EO_LOG_WARN, pass->lc,
 		  in->etcd_from_leader ? "member list confirmed with the leader"
 				       : "member list not confirmed by the leader",
 		  "message", rr->message, "check", why, NULL);
@@ -107,7 +106,7 @@ out:
  * through the other members, then the finalizer goes; or the finalizer stays (status and a
  * Warning Event say why) and the pass comes back. 0 done, 1 come back in *requeue, -1 failure.
  */
-static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc, json_t *member,
+static int finalize_member(struct eo_controller *c, struct eo_pass *pass, json_t *member,
 			   const json_t *cluster, long *requeue)
 {
 	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
@@ -124,23 +123,24 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		return -1;
 	in.members = om.v;
 	in.n_members = om.n;
-	if (plan_removal(c, lc, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
+	if (plan_removal(c, pass, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
 		goto out;
 	if (rr.action == EO_RPLAN_MEMBER_REMOVE &&
-	    eo__ctl_dial_remove(c, &rr, NULL, &e, false, NULL) != 0 && e == EO_ETCD_NOTFOUND) {
+	    eo__ctl_dial_remove(c, pass, &rr, NULL, &e, false, NULL) != 0 &&
+	    e == EO_ETCD_NOTFOUND) {
 		/*
 		 * NOTFOUND proves nothing by itself (the address may be another cluster's, the
 		 * list a stale one): list again, confirm with the leader, and plan again; the
 		 * finalizer goes only when the leader's list does not name the member.
 		 */
-		eo_log_kv(EO_LOG_WARN, lc,
+		eo_log_kv(EO_LOG_WARN, pass->lc,
 			  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
 			  rr.message, NULL);
 		eo_plan_removal_clear(&rr);
-		if (plan_removal(c, lc, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
+		if (plan_removal(c, pass, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
 			goto out;
 		if (rr.action == EO_RPLAN_MEMBER_REMOVE) {
-			eo_log_kv(EO_LOG_WARN, lc,
+			eo_log_kv(EO_LOG_WARN, pass->lc,
 				  "etcd still lists the member after NOTFOUND; retrying", "message",
 				  rr.message, NULL);
 			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
@@ -148,7 +148,7 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 			goto out;
 		}
 	} else if (rr.action == EO_RPLAN_MEMBER_REMOVE && e != EO_ETCD_OK) {
-		eo_log_kv(EO_LOG_WARN, lc, "removing the member from etcd failed", "error",
+		eo_log_kv(EO_LOG_WARN, pass->lc, "removing the member from etcd failed", "error",
 			  eo_etcd_strerror(e), NULL);
 		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
 		rc = 1;
@@ -156,7 +156,8 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 	}
 	switch (rr.action) {
 	case EO_RPLAN_MEMBER_REMOVE:
-		eo_log_kv(EO_LOG_INFO, lc, "member removed from etcd", "message", rr.message, NULL);
+		eo_log_kv(EO_LOG_INFO, pass->lc, "member removed from etcd", "message", rr.message,
+			  NULL);
 		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
 		eo__ctl_emit(c, member, "Normal", "MemberRemoved", msg);
 		if (cluster != NULL)
@@ -167,23 +168,23 @@ static int finalize_member(struct eo_controller *c, const struct eo_log_ctx *lc,
 		/* Out of etcd (removed now, or not in the leader's list): free a lost node. */
 		if ((rr.action == EO_RPLAN_MEMBER_REMOVE ||
 		     (in.etcd_leader_checked && in.etcd_from_leader)) &&
-		    release_lost_node(c, lc, member) != 0) {
+		    release_lost_node(c, pass->lc, member) != 0) {
 			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
 			rc = 1;
 			break;
 		}
-		rc = eo__ctl_patch_finalizers(c, member, false);
+		rc = eo__ctl_patch_finalizers(c, pass, member, false);
 		if (rc > 0)
 			*requeue = CONFLICT_REQUEUE_MS;
 		else if (rc == 0)
-			eo_log_kv(EO_LOG_INFO, lc, "finalizer dropped", "message", rr.message,
+			eo_log_kv(EO_LOG_INFO, pass->lc, "finalizer dropped", "message", rr.message,
 				  NULL);
 		break;
 	case EO_RPLAN_WAIT:
-		eo_log_kv(EO_LOG_WARN, lc, "member removal blocked; finalizer kept", "message",
-			  rr.message, NULL);
+		eo_log_kv(EO_LOG_WARN, pass->lc, "member removal blocked; finalizer kept",
+			  "message", rr.message, NULL);
 		if (rr.status != NULL && rr.status_changed &&
-		    eo_controller_write_status(c, lc, eo_kube_res_at(RES_MEMBERS, ns, mname),
+		    eo_controller_write_status(c, pass->lc, eo_kube_res_at(RES_MEMBERS, ns, mname),
 					       member, rr.status) < 0)
 			goto out;
 		eo__ctl_emit(c, member, rr.event_type, rr.event_reason, rr.message);
@@ -205,14 +206,14 @@ out:
  * its EtcdCluster (where users look), and Ready=False/CreateFailed, ... on the member, which
  * the cluster's conditions then quote (plan/podissue.h).
  */
-static void member_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
-			   struct eo_mplan_input *in, json_t *member, const json_t *cluster)
+static void member_refused(struct eo_controller *c, struct eo_pass *pass, struct eo_mplan_input *in,
+			   json_t *member, const json_t *cluster)
 {
 	struct eo_plan_failure f;
 	struct eo_mplan_result pr = {0};
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!eo__ctl_take_refusal(&f))
+	if (!eo__ctl_take_refusal(pass, &f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
 	eo__ctl_emit(c, member, "Warning", eo_plan_failure_reason(&f), msg);
@@ -221,10 +222,10 @@ static void member_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
 	in->failure = &f;
 	if (eo_member_plan(in, &pr) == 0 && pr.status != NULL && pr.status_changed &&
 	    eo_controller_write_status(
-		c, lc,
+		c, pass->lc,
 		eo_kube_res_at(RES_MEMBERS, eo_member_namespace(member), eo_member_name(member)),
 		member, pr.status) == 0)
-		eo_log_kv(EO_LOG_INFO, lc, "member status changed", "message", msg, NULL);
+		eo_log_kv(EO_LOG_INFO, pass->lc, "member status changed", "message", msg, NULL);
 	in->failure = NULL;
 	eo_member_plan_clear(&pr);
 }
@@ -242,6 +243,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	struct eo_auth_creds creds = {0};
 	struct eo_tlsload_problem ap = {0};
 	struct eo_log_ctx lc;
+	struct eo_pass pass = {.lc = &lc};
 	json_t *raw = NULL, *member = NULL, *craw = NULL, *cluster = NULL, *pod = NULL, *pvc = NULL;
 	json_t *volume = NULL;
 	char pvc_name[EO_NAME_MAX];
@@ -249,7 +251,6 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&eo__ctl_refusal, 0, sizeof(eo__ctl_refusal));
 	eo_log_ctx_init(&lc);
 	raw = eo_cache_set_get(&c->members, ns, name);
 	if (raw == NULL)
@@ -277,13 +278,13 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	/* etcd is reached only with the cluster's TLS material, read now. */
 	if ((pr.action == EO_MPLAN_QUERY_ETCD || pr.action == EO_MPLAN_REMOVE_MEMBER) &&
 	    cluster != NULL && !eo_cluster_is_deleting(cluster) &&
-	    (eo__ctl_load_tls(c, &lc, cluster, &tls, &tp) < 0 ||
-	     eo__ctl_load_auth(c, &lc, cluster, &creds, &ap) < 0))
+	    (eo__ctl_load_tls(c, &pass, cluster, &tls, &tp) < 0 ||
+	     eo__ctl_load_auth(c, &pass, cluster, &creds, &ap) < 0))
 		goto fail;
 	if (pr.action == EO_MPLAN_QUERY_ETCD) {
 		const char *ep = pr.endpoint;
 		bool unusable = tp.reason != NULL;
-		eo_etcd_client *ec = unusable ? NULL : eo__ctl_etcd_dial(c, &ep, 1);
+		eo_etcd_client *ec = unusable ? NULL : eo__ctl_etcd_dial(c, &pass, &ep, 1);
 
 		in.etcd_queried = true;
 		in.list_err = ec	 ? eo_etcd_member_list(ec, &list, NULL)
@@ -371,7 +372,8 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 	switch (pr.action) {
 	case EO_MPLAN_ADD_FINALIZER:
 	case EO_MPLAN_DROP_FINALIZER:
-		rc = eo__ctl_patch_finalizers(c, member, pr.action == EO_MPLAN_ADD_FINALIZER);
+		rc =
+		    eo__ctl_patch_finalizers(c, &pass, member, pr.action == EO_MPLAN_ADD_FINALIZER);
 		if (rc > 0) {
 			out->requeue_ms = CONFLICT_REQUEUE_MS;
 			goto out;
@@ -383,16 +385,16 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 				  "message", pr.message, NULL);
 		break;
 	case EO_MPLAN_REMOVE_MEMBER:
-		rc = finalize_member(c, &lc, member, cluster, &out->requeue_ms);
+		rc = finalize_member(c, &pass, member, cluster, &out->requeue_ms);
 		if (rc > 0)
 			goto out;
 		break;
 	case EO_MPLAN_CREATE_PVC:
-		rc = eo__ctl_create_owned(c, &lc, member, eo_kube_res_at(RES_PVCS, ns, NULL),
+		rc = eo__ctl_create_owned(c, &pass, member, eo_kube_res_at(RES_PVCS, ns, NULL),
 					  pr.object, "PVC");
 		break;
 	case EO_MPLAN_CREATE_POD:
-		rc = eo__ctl_create_owned(c, &lc, member, eo_kube_res_at(RES_PODS, ns, NULL),
+		rc = eo__ctl_create_owned(c, &pass, member, eo_kube_res_at(RES_PODS, ns, NULL),
 					  pr.object, "Pod");
 		break;
 	case EO_MPLAN_DELETE_POD: {
@@ -402,7 +404,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_delete(c->kc, &r, &d, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? 0 : -1;
-		eo__ctl_note_refusal(EO_PLAN_VERB_DELETE, "Pod", name, e, &err);
+		eo__ctl_note_refusal(&pass, EO_PLAN_VERB_DELETE, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod deleted", "message", pr.message,
 			  "result", eo_kube_strerror(e), NULL);
 		break;
@@ -412,7 +414,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 
 		e = eo_kube_patch(c->kc, &r, pr.object, NULL, &err);
 		rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
-		eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "Pod", name, e, &err);
+		eo__ctl_note_refusal(&pass, EO_PLAN_VERB_PATCH, "Pod", name, e, &err);
 		eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &lc, "pod labels synced", "message",
 			  pr.message, "result", eo_kube_strerror(e), NULL);
 		break;
@@ -421,7 +423,7 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 		break;
 	}
 	if (rc < 0) {
-		member_refused(c, &lc, &in, member, cluster);
+		member_refused(c, &pass, &in, member, cluster);
 		goto fail;
 	}
 	if (pr.status != NULL && pr.status_changed) {
@@ -449,8 +451,6 @@ void eo_member_reconcile(struct eo_controller *c, const char *ns, const char *na
 fail:
 	out->error = true;
 out:
-	eo__ctl_pass_tls = NULL;
-	eo__ctl_pass_auth = NULL;
 	eo_tls_material_clear(&tls);
 	eo_auth_creds_clear(&creds);
 	eo_etcd_members_clear(&list);
