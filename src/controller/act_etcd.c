@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "controller/internal.h"
+#include "plan/etcd_outcome.h"
 
 #define ETCD_TIMEOUT_MS 5000L
 
@@ -63,14 +64,6 @@ static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_
 	return eo__ctl_etcd_dial(c, pass, eps, pr->n_endpoints);
 }
 
-/* Whether an etcd answer means "not now" rather than failure: come back shortly. */
-static bool etcd_retryable(eo_etcd_err e)
-{
-	return e == EO_ETCD_LEARNER_NOT_READY || e == EO_ETCD_TOO_MANY_LEARNERS ||
-	       e == EO_ETCD_UNHEALTHY_CLUSTER || e == EO_ETCD_UNAVAILABLE || e == EO_ETCD_TIMEOUT ||
-	       e == EO_ETCD_LEARNER;
-}
-
 int eo__ctl_act_add_learner(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			    const struct eo_plan_result *pr, long *requeue)
 {
@@ -82,20 +75,21 @@ int eo__ctl_act_add_learner(struct eo_controller *c, struct eo_pass *pass, json_
 	eo_etcd_client *ec = dial_plan(c, pass, pr);
 	char *ic = NULL, msg[EO_NAME_MAX + 96], id[24];
 	eo_etcd_err e = EO_ETCD_INVALID;
+	struct eo_plan_etcd_outcome o;
 	int rc = -1;
 
-	if (ec == NULL)
-		goto out;
-	e = eo_fenced_member_add(&c->fence, ec, &peer, 1, true, &added, &list, &d);
-	if (e == EO_ETCD_PEER_URL_EXISTS || etcd_retryable(e)) {
+	if (ec != NULL)
+		e = eo_fenced_member_add(&c->fence, ec, &peer, 1, true, &added, &list, &d);
+	o = eo_plan_etcd_outcome(EO_PLAN_ADD_LEARNER, e);
+	if (o.verdict == EO_PLAN_ETCD_RETRY) {
 		/* already added (an earlier attempt), or not now: the next pass knows */
 		eo_log_kv(EO_LOG_DEBUG, pass->lc, "adding learner deferred", "member", mname,
 			  "reason", eo_etcd_strerror(e), "detail", d.message, NULL);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		*requeue = o.retry_ms;
 		rc = 0;
 		goto out;
 	}
-	if (e != EO_ETCD_OK)
+	if (o.verdict != EO_PLAN_ETCD_DONE)
 		goto out;
 	eo_plan_format_id(added.id, id, sizeof(id));
 	snprintf(msg, sizeof(msg), "added member %s to etcd as learner %s", mname, id);
@@ -131,21 +125,23 @@ int eo__ctl_act_promote(struct eo_controller *c, struct eo_pass *pass, json_t *c
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = dial_plan(c, pass, pr);
 	eo_etcd_err e = EO_ETCD_INVALID;
+	struct eo_plan_etcd_outcome o;
 	char msg[EO_NAME_MAX + 64], id[24];
 
 	if (ec != NULL)
 		e = eo_fenced_member_promote(&c->fence, ec, pr->etcd_id, NULL, &d);
 	eo_etcd_client_free(ec);
-	if (etcd_retryable(e)) {
+	o = eo_plan_etcd_outcome(EO_PLAN_PROMOTE_LEARNER, e);
+	if (o.verdict == EO_PLAN_ETCD_RETRY) {
 		/* The runbook's signal for the benign "not in sync with leader" answer. */
 		eo_log_kv(e == EO_ETCD_LEARNER_NOT_READY ? EO_LOG_INFO : EO_LOG_DEBUG, pass->lc,
 			  e == EO_ETCD_LEARNER_NOT_READY ? "learner not yet promotable; will retry"
 							 : "promotion deferred",
 			  "member", mname, "reason", eo_etcd_strerror(e), NULL);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+		*requeue = o.retry_ms;
 		return 0;
 	}
-	if (e != EO_ETCD_OK && e != EO_ETCD_NOT_LEARNER) {
+	if (o.verdict != EO_PLAN_ETCD_DONE) {
 		eo_log_kv(EO_LOG_WARN, pass->lc, "promoting learner failed", "member", mname,
 			  "error", eo_etcd_strerror(e), "detail", d.message, NULL);
 		return -1;
@@ -171,19 +167,21 @@ int eo__ctl_act_remove_stray(struct eo_controller *c, struct eo_pass *pass, json
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = dial_plan(c, pass, pr);
 	eo_etcd_err e = EO_ETCD_INVALID;
+	struct eo_plan_etcd_outcome o;
 
 	if (ec != NULL)
 		e = eo_fenced_member_remove(&c->fence, ec, pr->etcd_id, NULL, &d);
 	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK || e == EO_ETCD_NOTFOUND) {
+	o = eo_plan_etcd_outcome(EO_PLAN_REMOVE_STRAY, e);
+	if (o.verdict == EO_PLAN_ETCD_DONE) {
 		eo_log_kv(EO_LOG_INFO, pass->lc, "stray learner removed", "message", pr->message,
 			  NULL);
 		if (e == EO_ETCD_OK)
 			eo__ctl_emit(c, cluster, "Normal", "MemberRemoved", pr->message);
 		return 0;
 	}
-	if (etcd_retryable(e)) {
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
+	if (o.verdict == EO_PLAN_ETCD_RETRY) {
+		*requeue = o.retry_ms;
 		return 0;
 	}
 	eo_log_kv(EO_LOG_WARN, pass->lc, "removing stray learner failed", "error",
@@ -197,20 +195,20 @@ int eo__ctl_act_move_leader(struct eo_controller *c, struct eo_pass *pass, json_
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = dial_plan(c, pass, pr);
 	eo_etcd_err e = EO_ETCD_INVALID;
+	struct eo_plan_etcd_outcome o;
 
 	if (ec != NULL)
 		e = eo_etcd_move_leader(ec, pr->endpoints[0], pr->etcd_id, &d);
 	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK) {
+	o = eo_plan_etcd_outcome(EO_PLAN_MOVE_LEADER, e);
+	*requeue = o.retry_ms;
+	if (o.verdict == EO_PLAN_ETCD_DONE) {
 		eo_log_kv(EO_LOG_INFO, pass->lc, "leadership moved", "message", pr->message, NULL);
 		eo__ctl_emit_planned(c, cluster, pr);
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
-	/* Not the leader any more, an election under way: the next pass looks again. */
 	eo_log_kv(EO_LOG_WARN, pass->lc, "moving leadership failed; retrying", "error",
 		  eo_etcd_strerror(e), "detail", d.message, NULL);
-	*requeue = EO_PLAN_REQUEUE_ROLL_MS;
 	return 0;
 }
 
@@ -224,6 +222,7 @@ int eo__ctl_act_enable_auth(struct eo_controller *c, struct eo_pass *pass, json_
 	struct eo_etcd_detail d = {0};
 	eo_etcd_client *ec = NULL;
 	eo_etcd_err e = EO_ETCD_INVALID;
+	struct eo_plan_etcd_outcome o;
 
 	if (pass->auth == NULL || pass->auth->password == NULL)
 		return -1; /* the plan asks only with the password in hand */
@@ -231,17 +230,17 @@ int eo__ctl_act_enable_auth(struct eo_controller *c, struct eo_pass *pass, json_
 	if (ec != NULL)
 		e = eo_etcd_auth_enable_root(ec, pass->auth->password, &d);
 	eo_etcd_client_free(ec);
-	if (e == EO_ETCD_OK) {
+	o = eo_plan_etcd_outcome(EO_PLAN_ENABLE_AUTH, e);
+	*requeue = o.retry_ms;
+	if (o.verdict == EO_PLAN_ETCD_DONE) {
 		eo_log_kv(EO_LOG_INFO, pass->lc, "etcd authentication turned on", "message",
 			  pr->message, NULL);
 		eo__ctl_emit(c, cluster, "Normal", EO_PLAN_REASON_AUTH_ENABLED,
 			     "etcd authentication turned on: root user and role created");
-		*requeue = EO_PLAN_REQUEUE_PROMOTE_MS;
 		return 0;
 	}
 	eo_log_kv(EO_LOG_WARN, pass->lc, "turning etcd authentication on failed; retrying", "error",
 		  eo_etcd_strerror(e), "detail", d.message, NULL);
-	*requeue = EO_PLAN_REQUEUE_ETCD_MS;
 	return 0;
 }
 
