@@ -9,53 +9,90 @@
 
 #include "controller/internal.h"
 
+/*
+ * Creates o->want when o->have is NULL, or patches the object (o->patch, or patch_of(want, have)
+ * when it drifted), unless o->have is held by another controller (FOREIGN, holder filled:
+ * nothing written). A create answered AlreadyExists is the cache lagging behind our own create
+ * (EO_KUBE_OK), unless the live object is another controller's (taken, holder filled:
+ * EO_KUBE_EEXISTS). With a pass, refused writes and a taken name are recorded in it (NULL: the
+ * caller tells them its own way). Returns the outcome; o->step, o->answer and o->err say what
+ * was sent and answered.
+ */
+eo_kube_err eo__ctl_ensure_owned(struct eo_controller *c, struct eo_pass *pass,
+				 struct eo__ctl_owned *o)
+{
+	const char *name = o->r.name;
+	json_t *patch = o->patch;
+
+	o->step = EO__CTL_OWNED_IN_SYNC;
+	o->answer = EO_KUBE_OK;
+	o->taken = false;
+	if (patch == NULL && o->have != NULL &&
+	    !eo_desired_is_controlled_by(o->have, o->owner_uid)) {
+		o->step = EO__CTL_OWNED_FOREIGN;
+		eo_desired_controller_of(o->have, o->holder, sizeof(o->holder));
+		return EO_KUBE_OK;
+	}
+	if (patch == NULL && o->have == NULL) {
+		o->step = EO__CTL_OWNED_CREATE;
+		o->answer = eo_kube_create(c->kc, &o->r, o->want, NULL, &o->err);
+		if (pass != NULL)
+			eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, o->kind, name, o->answer,
+					     &o->err);
+		if (o->answer != EO_KUBE_EEXISTS)
+			return o->answer;
+		o->taken =
+		    eo__ctl_held_by_other(c, o->r, o->owner_uid, o->holder, sizeof(o->holder));
+		if (o->taken && pass != NULL)
+			eo__ctl_note_taken(pass, &o->r, o->kind, o->owner, o->holder);
+		return o->taken ? EO_KUBE_EEXISTS : EO_KUBE_OK;
+	}
+	if (patch == NULL && (patch = o->patch_of(o->want, o->have)) == NULL)
+		return EO_KUBE_OK;
+	o->step = EO__CTL_OWNED_PATCH;
+	o->answer = eo_kube_patch(c->kc, &o->r, patch, NULL, &o->err);
+	if (patch != o->patch)
+		json_decref(patch);
+	if (pass != NULL)
+		eo__ctl_note_refusal(pass, EO_PLAN_VERB_PATCH, o->kind, name, o->answer, &o->err);
+	return o->answer;
+}
+
 static int ensure_service(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			  json_t *want, json_t *have)
 {
-	struct eo_kube_error err = {0};
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_kube_obj_name(want);
-	struct eo_kube_resource r = eo_kube_res_at(RES_SERVICES, ns, name);
-	json_t *patch = NULL;
-	eo_kube_err e = EO_KUBE_OK;
+	struct eo__ctl_owned o = {.r = eo_kube_res_at(RES_SERVICES, ns, name),
+				  .kind = "Service",
+				  .owner = "this EtcdCluster",
+				  .owner_uid = eo_cluster_uid(cluster),
+				  .want = want,
+				  .have = have,
+				  .patch_of = eo_desired_service_patch};
+	eo_kube_err e = eo__ctl_ensure_owned(c, pass, &o);
 
-	if (have != NULL && !eo_desired_is_controlled_by(have, eo_cluster_uid(cluster))) {
+	if (o.step == EO__CTL_OWNED_FOREIGN) {
 		/* The plan stops on it (ForeignObject); the cache moved since: leave it alone. */
-		char holder[HOLDER_MAX];
-
-		eo_desired_controller_of(have, holder, sizeof(holder));
-		err = (struct eo_kube_error){.http_status = 409};
-		snprintf(err.message, sizeof(err.message),
+		o.err = (struct eo_kube_error){.http_status = 409};
+		snprintf(o.err.message, sizeof(o.err.message),
 			 "Service %s is not controlled by this EtcdCluster (its controller: %s); "
 			 "not changing it",
-			 name, holder);
+			 name, o.holder);
 		eo__ctl_note_refusal(pass, EO_PLAN_VERB_PATCH, "Service", name, EO_KUBE_EHTTP,
-				     &err);
+				     &o.err);
 		e = EO_KUBE_EHTTP;
-	} else if (have == NULL) {
-		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, "Service", name, e, &err);
-		if (e == EO_KUBE_OK) {
-			char msg[EO_NAME_MAX + 32];
+	} else if (o.step == EO__CTL_OWNED_CREATE && o.answer == EO_KUBE_OK) {
+		char msg[EO_NAME_MAX + 32];
 
-			snprintf(msg, sizeof(msg), "created Service %s", name);
-			eo_log_kv(EO_LOG_INFO, pass->lc, "service created", "service", name, NULL);
-			eo__ctl_emit(c, cluster, "Normal", "ServiceCreated", msg);
-		}
-		if (e == EO_KUBE_EEXISTS &&
-		    !eo__ctl_taken_by_other(c, pass, r, "Service", "this EtcdCluster",
-					    eo_cluster_uid(cluster)))
-			e = EO_KUBE_OK;
-	} else if ((patch = eo_desired_service_patch(want, have)) != NULL) {
-		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
-		json_decref(patch);
-		eo__ctl_note_refusal(pass, EO_PLAN_VERB_PATCH, "Service", name, e, &err);
-		if (e == EO_KUBE_OK)
-			eo_log_kv(EO_LOG_INFO, pass->lc, "service drift repaired", "service", name,
-				  NULL);
+		snprintf(msg, sizeof(msg), "created Service %s", name);
+		eo_log_kv(EO_LOG_INFO, pass->lc, "service created", "service", name, NULL);
+		eo__ctl_emit(c, cluster, "Normal", "ServiceCreated", msg);
+	} else if (o.step == EO__CTL_OWNED_PATCH && e == EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_INFO, pass->lc, "service drift repaired", "service", name, NULL);
 	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, pass->lc, "ensuring service failed", "service", name,
-			  "error", eo_kube_strerror(e), "detail", err.message, NULL);
+			  "error", eo_kube_strerror(e), "detail", o.err.message, NULL);
 		return -1;
 	}
 	return 0;
@@ -292,20 +329,17 @@ int eo__ctl_act_pdb(struct eo_controller *c, struct eo_pass *pass, json_t *clust
 		eo__ctl_note_refusal(pass, EO_PLAN_VERB_DELETE, "PodDisruptionBudget", name, e,
 				     &err);
 		json_decref(have);
-	} else if (pr->patch != NULL) {
-		e = eo_kube_patch(c->kc, &r, pr->patch, NULL, &err);
-		eo__ctl_note_refusal(pass, EO_PLAN_VERB_PATCH, "PodDisruptionBudget", name, e,
-				     &err);
 	} else {
-		r.name = NULL;
-		e = eo_kube_create(c->kc, &r, pr->object, NULL, &err);
-		r.name = name;
-		if (e == EO_KUBE_EEXISTS &&
-		    !eo__ctl_taken_by_other(c, pass, r, "PodDisruptionBudget", "this EtcdCluster",
-					    eo_cluster_uid(cluster)))
-			e = EO_KUBE_OK; /* the cache lags */
-		eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, "PodDisruptionBudget", name, e,
-				     &err);
+		/* The plan's patch, made from the PDB it found ours; or the PDB created. */
+		struct eo__ctl_owned o = {.r = r,
+					  .kind = "PodDisruptionBudget",
+					  .owner = "this EtcdCluster",
+					  .owner_uid = eo_cluster_uid(cluster),
+					  .want = pr->object,
+					  .patch = pr->patch};
+
+		e = eo__ctl_ensure_owned(c, pass, &o);
+		err = o.err;
 	}
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, pass->lc, "PodDisruptionBudget change failed", "error",

@@ -115,7 +115,39 @@ int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_pass *pass,
 			const struct eo_rplan_result *rr, struct eo_etcd_members *list,
 			eo_etcd_err *e, bool query, char *answered);
 
+/*
+ * An object this cluster owns (a Service, the PodDisruptionBudget, a NetworkPolicy) brought in
+ * line by eo__ctl_ensure_owned(): created when missing, patched when it drifted, and never
+ * written when another controller holds it.
+ */
+enum eo__ctl_owned_step {
+	EO__CTL_OWNED_IN_SYNC = 0, /* ours and as wanted: nothing written */
+	EO__CTL_OWNED_FOREIGN,	   /* have is held by another controller (holder): left alone */
+	EO__CTL_OWNED_CREATE,	   /* a create was sent (answer: its answer) */
+	EO__CTL_OWNED_PATCH,	   /* a patch was sent (answer: its answer) */
+};
+
+struct eo__ctl_owned {
+	struct eo_kube_resource r; /* names the object */
+	const char *kind;	   /* "Service", "PodDisruptionBudget", "NetworkPolicy" */
+	const char *owner;	   /* "this EtcdCluster" (the refusal's wording) */
+	const char *owner_uid;	   /* the UID of the object that should control it */
+	json_t *want;		   /* the object to create */
+	const json_t *have;	   /* the cached object, NULL: none */
+	/* a patch the plan made from an object it found ours, or NULL: patch_of(want, have) */
+	json_t *patch;
+	json_t *(*patch_of)(const json_t *want, const json_t *have); /* NULL: no drift */
+	/* out */
+	enum eo__ctl_owned_step step;
+	eo_kube_err answer; /* the apiserver's answer to the write sent */
+	bool taken;	    /* a create answered AlreadyExists for another controller's object */
+	char holder[HOLDER_MAX]; /* FOREIGN and taken: who controls it */
+	struct eo_kube_error err;
+};
+
 /* controller/act_kube.c: the actions through the apiserver */
+eo_kube_err eo__ctl_ensure_owned(struct eo_controller *c, struct eo_pass *pass,
+				 struct eo__ctl_owned *o);
 int eo__ctl_act_services(struct eo_controller *c, struct eo_pass *pass, json_t *cluster);
 int eo__ctl_act_create_named(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			     const struct eo_plan_result *pr, long *requeue);
@@ -186,6 +218,8 @@ void eo__ctl_note_refusal(struct eo_pass *pass, enum eo_plan_verb verb, const ch
 			  const char *name, eo_kube_err e, const struct eo_kube_error *err);
 bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
 			   const char *owner_uid, char *holder, size_t n);
+void eo__ctl_note_taken(struct eo_pass *pass, const struct eo_kube_resource *r, const char *kind,
+			const char *owner, const char *holder);
 bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_pass *pass,
 			    struct eo_kube_resource r, const char *kind, const char *owner,
 			    const char *owner_uid);

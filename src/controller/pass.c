@@ -47,6 +47,21 @@ bool eo__ctl_held_by_other(struct eo_controller *c, struct eo_kube_resource r,
 }
 
 /*
+ * Records the refusal of a create whose name r holds an object that holder controls, not owner.
+ */
+void eo__ctl_note_taken(struct eo_pass *pass, const struct eo_kube_resource *r, const char *kind,
+			const char *owner, const char *holder)
+{
+	struct eo_kube_error err = {.http_status = 409};
+
+	snprintf(err.message, sizeof(err.message),
+		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
+		 "or rename it",
+		 kind, r->name, owner, holder);
+	eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, kind, r->name, EO_KUBE_EHTTP, &err);
+}
+
+/*
  * A create answered AlreadyExists: either the cache lags behind our own create (fine), or the
  * name is taken by an object that is not ours (not in the label-filtered cache), which no
  * retry fixes. Reads the object to tell which; the second is recorded as a refusal. r names
@@ -56,17 +71,11 @@ bool eo__ctl_taken_by_other(struct eo_controller *c, struct eo_pass *pass,
 			    struct eo_kube_resource r, const char *kind, const char *owner,
 			    const char *owner_uid)
 {
-	struct eo_kube_error err = {0};
 	char holder[HOLDER_MAX];
 
 	if (!eo__ctl_held_by_other(c, r, owner_uid, holder, sizeof(holder)))
 		return false;
-	err = (struct eo_kube_error){.http_status = 409};
-	snprintf(err.message, sizeof(err.message),
-		 "%s %s already exists and is not controlled by %s (its controller: %s); delete "
-		 "or rename it",
-		 kind, r.name, owner, holder);
-	eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, kind, r.name, EO_KUBE_EHTTP, &err);
+	eo__ctl_note_taken(pass, &r, kind, owner, holder);
 	return true;
 }
 
