@@ -103,6 +103,83 @@ out:
 }
 
 /*
+ * The MemberRemove rr asks for, through the other members. NOTFOUND proves nothing by itself
+ * (the address may be another cluster's, the list a stale one): then list again, confirm
+ * with the leader, and plan again into rr; the finalizer goes only when the leader's list
+ * does not name the member. 0 act on rr, 1 come back in *requeue, -1 failure.
+ */
+static int remove_from_etcd(struct eo_controller *c, struct eo_pass *pass,
+			    struct eo_rplan_input *in, struct eo_rplan_result *rr,
+			    const struct observed_members *om, struct eo_etcd_members *list,
+			    char *why, size_t cap, long *requeue)
+{
+	eo_etcd_err e = EO_ETCD_OK;
+
+	if (rr->action != EO_RPLAN_MEMBER_REMOVE ||
+	    eo__ctl_dial_remove(c, pass, rr, NULL, &e, false, NULL) == 0)
+		return 0;
+	if (e != EO_ETCD_NOTFOUND) {
+		eo_log_kv(EO_LOG_WARN, pass->lc, "removing the member from etcd failed", "error",
+			  eo_etcd_strerror(e), NULL);
+		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+		return 1;
+	}
+	eo_log_kv(EO_LOG_WARN, pass->lc,
+		  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
+		  rr->message, NULL);
+	eo_plan_removal_clear(rr);
+	if (plan_removal(c, pass, in, rr, om, list, true, why, cap) != 0)
+		return -1;
+	if (rr->action != EO_RPLAN_MEMBER_REMOVE)
+		return 0;
+	eo_log_kv(EO_LOG_WARN, pass->lc, "etcd still lists the member after NOTFOUND; retrying",
+		  "message", rr->message, NULL);
+	*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+	return 1;
+}
+
+/*
+ * The member is out of etcd (removed now, or not in the leader's list): a lost node's Pod
+ * freed, then the finalizer dropped. 0 done, 1 come back in *requeue, -1 failure.
+ */
+static int drop_member_finalizer(struct eo_controller *c, struct eo_pass *pass, json_t *member,
+				 const struct eo_rplan_input *in, const struct eo_rplan_result *rr,
+				 long *requeue)
+{
+	int rc;
+
+	if ((rr->action == EO_RPLAN_MEMBER_REMOVE ||
+	     (in->etcd_leader_checked && in->etcd_from_leader)) &&
+	    release_lost_node(c, pass->lc, member) != 0) {
+		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
+		return 1;
+	}
+	rc = eo__ctl_patch_finalizers(c, pass, member, false);
+	if (rc > 0)
+		*requeue = CONFLICT_REQUEUE_MS;
+	else if (rc == 0)
+		eo_log_kv(EO_LOG_INFO, pass->lc, "finalizer dropped", "message", rr->message, NULL);
+	return rc;
+}
+
+/* The removal is blocked: the finalizer stays, the status and an Event say why. 1, or -1. */
+static int removal_blocked(struct eo_controller *c, struct eo_pass *pass, json_t *member,
+			   const struct eo_rplan_result *rr, long *requeue)
+{
+	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
+
+	eo_log_kv(EO_LOG_WARN, pass->lc, "member removal blocked; finalizer kept", "message",
+		  rr->message, NULL);
+	if (rr->status != NULL && rr->status_changed &&
+	    eo_controller_write_status(c, pass->lc, eo_kube_res_at(RES_MEMBERS, ns, mname), member,
+				       rr->status) < 0)
+		return -1;
+	eo__ctl_emit(c, member, rr->event_type, rr->event_reason, rr->message);
+	*requeue = rr->requeue_ms;
+	return 1;
+}
+
+/*
  * The finalizer of a member being deleted, as eo_plan_member_removal() decides: MemberRemove
  * through the other members, then the finalizer goes; or the finalizer stays (status and a
  * Warning Event say why) and the pass comes back. 0 done, 1 come back in *requeue, -1 failure.
@@ -110,14 +187,12 @@ out:
 static int finalize_member(struct eo_controller *c, struct eo_pass *pass, json_t *member,
 			   const json_t *cluster, long *requeue)
 {
-	const char *ns = eo_member_namespace(member), *mname = eo_member_name(member);
 	struct eo_rplan_input in = {
 	    .member = member, .cluster = cluster, .build = &c->build, .now = eo__ctl_now_of(c)};
 	struct eo_rplan_result rr = {0};
 	struct observed_members om = {0};
 	struct eo_etcd_members list = {0};
 	char msg[EO_NAME_MAX + 64], why[EO_PLAN_MSG_MAX / 2] = "";
-	eo_etcd_err e = EO_ETCD_OK;
 	int rc = -1;
 
 	if (cluster != NULL && eo__ctl_observe_members(c, cluster, &om) != 0)
@@ -126,71 +201,25 @@ static int finalize_member(struct eo_controller *c, struct eo_pass *pass, json_t
 	in.n_members = om.n;
 	if (plan_removal(c, pass, &in, &rr, &om, &list, false, why, sizeof(why)) != 0)
 		goto out;
-	if (rr.action == EO_RPLAN_MEMBER_REMOVE &&
-	    eo__ctl_dial_remove(c, pass, &rr, NULL, &e, false, NULL) != 0 &&
-	    e == EO_ETCD_NOTFOUND) {
-		/*
-		 * NOTFOUND proves nothing by itself (the address may be another cluster's, the
-		 * list a stale one): list again, confirm with the leader, and plan again; the
-		 * finalizer goes only when the leader's list does not name the member.
-		 */
-		eo_log_kv(EO_LOG_WARN, pass->lc,
-			  "MemberRemove answered NOTFOUND; listing again at the leader", "message",
-			  rr.message, NULL);
-		eo_plan_removal_clear(&rr);
-		if (plan_removal(c, pass, &in, &rr, &om, &list, true, why, sizeof(why)) != 0)
-			goto out;
-		if (rr.action == EO_RPLAN_MEMBER_REMOVE) {
-			eo_log_kv(EO_LOG_WARN, pass->lc,
-				  "etcd still lists the member after NOTFOUND; retrying", "message",
-				  rr.message, NULL);
-			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
-			rc = 1;
-			goto out;
-		}
-	} else if (rr.action == EO_RPLAN_MEMBER_REMOVE && e != EO_ETCD_OK) {
-		eo_log_kv(EO_LOG_WARN, pass->lc, "removing the member from etcd failed", "error",
-			  eo_etcd_strerror(e), NULL);
-		*requeue = EO_PLAN_REQUEUE_SHORT_MS;
-		rc = 1;
+	rc = remove_from_etcd(c, pass, &in, &rr, &om, &list, why, sizeof(why), requeue);
+	if (rc != 0)
 		goto out;
-	}
+	rc = -1;
 	switch (rr.action) {
 	case EO_RPLAN_MEMBER_REMOVE:
 		eo_log_kv(EO_LOG_INFO, pass->lc, "member removed from etcd", "message", rr.message,
 			  NULL);
-		snprintf(msg, sizeof(msg), "removed member %s from etcd", mname);
+		snprintf(msg, sizeof(msg), "removed member %s from etcd", eo_member_name(member));
 		eo__ctl_emit(c, member, "Normal", "MemberRemoved", msg);
 		if (cluster != NULL)
 			eo__ctl_emit(c, cluster, "Normal", "MemberRemoved", msg);
 		/* the finalizer goes */
 		/* fall through */
 	case EO_RPLAN_DROP_FINALIZER:
-		/* Out of etcd (removed now, or not in the leader's list): free a lost node. */
-		if ((rr.action == EO_RPLAN_MEMBER_REMOVE ||
-		     (in.etcd_leader_checked && in.etcd_from_leader)) &&
-		    release_lost_node(c, pass->lc, member) != 0) {
-			*requeue = EO_PLAN_REQUEUE_SHORT_MS;
-			rc = 1;
-			break;
-		}
-		rc = eo__ctl_patch_finalizers(c, pass, member, false);
-		if (rc > 0)
-			*requeue = CONFLICT_REQUEUE_MS;
-		else if (rc == 0)
-			eo_log_kv(EO_LOG_INFO, pass->lc, "finalizer dropped", "message", rr.message,
-				  NULL);
+		rc = drop_member_finalizer(c, pass, member, &in, &rr, requeue);
 		break;
 	case EO_RPLAN_WAIT:
-		eo_log_kv(EO_LOG_WARN, pass->lc, "member removal blocked; finalizer kept",
-			  "message", rr.message, NULL);
-		if (rr.status != NULL && rr.status_changed &&
-		    eo_controller_write_status(c, pass->lc, eo_kube_res_at(RES_MEMBERS, ns, mname),
-					       member, rr.status) < 0)
-			goto out;
-		eo__ctl_emit(c, member, rr.event_type, rr.event_reason, rr.message);
-		*requeue = rr.requeue_ms;
-		rc = 1;
+		rc = removal_blocked(c, pass, member, &rr, requeue);
 		break;
 	default:
 		break;

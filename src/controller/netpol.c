@@ -46,6 +46,35 @@ static eo_kube_err delete_owned(struct eo_controller *c, const struct eo_kube_re
 }
 
 /*
+ * want created at r, or have (ours) patched back when it drifted (eo__ctl_ensure_owned, into
+ * *o): *what "creating", "patching" or NULL, *in_place whether the policy now stands as wanted.
+ * A create answered AlreadyExists is no failure: the cache lags, or the name is someone
+ * else's (o->taken, o->holder), which the caller tells.
+ */
+static eo_kube_err ensure_policy(struct eo_controller *c, const json_t *cluster,
+				 struct eo_kube_resource r, json_t *want, const json_t *have,
+				 struct eo__ctl_owned *o, const char **what, bool *in_place)
+{
+	eo_kube_err e;
+
+	*o = (struct eo__ctl_owned){.r = r,
+				    .kind = "NetworkPolicy",
+				    .owner = "this EtcdCluster",
+				    .owner_uid = eo_cluster_uid(cluster),
+				    .want = want,
+				    .have = have,
+				    .patch_of = eo_desired_network_policy_patch};
+	e = eo__ctl_ensure_owned(c, NULL, o);
+	*what = o->step == EO__CTL_OWNED_CREATE	 ? "creating"
+		: o->step == EO__CTL_OWNED_PATCH ? "patching"
+						 : NULL;
+	*in_place = o->step != EO__CTL_OWNED_FOREIGN && o->answer == EO_KUBE_OK;
+	if (o->step == EO__CTL_OWNED_CREATE && o->answer == EO_KUBE_EEXISTS)
+		e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
+	return e;
+}
+
+/*
  * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
  * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
  * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
@@ -92,28 +121,10 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		eo_log_kv(EO_LOG_WARN, lc, "building the network policy failed", NULL);
 		goto out;
 	}
-	o = (struct eo__ctl_owned){.r = r,
-				   .kind = "NetworkPolicy",
-				   .owner = "this EtcdCluster",
-				   .owner_uid = eo_cluster_uid(cluster),
-				   .want = want,
-				   .have = have,
-				   .patch_of = eo_desired_network_policy_patch};
-	e = eo__ctl_ensure_owned(c, NULL, &o);
+	e = ensure_policy(c, cluster, r, want, have, &o, &what, in_place);
 	err = o.err;
-	if (o.step == EO__CTL_OWNED_CREATE) {
-		what = "creating";
-		*in_place = o.answer == EO_KUBE_OK;
-		if (o.taken) /* someone else's: left alone */
-			foreign_network_policy(c, lc, cluster, r, o.holder);
-		if (o.answer == EO_KUBE_EEXISTS)
-			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
-	} else if (o.step == EO__CTL_OWNED_PATCH) {
-		what = "patching";
-		*in_place = e == EO_KUBE_OK;
-	} else {
-		*in_place = true;
-	}
+	if (o.taken) /* someone else's: left alone */
+		foreign_network_policy(c, lc, cluster, r, o.holder);
 out:
 	if (e != EO_KUBE_OK) {
 		char msg[EO_NAME_MAX + 400];
@@ -150,6 +161,7 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 	json_t *have = NULL, *want = NULL;
 	const char *what = NULL;
 	eo_kube_err e = EO_KUBE_OK;
+	bool in_place;
 
 	if (eo_name_peer_network_policy(name, sizeof(name), eo_cluster_name(cluster)) != 0)
 		return -1;
@@ -172,35 +184,18 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 		eo_log_kv(EO_LOG_WARN, lc, "building the peer network policy failed", NULL);
 		return -1;
 	}
-	o = (struct eo__ctl_owned){.r = r,
-				   .kind = "NetworkPolicy",
-				   .owner = "this EtcdCluster",
-				   .owner_uid = eo_cluster_uid(cluster),
-				   .want = want,
-				   .have = have,
-				   .patch_of = eo_desired_network_policy_patch};
-	e = eo__ctl_ensure_owned(c, NULL, &o);
+	e = ensure_policy(c, cluster, r, want, have, &o, &what, &in_place);
 	err = o.err;
-	if (o.step == EO__CTL_OWNED_PATCH) {
-		what = "patching";
-	} else if (o.step == EO__CTL_OWNED_CREATE) {
-		what = "creating";
-		if (o.answer == EO_KUBE_EEXISTS) {
-			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
-			if (o.taken) {
-				snprintf(
-				    msg, sizeof(msg),
-				    "NetworkPolicy %s is not controlled by this EtcdCluster (its "
-				    "controller: %s): it is left as it is and the peer port is "
-				    "not limited to the members; delete or rename it",
-				    name, o.holder);
-				eo_log_kv(EO_LOG_WARN, lc,
-					  "peer network policy held by another owner; left alone",
-					  "networkpolicy", name, "holder", o.holder, NULL);
-				eo__ctl_emit(c, (json_t *)cluster, "Warning",
-					     EO_REASON_FOREIGN_OBJECT, msg);
-			}
-		}
+	if (o.taken) { /* someone else's: left alone */
+		snprintf(
+		    msg, sizeof(msg),
+		    "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: "
+		    "%s): it is left as it is and the peer port is not limited to the members; "
+		    "delete or rename it",
+		    name, o.holder);
+		eo_log_kv(EO_LOG_WARN, lc, "peer network policy held by another owner; left alone",
+			  "networkpolicy", name, "holder", o.holder, NULL);
+		eo__ctl_emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
 	}
 out:
 	json_decref(want);

@@ -388,86 +388,112 @@ static int member_client_url(const struct eo_controller *c, const json_t *cluste
  * with why (the check that failed) otherwise. One Status call, plus one member list when a
  * follower answered; made only when a plan is about to act on a member's absence.
  */
-bool eo__ctl_confirm_leader(const struct eo_controller *c, const struct eo_pass *pass,
-			    const json_t *cluster, const struct eo_plan_member *members,
-			    size_t n_members, const char *answered, struct eo_etcd_members *list,
-			    char *why, size_t cap)
+/*
+ * The Maintenance Status (into *st) of the member at answered, that answered *list: 1 it is
+ * the leader, 0 the leader is another member (st->leader), -1 a check failed (why).
+ */
+static int status_at_answered(const struct eo_controller *c, const struct eo_pass *pass,
+			      const json_t *cluster, const char *answered,
+			      const struct eo_etcd_members *list, struct eo_etcd_status *st,
+			      char *why, size_t cap)
 {
-	struct eo_etcd_status st = {0};
-	struct eo_etcd_members at = {0};
 	struct eo_etcd_detail d = {0};
-	const struct eo_etcd_member *lm = NULL;
-	char url[EO_DESIRED_URL_MAX], id[EO_PLAN_ID_MAX], lid[EO_PLAN_ID_MAX];
 	const char *eps[1] = {answered};
-	eo_etcd_client *ec = NULL;
+	eo_etcd_client *ec = eo__ctl_etcd_dial(c, pass, eps, 1);
 	eo_etcd_err e = EO_ETCD_INVALID;
-	bool ok = false;
+	char id[EO_PLAN_ID_MAX];
 
-	why[0] = '\0';
-	if (answered == NULL || answered[0] == '\0') {
-		snprintf(why, cap, "no member answered the member list");
-		return false;
-	}
-	ec = eo__ctl_etcd_dial(c, pass, eps, 1);
 	if (ec != NULL)
-		e = eo_etcd_status(ec, answered, &st, &d);
+		e = eo_etcd_status(ec, answered, st, &d);
 	eo_etcd_client_free(ec);
-	ec = NULL;
-	eo_plan_format_id(st.leader, lid, sizeof(lid));
 	if (e != EO_ETCD_OK) {
 		snprintf(why, cap,
 			 "the Maintenance Status of the member that answered (%s) failed: %s",
 			 answered, eo_etcd_strerror(e));
-		goto out;
+		return -1;
 	}
-	if (!eo_plan_same_cluster(cluster, st.cluster_id)) {
-		eo_plan_format_id(st.cluster_id, id, sizeof(id));
+	if (!eo_plan_same_cluster(cluster, st->cluster_id)) {
+		eo_plan_format_id(st->cluster_id, id, sizeof(id));
 		snprintf(why, cap, "the member at %s belongs to etcd cluster %s", answered, id);
-		goto out;
+		return -1;
 	}
-	if (list->responder_id != 0 && st.member_id != list->responder_id) {
-		eo_plan_format_id(st.member_id, id, sizeof(id));
+	if (list->responder_id != 0 && st->member_id != list->responder_id) {
+		eo_plan_format_id(st->member_id, id, sizeof(id));
 		snprintf(why, cap, "the member at %s is now %s, not the one that answered the list",
 			 answered, id);
-		goto out;
+		return -1;
 	}
-	if (st.leader == 0) {
+	if (st->leader == 0) {
 		snprintf(why, cap, "the member at %s knows no leader", answered);
-		goto out;
+		return -1;
 	}
-	if (st.leader == st.member_id) {
-		ok = true; /* the list came from the leader */
-		goto out;
-	}
-	lm = eo_etcd_members_find(list, st.leader);
+	return st->leader == st->member_id ? 1 : 0;
+}
+
+/*
+ * The member list read again at the client URL of the leader st->leader alone, replacing
+ * *list when it carries this cluster's ID and comes from the leader; false with why if not.
+ */
+static bool list_at_leader(const struct eo_controller *c, const struct eo_pass *pass,
+			   const json_t *cluster, const struct eo_plan_member *members,
+			   size_t n_members, struct eo_etcd_members *list,
+			   const struct eo_etcd_status *st, char *why, size_t cap)
+{
+	const struct eo_etcd_member *lm = eo_etcd_members_find(list, st->leader);
+	struct eo_etcd_members at = {0};
+	struct eo_etcd_detail d = {0};
+	char url[EO_DESIRED_URL_MAX], id[EO_PLAN_ID_MAX], lid[EO_PLAN_ID_MAX];
+	const char *eps[1] = {url};
+	eo_etcd_client *ec = NULL;
+	eo_etcd_err e;
+
+	eo_plan_format_id(st->leader, lid, sizeof(lid));
 	if (lm == NULL ||
 	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
 		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
-		goto out;
+		return false;
 	}
-	eps[0] = url;
 	ec = eo__ctl_etcd_dial(c, pass, eps, 1);
 	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
 	eo_etcd_client_free(ec);
 	if (e != EO_ETCD_OK) {
 		snprintf(why, cap, "listing the members at the leader %s (%s) failed: %s", lm->name,
 			 lid, eo_etcd_strerror(e));
-		goto out;
+		eo_etcd_members_clear(&at);
+		return false;
 	}
-	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st.leader) {
+	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st->leader) {
 		eo_plan_format_id(at.responder_id, id, sizeof(id));
 		snprintf(why, cap,
 			 "the answer at the leader's address (%s) came from member %s of another "
 			 "cluster or from another member than the leader %s",
 			 lm->name, id, lid);
-		goto out;
+		eo_etcd_members_clear(&at);
+		return false;
 	}
 	eo_etcd_members_clear(list);
 	*list = at;
-	memset(&at, 0, sizeof(at));
-	ok = true;
-out:
-	eo_etcd_members_clear(&at);
+	return true;
+}
+
+bool eo__ctl_confirm_leader(const struct eo_controller *c, const struct eo_pass *pass,
+			    const json_t *cluster, const struct eo_plan_member *members,
+			    size_t n_members, const char *answered, struct eo_etcd_members *list,
+			    char *why, size_t cap)
+{
+	struct eo_etcd_status st = {0};
+	bool ok;
+	int rc;
+
+	why[0] = '\0';
+	if (answered == NULL || answered[0] == '\0') {
+		snprintf(why, cap, "no member answered the member list");
+		return false;
+	}
+	rc = status_at_answered(c, pass, cluster, answered, list, &st, why, cap);
+	/* a follower answered: the list is read again at the leader */
+	ok = rc > 0 ||
+	     (rc == 0 && list_at_leader(c, pass, cluster, members, n_members, list, &st, why, cap));
 	eo_etcd_status_clear(&st);
 	return ok;
 }
