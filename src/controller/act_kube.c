@@ -370,31 +370,21 @@ int eo__ctl_act_dormant(struct eo_controller *c, struct eo_pass *pass, json_t *c
 	return 0;
 }
 
-int eo__ctl_act_update_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
-			      struct eo_plan_result *pr)
+/*
+ * The plan's patch onto the member (pr->patch, taken): UPDATE_MEMBER brings its spec to the
+ * target; MARK_MEMBER, in quorum-loss recovery, sets or removes the survivor's
+ * force-new-cluster step annotation. done: the log line once it is written.
+ */
+int eo__ctl_act_patch_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
+			     struct eo_plan_result *pr, const char *done)
 {
 	json_t *patch = pr->patch;
 
 	pr->patch = NULL; /* patch_member takes it */
 	if (eo__ctl_patch_member(c, pass, pr->member, patch, false) != 0)
 		return -1;
-	eo_log_kv(EO_LOG_INFO, pass->lc, "member spec brought to the target", "member",
-		  eo_member_name(pr->member), "message", pr->message, NULL);
-	eo__ctl_emit_planned(c, cluster, pr);
-	return 0;
-}
-
-/* Quorum-loss recovery: the survivor's force-new-cluster step annotation set or removed. */
-int eo__ctl_act_mark_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
-			    struct eo_plan_result *pr)
-{
-	json_t *patch = pr->patch;
-
-	pr->patch = NULL; /* patch_member takes it */
-	if (eo__ctl_patch_member(c, pass, pr->member, patch, false) != 0)
-		return -1;
-	eo_log_kv(EO_LOG_INFO, pass->lc, "member force-new-cluster step updated", "member",
-		  eo_member_name(pr->member), "message", pr->message, NULL);
+	eo_log_kv(EO_LOG_INFO, pass->lc, done, "member", eo_member_name(pr->member), "message",
+		  pr->message, NULL);
 	eo__ctl_emit_planned(c, cluster, pr);
 	return 0;
 }

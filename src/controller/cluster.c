@@ -326,13 +326,15 @@ static int act(struct eo_controller *c, struct cluster_pass *x)
 	case EO_PLAN_WAKE_DORMANT:
 		return eo__ctl_act_dormant(c, pass, cluster, pr);
 	case EO_PLAN_UPDATE_MEMBER:
-		return eo__ctl_act_update_member(c, pass, cluster, pr);
+		return eo__ctl_act_patch_member(c, pass, cluster, pr,
+						"member spec brought to the target");
 	case EO_PLAN_RESTART_MEMBER:
 		return eo__ctl_act_restart_member(c, pass, cluster, pr, &x->requeue);
 	case EO_PLAN_MOVE_LEADER:
 		return eo__ctl_act_move_leader(c, pass, cluster, pr, &x->requeue);
 	case EO_PLAN_MARK_MEMBER:
-		return eo__ctl_act_mark_member(c, pass, cluster, pr);
+		return eo__ctl_act_patch_member(c, pass, cluster, pr,
+						"member force-new-cluster step updated");
 	case EO_PLAN_ENABLE_AUTH:
 		return eo__ctl_act_enable_auth(c, pass, cluster, pr, &x->requeue);
 	case EO_PLAN_ENSURE_CERTIFICATES:

@@ -165,10 +165,8 @@ int eo__ctl_act_pdb(struct eo_controller *c, struct eo_pass *pass, json_t *clust
 		    const struct eo_plan_result *pr);
 int eo__ctl_act_dormant(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			struct eo_plan_result *pr);
-int eo__ctl_act_update_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
-			      struct eo_plan_result *pr);
-int eo__ctl_act_mark_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
-			    struct eo_plan_result *pr);
+int eo__ctl_act_patch_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
+			     struct eo_plan_result *pr, const char *done);
 int eo__ctl_act_clear_force_request(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 				    struct eo_plan_result *pr);
 int eo__ctl_act_restart_member(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
