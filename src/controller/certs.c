@@ -98,6 +98,54 @@ static int read_owned(struct eo_controller *c, const struct eo_log_ctx *lc, cons
 	return 0;
 }
 
+/* The per-cluster CA's Issuers this cluster owns, into out. 0, or -1. */
+static int read_ca_issuers(struct eo_controller *c, const struct eo_log_ctx *lc,
+			   const json_t *cluster, struct eo_certs_seen *out)
+{
+	const char *ns = eo_cluster_namespace(cluster), *cname = eo_cluster_name(cluster);
+
+	for (int i = 0; i < EO_CA_ISSUER_COUNT_; i++) {
+		struct eo_kube_resource r = RES_ISSUERS;
+		char name[EO_NAME_MAX];
+		bool gone = false;
+
+		if (eo_desired_ca_issuer_name(name, sizeof(name), cname, (enum eo_ca_issuer)i) != 0)
+			return -1;
+		r.ns = ns;
+		r.name = name;
+		if (read_owned(c, lc, cluster, r, &out->held_issuer[i], &gone) != 0)
+			return -1;
+		out->plan.issuer[i] = out->held_issuer[i];
+	}
+	return 0;
+}
+
+/*
+ * A 404 is either a missing object or a missing API: discovery tells which. The group can be
+ * served without its certificates resource (the Certificate CRD alone deleted, a partial
+ * install): not installed either, or every create would only fail with a 404. Sets
+ * out->plan.installed; 0, or -1 when discovery failed.
+ */
+static int discover_cert_manager(struct eo_controller *c, const struct eo_log_ctx *lc,
+				 struct eo_certs_seen *out)
+{
+	struct eo_kube_error err = {0};
+	json_t *doc = NULL;
+	eo_kube_err e = eo_kube_get_path(c->kc, EO_CERT_MANAGER_DISCOVERY_PATH, &doc, &err);
+
+	if (e == EO_KUBE_ENOTFOUND) {
+		out->plan.installed = false;
+	} else if (e != EO_KUBE_OK) {
+		eo_log_kv(EO_LOG_WARN, lc, "cert-manager discovery failed", "error",
+			  eo_kube_strerror(e), "detail", err.message, NULL);
+		return -1;
+	} else {
+		out->plan.installed = serves_certificates(doc);
+	}
+	json_decref(doc);
+	return 0;
+}
+
 int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		     struct eo_certs_seen *out)
 {
@@ -130,19 +178,8 @@ int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const
 	pcc = eo_plan_certs_per_cluster_ca(cluster, &out->plan);
 	out->plan.per_cluster_ca = pcc;
 	absent = absent || (pcc && ca_absent);
-	for (int i = 0; pcc && i < EO_CA_ISSUER_COUNT_; i++) {
-		struct eo_kube_resource r = RES_ISSUERS;
-		char name[EO_NAME_MAX];
-		bool gone = false;
-
-		if (eo_desired_ca_issuer_name(name, sizeof(name), cname, (enum eo_ca_issuer)i) != 0)
-			goto fail;
-		r.ns = ns;
-		r.name = name;
-		if (read_owned(c, lc, cluster, r, &out->held_issuer[i], &gone) != 0)
-			goto fail;
-		out->plan.issuer[i] = out->held_issuer[i];
-	}
+	if (pcc && read_ca_issuers(c, lc, cluster, out) != 0)
+		goto fail;
 	for (int i = 0; i < EO_CERT_ROLE_COUNT_; i++) {
 		const json_t *have = out->plan.role[i].have;
 
@@ -151,29 +188,8 @@ int eo_certs_observe(struct eo_controller *c, const struct eo_log_ctx *lc, const
 			out->plan.role[i].issuer_exists =
 			    issuer_exists(c, lc, cluster, (enum eo_cert_role)i, pcc);
 	}
-	if (absent) {
-		/*
-		 * A 404 is either a missing object or a missing API: discovery tells which. The
-		 * group can be served without its certificates resource (the Certificate CRD
-		 * alone deleted, a partial install): not installed either, or every create would
-		 * only fail with a 404.
-		 */
-		struct eo_kube_error err = {0};
-		json_t *doc = NULL;
-		eo_kube_err e = eo_kube_get_path(c->kc, EO_CERT_MANAGER_DISCOVERY_PATH, &doc, &err);
-
-		if (e == EO_KUBE_ENOTFOUND) {
-			out->plan.installed = false;
-		} else if (e != EO_KUBE_OK) {
-			eo_log_kv(EO_LOG_WARN, lc, "cert-manager discovery failed", "error",
-				  eo_kube_strerror(e), "detail", err.message, NULL);
-			eo_certs_seen_clear(out);
-			return -1;
-		} else {
-			out->plan.installed = serves_certificates(doc);
-		}
-		json_decref(doc);
-	}
+	if (absent && discover_cert_manager(c, lc, out) != 0)
+		goto fail;
 	return 0;
 fail:
 	eo_certs_seen_clear(out);

@@ -278,140 +278,186 @@ static int delete_defrag(struct eo_controller *c, const struct eo_log_ctx *lc, c
 	return -1;
 }
 
+/* What one pass of the defrag reconciler observes, plans and acts with. */
+struct defrag_pass {
+	struct eo_log_ctx lc;
+	struct eo_dplan_input in;
+	struct eo_dplan_result pr;
+	struct eo_dplan_done done;
+	struct eo_etcd_detail dd;
+	struct mview *mv;
+	json_t *raw, *d, *craw, *cluster, *others;
+	eo_etcd_client *ec, *dc;
+};
+
+static void defrag_pass_clear(struct defrag_pass *x)
+{
+	eo_etcd_client_free(x->ec);
+	eo_etcd_client_free(x->dc);
+	eo_dplan_result_clear(&x->pr);
+	if (x->mv != NULL)
+		mview_free(x->mv);
+	free(x->mv);
+	json_decref(x->others);
+	json_decref(x->cluster);
+	json_decref(x->craw);
+	json_decref(x->d);
+	json_decref(x->raw);
+}
+
+/* The EtcdDefrag, the others of its namespace and its cluster. 0, 1 it is gone, -1 failure. */
+static int defrag_observe(struct eo_controller *c, struct defrag_pass *x, const char *ns,
+			  const char *name)
+{
+	const char *cname;
+
+	x->raw = eo_cache_set_get(&c->defrags, ns, name);
+	if (x->raw == NULL)
+		return 1;
+	x->d = eo_controller_typed_copy(x->raw, EO_API_GROUP_VERSION, EO_KIND_DEFRAG);
+	x->others = list_defrags(c, ns);
+	x->mv = calloc(1, sizeof(*x->mv));
+	if (x->d == NULL || x->others == NULL || x->mv == NULL)
+		return -1;
+	cname = eo_defrag_cluster_name(x->d);
+	if (cname != NULL && (x->craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL &&
+	    (x->cluster =
+		 eo_controller_typed_copy(x->craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER)) == NULL)
+		return -1;
+	x->in = (struct eo_dplan_input){
+	    .defrag = x->d, .cluster = x->cluster, .others = x->others, .now = now_of(c)};
+	return 0;
+}
+
+/* EO_DPLAN_QUERY: the members' sizes (DbSizeInUse refreshed when asked), then plan again. */
+static int defrag_query(struct eo_controller *c, struct defrag_pass *x)
+{
+	int rc = mview_build(c, &x->lc, x->cluster, x->mv);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		x->ec = mview_dial(c, x->mv, etcd_status_timeout(c));
+	if (x->ec != NULL && x->pr.refresh_in_use) {
+		struct eo_etcd_detail rd = {0};
+		eo_etcd_err re = eo_etcd_backend_commit(x->ec, REFRESH_GAP_MS, &rd);
+
+		/* Not fatal: the rule then reads what the members last computed. */
+		if (re != EO_ETCD_OK)
+			eo_log_kv(EO_LOG_WARN, &x->lc, "could not refresh the members' DbSizeInUse",
+				  "error", eo_etcd_strerror(re), "detail", rd.message, NULL);
+	}
+	mview_query(x->ec, x->mv);
+	x->in.queried = true;
+	x->in.members = x->mv->v;
+	x->in.n_members = x->mv->n;
+	eo_dplan_result_clear(&x->pr);
+	return eo_plan_defrag(&x->in, &x->pr) != 0 ? -1 : 0;
+}
+
+/*
+ * EO_DPLAN_DEFRAG: Running (and which member) written first, the Defragment of the target,
+ * then plan again with its outcome. 0, 1 the status write conflicted (out set), -1 failure.
+ */
+static int defrag_run(struct eo_controller *c, struct defrag_pass *x, const char *ns,
+		      const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_dplan_member *t = &x->mv->v[x->pr.target];
+	struct eo_etcd_status after = {0};
+	int rc;
+
+	eo_log_kv(EO_LOG_INFO, &x->lc, "defragmenting", "member", t->name, "message", x->pr.message,
+		  NULL);
+	/* Running, and which member, before the call that may take long. */
+	if (x->pr.status != NULL && x->pr.status_changed) {
+		rc = write_status_fresh(c, &x->lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &x->d,
+					x->pr.status, EO_KIND_DEFRAG);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_MS;
+			return 1;
+		}
+		x->in.defrag = x->d;
+	}
+	x->dc = mview_dial(c, x->mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
+	x->done.name = t->name;
+	x->done.err =
+	    x->dc != NULL ? eo_etcd_defragment(x->dc, t->endpoint, &x->dd) : EO_ETCD_INVALID;
+	x->done.detail = x->dd.message;
+	x->done.db_size_after = -1;
+	if (x->done.err == EO_ETCD_OK &&
+	    eo_etcd_status(x->ec, t->endpoint, &after, NULL) == EO_ETCD_OK)
+		x->done.db_size_after = after.db_size;
+	eo_etcd_status_clear(&after);
+	x->in.done = &x->done;
+	eo_dplan_result_clear(&x->pr);
+	if (eo_plan_defrag(&x->in, &x->pr) != 0)
+		return -1;
+	eo_log_kv(x->done.err == EO_ETCD_OK ? EO_LOG_INFO : EO_LOG_WARN, &x->lc, "defragment done",
+		  "member", x->done.name, "error", eo_etcd_strerror(x->done.err), "message",
+		  x->pr.message, NULL);
+	return 0;
+}
+
+/* The planned status written and its Event; the requeue. 0, 1 conflict (out set), -1. */
+static int defrag_report(struct eo_controller *c, struct defrag_pass *x, const char *ns,
+			 const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_dplan_result *pr = &x->pr;
+	int rc;
+
+	if (pr->status != NULL && pr->status_changed) {
+		rc = eo_controller_write_status(c, &x->lc, eo_kube_res_at(RES_DEFRAGS, ns, name),
+						x->d, pr->status);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_MS;
+			return 1;
+		}
+		eo_log_kv(EO_LOG_INFO, &x->lc, "defrag status changed", "phase",
+			  json_string_value(json_object_get(pr->status, "phase")), "message",
+			  pr->message, NULL);
+		if (c->rec != NULL && pr->event_type != NULL && pr->event_reason != NULL)
+			eo_kube_event(c->rec, x->d, pr->event_type, pr->event_reason, NULL, "%s",
+				      pr->message);
+	}
+	out->requeue_ms = pr->requeue_ms;
+	return 0;
+}
+
 void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			 struct eo_reconcile_out *out)
 {
-	struct eo_dplan_result pr = {0};
-	struct eo_dplan_input in = {0};
-	struct eo_dplan_done done = {0};
-	struct eo_etcd_detail dd = {0};
-	struct mview *mv = NULL;
-	struct eo_log_ctx lc;
-	json_t *raw = NULL, *d = NULL, *craw = NULL, *cluster = NULL, *others = NULL;
-	eo_etcd_client *ec = NULL, *dc = NULL;
-	const char *cname;
+	struct defrag_pass x;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	eo_log_ctx_init(&lc);
-	eo_log_ctx_add(&lc, "defrag", name);
-	eo_log_ctx_add(&lc, "namespace", ns);
-	raw = eo_cache_set_get(&c->defrags, ns, name);
-	if (raw == NULL)
-		goto out;
-	d = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_DEFRAG);
-	others = list_defrags(c, ns);
-	mv = calloc(1, sizeof(*mv));
-	if (d == NULL || others == NULL || mv == NULL)
-		goto fail;
-	cname = eo_defrag_cluster_name(d);
-	if (cname != NULL && (craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL &&
-	    (cluster = eo_controller_typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER)) ==
-		NULL)
-		goto fail;
-	in = (struct eo_dplan_input){
-	    .defrag = d, .cluster = cluster, .others = others, .now = now_of(c)};
-	if (eo_plan_defrag(&in, &pr) != 0)
-		goto fail;
-	if (pr.action == EO_DPLAN_QUERY) {
-		rc = mview_build(c, &lc, cluster, mv);
-		if (rc < 0)
-			goto fail;
-		if (rc == 0)
-			ec = mview_dial(c, mv, etcd_status_timeout(c));
-		if (ec != NULL && pr.refresh_in_use) {
-			struct eo_etcd_detail rd = {0};
-			eo_etcd_err re = eo_etcd_backend_commit(ec, REFRESH_GAP_MS, &rd);
-
-			/* Not fatal: the rule then reads what the members last computed. */
-			if (re != EO_ETCD_OK)
-				eo_log_kv(EO_LOG_WARN, &lc,
-					  "could not refresh the members' DbSizeInUse", "error",
-					  eo_etcd_strerror(re), "detail", rd.message, NULL);
-		}
-		mview_query(ec, mv);
-		in.queried = true;
-		in.members = mv->v;
-		in.n_members = mv->n;
-		eo_dplan_result_clear(&pr);
-		if (eo_plan_defrag(&in, &pr) != 0)
-			goto fail;
+	memset(&x, 0, sizeof(x));
+	eo_log_ctx_init(&x.lc);
+	eo_log_ctx_add(&x.lc, "defrag", name);
+	eo_log_ctx_add(&x.lc, "namespace", ns);
+	rc = defrag_observe(c, &x, ns, name);
+	if (rc == 0 && eo_plan_defrag(&x.in, &x.pr) != 0)
+		rc = -1;
+	if (rc == 0 && x.pr.action == EO_DPLAN_QUERY)
+		rc = defrag_query(c, &x);
+	if (rc == 0) {
+		eo_log_ctx_add(&x.lc, "action", eo_dplan_action_name(x.pr.action));
+		if (x.pr.action == EO_DPLAN_DEFRAG)
+			rc = defrag_run(c, &x, ns, name, out);
 	}
-	eo_log_ctx_add(&lc, "action", eo_dplan_action_name(pr.action));
-	if (pr.action == EO_DPLAN_DEFRAG) {
-		const struct eo_dplan_member *t = &mv->v[pr.target];
-		struct eo_etcd_status after = {0};
-
-		eo_log_kv(EO_LOG_INFO, &lc, "defragmenting", "member", t->name, "message",
-			  pr.message, NULL);
-		/* Running, and which member, before the call that may take long. */
-		if (pr.status != NULL && pr.status_changed) {
-			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &d,
-						pr.status, EO_KIND_DEFRAG);
-			if (rc < 0)
-				goto fail;
-			if (rc > 0) {
-				out->requeue_ms = CONFLICT_MS;
-				goto out;
-			}
-			in.defrag = d;
-		}
-		dc = mview_dial(c, mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
-		done.name = t->name;
-		done.err = dc != NULL ? eo_etcd_defragment(dc, t->endpoint, &dd) : EO_ETCD_INVALID;
-		done.detail = dd.message;
-		done.db_size_after = -1;
-		if (done.err == EO_ETCD_OK &&
-		    eo_etcd_status(ec, t->endpoint, &after, NULL) == EO_ETCD_OK)
-			done.db_size_after = after.db_size;
-		eo_etcd_status_clear(&after);
-		in.done = &done;
-		eo_dplan_result_clear(&pr);
-		if (eo_plan_defrag(&in, &pr) != 0)
-			goto fail;
-		eo_log_kv(done.err == EO_ETCD_OK ? EO_LOG_INFO : EO_LOG_WARN, &lc,
-			  "defragment done", "member", done.name, "error",
-			  eo_etcd_strerror(done.err), "message", pr.message, NULL);
+	if (rc == 0 && x.pr.action == EO_DPLAN_DELETE) {
+		eo_log_kv(EO_LOG_INFO, &x.lc, "deleting a finished EtcdDefrag", "message",
+			  x.pr.message, NULL);
+		rc = delete_defrag(c, &x.lc, ns, x.d) != 0 ? -1 : 1;
 	}
-	if (pr.action == EO_DPLAN_DELETE) {
-		eo_log_kv(EO_LOG_INFO, &lc, "deleting a finished EtcdDefrag", "message", pr.message,
-			  NULL);
-		if (delete_defrag(c, &lc, ns, d) != 0)
-			goto fail;
-		goto out;
-	}
-	if (pr.status != NULL && pr.status_changed) {
-		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_DEFRAGS, ns, name), d,
-						pr.status);
-		if (rc < 0)
-			goto fail;
-		if (rc > 0) {
-			out->requeue_ms = CONFLICT_MS;
-			goto out;
-		}
-		eo_log_kv(EO_LOG_INFO, &lc, "defrag status changed", "phase",
-			  json_string_value(json_object_get(pr.status, "phase")), "message",
-			  pr.message, NULL);
-		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
-			eo_kube_event(c->rec, d, pr.event_type, pr.event_reason, NULL, "%s",
-				      pr.message);
-	}
-	out->requeue_ms = pr.requeue_ms;
-	goto out;
-fail:
-	out->error = true;
-out:
-	eo_etcd_client_free(ec);
-	eo_etcd_client_free(dc);
-	eo_dplan_result_clear(&pr);
-	if (mv != NULL)
-		mview_free(mv);
-	free(mv);
-	json_decref(others);
-	json_decref(cluster);
-	json_decref(craw);
-	json_decref(d);
-	json_decref(raw);
+	if (rc == 0)
+		rc = defrag_report(c, &x, ns, name, out);
+	if (rc < 0)
+		out->error = true;
+	defrag_pass_clear(&x);
 }
 
 /* --- NOSPACE --- */
@@ -497,32 +543,50 @@ static void recover(struct eo_controller *c, const struct eo_log_ctx *lc, eo_etc
 	eo_etcd_client_free(dc);
 }
 
-void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,
-			  struct eo_reconcile_out *out)
-{
-	struct eo_nplan_result pr = {0};
-	struct eo_nplan_input in = {0};
-	struct eo_etcd_alarms alarms = {0};
-	struct mview *mv = NULL;
+/* What one pass of the NOSPACE reconciler observes, plans and acts with. */
+struct nospace_pass {
 	struct eo_log_ctx lc;
-	json_t *raw = NULL, *cluster = NULL;
-	eo_etcd_client *ec = NULL;
-	char uid[64], why[256] = "";
-	int rc;
+	struct eo_nplan_input in;
+	struct eo_nplan_result pr;
+	struct eo_etcd_alarms alarms;
+	struct mview *mv;
+	json_t *raw, *cluster;
+	eo_etcd_client *ec;
+	char uid[64], why[256];
+};
 
-	memset(out, 0, sizeof(*out));
-	eo_log_ctx_init(&lc);
-	eo_log_ctx_cluster(&lc, ns, name);
-	raw = eo_cache_set_get(&c->clusters, ns, name);
-	if (raw == NULL)
-		goto out;
-	cluster = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
-	if (cluster == NULL)
-		goto fail;
+static void nospace_pass_clear(struct nospace_pass *x)
+{
+	eo_etcd_alarms_clear(&x->alarms);
+	eo_etcd_client_free(x->ec);
+	eo_nplan_result_clear(&x->pr);
+	if (x->mv != NULL)
+		mview_free(x->mv);
+	free(x->mv);
+	json_decref(x->cluster);
+	json_decref(x->raw);
+}
+
+/*
+ * The cluster, and whether there is anything to look at: 0 plan, 1 the pass is over (out
+ * set), -1 failure.
+ */
+static int nospace_observe(struct eo_controller *c, struct nospace_pass *x, const char *ns,
+			   const char *name, struct eo_reconcile_out *out)
+{
+	const json_t *cluster;
+
+	x->raw = eo_cache_set_get(&c->clusters, ns, name);
+	if (x->raw == NULL)
+		return 1;
+	x->cluster = eo_controller_typed_copy(x->raw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+	if ((cluster = x->cluster) == NULL)
+		return -1;
 	/* a copy: cluster is replaced by the object a status write returns */
-	snprintf(uid, sizeof(uid), "%s", eo_cluster_uid(cluster) ? eo_cluster_uid(cluster) : "");
+	snprintf(x->uid, sizeof(x->uid), "%s",
+		 eo_cluster_uid(cluster) ? eo_cluster_uid(cluster) : "");
 	if (eo_cluster_is_deleting(cluster) || eo_cluster_cluster_id(cluster) == NULL ||
-	    eo_cluster_replicas(cluster) == 0 || uid[0] == '\0') {
+	    eo_cluster_replicas(cluster) == 0 || x->uid[0] == '\0') {
 		/*
 		 * Nothing to look at until the cluster changes: a paused cluster, one that has
 		 * not formed, one being deleted. Every change of the EtcdCluster (replicas, the
@@ -530,124 +594,163 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		 * timer: a thousand paused clusters cost nothing here.
 		 */
 		out->requeue_ms = 0;
-		goto out;
+		return 1;
 	}
-	mv = calloc(1, sizeof(*mv));
-	if (mv == NULL)
-		goto fail;
-	in = (struct eo_nplan_input){
-	    .cluster = cluster, .last_attempt = attempt_get(uid), .now = now_of(c)};
-	if (eo_plan_nospace(&in, &pr) != 0)
-		goto fail;
-	if (pr.action == EO_NPLAN_QUERY) {
-		rc = mview_build(c, &lc, cluster, mv);
+	x->mv = calloc(1, sizeof(*x->mv));
+	if (x->mv == NULL)
+		return -1;
+	x->in = (struct eo_nplan_input){
+	    .cluster = cluster, .last_attempt = attempt_get(x->uid), .now = now_of(c)};
+	return 0;
+}
+
+/*
+ * EO_NPLAN_QUERY: the alarms (and, under a NOSPACE alarm, the members' sizes), then plan
+ * again. 0, 1 no member to ask (out set), -1 failure.
+ */
+static int nospace_query(struct eo_controller *c, struct nospace_pass *x,
+			 struct eo_reconcile_out *out)
+{
+	int rc = mview_build(c, &x->lc, x->cluster, x->mv);
+	bool nospace = false;
+
+	if (rc < 0)
+		return -1;
+	if (rc > 0 || x->mv->n == 0) {
+		out->requeue_ms = EO_NPLAN_INTERVAL_MS;
+		return 1;
+	}
+	x->ec = mview_dial(c, x->mv, etcd_status_timeout(c));
+	if (x->ec == NULL)
+		return -1;
+	x->in.alarms =
+	    eo_etcd_alarm_list(x->ec, &x->alarms, NULL) == EO_ETCD_OK ? &x->alarms : NULL;
+	x->in.queried = true;
+	x->in.members = x->mv->v;
+	x->in.n_members = x->mv->n;
+	for (size_t i = 0; x->in.alarms != NULL && i < x->alarms.n; i++)
+		nospace |= x->alarms.v[i].type == EO_ETCD_ALARM_NOSPACE;
+	if (nospace) {
+		mview_query(x->ec, x->mv); /* the members' sizes: only under the alarm */
+	} else if (x->in.alarms != NULL && x->in.last_attempt != 0) {
+		attempt_set(x->uid, 0); /* the alarm is gone: a new one starts over */
+		x->in.last_attempt = 0;
+	}
+	eo_nplan_result_clear(&x->pr);
+	return eo_plan_nospace(&x->in, &x->pr) != 0 ? -1 : 0;
+}
+
+/*
+ * EO_NPLAN_RECOVER: the status says so first, then compaction and a Defragment of each
+ * member, then plan again. 0, 1 the status write conflicted (out set), -1 failure.
+ */
+static int nospace_recover(struct eo_controller *c, struct nospace_pass *x, const char *ns,
+			   const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_nplan_result *pr = &x->pr;
+	int rc;
+
+	eo_log_kv(EO_LOG_WARN, &x->lc, "NOSPACE alarm: recovering", "message", pr->message, NULL);
+	if (pr->status != NULL) { /* say so before the long part */
+		rc = write_status_fresh(c, &x->lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+					&x->cluster, pr->status, EO_KIND_CLUSTER);
 		if (rc < 0)
-			goto fail;
-		if (rc > 0 || mv->n == 0) {
-			out->requeue_ms = EO_NPLAN_INTERVAL_MS;
-			goto out;
-		}
-		ec = mview_dial(c, mv, etcd_status_timeout(c));
-		if (ec == NULL)
-			goto fail;
-		in.alarms = eo_etcd_alarm_list(ec, &alarms, NULL) == EO_ETCD_OK ? &alarms : NULL;
-		in.queried = true;
-		in.members = mv->v;
-		in.n_members = mv->n;
-		if (in.alarms != NULL) {
-			bool nospace = false;
-
-			for (size_t i = 0; i < alarms.n; i++)
-				nospace |= alarms.v[i].type == EO_ETCD_ALARM_NOSPACE;
-			if (nospace) {
-				mview_query(ec, mv); /* the members' sizes: only under the alarm */
-			} else if (in.last_attempt != 0) {
-				attempt_set(uid, 0); /* the alarm is gone: a new one starts over */
-				in.last_attempt = 0;
-			}
-		}
-		eo_nplan_result_clear(&pr);
-		if (eo_plan_nospace(&in, &pr) != 0)
-			goto fail;
-	}
-	if (pr.action == EO_NPLAN_RECOVER) {
-		eo_log_kv(EO_LOG_WARN, &lc, "NOSPACE alarm: recovering", "message", pr.message,
-			  NULL);
-		if (pr.status != NULL) { /* say so before the long part */
-			rc = write_status_fresh(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
-						&cluster, pr.status, EO_KIND_CLUSTER);
-			if (rc < 0)
-				goto fail;
-			if (rc > 0) {
-				out->requeue_ms = CONFLICT_MS;
-				goto out;
-			}
-			in.cluster = cluster;
-			if (c->rec != NULL && pr.event_type != NULL)
-				eo_kube_event(c->rec, cluster, pr.event_type, pr.event_reason, NULL,
-					      "%s", pr.message);
-		}
-		recover(c, &lc, ec, mv, &pr, why, sizeof(why));
-		attempt_set(uid, now_of(c));
-		in.last_attempt = now_of(c);
-		mview_query(ec, mv);
-		in.recovered = true;
-		in.recover_error = why[0] ? why : NULL;
-		eo_nplan_result_clear(&pr);
-		if (eo_plan_nospace(&in, &pr) != 0)
-			goto fail;
-	}
-	if (pr.action == EO_NPLAN_DISARM) {
-		bool ok = true;
-
-		for (size_t i = 0; in.alarms != NULL && i < alarms.n; i++) {
-			struct eo_etcd_detail d = {0};
-			eo_etcd_err e;
-
-			if (alarms.v[i].type != EO_ETCD_ALARM_NOSPACE)
-				continue;
-			e = eo_etcd_alarm_disarm(ec, &alarms.v[i], &d);
-			if (e != EO_ETCD_OK) {
-				ok = false;
-				eo_log_kv(EO_LOG_WARN, &lc, "disarming the NOSPACE alarm failed",
-					  "error", eo_etcd_strerror(e), "detail", d.message, NULL);
-			}
-		}
-		if (!ok)
-			goto fail;
-		eo_log_kv(EO_LOG_INFO, &lc, "NOSPACE alarm disarmed", NULL);
-		attempt_set(uid, 0);
-		in.disarmed = true;
-		eo_nplan_result_clear(&pr);
-		if (eo_plan_nospace(&in, &pr) != 0)
-			goto fail;
-	}
-	if (pr.status != NULL) {
-		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
-						in.cluster, pr.status);
-		if (rc < 0)
-			goto fail;
+			return -1;
 		if (rc > 0) {
 			out->requeue_ms = CONFLICT_MS;
-			goto out;
+			return 1;
 		}
-		eo_log_kv(EO_LOG_INFO, &lc, "NoSpace condition changed", "message", pr.message,
-			  NULL);
-		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
-			eo_kube_event(c->rec, in.cluster, pr.event_type, pr.event_reason, NULL,
-				      "%s", pr.message);
+		x->in.cluster = x->cluster;
+		if (c->rec != NULL && pr->event_type != NULL)
+			eo_kube_event(c->rec, x->cluster, pr->event_type, pr->event_reason, NULL,
+				      "%s", pr->message);
 	}
-	out->requeue_ms = pr.requeue_ms > 0 ? pr.requeue_ms : EO_NPLAN_INTERVAL_MS;
-	goto out;
-fail:
-	out->error = true;
-out:
-	eo_etcd_alarms_clear(&alarms);
-	eo_etcd_client_free(ec);
-	eo_nplan_result_clear(&pr);
-	if (mv != NULL)
-		mview_free(mv);
-	free(mv);
-	json_decref(cluster);
-	json_decref(raw);
+	recover(c, &x->lc, x->ec, x->mv, pr, x->why, sizeof(x->why));
+	attempt_set(x->uid, now_of(c));
+	x->in.last_attempt = now_of(c);
+	mview_query(x->ec, x->mv);
+	x->in.recovered = true;
+	x->in.recover_error = x->why[0] ? x->why : NULL;
+	eo_nplan_result_clear(&x->pr);
+	return eo_plan_nospace(&x->in, &x->pr) != 0 ? -1 : 0;
+}
+
+/* EO_NPLAN_DISARM: every NOSPACE alarm disarmed, then plan again. 0, or -1. */
+static int nospace_disarm(struct nospace_pass *x)
+{
+	bool ok = true;
+
+	for (size_t i = 0; x->in.alarms != NULL && i < x->alarms.n; i++) {
+		struct eo_etcd_detail d = {0};
+		eo_etcd_err e;
+
+		if (x->alarms.v[i].type != EO_ETCD_ALARM_NOSPACE)
+			continue;
+		e = eo_etcd_alarm_disarm(x->ec, &x->alarms.v[i], &d);
+		if (e != EO_ETCD_OK) {
+			ok = false;
+			eo_log_kv(EO_LOG_WARN, &x->lc, "disarming the NOSPACE alarm failed",
+				  "error", eo_etcd_strerror(e), "detail", d.message, NULL);
+		}
+	}
+	if (!ok)
+		return -1;
+	eo_log_kv(EO_LOG_INFO, &x->lc, "NOSPACE alarm disarmed", NULL);
+	attempt_set(x->uid, 0);
+	x->in.disarmed = true;
+	eo_nplan_result_clear(&x->pr);
+	return eo_plan_nospace(&x->in, &x->pr) != 0 ? -1 : 0;
+}
+
+/* The planned NoSpace condition written and its Event; the requeue. 0, 1 conflict, -1. */
+static int nospace_report(struct eo_controller *c, struct nospace_pass *x, const char *ns,
+			  const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_nplan_result *pr = &x->pr;
+	int rc;
+
+	if (pr->status != NULL) {
+		rc = eo_controller_write_status(c, &x->lc, eo_kube_res_at(RES_CLUSTERS, ns, name),
+						x->in.cluster, pr->status);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			out->requeue_ms = CONFLICT_MS;
+			return 1;
+		}
+		eo_log_kv(EO_LOG_INFO, &x->lc, "NoSpace condition changed", "message", pr->message,
+			  NULL);
+		if (c->rec != NULL && pr->event_type != NULL && pr->event_reason != NULL)
+			eo_kube_event(c->rec, x->in.cluster, pr->event_type, pr->event_reason, NULL,
+				      "%s", pr->message);
+	}
+	out->requeue_ms = pr->requeue_ms > 0 ? pr->requeue_ms : EO_NPLAN_INTERVAL_MS;
+	return 0;
+}
+
+/* observe -> plan, then the query, recovery and disarm rounds, each planning again. */
+void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out)
+{
+	struct nospace_pass x;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	eo_log_ctx_init(&x.lc);
+	eo_log_ctx_cluster(&x.lc, ns, name);
+	rc = nospace_observe(c, &x, ns, name, out);
+	if (rc == 0 && eo_plan_nospace(&x.in, &x.pr) != 0)
+		rc = -1;
+	if (rc == 0 && x.pr.action == EO_NPLAN_QUERY)
+		rc = nospace_query(c, &x, out);
+	if (rc == 0 && x.pr.action == EO_NPLAN_RECOVER)
+		rc = nospace_recover(c, &x, ns, name, out);
+	if (rc == 0 && x.pr.action == EO_NPLAN_DISARM)
+		rc = nospace_disarm(&x);
+	if (rc == 0)
+		rc = nospace_report(c, &x, ns, name, out);
+	if (rc < 0)
+		out->error = true;
+	nospace_pass_clear(&x);
 }

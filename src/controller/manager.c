@@ -456,6 +456,69 @@ static eo_kube_client *new_client(const struct eo_config *cfg, long timeout_ms)
 	return c;
 }
 
+/* One work queue and reconciler per controller. */
+static void init_ctls(struct eo_manager *m)
+{
+	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
+	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
+	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
+	m->ctls[3] =
+	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
+	m->ctls[4] = (struct ctl){"etcddefrag", eo_kube_queue_new(NULL), eo_defrag_reconcile};
+	m->ctls[5] = (struct ctl){"etcdnospace", eo_kube_queue_new(NULL), eo_nospace_reconcile};
+	m->ctls[6] = (struct ctl){"etcddefragschedule", eo_kube_queue_new(NULL),
+				  eo_defrag_schedule_reconcile};
+}
+
+/* The controller's cache set of kind k. */
+static struct eo_cache_set *cache_set_of(struct eo_manager *m, int k)
+{
+	return k == K_CLUSTER		? &m->ctrl.clusters
+	       : k == K_MEMBER		? &m->ctrl.members
+	       : k == K_POD		? &m->ctrl.pods
+	       : k == K_PVC		? &m->ctrl.pvcs
+	       : k == K_PDB		? &m->ctrl.pdbs
+	       : k == K_SNAPSHOT	? &m->ctrl.snapshots
+	       : k == K_JOB		? &m->ctrl.jobs
+	       : k == K_SCHEDULE	? &m->ctrl.schedules
+	       : k == K_NETPOL		? &m->ctrl.netpols
+	       : k == K_DEFRAG		? &m->ctrl.defrags
+	       : k == K_DEFRAG_SCHEDULE ? &m->ctrl.defrag_schedules
+					: &m->ctrl.services;
+}
+
+/* One informer per kind and watched namespace (nns of them), its cache in the kind's set. */
+static int new_informers(struct eo_manager *m, const struct eo_config *cfg, size_t nns)
+{
+	for (int k = 0; k < K_COUNT; k++) {
+		struct eo_cache_set *set = cache_set_of(m, k);
+
+		m->hud[k] =
+		    (struct handler_ud){m, (enum kind)k, {m->rep, kinds[k].name, kinds[k].gv}};
+		for (size_t i = 0; i < nns; i++) {
+			struct eo_kube_informer_opts io = {
+			    .res = {kinds[k].gv, kinds[k].plural,
+				    cfg->nwatch_namespaces ? cfg->watch_namespaces[i] : NULL, NULL},
+			    .label_selector = kinds[k].selector,
+			    .index_label = EO_LABEL_CLUSTER,
+			};
+			struct eo_kube_informer_handlers h = {.on_add = h_add,
+							      .on_update = h_update,
+							      .on_delete = h_delete,
+							      .on_skip = h_skip,
+							      .on_failure = h_failure,
+							      .on_recover = h_recover,
+							      .ud = &m->hud[k]};
+
+			m->inf[k][i] = eo_kube_informer_new(m->kc, &io, &h);
+			if (m->inf[k][i] == NULL)
+				return -1;
+			set->c[set->n++] = eo_kube_informer_cache(m->inf[k][i]);
+		}
+	}
+	return 0;
+}
+
 eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metrics *om,
 			   struct eo_ready *ready)
 {
@@ -469,15 +532,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	m->ready = ready;
 	pthread_mutex_init(&m->mu, NULL);
 	atomic_init(&m->stopping, false);
-	m->ctls[0] = (struct ctl){"etcdcluster", eo_kube_queue_new(NULL), eo_cluster_reconcile};
-	m->ctls[1] = (struct ctl){"etcdmember", eo_kube_queue_new(NULL), eo_member_reconcile};
-	m->ctls[2] = (struct ctl){"etcdsnapshot", eo_kube_queue_new(NULL), eo_snapshot_reconcile};
-	m->ctls[3] =
-	    (struct ctl){"etcdsnapshotschedule", eo_kube_queue_new(NULL), eo_schedule_reconcile};
-	m->ctls[4] = (struct ctl){"etcddefrag", eo_kube_queue_new(NULL), eo_defrag_reconcile};
-	m->ctls[5] = (struct ctl){"etcdnospace", eo_kube_queue_new(NULL), eo_nospace_reconcile};
-	m->ctls[6] = (struct ctl){"etcddefragschedule", eo_kube_queue_new(NULL),
-				  eo_defrag_schedule_reconcile};
+	init_ctls(m);
 	m->kc = new_client(cfg, 0);
 	m->netpol = (struct eo_netpol_opts){
 	    .default_enabled = cfg->network_policy,
@@ -521,44 +576,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	if (m->ctrl.tls_cache == NULL)
 		goto fail;
 	m->ninf = nns;
-	for (int k = 0; k < K_COUNT; k++) {
-		struct eo_cache_set *set = k == K_CLUSTER	    ? &m->ctrl.clusters
-					   : k == K_MEMBER	    ? &m->ctrl.members
-					   : k == K_POD		    ? &m->ctrl.pods
-					   : k == K_PVC		    ? &m->ctrl.pvcs
-					   : k == K_PDB		    ? &m->ctrl.pdbs
-					   : k == K_SNAPSHOT	    ? &m->ctrl.snapshots
-					   : k == K_JOB		    ? &m->ctrl.jobs
-					   : k == K_SCHEDULE	    ? &m->ctrl.schedules
-					   : k == K_NETPOL	    ? &m->ctrl.netpols
-					   : k == K_DEFRAG	    ? &m->ctrl.defrags
-					   : k == K_DEFRAG_SCHEDULE ? &m->ctrl.defrag_schedules
-								    : &m->ctrl.services;
-
-		m->hud[k] =
-		    (struct handler_ud){m, (enum kind)k, {m->rep, kinds[k].name, kinds[k].gv}};
-		for (size_t i = 0; i < nns; i++) {
-			struct eo_kube_informer_opts io = {
-			    .res = {kinds[k].gv, kinds[k].plural,
-				    cfg->nwatch_namespaces ? cfg->watch_namespaces[i] : NULL, NULL},
-			    .label_selector = kinds[k].selector,
-			    .index_label = EO_LABEL_CLUSTER,
-			};
-			struct eo_kube_informer_handlers h = {.on_add = h_add,
-							      .on_update = h_update,
-							      .on_delete = h_delete,
-							      .on_skip = h_skip,
-							      .on_failure = h_failure,
-							      .on_recover = h_recover,
-							      .ud = &m->hud[k]};
-
-			m->inf[k][i] = eo_kube_informer_new(m->kc, &io, &h);
-			if (m->inf[k][i] == NULL)
-				goto fail;
-			set->c[set->n++] = eo_kube_informer_cache(m->inf[k][i]);
-		}
-	}
-	if (start_node_informer(m) != 0)
+	if (new_informers(m, cfg, nns) != 0 || start_node_informer(m) != 0)
 		goto fail;
 	return m;
 fail:

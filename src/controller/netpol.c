@@ -13,16 +13,15 @@
 
 /*
  * A NetworkPolicy create answered AlreadyExists for a name the cache does not hold under our
- * labels: when the live object is not ours (a user's), a log line and a Warning Event
- * ForeignObject (rate-limited by the recorder) say it is left alone.
+ * labels, and the live object is not ours (a user's; holder controls it): a log line and a
+ * Warning Event ForeignObject (rate-limited by the recorder) say it is left alone.
  */
 static void foreign_network_policy(struct eo_controller *c, const struct eo_log_ctx *lc,
-				   const json_t *cluster, struct eo_kube_resource r)
+				   const json_t *cluster, struct eo_kube_resource r,
+				   const char *holder)
 {
-	char holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 160];
+	char msg[3 * EO_NAME_MAX + 160];
 
-	if (!eo__ctl_held_by_other(c, r, eo_cluster_uid(cluster), holder, sizeof(holder)))
-		return;
 	snprintf(msg, sizeof(msg),
 		 "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: %s): it "
 		 "is left as it is and the cluster runs without its own policy; delete or rename "
@@ -47,6 +46,35 @@ static eo_kube_err delete_owned(struct eo_controller *c, const struct eo_kube_re
 }
 
 /*
+ * want created at r, or have (ours) patched back when it drifted (eo__ctl_ensure_owned, into
+ * *o): *what "creating", "patching" or NULL, *in_place whether the policy now stands as wanted.
+ * A create answered AlreadyExists is no failure: the cache lags, or the name is someone
+ * else's (o->taken, o->holder), which the caller tells.
+ */
+static eo_kube_err ensure_policy(struct eo_controller *c, const json_t *cluster,
+				 struct eo_kube_resource r, json_t *want, const json_t *have,
+				 struct eo__ctl_owned *o, const char **what, bool *in_place)
+{
+	eo_kube_err e;
+
+	*o = (struct eo__ctl_owned){.r = r,
+				    .kind = "NetworkPolicy",
+				    .owner = "this EtcdCluster",
+				    .owner_uid = eo_cluster_uid(cluster),
+				    .want = want,
+				    .have = have,
+				    .patch_of = eo_desired_network_policy_patch};
+	e = eo__ctl_ensure_owned(c, NULL, o);
+	*what = o->step == EO__CTL_OWNED_CREATE	 ? "creating"
+		: o->step == EO__CTL_OWNED_PATCH ? "patching"
+						 : NULL;
+	*in_place = o->step != EO__CTL_OWNED_FOREIGN && o->answer == EO_KUBE_OK;
+	if (o->step == EO__CTL_OWNED_CREATE && o->answer == EO_KUBE_EEXISTS)
+		e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
+	return e;
+}
+
+/*
  * The cluster's NetworkPolicy in line with spec.networkPolicy and the operator's default:
  * created, patched back when it drifted, deleted (ours only) when turned off. Not a plan
  * step: it neither waits for nor blocks the members. 0 in sync, -1 a write failed (logged,
@@ -58,7 +86,8 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 	const char *ns = eo_cluster_namespace(cluster), *name = eo_cluster_name(cluster);
 	struct eo_kube_resource r = eo_kube_res_at(RES_NETPOLS, ns, name);
 	struct eo_kube_error err = {0};
-	json_t *have = NULL, *want = NULL, *patch = NULL;
+	struct eo__ctl_owned o;
+	json_t *have = NULL, *want = NULL;
 	const char *what = NULL;
 	eo_kube_err e = EO_KUBE_OK;
 	int rc = 0;
@@ -92,24 +121,10 @@ static int sync_network_policy(struct eo_controller *c, const struct eo_log_ctx 
 		eo_log_kv(EO_LOG_WARN, lc, "building the network policy failed", NULL);
 		goto out;
 	}
-	if (have == NULL) {
-		what = "creating";
-		r.name = NULL;
-		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		if (e == EO_KUBE_EEXISTS) {
-			e = EO_KUBE_OK; /* the cache lags, or it is someone else's: left alone */
-			r.name = name;
-			foreign_network_policy(c, lc, cluster, r);
-		} else if (e == EO_KUBE_OK) {
-			*in_place = true;
-		}
-	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
-		what = "patching";
-		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
-		*in_place = e == EO_KUBE_OK;
-	} else {
-		*in_place = true;
-	}
+	e = ensure_policy(c, cluster, r, want, have, &o, &what, in_place);
+	err = o.err;
+	if (o.taken) /* someone else's: left alone */
+		foreign_network_policy(c, lc, cluster, r, o.holder);
 out:
 	if (e != EO_KUBE_OK) {
 		char msg[EO_NAME_MAX + 400];
@@ -123,7 +138,6 @@ out:
 	} else if (what != NULL) {
 		eo_log_kv(EO_LOG_INFO, lc, "network policy synced", "action", what, NULL);
 	}
-	json_decref(patch);
 	json_decref(want);
 	json_decref(have);
 	return rc;
@@ -140,12 +154,14 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 				    const json_t *cluster, bool full_in_place)
 {
 	const char *ns = eo_cluster_namespace(cluster);
-	char name[EO_NAME_MAX], holder[HOLDER_MAX], msg[3 * EO_NAME_MAX + 200];
+	char name[EO_NAME_MAX], msg[3 * EO_NAME_MAX + 200];
 	struct eo_kube_resource r;
 	struct eo_kube_error err = {0};
-	json_t *have = NULL, *want = NULL, *patch = NULL;
+	struct eo__ctl_owned o;
+	json_t *have = NULL, *want = NULL;
 	const char *what = NULL;
 	eo_kube_err e = EO_KUBE_OK;
+	bool in_place;
 
 	if (eo_name_peer_network_policy(name, sizeof(name), eo_cluster_name(cluster)) != 0)
 		return -1;
@@ -168,34 +184,20 @@ static int sync_peer_network_policy(struct eo_controller *c, const struct eo_log
 		eo_log_kv(EO_LOG_WARN, lc, "building the peer network policy failed", NULL);
 		return -1;
 	}
-	if (have == NULL) {
-		what = "creating";
-		r.name = NULL;
-		e = eo_kube_create(c->kc, &r, want, NULL, &err);
-		r.name = name;
-		if (e == EO_KUBE_EEXISTS) {
-			e = EO_KUBE_OK; /* the cache lags, or it is someone else's */
-			if (eo__ctl_held_by_other(c, r, eo_cluster_uid(cluster), holder,
-						  sizeof(holder))) {
-				snprintf(
-				    msg, sizeof(msg),
-				    "NetworkPolicy %s is not controlled by this EtcdCluster (its "
-				    "controller: %s): it is left as it is and the peer port is "
-				    "not limited to the members; delete or rename it",
-				    name, holder);
-				eo_log_kv(EO_LOG_WARN, lc,
-					  "peer network policy held by another owner; left alone",
-					  "networkpolicy", name, "holder", holder, NULL);
-				eo__ctl_emit(c, (json_t *)cluster, "Warning",
-					     EO_REASON_FOREIGN_OBJECT, msg);
-			}
-		}
-	} else if ((patch = eo_desired_network_policy_patch(want, have)) != NULL) {
-		what = "patching";
-		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
+	e = ensure_policy(c, cluster, r, want, have, &o, &what, &in_place);
+	err = o.err;
+	if (o.taken) { /* someone else's: left alone */
+		snprintf(
+		    msg, sizeof(msg),
+		    "NetworkPolicy %s is not controlled by this EtcdCluster (its controller: "
+		    "%s): it is left as it is and the peer port is not limited to the members; "
+		    "delete or rename it",
+		    name, o.holder);
+		eo_log_kv(EO_LOG_WARN, lc, "peer network policy held by another owner; left alone",
+			  "networkpolicy", name, "holder", o.holder, NULL);
+		eo__ctl_emit(c, (json_t *)cluster, "Warning", EO_REASON_FOREIGN_OBJECT, msg);
 	}
 out:
-	json_decref(patch);
 	json_decref(want);
 	json_decref(have);
 	if (e != EO_KUBE_OK) {

@@ -1,6 +1,6 @@
 /*
  * controller/observe.c - what a reconcile pass observes beyond the caches: the TLS material and
- * root password of the cluster (the pass's eo__ctl_pass_tls/eo__ctl_pass_auth), the members
+ * root password of the cluster (the pass's tls and auth, struct eo_pass), the members
  * with their Pods, PVCs and Nodes, live reads when the plan asks for them, and etcd's member
  * list (confirmed with the leader), status and auth. Part of the reconcilers
  * (controller/internal.h).
@@ -12,30 +12,31 @@
 #include "controller/internal.h"
 
 /*
- * Reads the TLS Secrets of cluster for this pass into *m and points eo__ctl_pass_tls at it. 0:
+ * Reads the TLS Secrets of cluster for this pass into *m and points pass->tls at it. 0:
  * usable (or plaintext); 1: unusable, *p says why (logged); -1: the apiserver could not be asked.
  */
-int eo__ctl_load_tls(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+int eo__ctl_load_tls(struct eo_controller *c, struct eo_pass *pass, const json_t *cluster,
 		     struct eo_tls_material *m, struct eo_tlsload_problem *p)
 {
 	struct eo_kube_error err = {0};
 	struct eo_cluster_tls t;
 
-	eo__ctl_pass_tls = NULL;
+	pass->tls = NULL;
 	eo_cluster_tls(cluster, &t);
 	if (t.client == EO_TLS_NONE && t.peer == EO_TLS_NONE)
 		return 0;
 	switch (eo_tlsload_cached(c->tls_cache, c->kc, cluster, eo__ctl_now_of(c), m, p, &err)) {
 	case EO_TLSLOAD_OK:
-		eo__ctl_pass_tls = m;
+		pass->tls = m;
 		return 0;
 	case EO_TLSLOAD_PROBLEM:
 		/* Told once at WARN (the condition and the Event carry it on). */
-		eo_log_kv(p->repeated ? EO_LOG_DEBUG : EO_LOG_WARN, lc, "TLS material unusable",
-			  "reason", p->reason, "secret", p->secret, "message", p->message, NULL);
+		eo_log_kv(p->repeated ? EO_LOG_DEBUG : EO_LOG_WARN, pass->lc,
+			  "TLS material unusable", "reason", p->reason, "secret", p->secret,
+			  "message", p->message, NULL);
 		return 1;
 	default:
-		eo_log_kv(EO_LOG_WARN, lc, "reading the TLS Secrets failed", "detail",
+		eo_log_kv(EO_LOG_WARN, pass->lc, "reading the TLS Secrets failed", "detail",
 			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
 		return -1;
 	}
@@ -64,29 +65,30 @@ bool eo__ctl_certs_pending(const json_t *cluster, const struct eo_certs_seen *se
 }
 
 /*
- * Reads the root password of cluster (spec.auth) for this pass into *a and points eo__ctl_pass_auth
- * at it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
+ * Reads the root password of cluster (spec.auth) for this pass into *a and points pass->auth at
+ * it. 0: usable (or no auth asked for); 1: unusable, *p says why (logged, never the password);
  * -1: the apiserver could not be asked.
  */
-int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+int eo__ctl_load_auth(struct eo_controller *c, struct eo_pass *pass, const json_t *cluster,
 		      struct eo_auth_creds *a, struct eo_tlsload_problem *p)
 {
 	struct eo_kube_error err = {0};
 
-	eo__ctl_pass_auth = NULL;
+	pass->auth = NULL;
 	if (!eo_cluster_auth_enabled(cluster))
 		return 0;
 	switch (eo_authload(c->kc, cluster, a, p, &err)) {
 	case EO_TLSLOAD_OK:
-		eo__ctl_pass_auth = a;
+		pass->auth = a;
 		return 0;
 	case EO_TLSLOAD_PROBLEM:
-		eo_log_kv(EO_LOG_WARN, lc, "root credentials unusable", "reason", p->reason,
+		eo_log_kv(EO_LOG_WARN, pass->lc, "root credentials unusable", "reason", p->reason,
 			  "secret", p->secret, "message", p->message, NULL);
 		return 1;
 	default:
-		eo_log_kv(EO_LOG_WARN, lc, "reading the root credentials Secret failed", "detail",
-			  err.message[0] ? err.message : "no answer from the apiserver", NULL);
+		eo_log_kv(EO_LOG_WARN, pass->lc, "reading the root credentials Secret failed",
+			  "detail", err.message[0] ? err.message : "no answer from the apiserver",
+			  NULL);
 		return -1;
 	}
 }
@@ -96,7 +98,7 @@ int eo__ctl_load_auth(struct eo_controller *c, const struct eo_log_ctx *lc, cons
  * CommonName once auth is on, so the operator's must have none. Told as the TLS Secret's
  * problem (nothing is touched meanwhile) rather than found out after auth is enabled.
  */
-void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *cluster,
+void eo__ctl_check_auth_client_cert(struct eo_pass *pass, const json_t *cluster,
 				    const struct eo_tls_material *tls, struct eo_tlsload_problem *p)
 {
 	char cn[64], name[128];
@@ -105,7 +107,7 @@ void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *c
 	    eo_authload_cert_cn(tls->cert, tls->cert_len, cn, sizeof(cn)) != 1 ||
 	    eo_cluster_operator_client_secret_name(cluster, name, sizeof(name)) != 0)
 		return;
-	eo__ctl_pass_tls = NULL;
+	pass->tls = NULL;
 	p->reason = EO_REASON_TLS_SECRET_INVALID;
 	snprintf(p->secret, sizeof(p->secret), "%s", name);
 	(void)snprintf(
@@ -115,7 +117,7 @@ void eo__ctl_check_auth_client_cert(const struct eo_log_ctx *lc, const json_t *c
 	    "spec.auth etcd's JSON gateway refuses client certificates that have one: issue "
 	    "it without a CommonName (for example -subj /O=etcd-operator)",
 	    eo_cluster_namespace(cluster), name, cn);
-	eo_log_kv(EO_LOG_WARN, lc, "TLS material unusable", "reason", p->reason, "secret",
+	eo_log_kv(EO_LOG_WARN, pass->lc, "TLS material unusable", "reason", p->reason, "secret",
 		  p->secret, "message", p->message, NULL);
 }
 
@@ -340,14 +342,15 @@ int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc
  * Whether etcd has authentication on (AuthStatus) and, when it has and the pass holds the root
  * password, whether that password works (the client may have authenticated already on the way).
  */
-static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, size_t n)
+static void query_auth(const struct eo_pass *pass, eo_etcd_client *ec, struct eo_plan_input *in,
+		       char *msg, size_t n)
 {
 	struct eo_etcd_detail d = {0};
 
 	in->auth_status_err = eo_etcd_auth_status(ec, &in->auth_on, &d);
 	in->auth_login_err = EO_ETCD_OK;
-	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || eo__ctl_pass_auth == NULL ||
-	    eo__ctl_pass_auth->password == NULL)
+	if (in->auth_status_err != EO_ETCD_OK || !in->auth_on || pass->auth == NULL ||
+	    pass->auth->password == NULL)
 		return;
 	if (eo_etcd_client_token(ec) == NULL) {
 		in->auth_login_err = eo_etcd_authenticate(ec, NULL, &d);
@@ -355,7 +358,7 @@ static void query_auth(eo_etcd_client *ec, struct eo_plan_input *in, char *msg, 
 		in->auth_login_message = msg;
 	}
 	if (in->auth_login_err == EO_ETCD_OK) {
-		eo_authload_mark_verified(eo_cluster_uid(in->cluster), eo__ctl_pass_auth->password);
+		eo_authload_mark_verified(eo_cluster_uid(in->cluster), pass->auth->password);
 		in->auth_unverified = false;
 	}
 }
@@ -385,86 +388,112 @@ static int member_client_url(const struct eo_controller *c, const json_t *cluste
  * with why (the check that failed) otherwise. One Status call, plus one member list when a
  * follower answered; made only when a plan is about to act on a member's absence.
  */
-bool eo__ctl_confirm_leader(const struct eo_controller *c, const json_t *cluster,
-			    const struct eo_plan_member *members, size_t n_members,
-			    const char *answered, struct eo_etcd_members *list, char *why,
-			    size_t cap)
+/*
+ * The Maintenance Status (into *st) of the member at answered, that answered *list: 1 it is
+ * the leader, 0 the leader is another member (st->leader), -1 a check failed (why).
+ */
+static int status_at_answered(const struct eo_controller *c, const struct eo_pass *pass,
+			      const json_t *cluster, const char *answered,
+			      const struct eo_etcd_members *list, struct eo_etcd_status *st,
+			      char *why, size_t cap)
 {
-	struct eo_etcd_status st = {0};
+	struct eo_etcd_detail d = {0};
+	const char *eps[1] = {answered};
+	eo_etcd_client *ec = eo__ctl_etcd_dial(c, pass, eps, 1);
+	eo_etcd_err e = EO_ETCD_INVALID;
+	char id[EO_PLAN_ID_MAX];
+
+	if (ec != NULL)
+		e = eo_etcd_status(ec, answered, st, &d);
+	eo_etcd_client_free(ec);
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap,
+			 "the Maintenance Status of the member that answered (%s) failed: %s",
+			 answered, eo_etcd_strerror(e));
+		return -1;
+	}
+	if (!eo_plan_same_cluster(cluster, st->cluster_id)) {
+		eo_plan_format_id(st->cluster_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s belongs to etcd cluster %s", answered, id);
+		return -1;
+	}
+	if (list->responder_id != 0 && st->member_id != list->responder_id) {
+		eo_plan_format_id(st->member_id, id, sizeof(id));
+		snprintf(why, cap, "the member at %s is now %s, not the one that answered the list",
+			 answered, id);
+		return -1;
+	}
+	if (st->leader == 0) {
+		snprintf(why, cap, "the member at %s knows no leader", answered);
+		return -1;
+	}
+	return st->leader == st->member_id ? 1 : 0;
+}
+
+/*
+ * The member list read again at the client URL of the leader st->leader alone, replacing
+ * *list when it carries this cluster's ID and comes from the leader; false with why if not.
+ */
+static bool list_at_leader(const struct eo_controller *c, const struct eo_pass *pass,
+			   const json_t *cluster, const struct eo_plan_member *members,
+			   size_t n_members, struct eo_etcd_members *list,
+			   const struct eo_etcd_status *st, char *why, size_t cap)
+{
+	const struct eo_etcd_member *lm = eo_etcd_members_find(list, st->leader);
 	struct eo_etcd_members at = {0};
 	struct eo_etcd_detail d = {0};
-	const struct eo_etcd_member *lm = NULL;
 	char url[EO_DESIRED_URL_MAX], id[EO_PLAN_ID_MAX], lid[EO_PLAN_ID_MAX];
-	const char *eps[1] = {answered};
+	const char *eps[1] = {url};
 	eo_etcd_client *ec = NULL;
-	eo_etcd_err e = EO_ETCD_INVALID;
-	bool ok = false;
+	eo_etcd_err e;
+
+	eo_plan_format_id(st->leader, lid, sizeof(lid));
+	if (lm == NULL ||
+	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
+		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
+		return false;
+	}
+	ec = eo__ctl_etcd_dial(c, pass, eps, 1);
+	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
+	eo_etcd_client_free(ec);
+	if (e != EO_ETCD_OK) {
+		snprintf(why, cap, "listing the members at the leader %s (%s) failed: %s", lm->name,
+			 lid, eo_etcd_strerror(e));
+		eo_etcd_members_clear(&at);
+		return false;
+	}
+	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st->leader) {
+		eo_plan_format_id(at.responder_id, id, sizeof(id));
+		snprintf(why, cap,
+			 "the answer at the leader's address (%s) came from member %s of another "
+			 "cluster or from another member than the leader %s",
+			 lm->name, id, lid);
+		eo_etcd_members_clear(&at);
+		return false;
+	}
+	eo_etcd_members_clear(list);
+	*list = at;
+	return true;
+}
+
+bool eo__ctl_confirm_leader(const struct eo_controller *c, const struct eo_pass *pass,
+			    const json_t *cluster, const struct eo_plan_member *members,
+			    size_t n_members, const char *answered, struct eo_etcd_members *list,
+			    char *why, size_t cap)
+{
+	struct eo_etcd_status st = {0};
+	bool ok;
+	int rc;
 
 	why[0] = '\0';
 	if (answered == NULL || answered[0] == '\0') {
 		snprintf(why, cap, "no member answered the member list");
 		return false;
 	}
-	ec = eo__ctl_etcd_dial(c, eps, 1);
-	if (ec != NULL)
-		e = eo_etcd_status(ec, answered, &st, &d);
-	eo_etcd_client_free(ec);
-	ec = NULL;
-	eo_plan_format_id(st.leader, lid, sizeof(lid));
-	if (e != EO_ETCD_OK) {
-		snprintf(why, cap,
-			 "the Maintenance Status of the member that answered (%s) failed: %s",
-			 answered, eo_etcd_strerror(e));
-		goto out;
-	}
-	if (!eo_plan_same_cluster(cluster, st.cluster_id)) {
-		eo_plan_format_id(st.cluster_id, id, sizeof(id));
-		snprintf(why, cap, "the member at %s belongs to etcd cluster %s", answered, id);
-		goto out;
-	}
-	if (list->responder_id != 0 && st.member_id != list->responder_id) {
-		eo_plan_format_id(st.member_id, id, sizeof(id));
-		snprintf(why, cap, "the member at %s is now %s, not the one that answered the list",
-			 answered, id);
-		goto out;
-	}
-	if (st.leader == 0) {
-		snprintf(why, cap, "the member at %s knows no leader", answered);
-		goto out;
-	}
-	if (st.leader == st.member_id) {
-		ok = true; /* the list came from the leader */
-		goto out;
-	}
-	lm = eo_etcd_members_find(list, st.leader);
-	if (lm == NULL ||
-	    member_client_url(c, cluster, members, n_members, lm->name, url, sizeof(url)) != 0) {
-		snprintf(why, cap, "the leader %s is not a member of this EtcdCluster", lid);
-		goto out;
-	}
-	eps[0] = url;
-	ec = eo__ctl_etcd_dial(c, eps, 1);
-	e = ec != NULL ? eo_etcd_member_list(ec, &at, &d) : EO_ETCD_INVALID;
-	eo_etcd_client_free(ec);
-	if (e != EO_ETCD_OK) {
-		snprintf(why, cap, "listing the members at the leader %s (%s) failed: %s", lm->name,
-			 lid, eo_etcd_strerror(e));
-		goto out;
-	}
-	if (!eo_plan_same_cluster(cluster, at.cluster_id) || at.responder_id != st.leader) {
-		eo_plan_format_id(at.responder_id, id, sizeof(id));
-		snprintf(why, cap,
-			 "the answer at the leader's address (%s) came from member %s of another "
-			 "cluster or from another member than the leader %s",
-			 lm->name, id, lid);
-		goto out;
-	}
-	eo_etcd_members_clear(list);
-	*list = at;
-	memset(&at, 0, sizeof(at));
-	ok = true;
-out:
-	eo_etcd_members_clear(&at);
+	rc = status_at_answered(c, pass, cluster, answered, list, &st, why, cap);
+	/* a follower answered: the list is read again at the leader */
+	ok = rc > 0 ||
+	     (rc == 0 && list_at_leader(c, pass, cluster, members, n_members, list, &st, why, cap));
 	eo_etcd_status_clear(&st);
 	return ok;
 }
@@ -474,8 +503,9 @@ out:
  * or a quorum-loss check: then whatever the list answered), the Maintenance Status of each
  * endpoint into st (*n_st of them answered; from[k] the endpoint st[k] came from).
  */
-void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result *r,
-			   struct eo_etcd_members *list, eo_etcd_err *e, struct eo_etcd_status *st,
+void eo__ctl_query_members(struct eo_controller *c, const struct eo_pass *pass,
+			   const struct eo_plan_result *r, struct eo_etcd_members *list,
+			   eo_etcd_err *e, struct eo_etcd_status *st,
 			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
 			   char *msg, size_t n, char *answered, size_t cap)
 {
@@ -486,13 +516,13 @@ void eo__ctl_query_members(struct eo_controller *c, const struct eo_plan_result 
 	*n_st = 0;
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		eps[i] = r->endpoints[i];
-	ec = eo__ctl_etcd_dial(c, eps, r->n_endpoints);
+	ec = eo__ctl_etcd_dial(c, pass, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, &d);
 	snprintf(answered, cap, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;
 	/* A list refused for want of credentials is the first sign of auth. */
 	if (ec != NULL && (*e == EO_ETCD_OK || *e == EO_ETCD_AUTH))
-		query_auth(ec, in, msg, n);
+		query_auth(pass, ec, in, msg, n);
 	for (size_t i = 0; ec != NULL && (*e == EO_ETCD_OK || r->want_live) && r->want_status &&
 			   i < r->n_endpoints;
 	     i++)

@@ -48,22 +48,22 @@ static int observe_pvc(struct observed_members *om, const char *pvc_name, json_t
 }
 
 /* A write of eo__ctl_act_retain() the apiserver refused: a Warning Event with its answer. */
-static void retain_refused(struct eo_controller *c, const struct eo_log_ctx *lc,
-			   const json_t *cluster, const char *what)
+static void retain_refused(struct eo_controller *c, struct eo_pass *pass, const json_t *cluster,
+			   const char *what)
 {
 	struct eo_plan_failure f;
 	char msg[EO_PLAN_FAILURE_MSG_MAX];
 
-	if (!eo__ctl_take_refusal(&f))
+	if (!eo__ctl_take_refusal(pass, &f))
 		return;
 	eo_plan_failure_message(&f, msg, sizeof(msg));
-	eo_log_kv(EO_LOG_WARN, lc, "deletionPolicy Retain: write refused", "step", what, "message",
-		  msg, NULL);
+	eo_log_kv(EO_LOG_WARN, pass->lc, "deletionPolicy Retain: write refused", "step", what,
+		  "message", msg, NULL);
 	eo__ctl_emit(c, cluster, "Warning", eo_plan_failure_reason(&f), msg);
 }
 
 /* RELEASE_PVC: the merge patch onto the PVC; the answer replaces the PVC in om. */
-static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+static int release_pvc(struct eo_controller *c, struct eo_pass *pass, const json_t *cluster,
 		       struct observed_members *om, const struct eo_retain_result *rr)
 {
 	struct eo_kube_resource r =
@@ -73,17 +73,17 @@ static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, con
 	eo_kube_err e = eo_kube_patch(c->kc, &r, rr->patch, &got, &err);
 	int rc;
 
-	eo__ctl_note_refusal(EO_PLAN_VERB_PATCH, "PersistentVolumeClaim", rr->pvc, e, &err);
+	eo__ctl_note_refusal(pass, EO_PLAN_VERB_PATCH, "PersistentVolumeClaim", rr->pvc, e, &err);
 	if (e != EO_KUBE_OK) {
 		json_decref(got);
 		eo_log_kv(e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND ? EO_LOG_INFO
 									   : EO_LOG_WARN,
-			  lc, "releasing the PVC failed", "pvc", rr->pvc, "error",
+			  pass->lc, "releasing the PVC failed", "pvc", rr->pvc, "error",
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return e == EO_KUBE_ECONFLICT || e == EO_KUBE_ENOTFOUND ? 1 : -1;
 	}
-	eo_log_kv(EO_LOG_INFO, lc, "PVC released", "pvc", rr->pvc, "member", rr->member, "message",
-		  rr->message, NULL);
+	eo_log_kv(EO_LOG_INFO, pass->lc, "PVC released", "pvc", rr->pvc, "member", rr->member,
+		  "message", rr->message, NULL);
 	eo__ctl_emit(c, cluster, rr->event_type, rr->event_reason, rr->message);
 	rc = got != NULL ? observe_pvc(om, rr->pvc, got) : 0;
 	json_decref(got);
@@ -96,7 +96,7 @@ static int release_pvc(struct eo_controller *c, const struct eo_log_ctx *lc, con
  * once the PVCs read live say so. 0: nothing to do, go on with the plan; 1: done for this pass
  * (*requeue set when it must come back); -1: failure.
  */
-int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
+int eo__ctl_act_retain(struct eo_controller *c, struct eo_pass *pass, const json_t *cluster,
 		       struct observed_members *om, long *requeue)
 {
 	struct eo_retain_input in = {.cluster = cluster, .members = om->v, .n_members = om->n};
@@ -115,11 +115,11 @@ int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, con
 		if (eo_plan_retain(&in, &rr) != 0)
 			goto out;
 		if (rr.action == EO_RETAIN_RELEASE_PVC) {
-			rc = release_pvc(c, lc, cluster, om, &rr);
+			rc = release_pvc(c, pass, cluster, om, &rr);
 			if (rc != 0)
 				goto done;
 		} else if (rr.action == EO_RETAIN_DROP_FINALIZER && rr.retained && !live) {
-			if (read_pvcs_live(c, lc, om) != 0)
+			if (read_pvcs_live(c, pass->lc, om) != 0)
 				goto out;
 			live = true;
 		} else {
@@ -134,12 +134,12 @@ int eo__ctl_act_retain(struct eo_controller *c, const struct eo_log_ctx *lc, con
 		goto out;
 	case EO_RETAIN_ADD_FINALIZER:
 	case EO_RETAIN_DROP_FINALIZER:
-		rc = eo__ctl_patch_finalizer(c, r, cluster, EO_KIND_CLUSTER,
+		rc = eo__ctl_patch_finalizer(c, pass, r, cluster, EO_KIND_CLUSTER,
 					     EO_FINALIZER_RETAIN_DATA,
 					     rr.action == EO_RETAIN_ADD_FINALIZER);
 		if (rc != 0)
 			goto done;
-		eo_log_kv(EO_LOG_INFO, lc,
+		eo_log_kv(EO_LOG_INFO, pass->lc,
 			  rr.action == EO_RETAIN_ADD_FINALIZER ? "retain finalizer added"
 							       : "retain finalizer dropped",
 			  "message", rr.message, NULL);
@@ -153,7 +153,7 @@ done:
 	if (rc > 0)
 		*requeue = CONFLICT_REQUEUE_MS;
 	else if (rc < 0)
-		retain_refused(c, lc, cluster, eo_retain_action_name(rr.action));
+		retain_refused(c, pass, cluster, eo_retain_action_name(rr.action));
 out:
 	eo_plan_retain_clear(&rr);
 	return rc;

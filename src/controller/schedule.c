@@ -214,6 +214,76 @@ static int check_prune_volumes(struct eo_controller *c, const struct eo_log_ctx 
 	return refused;
 }
 
+/*
+ * The snapshot the plan creates (pr->create); its name taken by an EtcdSnapshot this schedule
+ * does not own, or by a create that answered so: planned again with the name taken (taken
+ * holds it, cap EO_NAME_MAX). 0, or -1 failure.
+ */
+static int schedule_create(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			   const json_t *sch, struct eo_schplan_input *in,
+			   struct eo_schplan_result *pr, char *taken)
+{
+	const char *sname = eo_kube_obj_name(pr->create);
+	json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
+	bool foreign = held != NULL && !eo_schplan_owns(sch, held);
+	int rc;
+
+	json_decref(held);
+	rc = foreign ? 1 : create_snapshot(c, lc, ns, sch, pr->create);
+	if (rc < 0)
+		return -1;
+	if (rc != 1) {
+		eo_log_kv(EO_LOG_INFO, lc,
+			  rc == 0 ? "scheduled snapshot created"
+				  : "scheduled snapshot already there (a retry)",
+			  "snapshot", sname, NULL);
+		return 0;
+	}
+	snprintf(taken, EO_NAME_MAX, "%s", sname);
+	in->taken_name = taken;
+	eo_schplan_result_clear(pr);
+	return eo_plan_schedule(in, pr) != 0 || pr->create != NULL ? -1 : 0;
+}
+
+/* The plan's prune steps, each tried; true when one failed (retried with backoff). */
+static bool schedule_prune(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
+			   const struct eo_schplan_result *pr)
+{
+	bool failed = false;
+	int rc;
+
+	for (size_t i = 0; i < pr->n_prune; i++) {
+		const struct eo_schplan_prune *p = &pr->prune[i];
+
+		if (p->op == EO_SCHPLAN_PRUNE_CREATE_JOB)
+			rc = eo_controller_create_job(c, lc, ns, p->job, "prune Job");
+		else
+			rc = delete_snapshot(c, lc, ns, p->snapshot);
+		if (rc != 0)
+			failed = true; /* the others still go ahead; retried with backoff */
+		else
+			eo_log_kv(EO_LOG_INFO, lc,
+				  p->op == EO_SCHPLAN_PRUNE_CREATE_JOB ? "prune Job created"
+								       : "pruned snapshot deleted",
+				  "snapshot", eo_kube_obj_name(p->snapshot), NULL);
+	}
+	return failed;
+}
+
+/* The plan's Events (the Warnings logged too). */
+static void schedule_events(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *sch,
+			    const struct eo_schplan_result *pr)
+{
+	for (size_t i = 0; i < pr->n_events; i++) {
+		if (strcmp(pr->events[i].type, "Warning") == 0)
+			eo_log_kv(EO_LOG_WARN, lc, "schedule warning", "reason",
+				  pr->events[i].reason, "message", pr->events[i].message, NULL);
+		if (c->rec != NULL)
+			eo_kube_event(c->rec, sch, pr->events[i].type, pr->events[i].reason, NULL,
+				      "%s", pr->events[i].message);
+	}
+}
+
 void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out)
 {
@@ -253,43 +323,9 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 		if (eo_plan_schedule(&in, &pr) != 0)
 			goto fail;
 	}
-	if (pr.create != NULL) {
-		const char *sname = eo_kube_obj_name(pr.create);
-		json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
-		bool foreign = held != NULL && !eo_schplan_owns(sch, held);
-
-		json_decref(held);
-		rc = foreign ? 1 : create_snapshot(c, &lc, ns, sch, pr.create);
-		if (rc < 0)
-			goto fail;
-		if (rc == 1) {
-			snprintf(taken, sizeof(taken), "%s", sname);
-			in.taken_name = taken;
-			eo_schplan_result_clear(&pr);
-			if (eo_plan_schedule(&in, &pr) != 0 || pr.create != NULL)
-				goto fail;
-		} else {
-			eo_log_kv(EO_LOG_INFO, &lc,
-				  rc == 0 ? "scheduled snapshot created"
-					  : "scheduled snapshot already there (a retry)",
-				  "snapshot", sname, NULL);
-		}
-	}
-	for (size_t i = 0; i < pr.n_prune; i++) {
-		const struct eo_schplan_prune *p = &pr.prune[i];
-
-		if (p->op == EO_SCHPLAN_PRUNE_CREATE_JOB)
-			rc = eo_controller_create_job(c, &lc, ns, p->job, "prune Job");
-		else
-			rc = delete_snapshot(c, &lc, ns, p->snapshot);
-		if (rc != 0)
-			failed = true; /* the others still go ahead; retried with backoff */
-		else
-			eo_log_kv(EO_LOG_INFO, &lc,
-				  p->op == EO_SCHPLAN_PRUNE_CREATE_JOB ? "prune Job created"
-								       : "pruned snapshot deleted",
-				  "snapshot", eo_kube_obj_name(p->snapshot), NULL);
-	}
+	if (pr.create != NULL && schedule_create(c, &lc, ns, sch, &in, &pr, taken) != 0)
+		goto fail;
+	failed = schedule_prune(c, &lc, ns, &pr);
 	if (pr.status != NULL && pr.status_changed) {
 		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(RES_SCHEDULES, ns, name),
 						sch, pr.status);
@@ -300,14 +336,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < pr.n_events; i++) {
-		if (strcmp(pr.events[i].type, "Warning") == 0)
-			eo_log_kv(EO_LOG_WARN, &lc, "schedule warning", "reason",
-				  pr.events[i].reason, "message", pr.events[i].message, NULL);
-		if (c->rec != NULL)
-			eo_kube_event(c->rec, sch, pr.events[i].type, pr.events[i].reason, NULL,
-				      "%s", pr.events[i].message);
-	}
+	schedule_events(c, &lc, sch, &pr);
 	out->requeue_ms = pr.requeue_ms;
 	if (failed)
 		goto fail;

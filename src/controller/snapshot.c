@@ -126,115 +126,165 @@ static int volume_live(struct eo_controller *c, const struct eo_log_ctx *lc, con
 	return -1;
 }
 
+/* What one pass of the snapshot reconciler observes, plans and acts with. */
+struct snapshot_pass {
+	struct eo_log_ctx lc;
+	struct eo_splan_input in;
+	struct eo_splan_result pr;
+	struct observed om;
+	json_t *raw, *snap, *craw, *cluster, *job, *pods, *dest_pvc;
+	char job_name[EO_NAME_MAX];
+};
+
+static void snapshot_pass_clear(struct snapshot_pass *x)
+{
+	eo_splan_result_clear(&x->pr);
+	observed_free(&x->om);
+	json_decref(x->dest_pvc);
+	json_decref(x->pods);
+	json_decref(x->job);
+	json_decref(x->cluster);
+	json_decref(x->craw);
+	json_decref(x->snap);
+	json_decref(x->raw);
+}
+
+/*
+ * The snapshot, its cluster's members and its Job (with the Job's Pods). 0 plan, 1 nothing to
+ * do (gone, or finished), -1 failure.
+ */
+static int snapshot_observe(struct eo_controller *c, struct snapshot_pass *x, const char *ns,
+			    const char *name)
+{
+	const char *cname;
+
+	x->raw = eo_cache_set_get(&c->snapshots, ns, name);
+	if (x->raw == NULL)
+		return 1; /* deleted: the Job goes with it (owner reference) */
+	x->snap = eo_controller_typed_copy(x->raw, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
+	if (x->snap == NULL || eo_name_snapshot_job(x->job_name, sizeof(x->job_name), name) != 0)
+		return -1;
+	if (eo_snapshot_phase_is_terminal(eo_snapshot_phase(x->snap)))
+		return 1;
+	cname = eo_snapshot_cluster_name(x->snap);
+	if (cname != NULL && (x->craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL) {
+		x->cluster =
+		    eo_controller_typed_copy(x->craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
+		if (x->cluster == NULL || observe(c, x->cluster, &x->om) != 0)
+			return -1;
+	}
+	x->job = eo_cache_set_get(&c->jobs, ns, x->job_name);
+	x->in = (struct eo_splan_input){.snapshot = x->snap,
+					.cluster = x->cluster,
+					.members = x->om.v,
+					.n_members = x->om.n,
+					.operator_image = c->operator_image,
+					.build = &c->build,
+					.now = eo_controller_now(c)};
+	if (x->job != NULL && !eo_desired_is_controlled_by(x->job, eo_kube_obj_uid(x->snap))) {
+		x->in.foreign_job = true;
+	} else if (x->job != NULL) {
+		x->pods = eo_cache_set_by_owner(&c->pods, eo_kube_obj_uid(x->job));
+		if (x->pods == NULL)
+			return -1;
+		x->in.job = x->job;
+		x->in.job_pods = x->pods;
+	}
+	return 0;
+}
+
+/*
+ * Plans, and plans again after the live reads the plan asks for (the Job gone, the
+ * destination PVC). 0 act, 1 the cache lags (out set), -1 failure.
+ */
+static int snapshot_plan(struct eo_controller *c, struct snapshot_pass *x, const char *ns,
+			 struct eo_reconcile_out *out)
+{
+	int rc;
+
+	if (eo_plan_snapshot(&x->in, &x->pr) != 0)
+		return -1;
+	if (x->pr.action == EO_SPLAN_CONFIRM_JOB_GONE) {
+		rc = job_live(c, &x->lc, ns, x->job_name);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) { /* the cache lags behind */
+			out->requeue_ms = REQUEUE_MS;
+			return 1;
+		}
+		x->in.job_confirmed_gone = true;
+		eo_splan_result_clear(&x->pr);
+		if (eo_plan_snapshot(&x->in, &x->pr) != 0)
+			return -1;
+	}
+	if (x->pr.action == EO_SPLAN_READ_VOLUME) {
+		if (volume_live(c, &x->lc, ns, x->snap, &x->dest_pvc) != 0)
+			return -1;
+		x->in.dest_pvc_read = true;
+		x->in.dest_pvc = x->dest_pvc;
+		eo_splan_result_clear(&x->pr);
+		if (eo_plan_snapshot(&x->in, &x->pr) != 0 || x->pr.action == EO_SPLAN_READ_VOLUME)
+			return -1;
+	}
+	return 0;
+}
+
+/* The planned status written and its Event; the requeue. 0, 1 conflict (out set), -1. */
+static int snapshot_report(struct eo_controller *c, struct snapshot_pass *x, const char *ns,
+			   const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_splan_result *pr = &x->pr;
+	int rc;
+
+	if (pr->status != NULL && pr->status_changed) {
+		rc = eo_controller_write_status(
+		    c, &x->lc, eo_kube_res_at(EO_RES_SNAPSHOTS, ns, name), x->snap, pr->status);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			out->requeue_ms = REQUEUE_MS;
+			return 1;
+		}
+		eo_log_kv(
+		    pr->event_type != NULL && strcmp(pr->event_type, "Warning") == 0 ? EO_LOG_WARN
+										     : EO_LOG_INFO,
+		    &x->lc, "snapshot status changed", "phase",
+		    json_string_value(json_object_get(pr->status, "phase")), "reason",
+		    pr->event_reason != NULL ? pr->event_reason : "", "message", pr->message, NULL);
+		if (c->rec != NULL && pr->event_type != NULL && pr->event_reason != NULL)
+			eo_kube_event(c->rec, x->snap, pr->event_type, pr->event_reason, NULL, "%s",
+				      pr->message);
+	} else {
+		eo_log_kv(EO_LOG_DEBUG, &x->lc, "snapshot reconciled", "message", pr->message,
+			  NULL);
+	}
+	out->requeue_ms = pr->requeue_ms;
+	return 0;
+}
+
 void eo_snapshot_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			   struct eo_reconcile_out *out)
 {
-	struct eo_splan_result pr = {0};
-	struct eo_splan_input in = {0};
-	struct observed om = {0};
-	struct eo_log_ctx lc;
-	json_t *raw = NULL, *snap = NULL, *craw = NULL, *cluster = NULL, *job = NULL;
-	json_t *pods = NULL, *dest_pvc = NULL;
-	char job_name[EO_NAME_MAX];
-	const char *cname;
-	int rc = 0;
+	struct snapshot_pass x;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	eo_log_ctx_init(&lc);
-	eo_log_ctx_add(&lc, "snapshot", name);
-	eo_log_ctx_add(&lc, "namespace", ns);
-	raw = eo_cache_set_get(&c->snapshots, ns, name);
-	if (raw == NULL)
-		goto out; /* deleted: the Job goes with it (owner reference) */
-	snap = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_SNAPSHOT);
-	if (snap == NULL || eo_name_snapshot_job(job_name, sizeof(job_name), name) != 0)
-		goto fail;
-	if (eo_snapshot_phase_is_terminal(eo_snapshot_phase(snap)))
-		goto out;
-	cname = eo_snapshot_cluster_name(snap);
-	if (cname != NULL && (craw = eo_cache_set_get(&c->clusters, ns, cname)) != NULL) {
-		cluster = eo_controller_typed_copy(craw, EO_API_GROUP_VERSION, EO_KIND_CLUSTER);
-		if (cluster == NULL || observe(c, cluster, &om) != 0)
-			goto fail;
+	memset(&x, 0, sizeof(x));
+	eo_log_ctx_init(&x.lc);
+	eo_log_ctx_add(&x.lc, "snapshot", name);
+	eo_log_ctx_add(&x.lc, "namespace", ns);
+	rc = snapshot_observe(c, &x, ns, name);
+	if (rc == 0)
+		rc = snapshot_plan(c, &x, ns, out);
+	if (rc == 0) {
+		eo_log_ctx_add(&x.lc, "action", eo_splan_action_name(x.pr.action));
+		if (x.pr.action == EO_SPLAN_CREATE_JOB &&
+		    eo_controller_create_job(c, &x.lc, ns, x.pr.job, "snapshot Job") != 0)
+			rc = -1;
 	}
-	job = eo_cache_set_get(&c->jobs, ns, job_name);
-	in = (struct eo_splan_input){.snapshot = snap,
-				     .cluster = cluster,
-				     .members = om.v,
-				     .n_members = om.n,
-				     .operator_image = c->operator_image,
-				     .build = &c->build,
-				     .now = eo_controller_now(c)};
-	if (job != NULL && !eo_desired_is_controlled_by(job, eo_kube_obj_uid(snap))) {
-		in.foreign_job = true;
-	} else if (job != NULL) {
-		pods = eo_cache_set_by_owner(&c->pods, eo_kube_obj_uid(job));
-		if (pods == NULL)
-			goto fail;
-		in.job = job;
-		in.job_pods = pods;
-	}
-	if (eo_plan_snapshot(&in, &pr) != 0)
-		goto fail;
-	if (pr.action == EO_SPLAN_CONFIRM_JOB_GONE) {
-		rc = job_live(c, &lc, ns, job_name);
-		if (rc < 0)
-			goto fail;
-		if (rc > 0) { /* the cache lags behind */
-			out->requeue_ms = REQUEUE_MS;
-			goto out;
-		}
-		in.job_confirmed_gone = true;
-		eo_splan_result_clear(&pr);
-		if (eo_plan_snapshot(&in, &pr) != 0)
-			goto fail;
-	}
-	if (pr.action == EO_SPLAN_READ_VOLUME) {
-		if (volume_live(c, &lc, ns, snap, &dest_pvc) != 0)
-			goto fail;
-		in.dest_pvc_read = true;
-		in.dest_pvc = dest_pvc;
-		eo_splan_result_clear(&pr);
-		if (eo_plan_snapshot(&in, &pr) != 0 || pr.action == EO_SPLAN_READ_VOLUME)
-			goto fail;
-	}
-	eo_log_ctx_add(&lc, "action", eo_splan_action_name(pr.action));
-	if (pr.action == EO_SPLAN_CREATE_JOB &&
-	    eo_controller_create_job(c, &lc, ns, pr.job, "snapshot Job") != 0)
-		goto fail;
-	if (pr.status != NULL && pr.status_changed) {
-		rc = eo_controller_write_status(c, &lc, eo_kube_res_at(EO_RES_SNAPSHOTS, ns, name),
-						snap, pr.status);
-		if (rc < 0)
-			goto fail;
-		if (rc > 0) {
-			out->requeue_ms = REQUEUE_MS;
-			goto out;
-		}
-		eo_log_kv(
-		    pr.event_type != NULL && strcmp(pr.event_type, "Warning") == 0 ? EO_LOG_WARN
-										   : EO_LOG_INFO,
-		    &lc, "snapshot status changed", "phase",
-		    json_string_value(json_object_get(pr.status, "phase")), "reason",
-		    pr.event_reason != NULL ? pr.event_reason : "", "message", pr.message, NULL);
-		if (c->rec != NULL && pr.event_type != NULL && pr.event_reason != NULL)
-			eo_kube_event(c->rec, snap, pr.event_type, pr.event_reason, NULL, "%s",
-				      pr.message);
-	} else {
-		eo_log_kv(EO_LOG_DEBUG, &lc, "snapshot reconciled", "message", pr.message, NULL);
-	}
-	out->requeue_ms = pr.requeue_ms;
-	goto out;
-fail:
-	out->error = true;
-out:
-	eo_splan_result_clear(&pr);
-	observed_free(&om);
-	json_decref(dest_pvc);
-	json_decref(pods);
-	json_decref(job);
-	json_decref(cluster);
-	json_decref(craw);
-	json_decref(snap);
-	json_decref(raw);
+	if (rc == 0)
+		rc = snapshot_report(c, &x, ns, name, out);
+	if (rc < 0)
+		out->error = true;
+	snapshot_pass_clear(&x);
 }
