@@ -61,7 +61,7 @@ eo_kube_err eo__ctl_ensure_owned(struct eo_controller *c, struct eo_pass *pass,
 static int ensure_service(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			  json_t *want, json_t *have)
 {
-	const char *ns = eo_cluster_namespace(cluster), *name = eo_kube_obj_name(want);
+	const char *ns = eo_cluster_namespace(cluster), *name = eo_meta_name(want);
 	struct eo__ctl_owned o = {.r = eo_kube_res_at(RES_SERVICES, ns, name),
 				  .kind = "Service",
 				  .owner = "this EtcdCluster",
@@ -318,7 +318,7 @@ int eo__ctl_act_pdb(struct eo_controller *c, struct eo_pass *pass, json_t *clust
 	if (pr->action == EO_PLAN_DELETE_PDB) {
 		/* Only the PDB the plan saw as ours: the UID is the delete's precondition. */
 		json_t *have = eo_cache_set_get(&c->pdbs, ns, name);
-		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have),
+		struct eo_kube_delete_opts d = {.uid = eo_meta_uid(have),
 						.grace_period_seconds = -1};
 
 		e = EO_KUBE_OK;
@@ -489,7 +489,7 @@ int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_pass *pass,
 	eo_kube_err e = EO_KUBE_ENOMEM;
 	int bad = fins == NULL;
 
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
+	json_array_foreach(eo_meta_get(obj, "finalizers"), i, f)
 	{
 		const char *s = json_string_value(f);
 
@@ -505,7 +505,7 @@ int eo__ctl_patch_finalizer(struct eo_controller *c, struct eo_pass *pass,
 		return -1;
 	}
 	patch = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", fins, "resourceVersion",
-			  eo_kube_obj_resource_version(obj));
+			  eo_meta_resource_version(obj));
 	if (patch != NULL)
 		e = eo_kube_patch(c->kc, &r, patch, NULL, &err);
 	json_decref(patch);
@@ -532,9 +532,9 @@ int eo__ctl_create_owned(struct eo_controller *c, struct eo_pass *pass, json_t *
 	const char *kind = strcmp(what, "Pod") == 0 ? "Pod" : "PersistentVolumeClaim";
 	eo_kube_err e = eo_kube_create(c->kc, &r, obj, NULL, &err);
 
-	eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, kind, eo_kube_obj_name(obj), e, &err);
+	eo__ctl_note_refusal(pass, EO_PLAN_VERB_CREATE, kind, eo_meta_name(obj), e, &err);
 	if (e == EO_KUBE_EEXISTS) {
-		r.name = eo_kube_obj_name(obj);
+		r.name = eo_meta_name(obj);
 		/* the cache lags (the next pass sees it), or the name is someone else's */
 		return eo__ctl_taken_by_other(c, pass, r, kind, "this EtcdMember",
 					      eo_member_uid(member))
@@ -546,9 +546,8 @@ int eo__ctl_create_owned(struct eo_controller *c, struct eo_pass *pass, json_t *
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		return -1;
 	}
-	snprintf(msg, sizeof(msg), "created %s %s", what, eo_kube_obj_name(obj));
-	eo_log_kv(EO_LOG_INFO, pass->lc, "created", "kind", what, "name", eo_kube_obj_name(obj),
-		  NULL);
+	snprintf(msg, sizeof(msg), "created %s %s", what, eo_meta_name(obj));
+	eo_log_kv(EO_LOG_INFO, pass->lc, "created", "kind", what, "name", eo_meta_name(obj), NULL);
 	eo__ctl_emit(c, member, "Normal", strcmp(what, "Pod") == 0 ? "PodCreated" : "PVCCreated",
 		     msg);
 	return 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/cluster.h"
 #include "desired/certificate.h"
 
@@ -241,7 +242,7 @@ static int ensure_one(struct eo_controller *c, const struct eo_log_ctx *lc, json
 	eo_kube_err e = EO_KUBE_OK;
 
 	r.ns = eo_cluster_namespace(cluster);
-	r.name = eo_kube_obj_name(want);
+	r.name = eo_meta_name(want);
 	if (have == NULL) {
 		e = eo_kube_create(c->kc, &r, want, NULL, &err);
 		refused(ref, true, r.name, e, &err);

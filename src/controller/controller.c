@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
@@ -141,7 +142,7 @@ int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx 
 	eo_kube_err e;
 
 	patch = eo_controller_status_patch(json_object_get(obj, "status"), want,
-					   eo_kube_obj_resource_version(obj));
+					   eo_meta_resource_version(obj));
 	if (patch == NULL)
 		return -1;
 	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "api/cluster.h"
 #include "api/defrag.h"
 #include "api/member.h"
@@ -82,7 +83,7 @@ static void mview_free(struct mview *mv)
 static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, const json_t *cluster,
 		       struct mview *mv)
 {
-	const char *ns = eo_cluster_namespace(cluster), *cname = eo_kube_obj_name(cluster);
+	const char *ns = eo_cluster_namespace(cluster), *cname = eo_meta_name(cluster);
 	struct eo_cluster_tls t;
 	json_t *m;
 	size_t i;
@@ -93,7 +94,7 @@ static int mview_build(struct eo_controller *c, const struct eo_log_ctx *lc, con
 		return -1;
 	json_array_foreach(mv->keep, i, m)
 	{
-		const char *mname = eo_kube_obj_name(m);
+		const char *mname = eo_meta_name(m);
 
 		if (mname == NULL || !eo_desired_is_controlled_by(m, eo_cluster_uid(cluster)) ||
 		    eo_member_is_deleting(m) || mv->n >= EO_PLAN_MAX_ENDPOINTS)
@@ -217,7 +218,7 @@ static int write_status_fresh(struct eo_controller *c, const struct eo_log_ctx *
 {
 	struct eo_kube_error err = {0};
 	json_t *patch = eo_controller_status_patch(json_object_get(*obj, "status"), want,
-						   eo_kube_obj_resource_version(*obj));
+						   eo_meta_resource_version(*obj));
 	json_t *fresh = NULL, *typed = NULL;
 	eo_kube_err e;
 
@@ -264,10 +265,9 @@ static json_t *list_defrags(struct eo_controller *c, const char *ns)
 static int delete_defrag(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			 const json_t *d)
 {
-	struct eo_kube_delete_opts o = {.propagation_policy = "Background",
-					.uid = eo_kube_obj_uid(d),
-					.grace_period_seconds = -1};
-	struct eo_kube_resource r = eo_kube_res_at(RES_DEFRAGS, ns, eo_kube_obj_name(d));
+	struct eo_kube_delete_opts o = {
+	    .propagation_policy = "Background", .uid = eo_meta_uid(d), .grace_period_seconds = -1};
+	struct eo_kube_resource r = eo_kube_res_at(RES_DEFRAGS, ns, eo_meta_name(d));
 	struct eo_kube_error err = {0};
 	eo_kube_err e = eo_kube_delete(c->kc, &r, &o, &err);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/names.h"
 #include "controller/controller.h"
 #include "obs/log.h"
@@ -27,9 +28,9 @@ static int schedule_runs(const json_t *sch, const char *name, const json_t *owne
 
 	json_array_foreach(owned, i, o)
 	{
-		const char *l = eo_kube_obj_label(o, EO_LABEL_DEFRAG_SCHEDULE);
+		const char *l = eo_meta_label(o, EO_LABEL_DEFRAG_SCHEDULE);
 
-		if (eo_desired_is_controlled_by(o, eo_kube_obj_uid(sch)) && l != NULL &&
+		if (eo_desired_is_controlled_by(o, eo_meta_uid(sch)) && l != NULL &&
 		    strcmp(l, name) == 0 && json_array_append(runs, o) != 0)
 			return -1;
 	}
@@ -44,23 +45,23 @@ static bool delete_old_runs(struct eo_controller *c, const struct eo_log_ctx *lc
 
 	for (size_t k = 0; k < pr->n_del; k++) {
 		struct eo_kube_delete_opts dopt = {.propagation_policy = "Background",
-						   .uid = eo_kube_obj_uid(pr->del[k]),
+						   .uid = eo_meta_uid(pr->del[k]),
 						   .grace_period_seconds = -1};
 		struct eo_kube_error err = {0};
-		eo_kube_err e = eo_kube_delete(
-		    c->kc,
-		    &(struct eo_kube_resource){EO_API_GROUP_VERSION, EO_PLURAL_DEFRAGS, ns,
-					       eo_kube_obj_name(pr->del[k])},
-		    &dopt, &err);
+		eo_kube_err e = eo_kube_delete(c->kc,
+					       &(struct eo_kube_resource){EO_API_GROUP_VERSION,
+									  EO_PLURAL_DEFRAGS, ns,
+									  eo_meta_name(pr->del[k])},
+					       &dopt, &err);
 
 		if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
 			failed = true;
 			eo_log_kv(EO_LOG_WARN, lc, "deleting an old EtcdDefrag failed", "defrag",
-				  eo_kube_obj_name(pr->del[k]), "error", eo_kube_strerror(e),
-				  "detail", err.message, NULL);
+				  eo_meta_name(pr->del[k]), "error", eo_kube_strerror(e), "detail",
+				  err.message, NULL);
 		} else {
 			eo_log_kv(EO_LOG_INFO, lc, "old EtcdDefrag deleted (history limit)",
-				  "defrag", eo_kube_obj_name(pr->del[k]), NULL);
+				  "defrag", eo_meta_name(pr->del[k]), NULL);
 		}
 	}
 	return failed;
@@ -82,8 +83,7 @@ static int create_run(struct eo_controller *c, const struct eo_log_ctx *lc, cons
 		  "detail", err.message, NULL);
 	if (c->rec != NULL)
 		eo_kube_event(c->rec, sch, "Warning", "CreateFailed", NULL,
-			      "creating EtcdDefrag %s failed: %s", eo_kube_obj_name(run),
-			      err.message);
+			      "creating EtcdDefrag %s failed: %s", eo_meta_name(run), err.message);
 	return -1;
 }
 
@@ -104,7 +104,7 @@ void eo_defrag_schedule_reconcile(struct eo_controller *c, const char *ns, const
 	if (raw == NULL)
 		goto out; /* deleted: its runs go by garbage collection */
 	sch = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_DEFRAG_SCHEDULE);
-	owned = sch != NULL ? eo_cache_set_by_owner(&c->defrags, eo_kube_obj_uid(sch)) : NULL;
+	owned = sch != NULL ? eo_cache_set_by_owner(&c->defrags, eo_meta_uid(sch)) : NULL;
 	runs = json_array();
 	if (sch == NULL || owned == NULL || runs == NULL)
 		goto fail;

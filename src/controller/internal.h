@@ -16,6 +16,7 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/member.h"
+#include "api/meta.h"
 #include "api/names.h"
 #include "controller/authload.h"
 #include "controller/certs.h"

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "api/names.h"
 #include "desired/netpol.h"
 #include "controller/controller.h"
@@ -124,7 +125,7 @@ static void enqueue(eo_kube_queue *q, const char *ns, const char *name)
 
 static const char *member_owner(const json_t *obj)
 {
-	json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	json_t *refs = eo_meta_get(obj, "ownerReferences");
 	json_t *ref = NULL;
 	size_t i;
 
@@ -141,7 +142,7 @@ static const char *member_owner(const json_t *obj)
 static void on_object(struct handler_ud *h, const json_t *obj)
 {
 	struct eo_manager *m = h->m;
-	const char *ns = eo_kube_obj_namespace(obj), *name = eo_kube_obj_name(obj);
+	const char *ns = eo_meta_namespace(obj), *name = eo_meta_name(obj);
 	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q, *sq = m->ctls[2].q;
 	eo_kube_queue *schq = m->ctls[3].q, *dq = m->ctls[4].q, *nq = m->ctls[5].q;
 	eo_kube_queue *dsq = m->ctls[6].q;
@@ -153,7 +154,7 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 		break;
 	case K_DEFRAG:
 		enqueue(dq, ns, name);
-		enqueue(dsq, ns, eo_kube_obj_label(obj, EO_LABEL_DEFRAG_SCHEDULE));
+		enqueue(dsq, ns, eo_meta_label(obj, EO_LABEL_DEFRAG_SCHEDULE));
 		break;
 	case K_DEFRAG_SCHEDULE:
 		enqueue(dsq, ns, name);
@@ -166,26 +167,26 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 		break;
 	case K_SNAPSHOT:
 		enqueue(sq, ns, name);
-		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
+		enqueue(schq, ns, eo_meta_label(obj, EO_LABEL_SCHEDULE));
 		break;
 	case K_SCHEDULE:
 		enqueue(schq, ns, name);
 		break;
 	case K_JOB:
-		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
-		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
+		enqueue(sq, ns, eo_meta_label(obj, EO_LABEL_SNAPSHOT));
+		enqueue(schq, ns, eo_meta_label(obj, EO_LABEL_SCHEDULE));
 		break;
 	case K_POD:
-		enqueue(sq, ns, eo_kube_obj_label(obj, EO_LABEL_SNAPSHOT));
-		enqueue(schq, ns, eo_kube_obj_label(obj, EO_LABEL_SCHEDULE));
+		enqueue(sq, ns, eo_meta_label(obj, EO_LABEL_SNAPSHOT));
+		enqueue(schq, ns, eo_meta_label(obj, EO_LABEL_SCHEDULE));
 		/* fallthrough */
 	case K_PVC:
 		enqueue(mq, ns, member_owner(obj));
-		enqueue(cq, ns, eo_kube_obj_label(obj, EO_LABEL_CLUSTER));
+		enqueue(cq, ns, eo_meta_label(obj, EO_LABEL_CLUSTER));
 		break;
 	case K_SERVICE:
 	default:
-		enqueue(cq, ns, eo_kube_obj_label(obj, EO_LABEL_CLUSTER));
+		enqueue(cq, ns, eo_meta_label(obj, EO_LABEL_CLUSTER));
 		break;
 	}
 }
@@ -197,8 +198,8 @@ static void h_add(void *ud, json_t *obj)
 
 static void h_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
-	const char *a = eo_kube_obj_resource_version(old_obj);
-	const char *b = eo_kube_obj_resource_version(new_obj);
+	const char *a = eo_meta_resource_version(old_obj);
+	const char *b = eo_meta_resource_version(new_obj);
 
 	if (a != NULL && b != NULL && strcmp(a, b) == 0)
 		return; /* a relist saw the same object */
@@ -328,8 +329,7 @@ static void enqueue_all(const struct eo_cache_set *s, eo_kube_queue *q)
 		json_t *all = eo_kube_cache_list(s->c[i], NULL), *o = NULL;
 		size_t j;
 
-		json_array_foreach(all, j, o)
-		    enqueue(q, eo_kube_obj_namespace(o), eo_kube_obj_name(o));
+		json_array_foreach(all, j, o) enqueue(q, eo_meta_namespace(o), eo_meta_name(o));
 		json_decref(all);
 	}
 }

@@ -84,7 +84,7 @@ static int release_lost_node(struct eo_controller *c, const struct eo_log_ctx *l
 		rc = 0;
 		goto out;
 	}
-	d.uid = eo_kube_obj_uid(pod);
+	d.uid = eo_meta_uid(pod);
 	r = eo_kube_res_at(RES_PODS, ns, mname);
 	e = eo_kube_delete(c->kc, &r, &d, &err);
 	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND && e != EO_KUBE_ECONFLICT) {
@@ -465,7 +465,7 @@ static int act_pod(struct eo_controller *c, struct member_pass *x, const char *n
 	int rc;
 
 	if (x->pr.action == EO_MPLAN_DELETE_POD) {
-		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(x->pod),
+		struct eo_kube_delete_opts d = {.uid = eo_meta_uid(x->pod),
 						.grace_period_seconds = -1};
 
 		e = eo_kube_delete(c->kc, &r, &d, &err);

@@ -39,7 +39,7 @@ static void foreign_network_policy(struct eo_controller *c, const struct eo_log_
 static eo_kube_err delete_owned(struct eo_controller *c, const struct eo_kube_resource *r,
 				const json_t *have, struct eo_kube_error *err)
 {
-	struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(have), .grace_period_seconds = -1};
+	struct eo_kube_delete_opts d = {.uid = eo_meta_uid(have), .grace_period_seconds = -1};
 	eo_kube_err e = eo_kube_delete(c->kc, r, &d, err);
 
 	return e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT ? EO_KUBE_OK : e;

@@ -183,7 +183,7 @@ int eo__ctl_observe_members(struct eo_controller *c, const json_t *cluster,
 	{
 		char pvc[EO_NAME_MAX];
 		json_t *copy = NULL, *pod = NULL, *claim = NULL;
-		const char *mname = eo_kube_obj_name(m);
+		const char *mname = eo_meta_name(m);
 
 		if (!eo_desired_is_controlled_by(m, uid) || mname == NULL)
 			continue;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
@@ -45,8 +46,8 @@ static void observed_free(struct observed *o)
 
 static int observe(struct eo_controller *c, const json_t *sch, struct observed *o)
 {
-	const char *ns = eo_kube_obj_namespace(sch);
-	json_t *raw = eo_cache_set_by_owner(&c->snapshots, eo_kube_obj_uid(sch)), *s = NULL;
+	const char *ns = eo_meta_namespace(sch);
+	json_t *raw = eo_cache_set_by_owner(&c->snapshots, eo_meta_uid(sch)), *s = NULL;
 	size_t i;
 
 	memset(o, 0, sizeof(*o));
@@ -56,7 +57,7 @@ static int observe(struct eo_controller *c, const json_t *sch, struct observed *
 		goto fail;
 	json_array_foreach(raw, i, s)
 	{
-		const char *name = eo_kube_obj_name(s);
+		const char *name = eo_meta_name(s);
 		char jname[EO_NAME_MAX];
 		json_t *snap = NULL, *job = NULL, *pods = NULL;
 
@@ -79,14 +80,14 @@ static int observe(struct eo_controller *c, const json_t *sch, struct observed *
 		if (json_array_append_new(o->keep, snap) != 0)
 			goto fail;
 		job = eo_cache_set_get(&c->jobs, ns, jname);
-		if (job != NULL && !eo_desired_is_controlled_by(job, eo_kube_obj_uid(snap))) {
+		if (job != NULL && !eo_desired_is_controlled_by(job, eo_meta_uid(snap))) {
 			json_decref(job);
 			job = NULL;
 		}
 		if (job != NULL) {
 			if (json_array_append_new(o->keep, job) != 0)
 				goto fail;
-			pods = eo_cache_set_by_owner(&c->pods, eo_kube_obj_uid(job));
+			pods = eo_cache_set_by_owner(&c->pods, eo_meta_uid(job));
 			if (pods == NULL || json_array_append_new(o->keep, pods) != 0)
 				goto fail;
 		}
@@ -123,11 +124,11 @@ static int create_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 			  eo_kube_strerror(e), "detail", err.message, NULL);
 		if (c->rec != NULL)
 			eo_kube_event(c->rec, sch, "Warning", "CreateFailed", NULL,
-				      "creating EtcdSnapshot %s failed: %s", eo_kube_obj_name(snap),
+				      "creating EtcdSnapshot %s failed: %s", eo_meta_name(snap),
 				      err.message);
 		return -1;
 	}
-	r.name = eo_kube_obj_name(snap);
+	r.name = eo_meta_name(snap);
 	e = eo_kube_get(c->kc, &r, &live, &err);
 	if (e != EO_KUBE_OK) {
 		eo_log_kv(EO_LOG_WARN, lc, "reading the scheduled snapshot failed", "error",
@@ -144,13 +145,13 @@ static int delete_snapshot(struct eo_controller *c, const struct eo_log_ctx *lc,
 {
 	struct eo_kube_resource r = EO_RES_SNAPSHOTS;
 	struct eo_kube_delete_opts o = {.propagation_policy = "Background",
-					.uid = eo_kube_obj_uid(snap),
+					.uid = eo_meta_uid(snap),
 					.grace_period_seconds = -1};
 	struct eo_kube_error err = {0};
 	eo_kube_err e;
 
 	r.ns = ns;
-	r.name = eo_kube_obj_name(snap);
+	r.name = eo_meta_name(snap);
 	e = eo_kube_delete(c->kc, &r, &o, &err);
 	if (e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND || e == EO_KUBE_ECONFLICT)
 		return 0;
@@ -198,7 +199,7 @@ static int check_prune_volumes(struct eo_controller *c, const struct eo_log_ctx 
 			return -1;
 		}
 		v = eo_plan_volref_check(e == EO_KUBE_OK ? pvc : NULL, d.claim_name,
-					 eo_kube_obj_uid(pr->prune[i].snapshot), NULL, whys[i],
+					 eo_meta_uid(pr->prune[i].snapshot), NULL, whys[i],
 					 sizeof(whys[i]));
 		json_decref(pvc);
 		if (v == EO_VOLREF_USABLE)
@@ -207,7 +208,7 @@ static int check_prune_volumes(struct eo_controller *c, const struct eo_log_ctx 
 		    v == EO_VOLREF_MISSING ? EO_REASON_VOLUME_NOT_FOUND : EO_REASON_FOREIGN_VOLUME;
 		om->v[k].volume_why = whys[i];
 		eo_log_kv(EO_LOG_WARN, lc, "prune Job not created: destination refused", "snapshot",
-			  eo_kube_obj_name(pr->prune[i].snapshot), "reason", om->v[k].volume_reason,
+			  eo_meta_name(pr->prune[i].snapshot), "reason", om->v[k].volume_reason,
 			  "message", whys[i], NULL);
 		refused = 1;
 	}
@@ -223,7 +224,7 @@ static int schedule_create(struct eo_controller *c, const struct eo_log_ctx *lc,
 			   const json_t *sch, struct eo_schplan_input *in,
 			   struct eo_schplan_result *pr, char *taken)
 {
-	const char *sname = eo_kube_obj_name(pr->create);
+	const char *sname = eo_meta_name(pr->create);
 	json_t *held = eo_cache_set_get(&c->snapshots, ns, sname);
 	bool foreign = held != NULL && !eo_schplan_owns(sch, held);
 	int rc;
@@ -265,7 +266,7 @@ static bool schedule_prune(struct eo_controller *c, const struct eo_log_ctx *lc,
 			eo_log_kv(EO_LOG_INFO, lc,
 				  p->op == EO_SCHPLAN_PRUNE_CREATE_JOB ? "prune Job created"
 								       : "pruned snapshot deleted",
-				  "snapshot", eo_kube_obj_name(p->snapshot), NULL);
+				  "snapshot", eo_meta_name(p->snapshot), NULL);
 	}
 	return failed;
 }

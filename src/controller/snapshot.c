@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
@@ -49,7 +50,7 @@ static int observe(struct eo_controller *c, const json_t *cluster, struct observ
 		goto fail;
 	json_array_foreach(raw, i, m)
 	{
-		const char *mname = eo_kube_obj_name(m);
+		const char *mname = eo_meta_name(m);
 		json_t *pod = NULL;
 
 		if (mname == NULL || !eo_desired_is_controlled_by(m, uid))
@@ -59,7 +60,7 @@ static int observe(struct eo_controller *c, const json_t *cluster, struct observ
 		 * The member's own Pod; or, while `kubectl etcd migrate` takes the safety snapshot
 		 * of a legacy cluster, the legacy Pod it is adopting (api/names.h).
 		 */
-		if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_kube_obj_uid(m)) &&
+		if (pod != NULL && !eo_desired_is_controlled_by(pod, eo_meta_uid(m)) &&
 		    !eo_member_pod_adopted(m, pod)) {
 			json_decref(pod);
 			pod = NULL;
@@ -181,10 +182,10 @@ static int snapshot_observe(struct eo_controller *c, struct snapshot_pass *x, co
 					.operator_image = c->operator_image,
 					.build = &c->build,
 					.now = eo_controller_now(c)};
-	if (x->job != NULL && !eo_desired_is_controlled_by(x->job, eo_kube_obj_uid(x->snap))) {
+	if (x->job != NULL && !eo_desired_is_controlled_by(x->job, eo_meta_uid(x->snap))) {
 		x->in.foreign_job = true;
 	} else if (x->job != NULL) {
-		x->pods = eo_cache_set_by_owner(&c->pods, eo_kube_obj_uid(x->job));
+		x->pods = eo_cache_set_by_owner(&c->pods, eo_meta_uid(x->job));
 		if (x->pods == NULL)
 			return -1;
 		x->in.job = x->job;

@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "api/meta.h"
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "api/names.h"
@@ -239,7 +240,7 @@ static enum eo_tlsload_result fetch(eo_kube_client *kc, const json_t *cluster, s
 		res = fetch_secret(kc, ns, f->name[i], labels[i], &f->obj[i], p, err);
 		if (res != EO_TLSLOAD_OK)
 			return res;
-		rv = eo_kube_obj_resource_version(f->obj[i]);
+		rv = eo_meta_resource_version(f->obj[i]);
 		/* No resourceVersion (never from an apiserver): "?" never matches a cached one. */
 		snprintf(f->rv[i], sizeof(f->rv[i]), "%s", rv != NULL && rv[0] ? rv : "?");
 	}

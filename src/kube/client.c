@@ -160,33 +160,6 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
 	return eo_strbuf_take(&b, NULL);
 }
 
-/* ---- object accessors ------------------------------------------------- */
-
-const char *eo_kube_obj_name(const json_t *obj)
-{
-	return eo_meta_name(obj);
-}
-
-const char *eo_kube_obj_namespace(const json_t *obj)
-{
-	return eo_meta_namespace(obj);
-}
-
-const char *eo_kube_obj_uid(const json_t *obj)
-{
-	return eo_meta_uid(obj);
-}
-
-const char *eo_kube_obj_resource_version(const json_t *obj)
-{
-	return eo_meta_resource_version(obj);
-}
-
-const char *eo_kube_obj_label(const json_t *obj, const char *key)
-{
-	return eo_meta_label(obj, key);
-}
-
 /* ---- client lifecycle ------------------------------------------------- */
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)

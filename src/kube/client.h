@@ -208,12 +208,4 @@ char *eo_kube_url(const char *server, const struct eo_kube_resource *r, const ch
  * new heap string; NULL on no memory. */
 char *eo_kube_escape(const char *s);
 
-/* Typed accessors on objects (borrowed results; NULL when absent): the
- * eo_meta_* readers of api/meta.h under their older names. */
-const char *eo_kube_obj_name(const json_t *obj);
-const char *eo_kube_obj_namespace(const json_t *obj);
-const char *eo_kube_obj_uid(const json_t *obj);
-const char *eo_kube_obj_resource_version(const json_t *obj);
-const char *eo_kube_obj_label(const json_t *obj, const char *key);
-
 #endif

@@ -1,6 +1,7 @@
 /*
  * support/rig.c - the act-layer test rig (support/rig.h).
  */
+#include "api/meta.h"
 #include "support/rig.h"
 
 #include <setjmp.h>
@@ -159,10 +160,10 @@ void rig_sync(struct rig *r, enum rig_kind kind)
 	cached = eo_kube_cache_list(r->caches[kind], NULL);
 	json_array_foreach(cached, i, o)
 	{
-		live = fs_get(r->api, PLURALS[kind], eo_kube_obj_name(o));
+		live = fs_get(r->api, PLURALS[kind], eo_meta_name(o));
 		if (live == NULL)
-			eo_kube_cache_remove(r->caches[kind], eo_kube_obj_namespace(o),
-					     eo_kube_obj_name(o), NULL);
+			eo_kube_cache_remove(r->caches[kind], eo_meta_namespace(o), eo_meta_name(o),
+					     NULL);
 		json_decref(live);
 	}
 	json_decref(cached);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/conditions.h"
 #include "api/names.h"
 #include "controller/certs.h"
@@ -271,7 +272,7 @@ static void test_old_cluster_keeps_issuer(void **state)
 			json_object_del(json_object_get(old, "spec"), "dnsNames");
 		json_object_set_new(old, "status",
 				    tu_jsonq("{'conditions':[{'type':'Ready','status':'True'}]}"));
-		snprintf(path, sizeof(path), CERTS "/%s", eo_kube_obj_name(old));
+		snprintf(path, sizeof(path), CERTS "/%s", eo_meta_name(old));
 		fs_put_path(r.api, path, old);
 	}
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 
@@ -42,7 +43,7 @@ static void assert_names(json_t *arr, const char *const *want, size_t n)
 {
 	assert_int_equal(json_array_size(arr), n);
 	for (size_t i = 0; i < n; i++)
-		assert_string_equal(eo_kube_obj_name(json_array_get(arr, i)), want[i]);
+		assert_string_equal(eo_meta_name(json_array_get(arr, i)), want[i]);
 }
 
 static void test_keys(void **state)
@@ -121,8 +122,8 @@ static void test_list_by_namespace_sorted(void **state)
 	l = eo_kube_cache_list(c, NULL);
 	/* Sorted by key: "node" < "ns1/a" < ... < "ns10/z". */
 	assert_int_equal(json_array_size(l), 5);
-	assert_string_equal(eo_kube_obj_name(json_array_get(l, 0)), "node");
-	assert_string_equal(eo_kube_obj_name(json_array_get(l, 4)), "z");
+	assert_string_equal(eo_meta_name(json_array_get(l, 0)), "node");
+	assert_string_equal(eo_meta_name(json_array_get(l, 4)), "z");
 	json_decref(l);
 	keys = eo_kube_cache_keys(c);
 	assert_int_equal(json_array_size(keys), 5);
@@ -227,7 +228,7 @@ static void *reader(void *p)
 		json_t *o = eo_kube_cache_get(rw->c, "ns", "hot");
 		json_t *l = eo_kube_cache_by_label(rw->c, "main");
 
-		if (o && eo_kube_obj_name(o) && json_array_size(l) == 1)
+		if (o && eo_meta_name(o) && json_array_size(l) == 1)
 			rw->reads_ok++;
 		json_decref(o);
 		json_decref(l);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "kube/client.h"
 #include "kube/client_int.h"
 #include "support/fake_apiserver.h"
@@ -279,7 +280,7 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		if (strcmp(rq->method, "PUT") == 0) {
 			json_t *obj = json_loads(rq->body, 0, NULL);
 
-			if (strcmp(eo_kube_obj_resource_version(obj), "7") != 0) {
+			if (strcmp(eo_meta_resource_version(obj), "7") != 0) {
 				rs->status = 409;
 				rs->body =
 				    tu_status_body(409, "Conflict",
@@ -371,7 +372,7 @@ static void test_get_sends_auth_and_parses(void **state)
 	assert_int_equal(eo_kube_get(fx->c, &r, &obj, &err), EO_KUBE_OK);
 	assert_string_equal(fx->srv.last.method, "GET");
 	assert_string_equal(fx->srv.last.auth, "Bearer tok-1");
-	assert_string_equal(eo_kube_obj_resource_version(obj), "7");
+	assert_string_equal(eo_meta_resource_version(obj), "7");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(obj, "data"), "k")),
 			    "v");
 	json_decref(obj);
@@ -468,7 +469,7 @@ static void test_list_pagination_merge(void **state)
 		char want[16];
 
 		snprintf(want, sizeof(want), "cm-%zu", i);
-		assert_string_equal(eo_kube_obj_name(json_array_get(items, i)), want);
+		assert_string_equal(eo_meta_name(json_array_get(items, i)), want);
 	}
 	assert_string_equal(json_string_value(json_object_get(json_object_get(list, "metadata"),
 							      "resourceVersion")),
@@ -530,9 +531,9 @@ static void test_create_generate_name_and_exists(void **state)
 	assert_string_equal(fx->srv.last.method, "POST");
 	assert_string_equal(fx->srv.last.path, "/api/v1/namespaces/ns1/configmaps");
 	assert_string_equal(fx->srv.last.ctype, "application/json");
-	assert_string_equal(eo_kube_obj_name(out), "main-x7k2p");
+	assert_string_equal(eo_meta_name(out), "main-x7k2p");
 	/* The argument is borrowed and left untouched. */
-	assert_null(eo_kube_obj_name(obj));
+	assert_null(eo_meta_name(obj));
 	json_decref(out);
 
 	assert_int_equal(eo_kube_create(fx->c, &r, named, &out, &err), EO_KUBE_EEXISTS);
@@ -564,7 +565,7 @@ static void test_update_conflict_is_a_result(void **state)
 	assert_string_equal(fx->srv.last.path, "/api/v1/namespaces/ns1/configmaps/cm");
 
 	assert_int_equal(eo_kube_update(fx->c, &r, fresh, &out, &err), EO_KUBE_OK);
-	assert_string_equal(eo_kube_obj_resource_version(out), "8");
+	assert_string_equal(eo_meta_resource_version(out), "8");
 	json_decref(out);
 	json_decref(stale);
 	json_decref(fresh);
@@ -874,7 +875,7 @@ static void test_body_cap_size_max(void **state)
 
 	(void)state;
 	assert_int_equal(eo_kube_get(fx->c, &cm, &obj, &err), EO_KUBE_OK);
-	assert_string_equal(eo_kube_obj_resource_version(obj), "7");
+	assert_string_equal(eo_meta_resource_version(obj), "7");
 	json_decref(obj);
 	fixture_free(fx);
 }
@@ -913,7 +914,7 @@ static void *worker(void *p)
 		json_t *obj = NULL;
 
 		if (eo_kube_get(a->c, &r, &obj, &err) == EO_KUBE_OK &&
-		    strcmp(eo_kube_obj_name(obj), "cm") == 0)
+		    strcmp(eo_meta_name(obj), "cm") == 0)
 			a->ok++;
 		json_decref(obj);
 	}

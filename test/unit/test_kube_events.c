@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "kube/events.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
@@ -75,7 +76,7 @@ static void test_build_caps_message_at_utf8_boundary(void **state)
 	json_object_del(json_object_get(inv, "metadata"), "namespace");
 	json_decref(ev);
 	ev = eo_kube_event_build(inv, "Warning", "R", "m", "c", NULL, 0);
-	assert_string_equal(eo_kube_obj_namespace(ev), "default");
+	assert_string_equal(eo_meta_namespace(ev), "default");
 	json_decref(ev);
 	json_decref(inv);
 }
@@ -153,7 +154,7 @@ static void test_recorder_dedup(void **state)
 	assert_string_equal(srv.last_path, "/api/v1/namespaces/db/events");
 	assert_string_equal(json_string_value(json_object_get(srv.last_body, "message")),
 			    "added m-1");
-	snprintf(first_name, sizeof(first_name), "%s", eo_kube_obj_name(srv.last_body));
+	snprintf(first_name, sizeof(first_name), "%s", eo_meta_name(srv.last_body));
 
 	/* The same event again: a patch of count on the same Event. */
 	clock_ms += 5000;

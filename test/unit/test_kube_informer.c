@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "support/fake_apiserver.h"
 #include "kube/informer.h"
 
@@ -113,11 +114,10 @@ static void note(struct seen *s, char op, json_t *obj)
 	pthread_mutex_lock(&s->mu);
 	if (s->n < 64) {
 		if (op == '~')
-			snprintf(s->log[s->n], sizeof(s->log[0]), "~%s@%s", eo_kube_obj_name(obj),
-				 eo_kube_obj_resource_version(obj));
+			snprintf(s->log[s->n], sizeof(s->log[0]), "~%s@%s", eo_meta_name(obj),
+				 eo_meta_resource_version(obj));
 		else
-			snprintf(s->log[s->n], sizeof(s->log[0]), "%c%s", op,
-				 eo_kube_obj_name(obj));
+			snprintf(s->log[s->n], sizeof(s->log[0]), "%c%s", op, eo_meta_name(obj));
 	}
 	s->n++;
 	pthread_mutex_unlock(&s->mu);
@@ -131,7 +131,7 @@ static void on_add(void *ud, json_t *obj)
 static void on_update(void *ud, json_t *old_obj, json_t *new_obj)
 {
 	/* The old object is the previous cached state. */
-	assert_string_equal(eo_kube_obj_name(old_obj), eo_kube_obj_name(new_obj));
+	assert_string_equal(eo_meta_name(old_obj), eo_meta_name(new_obj));
 	note(ud, '~', new_obj);
 }
 
@@ -266,7 +266,7 @@ static void test_list_watch_resume_relist(void **state)
 	assert_true(seen_has(&seen, "+c"));
 	assert_true(seen_has(&seen, "-b"));
 	got = eo_kube_cache_get(eo_kube_informer_cache(inf), "db", "a");
-	assert_string_equal(eo_kube_obj_resource_version(got), "12");
+	assert_string_equal(eo_meta_resource_version(got), "12");
 	json_decref(got);
 	got = eo_kube_cache_get(eo_kube_informer_cache(inf), "db", "b");
 	assert_null(got);
@@ -541,7 +541,7 @@ static void test_oversized_and_deep_objects_skipped(void **state)
 	assert_string_equal(f->rep.skips[2], "db/c@12:big");
 	assert_true(rv_is(f->inf, "13"));
 	got = eo_kube_cache_get(eo_kube_informer_cache(f->inf), "db", "c");
-	assert_string_equal(eo_kube_obj_resource_version(got), "6");
+	assert_string_equal(eo_meta_resource_version(got), "6");
 	json_decref(got);
 
 	/* Deleting an object whose last state is over the cap still removes it. */

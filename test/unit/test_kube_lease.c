@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "support/fake_apiserver.h"
 #include "kube/lease.h"
 #include "support/testutil.h"
@@ -80,11 +81,11 @@ static void handler(void *ud, const struct eo_kube_fake_request *rq,
 		rs->body = tu_status_body(503, "ServiceUnavailable", NULL);
 	} else if (strcmp(rq->method, "PUT") == 0) {
 		json_t *obj = json_loads(rq->body, 0, NULL);
-		const char *rv = eo_kube_obj_resource_version(obj);
+		const char *rv = eo_meta_resource_version(obj);
 
 		s->puts++;
 		if (s->force_conflicts > 0 || !rv ||
-		    strcmp(rv, eo_kube_obj_resource_version(s->lease)) != 0) {
+		    strcmp(rv, eo_meta_resource_version(s->lease)) != 0) {
 			if (s->force_conflicts > 0)
 				s->force_conflicts--;
 			rs->status = 409;

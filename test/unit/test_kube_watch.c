@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "support/fake_apiserver.h"
 #include "kube/watch.h"
 
@@ -125,8 +126,7 @@ static int on_event(void *ud, enum eo_kube_watch_type type, json_t *obj)
 	if (e->n < 8) {
 		e->types[e->n] = type;
 		snprintf(e->rvs[e->n], sizeof(e->rvs[0]), "%s",
-			 eo_kube_obj_resource_version(obj) ? eo_kube_obj_resource_version(obj)
-							   : "");
+			 eo_meta_resource_version(obj) ? eo_meta_resource_version(obj) : "");
 	}
 	e->n++;
 	return e->stop_after && e->n >= e->stop_after;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "api/meta.h"
 #include "support/testutil.h"
 
 #include <stdio.h>
@@ -1331,7 +1332,7 @@ static void test_defrag_schedule(void **state)
 	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, NULL, NOW}, &out), 0);
 	assert_non_null(out.create);
 	cr = out.create;
-	assert_string_equal(eo_kube_obj_name(cr), "nightly-202605282000");
+	assert_string_equal(eo_meta_name(cr), "nightly-202605282000");
 	assert_string_equal(eo_defrag_cluster_name(cr), "demo");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(json_object_get(cr, "spec"), "rule"),
@@ -1346,7 +1347,7 @@ static void test_defrag_schedule(void **state)
 			       0),
 		"uid")),
 	    "s-uid");
-	assert_string_equal(eo_kube_obj_label(cr, "etcd-operator.cozystack.io/defrag-schedule"),
+	assert_string_equal(eo_meta_label(cr, "etcd-operator.cozystack.io/defrag-schedule"),
 			    "nightly");
 	assert_string_equal(json_string_value(json_object_get(out.status, "lastScheduleTime")),
 			    "2026-05-28T20:00:00Z");
@@ -1423,7 +1424,7 @@ static void test_defrag_schedule_history(void **state)
 	json_array_append_new(runs, run("r1", "2026-05-20T00:00:00Z", "Running"));
 	assert_int_equal(eo_plan_defrag_schedule(&(struct eo_dsplan_input){s, runs, NOW}, &out), 0);
 	for (size_t i = 0; i < out.n_del; i++) {
-		strcat(names, eo_kube_obj_name(out.del[i]));
+		strcat(names, eo_meta_name(out.del[i]));
 		strcat(names, " ");
 	}
 	assert_string_equal(names, "f1 c2 c1 ");

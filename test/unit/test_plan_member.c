@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/conditions.h"
 #include "api/names.h"
 #include "kube/client.h"
@@ -180,11 +181,11 @@ static void test_member_table(void **state)
 			    r.status, EO_COND_READY, cases[i].ready_status, cases[i].ready_reason));
 		}
 		if (r.action == EO_MPLAN_CREATE_PVC)
-			assert_string_equal(eo_kube_obj_name(r.object), "data-demo-a");
+			assert_string_equal(eo_meta_name(r.object), "data-demo-a");
 		if (r.action == EO_MPLAN_WAIT && cases[i].mu != M_PENDING)
 			assert_null(r.object);
 		if (r.action == EO_MPLAN_CREATE_POD)
-			assert_string_equal(eo_kube_obj_name(r.object), "demo-a");
+			assert_string_equal(eo_meta_name(r.object), "demo-a");
 		if (r.action == EO_MPLAN_QUERY_ETCD)
 			assert_string_equal(r.endpoint,
 					    "http://demo-a.demo.default.svc.cluster.local:2379");

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "api/meta.h"
 #include "support/testutil.h"
 
 #include <stdio.h>
@@ -382,15 +383,14 @@ static void test_run(void **state)
 			fail_msg("%s: plan failed", r->what);
 		if ((r->create == NULL) != (out.create == NULL))
 			fail_msg("%s: create %s, want %s", r->what,
-				 out.create ? eo_kube_obj_name(out.create) : "nothing",
+				 out.create ? eo_meta_name(out.create) : "nothing",
 				 r->create ? r->create : "nothing");
 		if (r->create != NULL) {
-			assert_string_equal(eo_kube_obj_name(out.create), r->create);
+			assert_string_equal(eo_meta_name(out.create), r->create);
 			assert_true(eo_desired_is_controlled_by(out.create, "sch-uid"));
-			assert_string_equal(eo_kube_obj_label(out.create, EO_LABEL_SCHEDULE),
+			assert_string_equal(eo_meta_label(out.create, EO_LABEL_SCHEDULE),
 					    "nightly");
-			assert_string_equal(eo_kube_obj_label(out.create, EO_LABEL_CLUSTER),
-					    "demo");
+			assert_string_equal(eo_meta_label(out.create, EO_LABEL_CLUSTER), "demo");
 			assert_true(json_equal(
 			    json_object_get(json_object_get(out.create, "spec"), "destination"),
 			    json_object_get(json_object_get(sch, "spec"), "destination")));
@@ -782,9 +782,8 @@ static void test_prune_creates_jobs(void **state)
 		assert_non_null(strstr(args, "\"--snapshot-uid\",\"uid-nightly-"));
 		assert_non_null(strstr(args, "\"--s3-key\",\"nightly\""));
 		free(args);
-		assert_true(
-		    eo_desired_is_controlled_by(job, eo_kube_obj_uid(out.prune[i].snapshot)));
-		assert_string_equal(eo_kube_obj_label(job, EO_LABEL_SCHEDULE), "nightly");
+		assert_true(eo_desired_is_controlled_by(job, eo_meta_uid(out.prune[i].snapshot)));
+		assert_string_equal(eo_meta_label(job, EO_LABEL_SCHEDULE), "nightly");
 	}
 	assert_true(
 	    eo_condition_matches(out.status, EO_COND_PRUNED, EO_COND_FALSE, EO_REASON_PRUNING));
@@ -802,7 +801,7 @@ static void test_prune_caps_running_jobs(void **state)
 	plan_prune(js, pods, IMAGE, &out, keep);
 	/* two running + one new = EO_SCHPLAN_MAX_PRUNE_JOBS */
 	assert_int_equal(out.n_prune, 1);
-	assert_string_equal(eo_kube_obj_name(out.prune[0].snapshot), "nightly-c");
+	assert_string_equal(eo_meta_name(out.prune[0].snapshot), "nightly-c");
 	eo_schplan_result_clear(&out);
 	json_decref(keep);
 }
@@ -822,7 +821,7 @@ static void test_prune_complete_deletes(void **state)
 	plan_prune(js, pods, IMAGE, &out, keep);
 	assert_int_equal(out.n_prune, 1);
 	assert_int_equal(out.prune[0].op, EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT);
-	assert_string_equal(eo_kube_obj_name(out.prune[0].snapshot), "nightly-a");
+	assert_string_equal(eo_meta_name(out.prune[0].snapshot), "nightly-a");
 	assert_true(
 	    has_event(&out, EO_REASON_SNAPSHOT_PRUNED, "deleted s3://snaps/nightly/nightly-a.db"));
 	assert_true(eo_condition_matches(out.status, EO_COND_PRUNED, EO_COND_FALSE,
@@ -864,7 +863,7 @@ static void test_prune_foreign_volume_without_job(void **state)
 	assert_int_equal(eo_plan_schedule(&in, &out), 0);
 	assert_int_equal(out.n_prune, 2);
 	for (size_t i = 0; i < 2; i++) {
-		const char *n = eo_kube_obj_name(out.prune[i].snapshot);
+		const char *n = eo_meta_name(out.prune[i].snapshot);
 
 		if (strcmp(n, "nightly-a") == 0) {
 			assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_DELETE_SNAPSHOT);
@@ -913,7 +912,7 @@ static void test_prune_refused_volume(void **state)
 	assert_int_equal(out.n_prune, 2);
 	for (size_t i = 0; i < out.n_prune; i++) {
 		assert_int_equal(out.prune[i].op, EO_SCHPLAN_PRUNE_CREATE_JOB);
-		assert_string_not_equal(eo_kube_obj_name(out.prune[i].snapshot), "nightly-b");
+		assert_string_not_equal(eo_meta_name(out.prune[i].snapshot), "nightly-b");
 	}
 	assert_true(
 	    eo_condition_matches(out.status, EO_COND_PRUNED, EO_COND_FALSE, "ForeignVolume"));
