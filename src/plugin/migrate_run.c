@@ -776,7 +776,7 @@ static void append_word(char *buf, size_t cap, const char *w)
 		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", w);
 }
 
-/* "Type=Status Reason: message" of the conditions of o that are not fine yet. */
+/* "Type=Status Reason: message" of each condition of o, ", "-separated. */
 static void conditions_text(const json_t *o, char *buf, size_t cap)
 {
 	const json_t *cond = NULL;
