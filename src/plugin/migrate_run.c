@@ -1114,37 +1114,35 @@ static void drop_foreign_finalizers(struct mctx *c, const struct eo_kube_resourc
  * "orphan": a webhook nobody answers refuses both).
  */
 static void explain_deletion(struct mctx *c, const struct eo_kube_resource *r, const json_t *o,
-			     const char *what, time_t start, const char *why)
+			     const char *why, char *fins, size_t fcap, char *reason, size_t rcap)
 {
-	char fins[256] = "";
 	const json_t *f = NULL;
 	json_t *probe = json_pack("{s:{}}", "metadata");
 	struct eo_kube_error ke = {0};
 	eo_kube_err e;
 	size_t i;
 
+	fins[0] = '\0';
 	json_array_foreach(json_object_get(json_object_get(o, "metadata"), "finalizers"), i, f)
-	    append_word(fins, sizeof(fins), json_string_value(f));
+	    append_word(fins, fcap, json_string_value(f));
 	e = probe ? eo_kube_patch(c->kc, r, probe, NULL, &ke) : EO_KUBE_ENOMEM;
 	json_decref(probe);
 	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND)
-		say(c,
-		    "still waiting for %s %s to go (%lds; finalizers: %s): the apiserver refuses "
-		    "any update of it (%.400s), and the garbage collector removes the \"orphan\" "
-		    "finalizer by an update, so it cannot finish. A webhook covering "
-		    "etcdclusters.etcd.aenix.io whose service does not answer does this: "
-		    "kubectl etcd migrate inspect lists them (docs/migration.md)",
-		    what, r->name, (long)(time(NULL) - start), fins[0] ? fins : "none",
-		    ke.message[0] ? ke.message : eo_kube_strerror(e));
+		snprintf(reason, rcap,
+			 "the apiserver refuses any update of it (%.400s), and the garbage "
+			 "collector removes the \"orphan\" finalizer by an update, so it cannot "
+			 "finish. A webhook covering etcdclusters.etcd.aenix.io whose service does "
+			 "not answer does this: kubectl etcd migrate inspect lists them "
+			 "(docs/migration.md)",
+			 ke.message[0] ? ke.message : eo_kube_strerror(e));
 	else
-		say(c, "still waiting for %s %s to go (%lds; finalizers: %s): %s", what, r->name,
-		    (long)(time(NULL) - start), fins[0] ? fins : "none",
-		    why[0]		     ? why
-		    : strstr(fins, "orphan") ? "the garbage collector removes \"orphan\" once it "
-					       "has taken the owner references off every "
-					       "dependent (kube-controller-manager's log says "
-					       "why if this lasts)"
-					     : "the apiserver has not removed it yet");
+		snprintf(reason, rcap, "%s",
+			 why[0]			  ? why
+			 : strstr(fins, "orphan") ? "the garbage collector removes \"orphan\" once "
+						    "it has taken the owner references off every "
+						    "dependent (kube-controller-manager's log says "
+						    "why if this lasts)"
+						  : "the apiserver has not removed it yet");
 }
 
 /* Deletes gv/plural name with the dependents orphaned, and waits until it is gone. */
@@ -1180,15 +1178,22 @@ static int delete_orphan(struct mctx *c, const char *gv, const char *plural, con
 		 * dependents before the object goes) must stay, or the dependents would be
 		 * collected with it.
 		 */
-		char why[512] = "";
+		char why[512] = "", fins[256], reason[1024];
+		bool over = expired(deadline);
 
 		drop_foreign_finalizers(c, &r, o, why, sizeof(why));
-		if (report_due(start, &next))
-			explain_deletion(c, &r, o, what, start, why);
+		if (report_due(start, &next) || over) {
+			explain_deletion(c, &r, o, why, fins, sizeof(fins), reason, sizeof(reason));
+			if (!over)
+				say(c, "still waiting for %s %s to go (%lds; finalizers: %s): %s",
+				    what, c->a->name, (long)(time(NULL) - start),
+				    fins[0] ? fins : "none", reason);
+		}
 		json_decref(o);
-		if (expired(deadline))
-			return failf(c, EO_PEXIT_FAILED, "%s %s is still there after %lds", what,
-				     c->a->name, c->a->timeout_s);
+		if (over)
+			return failf(c, EO_PEXIT_FAILED,
+				     "%s %s is still there after %lds (finalizers: %s): %s", what,
+				     c->a->name, c->a->timeout_s, fins[0] ? fins : "none", reason);
 		eo_sleep_ms(POLL_MS);
 	}
 	say(c, "deleted %s %s; its dependents are kept", what, c->a->name);

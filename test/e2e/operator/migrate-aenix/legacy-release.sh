@@ -14,7 +14,10 @@
 #    EtcdClusters (failurePolicy Fail) calling that Service;
 #  - the Deployment etcd-operator-controller-manager (a stand-in container, 1 replica).
 # The namespaced objects go to $NAMESPACE (not etcd-operator-system, where the shared
-# operator of the other cases runs). `down` removes the cluster-scoped ones.
+# operator of the other cases runs), and the webhooks carry a namespaceSelector for it (the
+# real ones have none) so that cases running beside this one are not refused. `down` removes
+# the cluster-scoped ones. Run it only against an operator deployed from this tree: its chart
+# names its own RBAC <release>-cozy-<role>, an older chart used the legacy names.
 set -euo pipefail
 ns=${NAMESPACE:?}
 p=etcd-operator
@@ -132,6 +135,7 @@ webhooks:
   clientConfig:
     service: {name: $p-webhook-service, namespace: $ns, path: /mutate-etcd-aenix-io-v1alpha1-etcdcluster}
   failurePolicy: Fail
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $ns}}
   sideEffects: None
   rules:
   - {apiGroups: [etcd.aenix.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdclusters]}
@@ -147,6 +151,7 @@ webhooks:
   clientConfig:
     service: {name: $p-webhook-service, namespace: $ns, path: /validate-etcd-aenix-io-v1alpha1-etcdcluster}
   failurePolicy: Fail
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $ns}}
   sideEffects: None
   rules:
   - {apiGroups: [etcd.aenix.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdclusters]}
