@@ -171,7 +171,8 @@ static const struct option migrate_opts[] = {
     {"no-snapshot", no_argument, NULL, MO_NO_SNAPSHOT},
     {"snapshot-s3-path-style", no_argument, NULL, MO_S3_PATH_STYLE},
     {"snapshot-s3-insecure", no_argument, NULL, MO_S3_INSECURE},
-    {EO_MIGRATE_WEBHOOKS_FLAG + 2, no_argument, NULL, MO_REMOVE_WEBHOOKS},
+    {"remove-legacy-webhooks", no_argument, NULL,
+     MO_REMOVE_WEBHOOKS}, /* EO_MIGRATE_WEBHOOKS_FLAG */
     {NULL, 0, NULL, 0},
 };
 
