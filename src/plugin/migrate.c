@@ -854,7 +854,7 @@ static bool legacy_service(const json_t *hook, const json_t *dep, const json_t *
 {
 	const json_t *ref = at(hook, "clientConfig", "service", NULL);
 	const char *ns = str(ref, "namespace", NULL, NULL), *name = str(ref, "name", NULL, NULL);
-	const char *dep_ns = str(dep, "metadata", "namespace", NULL);
+	const char *dep_ns = eo_meta_namespace(dep);
 	const json_t *svc = NULL;
 	size_t i;
 
@@ -862,7 +862,7 @@ static bool legacy_service(const json_t *hook, const json_t *dep, const json_t *
 		return false;
 	json_array_foreach(services, i, svc)
 	{
-		const char *n = str(svc, "metadata", "name", NULL);
+		const char *n = eo_meta_name(svc);
 
 		if (n != NULL && strcmp(n, name) == 0)
 			return eo_migrate_service_selects(svc, dep);
@@ -890,8 +890,7 @@ static void find_in(const json_t *items, bool mutating, const json_t *dep, const
 		const json_t *hook = NULL;
 		size_t k, covering = 0;
 
-		snprintf(w.name, sizeof(w.name), "%s",
-			 or_else(str(cfg, "metadata", "name", NULL), ""));
+		snprintf(w.name, sizeof(w.name), "%s", or_else(eo_meta_name(cfg), ""));
 		json_array_foreach(json_object_get(cfg, "webhooks"), k, hook)
 		{
 			const char *fp = str(hook, "failurePolicy", NULL, NULL);

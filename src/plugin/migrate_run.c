@@ -1059,7 +1059,7 @@ static int remove_legacy_webhooks(struct mctx *c)
 		const char *plural = w->mutating ? "mutatingwebhookconfigurations"
 						 : "validatingwebhookconfigurations";
 		struct eo_kube_resource r = {ADMISSION_GV, plural, NULL, w->name};
-		struct eo_kube_delete_opts d = {.uid = eo_kube_obj_uid(w->obj),
+		struct eo_kube_delete_opts d = {.uid = eo_meta_uid(w->obj),
 						.grace_period_seconds = -1};
 		struct eo_kube_error ke = {0};
 		json_t *saved = NULL;
@@ -1124,7 +1124,7 @@ static void explain_deletion(struct mctx *c, const struct eo_kube_resource *r, c
 	size_t i;
 
 	fins[0] = '\0';
-	json_array_foreach(json_object_get(json_object_get(o, "metadata"), "finalizers"), i, f)
+	json_array_foreach(eo_meta_get(o, "finalizers"), i, f)
 	    append_word(fins, fcap, json_string_value(f));
 	e = probe ? eo_kube_patch(c->kc, r, probe, NULL, &ke) : EO_KUBE_ENOMEM;
 	json_decref(probe);
