@@ -114,7 +114,7 @@ pod=$(kc -n etcd-operator-system get pods -l control-plane=controller-manager -o
 # kube-rbac-proxy (HTTPS 8443), with the token of a ServiceAccount bound to the chart's
 # metrics-reader ClusterRole (the Service's port 8080 exists only with the proxy off).
 kc -n "$NS" create serviceaccount bench-scraper >/dev/null
-kc create clusterrolebinding "$NS-metrics" --clusterrole=etcd-operator-metrics-reader \
+kc create clusterrolebinding "$NS-metrics" --clusterrole=etcd-operator-cozy-metrics-reader \
 	--serviceaccount="$NS:bench-scraper" >/dev/null
 METRICS_TOKEN=$(kc -n "$NS" create token bench-scraper --duration=24h)
 metrics_ip=$(kc -n etcd-operator-system get svc etcd-operator-metrics-service -o jsonpath='{.spec.clusterIP}')

@@ -789,3 +789,218 @@ bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 	}
 	return false;
 }
+
+/* ---- the legacy release's admission webhooks --------------------------------------------- */
+
+static const char *or_else(const char *s, const char *dflt)
+{
+	return s != NULL ? s : dflt;
+}
+
+static bool has_str(const json_t *arr, const char *a, const char *b)
+{
+	const json_t *v = NULL;
+	size_t i;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(v);
+
+		if (s != NULL && (strcmp(s, a) == 0 || (b != NULL && strcmp(s, b) == 0)))
+			return true;
+	}
+	return false;
+}
+
+/* A rule of hook that reaches etcdclusters.etcd.aenix.io (wildcards included). */
+static bool covers_legacy(const json_t *hook)
+{
+	const json_t *rule = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(hook, "rules"), i, rule)
+	{
+		const json_t *res = json_object_get(rule, "resources");
+
+		if (has_str(json_object_get(rule, "apiGroups"), "etcd.aenix.io", "*") &&
+		    (has_str(res, EO_MIGRATE_LEGACY_PLURAL, "*") ||
+		     has_str(res, EO_MIGRATE_LEGACY_PLURAL "/*", "*/*")))
+			return true;
+	}
+	return false;
+}
+
+bool eo_migrate_service_selects(const json_t *svc, const json_t *dep)
+{
+	const json_t *sel = at(svc, "spec", "selector", NULL);
+	const json_t *labels = at(dep, "spec", "template", "metadata");
+	const char *k = NULL;
+	const json_t *v = NULL;
+
+	labels = json_object_get(labels, "labels");
+	if (!json_is_object(sel) || json_object_size(sel) == 0)
+		return false;
+	json_object_foreach((json_t *)sel, k, v)
+	{
+		const char *have = json_string_value(json_object_get(labels, k));
+
+		if (have == NULL || !json_is_string(v) || strcmp(have, json_string_value(v)) != 0)
+			return false;
+	}
+	return true;
+}
+
+static bool legacy_service(const json_t *hook, const json_t *dep, const json_t *services)
+{
+	const json_t *ref = at(hook, "clientConfig", "service", NULL);
+	const char *ns = str(ref, "namespace", NULL, NULL), *name = str(ref, "name", NULL, NULL);
+	const char *dep_ns = eo_meta_namespace(dep);
+	const json_t *svc = NULL;
+	size_t i;
+
+	if (dep == NULL || ns == NULL || name == NULL || dep_ns == NULL || strcmp(ns, dep_ns) != 0)
+		return false;
+	json_array_foreach(services, i, svc)
+	{
+		const char *n = eo_meta_name(svc);
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return eo_migrate_service_selects(svc, dep);
+	}
+	return false;
+}
+
+static void append(char *buf, size_t cap, const char *s)
+{
+	size_t len = strlen(buf);
+
+	if (len < cap)
+		snprintf(buf + len, cap - len, "%s%.*s", len ? ", " : "", (int)(cap - len), s);
+}
+
+static void find_in(const json_t *items, bool mutating, const json_t *dep, const json_t *services,
+		    struct eo_migrate_webhooks *out)
+{
+	const json_t *cfg = NULL;
+	size_t i;
+
+	json_array_foreach(items, i, cfg)
+	{
+		struct eo_migrate_webhook w = {.obj = cfg, .mutating = mutating, .legacy = true};
+		const json_t *hook = NULL;
+		size_t k, covering = 0;
+
+		snprintf(w.name, sizeof(w.name), "%s", or_else(eo_meta_name(cfg), ""));
+		json_array_foreach(json_object_get(cfg, "webhooks"), k, hook)
+		{
+			const char *fp = str(hook, "failurePolicy", NULL, NULL);
+			const json_t *ref = at(hook, "clientConfig", "service", NULL);
+
+			if (!covers_legacy(hook))
+				continue;
+			covering++;
+			append(w.hooks, sizeof(w.hooks),
+			       or_else(str(hook, "name", NULL, NULL), "?"));
+			if (fp == NULL || strcmp(fp, "Fail") == 0)
+				w.fail = true;
+			if (w.service[0] == '\0' && ref != NULL)
+				snprintf(w.service, sizeof(w.service), "%.253s/%.253s",
+					 or_else(str(ref, "namespace", NULL, NULL), ""),
+					 or_else(str(ref, "name", NULL, NULL), ""));
+			if (!legacy_service(hook, dep, services))
+				w.legacy = false;
+		}
+		if (covering == 0)
+			continue;
+		if (out->n == EO_MIGRATE_MAX_WEBHOOKS) {
+			out->truncated = true;
+			return;
+		}
+		out->n_legacy += w.legacy;
+		out->w[out->n++] = w;
+	}
+}
+
+void eo_migrate_find_webhooks(const json_t *mutating, const json_t *validating, const json_t *dep,
+			      const json_t *services, struct eo_migrate_webhooks *out)
+{
+	memset(out, 0, sizeof(*out));
+	find_in(mutating, true, dep, services, out);
+	find_in(validating, false, dep, services, out);
+}
+
+static const char *webhook_kind(const struct eo_migrate_webhook *w)
+{
+	return w->mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration";
+}
+
+/* "Kind name (webhooks a, b; Service ns/svc; failurePolicy Fail)" for each of the legacy ones. */
+static void list_legacy(const struct eo_migrate_webhooks *w, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < w->n; i++) {
+		char one[EO_NAME_MAX + EO_MIGRATE_HOOKS_MAX + 2 * EO_NAME_MAX + 96];
+
+		if (!w->w[i].legacy)
+			continue;
+		snprintf(one, sizeof(one), "%s %s (webhook %s; Service %s; failurePolicy %s)",
+			 webhook_kind(&w->w[i]), w->w[i].name, w->w[i].hooks, w->w[i].service,
+			 w->w[i].fail ? "Fail" : "Ignore");
+		append(buf, cap, one);
+	}
+}
+
+enum eo_migrate_webhook_action eo_migrate_webhooks_decide(const struct eo_migrate_webhooks *w,
+							  bool consent, const char *ns,
+							  const char *name, char *msg, size_t cap)
+{
+	char list[EO_MIGRATE_MSG_MAX];
+
+	msg[0] = '\0';
+	if (w->n_legacy == 0)
+		return EO_MIGRATE_WEBHOOKS_NONE;
+	list_legacy(w, list, sizeof(list));
+	if (consent) {
+		snprintf(
+		    msg, cap,
+		    "the legacy operator's admission webhooks cover etcdclusters.etcd.aenix.io "
+		    "and nothing answers them while it is stopped: apply saves them in "
+		    "ConfigMap %s/%s%s (for a rollback) and deletes them before it deletes "
+		    "the legacy EtcdCluster (" EO_MIGRATE_WEBHOOKS_FLAG "): %s",
+		    ns, name, EO_MIGRATE_STATE_SUFFIX, list);
+		return EO_MIGRATE_WEBHOOKS_REMOVE;
+	}
+	snprintf(msg, cap,
+		 "the legacy operator's admission webhooks cover etcdclusters.etcd.aenix.io: %s. "
+		 "Nothing answers them while the legacy operator is stopped, so the garbage "
+		 "collector could never finish the orphaning delete of the legacy EtcdCluster "
+		 "(its removal of the \"orphan\" finalizer is an update they refuse). Run apply "
+		 "with " EO_MIGRATE_WEBHOOKS_FLAG ": it saves them in ConfigMap %s%s for a "
+		 "rollback and deletes them",
+		 list, name, EO_MIGRATE_STATE_SUFFIX);
+	return EO_MIGRATE_WEBHOOKS_REFUSE;
+}
+
+void eo_migrate_webhook_key(const struct eo_migrate_webhook *w, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s.%s.json",
+		 w->mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations",
+		 w->name);
+}
+
+json_t *eo_migrate_webhook_saved(const struct eo_migrate_webhook *w)
+{
+	json_t *o = json_deep_copy(w->obj), *md = NULL;
+	static const char *const drop[] = {
+	    "uid",	     "resourceVersion", "generation",	     "creationTimestamp",
+	    "managedFields", "selfLink",	"deletionTimestamp", NULL};
+
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "apiVersion", json_string("admissionregistration.k8s.io/v1"));
+	json_object_set_new(o, "kind", json_string(webhook_kind(w)));
+	md = json_object_get(o, "metadata");
+	for (size_t i = 0; drop[i] != NULL; i++)
+		json_object_del(md, drop[i]);
+	return o;
+}

@@ -125,4 +125,63 @@ json_t *eo_migrate_finalizers_patch(const json_t *obj);
 /* True when obj's owner references name the object with this uid. */
 bool eo_migrate_owned_by(const json_t *obj, const char *uid);
 
+/* ---- the legacy release's admission webhooks --------------------------------------------- */
+
+/*
+ * The legacy release registers a mutating and a validating webhook for its EtcdClusters
+ * (failurePolicy Fail) served by the legacy operator. Stopped, nothing answers them, and the
+ * garbage collector's removal of the "orphan" finalizer (an UPDATE) is refused forever: the
+ * migration's orphaning delete never ends. apply removes them with the user's consent
+ * (--remove-legacy-webhooks), after saving them in the migration ConfigMap for a rollback.
+ */
+#define EO_MIGRATE_MAX_WEBHOOKS	 8
+#define EO_MIGRATE_HOOKS_MAX	 256
+#define EO_MIGRATE_WEBHOOKS_FLAG "--remove-legacy-webhooks"
+
+struct eo_migrate_webhook {
+	const json_t *obj; /* the configuration as read (borrowed) */
+	bool mutating;	   /* Mutating-, else ValidatingWebhookConfiguration */
+	char name[EO_NAME_MAX];
+	char hooks[EO_MIGRATE_HOOKS_MAX];  /* its webhooks covering the legacy EtcdClusters */
+	char service[2 * EO_NAME_MAX + 2]; /* "ns/name" they call; "" for a URL */
+	bool legacy; /* every covering webhook calls a Service of the legacy operator */
+	bool fail;   /* one of them has failurePolicy Fail (the v1 default) */
+};
+
+struct eo_migrate_webhooks {
+	struct eo_migrate_webhook w[EO_MIGRATE_MAX_WEBHOOKS];
+	size_t n, n_legacy;
+	bool truncated; /* more configurations covered the group than w holds */
+};
+
+/* True when Service svc selects the Pods of Deployment dep (a non-empty selector they match). */
+bool eo_migrate_service_selects(const json_t *svc, const json_t *dep);
+
+/*
+ * Finds the webhook configurations (items of a mutating and a validating list) with a webhook
+ * whose rules cover etcdclusters.etcd.aenix.io; legacy when each such webhook calls a Service
+ * in dep's namespace that selects dep's Pods (services: the items of that namespace's
+ * Services). dep NULL: none is legacy.
+ */
+void eo_migrate_find_webhooks(const json_t *mutating, const json_t *validating, const json_t *dep,
+			      const json_t *services, struct eo_migrate_webhooks *out);
+
+enum eo_migrate_webhook_action {
+	EO_MIGRATE_WEBHOOKS_NONE = 0, /* no legacy webhook in the way */
+	EO_MIGRATE_WEBHOOKS_REMOVE,   /* consent given: save, then delete them */
+	EO_MIGRATE_WEBHOOKS_REFUSE,   /* no consent: apply refuses before changing anything */
+};
+
+/* What apply does about them; msg says it (names every configuration) or is "". */
+enum eo_migrate_webhook_action eo_migrate_webhooks_decide(const struct eo_migrate_webhooks *w,
+							  bool consent, const char *ns,
+							  const char *name, char *msg, size_t cap);
+
+/* ConfigMap key under which configuration i is saved: "<plural>.<name>.json". */
+void eo_migrate_webhook_key(const struct eo_migrate_webhook *w, char *buf, size_t cap);
+
+/* The configuration as saved for a rollback: no uid, resourceVersion, managedFields... (new ref).
+ */
+json_t *eo_migrate_webhook_saved(const struct eo_migrate_webhook *w);
+
 #endif

@@ -28,12 +28,15 @@
 #define CALL_TIMEOUT_MS	   15000L
 #define DEFAULT_TIMEOUT_S  600L
 #define POLL_MS		   2000L
+#define REPORT_AFTER_S	   6  /* a wait says what it waits for after this */
+#define REPORT_EVERY_S	   20 /* and again this often */
+#define ADMISSION_GV	   "admissionregistration.k8s.io/v1"
 #define STATE_KEY_LEGACY   "etcdcluster.json"
 #define STATE_KEY_STS	   "statefulset.json"
 #define LEGACY_CLUSTER_RES "etcdclusters.etcd.aenix.io"
 
 struct margs {
-	bool apply, help, no_snapshot, json, s3_path_style, s3_insecure;
+	bool apply, help, no_snapshot, json, s3_path_style, s3_insecure, remove_webhooks;
 	const char *name, *ns, *kubeconfig, *context;
 	const char *snap_pvc, *s3_endpoint, *s3_bucket, *s3_secret, *s3_key, *s3_region;
 	const char *legacy_operator, *version;
@@ -54,6 +57,11 @@ struct mctx {
 	bool status_ok[EO_MIGRATE_MAX_MEMBERS];
 	size_t n_alarms[EO_MIGRATE_MAX_MEMBERS];
 	struct eo_migrate_plan plan;
+	/* the admission webhook configurations covering the legacy EtcdClusters */
+	json_t *mwh, *vwh, *dep_svcs;
+	struct eo_migrate_webhooks wh;
+	enum eo_migrate_webhook_action wh_action;
+	char wh_msg[EO_MIGRATE_MSG_MAX];
 	char msg[EO_MIGRATE_MSG_MAX];
 };
 
@@ -66,7 +74,7 @@ static const char help_text[] =
     "      --snapshot-s3-endpoint URL --snapshot-s3-bucket B --snapshot-s3-secret S\n"
     "      [--snapshot-s3-key PREFIX] [--snapshot-s3-region R] [--snapshot-s3-path-style]\n"
     "      [--snapshot-s3-insecure] |\n"
-    "      --no-snapshot)\n"
+    "      --no-snapshot) [" EO_MIGRATE_WEBHOOKS_FLAG "]\n"
     "\n"
     "inspect reads the legacy EtcdCluster, its StatefulSet, Pods, PVCs and etcd itself and\n"
     "says whether the cluster can be adopted and what changes; it writes nothing.\n"
@@ -86,6 +94,11 @@ static const char help_text[] =
     "                            must be scaled to 0\n"
     "      --etcd-version X.Y.Z  when the image tag does not say it\n"
     "      --no-snapshot         adopt without the safety snapshot (not recommended)\n"
+    "      " EO_MIGRATE_WEBHOOKS_FLAG "  apply: save the legacy operator's admission\n"
+    "                            webhooks (they cover etcd.aenix.io EtcdClusters and\n"
+    "                            nobody answers them once it is stopped) in the\n"
+    "                            migration ConfigMap, then delete them; without it\n"
+    "                            apply refuses while they exist\n"
     "      --timeout SECONDS     how long to wait for the snapshot and for each step (600)\n"
     "\n"
     "Exit codes: 0 done, 1 failed, 2 usage, 3 not found, 4 forbidden, 5 refused (nothing\n"
@@ -137,6 +150,7 @@ enum {
 	MO_NO_SNAPSHOT,
 	MO_S3_PATH_STYLE,
 	MO_S3_INSECURE,
+	MO_REMOVE_WEBHOOKS,
 };
 
 static const struct option migrate_opts[] = {
@@ -157,6 +171,8 @@ static const struct option migrate_opts[] = {
     {"no-snapshot", no_argument, NULL, MO_NO_SNAPSHOT},
     {"snapshot-s3-path-style", no_argument, NULL, MO_S3_PATH_STYLE},
     {"snapshot-s3-insecure", no_argument, NULL, MO_S3_INSECURE},
+    {"remove-legacy-webhooks", no_argument, NULL,
+     MO_REMOVE_WEBHOOKS}, /* EO_MIGRATE_WEBHOOKS_FLAG */
     {NULL, 0, NULL, 0},
 };
 
@@ -179,6 +195,9 @@ static void set_migrate_flag(struct margs *a, struct mwords *w, int val, const c
 		break;
 	case MO_S3_INSECURE:
 		a->s3_insecure = true; /* s3.insecure: a plain http:// endpoint */
+		break;
+	case MO_REMOVE_WEBHOOKS:
+		a->remove_webhooks = true;
 		break;
 	case 'n':
 		a->ns = v;
@@ -456,6 +475,51 @@ static void read_etcd(struct mctx *c, json_int_t replicas)
 	c->msg[0] = '\0';
 }
 
+/* LIST of a resource in namespace ns (NULL: cluster-scoped); *list NULL on failure. */
+static int list_in(struct mctx *c, const char *gv, const char *plural, const char *ns,
+		   json_t **list)
+{
+	struct eo_kube_resource r = {gv, plural, ns, NULL};
+	struct eo_kube_list_opts lo = {0};
+	struct eo_kube_error ke = {0};
+	eo_kube_err e = eo_kube_list(c->kc, &r, &lo, list, &ke);
+
+	if (e == EO_KUBE_OK)
+		return 0;
+	*list = NULL;
+	return kube_fail(c, e, &ke, "list", plural);
+}
+
+/*
+ * The admission webhook configurations (and the Services of the legacy operator's namespace
+ * they may call): only while the legacy EtcdCluster exists, since only its deletion meets
+ * them. A failure to read them stops inspect and apply: apply could otherwise hang on them.
+ */
+static int gather_webhooks(struct mctx *c, const char *dep_ns)
+{
+	static const char *const plurals[2] = {"mutatingwebhookconfigurations",
+					       "validatingwebhookconfigurations"};
+	json_t **lists[2] = {&c->mwh, &c->vwh};
+	int rc;
+
+	if (!c->legacy_live)
+		return 0;
+	for (size_t i = 0; i < 2; i++)
+		if ((rc = list_in(c, ADMISSION_GV, plurals[i], NULL, lists[i])) != 0)
+			return failf(c, rc,
+				     "cannot list %s.admissionregistration.k8s.io, needed to find "
+				     "the legacy operator's webhooks (the user needs list on "
+				     "mutating- and validatingwebhookconfigurations, "
+				     "docs/migration.md): %s",
+				     plurals[i], c->msg);
+	if (c->dep != NULL && (rc = list_in(c, "v1", "services", dep_ns, &c->dep_svcs)) != 0)
+		return failf(c, rc,
+			     "cannot list the Services of namespace %s, needed to tell the legacy "
+			     "operator's webhooks: %s",
+			     dep_ns, c->msg);
+	return 0;
+}
+
 /* The legacy objects saved by an earlier run (ConfigMap <name>-etcd-migration). */
 static json_t *saved_object(const json_t *cm, const char *key)
 {
@@ -508,6 +572,8 @@ static int gather(struct mctx *c)
 		return failf(c, rc,
 			     "cannot tell whether the legacy operator runs (Deployment %s/%s): %s",
 			     dep_ns, dep_name, c->msg);
+	if ((rc = gather_webhooks(c, dep_ns)) != 0)
+		return rc;
 	snprintf(name, sizeof(name), "%s%s", c->a->name, EO_MIGRATE_LEGACY_STATE_SUFFIX);
 	if ((rc = get_opt(c, "v1", "configmaps", c->ns, name, &c->state_cm)) != 0)
 		return rc;
@@ -554,13 +620,17 @@ static int decide(struct mctx *c)
 	eo_migrate_plan_free(&c->plan);
 	if (eo_migrate_plan(&in, &c->plan) != 0)
 		return failf(c, EO_PEXIT_FAILED, "%s", c->plan.message);
+	eo_migrate_find_webhooks(json_object_get(c->mwh, "items"), json_object_get(c->vwh, "items"),
+				 c->dep, json_object_get(c->dep_svcs, "items"), &c->wh);
+	c->wh_action = eo_migrate_webhooks_decide(&c->wh, c->a->remove_webhooks, c->ns, c->a->name,
+						  c->wh_msg, sizeof(c->wh_msg));
 	return 0;
 }
 
 static void reset(struct mctx *c)
 {
-	json_t **objs[] = {&c->legacy, &c->sts,	     &c->pods,	&c->pvcs,
-			   &c->dep,    &c->state_cm, &c->saved, &c->ours};
+	json_t **objs[] = {&c->legacy, &c->sts,	 &c->pods, &c->pvcs, &c->dep,	  &c->state_cm,
+			   &c->saved,  &c->ours, &c->mwh,  &c->vwh,  &c->dep_svcs};
 
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
 		json_decref(*objs[i]);
@@ -582,6 +652,54 @@ static const char *state_name(enum eo_migrate_state s)
 	return s == EO_MIGRATE_ADOPTABLE ? "ready" : s == EO_MIGRATE_DONE ? "migrated" : "refused";
 }
 
+static const char *wh_action_name(enum eo_migrate_webhook_action a)
+{
+	return a == EO_MIGRATE_WEBHOOKS_REMOVE	 ? "remove"
+	       : a == EO_MIGRATE_WEBHOOKS_REFUSE ? "refuse"
+						 : "none";
+}
+
+/* The webhook configurations found, for -o json. */
+static json_t *webhooks_json(const struct mctx *c)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr != NULL && i < c->wh.n; i++) {
+		const struct eo_migrate_webhook *w = &c->wh.w[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "kind",
+						     w->mutating ? "MutatingWebhookConfiguration"
+								 : "ValidatingWebhookConfiguration",
+						     "name", w->name, "webhooks", w->hooks,
+						     "service", w->service, "legacy", w->legacy,
+						     "failurePolicy", w->fail ? "Fail" : "Ignore"));
+	}
+	return json_pack("{s:s, s:s, s:o?}", "action", wh_action_name(c->wh_action), "message",
+			 c->wh_msg, "configurations", arr);
+}
+
+/* Webhook configurations covering the legacy group that are not the legacy operator's. */
+static void say_foreign_webhooks(struct mctx *c)
+{
+	for (size_t i = 0; i < c->wh.n; i++)
+		if (!c->wh.w[i].legacy)
+			say(c,
+			    "warning: %s %s (webhook %s, %s) also covers "
+			    "etcdclusters.etcd.aenix.io "
+			    "and is not the legacy operator's (its Service does not select the "
+			    "legacy operator's Pods): it is left alone; if it refuses updates, the "
+			    "deletion of the legacy EtcdCluster cannot finish",
+			    c->wh.w[i].mutating ? "MutatingWebhookConfiguration"
+						: "ValidatingWebhookConfiguration",
+			    c->wh.w[i].name, c->wh.w[i].hooks,
+			    c->wh.w[i].service[0] ? c->wh.w[i].service : "a URL");
+	if (c->wh.truncated)
+		say(c,
+		    "warning: more than %d webhook configurations cover "
+		    "etcdclusters.etcd.aenix.io; only the first are listed",
+		    EO_MIGRATE_MAX_WEBHOOKS);
+}
+
 static int inspect(struct mctx *c)
 {
 	const struct eo_migrate_plan *p = &c->plan;
@@ -601,10 +719,10 @@ static int inspect(struct mctx *c)
 							p->m[i].name, "pvc", p->m[i].pvc, "podUID",
 							p->m[i].pod_uid, "memberID", id));
 		}
-		doc = json_pack("{s:s, s:s, s:s, s:s, s:O?, s:o?, s:O}", "cluster", c->a->name,
-				"namespace", c->ns, "state", state_name(p->state), "message",
-				p->message, "etcdCluster", p->cluster, "members", members,
-				"changes", p->changes);
+		doc = json_pack("{s:s, s:s, s:s, s:s, s:O?, s:o?, s:O, s:o?}", "cluster",
+				c->a->name, "namespace", c->ns, "state", state_name(p->state),
+				"message", p->message, "etcdCluster", p->cluster, "members",
+				members, "changes", p->changes, "webhooks", webhooks_json(c));
 		text = doc ? eo_json_dumps(doc, JSON_INDENT(2), NULL) : NULL;
 		json_decref(doc);
 		if (text == NULL)
@@ -626,6 +744,12 @@ static int inspect(struct mctx *c)
 			say(c, "\nwhat changes:");
 			json_array_foreach(p->changes, i, v) say(c, "  - %s", json_string_value(v));
 		}
+		if (c->wh.n > 0) {
+			say(c, "\nadmission webhooks:");
+			if (c->wh_action != EO_MIGRATE_WEBHOOKS_NONE)
+				say(c, "  %s", c->wh_msg);
+			say_foreign_webhooks(c);
+		}
 	}
 	return p->state == EO_MIGRATE_REFUSED ? EO_PEXIT_REFUSED : EO_PEXIT_OK;
 }
@@ -635,6 +759,56 @@ static int inspect(struct mctx *c)
 static bool expired(time_t deadline)
 {
 	return time(NULL) >= deadline;
+}
+
+static int patch_obj(struct mctx *c, const char *gv, const char *plural, const char *name,
+		     json_t *patch);
+
+static const char *or_else(const char *s, const char *dflt)
+{
+	return s != NULL ? s : dflt;
+}
+
+static void append_word(char *buf, size_t cap, const char *w)
+{
+	size_t len = strlen(buf);
+
+	if (w != NULL && len < cap)
+		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", w);
+}
+
+/* "Type=Status Reason: message" of each condition of o, ", "-separated. */
+static void conditions_text(const json_t *o, char *buf, size_t cap)
+{
+	const json_t *cond = NULL;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), i, cond)
+	{
+		char one[640];
+		const char *msg = json_string_value(json_object_get(cond, "message"));
+
+		snprintf(one, sizeof(one), "%s=%s %s%s%.500s",
+			 or_else(json_string_value(json_object_get(cond, "type")), "?"),
+			 or_else(json_string_value(json_object_get(cond, "status")), "?"),
+			 or_else(json_string_value(json_object_get(cond, "reason")), ""),
+			 msg && msg[0] ? ": " : "", msg ? msg : "");
+		append_word(buf, cap, one);
+	}
+}
+
+/* True when a wait that began at start should say again what it waits for. */
+static bool report_due(time_t start, time_t *next)
+{
+	time_t now = time(NULL);
+
+	if (*next == 0)
+		*next = start + REPORT_AFTER_S;
+	if (now < *next)
+		return false;
+	*next = now + REPORT_EVERY_S;
+	return true;
 }
 
 static int save_state(struct mctx *c)
@@ -821,9 +995,13 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 		say(c, "created EtcdSnapshot %s; waiting for it to complete", name);
 	}
 	r.name = name;
-	for (;;) {
+	for (time_t start = time(NULL), next = 0;;) {
 		if (snap == NULL && (rc = get_opt(c, r.gv, r.plural, c->ns, name, &snap)) != 0)
 			return rc;
+		if (snap == NULL)
+			return failf(
+			    c, EO_PEXIT_FAILED,
+			    "EtcdSnapshot %s vanished while apply waited for it; run again", name);
 		v = json_string_value(json_object_get(json_object_get(snap, "status"), "phase"));
 		snprintf(phase, sizeof(phase), "%s", v ? v : "");
 		if (strcmp(phase, "Complete") == 0) {
@@ -848,6 +1026,17 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 			json_decref(snap);
 			return rc;
 		}
+		if (report_due(start, &next)) {
+			char conds[1024];
+
+			conditions_text(snap, conds, sizeof(conds));
+			say(c,
+			    "still waiting for the safety snapshot %s (%lds): phase %s%s%s; the "
+			    "operator's snapshot Job takes it (kubectl -n %s describe etcdsnapshot "
+			    "%s)",
+			    name, (long)(time(NULL) - start), phase[0] ? phase : "none yet",
+			    conds[0] ? "; " : "", conds, c->ns, name);
+		}
 		json_decref(snap);
 		snap = NULL;
 		if (expired(deadline))
@@ -859,16 +1048,102 @@ static int safety_snapshot(struct mctx *c, time_t deadline)
 	}
 }
 
-/* Patches away the finalizers of o other than the garbage collector's. */
+/* Saves the legacy webhook configurations in the migration ConfigMap, then deletes them. */
+static int remove_legacy_webhooks(struct mctx *c)
+{
+	char cm[EO_NAME_MAX + 32];
+
+	snprintf(cm, sizeof(cm), "%s%s", c->a->name, EO_MIGRATE_STATE_SUFFIX);
+	for (size_t i = 0; i < c->wh.n; i++) {
+		const struct eo_migrate_webhook *w = &c->wh.w[i];
+		const char *plural = w->mutating ? "mutatingwebhookconfigurations"
+						 : "validatingwebhookconfigurations";
+		struct eo_kube_resource r = {ADMISSION_GV, plural, NULL, w->name};
+		struct eo_kube_delete_opts d = {.uid = eo_meta_uid(w->obj),
+						.grace_period_seconds = -1};
+		struct eo_kube_error ke = {0};
+		json_t *saved = NULL;
+		char key[EO_NAME_MAX + 48], *text = NULL, what[EO_NAME_MAX + 48];
+		eo_kube_err e;
+		int rc;
+
+		if (!w->legacy)
+			continue;
+		eo_migrate_webhook_key(w, key, sizeof(key));
+		saved = eo_migrate_webhook_saved(w);
+		text = saved ? eo_json_dumps(saved, JSON_COMPACT, NULL) : NULL;
+		json_decref(saved);
+		if (text == NULL)
+			return failf(c, EO_PEXIT_FAILED, "out of memory");
+		rc =
+		    patch_obj(c, "v1", "configmaps", cm, json_pack("{s:{s:s}}", "data", key, text));
+		free(text);
+		if (rc != 0)
+			return failf(c, rc,
+				     "cannot save %s %s in ConfigMap %s (nothing deleted): %s",
+				     plural, w->name, cm, c->msg);
+		e = eo_kube_delete(c->kc, &r, &d, &ke);
+		snprintf(what, sizeof(what), "%s \"%s\"", plural, w->name);
+		if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND)
+			return kube_fail(c, e, &ke, "delete", what);
+		say(c, "saved %s %s in ConfigMap %s (key %s) and deleted it", plural, w->name, cm,
+		    key);
+	}
+	return 0;
+}
+
+/* Patches away the finalizers of o other than the garbage collector's; why it failed in why. */
 static void drop_foreign_finalizers(struct mctx *c, const struct eo_kube_resource *r,
-				    const json_t *o)
+				    const json_t *o, char *why, size_t cap)
 {
 	json_t *patch = eo_migrate_finalizers_patch(o);
 	struct eo_kube_error ke = {0};
 
-	if (patch != NULL && eo_kube_patch(c->kc, r, patch, NULL, &ke) == EO_KUBE_OK)
+	if (patch == NULL)
+		return;
+	if (eo_kube_patch(c->kc, r, patch, NULL, &ke) == EO_KUBE_OK)
 		say(c, "dropped the legacy finalizers of %s", r->name);
+	else
+		snprintf(why, cap, "removing its legacy finalizers was refused: %.400s",
+			 ke.message);
 	json_decref(patch);
+}
+
+/*
+ * Says why o is still there: its finalizers, and whether the apiserver accepts an update of
+ * it at all (an empty patch goes through admission like the garbage collector's removal of
+ * "orphan": a webhook nobody answers refuses both).
+ */
+static void explain_deletion(struct mctx *c, const struct eo_kube_resource *r, const json_t *o,
+			     const char *why, char *fins, size_t fcap, char *reason, size_t rcap)
+{
+	const json_t *f = NULL;
+	json_t *probe = json_pack("{s:{}}", "metadata");
+	struct eo_kube_error ke = {0};
+	eo_kube_err e;
+	size_t i;
+
+	fins[0] = '\0';
+	json_array_foreach(eo_meta_get(o, "finalizers"), i, f)
+	    append_word(fins, fcap, json_string_value(f));
+	e = probe ? eo_kube_patch(c->kc, r, probe, NULL, &ke) : EO_KUBE_ENOMEM;
+	json_decref(probe);
+	if (e != EO_KUBE_OK && e != EO_KUBE_ENOTFOUND)
+		snprintf(reason, rcap,
+			 "the apiserver refuses any update of it (%.400s), and the garbage "
+			 "collector removes the \"orphan\" finalizer by an update, so it cannot "
+			 "finish. A webhook covering etcdclusters.etcd.aenix.io whose service does "
+			 "not answer does this: kubectl etcd migrate inspect lists them "
+			 "(docs/migration.md)",
+			 ke.message[0] ? ke.message : eo_kube_strerror(e));
+	else
+		snprintf(reason, rcap, "%s",
+			 why[0]			  ? why
+			 : strstr(fins, "orphan") ? "the garbage collector removes \"orphan\" once "
+						    "it has taken the owner references off every "
+						    "dependent (kube-controller-manager's log says "
+						    "why if this lasts)"
+						  : "the apiserver has not removed it yet");
 }
 
 /* Deletes gv/plural name with the dependents orphaned, and waits until it is gone. */
@@ -880,6 +1155,7 @@ static int delete_orphan(struct mctx *c, const char *gv, const char *plural, con
 	struct eo_kube_error ke = {0};
 	eo_kube_err e = eo_kube_delete(c->kc, &r, &d, &ke);
 	bool said = false;
+	time_t start = time(NULL), next = 0;
 
 	if (e == EO_KUBE_ENOTFOUND)
 		return 0;
@@ -903,11 +1179,22 @@ static int delete_orphan(struct mctx *c, const char *gv, const char *plural, con
 		 * dependents before the object goes) must stay, or the dependents would be
 		 * collected with it.
 		 */
-		drop_foreign_finalizers(c, &r, o);
+		char why[512] = "", fins[256], reason[1024];
+		bool over = expired(deadline);
+
+		drop_foreign_finalizers(c, &r, o, why, sizeof(why));
+		if (report_due(start, &next) || over) {
+			explain_deletion(c, &r, o, why, fins, sizeof(fins), reason, sizeof(reason));
+			if (!over)
+				say(c, "still waiting for %s %s to go (%lds; finalizers: %s): %s",
+				    what, c->a->name, (long)(time(NULL) - start),
+				    fins[0] ? fins : "none", reason);
+		}
 		json_decref(o);
-		if (expired(deadline))
-			return failf(c, EO_PEXIT_FAILED, "%s %s is still there after %lds", what,
-				     c->a->name, c->a->timeout_s);
+		if (over)
+			return failf(c, EO_PEXIT_FAILED,
+				     "%s %s is still there after %lds (finalizers: %s): %s", what,
+				     c->a->name, c->a->timeout_s, fins[0] ? fins : "none", reason);
 		eo_sleep_ms(POLL_MS);
 	}
 	say(c, "deleted %s %s; its dependents are kept", what, c->a->name);
@@ -1046,7 +1333,7 @@ static int release(struct mctx *c)
 /* After the release: the operator reports the cluster Available with every member ready. */
 static int wait_available(struct mctx *c, time_t deadline)
 {
-	for (;;) {
+	for (time_t start = time(NULL), next = 0;;) {
 		json_t *o = NULL;
 		const json_t *cond = NULL;
 		bool avail = false;
@@ -1068,6 +1355,16 @@ static int wait_available(struct mctx *c, time_t deadline)
 		}
 		ready = json_integer_value(
 		    json_object_get(json_object_get(o, "status"), "readyMembers"));
+		if (!(avail && ready >= (json_int_t)c->plan.n) && report_due(start, &next)) {
+			char conds[1024];
+
+			conditions_text(o, conds, sizeof(conds));
+			say(c,
+			    "still waiting for EtcdCluster %s to be Available with %zu ready "
+			    "member(s) (%lds): %lld ready; %s",
+			    c->a->name, c->plan.n, (long)(time(NULL) - start), (long long)ready,
+			    conds[0] ? conds : "no conditions yet (is the operator running?)");
+		}
 		json_decref(o);
 		if (avail && ready >= (json_int_t)c->plan.n) {
 			say(c, "EtcdCluster %s is Available with %lld ready member(s): migrated",
@@ -1096,11 +1393,18 @@ static int apply(struct mctx *c)
 	}
 	if (c->plan.state == EO_MIGRATE_REFUSED)
 		return failf(c, EO_PEXIT_REFUSED, "%s", c->plan.message);
+	if (c->wh_action == EO_MIGRATE_WEBHOOKS_REFUSE)
+		return failf(c, EO_PEXIT_REFUSED, "%s; nothing was changed", c->wh_msg);
 	say(c, "%s", c->plan.message);
+	if (c->wh_action == EO_MIGRATE_WEBHOOKS_REMOVE)
+		say(c, "%s", c->wh_msg);
+	say_foreign_webhooks(c);
 	if ((rc = save_state(c)) != 0 || (rc = ensure_cluster(c)) != 0 ||
 	    (rc = ensure_members(c, members)) != 0 || (rc = safety_snapshot(c, deadline)) != 0)
 		goto out;
 	deadline = time(NULL) + c->a->timeout_s;
+	if (c->wh_action == EO_MIGRATE_WEBHOOKS_REMOVE && (rc = remove_legacy_webhooks(c)) != 0)
+		goto out;
 	if ((rc = delete_orphan(c, EO_MIGRATE_LEGACY_GROUP_VERSION, EO_MIGRATE_LEGACY_PLURAL,
 				"EtcdCluster.etcd.aenix.io", deadline)) != 0 ||
 	    (rc = delete_orphan(c, "apps/v1", "statefulsets", "StatefulSet", deadline)) != 0 ||

@@ -638,6 +638,13 @@ static const struct {
     {{"apply", "a", "-n=ns1", "--no-snapshot", "--kubeconfig=/nonexistent"},
      EO_PEXIT_FAILED,
      "kubeconfig:"},
+    /* the consent to remove the legacy webhooks (docs/migration.md) */
+    {{"apply", "a", "--no-snapshot", "--remove-legacy-webhooks", "--kubeconfig", "/nonexistent"},
+     EO_PEXIT_FAILED,
+     "kubeconfig:"},
+    {{"apply", "a", "--no-snapshot", "--remove-legacy-webhooks=yes"},
+     EO_PEXIT_USAGE,
+     "flag --remove-legacy-webhooks takes no value"},
 };
 
 static void test_migrate_args(void **state)
@@ -671,6 +678,213 @@ static void test_migrate_args(void **state)
 	}
 }
 
+/* ---- the legacy release's admission webhooks -------------------------------------------- */
+
+/* A webhook configuration: one webhook per (name, group, resource, service ns/name|URL, policy). */
+static json_t *hook(const char *name, const char *group, const char *res, const char *svc_ns,
+		    const char *svc, const char *policy)
+{
+	json_t *h = json_pack("{s:s, s:[{s:[s], s:[s], s:[s], s:[s, s]}], s:[s], s:s}", "name",
+			      name, "rules", "apiGroups", group, "apiVersions", "v1alpha1",
+			      "resources", res, "operations", "CREATE", "UPDATE",
+			      "admissionReviewVersions", "v1", "sideEffects", "None");
+
+	if (svc_ns != NULL)
+		json_object_set_new(h, "clientConfig",
+				    json_pack("{s:{s:s, s:s, s:s}}", "service", "namespace", svc_ns,
+					      "name", svc, "path", "/mutate"));
+	else
+		json_object_set_new(h, "clientConfig", json_pack("{s:s}", "url", svc));
+	if (policy != NULL)
+		json_object_set_new(h, "failurePolicy", json_string(policy));
+	return h;
+}
+
+static json_t *config(const char *name, json_t *hooks)
+{
+	return json_pack("{s:{s:s, s:s, s:s, s:{s:s}, s:[{s:s}]}, s:o}", "metadata", "name", name,
+			 "uid", "u-1", "resourceVersion", "42", "annotations",
+			 "cert-manager.io/inject-ca-from", "etcd-operator-system/serving-cert",
+			 "managedFields", "manager", "kubectl", "webhooks", hooks);
+}
+
+#define LNS  "etcd-operator-system"
+#define LSVC "etcd-operator-webhook-service"
+
+static json_t *legacy_dep(void)
+{
+	return json_pack("{s:{s:s, s:s}, s:{s:{s:{s:{s:s}}}}}", "metadata", "name",
+			 "etcd-operator-controller-manager", "namespace", LNS, "spec", "template",
+			 "metadata", "labels", "control-plane", "controller-manager");
+}
+
+static json_t *service(const char *name, const char *key, const char *value)
+{
+	json_t *s = json_pack("{s:{s:s, s:s}, s:{s:{}}}", "metadata", "name", name, "namespace",
+			      LNS, "spec", "selector");
+
+	if (key != NULL)
+		json_object_set_new(json_object_get(json_object_get(s, "spec"), "selector"), key,
+				    json_string(value));
+	return s;
+}
+
+struct wh_row {
+	const char *what;
+	json_t *mutating, *validating; /* arrays of configurations */
+	bool with_dep;
+	size_t n, n_legacy;
+	bool fail0; /* the first configuration's failurePolicy is Fail */
+	enum eo_migrate_webhook_action without, with;
+};
+
+static void test_webhooks(void **state)
+{
+	json_t *svcs =
+	    json_pack("[o, o, o]", service(LSVC, "control-plane", "controller-manager"),
+		      service("other", "app", "something-else"), service("bare", NULL, NULL));
+	struct wh_row rows[] = {
+	    {"the legacy release: a mutating and a validating webhook, Fail, on its Service",
+	     json_pack("[o]", config("etcd-operator-mutating-webhook-configuration",
+				     json_pack("[o]", hook("metcdcluster.kb.io", "etcd.aenix.io",
+							   "etcdclusters", LNS, LSVC, "Fail")))),
+	     json_pack("[o]", config("etcd-operator-validating-webhook-configuration",
+				     json_pack("[o]", hook("vetcdcluster.kb.io", "etcd.aenix.io",
+							   "etcdclusters", LNS, LSVC, NULL)))),
+	     true, 2, 2, true, EO_MIGRATE_WEBHOOKS_REFUSE, EO_MIGRATE_WEBHOOKS_REMOVE},
+	    {"another group's webhook is not looked at",
+	     json_pack("[o]",
+		       config("cert-manager-webhook",
+			      json_pack("[o]", hook("webhook.cert-manager.io", "cert-manager.io",
+						    "*", "cert-manager", "cm", "Fail")))),
+	     json_array(), true, 0, 0, false, EO_MIGRATE_WEBHOOKS_NONE, EO_MIGRATE_WEBHOOKS_NONE},
+	    {"a wildcard webhook of someone else covers the group but is not removed",
+	     json_pack("[o]",
+		       config("policy-engine", json_pack("[o]", hook("all.policy.io", "*", "*/*",
+								     LNS, "other", "Ignore")))),
+	     json_array(), true, 1, 0, false, EO_MIGRATE_WEBHOOKS_NONE, EO_MIGRATE_WEBHOOKS_NONE},
+	    {"without the legacy Deployment nothing is the legacy operator's",
+	     json_pack("[o]", config("etcd-operator-mutating-webhook-configuration",
+				     json_pack("[o]", hook("metcdcluster.kb.io", "etcd.aenix.io",
+							   "etcdclusters", LNS, LSVC, "Fail")))),
+	     json_array(), false, 1, 0, true, EO_MIGRATE_WEBHOOKS_NONE, EO_MIGRATE_WEBHOOKS_NONE},
+	    {"a Service of another namespace, one without a selector, a URL: not the legacy one",
+	     json_pack(
+		 "[o, o, o]",
+		 config("other-ns",
+			json_pack("[o]", hook("a.kb.io", "etcd.aenix.io", "etcdclusters",
+					      "elsewhere", LSVC, "Fail"))),
+		 config("bare", json_pack("[o]", hook("b.kb.io", "etcd.aenix.io", "etcdclusters",
+						      LNS, "bare", "Fail"))),
+		 config("url", json_pack("[o]", hook("c.kb.io", "etcd.aenix.io", "etcdclusters",
+						     NULL, "https://x.example/h", "Fail")))),
+	     json_array(), true, 3, 0, true, EO_MIGRATE_WEBHOOKS_NONE, EO_MIGRATE_WEBHOOKS_NONE},
+	    {"a configuration whose covering webhooks are not all the legacy operator's is kept",
+	     json_pack("[o]",
+		       config("mixed", json_pack("[o, o]",
+						 hook("m.kb.io", "etcd.aenix.io", "etcdclusters",
+						      LNS, LSVC, "Fail"),
+						 hook("n.kb.io", "etcd.aenix.io", "etcdclusters/*",
+						      LNS, "other", "Fail")))),
+	     json_array(), true, 1, 0, true, EO_MIGRATE_WEBHOOKS_NONE, EO_MIGRATE_WEBHOOKS_NONE},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct wh_row *r = &rows[i];
+		json_t *dep = r->with_dep ? legacy_dep() : NULL;
+		struct eo_migrate_webhooks w;
+		char msg[EO_MIGRATE_MSG_MAX];
+
+		print_message("webhooks: %s\n", r->what);
+		eo_migrate_find_webhooks(r->mutating, r->validating, dep, svcs, &w);
+		assert_int_equal(w.n, r->n);
+		assert_int_equal(w.n_legacy, r->n_legacy);
+		if (r->n > 0)
+			assert_int_equal(w.w[0].fail, r->fail0);
+		assert_int_equal(
+		    eo_migrate_webhooks_decide(&w, false, NS, "legacy", msg, sizeof(msg)),
+		    r->without);
+		if (r->without == EO_MIGRATE_WEBHOOKS_NONE)
+			assert_string_equal(msg, "");
+		assert_int_equal(
+		    eo_migrate_webhooks_decide(&w, true, NS, "legacy", msg, sizeof(msg)), r->with);
+		json_decref(dep);
+		json_decref(r->mutating);
+		json_decref(r->validating);
+	}
+	json_decref(svcs);
+}
+
+/* The real layout in detail: what is said, under which key it is saved, what is saved. */
+static void test_webhooks_legacy_release(void **state)
+{
+	json_t *m =
+	    json_pack("[o]", config("etcd-operator-mutating-webhook-configuration",
+				    json_pack("[o]", hook("metcdcluster.kb.io", "etcd.aenix.io",
+							  "etcdclusters", LNS, LSVC, "Fail"))));
+	json_t *v =
+	    json_pack("[o]", config("etcd-operator-validating-webhook-configuration",
+				    json_pack("[o]", hook("vetcdcluster.kb.io", "etcd.aenix.io",
+							  "etcdclusters", LNS, LSVC, "Ignore"))));
+	json_t *svcs = json_pack("[o]", service(LSVC, "control-plane", "controller-manager"));
+	json_t *dep = legacy_dep(), *saved = NULL;
+	struct eo_migrate_webhooks w;
+	char msg[EO_MIGRATE_MSG_MAX], key[512];
+
+	(void)state;
+	eo_migrate_find_webhooks(m, v, dep, svcs, &w);
+	assert_int_equal(w.n, 2);
+	assert_true(w.w[0].mutating && w.w[0].legacy && w.w[0].fail);
+	assert_true(!w.w[1].mutating && w.w[1].legacy && !w.w[1].fail);
+	assert_string_equal(w.w[0].hooks, "metcdcluster.kb.io");
+	assert_string_equal(w.w[0].service, LNS "/" LSVC);
+
+	assert_int_equal(eo_migrate_webhooks_decide(&w, false, NS, "legacy", msg, sizeof(msg)),
+			 EO_MIGRATE_WEBHOOKS_REFUSE);
+	assert_non_null(strstr(msg, "MutatingWebhookConfiguration "
+				    "etcd-operator-mutating-webhook-configuration (webhook "
+				    "metcdcluster.kb.io; Service " LNS "/" LSVC
+				    "; failurePolicy Fail)"));
+	assert_non_null(strstr(msg, "ValidatingWebhookConfiguration "
+				    "etcd-operator-validating-webhook-configuration"));
+	assert_non_null(strstr(msg, "--remove-legacy-webhooks"));
+	assert_non_null(strstr(msg, "legacy-etcd-migration"));
+	assert_int_equal(eo_migrate_webhooks_decide(&w, true, NS, "legacy", msg, sizeof(msg)),
+			 EO_MIGRATE_WEBHOOKS_REMOVE);
+	assert_non_null(strstr(msg, NS "/legacy-etcd-migration"));
+
+	eo_migrate_webhook_key(&w.w[0], key, sizeof(key));
+	assert_string_equal(key, "mutatingwebhookconfigurations."
+				 "etcd-operator-mutating-webhook-configuration.json");
+	eo_migrate_webhook_key(&w.w[1], key, sizeof(key));
+	assert_string_equal(key, "validatingwebhookconfigurations."
+				 "etcd-operator-validating-webhook-configuration.json");
+	saved = eo_migrate_webhook_saved(&w.w[0]);
+	assert_string_equal(json_string_value(json_object_get(saved, "kind")),
+			    "MutatingWebhookConfiguration");
+	assert_string_equal(json_string_value(json_object_get(saved, "apiVersion")),
+			    "admissionregistration.k8s.io/v1");
+	assert_null(json_object_get(json_object_get(saved, "metadata"), "uid"));
+	assert_null(json_object_get(json_object_get(saved, "metadata"), "resourceVersion"));
+	assert_null(json_object_get(json_object_get(saved, "metadata"), "managedFields"));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(saved, "metadata"), "name")),
+	    "etcd-operator-mutating-webhook-configuration");
+	assert_non_null(
+	    json_object_get(json_object_get(json_object_get(saved, "metadata"), "annotations"),
+			    "cert-manager.io/inject-ca-from"));
+	assert_true(json_equal(json_object_get(saved, "webhooks"),
+			       json_object_get(json_array_get(m, 0), "webhooks")));
+	/* the object read is not changed */
+	assert_non_null(json_object_get(json_object_get(json_array_get(m, 0), "metadata"), "uid"));
+	json_decref(saved);
+	json_decref(m);
+	json_decref(v);
+	json_decref(svcs);
+	json_decref(dep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +892,7 @@ int main(void)
 	    cmocka_unit_test(test_dropped_flag),     cmocka_unit_test(test_resume_and_done),
 	    cmocka_unit_test(test_version_override), cmocka_unit_test(test_member_and_its_pod),
 	    cmocka_unit_test(test_finalizers),	     cmocka_unit_test(test_migrate_args),
+	    cmocka_unit_test(test_webhooks),	     cmocka_unit_test(test_webhooks_legacy_release),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,17 @@ Full name: the release name when it already contains the chart name (release
 {{- end -}}
 {{- end -}}
 
+{{/*
+Prefix of every RBAC object's name (ClusterRoles, ClusterRoleBindings, Roles, RoleBindings):
+"<fullname>-cozy". The legacy aenix-io etcd-operator names its RBAC "etcd-operator-<role>"
+(etcd-operator-manager-role, etcd-operator-leader-election-role, ...) in the same default
+namespace, so "<fullname>-<role>" would take its objects over during a migration. No operator
+uses the "-cozy-" infix; docs/installation.md.
+*/}}
+{{- define "etcd-operator.rbacPrefix" -}}
+{{- printf "%s-cozy" (include "etcd-operator.fullname" .) -}}
+{{- end -}}
+
 {{- define "etcd-operator.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}

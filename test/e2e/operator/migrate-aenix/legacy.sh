@@ -5,8 +5,8 @@
 # by it the ConfigMap <name>-cluster-state, the headless Service <name>-headless, the
 # client Service <name>, the PodDisruptionBudget <name> and the StatefulSet <name> whose
 # Pods run etcd as that operator runs it (peer auto-TLS, data dir
-# /var/run/etcd/default.etcd on the PVC data-<name>-N). Plus a stand-in for the legacy
-# operator's Deployment, "legacy-operator" (1 replica). Waits for every Pod to be Ready.
+# /var/run/etcd/default.etcd on the PVC data-<name>-N). Waits for every Pod to be Ready.
+# The legacy operator's own release (Deployment, RBAC, webhooks): legacy-release.sh.
 set -euo pipefail
 ns=${NAMESPACE:?}
 name=$1
@@ -114,22 +114,6 @@ spec:
     spec:
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: legacy-operator}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: legacy-operator}}
-  template:
-    metadata: {labels: {app: legacy-operator}}
-    spec:
-      containers:
-      - name: manager
-        image: localhost/etcd-operator-dev/busybox:1.35
-        command: [sh, -c, "sleep 3600"]
-        readinessProbe: {exec: {command: ["true"]}, periodSeconds: 1}
 YAML
 kubectl -n "$ns" rollout status statefulset "$name" --timeout=180s >/dev/null
-kubectl -n "$ns" rollout status deployment legacy-operator --timeout=120s >/dev/null
 kubectl -n "$ns" get statefulset "$name" -o jsonpath='{.status.readyReplicas}'
