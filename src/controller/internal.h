@@ -81,10 +81,7 @@ struct eo_pass {
 	const struct eo_log_ctx *lc;
 };
 
-/*
- * Defined in controller/controller.c for now; each moves, with its comment, to the file of its
- * part (issue 19).
- */
+/* controller/controller.c: the clock and the Events every reconciler shares */
 time_t eo__ctl_now_of(const struct eo_controller *c);
 void eo__ctl_emit(struct eo_controller *c, const json_t *obj, const char *type, const char *reason,
 		  const char *msg);

@@ -180,7 +180,7 @@ done:
 	json_decref(t.spec_obs);
 	if (x.ok)
 		finish(&x, cur);
-	json_decref(x.st);
+	eo__plan_end(&x);
 	if (!x.ok) {
 		eo_plan_result_clear(out);
 		return -1;

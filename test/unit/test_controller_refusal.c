@@ -1,10 +1,10 @@
 /*
- * Unit tests for the act layer's refused writes (controller/controller.c against the fake
- * apiserver): a Service create answered 422 and a member Pod create answered 403 become a
- * Warning Event (CreateFailed, with the kind, name, HTTP status and the apiserver's message)
- * and a status write carrying the refusal; a refusal repeated on every retry writes its Event
- * once per interval; a name taken by an object we do not control is a refusal too (and,
- * seen before the create, ForeignObject without a create).
+ * Unit tests for the act layer's refused writes (controller/act_kube.c and the reconcilers,
+ * against a fake apiserver scripted here): a Service create answered 422 and a member Pod create
+ * answered 403 become a Warning Event (CreateFailed, with the kind, name, HTTP status and the
+ * apiserver's message) and a status write carrying the refusal; a refusal repeated on every retry
+ * writes its Event once per interval; a name taken by an object we do not control is a refusal too
+ * (and, seen before the create, ForeignObject without a create).
  */
 #include <setjmp.h>
 #include <stdarg.h>
