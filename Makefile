@@ -114,6 +114,7 @@ integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
 
 # Generated files must match their sources, and C layout must match .clang-format.
 lint: $(DEPS_STAMP) format-check
+	hack/layers.sh
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
