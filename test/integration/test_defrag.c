@@ -34,6 +34,7 @@
 #include "plan/plan.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -64,15 +65,9 @@ static void sync_caches(struct rig *r)
 
 static int free_port(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	int port = itest_free_port();
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
+	assert_true(port > 0);
 	return port;
 }
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "etcd/client.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -60,50 +61,6 @@ struct env {
 	pid_t u_pid; /* auth member of its own cluster, 0 when not running */
 	pid_t q_pid; /* small-quota member of its own cluster, 0 when not running */
 };
-
-static const char *need_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (v == NULL || v[0] == '\0') {
-		fprintf(stderr,
-			"missing environment variable %s (run via test/integration/run.sh)\n",
-			name);
-		exit(2);
-	}
-	return v;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* A loopback port that was free a moment ago. */
-static int free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
 
 /* A listening socket that never accepts: connects succeed, nothing answers. */
 static int hung_listener(int *port)
@@ -195,26 +152,26 @@ static pid_t spawn_etcd(const struct env *e, const char *name, const char *const
 /* Waits up to ms for *pid to exit by itself, then terminates it. */
 static void reap(pid_t *pid, long ms)
 {
-	int64_t until = mono_ms() + ms;
+	int64_t until = itest_mono_ms() + ms;
 	int st;
 
 	if (*pid <= 0)
 		return;
-	while (mono_ms() < until) {
+	while (itest_mono_ms() < until) {
 		if (waitpid(*pid, &st, WNOHANG) == *pid) {
 			*pid = 0;
 			return;
 		}
-		sleep_ms(50);
+		itest_sleep_ms(50);
 	}
 	kill(*pid, SIGTERM);
-	until = mono_ms() + 5000;
-	while (mono_ms() < until) {
+	until = itest_mono_ms() + 5000;
+	while (itest_mono_ms() < until) {
 		if (waitpid(*pid, &st, WNOHANG) == *pid) {
 			*pid = 0;
 			return;
 		}
-		sleep_ms(50);
+		itest_sleep_ms(50);
 	}
 	kill(*pid, SIGKILL);
 	waitpid(*pid, &st, 0);
@@ -259,15 +216,15 @@ static int setup(void **state)
 	static struct env e;
 	int cp, pp;
 
-	e.etcd = need_env("EO_ITEST_ETCD");
-	e.version = need_env("EO_ITEST_VERSION");
-	e.endpoint = need_env("EO_ITEST_ENDPOINT");
-	e.peer_url = need_env("EO_ITEST_PEER_URL");
-	e.name = need_env("EO_ITEST_NAME");
-	e.workdir = need_env("EO_ITEST_WORKDIR");
+	e.etcd = itest_need_env("EO_ITEST_ETCD");
+	e.version = itest_need_env("EO_ITEST_VERSION");
+	e.endpoint = itest_need_env("EO_ITEST_ENDPOINT");
+	e.peer_url = itest_need_env("EO_ITEST_PEER_URL");
+	e.name = itest_need_env("EO_ITEST_NAME");
+	e.workdir = itest_need_env("EO_ITEST_WORKDIR");
 	e.flags = getenv("EO_ITEST_ETCD_FLAGS") ? getenv("EO_ITEST_ETCD_FLAGS") : "";
-	cp = free_port();
-	pp = free_port();
+	cp = itest_free_port();
+	pp = itest_free_port();
 	if (cp <= 0 || pp <= 0 || cp == pp)
 		return -1;
 	snprintf(e.b_client, sizeof(e.b_client), "http://127.0.0.1:%d", cp);
@@ -457,7 +414,7 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* The cluster allows one learner at a time. */
-	snprintf(other_peer, sizeof(other_peer), "http://127.0.0.1:%d", free_port());
+	snprintf(other_peer, sizeof(other_peer), "http://127.0.0.1:%d", itest_free_port());
 	err = eo_etcd_member_add(c, others, 1, true, &extra, NULL, &d);
 	expect_err(err, EO_ETCD_TOO_MANY_LEARNERS, &d);
 	/* FailedPrecondition: 412 from 3.4's older gateway, 400 from 3.5 on. */
@@ -478,14 +435,14 @@ static void test_add_learner_and_promote(void **state)
 
 	/* Wait until the learner answers status. */
 	cb = client_for(b_only, 1, 3000);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(cb, e->b_client, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_true(st.is_learner);
 	assert_true(st.member_id == e->b_id);
@@ -495,21 +452,21 @@ static void test_add_learner_and_promote(void **state)
 
 	/* Learner refusals come back as errors at once, not as hangs. The
 	 * first client already knows its only endpoint is a learner. */
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(cb, &ms, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
 	err = eo_etcd_put(cb, "itest/x", 7, "x", 1, NULL, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
-	assert_true(mono_ms() - t0 < 2000);
+	assert_true(itest_mono_ms() - t0 < 2000);
 	eo_etcd_client_free(cb);
 	/* A fresh client learns it from the server's refusal. */
 	cb = client_for(b_only, 1, 3000);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_remove(cb, e->a_id, NULL, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
 	assert_true(strstr(d.message, "learner") != NULL);
 	assert_true(eo_etcd_client_endpoint_is_learner(cb, 0));
-	assert_true(mono_ms() - t0 < 2000);
+	assert_true(itest_mono_ms() - t0 < 2000);
 	/* What a learner does serve: serializable reads and health. */
 	err = eo_etcd_range(cb, "itest/", 6, &ser, &r, &d);
 	expect_err(err, EO_ETCD_OK, &d);
@@ -527,12 +484,12 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* Promote, retrying while the learner catches up. */
-	until = mono_ms() + 30000;
+	until = itest_mono_ms() + 30000;
 	for (;;) {
 		err = eo_etcd_member_promote(cba, e->b_id, &ms, &d);
-		if (err != EO_ETCD_LEARNER_NOT_READY || mono_ms() > until)
+		if (err != EO_ETCD_LEARNER_NOT_READY || itest_mono_ms() > until)
 			break;
-		sleep_ms(200);
+		itest_sleep_ms(200);
 	}
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 2);
@@ -554,14 +511,14 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* The client that only knew B as a learner re-checks and uses it. */
-	until = mono_ms() + 10000;
+	until = itest_mono_ms() + 10000;
 	do {
 		err = eo_etcd_member_list(cb, &ms, &d);
 		eo_etcd_members_clear(&ms);
 		if (err == EO_ETCD_OK)
 			break;
-		sleep_ms(200);
-	} while (mono_ms() < until);
+		itest_sleep_ms(200);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(eo_etcd_client_endpoint_is_learner(cb, 0));
 	err = eo_etcd_status(c, e->b_client, &st, &d);
@@ -675,24 +632,24 @@ static void test_remove_member(void **state)
 	 * Voter changes wait until the members have been connected for etcd's
 	 * health interval (5 s); before that they are "unhealthy cluster",
 	 * which an operator requeues, as does this test. */
-	snprintf(c_peer, sizeof(c_peer), "http://127.0.0.1:%d", free_port());
-	until = mono_ms() + 20000;
+	snprintf(c_peer, sizeof(c_peer), "http://127.0.0.1:%d", itest_free_port());
+	until = itest_mono_ms() + 20000;
 	for (;;) {
 		err = eo_etcd_member_add(c, c_peers, 1, false, &added, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
+		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
 			break;
-		sleep_ms(250);
+		itest_sleep_ms(250);
 	}
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(added.is_learner);
 	assert_int_equal(ms.n, 3);
 	eo_etcd_members_clear(&ms);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	for (;;) {
 		err = eo_etcd_member_remove(c, added.id, NULL, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
+		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
 			break;
-		sleep_ms(250);
+		itest_sleep_ms(250);
 	}
 	expect_err(err, EO_ETCD_OK, &d);
 	eo_etcd_member_clear(&added);
@@ -700,12 +657,12 @@ static void test_remove_member(void **state)
 	/* etcd refuses to remove a voter while the others have been connected
 	 * for less than its health interval (5 s): "unhealthy cluster". An
 	 * operator requeues on that; so does this test. */
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	for (;;) {
 		err = eo_etcd_member_remove(c, e->b_id, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
+		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
 			break;
-		sleep_ms(250);
+		itest_sleep_ms(250);
 	}
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 1);
@@ -750,10 +707,10 @@ static void test_failover(void **state)
 
 	/* Stopped endpoint: refused at once, the next one answers. */
 	c = client_for(dead_first, 2, 1500);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500);
+	assert_true(itest_mono_ms() - t0 < 1500);
 	assert_string_equal(d.endpoint, e->endpoint);
 	eo_etcd_members_clear(&ms);
 	/* Writes fail over too: nothing reached the dead endpoint. */
@@ -763,27 +720,27 @@ static void test_failover(void **state)
 
 	/* Hung endpoint: a read gives up on it after the timeout and moves on. */
 	c = client_for(hung_first, 2, 1500);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500 + 1500);
+	assert_true(itest_mono_ms() - t0 < 1500 + 1500);
 	assert_string_equal(d.endpoint, e->endpoint);
 	eo_etcd_members_clear(&ms);
 	/* The hung endpoint is remembered as failed: the next call is quick. */
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500); /* did not wait for the hung one */
+	assert_true(itest_mono_ms() - t0 < 1500); /* did not wait for the hung one */
 	eo_etcd_members_clear(&ms);
 	eo_etcd_client_free(c);
 
 	/* A write whose request may have reached a hung server is not resent
 	 * elsewhere: the caller gets TIMEOUT and must look before retrying. */
 	c = client_for(hung_first, 2, 1000);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_put(c, "itest/hung", 10, "1", 1, NULL, &d);
 	expect_err(err, EO_ETCD_TIMEOUT, &d);
-	assert_true(mono_ms() - t0 < 2500);
+	assert_true(itest_mono_ms() - t0 < 2500);
 	assert_int_equal(d.http_status, 0);
 	eo_etcd_client_free(c);
 
@@ -834,8 +791,8 @@ static void test_tls(void **state)
 	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
 	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
 	snprintf(other, sizeof(other), "%s/other-ca.crt", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", itest_free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
 	snprintf(initial, sizeof(initial), "t=%s", peer);
 	const char *args[] = {"--listen-client-urls",
 			      url,
@@ -864,14 +821,14 @@ static void test_tls(void **state)
 	cfg.cert_file = ccrt;
 	cfg.key_file = ckey;
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(c, url, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_string_equal(st.version, e->version);
 	eo_etcd_status_clear(&st);
@@ -922,10 +879,10 @@ static void test_tls(void **state)
 	cfg.cert_pem = NULL;
 	cfg.key_pem = NULL;
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_TRANSPORT, &d);
-	assert_true(mono_ms() - t0 < 3000);
+	assert_true(itest_mono_ms() - t0 < 3000);
 	eo_etcd_client_free(c);
 	c = NULL;
 
@@ -979,9 +936,9 @@ static void test_auth(void **state)
 	snprintf(key, sizeof(key), "%s/server.key", dir);
 	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
 	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
-	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", free_port());
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", itest_free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", itest_free_port());
 	snprintf(initial, sizeof(initial), "u=%s", peer);
 	const char *args[] = {"--listen-client-urls",
 			      url,
@@ -1013,14 +970,14 @@ static void test_auth(void **state)
 				      .key_file = ckey,
 				      .password = "s3cret"};
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(c, url, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	eo_etcd_status_clear(&st);
 
@@ -1147,8 +1104,8 @@ static void test_nospace_recovery(void **state)
 	int puts = 0;
 
 	assert_non_null(value);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
 	snprintf(initial, sizeof(initial), "q=%s", peer);
 	const char *args[] = {"--listen-client-urls",
 			      url,
@@ -1166,10 +1123,10 @@ static void test_nospace_recovery(void **state)
 	e->q_pid = spawn_etcd(e, "q", args);
 	assert_true(e->q_pid > 0);
 	c = client_for(eps, 1, 10000);
-	until = mono_ms() + 20000;
-	while (eo_etcd_status(c, url, &before, &d) != EO_ETCD_OK && mono_ms() < until) {
+	until = itest_mono_ms() + 20000;
+	while (eo_etcd_status(c, url, &before, &d) != EO_ETCD_OK && itest_mono_ms() < until) {
 		eo_etcd_status_clear(&before);
-		sleep_ms(100);
+		itest_sleep_ms(100);
 	}
 	eo_etcd_status_clear(&before);
 
