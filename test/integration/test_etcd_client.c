@@ -749,6 +749,60 @@ static void test_failover(void **state)
 
 /* ---- TLS ------------------------------------------------------------------- */
 
+/* The test PKI's files in EO_ITEST_TLS_DIR (run.sh): CA, server and client pairs, another CA. */
+struct tls_files {
+	char ca[512], crt[512], key[512], ccrt[512], ckey[512], other[512];
+};
+
+static void tls_files(struct tls_files *f)
+{
+	const char *dir = getenv("EO_ITEST_TLS_DIR");
+
+	if (dir == NULL || dir[0] == '\0')
+		fail_msg(
+		    "EO_ITEST_TLS_DIR is not set; run this test through test/integration/run.sh");
+	snprintf(f->ca, sizeof(f->ca), "%s/ca.crt", dir);
+	snprintf(f->crt, sizeof(f->crt), "%s/server.crt", dir);
+	snprintf(f->key, sizeof(f->key), "%s/server.key", dir);
+	snprintf(f->ccrt, sizeof(f->ccrt), "%s/client.crt", dir);
+	snprintf(f->ckey, sizeof(f->ckey), "%s/client.key", dir);
+	snprintf(f->other, sizeof(f->other), "%s/other-ca.crt", dir);
+}
+
+/*
+ * Starts member name alone in a new cluster, its clients served over TLS on a free port
+ * (url, 64 bytes, receives its address) with client certificates required. Returns the pid.
+ */
+static pid_t spawn_tls_member(const struct env *e, const char *name, const struct tls_files *f,
+			      char *url)
+{
+	char peer[64], initial[96];
+
+	snprintf(url, 64, "https://127.0.0.1:%d", itest_free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(initial, sizeof(initial), "%s=%s", name, peer);
+	const char *args[] = {"--listen-client-urls",
+			      url,
+			      "--advertise-client-urls",
+			      url,
+			      "--listen-peer-urls",
+			      peer,
+			      "--initial-advertise-peer-urls",
+			      peer,
+			      "--initial-cluster",
+			      initial,
+			      "--initial-cluster-state=new",
+			      "--cert-file",
+			      f->crt,
+			      "--key-file",
+			      f->key,
+			      "--trusted-ca-file",
+			      f->ca,
+			      "--client-cert-auth",
+			      NULL};
+	return spawn_etcd(e, name, args);
+}
+
 /* Reads a small file into memory; caller frees. */
 static char *slurp(const char *path, size_t *len)
 {
@@ -767,9 +821,9 @@ static char *slurp(const char *path, size_t *len)
 static void test_tls(void **state)
 {
 	struct env *e = *state;
-	const char *dir = getenv("EO_ITEST_TLS_DIR");
-	char ca[512], crt[512], key[512], ccrt[512], ckey[512], other[512];
-	char url[64], peer[64], initial[96];
+	struct tls_files f;
+	const char *ca = f.ca, *ccrt = f.ccrt, *ckey = f.ckey, *other = f.other;
+	char url[64];
 	const char *eps[] = {url};
 	struct eo_etcd_config cfg = {.endpoints = eps, .n_endpoints = 1, .timeout_ms = 3000};
 	eo_etcd_client *c = NULL;
@@ -782,38 +836,8 @@ static void test_tls(void **state)
 	int64_t until, t0;
 	eo_etcd_err err;
 
-	if (dir == NULL || dir[0] == '\0')
-		fail_msg(
-		    "EO_ITEST_TLS_DIR is not set; run this test through test/integration/run.sh");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/server.crt", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
-	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
-	snprintf(other, sizeof(other), "%s/other-ca.crt", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", itest_free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
-	snprintf(initial, sizeof(initial), "t=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--cert-file",
-			      crt,
-			      "--key-file",
-			      key,
-			      "--trusted-ca-file",
-			      ca,
-			      "--client-cert-auth",
-			      NULL};
-	e->t_pid = spawn_etcd(e, "t", args);
+	tls_files(&f);
+	e->t_pid = spawn_tls_member(e, "t", &f, url);
 	assert_true(e->t_pid > 0);
 
 	/* CA, certificate and key as files. */
@@ -912,9 +936,9 @@ static void test_tls(void **state)
 static void test_auth(void **state)
 {
 	struct env *e = *state;
-	const char *dir = getenv("EO_ITEST_TLS_DIR");
-	char ca[512], crt[512], key[512], ccrt[512], ckey[512];
-	char url[64], peer[64], initial[96], fake_peer[64];
+	struct tls_files f;
+	const char *ca = f.ca, *crt = f.crt, *key = f.key, *ccrt = f.ccrt, *ckey = f.ckey;
+	char url[64], fake_peer[64];
 	const char *eps[] = {url};
 	const char *fake[] = {fake_peer};
 	struct eo_etcd_config cfg = {0};
@@ -928,38 +952,9 @@ static void test_auth(void **state)
 	int64_t until;
 	eo_etcd_err err;
 
-	if (dir == NULL || dir[0] == '\0')
-		fail_msg("EO_ITEST_TLS_DIR is not set; run this test through "
-			 "test/integration/run.sh");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/server.crt", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
-	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", itest_free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	tls_files(&f);
 	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", itest_free_port());
-	snprintf(initial, sizeof(initial), "u=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--cert-file",
-			      crt,
-			      "--key-file",
-			      key,
-			      "--trusted-ca-file",
-			      ca,
-			      "--client-cert-auth",
-			      NULL};
-	e->u_pid = spawn_etcd(e, "u", args);
+	e->u_pid = spawn_tls_member(e, "u", &f, url);
 	assert_true(e->u_pid > 0);
 
 	cfg = (struct eo_etcd_config){.endpoints = eps,
