@@ -65,17 +65,9 @@ static struct {
 static pid_t spawn_logged(const char *const *argv, const char *logname)
 {
 	char logpath[600];
-	posix_spawn_file_actions_t fa;
-	pid_t pid = -1;
-	int rc;
 
 	snprintf(logpath, sizeof(logpath), "%s/%s", E.workdir, logname);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc == 0 ? pid : -1;
+	return itest_spawn_logged(argv, logpath);
 }
 
 static void stop(pid_t *pid)

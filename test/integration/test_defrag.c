@@ -79,7 +79,6 @@ static int start_etcd(void)
 	const char *bin = getenv("EO_ITEST_ETCD"), *work = getenv("EO_ITEST_WORKDIR");
 	char url[64], peer[64], initial[96], dir[512], log[512];
 	int cport = free_port(), pport = free_port();
-	posix_spawn_file_actions_t fa;
 
 	if (bin == NULL || work == NULL)
 		fail_msg("run through test/integration/run.sh (EO_ITEST_ETCD, EO_ITEST_WORKDIR)");
@@ -104,11 +103,8 @@ static int start_etcd(void)
 			      initial,
 			      "--quota-backend-bytes=8388608",
 			      NULL};
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	assert_int_equal(posix_spawn(&etcd_pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	etcd_pid = itest_spawn_logged(argv, log);
+	assert_true(etcd_pid > 0);
 	return cport;
 }
 

@@ -120,9 +120,7 @@ static pid_t spawn_etcd(const struct env *e, const char *name, const char *const
 	char *flags = NULL, *save = NULL, *tok;
 	const char *argv[64];
 	size_t n = 0;
-	posix_spawn_file_actions_t fa;
 	pid_t pid = -1;
-	int rc;
 
 	snprintf(datadir, sizeof(datadir), "%s/%s.etcd", e->workdir, name);
 	snprintf(logpath, sizeof(logpath), "%s/%s.log", e->workdir, name);
@@ -140,13 +138,9 @@ static pid_t spawn_etcd(const struct env *e, const char *name, const char *const
 	     tok = strtok_r(NULL, " ", &save))
 		argv[n++] = tok;
 	argv[n] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawn(&pid, e->etcd, &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = itest_spawn_logged(argv, logpath);
 	free(flags);
-	return rc == 0 ? pid : -1;
+	return pid;
 }
 
 /* Waits up to ms for *pid to exit by itself, then terminates it. */

@@ -318,7 +318,6 @@ static void test_mtls_through_the_tunnel(void **state)
 	struct eo_etcd_status st = {0};
 	eo_kube_config *cfg = NULL;
 	eo_kube_client *kc = NULL;
-	posix_spawn_file_actions_t fa;
 	pid_t pid = -1;
 	eo_kube_err e = EO_KUBE_EUNAVAILABLE;
 	struct snap *s = calloc(1, sizeof(*s));
@@ -359,13 +358,8 @@ static void test_mtls_through_the_tunnel(void **state)
 				      "--client-cert-auth",
 				      NULL};
 
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND,
-						 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		assert_int_equal(posix_spawn(&pid, etcd, &fa, NULL, (char *const *)argv, environ),
-				 0);
-		posix_spawn_file_actions_destroy(&fa);
+		pid = itest_spawn_logged(argv, logpath);
+		assert_true(pid > 0);
 	}
 	bridge_start(&br, cport);
 	snprintf(kurl, sizeof(kurl), "http://127.0.0.1:%d", br.port);

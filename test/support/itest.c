@@ -4,7 +4,9 @@
 #include "support/itest.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -24,6 +26,20 @@ int itest_free_port(void)
 		port = ntohs(sa.sin_port);
 	close(fd);
 	return port;
+}
+
+pid_t itest_spawn_logged(const char *const *argv, const char *logpath)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc == 0 ? pid : -1;
 }
 
 int64_t itest_mono_ms(void)
