@@ -80,6 +80,18 @@ static int hung_listener(int *port)
 	return fd;
 }
 
+/*
+ * err = call, repeated while etcd answers busy (a state an operator requeues on) for up to ms
+ * milliseconds, pause_ms between the tries.
+ */
+#define RETRY_WHILE(err, busy, ms, pause_ms, call)                                                 \
+	do {                                                                                       \
+		int64_t until_ = itest_mono_ms() + (ms);                                           \
+                                                                                                   \
+		while (((err) = (call)) == (busy) && itest_mono_ms() <= until_)                    \
+			itest_sleep_ms(pause_ms);                                                  \
+	} while (0)
+
 static eo_etcd_client *client_for(const char *const *eps, size_t n, long timeout_ms)
 {
 	struct eo_etcd_config cfg = {
@@ -478,13 +490,8 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* Promote, retrying while the learner catches up. */
-	until = itest_mono_ms() + 30000;
-	for (;;) {
-		err = eo_etcd_member_promote(cba, e->b_id, &ms, &d);
-		if (err != EO_ETCD_LEARNER_NOT_READY || itest_mono_ms() > until)
-			break;
-		itest_sleep_ms(200);
-	}
+	RETRY_WHILE(err, EO_ETCD_LEARNER_NOT_READY, 30000, 200,
+		    eo_etcd_member_promote(cba, e->b_id, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 2);
 	for (size_t i = 0; i < ms.n; i++)
@@ -614,7 +621,6 @@ static void test_remove_member(void **state)
 	struct eo_etcd_member added = {0};
 	struct eo_etcd_members ms = {0};
 	struct eo_etcd_detail d;
-	int64_t until;
 	eo_etcd_err err;
 
 	assert_true(e->b_id != 0);
@@ -627,37 +633,22 @@ static void test_remove_member(void **state)
 	 * health interval (5 s); before that they are "unhealthy cluster",
 	 * which an operator requeues, as does this test. */
 	snprintf(c_peer, sizeof(c_peer), "http://127.0.0.1:%d", itest_free_port());
-	until = itest_mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_add(c, c_peers, 1, false, &added, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
-			break;
-		itest_sleep_ms(250);
-	}
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_add(c, c_peers, 1, false, &added, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(added.is_learner);
 	assert_int_equal(ms.n, 3);
 	eo_etcd_members_clear(&ms);
-	until = itest_mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_remove(c, added.id, NULL, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
-			break;
-		itest_sleep_ms(250);
-	}
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_remove(c, added.id, NULL, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	eo_etcd_member_clear(&added);
 
 	/* etcd refuses to remove a voter while the others have been connected
 	 * for less than its health interval (5 s): "unhealthy cluster". An
 	 * operator requeues on that; so does this test. */
-	until = itest_mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_remove(c, e->b_id, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || itest_mono_ms() > until)
-			break;
-		itest_sleep_ms(250);
-	}
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_remove(c, e->b_id, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 1);
 	assert_true(ms.v[0].id == e->a_id);
@@ -764,37 +755,39 @@ static void tls_files(struct tls_files *f)
 }
 
 /*
+ * Starts member name alone in a new cluster, its clients served on url (set by the caller),
+ * its peers on a free port; extra: NULL-terminated flags after those. Returns the pid, or -1.
+ */
+static pid_t spawn_alone(const struct env *e, const char *name, const char *url,
+			 const char *const *extra)
+{
+	char peer[64], initial[96];
+	const char *args[40] = {
+	    "--listen-client-urls", url,     "--advertise-client-urls",	      url,
+	    "--listen-peer-urls",   peer,    "--initial-advertise-peer-urls", peer,
+	    "--initial-cluster",    initial, "--initial-cluster-state=new"};
+	size_t n = 11;
+
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(initial, sizeof(initial), "%s=%s", name, peer);
+	for (size_t i = 0; extra[i] != NULL && n < 39; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	return spawn_etcd(e, name, args);
+}
+
+/*
  * Starts member name alone in a new cluster, its clients served over TLS on a free port
  * (url, 64 bytes, receives its address) with client certificates required. Returns the pid.
  */
 static pid_t spawn_tls_member(const struct env *e, const char *name, const struct tls_files *f,
 			      char *url)
 {
-	char peer[64], initial[96];
+	const char *tls[] = {"--cert-file",	  f->crt, "--key-file",		f->key,
+			     "--trusted-ca-file", f->ca,  "--client-cert-auth", NULL};
 
 	snprintf(url, 64, "https://127.0.0.1:%d", itest_free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
-	snprintf(initial, sizeof(initial), "%s=%s", name, peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--cert-file",
-			      f->crt,
-			      "--key-file",
-			      f->key,
-			      "--trusted-ca-file",
-			      f->ca,
-			      "--client-cert-auth",
-			      NULL};
-	return spawn_etcd(e, name, args);
+	return spawn_alone(e, name, url, tls);
 }
 
 /* Reads a small file into memory; caller frees. */
@@ -1080,8 +1073,9 @@ static void test_auth(void **state)
 static void test_nospace_recovery(void **state)
 {
 	struct env *e = *state;
-	char url[64], peer[64], initial[96];
+	char url[64];
 	const char *eps[] = {url};
+	const char *quota[] = {"--quota-backend-bytes=8388608", NULL};
 	eo_etcd_client *c = NULL;
 	struct eo_etcd_alarms al = {0};
 	struct eo_etcd_status before = {0}, after = {0};
@@ -1094,22 +1088,7 @@ static void test_nospace_recovery(void **state)
 
 	assert_non_null(value);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", itest_free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
-	snprintf(initial, sizeof(initial), "q=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--quota-backend-bytes=8388608",
-			      NULL};
-	e->q_pid = spawn_etcd(e, "q", args);
+	e->q_pid = spawn_alone(e, "q", url, quota);
 	assert_true(e->q_pid > 0);
 	c = client_for(eps, 1, 10000);
 	until = itest_mono_ms() + 20000;
