@@ -99,22 +99,9 @@ void pwn_world_init(struct pwn_world *w, size_t n)
 	json_object_set_new(
 	    w->pdb, "status",
 	    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", n > 2 ? 1 : 0));
-	w->in = (struct eo_plan_input){.cluster = w->cluster,
-				       .members = w->pm,
-				       .n_members = n,
-				       .nodes = w->nd,
-				       .headless_svc = w->hsvc,
-				       .client_svc = w->csvc,
-				       .pdb = w->pdb,
-				       .build = &OPTS,
-				       .etcd_queried = true,
-				       .etcd_err = EO_ETCD_OK,
-				       .etcd = &w->etcd,
-				       .live_checked = true,
-				       .nodes_live = true,
-				       .etcd_leader_checked = true,
-				       .etcd_from_leader = true,
-				       .now = PWS_T0};
+	w->in = pws_running_input(w->cluster, w->pm, n, w->hsvc, w->csvc, w->pdb, &w->etcd);
+	w->in.nodes = w->nd;
+	w->in.nodes_live = true;
 }
 
 void pwn_world_free(struct pwn_world *w)
