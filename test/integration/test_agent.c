@@ -44,6 +44,7 @@
 #include "snapshot/s3.h"
 #include "api/restorefail.h"
 #include "etcd/client.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -61,55 +62,12 @@ static struct {
 	eo_s3 *client;
 } E;
 
-static const char *need_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (!v || !v[0]) {
-		fprintf(stderr,
-			"missing environment variable %s (run via test/integration/run.sh)\n",
-			name);
-		exit(2);
-	}
-	return v;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 static pid_t spawn_logged(const char *const *argv, const char *logname)
 {
 	char logpath[600];
-	posix_spawn_file_actions_t fa;
-	pid_t pid = -1;
-	int rc;
 
 	snprintf(logpath, sizeof(logpath), "%s/%s", E.workdir, logname);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc == 0 ? pid : -1;
+	return itest_spawn_logged(argv, logpath);
 }
 
 static void stop(pid_t *pid)
@@ -124,7 +82,7 @@ static void stop(pid_t *pid)
 			*pid = 0;
 			return;
 		}
-		sleep_ms(50);
+		itest_sleep_ms(50);
 	}
 	kill(*pid, SIGKILL);
 	waitpid(*pid, &st, 0);
@@ -231,12 +189,12 @@ static int setup(void **state)
 	long st = 0;
 
 	(void)state;
-	E.etcd = need_env("EO_ITEST_ETCD");
-	E.version = need_env("EO_ITEST_VERSION");
-	E.endpoint = need_env("EO_ITEST_ENDPOINT");
-	E.workdir = need_env("EO_ITEST_WORKDIR");
-	E.minio = need_env("EO_ITEST_MINIO");
-	E.etcdutl_latest = need_env("EO_ITEST_ETCDUTL_LATEST");
+	E.etcd = itest_need_env("EO_ITEST_ETCD");
+	E.version = itest_need_env("EO_ITEST_VERSION");
+	E.endpoint = itest_need_env("EO_ITEST_ENDPOINT");
+	E.workdir = itest_need_env("EO_ITEST_WORKDIR");
+	E.minio = itest_need_env("EO_ITEST_MINIO");
+	E.etcdutl_latest = itest_need_env("EO_ITEST_ETCDUTL_LATEST");
 	snprintf(E.etcdutl_own, sizeof(E.etcdutl_own), "%s", E.etcd);
 	snprintf(strrchr(E.etcdutl_own, '/') + 1, 16, "etcdutl");
 	if (access(E.etcdutl_own, X_OK) != 0)
@@ -244,9 +202,9 @@ static int setup(void **state)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	/* MinIO on loopback in a scratch directory. */
-	port = free_port();
+	port = itest_free_port();
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	snprintf(console, sizeof(console), "127.0.0.1:%d", free_port());
+	snprintf(console, sizeof(console), "127.0.0.1:%d", itest_free_port());
 	snprintf(E.s3, sizeof(E.s3), "%s", addr);
 	snprintf(dir, sizeof(dir), "%s/minio", E.workdir);
 	mkdir(dir, 0700);
@@ -265,7 +223,7 @@ static int setup(void **state)
 	E.minio_pid = spawn_logged(argv, "minio.log");
 	assert_true(E.minio_pid > 0);
 	for (i = 0; i < 300 && st != 200; i++) {
-		sleep_ms(100);
+		itest_sleep_ms(100);
 		st = raw_s3("PUT", "/" BUCKET);
 	}
 	if (st != 200)
@@ -625,7 +583,7 @@ static void serve_and_count(const char *data_dir, const char *peer, const char *
 		e = eo_etcd_range(c, "/itest/", 7, &ro, &rg, &d);
 		if (e == EO_ETCD_OK)
 			break;
-		sleep_ms(200);
+		itest_sleep_ms(200);
 	}
 	stop(&pid);
 	eo_etcd_client_free(c);
@@ -647,8 +605,8 @@ static void restore_with(const char *etcdutl, const char *key, const char *tag)
 	snprintf(sum, sizeof(sum), "sha256:%s", hex);
 	snprintf(data, sizeof(data), "%s/restore-%s", E.workdir, tag);
 	snprintf(staging, sizeof(staging), "%s/.restore", data);
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
-	snprintf(client, sizeof(client), "http://127.0.0.1:%d", free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(client, sizeof(client), "http://127.0.0.1:%d", itest_free_port());
 	snprintf(cluster, sizeof(cluster), "m0=%s", peer);
 	assert_int_equal(agent(&r, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--s3-endpoint", ep, "--s3-bucket", BUCKET, "--s3-key", key,

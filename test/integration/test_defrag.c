@@ -34,6 +34,7 @@
 #include "plan/plan.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -64,15 +65,9 @@ static void sync_caches(struct rig *r)
 
 static int free_port(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	int port = itest_free_port();
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
+	assert_true(port > 0);
 	return port;
 }
 
@@ -84,7 +79,6 @@ static int start_etcd(void)
 	const char *bin = getenv("EO_ITEST_ETCD"), *work = getenv("EO_ITEST_WORKDIR");
 	char url[64], peer[64], initial[96], dir[512], log[512];
 	int cport = free_port(), pport = free_port();
-	posix_spawn_file_actions_t fa;
 
 	if (bin == NULL || work == NULL)
 		fail_msg("run through test/integration/run.sh (EO_ITEST_ETCD, EO_ITEST_WORKDIR)");
@@ -109,11 +103,8 @@ static int start_etcd(void)
 			      initial,
 			      "--quota-backend-bytes=8388608",
 			      NULL};
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	assert_int_equal(posix_spawn(&etcd_pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	etcd_pid = itest_spawn_logged(argv, log);
+	assert_true(etcd_pid > 0);
 	return cport;
 }
 

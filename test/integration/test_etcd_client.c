@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "etcd/client.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -61,50 +62,6 @@ struct env {
 	pid_t q_pid; /* small-quota member of its own cluster, 0 when not running */
 };
 
-static const char *need_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (v == NULL || v[0] == '\0') {
-		fprintf(stderr,
-			"missing environment variable %s (run via test/integration/run.sh)\n",
-			name);
-		exit(2);
-	}
-	return v;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* A loopback port that was free a moment ago. */
-static int free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 /* A listening socket that never accepts: connects succeed, nothing answers. */
 static int hung_listener(int *port)
 {
@@ -122,6 +79,18 @@ static int hung_listener(int *port)
 	*port = ntohs(sa.sin_port);
 	return fd;
 }
+
+/*
+ * err = call, repeated while etcd answers busy (a state an operator requeues on) for up to ms
+ * milliseconds, pause_ms between the tries.
+ */
+#define RETRY_WHILE(err, busy, ms, pause_ms, call)                                                 \
+	do {                                                                                       \
+		int64_t until_ = itest_mono_ms() + (ms);                                           \
+                                                                                                   \
+		while (((err) = (call)) == (busy) && itest_mono_ms() <= until_)                    \
+			itest_sleep_ms(pause_ms);                                                  \
+	} while (0)
 
 static eo_etcd_client *client_for(const char *const *eps, size_t n, long timeout_ms)
 {
@@ -163,9 +132,7 @@ static pid_t spawn_etcd(const struct env *e, const char *name, const char *const
 	char *flags = NULL, *save = NULL, *tok;
 	const char *argv[64];
 	size_t n = 0;
-	posix_spawn_file_actions_t fa;
 	pid_t pid = -1;
-	int rc;
 
 	snprintf(datadir, sizeof(datadir), "%s/%s.etcd", e->workdir, name);
 	snprintf(logpath, sizeof(logpath), "%s/%s.log", e->workdir, name);
@@ -183,38 +150,34 @@ static pid_t spawn_etcd(const struct env *e, const char *name, const char *const
 	     tok = strtok_r(NULL, " ", &save))
 		argv[n++] = tok;
 	argv[n] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawn(&pid, e->etcd, &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = itest_spawn_logged(argv, logpath);
 	free(flags);
-	return rc == 0 ? pid : -1;
+	return pid;
 }
 
 /* Waits up to ms for *pid to exit by itself, then terminates it. */
 static void reap(pid_t *pid, long ms)
 {
-	int64_t until = mono_ms() + ms;
+	int64_t until = itest_mono_ms() + ms;
 	int st;
 
 	if (*pid <= 0)
 		return;
-	while (mono_ms() < until) {
+	while (itest_mono_ms() < until) {
 		if (waitpid(*pid, &st, WNOHANG) == *pid) {
 			*pid = 0;
 			return;
 		}
-		sleep_ms(50);
+		itest_sleep_ms(50);
 	}
 	kill(*pid, SIGTERM);
-	until = mono_ms() + 5000;
-	while (mono_ms() < until) {
+	until = itest_mono_ms() + 5000;
+	while (itest_mono_ms() < until) {
 		if (waitpid(*pid, &st, WNOHANG) == *pid) {
 			*pid = 0;
 			return;
 		}
-		sleep_ms(50);
+		itest_sleep_ms(50);
 	}
 	kill(*pid, SIGKILL);
 	waitpid(*pid, &st, 0);
@@ -259,15 +222,15 @@ static int setup(void **state)
 	static struct env e;
 	int cp, pp;
 
-	e.etcd = need_env("EO_ITEST_ETCD");
-	e.version = need_env("EO_ITEST_VERSION");
-	e.endpoint = need_env("EO_ITEST_ENDPOINT");
-	e.peer_url = need_env("EO_ITEST_PEER_URL");
-	e.name = need_env("EO_ITEST_NAME");
-	e.workdir = need_env("EO_ITEST_WORKDIR");
+	e.etcd = itest_need_env("EO_ITEST_ETCD");
+	e.version = itest_need_env("EO_ITEST_VERSION");
+	e.endpoint = itest_need_env("EO_ITEST_ENDPOINT");
+	e.peer_url = itest_need_env("EO_ITEST_PEER_URL");
+	e.name = itest_need_env("EO_ITEST_NAME");
+	e.workdir = itest_need_env("EO_ITEST_WORKDIR");
 	e.flags = getenv("EO_ITEST_ETCD_FLAGS") ? getenv("EO_ITEST_ETCD_FLAGS") : "";
-	cp = free_port();
-	pp = free_port();
+	cp = itest_free_port();
+	pp = itest_free_port();
 	if (cp <= 0 || pp <= 0 || cp == pp)
 		return -1;
 	snprintf(e.b_client, sizeof(e.b_client), "http://127.0.0.1:%d", cp);
@@ -457,7 +420,7 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* The cluster allows one learner at a time. */
-	snprintf(other_peer, sizeof(other_peer), "http://127.0.0.1:%d", free_port());
+	snprintf(other_peer, sizeof(other_peer), "http://127.0.0.1:%d", itest_free_port());
 	err = eo_etcd_member_add(c, others, 1, true, &extra, NULL, &d);
 	expect_err(err, EO_ETCD_TOO_MANY_LEARNERS, &d);
 	/* FailedPrecondition: 412 from 3.4's older gateway, 400 from 3.5 on. */
@@ -478,14 +441,14 @@ static void test_add_learner_and_promote(void **state)
 
 	/* Wait until the learner answers status. */
 	cb = client_for(b_only, 1, 3000);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(cb, e->b_client, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_true(st.is_learner);
 	assert_true(st.member_id == e->b_id);
@@ -495,21 +458,21 @@ static void test_add_learner_and_promote(void **state)
 
 	/* Learner refusals come back as errors at once, not as hangs. The
 	 * first client already knows its only endpoint is a learner. */
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(cb, &ms, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
 	err = eo_etcd_put(cb, "itest/x", 7, "x", 1, NULL, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
-	assert_true(mono_ms() - t0 < 2000);
+	assert_true(itest_mono_ms() - t0 < 2000);
 	eo_etcd_client_free(cb);
 	/* A fresh client learns it from the server's refusal. */
 	cb = client_for(b_only, 1, 3000);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_remove(cb, e->a_id, NULL, &d);
 	expect_err(err, EO_ETCD_LEARNER, &d);
 	assert_true(strstr(d.message, "learner") != NULL);
 	assert_true(eo_etcd_client_endpoint_is_learner(cb, 0));
-	assert_true(mono_ms() - t0 < 2000);
+	assert_true(itest_mono_ms() - t0 < 2000);
 	/* What a learner does serve: serializable reads and health. */
 	err = eo_etcd_range(cb, "itest/", 6, &ser, &r, &d);
 	expect_err(err, EO_ETCD_OK, &d);
@@ -527,13 +490,8 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* Promote, retrying while the learner catches up. */
-	until = mono_ms() + 30000;
-	for (;;) {
-		err = eo_etcd_member_promote(cba, e->b_id, &ms, &d);
-		if (err != EO_ETCD_LEARNER_NOT_READY || mono_ms() > until)
-			break;
-		sleep_ms(200);
-	}
+	RETRY_WHILE(err, EO_ETCD_LEARNER_NOT_READY, 30000, 200,
+		    eo_etcd_member_promote(cba, e->b_id, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 2);
 	for (size_t i = 0; i < ms.n; i++)
@@ -554,14 +512,14 @@ static void test_add_learner_and_promote(void **state)
 	eo_etcd_members_clear(&ms);
 
 	/* The client that only knew B as a learner re-checks and uses it. */
-	until = mono_ms() + 10000;
+	until = itest_mono_ms() + 10000;
 	do {
 		err = eo_etcd_member_list(cb, &ms, &d);
 		eo_etcd_members_clear(&ms);
 		if (err == EO_ETCD_OK)
 			break;
-		sleep_ms(200);
-	} while (mono_ms() < until);
+		itest_sleep_ms(200);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(eo_etcd_client_endpoint_is_learner(cb, 0));
 	err = eo_etcd_status(c, e->b_client, &st, &d);
@@ -663,7 +621,6 @@ static void test_remove_member(void **state)
 	struct eo_etcd_member added = {0};
 	struct eo_etcd_members ms = {0};
 	struct eo_etcd_detail d;
-	int64_t until;
 	eo_etcd_err err;
 
 	assert_true(e->b_id != 0);
@@ -675,38 +632,23 @@ static void test_remove_member(void **state)
 	 * Voter changes wait until the members have been connected for etcd's
 	 * health interval (5 s); before that they are "unhealthy cluster",
 	 * which an operator requeues, as does this test. */
-	snprintf(c_peer, sizeof(c_peer), "http://127.0.0.1:%d", free_port());
-	until = mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_add(c, c_peers, 1, false, &added, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
-			break;
-		sleep_ms(250);
-	}
+	snprintf(c_peer, sizeof(c_peer), "http://127.0.0.1:%d", itest_free_port());
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_add(c, c_peers, 1, false, &added, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_false(added.is_learner);
 	assert_int_equal(ms.n, 3);
 	eo_etcd_members_clear(&ms);
-	until = mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_remove(c, added.id, NULL, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
-			break;
-		sleep_ms(250);
-	}
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_remove(c, added.id, NULL, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	eo_etcd_member_clear(&added);
 
 	/* etcd refuses to remove a voter while the others have been connected
 	 * for less than its health interval (5 s): "unhealthy cluster". An
 	 * operator requeues on that; so does this test. */
-	until = mono_ms() + 20000;
-	for (;;) {
-		err = eo_etcd_member_remove(c, e->b_id, &ms, &d);
-		if (err != EO_ETCD_UNHEALTHY_CLUSTER || mono_ms() > until)
-			break;
-		sleep_ms(250);
-	}
+	RETRY_WHILE(err, EO_ETCD_UNHEALTHY_CLUSTER, 20000, 250,
+		    eo_etcd_member_remove(c, e->b_id, &ms, &d));
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_int_equal(ms.n, 1);
 	assert_true(ms.v[0].id == e->a_id);
@@ -750,10 +692,10 @@ static void test_failover(void **state)
 
 	/* Stopped endpoint: refused at once, the next one answers. */
 	c = client_for(dead_first, 2, 1500);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500);
+	assert_true(itest_mono_ms() - t0 < 1500);
 	assert_string_equal(d.endpoint, e->endpoint);
 	eo_etcd_members_clear(&ms);
 	/* Writes fail over too: nothing reached the dead endpoint. */
@@ -763,27 +705,27 @@ static void test_failover(void **state)
 
 	/* Hung endpoint: a read gives up on it after the timeout and moves on. */
 	c = client_for(hung_first, 2, 1500);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500 + 1500);
+	assert_true(itest_mono_ms() - t0 < 1500 + 1500);
 	assert_string_equal(d.endpoint, e->endpoint);
 	eo_etcd_members_clear(&ms);
 	/* The hung endpoint is remembered as failed: the next call is quick. */
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_OK, &d);
-	assert_true(mono_ms() - t0 < 1500); /* did not wait for the hung one */
+	assert_true(itest_mono_ms() - t0 < 1500); /* did not wait for the hung one */
 	eo_etcd_members_clear(&ms);
 	eo_etcd_client_free(c);
 
 	/* A write whose request may have reached a hung server is not resent
 	 * elsewhere: the caller gets TIMEOUT and must look before retrying. */
 	c = client_for(hung_first, 2, 1000);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_put(c, "itest/hung", 10, "1", 1, NULL, &d);
 	expect_err(err, EO_ETCD_TIMEOUT, &d);
-	assert_true(mono_ms() - t0 < 2500);
+	assert_true(itest_mono_ms() - t0 < 2500);
 	assert_int_equal(d.http_status, 0);
 	eo_etcd_client_free(c);
 
@@ -791,6 +733,62 @@ static void test_failover(void **state)
 }
 
 /* ---- TLS ------------------------------------------------------------------- */
+
+/* The test PKI's files in EO_ITEST_TLS_DIR (run.sh): CA, server and client pairs, another CA. */
+struct tls_files {
+	char ca[512], crt[512], key[512], ccrt[512], ckey[512], other[512];
+};
+
+static void tls_files(struct tls_files *f)
+{
+	const char *dir = getenv("EO_ITEST_TLS_DIR");
+
+	if (dir == NULL || dir[0] == '\0')
+		fail_msg(
+		    "EO_ITEST_TLS_DIR is not set; run this test through test/integration/run.sh");
+	snprintf(f->ca, sizeof(f->ca), "%s/ca.crt", dir);
+	snprintf(f->crt, sizeof(f->crt), "%s/server.crt", dir);
+	snprintf(f->key, sizeof(f->key), "%s/server.key", dir);
+	snprintf(f->ccrt, sizeof(f->ccrt), "%s/client.crt", dir);
+	snprintf(f->ckey, sizeof(f->ckey), "%s/client.key", dir);
+	snprintf(f->other, sizeof(f->other), "%s/other-ca.crt", dir);
+}
+
+/*
+ * Starts member name alone in a new cluster, its clients served on url (set by the caller),
+ * its peers on a free port; extra: NULL-terminated flags after those. Returns the pid, or -1.
+ */
+static pid_t spawn_alone(const struct env *e, const char *name, const char *url,
+			 const char *const *extra)
+{
+	char peer[64], initial[96];
+	const char *args[40] = {
+	    "--listen-client-urls", url,     "--advertise-client-urls",	      url,
+	    "--listen-peer-urls",   peer,    "--initial-advertise-peer-urls", peer,
+	    "--initial-cluster",    initial, "--initial-cluster-state=new"};
+	size_t n = 11;
+
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
+	snprintf(initial, sizeof(initial), "%s=%s", name, peer);
+	for (size_t i = 0; extra[i] != NULL && n < 39; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	return spawn_etcd(e, name, args);
+}
+
+/*
+ * Starts member name alone in a new cluster, its clients served over TLS on a free port
+ * (url, 64 bytes, receives its address) with client certificates required. Returns the pid.
+ */
+static pid_t spawn_tls_member(const struct env *e, const char *name, const struct tls_files *f,
+			      char *url)
+{
+	const char *tls[] = {"--cert-file",	  f->crt, "--key-file",		f->key,
+			     "--trusted-ca-file", f->ca,  "--client-cert-auth", NULL};
+
+	snprintf(url, 64, "https://127.0.0.1:%d", itest_free_port());
+	return spawn_alone(e, name, url, tls);
+}
 
 /* Reads a small file into memory; caller frees. */
 static char *slurp(const char *path, size_t *len)
@@ -810,9 +808,9 @@ static char *slurp(const char *path, size_t *len)
 static void test_tls(void **state)
 {
 	struct env *e = *state;
-	const char *dir = getenv("EO_ITEST_TLS_DIR");
-	char ca[512], crt[512], key[512], ccrt[512], ckey[512], other[512];
-	char url[64], peer[64], initial[96];
+	struct tls_files f;
+	const char *ca = f.ca, *ccrt = f.ccrt, *ckey = f.ckey, *other = f.other;
+	char url[64];
 	const char *eps[] = {url};
 	struct eo_etcd_config cfg = {.endpoints = eps, .n_endpoints = 1, .timeout_ms = 3000};
 	eo_etcd_client *c = NULL;
@@ -825,38 +823,8 @@ static void test_tls(void **state)
 	int64_t until, t0;
 	eo_etcd_err err;
 
-	if (dir == NULL || dir[0] == '\0')
-		fail_msg(
-		    "EO_ITEST_TLS_DIR is not set; run this test through test/integration/run.sh");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/server.crt", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
-	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
-	snprintf(other, sizeof(other), "%s/other-ca.crt", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
-	snprintf(initial, sizeof(initial), "t=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--cert-file",
-			      crt,
-			      "--key-file",
-			      key,
-			      "--trusted-ca-file",
-			      ca,
-			      "--client-cert-auth",
-			      NULL};
-	e->t_pid = spawn_etcd(e, "t", args);
+	tls_files(&f);
+	e->t_pid = spawn_tls_member(e, "t", &f, url);
 	assert_true(e->t_pid > 0);
 
 	/* CA, certificate and key as files. */
@@ -864,14 +832,14 @@ static void test_tls(void **state)
 	cfg.cert_file = ccrt;
 	cfg.key_file = ckey;
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(c, url, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	assert_string_equal(st.version, e->version);
 	eo_etcd_status_clear(&st);
@@ -922,10 +890,10 @@ static void test_tls(void **state)
 	cfg.cert_pem = NULL;
 	cfg.key_pem = NULL;
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	t0 = mono_ms();
+	t0 = itest_mono_ms();
 	err = eo_etcd_member_list(c, &ms, &d);
 	expect_err(err, EO_ETCD_TRANSPORT, &d);
-	assert_true(mono_ms() - t0 < 3000);
+	assert_true(itest_mono_ms() - t0 < 3000);
 	eo_etcd_client_free(c);
 	c = NULL;
 
@@ -955,9 +923,9 @@ static void test_tls(void **state)
 static void test_auth(void **state)
 {
 	struct env *e = *state;
-	const char *dir = getenv("EO_ITEST_TLS_DIR");
-	char ca[512], crt[512], key[512], ccrt[512], ckey[512];
-	char url[64], peer[64], initial[96], fake_peer[64];
+	struct tls_files f;
+	const char *ca = f.ca, *crt = f.crt, *key = f.key, *ccrt = f.ccrt, *ckey = f.ckey;
+	char url[64], fake_peer[64];
 	const char *eps[] = {url};
 	const char *fake[] = {fake_peer};
 	struct eo_etcd_config cfg = {0};
@@ -971,38 +939,9 @@ static void test_auth(void **state)
 	int64_t until;
 	eo_etcd_err err;
 
-	if (dir == NULL || dir[0] == '\0')
-		fail_msg("EO_ITEST_TLS_DIR is not set; run this test through "
-			 "test/integration/run.sh");
-	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
-	snprintf(crt, sizeof(crt), "%s/server.crt", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	snprintf(ccrt, sizeof(ccrt), "%s/client.crt", dir);
-	snprintf(ckey, sizeof(ckey), "%s/client.key", dir);
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
-	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", free_port());
-	snprintf(initial, sizeof(initial), "u=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--cert-file",
-			      crt,
-			      "--key-file",
-			      key,
-			      "--trusted-ca-file",
-			      ca,
-			      "--client-cert-auth",
-			      NULL};
-	e->u_pid = spawn_etcd(e, "u", args);
+	tls_files(&f);
+	snprintf(fake_peer, sizeof(fake_peer), "http://127.0.0.1:%d", itest_free_port());
+	e->u_pid = spawn_tls_member(e, "u", &f, url);
 	assert_true(e->u_pid > 0);
 
 	cfg = (struct eo_etcd_config){.endpoints = eps,
@@ -1013,14 +952,14 @@ static void test_auth(void **state)
 				      .key_file = ckey,
 				      .password = "s3cret"};
 	assert_int_equal(eo_etcd_client_new(&cfg, &c, &d), EO_ETCD_OK);
-	until = mono_ms() + 20000;
+	until = itest_mono_ms() + 20000;
 	do {
 		eo_etcd_status_clear(&st);
 		err = eo_etcd_status(c, url, &st, &d);
 		if (err == EO_ETCD_OK && st.leader != 0)
 			break;
-		sleep_ms(100);
-	} while (mono_ms() < until);
+		itest_sleep_ms(100);
+	} while (itest_mono_ms() < until);
 	expect_err(err, EO_ETCD_OK, &d);
 	eo_etcd_status_clear(&st);
 
@@ -1134,8 +1073,9 @@ static void test_auth(void **state)
 static void test_nospace_recovery(void **state)
 {
 	struct env *e = *state;
-	char url[64], peer[64], initial[96];
+	char url[64];
 	const char *eps[] = {url};
+	const char *quota[] = {"--quota-backend-bytes=8388608", NULL};
 	eo_etcd_client *c = NULL;
 	struct eo_etcd_alarms al = {0};
 	struct eo_etcd_status before = {0}, after = {0};
@@ -1147,29 +1087,14 @@ static void test_nospace_recovery(void **state)
 	int puts = 0;
 
 	assert_non_null(value);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", free_port());
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
-	snprintf(initial, sizeof(initial), "q=%s", peer);
-	const char *args[] = {"--listen-client-urls",
-			      url,
-			      "--advertise-client-urls",
-			      url,
-			      "--listen-peer-urls",
-			      peer,
-			      "--initial-advertise-peer-urls",
-			      peer,
-			      "--initial-cluster",
-			      initial,
-			      "--initial-cluster-state=new",
-			      "--quota-backend-bytes=8388608",
-			      NULL};
-	e->q_pid = spawn_etcd(e, "q", args);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", itest_free_port());
+	e->q_pid = spawn_alone(e, "q", url, quota);
 	assert_true(e->q_pid > 0);
 	c = client_for(eps, 1, 10000);
-	until = mono_ms() + 20000;
-	while (eo_etcd_status(c, url, &before, &d) != EO_ETCD_OK && mono_ms() < until) {
+	until = itest_mono_ms() + 20000;
+	while (eo_etcd_status(c, url, &before, &d) != EO_ETCD_OK && itest_mono_ms() < until) {
 		eo_etcd_status_clear(&before);
-		sleep_ms(100);
+		itest_sleep_ms(100);
 	}
 	eo_etcd_status_clear(&before);
 

@@ -37,6 +37,7 @@
 #include "kube/config.h"
 #include "kube/portforward.h"
 #include "plugin/reach.h"
+#include "support/itest.h"
 
 extern char **environ;
 
@@ -240,21 +241,6 @@ static void bridge_stop(struct bridge *b)
 
 /* ---- etcd ------------------------------------------------------------------------------ */
 
-static int free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 static const char *need_env(const char *name)
 {
 	const char *v = getenv(name);
@@ -277,13 +263,6 @@ static unsigned char *slurp(const char *dir, const char *name, size_t *len)
 	*len = fread(buf, 1, 65536, f);
 	fclose(f);
 	return buf;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
 }
 
 static int collect(void *ud, const char *p, size_t n)
@@ -331,7 +310,7 @@ static void test_mtls_through_the_tunnel(void **state)
 	const char *tls = need_env("EO_ITEST_TLS_DIR"), *flags = getenv("EO_ITEST_ETCD_FLAGS");
 	char url[64], peer[64], initial[96], datadir[512], logpath[512], ca[512], crt[512],
 	    key[512], kurl[64], sha[EO_SNAP_SHA_HEX_LEN + 1];
-	int cport = free_port();
+	int cport = itest_free_port();
 	struct bridge br;
 	struct eo_plugin_reach r;
 	struct eo_plugin_answer ans;
@@ -339,7 +318,6 @@ static void test_mtls_through_the_tunnel(void **state)
 	struct eo_etcd_status st = {0};
 	eo_kube_config *cfg = NULL;
 	eo_kube_client *kc = NULL;
-	posix_spawn_file_actions_t fa;
 	pid_t pid = -1;
 	eo_kube_err e = EO_KUBE_EUNAVAILABLE;
 	struct snap *s = calloc(1, sizeof(*s));
@@ -348,7 +326,7 @@ static void test_mtls_through_the_tunnel(void **state)
 	(void)state;
 	(void)flags;
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d", cport);
-	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", free_port());
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", itest_free_port());
 	snprintf(initial, sizeof(initial), "t=%s", peer);
 	snprintf(datadir, sizeof(datadir), "%s/tunnel.etcd", work);
 	snprintf(logpath, sizeof(logpath), "%s/tunnel.log", work);
@@ -380,13 +358,8 @@ static void test_mtls_through_the_tunnel(void **state)
 				      "--client-cert-auth",
 				      NULL};
 
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND,
-						 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		assert_int_equal(posix_spawn(&pid, etcd, &fa, NULL, (char *const *)argv, environ),
-				 0);
-		posix_spawn_file_actions_destroy(&fa);
+		pid = itest_spawn_logged(argv, logpath);
+		assert_true(pid > 0);
 	}
 	bridge_start(&br, cport);
 	snprintf(kurl, sizeof(kurl), "http://127.0.0.1:%d", br.port);
@@ -405,7 +378,7 @@ static void test_mtls_through_the_tunnel(void **state)
 		e = post(&r, "/v3/maintenance/status", "{}", &b, &ans);
 		if (e == EO_KUBE_OK)
 			break;
-		sleep_ms(100);
+		itest_sleep_ms(100);
 	}
 	if (e != EO_KUBE_OK)
 		fail_msg("status through the tunnel: %s (%s; far side: %s)", eo_kube_strerror(e),

@@ -25,21 +25,9 @@ const char *const PWN_NAMES[PWN_MAXM] = {"demo-a", "demo-b", "demo-c"};
 
 json_t *pwn_member(const char *name)
 {
-	char ic[EO_DESIRED_URL_MAX];
-	json_t *m = NULL;
+	const struct pws_m d = {.name = name, .voter = true};
 
-	eo_desired_seed_initial_cluster(ic, sizeof(ic), &OPTS, name, "demo", "default", false);
-	m = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:[s], s:[{s:s, s:s, s:s, s:s, s:b}]}, "
-		      "s:{s:s, s:s, s:b, s:s, s:s}, s:{s:b}}",
-		      "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdMember", "metadata", "name",
-		      name, "namespace", "default", "uid", name, "creationTimestamp",
-		      "2026-06-02T09:00:00Z", "finalizers", EO_FINALIZER_MEMBER_CLEANUP,
-		      "ownerReferences", "apiVersion", EO_API_GROUP_VERSION, "kind", "EtcdCluster",
-		      "name", "demo", "uid", "c-uid", "controller", 1, "spec", "clusterName",
-		      "demo", "version", "3.6.11", "bootstrap", 0, "initialCluster", ic,
-		      "clusterToken", "default-demo-c-uid", "status", "isVoter", 1);
-	assert_non_null(m);
-	return m;
+	return pws_member(&d);
 }
 
 /* A Running Pod on node, ready or not, stamped with its member's Pod hash (no roll due). */
@@ -99,22 +87,9 @@ void pwn_world_init(struct pwn_world *w, size_t n)
 	json_object_set_new(
 	    w->pdb, "status",
 	    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", n > 2 ? 1 : 0));
-	w->in = (struct eo_plan_input){.cluster = w->cluster,
-				       .members = w->pm,
-				       .n_members = n,
-				       .nodes = w->nd,
-				       .headless_svc = w->hsvc,
-				       .client_svc = w->csvc,
-				       .pdb = w->pdb,
-				       .build = &OPTS,
-				       .etcd_queried = true,
-				       .etcd_err = EO_ETCD_OK,
-				       .etcd = &w->etcd,
-				       .live_checked = true,
-				       .nodes_live = true,
-				       .etcd_leader_checked = true,
-				       .etcd_from_leader = true,
-				       .now = PWS_T0};
+	w->in = pws_running_input(w->cluster, w->pm, n, w->hsvc, w->csvc, w->pdb, &w->etcd);
+	w->in.nodes = w->nd;
+	w->in.nodes_live = true;
 }
 
 void pwn_world_free(struct pwn_world *w)

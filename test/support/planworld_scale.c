@@ -150,22 +150,29 @@ void pws_world_init(struct pws_world *w, const struct pws_row *r)
 					      "disruptionsAllowed",
 					      (int)voters > min ? (int)voters - min : 0));
 	}
-	w->in = (struct eo_plan_input){.cluster = w->cluster,
-				       .members = w->pm,
-				       .n_members = w->n,
-				       .headless_svc = w->hsvc,
-				       .client_svc = w->csvc,
-				       .pdb = w->pdb,
-				       .build = &OPTS,
-				       .etcd_queried = true,
-				       .etcd_err = EO_ETCD_OK,
-				       .etcd = &w->etcd,
-				       /* as after the controller's live reads (want_live) */
-				       .live_checked = true,
-				       /* the leader's own list unless a test says otherwise */
-				       .etcd_leader_checked = true,
-				       .etcd_from_leader = true,
-				       .now = PWS_T0};
+	w->in = pws_running_input(w->cluster, w->pm, w->n, w->hsvc, w->csvc, w->pdb, &w->etcd);
+}
+
+struct eo_plan_input pws_running_input(const json_t *cluster, const struct eo_plan_member *pm,
+				       size_t n, const json_t *hsvc, const json_t *csvc,
+				       const json_t *pdb, const struct eo_etcd_members *etcd)
+{
+	return (struct eo_plan_input){.cluster = cluster,
+				      .members = pm,
+				      .n_members = n,
+				      .headless_svc = hsvc,
+				      .client_svc = csvc,
+				      .pdb = pdb,
+				      .build = &OPTS,
+				      .etcd_queried = true,
+				      .etcd_err = EO_ETCD_OK,
+				      .etcd = etcd,
+				      /* as after the controller's live reads (want_live) */
+				      .live_checked = true,
+				      /* the leader's own list unless a test says otherwise */
+				      .etcd_leader_checked = true,
+				      .etcd_from_leader = true,
+				      .now = PWS_T0};
 }
 
 void pws_world_free(struct pws_world *w)

@@ -75,6 +75,13 @@ json_t *pws_stamped(const json_t *m, json_t *p);
 /* Builds the world of a row; voters counted for the PDB, which is observed as desired. */
 void pws_world_init(struct pws_world *w, const struct pws_row *r);
 void pws_world_free(struct pws_world *w);
+/*
+ * The planner's input for a running cluster as after the controller's reads (etcd's list, from
+ * the leader, and the live reads made) at PWS_T0; what it does not name stays zero.
+ */
+struct eo_plan_input pws_running_input(const json_t *cluster, const struct eo_plan_member *pm,
+				       size_t n, const json_t *hsvc, const json_t *csvc,
+				       const json_t *pdb, const struct eo_etcd_members *etcd);
 
 /* Condition type's reason and message in a status, for the pause checks. */
 void pws_want_cond(const json_t *st, const char *type, const char *status, const char *reason,

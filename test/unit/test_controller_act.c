@@ -157,6 +157,19 @@ struct mdesc {
 	bool pvc;
 };
 
+/* Three ready voters, each with its PVC and etcd member ID: the usual healthy cluster. */
+static const struct mdesc ready3[] = {
+    {"demo-a", A, true, 0xa, false, 2, true},
+    {"demo-b", B, true, 0xb, false, 2, true},
+    {"demo-c", C, true, 0xc, false, 2, true},
+};
+
+/* A ready voter and a ready learner (demo-b, member ID 0xb) waiting for its promotion. */
+static const struct mdesc voter_learner[] = {
+    {"demo-a", A, true, 0xa, false, 2, true},
+    {"demo-b", B, false, 0xb, true, 2, true},
+};
+
 static char *uid_of(char *buf, size_t n, const char *prefix, const char *name)
 {
 	snprintf(buf, n, "%s%s", prefix, name);
@@ -493,12 +506,7 @@ static const char *nth_host(struct rig *r, const char *call, size_t nth, char *b
  */
 static void test_finalizer_absence_needs_the_leader(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, true, 0xb, false, 2, true},
-	    {"demo-c", C, true, 0xc, false, 2, true},
-	};
-	const struct mdesc ms3[] = {ms[0], ms[1], {"demo-c", C, true, 0, false, 2, true}};
+	const struct mdesc ms3[] = {ready3[0], ready3[1], {"demo-c", C, true, 0, false, 2, true}};
 	static const char *const ab[] = {"demo-a", "demo-b"};
 	static const char *const abc[] = {"demo-a", "demo-b", "demo-c"};
 	struct rig r;
@@ -509,7 +517,7 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 	(void)state;
 	/* 1. A follower's stale list: the leader's names demo-c, MemberRemove, then the drop. */
 	start(&r);
-	world(&r, 2, ms, 3);
+	world(&r, 2, ready3, 3);
 	eo_fake_etcd_set_leader(r.etcd, 0xb);
 	script_list(&r, 0xa, ab, 2);
 	mark_deleting(&r, "demo-c");
@@ -527,7 +535,7 @@ static void test_finalizer_absence_needs_the_leader(void **state)
 
 	/* 2. NOTFOUND while the leader (demo-a) still lists demo-c: the finalizer stays. */
 	start(&r);
-	world(&r, 2, ms, 3);
+	world(&r, 2, ready3, 3);
 	eo_fake_etcd_script(r.etcd, "cluster/member/remove", 404,
 			    "{\"error\":\"etcdserver: member not found\",\"code\":5,"
 			    "\"message\":\"etcdserver: member not found\"}");
@@ -658,10 +666,6 @@ static const char *patched_uid(const json_t *patch_entry)
  */
 static void test_promotion_marks_the_voter(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, false, 0xb, true, 2, true},
-	};
 	struct rig r;
 	struct eo_reconcile_out out;
 	struct eo_fake_etcd_request req;
@@ -670,7 +674,7 @@ static void test_promotion_marks_the_voter(void **state)
 
 	(void)state;
 	start(&r);
-	world(&r, 3, ms, 2);
+	world(&r, 3, voter_learner, 2);
 
 	/* etcd: the learner is not in sync yet. Nothing is marked; come back soon. */
 	eo_fake_etcd_script(
@@ -729,17 +733,13 @@ static void test_promotion_marks_the_voter(void **state)
  */
 static void test_other_cluster_is_not_acted_on(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, false, 0xb, true, 2, true},
-	};
 	struct rig r;
 	struct eo_reconcile_out out;
 	json_t *st = NULL;
 
 	(void)state;
 	start(&r);
-	world(&r, 3, ms, 2);
+	world(&r, 3, voter_learner, 2);
 	eo_fake_etcd_set_cluster_id(r.etcd, 0x1111);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
@@ -916,11 +916,6 @@ static void test_creates_use_the_recorded_name(void **state)
 }
 
 /*
- * Quorum-loss recovery done (plan/forcenew.h): the status (ForceNewClusterDone) is written
- * first, with the resourceVersion the pass read, then the request annotation is removed with
- * a metadata-only merge patch; then the survivor's step mark goes.
- */
-/*
  * A roll restarts a member of three through the Eviction API, never a bare DELETE: POST
  * pods/<member>/eviction with the Pod's UID as a precondition. When the PodDisruptionBudget
  * allows no disruption (a node drain took it first) the apiserver answers 429: the pass is
@@ -928,11 +923,6 @@ static void test_creates_use_the_recorded_name(void **state)
  */
 static void test_roll_restart_evicts(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, true, 0xb, false, 2, true},
-	    {"demo-c", C, true, 0xc, false, 2, true},
-	};
 	struct rig r;
 	struct eo_reconcile_out out = {0};
 	json_t *ev = NULL, *pdb = NULL, *e = NULL;
@@ -945,7 +935,7 @@ static void test_roll_restart_evicts(void **state)
 		start(&r);
 		fs_refuse_evictions(r.api, pass == 1);
 		/* The Pods carry no Pod hash: each runs other than the desired Pod, a roll. */
-		world(&r, 3, ms, 3);
+		world(&r, 3, ready3, 3);
 		e = eo_kube_cache_get(r.caches[RIG_PDBS], "default", "demo");
 		assert_non_null(e);
 		pdb = json_deep_copy(e);
@@ -992,13 +982,13 @@ static void test_roll_restart_evicts(void **state)
 	}
 }
 
+/*
+ * Quorum-loss recovery done (plan/forcenew.h): the status (ForceNewClusterDone) is written
+ * first, with the resourceVersion the pass read, then the request annotation is removed with
+ * a metadata-only merge patch; then the survivor's step mark goes.
+ */
 static void test_force_new_cluster_finish(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, true, 0xb, false, 2, true},
-	    {"demo-c", C, true, 0xc, false, 2, true},
-	};
 	struct rig r;
 	struct eo_reconcile_out out;
 	json_t *c = NULL, *m = NULL, *copy = NULL, *e = NULL, *want = NULL;
@@ -1006,7 +996,7 @@ static void test_force_new_cluster_finish(void **state)
 
 	(void)state;
 	start(&r);
-	world(&r, 3, ms, 3);
+	world(&r, 3, ready3, 3);
 	c = eo_kube_cache_get(r.caches[RIG_CLUSTERS], "default", "demo");
 	copy = json_deep_copy(c);
 	json_decref(c);
@@ -1260,11 +1250,6 @@ static void test_network_policies_in_order(void **state)
  */
 static void test_force_new_cluster_reads_live(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, true, 0xb, false, 2, true},
-	    {"demo-c", C, true, 0xc, false, 2, true},
-	};
 	struct rig r;
 	struct eo_reconcile_out out;
 	json_t *c = NULL, *copy = NULL, *e = NULL;
@@ -1272,10 +1257,10 @@ static void test_force_new_cluster_reads_live(void **state)
 
 	(void)state;
 	start(&r);
-	world(&r, 3, ms, 3);
+	world(&r, 3, ready3, 3);
 	for (size_t i = 0; i < 3; i++)
-		set_member_status(&r, ms[i].name, "dataVolumeUID",
-				  json_pack("s+", "pvc-uid-", ms[i].name));
+		set_member_status(&r, ready3[i].name, "dataVolumeUID",
+				  json_pack("s+", "pvc-uid-", ready3[i].name));
 	assert_int_equal(eo_name_member_pvc(pvc_b, sizeof(pvc_b), "demo-b"), 0);
 	assert_int_equal(eo_name_member_pvc(pvc_c, sizeof(pvc_c), "demo-c"), 0);
 	/* the label is gone: out of the cache, still in the apiserver */
@@ -1434,11 +1419,6 @@ static bool patch_holds(const json_t *e, const char *f)
  */
 static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 {
-	const struct mdesc ms[] = {
-	    {"demo-a", A, true, 0xa, false, 2, true},
-	    {"demo-b", B, true, 0xb, false, 2, true},
-	    {"demo-c", C, true, 0xc, false, 2, true},
-	};
 	static const char *const pvcs[] = {"data-demo-a", "data-demo-b", "data-demo-c"};
 	struct rig r;
 	struct eo_reconcile_out out;
@@ -1448,7 +1428,7 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 	(void)state;
 	/* A live Retain cluster gets the finalizer. */
 	start(&r);
-	world(&r, 3, ms, 3);
+	world(&r, 3, ready3, 3);
 	set_cluster(&r, "Retain", false, false);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
@@ -1458,7 +1438,7 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 
 	/* Being deleted: every PVC released, then the finalizer dropped. */
 	start(&r);
-	world(&r, 3, ms, 3);
+	world(&r, 3, ready3, 3);
 	set_cluster(&r, "Retain", true, true);
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	assert_false(out.error);
@@ -1504,7 +1484,7 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 
 	/* A stale cache (a PVC changed since): 409, nothing else sent, come back soon. */
 	start(&r);
-	world(&r, 3, ms, 3);
+	world(&r, 3, ready3, 3);
 	set_cluster(&r, "Retain", true, true);
 	stored = rig_stored(&r, RIG_PVCS, "data-demo-a");
 	json_object_set_new(json_object_get(stored, "metadata"), "resourceVersion",
@@ -1520,7 +1500,7 @@ static void test_retain_releases_pvcs_before_the_finalizer(void **state)
 	/* Delete, and no policy: nothing patched, the PVCs go with the owner references. */
 	for (int k = 0; k < 2; k++) {
 		start(&r);
-		world(&r, 3, ms, 3);
+		world(&r, 3, ready3, 3);
 		set_cluster(&r, k == 0 ? "Delete" : NULL, false, true);
 		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 		assert_false(out.error);

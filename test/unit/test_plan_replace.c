@@ -32,20 +32,13 @@
 /* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
 static void test_memory_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
 	const struct pws_row two = {
 	    "", 3, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
 	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
-	pws_world_init(&w, &r);
+	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_memory(&w, i, i == 1);
 	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
@@ -61,7 +54,7 @@ static void test_memory_member_replaced(void **state)
 	pws_world_free(&w);
 
 	/* A PVC-backed member without a Pod is not replaced (its Pod comes back). */
-	pws_world_init(&w, &r);
+	pws_world_init(&w, &pws_rolled3);
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = NULL;
 	json_object_set_new(json_object_get((json_t *)w.pm[1].member, "status"), "podUID",
@@ -88,13 +81,6 @@ static void test_memory_member_replaced(void **state)
  */
 static void test_pvc_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
 	const struct {
 		const char *what;
 		const char *pvc_b; /* demo-b's PVC UID, NULL: gone */
@@ -112,7 +98,7 @@ static void test_pvc_member_replaced(void **state)
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		pws_world_init(&w, &r);
+		pws_world_init(&w, &pws_rolled3);
 		for (size_t i = 0; i < 3; i++)
 			pws_make_ran_on_pvc(&w, i, i == 1 ? cases[k].pvc_b : "pvc-1");
 		if (!cases[k].pod_b) {
@@ -135,7 +121,7 @@ static void test_pvc_member_replaced(void **state)
 	}
 
 	/* Two of three voters lost their volumes: the quorum is gone for good. */
-	pws_world_init(&w, &r);
+	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -166,13 +152,6 @@ static void test_live_read_before_removal(void **state)
 	    {"replaced (other UID)", a, b, true},
 	    {"being deleted since", a, ad, true},
 	};
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -185,7 +164,7 @@ static void test_live_read_before_removal(void **state)
 	 * The cache lacks a healthy memory member's Pod (its managed-by label was removed): the
 	 * plan would remove it; with the live Pod planned again, it does not.
 	 */
-	pws_world_init(&w, &r);
+	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_memory(&w, i, false);
 	{

@@ -104,13 +104,6 @@ static void test_pdb_math(void **state)
 
 static void test_pdb_plan(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
 	const struct pws_row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
 	struct pws_world w;
 	struct eo_plan_result res;
@@ -118,7 +111,7 @@ static void test_pdb_plan(void **state)
 
 	(void)state;
 	/* Missing: created with minAvailable 2 over the voters. */
-	pws_world_init(&w, &r);
+	pws_world_init(&w, &pws_rolled3);
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;

@@ -45,31 +45,14 @@ tls=${LINCHECK_TLS:-${WRITECHECK_TLS:-}}
 auth_secret=${LINCHECK_AUTH_SECRET:-${WRITECHECK_AUTH_SECRET:-}}
 artifacts=${LINCHECK_ARTIFACTS:-$repo/.local-cluster/e2e-report/lincheck}
 
-die() {
-	echo "lincheck: $*" >&2
-	exit 1
-}
-
-kc() { kubectl -n "$ns" "$@"; }
-
-usage() {
-	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
-	exit 2
-}
+# shellcheck source=checkpod.sh
+. "$(dirname "$0")/checkpod.sh"
 
 start() {
 	local cluster=$1 name=${2:-lc-$1} max_s=${3:-600}
 	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=${LINCHECK_FLAGS:-}
-	if [ -n "$tls" ]; then
-		endpoint="https://$cluster-client.$ns.svc:2379"
-		vols="
-  - {name: ca, secret: {secretName: ${tls%%/*}, items: [{key: ca.crt, path: ca.crt}]}}
-  - {name: cert, secret: {secretName: ${tls#*/}}}"
-		mounts="
-    - {name: ca, mountPath: /ca}
-    - {name: cert, mountPath: /cert}"
-		flags="$flags -cacert=/ca/ca.crt -cert=/cert/tls.crt -key=/cert/tls.key"
-	fi
+	checker_tls "$cluster"
+	[ -z "$tls" ] || flags="$flags -cacert=/ca/ca.crt -cert=/cert/tls.crt -key=/cert/tls.key"
 	if [ -n "$auth_secret" ]; then
 		envs="
     - {name: LINCHECK_PASSWORD, valueFrom: {secretKeyRef: {name: $auth_secret, key: password}}}"

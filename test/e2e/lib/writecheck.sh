@@ -47,17 +47,8 @@ converge_s=${WRITECHECK_CONVERGE_SECONDS:-60}
 tls=${WRITECHECK_TLS:-}
 auth_secret=${WRITECHECK_AUTH_SECRET:-}
 
-die() {
-	echo "writecheck: $*" >&2
-	exit 1
-}
-
-kc() { kubectl -n "$ns" "$@"; }
-
-usage() {
-	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
-	exit 2
-}
+# shellcheck source=checkpod.sh
+. "$(dirname "$0")/checkpod.sh"
 
 # etcdctl flags of a member Pod reading its own copy (client TLS, auth).
 member_flags() {
@@ -75,17 +66,8 @@ member_flags() {
 start() {
 	local cluster=$1 name=${2:-wc-$1} max_s=${3:-600} max_n=${4:-5000}
 	local endpoint="http://$cluster-client:2379" vols="" mounts="" envs="" flags=""
-	if [ -n "$tls" ]; then
-		# the name the server certificate carries (docs/operations.md's SANs)
-		endpoint="https://$cluster-client.$ns.svc:2379"
-		vols="
-  - {name: ca, secret: {secretName: ${tls%%/*}, items: [{key: ca.crt, path: ca.crt}]}}
-  - {name: cert, secret: {secretName: ${tls#*/}}}"
-		mounts="
-    - {name: ca, mountPath: /ca}
-    - {name: cert, mountPath: /cert}"
-		flags="--cacert=/ca/ca.crt --cert=/cert/tls.crt --key=/cert/tls.key"
-	fi
+	checker_tls "$cluster"
+	[ -z "$tls" ] || flags="--cacert=/ca/ca.crt --cert=/cert/tls.crt --key=/cert/tls.key"
 	if [ -n "$auth_secret" ]; then
 		envs="
     - {name: ETCDCTL_PASSWORD, valueFrom: {secretKeyRef: {name: $auth_secret, key: password}}}
