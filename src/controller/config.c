@@ -509,6 +509,50 @@ static const char *written_name(const char *tok, size_t *n)
 	return name;
 }
 
+/*
+ * Environment fallbacks for the flags that were absent or empty (seen false): 0, or -1 with
+ * err naming the variable.
+ */
+static int env_fallbacks(struct eo_config *cfg, const struct eo_flags_env *env, const bool *seen,
+			 const char **ns_list, char *err, size_t errcap)
+{
+	const char *ev;
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++) {
+		if (seen[i] || !flags[i].env)
+			continue;
+		ev = env_get(env, flags[i].env);
+		if (!ev)
+			continue;
+		if (flags[i].kind == FLAG_NAMESPACES) {
+			ns_list[0] = ev;
+		} else if (apply(cfg, &flags[i], ev, ns_list, err, errcap) != 0) {
+			/* Name the variable, not the flag, in the message. */
+			set_err(err, errcap, "environment variable %s is too long", flags[i].env);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* An explicitly empty flag falls back to the default, as documented. */
+static void empty_defaults(struct eo_config *cfg)
+{
+	if (!cfg->metrics_bind_address[0])
+		snprintf(cfg->metrics_bind_address, sizeof(cfg->metrics_bind_address), "%s",
+			 EO_DEFAULT_METRICS_ADDR);
+	if (!cfg->health_probe_bind_address[0])
+		snprintf(cfg->health_probe_bind_address, sizeof(cfg->health_probe_bind_address),
+			 "%s", EO_DEFAULT_HEALTH_ADDR);
+	if (!cfg->leader_election_id[0])
+		snprintf(cfg->leader_election_id, sizeof(cfg->leader_election_id), "%s",
+			 EO_DEFAULT_LEADER_ELECTION_ID);
+	if (!cfg->etcd_image_repository[0])
+		snprintf(cfg->etcd_image_repository, sizeof(cfg->etcd_image_repository), "%s",
+			 EO_DEFAULT_ETCD_IMAGE_REPO);
+}
+
 enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct eo_flags_env *env,
 				    struct eo_config *cfg, char *err, size_t errcap)
 {
@@ -516,7 +560,7 @@ enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct e
 	bool seen[NFLAGS] = {false};
 	const char *ns_list[1] = {NULL};
 	const struct flag_def *fd;
-	const char *name, *val, *ev;
+	const char *name, *val;
 	size_t i, nlen;
 	int c, tok;
 
@@ -570,34 +614,9 @@ enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct e
 		return EO_FLAGS_ERROR;
 	}
 
-	/* Environment fallbacks for flags that were absent or empty. */
-	for (i = 0; i < NFLAGS; i++) {
-		if (seen[i] || !flags[i].env)
-			continue;
-		ev = env_get(env, flags[i].env);
-		if (!ev)
-			continue;
-		if (flags[i].kind == FLAG_NAMESPACES) {
-			ns_list[0] = ev;
-		} else if (apply(cfg, &flags[i], ev, ns_list, err, errcap) != 0) {
-			/* Name the variable, not the flag, in the message. */
-			set_err(err, errcap, "environment variable %s is too long", flags[i].env);
-			return EO_FLAGS_ERROR;
-		}
-	}
-	/* An explicitly empty flag falls back to the default, as documented. */
-	if (!cfg->metrics_bind_address[0])
-		snprintf(cfg->metrics_bind_address, sizeof(cfg->metrics_bind_address), "%s",
-			 EO_DEFAULT_METRICS_ADDR);
-	if (!cfg->health_probe_bind_address[0])
-		snprintf(cfg->health_probe_bind_address, sizeof(cfg->health_probe_bind_address),
-			 "%s", EO_DEFAULT_HEALTH_ADDR);
-	if (!cfg->leader_election_id[0])
-		snprintf(cfg->leader_election_id, sizeof(cfg->leader_election_id), "%s",
-			 EO_DEFAULT_LEADER_ELECTION_ID);
-	if (!cfg->etcd_image_repository[0])
-		snprintf(cfg->etcd_image_repository, sizeof(cfg->etcd_image_repository), "%s",
-			 EO_DEFAULT_ETCD_IMAGE_REPO);
+	if (env_fallbacks(cfg, env, seen, ns_list, err, errcap) != 0)
+		return EO_FLAGS_ERROR;
+	empty_defaults(cfg);
 	if (ns_list[0] && parse_namespaces(cfg, ns_list[0], err, errcap) != 0)
 		return EO_FLAGS_ERROR;
 	if (validate(cfg, env, err, errcap) != 0)
