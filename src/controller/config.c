@@ -5,10 +5,10 @@
 
 #include <ctype.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "obs/http.h"
 
 enum flag_kind {
@@ -84,20 +84,6 @@ static const struct flag_def flags[] = {
 };
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
-
-static void set_err(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || cap == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, cap, fmt, ap);
-	va_end(ap);
-}
 
 const char *eo_flags_process_env(void *ud, const char *name)
 {
@@ -189,9 +175,9 @@ static int parse_namespaces(struct eo_config *cfg, const char *list, char *err, 
 			n--;
 		if (n > 0) {
 			if (!dns_label_ok(p, n)) {
-				set_err(err, errcap,
-					"invalid namespace \"%.*s\" in watch namespaces",
-					(int)(n > 64 ? 64 : n), p);
+				eo_set_err(err, errcap,
+					   "invalid namespace \"%.*s\" in watch namespaces",
+					   (int)(n > 64 ? 64 : n), p);
 				return -1;
 			}
 			for (i = 0; i < cfg->nwatch_namespaces; i++) {
@@ -201,8 +187,8 @@ static int parse_namespaces(struct eo_config *cfg, const char *list, char *err, 
 			}
 			if (i == cfg->nwatch_namespaces) {
 				if (cfg->nwatch_namespaces >= EO_CFG_NAMESPACES_MAX) {
-					set_err(err, errcap, "more than %d watch namespaces",
-						EO_CFG_NAMESPACES_MAX);
+					eo_set_err(err, errcap, "more than %d watch namespaces",
+						   EO_CFG_NAMESPACES_MAX);
 					return -1;
 				}
 				memcpy(cfg->watch_namespaces[i], p, n);
@@ -326,31 +312,32 @@ static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *v
 	switch (fd->kind) {
 	case FLAG_STRING:
 		if (copy_str(base + fd->off, fd->cap, val) != 0) {
-			set_err(err, errcap, "value of --%s is too long (max %zu bytes)", fd->name,
-				fd->cap - 1);
+			eo_set_err(err, errcap, "value of --%s is too long (max %zu bytes)",
+				   fd->name, fd->cap - 1);
 			return -1;
 		}
 		return 0;
 	case FLAG_BOOL:
 		if (parse_bool(val, (bool *)(base + fd->off)) != 0) {
-			set_err(err, errcap, "invalid boolean value \"%.64s\" for --%s", val,
-				fd->name);
+			eo_set_err(err, errcap, "invalid boolean value \"%.64s\" for --%s", val,
+				   fd->name);
 			return -1;
 		}
 		return 0;
 	case FLAG_LOG_LEVEL:
 		if (eo_log_level_parse(val, (enum eo_log_level *)(base + fd->off)) != 0) {
-			set_err(err, errcap,
-				"invalid value \"%.64s\" for --%s (use debug, info, warn or error)",
-				val, fd->name);
+			eo_set_err(
+			    err, errcap,
+			    "invalid value \"%.64s\" for --%s (use debug, info, warn or error)",
+			    val, fd->name);
 			return -1;
 		}
 		return 0;
 	case FLAG_INT:
 		v = strtol(val, &end, 10);
 		if (end == val || *end || v < 1 || v > EO_CFG_WORKERS_MAX) {
-			set_err(err, errcap, "invalid value \"%.64s\" for --%s (1-%d)", val,
-				fd->name, EO_CFG_WORKERS_MAX);
+			eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (1-%d)", val,
+				   fd->name, EO_CFG_WORKERS_MAX);
 			return -1;
 		}
 		*(int *)(base + fd->off) = (int)v;
@@ -358,8 +345,8 @@ static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *v
 	case FLAG_COUNT:
 		v = strtol(val, &end, 10);
 		if (end == val || *end || v < 0 || v > EO_CFG_COUNT_MAX) {
-			set_err(err, errcap, "invalid value \"%.64s\" for --%s (0-%d)", val,
-				fd->name, EO_CFG_COUNT_MAX);
+			eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (0-%d)", val,
+				   fd->name, EO_CFG_COUNT_MAX);
 			return -1;
 		}
 		*(int *)(base + fd->off) = (int)v;
@@ -402,23 +389,23 @@ static int validate(struct eo_config *cfg, const struct eo_flags_env *env, char 
 	size_t n;
 
 	if (eo_bind_addr_parse(cfg->metrics_bind_address, &ba, perr, sizeof(perr)) != 0) {
-		set_err(err, errcap, "--metrics-bind-address: %s", perr);
+		eo_set_err(err, errcap, "--metrics-bind-address: %s", perr);
 		return -1;
 	}
 	if (eo_bind_addr_parse(cfg->health_probe_bind_address, &ba, perr, sizeof(perr)) != 0) {
-		set_err(err, errcap, "--health-probe-bind-address: %s", perr);
+		eo_set_err(err, errcap, "--health-probe-bind-address: %s", perr);
 		return -1;
 	}
 	if (!dns_subdomain_ok(cfg->leader_election_id)) {
-		set_err(err, errcap, "--leader-election-id \"%.64s\" is not a valid Lease name",
-			cfg->leader_election_id);
+		eo_set_err(err, errcap, "--leader-election-id \"%.64s\" is not a valid Lease name",
+			   cfg->leader_election_id);
 		return -1;
 	}
 	if (cfg->leader_election_namespace[0] &&
 	    !dns_label_ok(cfg->leader_election_namespace, strlen(cfg->leader_election_namespace))) {
-		set_err(err, errcap,
-			"--leader-election-namespace \"%.64s\" is not a namespace name",
-			cfg->leader_election_namespace);
+		eo_set_err(err, errcap,
+			   "--leader-election-namespace \"%.64s\" is not a namespace name",
+			   cfg->leader_election_namespace);
 		return -1;
 	}
 
@@ -431,8 +418,8 @@ static int validate(struct eo_config *cfg, const struct eo_flags_env *env, char 
 			cfg->cluster_domain[n] =
 			    (char)tolower((unsigned char)cfg->cluster_domain[n]);
 		if (!dns_subdomain_ok(cfg->cluster_domain)) {
-			set_err(err, errcap, "--cluster-domain \"%.64s\" is not a DNS name",
-				cfg->cluster_domain);
+			eo_set_err(err, errcap, "--cluster-domain \"%.64s\" is not a DNS name",
+				   cfg->cluster_domain);
 			return -1;
 		}
 		cfg->cluster_domain_source = EO_DOMAIN_FROM_FLAG;
@@ -451,25 +438,25 @@ static int validate(struct eo_config *cfg, const struct eo_flags_env *env, char 
 	/* Snapshot Jobs and restore init containers run this image; refuse to start without it
 	 * rather than create Pods that can never pull. */
 	if (!cfg->operator_image[0]) {
-		set_err(
+		eo_set_err(
 		    err, errcap,
 		    "the operator image is not set: pass --operator-image or set OPERATOR_IMAGE "
 		    "to the image this operator runs from");
 		return -1;
 	}
 	if (strcmp(cfg->operator_image, EO_OPERATOR_IMAGE_PLACEHOLDER) == 0) {
-		set_err(err, errcap,
-			"the operator image is the placeholder \"%s\": set OPERATOR_IMAGE (or "
-			"--operator-image) to the image this operator runs from",
-			EO_OPERATOR_IMAGE_PLACEHOLDER);
+		eo_set_err(err, errcap,
+			   "the operator image is the placeholder \"%s\": set OPERATOR_IMAGE (or "
+			   "--operator-image) to the image this operator runs from",
+			   EO_OPERATOR_IMAGE_PLACEHOLDER);
 		return -1;
 	}
 	if (strpbrk(cfg->operator_image, " \t\r\n")) {
-		set_err(err, errcap, "--operator-image must not contain whitespace");
+		eo_set_err(err, errcap, "--operator-image must not contain whitespace");
 		return -1;
 	}
 	if (!repository_ok(cfg->etcd_image_repository)) {
-		set_err(
+		eo_set_err(
 		    err, errcap,
 		    "--etcd-image-repository \"%.64s\" must be a repository without tag or digest",
 		    cfg->etcd_image_repository);
@@ -529,7 +516,8 @@ static int env_fallbacks(struct eo_config *cfg, const struct eo_flags_env *env, 
 			ns_list[0] = ev;
 		} else if (apply(cfg, &flags[i], ev, ns_list, err, errcap) != 0) {
 			/* Name the variable, not the flag, in the message. */
-			set_err(err, errcap, "environment variable %s is too long", flags[i].env);
+			eo_set_err(err, errcap, "environment variable %s is too long",
+				   flags[i].env);
 			return -1;
 		}
 	}
@@ -580,13 +568,13 @@ enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct e
 		name = written_name(argv[tok], &nlen);
 		if (c == '?' || c == ':') {
 			if (c == ':' && optopt >= OPT_BASE && optopt < OPT_HELP) {
-				set_err(err, errcap, "flag needs an argument: --%s",
-					flags[optopt - OPT_BASE].name);
+				eo_set_err(err, errcap, "flag needs an argument: --%s",
+					   flags[optopt - OPT_BASE].name);
 			} else if (nlen == 0 || name[0] == '-' || name[0] == '=') {
-				set_err(err, errcap, "bad flag syntax: %.64s", argv[tok]);
+				eo_set_err(err, errcap, "bad flag syntax: %.64s", argv[tok]);
 			} else {
-				set_err(err, errcap, "unknown flag: --%.*s",
-					(int)(nlen > 64 ? 64 : nlen), name);
+				eo_set_err(err, errcap, "unknown flag: --%.*s",
+					   (int)(nlen > 64 ? 64 : nlen), name);
 			}
 			return EO_FLAGS_ERROR;
 		}
@@ -595,8 +583,8 @@ enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct e
 			;
 		if (opts[i].name == NULL || strlen(opts[i].name) != nlen ||
 		    strncmp(opts[i].name, name, nlen) != 0) {
-			set_err(err, errcap, "unknown flag: --%.*s", (int)(nlen > 64 ? 64 : nlen),
-				name);
+			eo_set_err(err, errcap, "unknown flag: --%.*s",
+				   (int)(nlen > 64 ? 64 : nlen), name);
 			return EO_FLAGS_ERROR;
 		}
 		if (c == OPT_HELP || c == OPT_H)
@@ -610,7 +598,7 @@ enum eo_flags_status eo_flags_parse(int argc, char *const argv[], const struct e
 		seen[fd - flags] = val[0] != '\0';
 	}
 	if (optind < argc) {
-		set_err(err, errcap, "unexpected argument \"%.64s\"", argv[optind]);
+		eo_set_err(err, errcap, "unexpected argument \"%.64s\"", argv[optind]);
 		return EO_FLAGS_ERROR;
 	}
 

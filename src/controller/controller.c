@@ -40,12 +40,14 @@ json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const cha
 	return NULL;
 }
 
-json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid)
+/* New array joining part(cache, key) over every cache of s. NULL on OOM. */
+static json_t *cache_set_concat(const struct eo_cache_set *s,
+				json_t *(*part_of)(eo_kube_cache *, const char *), const char *key)
 {
 	json_t *all = json_array();
 
 	for (size_t i = 0; all != NULL && i < s->n; i++) {
-		json_t *part = eo_kube_cache_by_owner(s->c[i], uid);
+		json_t *part = part_of(s->c[i], key);
 
 		if (part == NULL || json_array_extend(all, part) != 0) {
 			json_decref(part);
@@ -55,6 +57,16 @@ json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid)
 		json_decref(part);
 	}
 	return all;
+}
+
+json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid)
+{
+	return cache_set_concat(s, eo_kube_cache_by_owner, uid);
+}
+
+json_t *eo_cache_set_list(const struct eo_cache_set *s, const char *ns)
+{
+	return cache_set_concat(s, eo_kube_cache_list, ns);
 }
 
 json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv)

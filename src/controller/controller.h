@@ -37,6 +37,8 @@ struct eo_cache_set {
 json_t *eo_cache_set_get(const struct eo_cache_set *s, const char *ns, const char *name);
 /* New array of the objects owned by uid, over every cache. NULL on OOM. */
 json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid);
+/* New array of the objects in namespace ns, over every cache. NULL on OOM. */
+json_t *eo_cache_set_list(const struct eo_cache_set *s, const char *ns);
 
 struct eo_tls_cache; /* controller/tlsload.h */
 

@@ -244,24 +244,6 @@ static int write_status_fresh(struct eo_controller *c, const struct eo_log_ctx *
 
 /* --- EtcdDefrag --- */
 
-/* The namespace's EtcdDefrags other than name (a new array; NULL on OOM). */
-static json_t *list_defrags(struct eo_controller *c, const char *ns)
-{
-	json_t *all = json_array();
-
-	for (size_t i = 0; all != NULL && i < c->defrags.n; i++) {
-		json_t *part = eo_kube_cache_list(c->defrags.c[i], ns);
-
-		if (part == NULL || json_array_extend(all, part) != 0) {
-			json_decref(part);
-			json_decref(all);
-			return NULL;
-		}
-		json_decref(part);
-	}
-	return all;
-}
-
 static int delete_defrag(struct eo_controller *c, const struct eo_log_ctx *lc, const char *ns,
 			 const json_t *d)
 {
@@ -315,7 +297,7 @@ static int defrag_observe(struct eo_controller *c, struct defrag_pass *x, const 
 	if (x->raw == NULL)
 		return 1;
 	x->d = eo_controller_typed_copy(x->raw, EO_API_GROUP_VERSION, EO_KIND_DEFRAG);
-	x->others = list_defrags(c, ns);
+	x->others = eo_cache_set_list(&c->defrags, ns);
 	x->mv = calloc(1, sizeof(*x->mv));
 	if (x->d == NULL || x->others == NULL || x->mv == NULL)
 		return -1;

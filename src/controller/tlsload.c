@@ -248,6 +248,28 @@ static enum eo_tlsload_result fetch(eo_kube_client *kc, const json_t *cluster, s
 }
 
 /*
+ * Decodes Secret i (one with its own ca.crt: server or peer) into sd and, when verify, checks
+ * its CA bundle and its pair for role at time now.
+ */
+static enum eo_tlsload_result check_bundle(const struct fetched *f, int i, enum eo_tls_role role,
+					   const char *ns, time_t now, bool verify,
+					   struct secret_data *sd, struct eo_tlsload_problem *p)
+{
+	const char *name = f->name[i];
+	char why[EO_TLSCHECK_MSG_MAX];
+	enum eo_tlsload_result res;
+
+	res = decode_secret(f->obj[i], ns, name, labels[i], true, sd, p);
+	/* check_pair parses the bundle as well; check_ca says "no certificate" first. */
+	if (res == EO_TLSLOAD_OK && verify &&
+	    (eo_tls_check_ca(sd->ca, sd->ca_len, why, sizeof(why)) != 0 ||
+	     eo_tls_check_pair(role, sd->crt, sd->crt_len, sd->key, sd->key_len, sd->ca, sd->ca_len,
+			       now, why, sizeof(why)) != 0))
+		res = invalid(p, labels[i], ns, name, why);
+	return res;
+}
+
+/*
  * Decodes the fetched Secrets into out and, when verify, checks them (see tlsload.h) at time
  * now; without verify (the same versions passed the checks a moment ago) only decodes.
  */
@@ -261,16 +283,7 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 	enum eo_tlsload_result res = EO_TLSLOAD_OK;
 
 	if (f->obj[SRV] != NULL) {
-		const char *name = f->name[SRV];
-
-		res = decode_secret(f->obj[SRV], ns, name, labels[SRV], true, &srv, p);
-		/* check_pair parses the bundle as well; check_ca says "no certificate" first. */
-		if (res == EO_TLSLOAD_OK && verify &&
-		    (eo_tls_check_ca(srv.ca, srv.ca_len, why, sizeof(why)) != 0 ||
-		     eo_tls_check_pair(EO_TLS_ROLE_SERVER, srv.crt, srv.crt_len, srv.key,
-				       srv.key_len, srv.ca, srv.ca_len, now, why,
-				       sizeof(why)) != 0))
-			res = invalid(p, labels[SRV], ns, name, why);
+		res = check_bundle(f, SRV, EO_TLS_ROLE_SERVER, ns, now, verify, &srv, p);
 		if (res != EO_TLSLOAD_OK)
 			goto out;
 		out->client_tls = true;
@@ -298,15 +311,7 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 		op.crt_len = op.key_len = 0;
 	}
 	if (f->obj[PEER] != NULL) {
-		const char *name = f->name[PEER];
-
-		res = decode_secret(f->obj[PEER], ns, name, labels[PEER], true, &peer, p);
-		if (res == EO_TLSLOAD_OK && verify &&
-		    (eo_tls_check_ca(peer.ca, peer.ca_len, why, sizeof(why)) != 0 ||
-		     eo_tls_check_pair(EO_TLS_ROLE_PEER, peer.crt, peer.crt_len, peer.key,
-				       peer.key_len, peer.ca, peer.ca_len, now, why,
-				       sizeof(why)) != 0))
-			res = invalid(p, labels[PEER], ns, name, why);
+		res = check_bundle(f, PEER, EO_TLS_ROLE_PEER, ns, now, verify, &peer, p);
 	}
 	if (res == EO_TLSLOAD_OK) {
 		/* The server CA is etcd's only with client certificates (desired.c). */

@@ -1,5 +1,7 @@
 #include "core/strbuf.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +88,15 @@ void eo_last_line(const char *text, char *out, size_t cap)
 		len = cap - 1;
 	memcpy(out, start, len);
 	out[len] = '\0';
+}
+
+void eo_set_err(char *err, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || cap == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, cap, fmt, ap);
+	va_end(ap);
 }

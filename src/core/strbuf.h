@@ -46,4 +46,7 @@ void eo_strbuf_free(struct eo_strbuf *b);
  */
 void eo_last_line(const char *text, char *out, size_t cap);
 
+/* Formats into err (capacity cap); nothing when err is NULL or cap is 0. */
+void eo_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

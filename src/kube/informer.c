@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/meta.h"
+#include "core/sleep.h"
 #include "kube/watch.h"
 
 struct eo_kube_informer {
@@ -50,7 +51,6 @@ eo_kube_informer *eo_kube_informer_new(eo_kube_client *c, const struct eo_kube_i
 				       const struct eo_kube_informer_handlers *handlers)
 {
 	eo_kube_informer *inf;
-	pthread_condattr_t ca;
 
 	if (!c || !opts || !opts->res.gv || !opts->res.plural)
 		return NULL;
@@ -75,10 +75,7 @@ eo_kube_informer *eo_kube_informer_new(eo_kube_client *c, const struct eo_kube_i
 	inf->cache = eo_kube_cache_new(opts->index_label);
 	inf->watch = eo_kube_watch_new(c);
 	pthread_mutex_init(&inf->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&inf->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	eo_cond_init_monotonic(&inf->cond);
 	if (!inf->gv || !inf->plural || (opts->res.ns && opts->res.ns[0] && !inf->ns) ||
 	    (opts->label_selector && !inf->label_selector) ||
 	    (opts->field_selector && !inf->field_selector) || !inf->cache || !inf->watch ||
@@ -123,23 +120,9 @@ bool eo_kube_informer_has_synced(eo_kube_informer *inf)
 	return s;
 }
 
-static struct timespec deadline_in(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 bool eo_kube_informer_wait_synced(eo_kube_informer *inf, long timeout_ms)
 {
-	struct timespec ts = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec ts = eo_mono_deadline_ms(timeout_ms > 0 ? timeout_ms : 0);
 	bool s;
 
 	pthread_mutex_lock(&inf->mu);
@@ -185,7 +168,7 @@ static bool stopping(eo_kube_informer *inf)
 /* Sleeps up to ms unless stop() is called; returns false when stopping. */
 static bool sleep_unless_stopped(eo_kube_informer *inf, long ms)
 {
-	struct timespec ts = deadline_in(ms);
+	struct timespec ts = eo_mono_deadline_ms(ms);
 	bool s;
 
 	pthread_mutex_lock(&inf->mu);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api/meta.h"
+#include "core/sleep.h"
 
 struct eo_kube_lease {
 	eo_kube_client *c;
@@ -94,7 +95,6 @@ char *eo_kube_lease_identity(const char *pod_name)
 eo_kube_lease *eo_kube_lease_new(eo_kube_client *c, const struct eo_kube_lease_opts *o)
 {
 	eo_kube_lease *le;
-	pthread_condattr_t ca;
 
 	if (!c || !o || !o->ns || !o->name || !o->identity || !o->identity[0])
 		return NULL;
@@ -115,10 +115,7 @@ eo_kube_lease *eo_kube_lease_new(eo_kube_client *c, const struct eo_kube_lease_o
 	le->now_fn = o->now_ms;
 	le->clock_ud = o->clock_ud;
 	pthread_mutex_init(&le->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&le->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	eo_cond_init_monotonic(&le->cond);
 	if (!le->ns || !le->name || !le->id) {
 		eo_kube_lease_free(le);
 		return NULL;
@@ -361,16 +358,9 @@ eo_kube_err eo_kube_lease_release(eo_kube_lease *le, struct eo_kube_error *err)
 /* Sleeps ms unless stopping; returns false when stopping. */
 static bool nap(eo_kube_lease *le, long ms)
 {
-	struct timespec ts;
+	struct timespec ts = eo_mono_deadline_ms(ms);
 	bool go;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&le->mu);
 	while (!le->stopping && pthread_cond_timedwait(&le->cond, &le->mu, &ts) == 0)
 		;

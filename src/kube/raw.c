@@ -10,17 +10,9 @@
 
 #include "kube/client_int.h"
 
-struct raw_io {
-	CURL *h; /* the transfer's handle, set by eo__kube_transfer while it runs */
-	eo_kube_raw_sink sink;
-	void *ud;
-	struct eo_kube_raw_res *res;
-	bool status_known, ok, delivered, aborted;
-};
-
-static size_t raw_write(char *p, size_t size, size_t nmemb, void *ud)
+size_t eo_kube_raw_write(char *p, size_t size, size_t nmemb, void *ud)
 {
-	struct raw_io *io = ud;
+	struct eo_kube_raw_io *io = ud;
 	size_t n = size * nmemb, room;
 
 	if (!io->status_known) {
@@ -45,8 +37,8 @@ static size_t raw_write(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req, struct raw_io *io,
-			    struct eo_kube_error *err)
+static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req,
+			    struct eo_kube_raw_io *io, struct eo_kube_error *err)
 {
 	const char *server = eo_kube_config_server(eo_kube_client_config(c));
 	struct eo__kube_xfer_opts xo = {req->timeout_ms, req->stall_s, req->headers};
@@ -62,8 +54,8 @@ static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req
 		return eo_kube_fail(err, EO_KUBE_EINVALID, "raw request: bad method or path");
 	if (asprintf(&url, "%s%s", server, req->path) < 0)
 		return eo_kube_fail(err, EO_KUBE_ENOMEM, "url");
-	rc = eo__kube_transfer(c, req->method, url, req->content_type, req->body, &xo, raw_write,
-			       io, &io->h, &status, NULL, err);
+	rc = eo__kube_transfer(c, req->method, url, req->content_type, req->body, &xo,
+			       eo_kube_raw_write, io, &io->h, &status, NULL, err);
 	io->res->http_status = status;
 	if (rc != EO_KUBE_OK) {
 		if (io->aborted)
@@ -80,7 +72,7 @@ static eo_kube_err raw_once(eo_kube_client *c, const struct eo_kube_raw_req *req
 eo_kube_err eo_kube_raw(eo_kube_client *c, const struct eo_kube_raw_req *req, eo_kube_raw_sink sink,
 			void *ud, struct eo_kube_raw_res *res, struct eo_kube_error *err)
 {
-	struct raw_io io = {.sink = sink, .ud = ud, .res = res};
+	struct eo_kube_raw_io io = {.sink = sink, .ud = ud, .res = res};
 	eo_kube_err rc;
 
 	rc = raw_once(c, req, &io, err);

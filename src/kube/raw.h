@@ -15,7 +15,10 @@
 #ifndef EO_KUBE_RAW_H
 #define EO_KUBE_RAW_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include <curl/curl.h>
 
 #include "kube/client.h"
 
@@ -47,5 +50,20 @@ struct eo_kube_raw_res {
  */
 eo_kube_err eo_kube_raw(eo_kube_client *c, const struct eo_kube_raw_req *req, eo_kube_raw_sink sink,
 			void *ud, struct eo_kube_raw_res *res, struct eo_kube_error *err);
+
+/*
+ * One transfer's write state: a 2xx body goes to sink, any other is kept in res->errbody
+ * (capped). eo_kube_raw_write is its CURLOPT_WRITEFUNCTION (ud: the eo_kube_raw_io), also
+ * for transfers of other modules over their own handle.
+ */
+struct eo_kube_raw_io {
+	CURL *h; /* the transfer's handle, set while it runs */
+	eo_kube_raw_sink sink;
+	void *ud;
+	struct eo_kube_raw_res *res;
+	bool status_known, ok, delivered, aborted;
+};
+
+size_t eo_kube_raw_write(char *p, size_t size, size_t nmemb, void *ud);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "obs/log.h"
 
 #define SERVE_METRICS 1u
@@ -39,20 +40,6 @@ struct eo_http {
 /* Bind addresses                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-static void set_err(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || cap == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, cap, fmt, ap);
-	va_end(ap);
-}
-
 int eo_bind_addr_parse(const char *s, struct eo_bind_addr *out, char *err, size_t errcap)
 {
 	const char *host, *hend, *port;
@@ -68,7 +55,7 @@ int eo_bind_addr_parse(const char *s, struct eo_bind_addr *out, char *err, size_
 		host = s + 1;
 		hend = strchr(host, ']');
 		if (!hend || hend[1] != ':') {
-			set_err(err, errcap, "bind address %.64s: expected [host]:port", s);
+			eo_set_err(err, errcap, "bind address %.64s: expected [host]:port", s);
 			return -1;
 		}
 		port = hend + 2;
@@ -76,35 +63,35 @@ int eo_bind_addr_parse(const char *s, struct eo_bind_addr *out, char *err, size_
 		host = s;
 		hend = strrchr(s, ':');
 		if (!hend) {
-			set_err(err, errcap,
-				"bind address %.64s: missing port (use host:port or :port)", s);
+			eo_set_err(err, errcap,
+				   "bind address %.64s: missing port (use host:port or :port)", s);
 			return -1;
 		}
 		if (memchr(host, ':', (size_t)(hend - host))) {
-			set_err(err, errcap,
-				"bind address %.64s: IPv6 hosts need brackets ([::1]:8080)", s);
+			eo_set_err(err, errcap,
+				   "bind address %.64s: IPv6 hosts need brackets ([::1]:8080)", s);
 			return -1;
 		}
 		port = hend + 1;
 	}
 	hlen = (size_t)(hend - host);
 	if (hlen >= sizeof(out->host)) {
-		set_err(err, errcap, "bind address: host too long");
+		eo_set_err(err, errcap, "bind address: host too long");
 		return -1;
 	}
 	if (!*port || strlen(port) > 5) {
-		set_err(err, errcap, "bind address %.64s: invalid port", s);
+		eo_set_err(err, errcap, "bind address %.64s: invalid port", s);
 		return -1;
 	}
 	for (i = 0; port[i]; i++) {
 		if (port[i] < '0' || port[i] > '9') {
-			set_err(err, errcap, "bind address %.64s: invalid port", s);
+			eo_set_err(err, errcap, "bind address %.64s: invalid port", s);
 			return -1;
 		}
 		p = p * 10 + (unsigned long)(port[i] - '0');
 	}
 	if (p > 65535) {
-		set_err(err, errcap, "bind address %.64s: port out of range", s);
+		eo_set_err(err, errcap, "bind address %.64s: port out of range", s);
 		return -1;
 	}
 	memcpy(out->host, host, hlen);
@@ -264,7 +251,8 @@ static int listener_start(struct listener *l, const char *what, const char *text
 		hints.ai_socktype = SOCK_STREAM;
 		gai = getaddrinfo(a->host, NULL, &hints, &res);
 		if (gai != 0) {
-			set_err(err, errcap, "%s: resolve %s: %s", what, text, gai_strerror(gai));
+			eo_set_err(err, errcap, "%s: resolve %s: %s", what, text,
+				   gai_strerror(gai));
 			goto out;
 		}
 		for (ai = res; ai && !l->d; ai = ai->ai_next) {
@@ -281,8 +269,8 @@ static int listener_start(struct listener *l, const char *what, const char *text
 		}
 	}
 	if (!l->d) {
-		set_err(err, errcap, "%s: bind %s: %s", what, text,
-			l->last_error[0] ? l->last_error : "cannot start HTTP server");
+		eo_set_err(err, errcap, "%s: bind %s: %s", what, text,
+			   l->last_error[0] ? l->last_error : "cannot start HTTP server");
 		goto out;
 	}
 	info = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -305,16 +293,16 @@ int eo_http_start(const struct eo_http_config *cfg, struct eo_http **out, char *
 
 	*out = NULL;
 	if (eo_bind_addr_parse(cfg->metrics_addr, &ma, perr, sizeof(perr)) != 0) {
-		set_err(err, errcap, "metrics: %s", perr);
+		eo_set_err(err, errcap, "metrics: %s", perr);
 		goto out;
 	}
 	if (eo_bind_addr_parse(cfg->health_addr, &ha, perr, sizeof(perr)) != 0) {
-		set_err(err, errcap, "health probe: %s", perr);
+		eo_set_err(err, errcap, "health probe: %s", perr);
 		goto out;
 	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv) {
-		set_err(err, errcap, "out of memory");
+		eo_set_err(err, errcap, "out of memory");
 		goto out;
 	}
 	srv->cfg = *cfg;

@@ -156,6 +156,34 @@ static const struct eo_fnc_member *freshest_other(const struct eo_fnc_input *in,
 	return f;
 }
 
+static bool answers_foreign(const struct eo_fnc_member *m)
+{
+	return m->foreign;
+}
+
+static bool answers_lost(const struct eo_fnc_member *m)
+{
+	return m->lost;
+}
+
+static bool answers_leader(const struct eo_fnc_member *m)
+{
+	return m->leader != 0;
+}
+
+/* The first member that answers and matches p, in input order; NULL when none. */
+static const struct eo_fnc_member *first_answering(const struct eo_fnc_input *in,
+						   bool (*p)(const struct eo_fnc_member *))
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_fnc_member *m = &in->m[i];
+
+		if (m->answered && p(m))
+			return m;
+	}
+	return NULL;
+}
+
 /*
  * The checks on etcd's answers (forcenew.h): no foreign cluster, no "lost" member alive, no
  * leader anywhere, the survivor the freshest. Says why not.
@@ -163,44 +191,32 @@ static const struct eo_fnc_member *freshest_other(const struct eo_fnc_input *in,
 static bool answers_allow(const struct eo_fnc_input *in, const struct eo_fnc_member *s,
 			  struct eo_fnc_decision *d)
 {
-	const struct eo_fnc_member *f = NULL;
+	const struct eo_fnc_member *f = NULL, *m;
 
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_fnc_member *m = &in->m[i];
-
-		if (m->answered && m->foreign) {
-			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN;
-			say(d,
-			    "check cluster-id failed: member %s's address is answered by etcd "
-			    "cluster %" PRIx64 ", not this cluster: nothing is forced on its word",
-			    m->name, m->cluster_id);
-			return false;
-		}
+	if ((m = first_answering(in, answers_foreign)) != NULL) {
+		d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_FOREIGN;
+		say(d,
+		    "check cluster-id failed: member %s's address is answered by etcd "
+		    "cluster %" PRIx64 ", not this cluster: nothing is forced on its word",
+		    m->name, m->cluster_id);
+		return false;
 	}
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_fnc_member *m = &in->m[i];
-
-		if (m->answered && m->lost) {
-			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS;
-			say(d,
-			    "check lost-members-silent failed: member %s counts as lost (%s) but "
-			    "its etcd answers: it is alive and may hold the quorum",
-			    m->name, m->memory ? "its Pod is gone" : "its PVC is gone or replaced");
-			return false;
-		}
+	if ((m = first_answering(in, answers_lost)) != NULL) {
+		d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS;
+		say(d,
+		    "check lost-members-silent failed: member %s counts as lost (%s) but "
+		    "its etcd answers: it is alive and may hold the quorum",
+		    m->name, m->memory ? "its Pod is gone" : "its PVC is gone or replaced");
+		return false;
 	}
-	for (size_t i = 0; i < in->n; i++) {
-		const struct eo_fnc_member *m = &in->m[i];
-
-		if (m->answered && m->leader != 0) {
-			d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER;
-			say(d,
-			    "check no-leader failed: member %s answers with leader %" PRIx64
-			    ": a quorum of the cluster still works; no new cluster is forced "
-			    "beside it",
-			    m->name, m->leader);
-			return false;
-		}
+	if ((m = first_answering(in, answers_leader)) != NULL) {
+		d->reason = EO_PLAN_REASON_FORCE_NEW_CLUSTER_LEADER;
+		say(d,
+		    "check no-leader failed: member %s answers with leader %" PRIx64
+		    ": a quorum of the cluster still works; no new cluster is forced "
+		    "beside it",
+		    m->name, m->leader);
+		return false;
 	}
 	f = freshest_other(in, s);
 	if (f == NULL || (s->answered && !older(s, f)))

@@ -364,6 +364,31 @@ static bool is_kube_status(const char *body, size_t len)
 	return yes;
 }
 
+/*
+ * The apiserver's own 401/403 (verb on res refused) or 404 (no such Pod): true with *rc and
+ * msg set; false for any other status.
+ */
+static bool apiserver_refused(const struct eo_plugin_call_failure *f, const char *verb,
+			      const char *res, const char *ns, const char *member, const char *said,
+			      char *msg, size_t cap, enum eo_plugin_exit *rc)
+{
+	if (f->http_status == 401 || f->http_status == 403) {
+		*rc = eo_plugin_kube_failure(f->http_status == 401 ? EO_KUBE_EUNAUTHORIZED
+								   : EO_KUBE_EFORBIDDEN,
+					     f->ke, verb, res, ns, msg, cap);
+		return true;
+	}
+	if (f->http_status == 404) {
+		msgf(msg, cap,
+		     "member %s has no Pod to reach (the apiserver said: %s); it may be "
+		     "restarting or being replaced",
+		     member, said);
+		*rc = EO_PEXIT_FAILED;
+		return true;
+	}
+	return false;
+}
+
 enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *f,
 					   const char *member, const char *ns, const char *path,
 					   bool *etcd_said, char *msg, size_t cap)
@@ -373,22 +398,14 @@ enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *
 	const char *sub = f->tunnel ? "pods/portforward" : "pods/proxy";
 	char res[EO_NAME_MAX + 32];
 	bool status = is_kube_status(f->body, f->len);
+	enum eo_plugin_exit rc;
 
 	if (etcd_said)
 		*etcd_said = false;
 	snprintf(res, sizeof(res), "%s (Pod %s)", sub, member);
 	if (f->tunnel_refused) {
-		if (f->http_status == 401 || f->http_status == 403)
-			return eo_plugin_kube_failure(f->http_status == 401 ? EO_KUBE_EUNAUTHORIZED
-									    : EO_KUBE_EFORBIDDEN,
-						      f->ke, "get", res, ns, msg, cap);
-		if (f->http_status == 404) {
-			msgf(msg, cap,
-			     "member %s has no Pod to reach (the apiserver said: %s); it may be "
-			     "restarting or being replaced",
-			     member, said);
-			return EO_PEXIT_FAILED;
-		}
+		if (apiserver_refused(f, "get", res, ns, member, said, msg, cap, &rc))
+			return rc;
 		msgf(msg, cap, "member %s unreachable: the apiserver refused the port-forward: %s",
 		     member, said);
 		return EO_PEXIT_FAILED;
@@ -400,17 +417,8 @@ enum eo_plugin_exit eo_plugin_call_failure(const struct eo_plugin_call_failure *
 		return EO_PEXIT_FAILED;
 	}
 	if (!f->tunnel && status) {
-		if (f->http_status == 401 || f->http_status == 403)
-			return eo_plugin_kube_failure(f->http_status == 401 ? EO_KUBE_EUNAUTHORIZED
-									    : EO_KUBE_EFORBIDDEN,
-						      f->ke, "create", res, ns, msg, cap);
-		if (f->http_status == 404) {
-			msgf(msg, cap,
-			     "member %s has no Pod to reach (the apiserver said: %s); it may be "
-			     "restarting or being replaced",
-			     member, said);
-			return EO_PEXIT_FAILED;
-		}
+		if (apiserver_refused(f, "create", res, ns, member, said, msg, cap, &rc))
+			return rc;
 		msgf(msg, cap,
 		     "member %s unreachable: the apiserver could not reach its etcd (HTTP %ld: "
 		     "%s)",

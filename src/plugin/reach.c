@@ -180,40 +180,6 @@ void eo_plugin_reach_close(struct eo_plugin_reach *r)
 
 /* ---- the tunnel: libcurl over the port-forward's local socket ---------------------------- */
 
-struct tio {
-	CURL *h;
-	eo_kube_raw_sink sink;
-	void *ud;
-	struct eo_kube_raw_res *res;
-	bool status_known, ok, aborted;
-};
-
-static size_t tio_write(char *p, size_t size, size_t nmemb, void *ud)
-{
-	struct tio *io = ud;
-	size_t n = size * nmemb, room;
-
-	if (!io->status_known) {
-		curl_easy_getinfo(io->h, CURLINFO_RESPONSE_CODE, &io->res->http_status);
-		io->status_known = true;
-		io->ok = io->res->http_status >= 200 && io->res->http_status < 300;
-	}
-	if (io->ok) {
-		if (n > 0 && io->sink && io->sink(io->ud, p, n) != 0) {
-			io->aborted = true;
-			return 0;
-		}
-		return n;
-	}
-	room = EO_KUBE_RAW_ERRBODY_MAX - io->res->errbody_len;
-	if (n < room)
-		room = n;
-	memcpy(io->res->errbody + io->res->errbody_len, p, room);
-	io->res->errbody_len += room;
-	io->res->errbody[io->res->errbody_len] = '\0';
-	return n;
-}
-
 static void set_blob(CURL *h, CURLoption opt, unsigned char *p, size_t n)
 {
 	struct curl_blob b = {.data = p, .len = n, .flags = CURL_BLOB_COPY};
@@ -223,7 +189,7 @@ static void set_blob(CURL *h, CURLoption opt, unsigned char *p, size_t n)
 
 static eo_kube_err tunnel_post(struct eo_plugin_reach *r, const char *member, const char *host,
 			       const char *route, const char *body, struct curl_slist *hdrs,
-			       long timeout_ms, long stall_s, struct tio *io,
+			       long timeout_ms, long stall_s, struct eo_kube_raw_io *io,
 			       struct eo_plugin_answer *ans)
 {
 	eo_kube_tunnel *t = NULL;
@@ -276,7 +242,7 @@ static eo_kube_err tunnel_post(struct eo_plugin_reach *r, const char *member, co
 		curl_easy_setopt(io->h, CURLOPT_LOW_SPEED_TIME, stall_s);
 	}
 	curl_easy_setopt(io->h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(io->h, CURLOPT_WRITEFUNCTION, tio_write);
+	curl_easy_setopt(io->h, CURLOPT_WRITEFUNCTION, eo_kube_raw_write);
 	curl_easy_setopt(io->h, CURLOPT_WRITEDATA, io);
 	cc = curl_easy_perform(io->h);
 	if (!io->status_known)
@@ -323,7 +289,7 @@ eo_kube_err eo_plugin_reach_post(struct eo_plugin_reach *r, const char *member, 
 		extra[0] = tokline;
 	}
 	if (r->path == EO_PPATH_TUNNEL) {
-		struct tio io = {.sink = sink, .ud = ud, .res = &ans->res};
+		struct eo_kube_raw_io io = {.sink = sink, .ud = ud, .res = &ans->res};
 
 		n = curl_slist_append(hdrs, "Content-Type: application/json");
 		if (n && tokline)
