@@ -12,6 +12,14 @@ void eo_sleep_ms(long ms)
 		;
 }
 
+int64_t eo_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 struct timespec eo_mono_deadline_ms(long ms)
 {
 	struct timespec ts;

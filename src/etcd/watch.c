@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "core/sleep.h"
 #include "etcd/internal.h"
 
 #define WATCH_MAX_TOKEN 4096
@@ -203,14 +204,6 @@ struct wstream {
 	long idle_ms;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* 0 to go on, -1 when the stream must stop (w->err / w->done say why). */
 static int handle_line(struct wstream *w, const char *p, size_t n)
 {
@@ -309,7 +302,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 	struct wstream *w = ud;
 	size_t n = size * nmemb, take;
 
-	w->last_data_ms = mono_ms();
+	w->last_data_ms = eo_mono_ms();
 	if (w->status == 0)
 		curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
 	if (w->status != 200) {
@@ -328,7 +321,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	struct wstream *w = ud;
 
 	(void)dt, (void)dn, (void)ut, (void)un;
-	if (w->idle_ms > 0 && mono_ms() - w->last_data_ms > w->idle_ms) {
+	if (w->idle_ms > 0 && eo_mono_ms() - w->last_data_ms > w->idle_ms) {
 		w->err = EO_ETCD_TIMEOUT;
 		dset(w->d, "watch idle for longer than its idle timeout");
 		return 1;
@@ -462,7 +455,7 @@ eo_etcd_err eo_etcd_watch(const struct eo_etcd_watch_opts *o, eo_etcd_watch_fn f
 		err = setup(&w, o, url, req, hdr, &routes, errbuf);
 	if (err != EO_ETCD_OK)
 		goto out;
-	w.last_data_ms = mono_ms();
+	w.last_data_ms = eo_mono_ms();
 	cc = curl_easy_perform(w.h);
 	curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
 	w.res->http_status = w.status;

@@ -3,6 +3,7 @@
  */
 #include "kube/config.h"
 #include "core/base64.h"
+#include "core/sleep.h"
 #include "kube/exec.h"
 
 #include <ctype.h>
@@ -48,14 +49,6 @@ struct eo_kube_config {
 	time_t exec_expiry; /* 0: the credentials do not expire */
 	struct retired *retired;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void blob_free(struct blob *b)
 {
@@ -323,7 +316,7 @@ eo_kube_err eo_kube_config_token(eo_kube_config *cfg, char **token, struct eo_ku
 {
 	char *fresh = NULL;
 	eo_kube_err rc = EO_KUBE_OK;
-	int64_t now = mono_ms();
+	int64_t now = eo_mono_ms();
 	bool reread;
 
 	*token = NULL;
@@ -940,7 +933,7 @@ static eo_kube_err load_user(yaml_document_t *doc, yaml_node_t *user, const char
 		rc = read_token_file(cfg->token_file, &cfg->token, err);
 		if (rc != EO_KUBE_OK)
 			return rc;
-		cfg->token_read_ms = mono_ms();
+		cfg->token_read_ms = eo_mono_ms();
 	}
 	if (cfg->token || cfg->cert.len > 0)
 		return EO_KUBE_OK;
@@ -1219,7 +1212,7 @@ eo_kube_err eo_kube_config_in_cluster(const struct eo_kube_incluster_paths *path
 	rc = read_token_file(cfg->token_file, &cfg->token, err);
 	if (rc != EO_KUBE_OK)
 		goto out;
-	cfg->token_read_ms = mono_ms();
+	cfg->token_read_ms = eo_mono_ms();
 	if (eo_kube_read_file(ns_path, 4096, &ns, &ns_len, NULL) == EO_KUBE_OK) {
 		eo__kube_trim(ns);
 		if (ns[0] == '\0') {

@@ -18,13 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "core/sleep.h"
 
 /* Grows *buf to hold at least need bytes plus a NUL, without realloc (a token must not stay
  * behind in freed memory). */
@@ -60,7 +54,7 @@ static eo_kube_err collect(int fd, size_t max, int64_t deadline, char **buf, siz
 	*n = 0;
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - eo_mono_ms();
 		ssize_t got;
 		int pr;
 
@@ -144,7 +138,7 @@ eo_kube_err eo__kube_exec_launch(char *const argv[], char *const envp[], bool in
 		close(pfd[0]);
 		return eo_kube_fail(err, EO_KUBE_ECONFIG, "cannot be started: %s", strerror(e));
 	}
-	rc = collect(pfd[0], max, now_ms() + timeout_ms, &buf, &n, err);
+	rc = collect(pfd[0], max, eo_mono_ms() + timeout_ms, &buf, &n, err);
 	close(pfd[0]);
 	*exit_code = reap(pid, rc != EO_KUBE_OK);
 	if (rc != EO_KUBE_OK) {

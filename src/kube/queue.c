@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sleep.h"
+
 struct delayed {
 	int64_t at;
 	uint64_t seq;
@@ -42,17 +44,9 @@ struct eo_kube_queue {
 	bool shutting_down;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t now(eo_kube_queue *q)
 {
-	return q->now_ms ? q->now_ms(q->clock_ud) : mono_ms();
+	return q->now_ms ? q->now_ms(q->clock_ud) : eo_mono_ms();
 }
 
 eo_kube_queue *eo_kube_queue_new(const struct eo_kube_queue_opts *opts)
@@ -383,7 +377,7 @@ static struct timespec deadline_in(int64_t ms)
 
 enum eo_kube_queue_rc eo_kube_queue_get(eo_kube_queue *q, long timeout_ms, char **key)
 {
-	int64_t start = mono_ms();
+	int64_t start = eo_mono_ms();
 	enum eo_kube_queue_rc rc;
 
 	*key = NULL;
@@ -414,7 +408,7 @@ enum eo_kube_queue_rc eo_kube_queue_get(eo_kube_queue *q, long timeout_ms, char 
 			break;
 		}
 		if (timeout_ms >= 0) {
-			left = timeout_ms - (mono_ms() - start);
+			left = timeout_ms - (eo_mono_ms() - start);
 			if (left <= 0) {
 				rc = EO_KUBE_QUEUE_TIMEOUT;
 				break;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "api/names.h"
+#include "core/sleep.h"
 #include "snapshot/etcdsnap.h"
 #include "snapshot/filestore.h"
 #include "snapshot/integrity.h"
@@ -32,18 +33,10 @@ struct snap {
 	int64_t start_ms, shown_ms;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Rewrites the progress line (bytes, rate) at most four times a second, or now when final. */
 static void snap_progress(struct snap *s, bool final)
 {
-	int64_t now = now_ms();
+	int64_t now = eo_mono_ms();
 	char line[256];
 
 	if (!s->progress || (!final && now - s->shown_ms < 250))
@@ -136,7 +129,7 @@ int eo__plugin_cmd_snapshot(struct eo__plugin_ctx *c)
 	}
 	s->member = member;
 	s->progress = c->errf && isatty(fileno(c->errf)) ? c->errf : NULL;
-	s->start_ms = s->shown_ms = now_ms();
+	s->start_ms = s->shown_ms = eo_mono_ms();
 	e = eo_plugin_reach_post(
 	    &c->reach, member, eo__plugin_member_host(c, member, host, sizeof(host)),
 	    "/v3/maintenance/snapshot", "{}", -1, SNAPSHOT_STALL_S, snap_feed, s, ans);
