@@ -1249,8 +1249,10 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	if (ok && eo_present(eo_member_member_id(member)) && o != NULL &&
 	    eo_present(o->operator_image))
 		add_init(spec, data_guard_init(member, o), &ok);
+	/* wait-peers only when the initial cluster names a peer besides this member */
 	if (ok && !state_new && !eo_present(eo_member_member_id(member)) &&
-	    eo_present(eo_member_initial_cluster(member)) && o != NULL &&
+	    eo_present(eo_member_initial_cluster(member)) &&
+	    strchr(eo_member_initial_cluster(member), ',') != NULL && o != NULL &&
 	    eo_present(o->operator_image))
 		add_init(spec, wait_peers_init(member, o), &ok);
 	aff = eo_member_affinity(member);
