@@ -16,6 +16,7 @@
 #include "agent/adopt.h"
 #include "agent/dataguard.h"
 #include "agent/internal.h"
+#include "agent/waitpeers.h"
 #include "api/snapshot.h"
 #include "core/version.h"
 #include "snapshot/store.h"
@@ -288,6 +289,8 @@ int eo_agent_main(int argc, char **argv)
 		return eo_agent_adopt_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "data-guard") == 0) /* agent/dataguard.h */
 		return eo_agent_data_guard_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "wait-peers") == 0) /* agent/waitpeers.h */
+		return eo_agent_wait_peers_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = eo__agent_snapshot;
 		usage = eo__agent_usage_snapshot;

@@ -10,6 +10,8 @@
  *                                      (agent/adopt.h)
  *   etcd-operator data-guard      ...  refuse a data dir without its WAL for a
  *                                      member with an ID (agent/dataguard.h)
+ *   etcd-operator wait-peers      ...  wait, bounded, until a peer of a joining
+ *                                      member accepts (agent/waitpeers.h)
  *
  * main() calls eo_agent_main() first: it returns -1 when argv[1] is not an
  * agent subcommand (the controller manager runs as before), otherwise the

@@ -10,7 +10,8 @@
  *   rebuild.c   restore-rebuild
  *   prune.c     snapshot-prune
  *
- * adopt-data (adopt.c) and data-guard (dataguard.c) parse their own flags.
+ * adopt-data (adopt.c), data-guard (dataguard.c) and wait-peers (waitpeers.c) parse their
+ * own flags.
  */
 #ifndef EO_AGENT_INTERNAL_H
 #define EO_AGENT_INTERNAL_H

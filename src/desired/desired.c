@@ -1131,9 +1131,29 @@ static json_t *data_guard_init(const json_t *member, const struct eo_desired_opt
 }
 
 /*
+ * A member that joins a running cluster waits, bounded, until a peer accepts on its peer port
+ * (agent/waitpeers.h): a network policy programmed after the Pod started would otherwise
+ * refuse etcd's one-shot join, and the kubelet's back-off would hold the member down for
+ * 10-20 s. Always exits 0. No volume, etcd's user.
+ */
+static json_t *wait_peers_init(const json_t *member, const struct eo_desired_opts *o)
+{
+	return json_pack("{s:s, s:s, s:s, s:[s, s, s, s, s, s, s], "
+			 "s:{s:b, s:b, s:b, s:{s:[s]}}, s:s}",
+			 "name", EO_DESIRED_WAIT_PEERS_CONTAINER, "image", o->operator_image,
+			 "imagePullPolicy", "IfNotPresent", "args", "wait-peers", "--name",
+			 eo_member_name(member), "--initial-cluster",
+			 eo_member_initial_cluster(member), "--timeout",
+			 EO_DESIRED_WAIT_PEERS_TIMEOUT, "securityContext", "runAsNonRoot", 1,
+			 "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
+			 "drop", "ALL", "terminationMessagePolicy", "FallbackToLogsOnError");
+}
+
+/*
  * The init containers of a member's Pod, in order: adopt-data (an adopted legacy member),
- * data-guard (a member with an ID), or the restore pair (a restoring seed before the cluster
- * ever bootstrapped; never together with the guard: one needs a member ID, the other none).
+ * data-guard (a member with an ID), wait-peers (a member joining without an ID yet), or the
+ * restore pair (a restoring seed before the cluster ever bootstrapped; never together with the
+ * guard: one needs a member ID, the other none).
  */
 static void add_init(json_t *spec, json_t *ctr, bool *ok)
 {
@@ -1229,6 +1249,12 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	if (ok && eo_present(eo_member_member_id(member)) && o != NULL &&
 	    eo_present(o->operator_image))
 		add_init(spec, data_guard_init(member, o), &ok);
+	/* wait-peers only when the initial cluster names a peer besides this member */
+	if (ok && !state_new && !eo_present(eo_member_member_id(member)) &&
+	    eo_present(eo_member_initial_cluster(member)) &&
+	    strchr(eo_member_initial_cluster(member), ',') != NULL && o != NULL &&
+	    eo_present(o->operator_image))
+		add_init(spec, wait_peers_init(member, o), &ok);
 	aff = eo_member_affinity(member);
 	if (aff != NULL && json_object_size(aff) > 0) {
 		set_copy(spec, "affinity", aff, &ok);
@@ -1281,26 +1307,28 @@ bool eo_desired_pod_forces_new_cluster(const json_t *pod)
 }
 
 /*
- * The data guard is left out of the hash: it comes with the member ID, which a member learns
- * after its first Pod started, so counting it would roll every member once after it joined
- * (and every running Pod when the operator is upgraded). Every Pod created after the member
- * joined carries it; a Pod that predates the ID keeps running without it until it is
- * replaced for another reason (docs/concepts.md, "A wiped data directory").
+ * The data guard and wait-peers are left out of the hash: both turn with the member ID, which
+ * a member learns after its first Pod started (wait-peers goes, the guard comes), so counting
+ * them would roll every member once after it joined (and every running Pod when the operator
+ * is upgraded). Every Pod created after the member joined carries the guard; a Pod that
+ * predates the ID keeps running without it, and with wait-peers, until it is replaced for
+ * another reason (docs/concepts.md, "A wiped data directory" and "Joining behind a network
+ * policy").
  */
-static void drop_data_guard(json_t *spec)
+static void drop_id_dependent_inits(json_t *spec)
 {
 	json_t *inits = json_object_get(spec, "initContainers");
-	const json_t *ctr = NULL;
-	size_t i;
+	size_t i = 0;
 
-	json_array_foreach(inits, i, ctr)
-	{
-		const char *name = json_string_value(json_object_get(ctr, "name"));
+	while (i < json_array_size(inits)) {
+		const char *name =
+		    json_string_value(json_object_get(json_array_get(inits, i), "name"));
 
-		if (name != NULL && strcmp(name, EO_DESIRED_DATA_GUARD_CONTAINER) == 0) {
+		if (name != NULL && (strcmp(name, EO_DESIRED_DATA_GUARD_CONTAINER) == 0 ||
+				     strcmp(name, EO_DESIRED_WAIT_PEERS_CONTAINER) == 0))
 			json_array_remove(inits, i);
-			break;
-		}
+		else
+			i++;
 	}
 	if (inits != NULL && json_array_size(inits) == 0)
 		json_object_del(spec, "initContainers");
@@ -1321,7 +1349,7 @@ int eo_desired_pod_hash(const json_t *pod, char *buf, size_t n)
 	md = json_object_get(c, "metadata");
 	/* What moves by itself (the voter label) or is the hash is left out. */
 	json_object_del(json_object_get(md, "labels"), EO_LABEL_ROLE);
-	drop_data_guard(json_object_get(c, "spec"));
+	drop_id_dependent_inits(json_object_get(c, "spec"));
 	json_object_del(json_object_get(md, "annotations"), EO_ANNOTATION_POD_HASH);
 	if (json_object_size(json_object_get(md, "annotations")) == 0)
 		json_object_del(md, "annotations");

@@ -55,6 +55,13 @@ struct eo_desired_opts {
 #define EO_DESIRED_DATA_GUARD_CONTAINER "data-guard"
 /* Its exit code when the data dir has no WAL (the member lost its data). */
 #define EO_DESIRED_DATA_GUARD_EXIT_NO_WAL 3
+/*
+ * Init container of a Pod that joins a running cluster (--initial-cluster-state=existing and
+ * no status.memberID yet; agent/waitpeers.h): waits, at most EO_DESIRED_WAIT_PEERS_TIMEOUT
+ * seconds, until a peer accepts on its peer port. Not part of the Pod hash.
+ */
+#define EO_DESIRED_WAIT_PEERS_CONTAINER "wait-peers"
+#define EO_DESIRED_WAIT_PEERS_TIMEOUT	"30"
 
 #define EO_DESIRED_TLS_CLIENT_DIR "/etc/etcd/tls/client"
 #define EO_DESIRED_TLS_PEER_DIR	  "/etc/etcd/tls/peer"
@@ -210,10 +217,11 @@ json_t *eo_desired_member_pvc(const json_t *member);
  * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
  * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
  * Init containers (from o->operator_image; none without it): adopt-data for an adopted legacy
- * member; data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with status.memberID; the
- * restore pair (desired/restore.h) only for a restoring seed while neither cluster_bootstrapped
- * nor status.memberID holds: a restore runs once, and a bootstrapped seed's Pod never mounts
- * the restore source.
+ * member; data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with status.memberID;
+ * wait-peers (EO_DESIRED_WAIT_PEERS_CONTAINER) for a member that joins ("existing", no
+ * status.memberID, an initial cluster); the restore pair (desired/restore.h) only for a restoring
+ * seed while neither cluster_bootstrapped nor status.memberID holds: a restore runs once, and a
+ * bootstrapped seed's Pod never mounts the restore source.
  */
 json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
 			      bool cluster_bootstrapped);

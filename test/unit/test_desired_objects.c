@@ -496,6 +496,69 @@ static const json_t *init_container(const json_t *pod, const char *name)
 }
 
 /*
+ * wait-peers: on the Pod of a member that joins a running cluster (state "existing", no
+ * status.memberID yet), with its name and initial cluster; never on the seed of a new cluster,
+ * never once the member has its ID (the data guard's turn), never without the operator image.
+ * It leaves the Pod hash alone: the Pod does not roll when the member learns its ID.
+ */
+static void test_wait_peers(void **state)
+{
+	struct eo_desired_opts o = OPTS;
+	json_t *m = tu_json(MEMBER_JSON), *p = NULL, *spec = NULL;
+	const json_t *w = NULL;
+	char h1[EO_DESIRED_HASH_MAX], h2[EO_DESIRED_HASH_MAX];
+	char *args = NULL;
+
+	(void)state;
+	o.operator_image = "localhost/etcd-operator:dev";
+	spec = json_object_get(m, "spec");
+	json_object_set_new(spec, "bootstrap", json_false());
+	json_object_set_new(spec, "replicas", json_integer(3));
+	json_object_set_new(spec, "initialCluster",
+			    json_string("demo-fghij=http://demo-fghij.demo.default.svc.cluster."
+					"local:2380,demo-abcde=http://demo-abcde.demo.default.svc."
+					"cluster.local:2380"));
+	json_object_set_new(json_object_get(m, "status"), "isVoter", json_false());
+	p = eo_desired_member_pod(m, &o, true);
+	golden("member_pod_joining.json", p);
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "joining member Pod");
+	assert_non_null(w = init_container(p, EO_DESIRED_WAIT_PEERS_CONTAINER));
+	assert_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	args = json_dumps(json_object_get(w, "args"), JSON_COMPACT);
+	assert_string_equal(args, "[\"wait-peers\",\"--name\",\"demo-abcde\","
+				  "\"--initial-cluster\",\"demo-fghij=http://demo-fghij.demo."
+				  "default.svc.cluster.local:2380,demo-abcde=http://demo-abcde."
+				  "demo.default.svc.cluster.local:2380\",\"--timeout\",\"30\"]");
+	free(args);
+	assert_null(json_object_get(w, "volumeMounts"));
+	json_decref(p);
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h1, sizeof(h1)), 0);
+
+	/* without the operator image there is nothing to run it from */
+	p = eo_desired_member_pod(m, &OPTS, true);
+	assert_null(init_container(p, EO_DESIRED_WAIT_PEERS_CONTAINER));
+	json_decref(p);
+
+	/* joined: the data guard instead, and the same hash (no roll) */
+	json_object_set_new(json_object_get(m, "status"), "memberID",
+			    json_string("8e9e05c52164694d"));
+	p = eo_desired_member_pod(m, &o, true);
+	assert_null(init_container(p, EO_DESIRED_WAIT_PEERS_CONTAINER));
+	assert_non_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	json_decref(p);
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h2, sizeof(h2)), 0);
+	assert_string_equal(h1, h2);
+	json_decref(m);
+
+	/* the seed of a new cluster forms it: nothing to wait for */
+	m = tu_json(MEMBER_JSON);
+	p = eo_desired_member_pod(m, &o, false);
+	assert_null(init_container(p, EO_DESIRED_WAIT_PEERS_CONTAINER));
+	json_decref(p);
+	json_decref(m);
+}
+
+/*
  * The data guard: on the Pod of a member with status.memberID (with the operator image known),
  * never on one without; it carries the member ID and runs after adopt-data on the same
  * sub-path; it leaves the Pod hash alone, so no Pod rolls when the member learns its ID.
@@ -963,6 +1026,7 @@ int main(void)
 	    cmocka_unit_test(test_member_route),
 	    cmocka_unit_test(test_observed_snapshot),
 	    cmocka_unit_test(test_data_guard),
+	    cmocka_unit_test(test_wait_peers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
