@@ -9,8 +9,10 @@
 #   hack/cluster.sh up      idempotent; returns when the node is Ready and DNS answers;
 #                           starts only what stopped, keeping the cluster's state.
 #                           EO_WORKERS=N adds worker nodes worker-1..N (hack/nodes.sh;
-#                           default 0: one node; EO_WORKERS_WIP=1 taints them
-#                           etcd-operator.dev/wip=true:NoSchedule)
+#                           default 4; EO_WORKERS=0: the control-plane node alone).
+#                           They carry the taint etcd-operator.dev/faults=true:NoSchedule
+#                           that only the fault cases tolerate; EO_WORKERS_OPEN=1 leaves
+#                           them untainted
 #   hack/cluster.sh down    stops everything up started and cleans the machine
 #   hack/cluster.sh status  what is running
 #   hack/cluster.sh logs    bundles the component logs into a tarball
@@ -621,9 +623,9 @@ up() {
 	log "cert-manager"
 	wait "$cm_pid" || die "building cert-manager failed; see $cm_log"
 	"$REPO/hack/cert-manager.sh"
-	if [ "${EO_WORKERS:-0}" -gt 0 ]; then
-		log "worker nodes (EO_WORKERS=$EO_WORKERS)"
-		"$REPO/hack/nodes.sh" up "$EO_WORKERS" ${EO_WORKERS_WIP:+--wip}
+	if [ "${EO_WORKERS:-4}" -gt 0 ]; then
+		log "worker nodes (EO_WORKERS=${EO_WORKERS:-4})"
+		"$REPO/hack/nodes.sh" up "${EO_WORKERS:-4}" ${EO_WORKERS_OPEN:+--open}
 	fi
 	log "cluster up in $(($(date +%s) - t0))s; kubeconfig: $KUBECONFIG_FILE"
 }

@@ -33,11 +33,13 @@ for suite in "$@"; do
 done
 # Cases that need worker nodes (hack/nodes.sh) carry the label
 # etcd-operator.dev/needs-workers: "<n>". They are selected only when the bed
-# has that many schedulable workers (Ready, not cordoned, no NoSchedule taint);
-# otherwise they are left out here, and this says so.
+# has that many schedulable workers (Ready, not cordoned, no NoSchedule taint but
+# the etcd-operator.dev/faults taint those cases tolerate); otherwise they are
+# left out here, and this says so.
 workers=$(kc get nodes -l etcd-operator.dev/worker=true -o json | jq '[.items[]
 	| select(.spec.unschedulable != true)
-	| select([.spec.taints[]? | select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
+	| select([.spec.taints[]? | select(.key != "etcd-operator.dev/faults")
+		| select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
 	| select(.status.conditions[]? | .type == "Ready" and .status == "True")] | length')
 selector=()
 for n in 3 2 1; do

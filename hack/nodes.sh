@@ -8,9 +8,12 @@
 # in that namespace. The first node (the control plane's, hack/cluster.sh) is
 # not touched.
 #
-#   hack/nodes.sh up N [--wip]   start workers worker-1..worker-N (idempotent;
+#   hack/nodes.sh up N [--open]  start workers worker-1..worker-N (idempotent;
 #                                 starts what stopped; returns when all are Ready).
-#                                 --wip taints them etcd-operator.dev/wip=true:NoSchedule
+#                                 They are tainted etcd-operator.dev/faults=true:NoSchedule
+#                                 (only the fault cases, which tolerate it, land there, so a
+#                                 fault never hits another case's members); --open leaves
+#                                 them untainted (and takes the taint off)
 #   hack/nodes.sh down           stop every worker, delete its Node, clean the machine
 #   hack/nodes.sh status         the workers and their components
 #   hack/nodes.sh stop <node>    power loss: kill its components and containers, cut its link
@@ -40,7 +43,7 @@ NODES_POD_NET=10.89.0.0/16
 CLUSTER_POD_NET=10.88.0.0/15 # the first node's 10.88.0.0/16 and the workers' 10.89.0.0/16
 NODES_PVS=${NODES_PVS:-8}
 NODES_PV_SIZE=${NODES_PV_SIZE:-10Gi}
-WIP_TAINT=etcd-operator.dev/wip=true:NoSchedule
+FAULTS_TAINT=etcd-operator.dev/faults=true:NoSchedule
 NODES_STATE=$BASE/nodes
 NODES_RUN=$RUNDIR/nodes
 API_SERVER=https://$NODE_IP:6443
@@ -418,7 +421,7 @@ start_node() {
 		"$K8S_BIN/kubelet" --config "$NODES_STATE/$n/conf/kubelet.yaml" \
 		--kubeconfig "$NODES_STATE/$n/conf/kubelet.kubeconfig" --hostname-override "$n" \
 		--node-ip "$ip" --root-dir "$NODES_STATE/$n/kubelet" \
-		--node-labels "etcd-operator.dev/worker=true" $([ -n "${WIP:-}" ] && echo "--register-with-taints=$WIP_TAINT") --v=1
+		--node-labels "etcd-operator.dev/worker=true" $([ -z "${OPEN:-}" ] && echo "--register-with-taints=$FAULTS_TAINT") --v=1
 	supervise "$n.kube-proxy" nsenter --net="/run/netns/$(node_netns "$n")" -- \
 		"$K8S_BIN/kube-proxy" --config "$NODES_STATE/$n/conf/kube-proxy.yaml" --v=1
 	# kube-router finds its Node by $NODE_NAME, then by the machine's hostname
@@ -502,7 +505,7 @@ restore_panic_on_oops() {
 }
 
 up() {
-	local count=${1:?usage: nodes.sh up N [--wip]} i n t0 names=()
+	local count=${1:?usage: nodes.sh up N [--open]} i n t0 names=()
 	t0=$(date +%s)
 	[ -f "$CONF/kubelet.yaml" ] && [ -S "$CONTAINERD_SOCK" ] || die "the local cluster is not up; run 'make cluster-up' first"
 	case $count in '' | *[!0-9]*) die "up: N must be a number, not '$count'" ;; esac
@@ -522,7 +525,11 @@ up() {
 	for n in "${names[@]}"; do
 		[ -f "$NODES_RUN/$n/power" ] && continue
 		wait_for 180 "node $n Ready" node_ready "$n"
-		if [ -n "${WIP:-}" ]; then kc taint node "$n" "$WIP_TAINT" --overwrite >/dev/null; fi
+		if [ -z "${OPEN:-}" ]; then
+			kc taint node "$n" "$FAULTS_TAINT" --overwrite >/dev/null
+		else
+			kc taint node "$n" "${FAULTS_TAINT%%=*}:NoSchedule-" >/dev/null 2>&1 || true
+		fi
 		node_pvs "$n"
 	done
 	pv_recycler
@@ -610,8 +617,8 @@ host_lock() {
 
 cmd=${1:-}
 shift || true
-WIP=
-for a in "$@"; do [ "$a" = --wip ] && WIP=1; done
+OPEN=
+for a in "$@"; do [ "$a" = --open ] && OPEN=1; done
 case $cmd in
 up) host_lock && up "${1:-}" ;;
 down) host_lock && down ;;
