@@ -49,4 +49,10 @@ void eo_last_line(const char *text, char *out, size_t cap);
 /* Formats into err (capacity cap); nothing when err is NULL or cap is 0. */
 void eo_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * Formats into a char array (an array, not a pointer: its size is taken with sizeof), cutting a
+ * long text short: the one message formatter of the planners (their msgf and say).
+ */
+#define EO_FMT(array, ...) eo_set_err((array), sizeof(array), __VA_ARGS__)
+
 #endif

@@ -4,7 +4,6 @@
 #include "plan/forcenew.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/meta.h"
+#include "core/strbuf.h"
 #include "plan/internal.h"
 
 static const char *const step_names[] = {
@@ -36,17 +36,7 @@ const char *eo_fnc_step_name(enum eo_fnc_step s)
 	return "unknown";
 }
 
-static void say(struct eo_fnc_decision *d, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void say(struct eo_fnc_decision *d, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(d->why, sizeof(d->why), f, ap);
-	va_end(ap);
-}
+#define say(d, ...) EO_FMT((d)->why, __VA_ARGS__)
 
 static bool is_step(const struct eo_fnc_member *m, const char *step)
 {

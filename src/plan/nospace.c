@@ -4,13 +4,13 @@
 #include "plan/nospace.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "core/strbuf.h"
 
 const char *eo_nplan_action_name(enum eo_nplan_action a)
 {
@@ -33,17 +33,7 @@ void eo_nplan_result_clear(struct eo_nplan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_nplan_result *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void msgf(struct eo_nplan_result *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out->message, sizeof(out->message), fmt, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 /* Sets the NoSpace condition; out->status only when the cluster's status changes. */
 static int cond(const struct eo_nplan_input *in, struct eo_nplan_result *out, const char *status,

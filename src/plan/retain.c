@@ -3,7 +3,6 @@
  */
 #include "plan/retain.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "api/member.h"
 #include "api/meta.h"
 #include "api/names.h"
+#include "core/strbuf.h"
 
 static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
     [EO_RETAIN_NONE] = "none",
@@ -34,16 +34,7 @@ void eo_plan_retain_clear(struct eo_retain_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_retain_result *out, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-static void msgf(struct eo_retain_result *out, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(out->message, sizeof(out->message), f, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 bool eo_plan_retain_has_finalizer(const json_t *cluster)
 {

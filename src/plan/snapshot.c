@@ -4,7 +4,6 @@
 #include "plan/snapshot.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,17 +47,7 @@ void eo_splan_result_clear(struct eo_splan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_splan_result *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void msgf(struct eo_splan_result *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out->message, sizeof(out->message), fmt, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap)
 {
