@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/util.h"
+
 static atomic_int log_level = EO_LOG_INFO;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static eo_log_sink_fn log_sink;
@@ -52,19 +54,16 @@ int eo_log_level_parse(const char *s, enum eo_log_level *out)
 	return 0;
 }
 
+static const char *const level_names[] = {
+    [EO_LOG_DEBUG] = "debug",
+    [EO_LOG_INFO] = "info",
+    [EO_LOG_WARN] = "warn",
+    [EO_LOG_ERROR] = "error",
+};
+
 const char *eo_log_level_name(enum eo_log_level lvl)
 {
-	switch (lvl) {
-	case EO_LOG_DEBUG:
-		return "debug";
-	case EO_LOG_INFO:
-		return "info";
-	case EO_LOG_WARN:
-		return "warn";
-	case EO_LOG_ERROR:
-		return "error";
-	}
-	return "unknown";
+	return EO_ENUM_NAME(level_names, lvl, "unknown");
 }
 
 void eo_log_set_level(enum eo_log_level lvl)

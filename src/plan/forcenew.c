@@ -13,6 +13,7 @@
 #include "api/member.h"
 #include "api/meta.h"
 #include "core/strbuf.h"
+#include "core/util.h"
 #include "plan/internal.h"
 
 static const char *const step_names[] = {
@@ -31,9 +32,7 @@ static const char *const step_names[] = {
 
 const char *eo_fnc_step_name(enum eo_fnc_step s)
 {
-	if ((unsigned)s < sizeof(step_names) / sizeof(step_names[0]) && step_names[s] != NULL)
-		return step_names[s];
-	return "unknown";
+	return EO_ENUM_NAME(step_names, s, "unknown");
 }
 
 #define say(d, ...) EO_FMT((d)->why, __VA_ARGS__)

@@ -37,9 +37,7 @@ static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
 
 const char *eo_mplan_action_name(enum eo_mplan_action a)
 {
-	if ((unsigned)a < EO_MPLAN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_member_plan_clear(struct eo_mplan_result *r)

@@ -11,20 +11,18 @@
 #include "api/cluster.h"
 #include "api/conditions.h"
 #include "core/strbuf.h"
+#include "core/util.h"
+
+static const char *const names[] = {
+    [EO_NPLAN_NONE] = "none",
+    [EO_NPLAN_QUERY] = "query",
+    [EO_NPLAN_RECOVER] = "recover",
+    [EO_NPLAN_DISARM] = "disarm",
+};
 
 const char *eo_nplan_action_name(enum eo_nplan_action a)
 {
-	switch (a) {
-	case EO_NPLAN_QUERY:
-		return "query";
-	case EO_NPLAN_RECOVER:
-		return "recover";
-	case EO_NPLAN_DISARM:
-		return "disarm";
-	case EO_NPLAN_NONE:
-	default:
-		return "none";
-	}
+	return EO_ENUM_NAME(names, a, "none");
 }
 
 void eo_nplan_result_clear(struct eo_nplan_result *r)

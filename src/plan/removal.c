@@ -22,9 +22,7 @@ static const char *const names[EO_RPLAN_ACTION_COUNT_] = {
 
 const char *eo_rplan_action_name(enum eo_rplan_action a)
 {
-	if ((unsigned)a < EO_RPLAN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_plan_removal_clear(struct eo_rplan_result *r)

@@ -11,6 +11,7 @@
 #include "api/meta.h"
 #include "api/names.h"
 #include "core/strbuf.h"
+#include "core/util.h"
 
 static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
     [EO_RETAIN_NONE] = "none",
@@ -21,9 +22,7 @@ static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
 
 const char *eo_retain_action_name(enum eo_retain_action a)
 {
-	if ((unsigned)a < EO_RETAIN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_plan_retain_clear(struct eo_retain_result *r)

@@ -15,6 +15,7 @@
 #include "api/names.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
+#include "core/util.h"
 #include "desired/snapshot_job.h"
 #include "api/meta.h"
 #include "plan/volref.h"
@@ -23,21 +24,17 @@
 #define SHA256_HEX 64
 #define WORDS_MAX  300 /* of the agent's last words quoted in a message */
 
+static const char *const names[] = {
+    [EO_SPLAN_NONE] = "none",
+    [EO_SPLAN_WAIT] = "wait",
+    [EO_SPLAN_CREATE_JOB] = "create-job",
+    [EO_SPLAN_CONFIRM_JOB_GONE] = "confirm-job-gone",
+    [EO_SPLAN_READ_VOLUME] = "read-volume",
+};
+
 const char *eo_splan_action_name(enum eo_splan_action a)
 {
-	switch (a) {
-	case EO_SPLAN_WAIT:
-		return "wait";
-	case EO_SPLAN_CREATE_JOB:
-		return "create-job";
-	case EO_SPLAN_CONFIRM_JOB_GONE:
-		return "confirm-job-gone";
-	case EO_SPLAN_READ_VOLUME:
-		return "read-volume";
-	case EO_SPLAN_NONE:
-	default:
-		return "none";
-	}
+	return EO_ENUM_NAME(names, a, "none");
 }
 
 void eo_splan_result_clear(struct eo_splan_result *r)
