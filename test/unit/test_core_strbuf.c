@@ -129,6 +129,27 @@ static void test_enum_name_falls_back(void **state)
 	assert_string_equal(EO_ENUM_NAME(names, -1, "other"), "other");
 }
 
+/* eo_capbuf_append: grows past its first allocation, keeps a NUL, refuses past max. */
+static void test_capbuf_caps_and_flags_overflow(void **state)
+{
+	struct eo_capbuf b = {.max = 40000};
+	char chunk[30000];
+
+	(void)state;
+	memset(chunk, 'a', sizeof(chunk));
+	assert_int_equal(eo_capbuf_append(&b, "{}", 2), 2);
+	assert_string_equal(b.data, "{}");
+	assert_int_equal(eo_capbuf_append(&b, chunk, sizeof(chunk)), sizeof(chunk));
+	assert_int_equal(b.len, 2 + sizeof(chunk));
+	assert_int_equal(b.data[b.len], '\0');
+	assert_false(b.overflow);
+	assert_int_equal(eo_capbuf_append(&b, chunk, sizeof(chunk)), 0);
+	assert_true(b.overflow);
+	assert_int_equal(b.len, 2 + sizeof(chunk));
+	assert_true(b.cap <= b.max + 1);
+	free(b.data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +160,7 @@ int main(void)
 	    cmocka_unit_test(test_growth_past_initial_capacity),
 	    cmocka_unit_test(test_fmt_into_array_cuts_to_fit),
 	    cmocka_unit_test(test_enum_name_falls_back),
+	    cmocka_unit_test(test_capbuf_caps_and_flags_overflow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
