@@ -10,6 +10,7 @@
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "core/json.h"
 #include "core/strbuf.h"
 #include "api/member.h"
 #include "api/names.h"
@@ -119,17 +120,11 @@ static bool job_condition(const json_t *job, const char *type, const char **mess
 /* The terminated state of the agent container of pod, or NULL. */
 static const json_t *agent_terminated(const json_t *pod)
 {
-	json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses"), *c;
-	size_t i;
+	const json_t *c =
+	    eo_json_named(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
+			  EO_SNAPSHOT_CONTAINER);
 
-	json_array_foreach(cs, i, c)
-	{
-		const char *n = json_string_value(json_object_get(c, "name"));
-
-		if (n != NULL && strcmp(n, EO_SNAPSHOT_CONTAINER) == 0)
-			return json_object_get(json_object_get(c, "state"), "terminated");
-	}
-	return NULL;
+	return json_object_get(json_object_get(c, "state"), "terminated");
 }
 
 /* The artifact from a Pod that succeeded; NULL with why in err. */
