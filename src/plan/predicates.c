@@ -19,23 +19,9 @@
 
 bool eo_plan_pod_ready(const json_t *pod)
 {
-	json_t *conds = NULL, *c = NULL;
-	size_t i;
-
-	if (pod == NULL)
+	if (pod == NULL || eo_meta_is_deleting(pod))
 		return false;
-	if (eo_meta_is_deleting(pod))
-		return false;
-	conds = json_object_get(json_object_get(pod, "status"), "conditions");
-	json_array_foreach(conds, i, c)
-	{
-		const char *type = json_string_value(json_object_get(c, "type"));
-		const char *st = json_string_value(json_object_get(c, "status"));
-
-		if (type != NULL && strcmp(type, "Ready") == 0)
-			return st != NULL && strcmp(st, "True") == 0;
-	}
-	return false;
+	return eo_condition_is_true(json_object_get(pod, "status"), "Ready");
 }
 
 bool eo_plan_pod_running(const json_t *pod)

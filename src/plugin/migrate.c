@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/conditions.h"
 #include "api/member.h"
 #include "api/meta.h"
 #include "core/json.h"
@@ -74,21 +75,11 @@ __attribute__((format(printf, 2, 3))) static void change(struct eo_migrate_plan 
 
 static bool pod_ready(const json_t *pod)
 {
-	const json_t *conds = at(pod, "status", "conditions", NULL), *c = NULL;
 	const char *phase = str(pod, "status", "phase", NULL);
-	size_t i;
 
 	if (phase == NULL || strcmp(phase, "Running") != 0 || eo_meta_is_deleting(pod))
 		return false;
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-
-		if (t != NULL && strcmp(t, "Ready") == 0)
-			return s != NULL && strcmp(s, "True") == 0;
-	}
-	return false;
+	return eo_condition_is_true(json_object_get(pod, "status"), "Ready");
 }
 
 static const json_t *find_named(const json_t *arr, const char *name)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "agent/adopt.h"
+#include "agent/internal.h"
 
 static char root[64];
 
@@ -121,11 +122,32 @@ static void test_bad_input(void **state)
 	assert_int_equal(eo_agent_adopt_main(7, argv_bad), 2);
 }
 
+/* eo__agent_flags: the small subcommands' "--flag VALUE" parser. */
+static void test_flag_pairs(void **state)
+{
+	const char *dir = NULL, *uid = NULL;
+	const struct eo__agent_flag flags[] = {{"--data-dir", &dir}, {"--uid", &uid}};
+	char *ok[] = {"x", "--uid", "7", "--data-dir", "/d"};
+	char *help[] = {"x", "--help"};
+	char *unknown[] = {"x", "--gid", "1"};
+	char *bare[] = {"x", "--uid"};
+
+	(void)state;
+	assert_int_equal(eo__agent_flags(5, ok, flags, 2, true, "u\n"), -1);
+	assert_string_equal(dir, "/d");
+	assert_string_equal(uid, "7");
+	assert_int_equal(eo__agent_flags(2, help, flags, 2, true, "u\n"), 0);
+	assert_int_equal(eo__agent_flags(2, help, flags, 2, false, "u\n"), 2);
+	assert_int_equal(eo__agent_flags(3, unknown, flags, 2, true, "u\n"), 2);
+	assert_int_equal(eo__agent_flags(2, bare, flags, 2, true, "u\n"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gives_tree),
 	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_flag_pairs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
