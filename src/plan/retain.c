@@ -40,22 +40,6 @@ bool eo_plan_retain_has_finalizer(const json_t *cluster)
 	return eo_meta_has_finalizer(cluster, EO_FINALIZER_RETAIN_DATA);
 }
 
-/* True when one of the PVC's owner references names the member's UID. */
-static bool owned_by(const json_t *pvc, const char *member_uid)
-{
-	const json_t *ref = NULL;
-	size_t i;
-
-	json_array_foreach(eo_meta_get(pvc, "ownerReferences"), i, ref)
-	{
-		const char *uid = json_string_value(json_object_get(ref, "uid"));
-
-		if (uid != NULL && strcmp(uid, member_uid) == 0)
-			return true;
-	}
-	return false;
-}
-
 static bool gone(const json_t *pvc)
 {
 	return pvc == NULL || eo_meta_is_deleting(pvc);
@@ -67,7 +51,7 @@ bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, co
 
 	return cluster != NULL && eo_cluster_is_deleting(cluster) &&
 	       eo_cluster_retains_data(cluster) && eo_plan_retain_has_finalizer(cluster) &&
-	       uid != NULL && !gone(pvc) && owned_by(pvc, uid);
+	       uid != NULL && !gone(pvc) && eo_meta_owned_by(pvc, uid);
 }
 
 /* The merge patch that drops the member's owner references and keeps any other. */
@@ -132,7 +116,7 @@ static int plan_deleting(const struct eo_retain_input *in, struct eo_retain_resu
 			return -1;
 		if (gone(pvc) || pname == NULL)
 			continue;
-		if (owned_by(pvc, uid)) {
+		if (eo_meta_owned_by(pvc, uid)) {
 			out->patch = release_patch(pvc, uid);
 			if (out->patch == NULL)
 				return -1;

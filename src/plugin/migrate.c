@@ -741,19 +741,7 @@ json_t *eo_migrate_finalizers_patch(const json_t *obj)
 
 bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 {
-	const json_t *ref = NULL;
-	size_t i;
-
-	if (!eo_present(uid))
-		return false;
-	json_array_foreach(eo_meta_get(obj, "ownerReferences"), i, ref)
-	{
-		const char *u = json_string_value(json_object_get(ref, "uid"));
-
-		if (u != NULL && strcmp(u, uid) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_owned_by(obj, uid);
 }
 
 /* ---- the legacy release's admission webhooks --------------------------------------------- */

@@ -150,12 +150,28 @@ static void test_generation_values(void **state)
 	json_decref(neg);
 }
 
+/* eo_meta_owned_by: any owner reference counts, controller or not; never an empty uid. */
+static void test_owned_by_any_reference(void **state)
+{
+	json_t *o = parse(FULL);
+
+	(void)state;
+	assert_true(eo_meta_owned_by(o, "ctl"));
+	assert_true(eo_meta_owned_by(o, "not-ctl"));
+	assert_true(eo_meta_owned_by(o, "false-ctl"));
+	assert_false(eo_meta_owned_by(o, "other"));
+	assert_false(eo_meta_owned_by(o, ""));
+	assert_false(eo_meta_owned_by(o, NULL));
+	assert_false(eo_meta_owned_by(NULL, "ctl"));
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_full_object),	      cmocka_unit_test(test_absent_rows),
 	    cmocka_unit_test(test_null_object),	      cmocka_unit_test(test_deletion_null),
-	    cmocka_unit_test(test_generation_values),
+	    cmocka_unit_test(test_generation_values), cmocka_unit_test(test_owned_by_any_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
