@@ -12,8 +12,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/util.h"
-
 static atomic_int log_level = EO_LOG_INFO;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static eo_log_sink_fn log_sink;
@@ -25,23 +23,25 @@ static const char TRUNC_SUFFIX[] = " truncated=true\n";
 /* Levels                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The level names read (zap's too); the first of a level is the one written. */
+static const struct {
+	const char *name;
+	enum eo_log_level lvl;
+} level_names[] = {
+    {"debug", EO_LOG_DEBUG},  {"info", EO_LOG_INFO},   {"warn", EO_LOG_WARN},
+    {"warning", EO_LOG_WARN}, {"error", EO_LOG_ERROR}, {"dpanic", EO_LOG_ERROR},
+    {"panic", EO_LOG_ERROR},  {"fatal", EO_LOG_ERROR},
+};
+
 int eo_log_level_parse(const char *s, enum eo_log_level *out)
 {
-	static const struct {
-		const char *name;
-		enum eo_log_level lvl;
-	} names[] = {
-	    {"debug", EO_LOG_DEBUG},  {"info", EO_LOG_INFO},   {"warn", EO_LOG_WARN},
-	    {"warning", EO_LOG_WARN}, {"error", EO_LOG_ERROR}, {"dpanic", EO_LOG_ERROR},
-	    {"panic", EO_LOG_ERROR},  {"fatal", EO_LOG_ERROR},
-	};
 	size_t i;
 
 	if (!s || !*s)
 		return -1;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcasecmp(s, names[i].name) == 0) {
-			*out = names[i].lvl;
+	for (i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcasecmp(s, level_names[i].name) == 0) {
+			*out = level_names[i].lvl;
 			return 0;
 		}
 	}
@@ -54,16 +54,12 @@ int eo_log_level_parse(const char *s, enum eo_log_level *out)
 	return 0;
 }
 
-static const char *const level_names[] = {
-    [EO_LOG_DEBUG] = "debug",
-    [EO_LOG_INFO] = "info",
-    [EO_LOG_WARN] = "warn",
-    [EO_LOG_ERROR] = "error",
-};
-
 const char *eo_log_level_name(enum eo_log_level lvl)
 {
-	return EO_ENUM_NAME(level_names, lvl, "unknown");
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (level_names[i].lvl == lvl)
+			return level_names[i].name;
+	return "unknown";
 }
 
 void eo_log_set_level(enum eo_log_level lvl)
