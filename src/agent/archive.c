@@ -117,7 +117,7 @@ static const char usage[] =
 
 /* ---- manifest ------------------------------------------------------------------- */
 
-static int load_manifest(struct arch *a, char *err, size_t errcap)
+int eo_agent_archive_load(const char *dir, struct eo_archive_manifest *m, char *err, size_t errcap)
 {
 	char path[1200];
 	FILE *f;
@@ -126,7 +126,7 @@ static int load_manifest(struct arch *a, char *err, size_t errcap)
 	size_t got;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/%s", a->o->dir, MANIFEST_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, MANIFEST_NAME);
 	f = fopen(path, "rb");
 	if (f == NULL) {
 		if (errno == ENOENT)
@@ -154,7 +154,7 @@ static int load_manifest(struct arch *a, char *err, size_t errcap)
 		snprintf(err, errcap, "%s: short read", path);
 		return -1;
 	}
-	rc = eo_archive_manifest_parse(buf, got, &a->m, err, errcap);
+	rc = eo_archive_manifest_parse(buf, got, m, err, errcap);
 	free(buf);
 	return rc == 0 ? 0 : -1;
 }
@@ -550,7 +550,8 @@ static int run(const struct arch_opts *o)
 					     .codec = EO_ARCHIVE_CODEC_ZLIB};
 	a.last_retention = eo_mono_ms();
 	if (mkdir_one(o->dir, err, sizeof(err)) != 0 || mkdir_one(a.seg_dir, err, sizeof(err)) ||
-	    mkdir_one(a.base_dir, err, sizeof(err)) != 0 || load_manifest(&a, err, sizeof(err)) ||
+	    mkdir_one(a.base_dir, err, sizeof(err)) != 0 ||
+	    eo_agent_archive_load(o->dir, &a.m, err, sizeof(err)) != 0 ||
 	    start_point(&a, err, sizeof(err)) != 0 ||
 	    eo_archive_writer_new(&wo, on_closed, &a, &a.w, err, sizeof(err)) != 0)
 		goto out;
