@@ -239,6 +239,11 @@ void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 
 void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
 {
+	long due_ms = eo_plan_node_next_due_ms(x->in);
+
+	/* A member's node grace ends: be back then (plan/nodeloss.h). */
+	if (due_ms > 0 && (x->out->requeue_ms <= 0 || x->out->requeue_ms > due_ms))
+		x->out->requeue_ms = due_ms;
 	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
 	eo__plan_health_of(x, c, !x->held);
 }

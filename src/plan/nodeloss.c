@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/member.h"
 #include "api/meta.h"
+#include "api/names.h"
 #include "api/timeutil.h"
 
 static const json_t *at(const json_t *o, const char *a, const char *b)
@@ -190,4 +192,101 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct e
 	memset(v, 0, sizeof(*v));
 	v->left_s = -1;
 	return false;
+}
+
+/* The status of a Node's Ready condition, "" when it has none. */
+static const char *ready_status(const json_t *node)
+{
+	const char *st = json_string_value(json_object_get(node_ready_condition(node), "status"));
+
+	return st != NULL ? st : "";
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Whether two JSON values (either may be NULL) are equal. */
+static bool same_json(const json_t *a, const json_t *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && json_equal(a, b));
+}
+
+/* Whether a Node is in any trouble a member on it could be told about. */
+static bool node_troubled(const json_t *node)
+{
+	return strcmp(ready_status(node), "True") != 0 ||
+	       json_is_true(at(node, "spec", "unschedulable")) ||
+	       eo_meta_annotation(node, EO_ANNOTATION_EVACUATE) != NULL;
+}
+
+bool eo_plan_node_change_matters(const json_t *old_node, const json_t *new_node)
+{
+	if (new_node == NULL)
+		return old_node != NULL;
+	if (old_node == NULL)
+		return node_troubled(new_node);
+	return strcmp(ready_status(old_node), ready_status(new_node)) != 0 ||
+	       json_is_true(at(old_node, "spec", "unschedulable")) !=
+		   json_is_true(at(new_node, "spec", "unschedulable")) ||
+	       !same_json(at(old_node, "spec", "taints"), at(new_node, "spec", "taints")) ||
+	       !same_str(eo_meta_annotation(old_node, EO_ANNOTATION_EVACUATE),
+			 eo_meta_annotation(new_node, EO_ANNOTATION_EVACUATE));
+}
+
+/* Appends "ns/cluster" of obj to keys unless there already. 0, or -1 on OOM. */
+static int add_cluster_key(json_t *keys, const json_t *obj)
+{
+	const char *ns = eo_meta_namespace(obj), *cl = eo_meta_label(obj, EO_LABEL_CLUSTER);
+	const json_t *k = NULL;
+	char key[2 * EO_PLAN_NAME_MAX + 2];
+	size_t i;
+
+	if (ns == NULL || cl == NULL || cl[0] == '\0' ||
+	    snprintf(key, sizeof(key), "%s/%s", ns, cl) >= (int)sizeof(key))
+		return 0;
+	json_array_foreach(keys, i, k)
+	{
+		if (same_str(json_string_value(k), key))
+			return 0;
+	}
+	return json_array_append_new(keys, json_string(key));
+}
+
+int eo_plan_clusters_on_node(const json_t *pods, const json_t *pvcs, const char *node, json_t *keys)
+{
+	const json_t *o = NULL;
+	size_t i;
+
+	if (node == NULL || node[0] == '\0' || !json_is_array(keys))
+		return node == NULL || node[0] == '\0' ? 0 : -1;
+	json_array_foreach(pods, i, o)
+	{
+		if (same_str(json_string_value(at(o, "spec", "nodeName")), node) &&
+		    add_cluster_key(keys, o) != 0)
+			return -1;
+	}
+	json_array_foreach(pvcs, i, o)
+	{
+		if (same_str(eo_meta_annotation(o, EO_ANNOTATION_SELECTED_NODE), node) &&
+		    add_cluster_key(keys, o) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+long eo_plan_node_next_due_ms(const struct eo_plan_input *in)
+{
+	long grace = eo_cluster_node_loss_grace_seconds(in->cluster), best = -1;
+
+	for (size_t i = 0; in->nodes != NULL && i < in->n_members; i++) {
+		struct eo_node_verdict v;
+
+		if (eo_plan_member_node_trouble(&in->members[i], &in->nodes[i], grace, in->now,
+						&v) &&
+		    !v.due && v.left_s >= 0 && (best < 0 || v.left_s < best))
+			best = v.left_s;
+	}
+	return best < 0 ? -1 : (best + 1) * 1000;
 }

@@ -87,6 +87,35 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct e
 				 long grace_s, time_t now, struct eo_node_verdict *v);
 
 /*
+ * Milliseconds from in->now until the soonest member's node trouble that is within its grace
+ * becomes due (plus a second, so that the pass then finds it due); -1 when no such clock runs.
+ * The planner caps its requeue with it: nothing on the Node changes when the grace ends, so no
+ * Node event would bring the cluster back at that moment.
+ */
+long eo_plan_node_next_due_ms(const struct eo_plan_input *in);
+
+/*
+ * Whether a change of a Node (old_node NULL: it was added; new_node NULL: it was deleted) can
+ * change what is said or done about the members on it, so that the informer enqueues their
+ * clusters at once (eo_plan_clusters_on_node): its Ready condition's status, spec.unschedulable,
+ * spec.taints, the EO_ANNOTATION_EVACUATE annotation, its deletion. An added Node matters only
+ * when it comes in trouble (not Ready, cordoned or annotated): a healthy new node changes nothing
+ * for the members that exist. The kubelet's heartbeats (every 10 s on each node: condition
+ * heartbeat times, images, allocatable) change none of these and enqueue nothing.
+ */
+bool eo_plan_node_change_matters(const json_t *old_node, const json_t *new_node);
+
+/*
+ * The EtcdClusters with a member on node, as the caches know them: of pods (an array, may be
+ * NULL), those bound to it (spec.nodeName); of pvcs (an array, may be NULL), those provisioned
+ * for it (EO_ANNOTATION_SELECTED_NODE: the member whose Pod is not bound yet); each by its
+ * EO_LABEL_CLUSTER label in its namespace. Appends "namespace/name" strings to keys (an array),
+ * each once. 0, or -1 on OOM.
+ */
+int eo_plan_clusters_on_node(const json_t *pods, const json_t *pvcs, const char *node,
+			     json_t *keys);
+
+/*
  * Whether a Pod bound to a node sits on a lost one: node absent (node_absent) or its Ready
  * condition not True. The member finalizer force-deletes such a Pod (gracePeriodSeconds 0)
  * once the member is out of etcd: the kubelet that would confirm a graceful delete is gone.

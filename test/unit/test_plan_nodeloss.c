@@ -202,6 +202,14 @@ static void test_node_lost_member_replaced(void **state)
 		  "member demo-b: node n1 is NotReady (Ready=Unknown)");
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_NOT_READY,
 		  "replaced on another node at 2026-06-02T10:04:00Z unless the node recovers");
+	assert_int_equal(eo_plan_node_next_due_ms(&w.in), 241000);
+	assert_true(res.requeue_ms > 0 && res.requeue_ms <= 241000);
+	eo_plan_result_clear(&res);
+	/* Nothing on the Node changes when the grace ends: the pass comes back then itself. */
+	node_down(&w, 1, "Unknown", T0 - 295);
+	plan(&w, &res);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_equal(res.requeue_ms, 6000);
 	eo_plan_result_clear(&res);
 
 	/* Past it: the first plan asks for the live reads with the member list. */
@@ -434,6 +442,137 @@ static void test_partition_reported(void **state)
 	pwn_world_free(&w);
 }
 
+/* A Node built for the change table: Ready status, cordoned, taints, evacuate annotation. */
+static json_t *tnode(const char *ready, bool unsched, const char *taint, const char *evac,
+		     const char *heartbeat)
+{
+	json_t *n = json_pack("{s:{s:s, s:s, s:{}}, s:{}, s:{s:[{s:s, s:s, s:s, s:s}], s:{s:s}}}",
+			      "metadata", "name", "n1", "resourceVersion", heartbeat, "annotations",
+			      "spec", "status", "conditions", "type", "Ready", "status", ready,
+			      "lastTransitionTime", "2026-06-01T00:00:00Z", "lastHeartbeatTime",
+			      heartbeat, "allocatable", "cpu", heartbeat);
+
+	assert_non_null(n);
+	if (unsched)
+		json_object_set_new(json_object_get(n, "spec"), "unschedulable", json_true());
+	if (taint != NULL)
+		json_object_set_new(
+		    json_object_get(n, "spec"), "taints",
+		    json_pack("[{s:s, s:s}]", "key", taint, "effect", "NoSchedule"));
+	if (evac != NULL)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+				    EO_ANNOTATION_EVACUATE, json_string(evac));
+	return n;
+}
+
+/* Which Node changes enqueue the clusters on it: the relevant fields, never a heartbeat. */
+static void test_node_change_matters(void **state)
+{
+	static const struct {
+		const char *what;
+		bool has_old, has_new;
+		const char *ready[2];
+		bool unsched[2];
+		const char *taint[2], *evac[2];
+		bool want;
+	} rows[] = {
+	    {"heartbeat only", true, true, {"True", "True"}, {0}, {0}, {0}, false},
+	    {"goes NotReady", true, true, {"True", "Unknown"}, {0}, {0}, {0}, true},
+	    {"comes back", true, true, {"False", "True"}, {0}, {0}, {0}, true},
+	    {"stays NotReady, heartbeat", true, true, {"Unknown", "Unknown"}, {0}, {0}, {0}, false},
+	    {"cordoned", true, true, {"True", "True"}, {false, true}, {0}, {0}, true},
+	    {"uncordoned", true, true, {"True", "True"}, {true, false}, {0}, {0}, true},
+	    {"tainted", true, true, {"True", "True"}, {0}, {NULL, "x/y"}, {0}, true},
+	    {"taint changed", true, true, {"True", "True"}, {0}, {"x/y", "x/z"}, {0}, true},
+	    {"annotated", true, true, {"True", "True"}, {0}, {0}, {NULL, "true"}, true},
+	    {"annotation off", true, true, {"True", "True"}, {0}, {0}, {"true", NULL}, true},
+	    {"annotation value", true, true, {"True", "True"}, {0}, {0}, {"true", "false"}, true},
+	    {"deleted", true, false, {"True", NULL}, {0}, {0}, {0}, true},
+	    {"added healthy", false, true, {NULL, "True"}, {0}, {0}, {0}, false},
+	    {"added NotReady", false, true, {NULL, "False"}, {0}, {0}, {0}, true},
+	    {"added cordoned", false, true, {NULL, "True"}, {false, true}, {0}, {0}, true},
+	    {"added annotated", false, true, {NULL, "True"}, {0}, {0}, {NULL, "true"}, true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *o = rows[i].has_old ? tnode(rows[i].ready[0], rows[i].unsched[0],
+						    rows[i].taint[0], rows[i].evac[0], "1")
+					    : NULL;
+		json_t *n = rows[i].has_new ? tnode(rows[i].ready[1], rows[i].unsched[1],
+						    rows[i].taint[1], rows[i].evac[1], "2")
+					    : NULL;
+
+		if (eo_plan_node_change_matters(o, n) != rows[i].want)
+			fail_msg("%s: want %d", rows[i].what, rows[i].want);
+		json_decref(o);
+		json_decref(n);
+	}
+	assert_false(eo_plan_node_change_matters(NULL, NULL));
+}
+
+static json_t *tobj(const char *ns, const char *cluster, const char *node, bool pvc)
+{
+	json_t *o = json_pack("{s:{s:s, s:s, s:{}, s:{}}, s:{}}", "metadata", "name", "x",
+			      "namespace", ns, "labels", "annotations", "spec");
+
+	assert_non_null(o);
+	if (cluster != NULL)
+		json_object_set_new(json_object_get(json_object_get(o, "metadata"), "labels"),
+				    EO_LABEL_CLUSTER, json_string(cluster));
+	if (node != NULL && pvc)
+		json_object_set_new(json_object_get(json_object_get(o, "metadata"), "annotations"),
+				    EO_ANNOTATION_SELECTED_NODE, json_string(node));
+	else if (node != NULL)
+		json_object_set_new(json_object_get(o, "spec"), "nodeName", json_string(node));
+	return o;
+}
+
+/* Which clusters a Node's change enqueues: those with a Pod bound to it or a PVC made for it. */
+static void test_clusters_on_node(void **state)
+{
+	json_t *pods = json_pack("[o, o, o, o, o, o]", tobj("a", "demo", "n1", false),
+				 tobj("a", "demo", "n1", false), tobj("b", "demo", "n1", false),
+				 tobj("a", "other", "n2", false), tobj("a", NULL, "n1", false),
+				 tobj("c", "unbound", NULL, false));
+	json_t *pvcs = json_pack("[o, o, o]", tobj("c", "unbound", "n1", true),
+				 tobj("a", "demo", "n1", true), tobj("a", "far", "n3", true));
+	static const struct {
+		const char *node;
+		const char *want;
+	} rows[] = {
+	    {"n1", "a/demo b/demo c/unbound"},
+	    {"n2", "a/other"},
+	    {"n3", "a/far"},
+	    {"n4", ""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *keys = json_array(), *k = NULL;
+		char got[256] = "";
+		size_t j, len = 0;
+
+		assert_int_equal(eo_plan_clusters_on_node(pods, pvcs, rows[i].node, keys), 0);
+		json_array_foreach(keys, j, k) len += (size_t)snprintf(
+		    got + len, sizeof(got) - len, "%s%s", len ? " " : "", json_string_value(k));
+		if (strcmp(got, rows[i].want) != 0)
+			fail_msg("node %s: got \"%s\", want \"%s\"", rows[i].node, got,
+				 rows[i].want);
+		json_decref(keys);
+	}
+	/* Without PVCs (not cached): only the Pods say. */
+	{
+		json_t *keys = json_array();
+
+		assert_int_equal(eo_plan_clusters_on_node(pods, NULL, "n1", keys), 0);
+		assert_int_equal(json_array_size(keys), 2);
+		json_decref(keys);
+	}
+	json_decref(pods);
+	json_decref(pvcs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +581,8 @@ int main(void)
 	    cmocka_unit_test(test_unreachable_etcd_does_nothing),
 	    cmocka_unit_test(test_node_drain_evacuate),
 	    cmocka_unit_test(test_partition_reported),
+	    cmocka_unit_test(test_node_change_matters),
+	    cmocka_unit_test(test_clusters_on_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
