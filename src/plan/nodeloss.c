@@ -11,6 +11,7 @@
 #include "api/meta.h"
 #include "api/names.h"
 #include "api/timeutil.h"
+#include "plan/podissue.h"
 
 static const json_t *at(const json_t *o, const char *a, const char *b)
 {
@@ -289,4 +290,40 @@ long eo_plan_node_next_due_ms(const struct eo_plan_input *in)
 			best = v.left_s;
 	}
 	return best < 0 ? -1 : (best + 1) * 1000;
+}
+
+bool eo_plan_node_move_first(const struct eo_plan_member *pm, const struct eo_node_verdict *v)
+{
+	return pm != NULL && v != NULL && !v->lost &&
+	       (v->trouble == EO_NODE_CORDONED || v->trouble == EO_NODE_EVACUATE) &&
+	       eo_plan_member_serving(pm->member, pm->pod);
+}
+
+const struct eo_plan_member *eo_plan_node_joining(const struct eo_plan_member *members, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const json_t *m = members[i].member;
+
+		if (m == NULL || eo_member_is_deleting(m) || eo_member_dormant(m))
+			continue;
+		if (eo_member_is_pending(m) || !eo_member_is_voter(m))
+			return &members[i];
+	}
+	return NULL;
+}
+
+bool eo_plan_node_move_blocked(const struct eo_plan_member *joining, time_t now, char *why,
+			       size_t n)
+{
+	struct eo_pod_issue is;
+
+	if (why != NULL && n > 0)
+		why[0] = '\0';
+	if (joining == NULL || joining->pod == NULL ||
+	    !eo_plan_pod_issue(joining->member, joining->pod, joining->pvc, now, &is) ||
+	    (is.kind != EO_POD_ISSUE_UNSCHEDULABLE && is.kind != EO_POD_ISSUE_VOLUME_NOT_BOUND))
+		return false;
+	if (why != NULL && n > 0)
+		snprintf(why, n, "%s", is.message);
+	return true;
 }

@@ -19,10 +19,16 @@
  *     never due; the annotation still works).
  *
  * Within the grace nothing is removed (a reboot is not a loss): the cluster only reports it.
- * Past it, the cluster controller removes the member through the quorum and the scale-up path
- * replaces it with a new member (new name, new PVC); the member finalizer then force-deletes a
- * Pod left on a lost node (eo_plan_node_lost) and its PVC. A member whose Pod is ready on a
- * Ready node is never touched by this, whatever etcd says about it (a partition heals).
+ * Past it, a member on a lost node (already unavailable), or one whose Pod no longer serves (a
+ * drain evicted it), is removed through the quorum first and the scale-up path replaces it with
+ * a new member (new name, new PVC); the member finalizer then force-deletes a Pod left on a
+ * lost node (eo_plan_node_lost) and its PVC. A member that still serves on a cordoned or
+ * evacuated node moves the other way round (eo_plan_node_move_first): its replacement is
+ * created first, joins as a learner and is promoted, and only then is the member removed
+ * through the quorum, so the cluster never runs on fewer voters than it should; while no other
+ * node can take the replacement (eo_plan_node_move_blocked) nothing is removed and the cluster
+ * says so (EO_PLAN_REASON_NODE_MOVE_BLOCKED). A member whose Pod is ready on a Ready node is
+ * never touched by this, whatever etcd says about it (a partition heals).
  */
 #ifndef EO_PLAN_NODELOSS_H
 #define EO_PLAN_NODELOSS_H
@@ -46,6 +52,10 @@
 #define EO_PLAN_REASON_MEMBER_UNREACHABLE "MemberUnreachable"
 /* The Warning Event when a member is removed for its node (then replaced). */
 #define EO_PLAN_REASON_NODE_LOST "MemberNodeLost"
+/* The Normal Event when the replacement of a member leaving a cordoned node is created. */
+#define EO_PLAN_REASON_NODE_MOVING "MemberMoving"
+/* Degraded=True reason (and Warning Event) while that replacement cannot be placed. */
+#define EO_PLAN_REASON_NODE_MOVE_BLOCKED "MemberMoveBlocked"
 
 enum eo_node_trouble {
 	EO_NODE_FINE = 0,
@@ -114,6 +124,27 @@ bool eo_plan_node_change_matters(const json_t *old_node, const json_t *new_node)
  */
 int eo_plan_clusters_on_node(const json_t *pods, const json_t *pvcs, const char *node,
 			     json_t *keys);
+
+/*
+ * Whether member pm, whose node trouble is v, moves add-before-remove: its node is cordoned or
+ * evacuated (not lost) and the member still serves (eo_plan_member_serving). A member on a
+ * lost node, or one whose Pod a drain already evicted, is removed first (it votes for nothing).
+ */
+bool eo_plan_node_move_first(const struct eo_plan_member *pm, const struct eo_node_verdict *v);
+
+/*
+ * The member joining the cluster (not being deleted, not dormant; pending, or not yet marked
+ * a voter), in the order of members; NULL when none. During a move it is the replacement.
+ */
+const struct eo_plan_member *eo_plan_node_joining(const struct eo_plan_member *members, size_t n);
+
+/*
+ * Whether the joining member's Pod cannot be placed on any node: the scheduler says
+ * Unschedulable, or its PVC stays unbound (plan/podissue.h: Unschedulable, VolumeNotBound).
+ * why (n bytes) gets the issue's text. A joiner without a Pod yet is not blocked.
+ */
+bool eo_plan_node_move_blocked(const struct eo_plan_member *joining, time_t now, char *why,
+			       size_t n);
 
 /*
  * Whether a Pod bound to a node sits on a lost one: node absent (node_absent) or its Ready

@@ -27,6 +27,7 @@
 #include "plan/nodeloss.h"
 #include "plan/plan.h"
 #include "support/planworld_nodeloss.h"
+#include "support/planworld_scale.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define PAST (T0 - 400) /* beyond the default grace of 300 s */
@@ -77,7 +78,8 @@ static void want_cond(const json_t *st, const char *type, const char *status, co
 
 	assert_non_null(c);
 	assert_string_equal(json_string_value(json_object_get(c, "status")), status);
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
+	if (reason != NULL)
+		assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
 	if (msg_part != NULL && (msg == NULL || strstr(msg, msg_part) == NULL))
 		fail_msg("%s: message \"%s\" lacks \"%s\"", type, msg ? msg : "", msg_part);
 }
@@ -320,7 +322,21 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	pwn_world_free(&w);
 }
 
-/* Cordon and evacuate: one member at a time, only while every voter is ready. */
+/* The plan's action is the creation of a member (or the write of its name first). */
+static void want_create(const struct eo_plan_result *res)
+{
+	if (res->action != EO_PLAN_CREATE_MEMBER && res->action != EO_PLAN_WRITE_STATUS)
+		fail_msg("want a member created, got %s (%s)", eo_plan_action_name(res->action),
+			 res->message);
+	assert_string_equal(res->event_reason, EO_PLAN_REASON_NODE_MOVING);
+	assert_non_null(strstr(res->message, "a replacement is created on another node first"));
+}
+
+/*
+ * Cordon and evacuate of a member that serves: one member at a time, only while every voter is
+ * ready, its replacement added before it is removed. A member whose Pod a drain already
+ * evicted is removed first (it votes for nothing).
+ */
 static void test_node_drain_evacuate(void **state)
 {
 	struct pwn_world w;
@@ -336,24 +352,25 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	cordon(&w, 1, "2026-06-02T09:50:00Z");
 	plan(&w, &res);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	want_create(&res);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
+		  "a replacement joins on another node first, then it is removed");
 	eo_plan_result_clear(&res);
 	/* Without the taint's time, the cordon is only reported. */
 	cordon(&w, 1, NULL);
 	json_object_del(json_object_get(w.nodes[1], "spec"), "taints");
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_not_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  EO_ANNOTATION_EVACUATE "=true to move it");
 	eo_plan_result_clear(&res);
 	/* The annotation on a cordoned node: at once. */
 	evacuate(&w, 1);
 	plan(&w, &res);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	want_create(&res);
 	eo_plan_result_clear(&res);
-	/* ... also when its own Pod is the one the drain evicted (Pending on its local volume). */
+	/* Its own Pod is the one the drain evicted (Pending on its local volume): removed first. */
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", false);
 	plan(&w, &res);
@@ -362,11 +379,10 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", true);
-	/* ... but not while another voter is down. */
+	/* ... nothing moves while another voter is down. */
 	json_decref((json_t *)w.pm[2].pod);
 	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
 	plan(&w, &res);
-	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
 	eo_plan_result_clear(&res);
@@ -377,23 +393,206 @@ static void test_node_drain_evacuate(void **state)
 	evacuate(&w, 1);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_not_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "it stays until the node is cordoned");
 	eo_plan_result_clear(&res);
 	pwn_world_free(&w);
 
-	/* The only member cannot move anywhere: reported, never removed. */
+	/* The only member: it too gets its replacement first, and is never removed before. */
 	pwn_world_init(&w, 1);
 	evacuate(&w, 0);
 	cordon(&w, 0, NULL);
 	plan(&w, &res);
-	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_non_null(strstr(res.message, "would cost the quorum"));
-	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_DRAINING);
+	want_create(&res);
 	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "member demo-a: node n0 is annotated");
 	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+}
+
+enum joiner_stage { J_PENDING, J_ADDED, J_LEARNER, J_VOTER };
+enum joiner_pod { JP_NONE, JP_NOT_READY, JP_READY, JP_UNSCHEDULABLE };
+
+/*
+ * Adds demo-d, the replacement, on Ready node n3: pending (not in etcd), added (in etcd as a
+ * learner that never started, initialCluster still empty), a learner, or a voter; its Pod.
+ */
+static void add_joiner(struct pwn_world *w, enum joiner_stage st, enum joiner_pod jp)
+{
+	const struct pws_m d = {.name = "demo-d",
+				.created = "2026-06-02T09:59:30Z",
+				.voter = st == J_VOTER,
+				.pending = st <= J_ADDED};
+	size_t i = w->n;
+
+	assert_int_equal(i, 3);
+	w->pm[i].member = pws_member(&d);
+	w->nodes[i] = pwn_node("n3", "True", T0 - 86400);
+	w->nd[i].node = w->nodes[i];
+	if (jp == JP_READY || jp == JP_NOT_READY)
+		w->pm[i].pod = pwn_pod(w->pm[i].member, "n3", jp == JP_READY);
+	else if (jp == JP_UNSCHEDULABLE)
+		w->pm[i].pod = json_pack(
+		    "{s:{s:s, s:s, s:s}, s:{}, s:{s:s, s:[{s:s, s:s, s:s, s:s, s:s}]}}", "metadata",
+		    "name", "demo-d", "namespace", "default", "uid", "pod-d", "spec", "status",
+		    "phase", "Pending", "conditions", "type", "PodScheduled", "status", "False",
+		    "reason", "Unschedulable", "message",
+		    "0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) didn't match "
+		    "pod anti-affinity rules",
+		    "lastTransitionTime", "2026-06-02T09:59:40Z");
+	if (st != J_PENDING) {
+		eo_desired_member_peer_url(
+		    w->peer[i], sizeof(w->peer[i]),
+		    &(struct eo_desired_opts){.cluster_domain = "cluster.local"}, "demo-d", "demo",
+		    "default", false);
+		w->peer_p[i] = w->peer[i];
+		w->ev[i] = (struct eo_etcd_member){.id = 0x103,
+						   .name = st == J_ADDED ? "" : "demo-d",
+						   .peer_urls = &w->peer_p[i],
+						   .n_peer_urls = 1,
+						   .is_learner = st != J_VOTER};
+		w->etcd.n = 4;
+	}
+	if (st == J_VOTER) {
+		/* The PDB as the cluster controller keeps it for four voters. */
+		json_decref(w->pdb);
+		w->pdb = eo_desired_pdb(w->cluster, eo_desired_pdb_min_available(4, 3));
+		json_object_set_new(
+		    w->pdb, "status",
+		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));
+		w->in.pdb = w->pdb;
+	}
+	w->n = 4;
+	w->in.n_members = 4;
+}
+
+/* A world of three with demo-b on cordoned n1 past its grace, and its replacement at stage st. */
+static void moving(struct pwn_world *w, enum joiner_stage st, enum joiner_pod jp)
+{
+	pwn_world_init(w, 3);
+	cordon(w, 1, "2026-06-02T09:50:00Z");
+	add_joiner(w, st, jp);
+}
+
+/* Add before remove: the replacement joins as a learner and is promoted, then demo-b goes. */
+static void test_node_move_add_before_remove(void **state)
+{
+	static const struct {
+		const char *what;
+		enum joiner_stage st;
+		enum joiner_pod jp;
+		enum eo_plan_action want;
+		const char *member; /* result->member, or NULL */
+	} rows[] = {
+	    {"replacement created: added to etcd as a learner", J_PENDING, JP_NONE,
+	     EO_PLAN_ADD_LEARNER, "demo-d"},
+	    {"in etcd: given its initial cluster", J_ADDED, JP_NONE, EO_PLAN_SET_INITIAL_CLUSTER,
+	     "demo-d"},
+	    {"a learner that serves: promoted", J_LEARNER, JP_READY, EO_PLAN_PROMOTE_LEARNER,
+	     "demo-d"},
+	    {"a learner not ready yet: waits, removes nothing", J_LEARNER, JP_NOT_READY,
+	     EO_PLAN_WAIT, NULL},
+	    {"it votes: demo-b removed through the quorum", J_VOTER, JP_READY,
+	     EO_PLAN_REMOVE_MEMBER, "demo-b"},
+	};
+	struct pwn_world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		moving(&w, rows[i].st, rows[i].jp);
+		plan(&w, &res);
+		if (res.action != rows[i].want)
+			fail_msg("%s: got %s (%s)", rows[i].what, eo_plan_action_name(res.action),
+				 res.message);
+		if (rows[i].member != NULL)
+			assert_string_equal(name_of(res.member), rows[i].member);
+		want_cond(res.status, EO_COND_AVAILABLE, "True", NULL, NULL);
+		eo_plan_result_clear(&res);
+		pwn_world_free(&w);
+	}
+
+	/* The removal is made on the leader's own list, as any removal for a node. */
+	moving(&w, J_VOTER, JP_READY);
+	w.in.etcd_leader_checked = false;
+	w.in.etcd_from_leader = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_leader);
+	eo_plan_result_clear(&res);
+	w.in.etcd_leader_checked = true;
+	w.in.etcd_from_leader = true;
+	w.in.nodes_live = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	eo_plan_result_clear(&res);
+	w.in.nodes_live = true;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_LOST);
+	assert_non_null(strstr(res.message, "its replacement has joined"));
+	eo_plan_result_clear(&res);
+	/* ... and never while another voter is down. */
+	json_decref((json_t *)w.pm[2].pod);
+	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* The node uncordoned meanwhile: the extra member goes again (a scale-down). */
+	moving(&w, J_LEARNER, JP_READY);
+	json_object_del(json_object_get(w.nodes[1], "spec"), "unschedulable");
+	json_object_del(json_object_get(w.nodes[1], "spec"), "taints");
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-d");
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* A lost node's member is removed first, replacement or not (it votes for nothing). */
+	pwn_world_init(&w, 3);
+	node_down(&w, 1, "Unknown", PAST);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+}
+
+/* No other node can take the replacement: said (naming both), nothing is removed. */
+static void test_node_move_no_free_node(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	moving(&w, J_LEARNER, JP_UNSCHEDULABLE);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_MOVE_BLOCKED);
+	assert_non_null(strstr(res.message, "its replacement demo-d cannot be placed"));
+	assert_non_null(strstr(res.message, "demo-b keeps running and nothing is removed"));
+	assert_non_null(strstr(res.message, "didn't match pod anti-affinity"));
+	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_MOVE_BLOCKED,
+		  "member demo-b: node n1 is cordoned");
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_MOVE_BLOCKED,
+		  "its replacement demo-d cannot be placed on another node");
+	eo_plan_result_clear(&res);
+	/* Still so after the operator asked the leader: the wait holds whatever etcd says. */
+	w.in.etcd_leader_checked = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* A pending replacement has no Pod yet: not blocked, it joins (added as a learner). */
+	moving(&w, J_PENDING, JP_NONE);
+	assert_false(eo_plan_node_move_blocked(&w.pm[3], T0, NULL, 0));
 	pwn_world_free(&w);
 }
 
@@ -580,6 +779,8 @@ int main(void)
 	    cmocka_unit_test(test_node_lost_member_replaced),
 	    cmocka_unit_test(test_unreachable_etcd_does_nothing),
 	    cmocka_unit_test(test_node_drain_evacuate),
+	    cmocka_unit_test(test_node_move_add_before_remove),
+	    cmocka_unit_test(test_node_move_no_free_node),
 	    cmocka_unit_test(test_partition_reported),
 	    cmocka_unit_test(test_node_change_matters),
 	    cmocka_unit_test(test_clusters_on_node),
