@@ -13,6 +13,8 @@
 #include "api/timeutil.h"
 #include "plan/podissue.h"
 
+static bool same_str(const char *a, const char *b);
+
 static const json_t *at(const json_t *o, const char *a, const char *b)
 {
 	return json_object_get(json_object_get(o, a), b);
@@ -147,6 +149,35 @@ const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc)
 	return nn != NULL && nn[0] != '\0' ? nn : NULL;
 }
 
+const char *eo_plan_member_pv_to_read(const json_t *pod, const json_t *pvc)
+{
+	const char *nn = json_string_value(at(pod, "spec", "nodeName"));
+	const char *sel = eo_meta_annotation(pvc, EO_ANNOTATION_SELECTED_NODE);
+	const char *vol = json_string_value(at(pvc, "spec", "volumeName"));
+
+	if (pod == NULL || (nn != NULL && nn[0] != '\0') || (sel != NULL && sel[0] != '\0'))
+		return NULL;
+	return vol != NULL && vol[0] != '\0' ? vol : NULL;
+}
+
+const char *eo_plan_pv_node_name(const json_t *pv)
+{
+	const json_t *req = json_object_get(at(pv, "spec", "nodeAffinity"), "required");
+	const json_t *terms = json_object_get(req, "nodeSelectorTerms");
+	const json_t *exprs = json_object_get(json_array_get(terms, 0), "matchExpressions");
+	const json_t *e = json_array_get(exprs, 0);
+	const json_t *vals = json_object_get(e, "values");
+	const char *key = json_string_value(json_object_get(e, "key"));
+	const char *op = json_string_value(json_object_get(e, "operator"));
+	const char *host = json_string_value(json_array_get(vals, 0));
+
+	if (json_array_size(terms) != 1 || json_array_size(exprs) != 1 ||
+	    json_array_size(vals) != 1 || !same_str(key, EO_LABEL_HOSTNAME) ||
+	    !same_str(op, "In") || host == NULL || host[0] == '\0')
+		return NULL;
+	return host;
+}
+
 bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct eo_plan_node *pn,
 				 long grace_s, time_t now, struct eo_node_verdict *v)
 {
@@ -160,6 +191,8 @@ bool eo_plan_member_node_trouble(const struct eo_plan_member *pm, const struct e
 	    eo_member_dormant(pm->member))
 		return false;
 	nn = eo_plan_member_node_name(pm->pod, pm->pvc);
+	if (nn == NULL && pn != NULL && pn->pv != NULL)
+		nn = node != NULL ? eo_meta_name(node) : eo_plan_pv_node_name(pn->pv);
 	if (nn == NULL || pn == NULL || (node == NULL && !pn->absent))
 		return false;
 	if (snprintf(v->node, sizeof(v->node), "%s", nn) >= (int)sizeof(v->node))

@@ -86,10 +86,28 @@ struct eo_node_verdict {
  */
 const char *eo_plan_member_node_name(const json_t *pod, const json_t *pvc);
 
+/* The label a local PV's node affinity names its node by. */
+#define EO_LABEL_HOSTNAME "kubernetes.io/hostname"
+
+/*
+ * The PV to read for a member whose node neither its Pod nor its PVC names (a statically bound
+ * local PV: no EO_ANNOTATION_SELECTED_NODE): its PVC's spec.volumeName when the Pod exists and
+ * is not bound to a node and the PVC is bound; NULL otherwise (no read needed). Borrowed.
+ */
+const char *eo_plan_member_pv_to_read(const json_t *pod, const json_t *pvc);
+
+/*
+ * The node a node-local PV lives on: its spec.nodeAffinity.required names exactly one, by
+ * EO_LABEL_HOSTNAME In [host] (one term, one value); NULL for any other PV (network storage,
+ * several nodes, other keys). The value is the node's hostname label, usually its name.
+ */
+const char *eo_plan_pv_node_name(const json_t *pv);
+
 /*
  * Whether member pm (not pending, dormant or being deleted; with a Pod on a node,
  * eo_plan_member_node_name) runs
- * on a node in trouble, looked up as pn (NULL: not looked up). grace_s: the cluster's
+ * on a node in trouble, looked up as pn (NULL: not looked up; pn->pv names the node when
+ * neither the Pod nor the PVC does). grace_s: the cluster's
  * eo_cluster_node_loss_grace_seconds(). False (and v->trouble FINE) when the node is fine or
  * was not looked up.
  */

@@ -772,6 +772,96 @@ static void test_clusters_on_node(void **state)
 	json_decref(pvcs);
 }
 
+/* A statically bound local PV names its member's node when neither the Pod nor the PVC does. */
+static void test_node_of_local_pv(void **state)
+{
+	static const struct {
+		const char *pv;
+		const char *want;
+	} pvs[] = {
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\"]}]}]}}}}",
+	     "n1"},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\",\"n2\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"NotIn\","
+	     "\"values\":[\"n1\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","
+	     "\"values\":[\"z1\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\"]}]},{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+	     "\"operator\":\"In\",\"values\":[\"n2\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"csi\":{\"driver\":\"ebs\"}}}", NULL},
+	};
+	struct pwn_world w;
+	struct eo_node_verdict v;
+	json_t *pvc = NULL, *pv = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pvs) / sizeof(pvs[0]); i++) {
+		json_t *o = json_loads(pvs[i].pv, 0, NULL);
+		const char *got = NULL;
+
+		assert_non_null(o);
+		got = eo_plan_pv_node_name(o);
+		if (pvs[i].want == NULL ? got != NULL
+					: got == NULL || strcmp(got, pvs[i].want) != 0)
+			fail_msg("pv %zu: got %s", i, got ? got : "(null)");
+		json_decref(o);
+	}
+
+	pwn_world_init(&w, 3);
+	/* demo-b's Pod recreated, not bound; its PVC bound to a static local PV on n1 (gone). */
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod =
+	    json_pack("{s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "demo-b",
+		      "uid", "pod-2", "status", "phase", "Pending", "conditions", "type", "Ready",
+		      "status", "False", "lastTransitionTime", "2026-06-02T09:50:00Z");
+	pvc = json_pack("{s:{s:s, s:{}}, s:{s:s}}", "metadata", "name", "data-demo-b",
+			"annotations", "spec", "volumeName", "local-pv-b");
+	w.pm[1].pvc = pvc;
+	assert_string_equal(eo_plan_member_pv_to_read(w.pm[1].pod, pvc), "local-pv-b");
+	assert_null(eo_plan_member_pv_to_read(w.pm[0].pod, pvc)); /* a bound Pod says */
+	assert_null(eo_plan_member_pv_to_read(NULL, pvc));
+	json_object_set_new(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+			    EO_ANNOTATION_SELECTED_NODE, json_string("n1"));
+	assert_null(eo_plan_member_pv_to_read(w.pm[1].pod, pvc)); /* the claim says */
+	json_object_del(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+			EO_ANNOTATION_SELECTED_NODE);
+
+	/* Without the PV, the node is not known: nothing. With it, n1 is gone. */
+	w.nd[1].node = NULL;
+	w.nd[1].absent = true;
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	pv = json_loads(pvs[0].pv, 0, NULL);
+	w.nd[1].pv = pv;
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_GONE);
+	assert_true(v.due);
+	assert_string_equal(v.node, "n1");
+	/* The node there and NotReady (found by its hostname label, another name): by its name. */
+	w.nd[1].absent = false;
+	json_decref(w.nodes[1]);
+	w.nodes[1] = pwn_node("node-one", "False", PAST);
+	w.nd[1].node = w.nodes[1];
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_NOT_READY);
+	assert_string_equal(v.node, "node-one");
+	w.pm[1].pvc = NULL;
+	json_decref(pvc);
+	json_decref(pv);
+	pwn_world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +874,7 @@ int main(void)
 	    cmocka_unit_test(test_partition_reported),
 	    cmocka_unit_test(test_node_change_matters),
 	    cmocka_unit_test(test_clusters_on_node),
+	    cmocka_unit_test(test_node_of_local_pv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
