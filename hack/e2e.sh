@@ -32,31 +32,51 @@ for suite in "$@"; do
 	esac
 done
 # Cases that need worker nodes (hack/nodes.sh) carry the label
-# etcd-operator.dev/needs-workers: "<n>". They are selected only when the bed
-# has that many schedulable workers (Ready, not cordoned, no NoSchedule taint but
-# the etcd-operator.dev/faults taint those cases tolerate); otherwise they are
-# left out here, and this says so.
+# etcd-operator.dev/needs-workers: "<n>". They run in a lane of their own, one at
+# a time, beside the main lane (two at a time): they inject faults into the
+# workers (power loss, drains, partitions), which carry the taint
+# etcd-operator.dev/faults that only they tolerate, so the main lane's members,
+# on the control-plane node, never see those faults. A case is selected only when
+# the bed has that many schedulable workers (Ready, not cordoned, no NoSchedule
+# taint but the faults one); otherwise it is left out here, and this says so.
 workers=$(kc get nodes -l etcd-operator.dev/worker=true -o json | jq '[.items[]
 	| select(.spec.unschedulable != true)
 	| select([.spec.taints[]? | select(.key != "etcd-operator.dev/faults")
 		| select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
 	| select(.status.conditions[]? | .type == "Ready" and .status == "True")] | length')
-selector=()
-for n in 3 2 1; do
-	if [ "$workers" -lt "$n" ]; then
-		selector=(--selector "etcd-operator.dev/needs-workers notin ($(seq -s, "$n" 9))")
+fault_cases=$({ grep -rl --include chainsaw-test.yaml 'etcd-operator.dev/needs-workers' "$@" 2>/dev/null || true; } | wc -l)
+fault_sel=()
+if [ "$workers" -gt 0 ]; then
+	fault_sel=(--selector "etcd-operator.dev/needs-workers in ($(seq -s, 1 "$workers"))")
+fi
+if [ "$fault_cases" -gt 0 ]; then
+	selected=0
+	if [ "$workers" -gt 0 ]; then
+		selected=$(grep -rh --include chainsaw-test.yaml 'etcd-operator.dev/needs-workers:' "$@" 2>/dev/null |
+			tr -dc '0-9\n' | awk -v w="$workers" '$1 <= w' | wc -l)
 	fi
-done
-if [ ${#selector[@]} -gt 0 ]; then
-	skipped=$({ grep -rl --include chainsaw-test.yaml 'etcd-operator.dev/needs-workers' "$@" 2>/dev/null || true; } | wc -l)
-	[ "$skipped" -eq 0 ] ||
-		log "not selected: $skipped case(s) that need more schedulable worker nodes than the bed's $workers (EO_WORKERS=3 make cluster-up)"
+	[ "$selected" -eq "$fault_cases" ] ||
+		log "not selected: $((fault_cases - selected)) case(s) that need more schedulable worker nodes than the bed's $workers (make cluster-up starts 4; EO_WORKERS=N)"
 fi
 report=$LC/e2e-report
 mkdir -p "$report"
-rc=0
-"$CHAINSAW" test --no-color --parallel 2 --report-format JSON --report-path "$report" "${selector[@]}" \
+rc=0 frc=0 fpid=
+if [ "$fault_cases" -gt 0 ] && [ ${#fault_sel[@]} -gt 0 ]; then
+	log "fault lane: the needs-workers cases, one at a time, beside the main lane"
+	( set -o pipefail
+	"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
+		--report-name chainsaw-report-faults "${fault_sel[@]}" \
+		--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[faults] /' ) &
+	fpid=$!
+fi
+"$CHAINSAW" test --no-color --parallel 2 --report-format JSON --report-path "$report" \
+	--selector '!etcd-operator.dev/needs-workers' \
 	--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" || rc=$?
+if [ -n "$fpid" ]; then
+	wait "$fpid" || frc=$?
+	[ "$frc" = 0 ] || log "fault lane failed (exit $frc)"
+	[ "$rc" != 0 ] || rc=$frc
+fi
 if [ "$rc" != 0 ]; then
 	log "end-to-end tests failed (exit $rc)"
 	log "component logs: $LOGS (bundle: make cluster-logs); chainsaw report: $report"

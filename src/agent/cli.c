@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "agent/adopt.h"
+#include "agent/archive.h"
 #include "agent/dataguard.h"
 #include "agent/internal.h"
 #include "agent/waitpeers.h"
@@ -291,6 +292,10 @@ int eo_agent_main(int argc, char **argv)
 		return eo_agent_data_guard_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "wait-peers") == 0) /* agent/waitpeers.h */
 		return eo_agent_wait_peers_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "archive-agent") == 0) /* agent/archive.h */
+		return eo_agent_archive_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "archive-replay") == 0) /* agent/archive.h */
+		return eo_agent_replay_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "snapshot-agent") == 0) {
 		run = eo__agent_snapshot;
 		usage = eo__agent_usage_snapshot;

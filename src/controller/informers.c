@@ -10,7 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/meta.h"
+#include "controller/controller.h"
 #include "obs/log.h"
+#include "plan/nodeloss.h"
 
 struct eo_informer_reporter {
 	struct eo_informer_reporter_opts o;
@@ -224,4 +227,33 @@ void eo_informer_report_recover(const struct eo_informer_source *src, const char
 	snprintf(secs, sizeof(secs), "%lld", failing_ms / 1000);
 	eo_log_kv(EO_LOG_INFO, NULL, "watch recovered", "kind", src->kind, "namespace",
 		  ns ? ns : "", "failures", count, "failing_seconds", secs, NULL);
+}
+
+int eo_informer_node_changed(const struct eo_cache_set *pods, const struct eo_cache_set *pvcs,
+			     const json_t *old_node, const json_t *new_node,
+			     void (*enqueue)(void *ud, const char *key), void *ud)
+{
+	const json_t *node = new_node != NULL ? new_node : old_node;
+	json_t *p = NULL, *v = NULL, *keys = NULL, *k = NULL;
+	int n = -1;
+	size_t i;
+
+	if (!eo_plan_node_change_matters(old_node, new_node))
+		return 0;
+	keys = json_array();
+	p = pods != NULL ? eo_cache_set_list(pods, NULL) : NULL;
+	v = pvcs != NULL ? eo_cache_set_list(pvcs, NULL) : NULL;
+	if (keys == NULL || (pods != NULL && p == NULL) || (pvcs != NULL && v == NULL) ||
+	    eo_plan_clusters_on_node(p, v, eo_meta_name(node), keys) != 0)
+		goto out;
+	json_array_foreach(keys, i, k) enqueue(ud, json_string_value(k));
+	n = (int)json_array_size(keys);
+	if (n > 0)
+		eo_log_kv(EO_LOG_DEBUG, NULL, "node changed; its clusters enqueued", "node",
+			  eo_meta_name(node), NULL);
+out:
+	json_decref(p);
+	json_decref(v);
+	json_decref(keys);
+	return n;
 }

@@ -18,7 +18,10 @@
 #ifndef EO_CONTROLLER_INFORMERS_H
 #define EO_CONTROLLER_INFORMERS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -64,5 +67,19 @@ void eo_informer_report_failure(const struct eo_informer_source *src,
 /* The informer listed or opened a watch again after failures. */
 void eo_informer_report_recover(const struct eo_informer_source *src, const char *ns,
 				unsigned long failures, long long failing_ms);
+
+/*
+ * The Node informer saw old_node become new_node (old_node NULL: added; new_node NULL:
+ * deleted). When the change matters to the members on that node (plan/nodeloss.h,
+ * eo_plan_node_change_matters: Ready, cordon, taints, the evacuate annotation, deletion), every
+ * EtcdCluster with a member there (eo_plan_clusters_on_node over the Pods of pods and the PVCs
+ * of pvcs, both the controller's caches; either may be NULL) is passed to enqueue as
+ * "namespace/name", so the cluster looks at once rather than at its next periodic requeue. A
+ * kubelet heartbeat enqueues nothing. Returns how many clusters were enqueued (-1 on OOM).
+ */
+struct eo_cache_set; /* controller/controller.h */
+int eo_informer_node_changed(const struct eo_cache_set *pods, const struct eo_cache_set *pvcs,
+			     const json_t *old_node, const json_t *new_node,
+			     void (*enqueue)(void *ud, const char *key), void *ud);
 
 #endif

@@ -95,9 +95,9 @@ struct eo_manager {
 	struct handler_ud hud[K_COUNT];
 	/*
 	 * Nodes (cluster-scoped, one informer whatever the watched namespaces): the cluster
-	 * controller reads the node of each member's Pod from it (plan/nodeloss.h). No handler
-	 * enqueues anything: a cluster looks again at least every steady requeue, well within a
-	 * node-loss grace period, and decides only on live reads.
+	 * controller reads the node of each member's Pod from it (plan/nodeloss.h). A change
+	 * that matters (Ready, cordon, taints, the evacuate annotation, deletion) enqueues the
+	 * clusters with a member on the node (controller/informers.h); heartbeats do not.
 	 */
 	eo_kube_informer *node_inf;
 	struct handler_ud node_hud;
@@ -226,13 +226,44 @@ static void h_recover(void *ud, const char *ns, unsigned long failures, long lon
 	eo_informer_report_recover(&((struct handler_ud *)ud)->src, ns, failures, failing_ms);
 }
 
+static void enqueue_cluster_key(void *ud, const char *key)
+{
+	eo_kube_queue_add(ud, key);
+}
+
+static void node_changed(struct handler_ud *h, const json_t *old_obj, const json_t *new_obj)
+{
+	struct eo_manager *m = h->m;
+
+	(void)eo_informer_node_changed(&m->ctrl.pods, &m->ctrl.pvcs, old_obj, new_obj,
+				       enqueue_cluster_key, m->ctls[0].q);
+}
+
+static void h_node_add(void *ud, json_t *obj)
+{
+	node_changed(ud, NULL, obj);
+}
+
+static void h_node_update(void *ud, json_t *old_obj, json_t *new_obj)
+{
+	node_changed(ud, old_obj, new_obj);
+}
+
+static void h_node_delete(void *ud, json_t *obj)
+{
+	node_changed(ud, obj, NULL);
+}
+
 /* The Node informer (see struct eo_manager); its cache becomes ctrl.nodes. 0, or -1. */
 static int start_node_informer(struct eo_manager *m)
 {
 	/* A Node lists every image it holds: room for large ones (a skipped one reads as gone). */
 	struct eo_kube_informer_opts io = {.res = {"v1", "nodes", NULL, NULL},
 					   .max_object = 2u << 20};
-	struct eo_kube_informer_handlers h = {.on_skip = h_skip,
+	struct eo_kube_informer_handlers h = {.on_add = h_node_add,
+					      .on_update = h_node_update,
+					      .on_delete = h_node_delete,
+					      .on_skip = h_skip,
 					      .on_failure = h_failure,
 					      .on_recover = h_recover,
 					      .ud = &m->node_hud};

@@ -139,19 +139,72 @@ const char *eo__ctl_pod_node_name(const json_t *pod)
 	return n != NULL && n[0] != '\0' ? n : NULL;
 }
 
+static const struct eo_kube_resource RES_PVS = {"v1", "persistentvolumes", NULL, NULL};
+
+/*
+ * The cached Node a local PV's host names (plan/nodeloss.h, eo_plan_pv_node_name): the one of
+ * that name, else the one labelled EO_LABEL_HOSTNAME=host (a hostname label that is not the
+ * node's name). New reference, or NULL.
+ */
+static json_t *cached_node_of_host(struct eo_controller *c, const char *host)
+{
+	json_t *node = eo_cache_set_get(&c->nodes, NULL, host), *all = NULL, *o = NULL;
+	size_t i;
+
+	if (node != NULL)
+		return node;
+	all = eo_cache_set_list(&c->nodes, NULL);
+	json_array_foreach(all, i, o)
+	{
+		const char *l = eo_meta_label(o, EO_LABEL_HOSTNAME);
+
+		if (l != NULL && strcmp(l, host) == 0) {
+			node = json_incref(o);
+			break;
+		}
+	}
+	json_decref(all);
+	return node;
+}
+
+/*
+ * When neither member pm's Pod nor its PVC names its node (a statically bound local PV): the
+ * PV read live into *pv (kept alive in om->owned) and the node its affinity names (borrowed
+ * from *pv), or NULL (no PV to read, not a local PV, or the read failed: the node is unknown).
+ */
+static const char *node_of_pv(struct eo_controller *c, const struct eo_log_ctx *lc,
+			      struct observed_members *om, const struct eo_plan_member *pm,
+			      json_t **pv)
+{
+	const char *vol = eo_plan_member_pv_to_read(pm->pod, pm->pvc);
+
+	*pv = NULL;
+	if (vol == NULL || eo__ctl_get_live(c, lc, eo_kube_res_at(RES_PVS, NULL, vol), pv) != 0 ||
+	    *pv == NULL)
+		return NULL;
+	if (json_array_append_new(om->owned, *pv) != 0) {
+		*pv = NULL;
+		return NULL;
+	}
+	return eo_plan_pv_node_name(*pv);
+}
+
 /*
  * om->nodes[i] from the Node cache (plan/nodeloss.h): the node member i's Pod is bound to (or its
- * PVC was provisioned for), or absent when the synced cache has no such Node. Nothing when nodes
- * are not watched.
+ * PVC was provisioned for, or its local PV lives on), or absent when the synced cache has no
+ * such Node. Nothing when nodes are not watched.
  */
 static int observe_node(struct eo_controller *c, struct observed_members *om, size_t i)
 {
 	const char *nn = eo_plan_member_node_name(om->v[i].pod, om->v[i].pvc);
-	json_t *node = NULL;
+	json_t *node = NULL, *pv = NULL;
 
-	if (om->nodes == NULL || nn == NULL)
+	if (om->nodes == NULL)
 		return 0;
-	node = eo_cache_set_get(&c->nodes, NULL, nn);
+	if (nn == NULL && (nn = node_of_pv(c, NULL, om, &om->v[i], &pv)) == NULL)
+		return 0;
+	om->nodes[i].pv = pv;
+	node = pv != NULL ? cached_node_of_host(c, nn) : eo_cache_set_get(&c->nodes, NULL, nn);
 	if (node == NULL) {
 		om->nodes[i].absent = true;
 		return 0;
@@ -305,7 +358,9 @@ int eo__ctl_read_members_live(struct eo_controller *c, const struct eo_log_ctx *
 
 /*
  * Before a member is replaced for its node (the plan's want_nodes): every member's Pod and PVC
- * read from the apiserver, then the Node each Pod is bound to (404: absent). 0, or -1
+ * read from the apiserver, then the Node each Pod is bound to (404: absent), or, for a Pod not
+ * bound yet, the one its PVC was provisioned for or its static local PV lives on (the PV read
+ * live too; when it cannot be read the node is unknown and nothing is decided on it). 0, or -1
  * when a read failed: nothing is decided on a view that could not be checked.
  */
 int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc,
@@ -314,11 +369,18 @@ int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc
 	for (size_t i = 0; i < om->n; i++) {
 		struct eo_plan_member *pm = &om->v[i];
 		const char *nn = NULL;
-		json_t *node = NULL;
+		json_t *node = NULL, *pv = NULL, *named = NULL;
+		bool ok = eo__ctl_confirm_live(c, lc, om, pm) >= 0, absent = false;
 
-		if (eo__ctl_confirm_live(c, lc, om, pm) < 0 ||
-		    ((nn = eo_plan_member_node_name(pm->pod, pm->pvc)) != NULL &&
+		/* A static local PV names the host: its Node by name (a label may differ). */
+		if (ok && (nn = eo_plan_member_node_name(pm->pod, pm->pvc)) == NULL &&
+		    (nn = node_of_pv(c, lc, om, pm, &pv)) != NULL &&
+		    (named = cached_node_of_host(c, nn)) != NULL)
+			nn = eo_meta_name(named);
+		if (!ok ||
+		    (nn != NULL &&
 		     eo__ctl_get_live(c, lc, eo_kube_res_at(RES_NODES, NULL, nn), &node) != 0)) {
+			json_decref(named);
 			eo_log_kv(
 			    EO_LOG_WARN, lc,
 			    "node-loss check waits: the member's Pod or Node could not be read "
@@ -326,12 +388,13 @@ int eo__ctl_read_nodes_live(struct eo_controller *c, const struct eo_log_ctx *lc
 			    "member", eo_member_name(pm->member), "check", "live-read", NULL);
 			return -1;
 		}
+		absent = nn != NULL && node == NULL;
+		json_decref(named);
 		if (om->nodes == NULL) {
 			json_decref(node);
 			continue; /* nodes not watched: nothing is decided on them */
 		}
-		om->nodes[i] =
-		    (struct eo_plan_node){.node = node, .absent = nn != NULL && node == NULL};
+		om->nodes[i] = (struct eo_plan_node){.node = node, .absent = absent, .pv = pv};
 		if (node != NULL && json_array_append_new(om->owned, node) != 0)
 			return -1;
 	}

@@ -957,6 +957,90 @@ eo_etcd_err eo_etcd_lease_grant(eo_etcd_client *c, int64_t ttl_s, int64_t *id,
 	return err;
 }
 
+eo_etcd_err eo_etcd_lease_grant_id(eo_etcd_client *c, int64_t id, int64_t ttl_s,
+				   struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	int64_t got = 0;
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || id <= 0 || ttl_s <= 0) {
+		detail_set(d, "", "invalid lease request");
+		return EO_ETCD_INVALID;
+	}
+	err = call_owned(c, "lease/grant", eo__etcd_req_lease_grant_id(id, ttl_s), true, false, d);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_lease_grant(c->body.data, c->body.len, &got);
+	if (err == EO_ETCD_OK && got != id) {
+		detail_set(d, "", "etcd granted another lease ID");
+		err = EO_ETCD_PROTOCOL;
+	}
+	return err;
+}
+
+eo_etcd_err eo_etcd_hash_kv(eo_etcd_client *c, int64_t revision, uint32_t *hash,
+			    int64_t *compact_revision, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	int64_t cr = 0;
+	uint32_t h = 0;
+	char body[64];
+	eo_etcd_err err;
+
+	detail_reset(d);
+	if (c == NULL || hash == NULL || revision < 0) {
+		detail_set(d, "", "invalid hash_kv request");
+		return EO_ETCD_INVALID;
+	}
+	snprintf(body, sizeof(body), "{\"revision\":\"%" PRId64 "\"}", revision);
+	err = call(c, "maintenance/hashkv", body, false, true, d);
+	if (err == EO_ETCD_OK)
+		err = eo__etcd_parse_hash_kv(c->body.data, c->body.len, &h, &cr);
+	*hash = h;
+	if (compact_revision != NULL)
+		*compact_revision = cr;
+	return err;
+}
+
+eo_etcd_err eo_etcd_txn_apply(eo_etcd_client *c, const struct eo_etcd_txn_op *ops, size_t n,
+			      int64_t *revision, struct eo_etcd_detail *detail)
+{
+	struct eo_etcd_detail scratch;
+	struct eo_etcd_detail *d = detail ? detail : &scratch;
+	size_t i, bytes = 0;
+
+	detail_reset(d);
+	if (revision != NULL)
+		*revision = 0;
+	if (c == NULL || ops == NULL || n == 0 || n > EO_ETCD_TXN_MAX_OPS) {
+		detail_set(d, "", "a txn needs 1 to EO_ETCD_TXN_MAX_OPS operations");
+		return EO_ETCD_INVALID;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].key == NULL || ops[i].key_len == 0 ||
+		    (!ops[i].del && ops[i].value == NULL && ops[i].value_len > 0)) {
+			detail_set(d, "", "empty key");
+			return EO_ETCD_INVALID;
+		}
+		bytes += ops[i].key_len + (ops[i].del ? 0 : ops[i].value_len);
+	}
+	/* Base64 grows by 4/3; keep the request within what a reply may be. */
+	if (bytes > c->body.max / 2) {
+		detail_set(d, "", "txn too large");
+		return EO_ETCD_TOOBIG;
+	}
+	{
+		eo_etcd_err err = call_owned(c, "kv/txn", eo__etcd_req_txn(ops, n), true, false, d);
+
+		if (err == EO_ETCD_OK)
+			err = eo__etcd_parse_put(c->body.data, c->body.len, revision);
+		return err;
+	}
+}
+
 eo_etcd_err eo_etcd_lease_revoke(eo_etcd_client *c, int64_t id, struct eo_etcd_detail *detail)
 {
 	struct eo_etcd_detail scratch;

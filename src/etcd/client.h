@@ -289,6 +289,7 @@ struct eo_etcd_range_opts {
 	size_t range_end_len;
 	bool prefix;	   /* every key starting with key (range_end computed) */
 	int64_t limit;	   /* 0: no limit */
+	int64_t revision;  /* read the keyspace as of this revision; 0: the newest */
 	bool serializable; /* local read; the only kind a learner serves */
 	bool keys_only;
 	bool count_only;
@@ -300,6 +301,39 @@ void eo_etcd_range_clear(struct eo_etcd_range *r);
 /* Puts key=value; *revision (may be NULL) receives the new revision. */
 eo_etcd_err eo_etcd_put(eo_etcd_client *c, const void *key, size_t key_len, const void *value,
 			size_t value_len, int64_t *revision, struct eo_etcd_detail *detail);
+
+/* One operation of an unconditional txn (eo_etcd_txn_apply). */
+struct eo_etcd_txn_op {
+	bool del; /* delete the single key; else put key=value */
+	const void *key;
+	size_t key_len;
+	const void *value; /* put */
+	size_t value_len;
+	int64_t lease; /* put: attach to this lease; 0: none */
+};
+
+/*
+ * Applies ops as one txn with no compare (etcd makes one revision of it when it changes
+ * anything); *revision (may be NULL) receives the header revision. A put naming a lease etcd
+ * does not know fails with the mapped error and etcd's message ("requested lease not
+ * found"). etcd refuses more ops than its --max-txn-ops (128 by default); this call takes up
+ * to EO_ETCD_TXN_MAX_OPS, for an etcd started with a higher limit (the archive replay's).
+ */
+#define EO_ETCD_TXN_MAX_OPS 100000
+eo_etcd_err eo_etcd_txn_apply(eo_etcd_client *c, const struct eo_etcd_txn_op *ops, size_t n,
+			      int64_t *revision, struct eo_etcd_detail *detail);
+
+/*
+ * HashKV at revision (0: the newest): etcd's hash of every key revision it keeps up to
+ * there, the check etcd itself makes between members. Two stores with the same history
+ * since the same compaction answer the same hash.
+ */
+eo_etcd_err eo_etcd_hash_kv(eo_etcd_client *c, int64_t revision, uint32_t *hash,
+			    int64_t *compact_revision, struct eo_etcd_detail *detail);
+
+/* LeaseGrant with a chosen ID (a replay re-creating a lease under its original ID). */
+eo_etcd_err eo_etcd_lease_grant_id(eo_etcd_client *c, int64_t id, int64_t ttl_s,
+				   struct eo_etcd_detail *detail);
 
 /* Linearizable read of one key; KEY_NOT_FOUND when absent. */
 eo_etcd_err eo_etcd_get(eo_etcd_client *c, const void *key, size_t key_len, struct eo_etcd_kv *out,

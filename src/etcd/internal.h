@@ -58,6 +58,9 @@ eo_etcd_err eo__etcd_parse_alarms(const char *body, size_t len, struct eo_etcd_a
 /* Put: header.revision. */
 eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision);
 /* LeaseGrant: a positive ID, no "error". */
+/* {"hash":<u32>,"compact_revision":"<n>"} of maintenance/hash_kv. */
+eo_etcd_err eo__etcd_parse_hash_kv(const char *body, size_t len, uint32_t *hash,
+				   int64_t *compact_revision);
 eo_etcd_err eo__etcd_parse_lease_grant(const char *body, size_t len, int64_t *id);
 
 /* ---- request bodies (wire.c) ------------------------------------------- */
@@ -67,7 +70,9 @@ char *eo__etcd_req_member_add(const char *const *peer_urls, size_t n, bool as_le
 char *eo__etcd_req_member_id(uint64_t id);
 char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_t value_len);
 char *eo__etcd_req_lease_grant(int64_t ttl_s); /* {"TTL":"<s>"} */
-char *eo__etcd_req_lease_id(int64_t id);       /* {"ID":"<id>"} */
+char *eo__etcd_req_lease_id(int64_t id);
+char *eo__etcd_req_txn(const struct eo_etcd_txn_op *ops, size_t n);		 /* unconditional */
+char *eo__etcd_req_lease_grant_id(int64_t id, int64_t ttl_s); /* {"ID","TTL"} */ /* {"ID":"<id>"} */
 
 /* ---- auth (wire.c) -------------------------------------------------------- */
 

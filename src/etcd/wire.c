@@ -698,6 +698,28 @@ eo_etcd_err eo__etcd_parse_put(const char *body, size_t len, int64_t *revision)
 	return err;
 }
 
+eo_etcd_err eo__etcd_parse_hash_kv(const char *body, size_t len, uint32_t *hash,
+				   int64_t *compact_revision)
+{
+	json_t *root = load_object(body, len);
+	eo_etcd_err err = EO_ETCD_PROTOCOL;
+	int64_t h = 0, c = 0;
+	const json_t *cr;
+
+	*hash = 0;
+	*compact_revision = 0;
+	cr = root ? json_object_get(root, "compact_revision") : NULL;
+	if (root != NULL && parse_header(root, NULL, NULL, NULL) &&
+	    eo__etcd_json_i64(json_object_get(root, "hash"), &h) && h >= 0 && h <= UINT32_MAX &&
+	    (cr == NULL || eo__etcd_json_i64(cr, &c))) {
+		*hash = (uint32_t)h;
+		*compact_revision = c;
+		err = EO_ETCD_OK;
+	}
+	json_decref(root);
+	return err;
+}
+
 eo_etcd_err eo__etcd_parse_lease_grant(const char *body, size_t len, int64_t *id)
 {
 	json_t *root = load_object(body, len);
@@ -790,6 +812,52 @@ char *eo__etcd_req_put(const void *key, size_t key_len, const void *value, size_
 	return s;
 }
 
+/* One txn op: {"request_put":{key,value[,lease]}} or {"request_delete_range":{key}}. */
+static json_t *txn_op(const struct eo_etcd_txn_op *op)
+{
+	char *k = eo_base64_encode(op->key, op->key_len);
+	char *v = op->del ? NULL : eo_base64_encode(op->value ? op->value : "", op->value_len);
+	char lease[24];
+	json_t *o = NULL;
+
+	snprintf(lease, sizeof(lease), "%" PRId64, op->lease);
+	if (k != NULL && op->del)
+		o = json_pack("{s:{s:s}}", "request_delete_range", "key", k);
+	else if (k != NULL && v != NULL && op->lease != 0)
+		o = json_pack("{s:{s:s,s:s,s:s}}", "request_put", "key", k, "value", v, "lease",
+			      lease);
+	else if (k != NULL && v != NULL)
+		o = json_pack("{s:{s:s,s:s}}", "request_put", "key", k, "value", v);
+	free(k);
+	free(v);
+	return o;
+}
+
+char *eo__etcd_req_txn(const struct eo_etcd_txn_op *ops, size_t n)
+{
+	json_t *success = json_array();
+	size_t i;
+
+	for (i = 0; success != NULL && i < n; i++) {
+		json_t *op = txn_op(&ops[i]);
+
+		if (op == NULL || json_array_append_new(success, op) != 0) {
+			json_decref(success);
+			return NULL;
+		}
+	}
+	return success ? dump_steal(json_pack("{s:o}", "success", success)) : NULL;
+}
+
+char *eo__etcd_req_lease_grant_id(int64_t id, int64_t ttl_s)
+{
+	char ids[24], ttl[24];
+
+	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
+	return dump_steal(json_pack("{s:s,s:s}", "ID", ids, "TTL", ttl));
+}
+
 char *eo_etcd_wire_req_alarm(const char *action, const struct eo_etcd_alarm *a)
 {
 	if (a == NULL)
@@ -857,6 +925,11 @@ char *eo_etcd_wire_req_range(const void *key, size_t key_len, const struct eo_et
 	if (opts->limit > 0) {
 		snprintf(limit, sizeof(limit), "%" PRId64, opts->limit);
 		if (json_object_set_new(o, "limit", json_string(limit)) != 0)
+			goto out;
+	}
+	if (opts->revision > 0) {
+		snprintf(limit, sizeof(limit), "%" PRId64, opts->revision);
+		if (json_object_set_new(o, "revision", json_string(limit)) != 0)
 			goto out;
 	}
 	if ((opts->serializable && json_object_set_new(o, "serializable", json_true()) != 0) ||

@@ -62,8 +62,8 @@ static bool memory_voters_share_node(const struct eo__plan_ctx *x, char *node, s
 /*
  * What Degraded says about the members' nodes (plan/nodeloss.h): the first member on a node in
  * trouble, with what happens next, MemberNodeNotReady for a lost node and MemberNodeDraining
- * for a cordoned or evacuated one. The text holds no moving clock (the due time is absolute).
- * NULL when no member's node is in trouble.
+ * for a cordoned or evacuated one (MemberMoveBlocked when its replacement cannot be placed). The
+ * text holds no moving clock (the due time is absolute). NULL when no member's node is in trouble.
  */
 static const char *node_notice(const struct eo__plan_ctx *x, char *msg, size_t n)
 {
@@ -77,7 +77,25 @@ static const char *node_notice(const struct eo__plan_ctx *x, char *msg, size_t n
 		if (!eo_plan_member_node_trouble(pm, eo__plan_node_of(x->in, pm), grace, x->in->now,
 						 &v))
 			continue;
-		if (v.due)
+		if (v.due && eo_plan_node_move_first(pm, &v)) {
+			const struct eo_plan_member *j =
+			    eo_plan_node_joining(x->in->members, x->in->n_members);
+			char why[EO_NODE_WHY_MAX];
+
+			if (eo_plan_node_move_blocked(j, x->in->now, why, sizeof(why))) {
+				snprintf(msg, n,
+					 "member %s: %.200s; its replacement %s cannot be placed "
+					 "on another node (%.300s): nothing is removed until a "
+					 "node can take it",
+					 eo_member_name(pm->member), v.why,
+					 eo_member_name(j->member), why);
+				return EO_PLAN_REASON_NODE_MOVE_BLOCKED;
+			}
+			snprintf(next, sizeof(next),
+				 "past the grace period (spec.nodeLossGracePeriod, %ld s): a "
+				 "replacement joins on another node first, then it is removed",
+				 grace);
+		} else if (v.due)
 			snprintf(next, sizeof(next),
 				 "past the grace period (spec.nodeLossGracePeriod, %ld s): it is "
 				 "replaced on another node when the quorum allows",
@@ -239,6 +257,11 @@ void eo__plan_health_of(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 
 void eo__plan_health(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
 {
+	long due_ms = eo_plan_node_next_due_ms(x->in);
+
+	/* A member's node grace ends: be back then (plan/nodeloss.h). */
+	if (due_ms > 0 && (x->out->requeue_ms <= 0 || x->out->requeue_ms > due_ms))
+		x->out->requeue_ms = due_ms;
 	/* Held past the deadline, Available says DeadlineExceeded (held_conditions). */
 	eo__plan_health_of(x, c, !x->held);
 }

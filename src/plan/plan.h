@@ -159,6 +159,9 @@ struct eo_plan_member {
 struct eo_plan_node {
 	const json_t *node; /* borrowed; NULL when not looked up or not found */
 	bool absent;	    /* looked up and not found (deleted) */
+	/* The PV bound to the member's PVC, read when only it names the node (a static local
+	 * PV: its claim has no selected-node annotation, its Pod no node yet); else NULL. */
+	const json_t *pv;
 };
 
 struct eo_plan_failure; /* plan/failure.h */

@@ -128,77 +128,178 @@ static size_t others_down(const struct eo__plan_ctx *x, const struct eo_plan_mem
 	return n;
 }
 
+/* Says that pm waits to move until every other voter serves (a drain in progress). */
+static bool wait_others(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			const struct eo_plan_member *pm, const struct eo_node_verdict *v)
+{
+	eo__plan_msgf(x,
+		      "member %s: %s; moving it to another node waits until every other voter is "
+		      "ready (%zu of %zu voters ready)",
+		      eo_member_name(pm->member), v->why, c->voters_ready, c->voters);
+	eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	return true;
+}
+
+/*
+ * The removal of pm for its node: only when the voters left keep a quorum, on the Pod and Node
+ * read live this pass (nodes_live) and etcd's leader's own list naming it. what: why now.
+ */
+static bool remove_for_node(struct eo__plan_ctx *x, const struct eo_plan_member *pm,
+			    const struct eo_node_verdict *v, const char *what)
+{
+	const char *name = eo_member_name(pm->member);
+	size_t ready = 0, voters = 0;
+
+	if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready, &voters)) {
+		eo__plan_msgf(
+		    x,
+		    "member %s: %s; it is not replaced: removing it would cost the quorum "
+		    "(%zu ready of %zu voting member(s) would be left)",
+		    name, v->why, ready, voters);
+		eo__plan_event(x, "Warning",
+			       v->lost ? EO_PLAN_REASON_NODE_NOT_READY
+				       : EO_PLAN_REASON_NODE_DRAINING);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		return true;
+	}
+	if (!x->in->nodes_live) {
+		/* The first plan of the next pass asks for the live reads (want_nodes). */
+		eo__plan_msgf(x, "member %s: %s; reading its Pod and Node live before replacing it",
+			      name, v->why);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_PROMOTE_MS);
+		return true;
+	}
+	if (!eo__plan_absence_verified(x, pm->member, "is to be replaced for its node; it is in"))
+		return true;
+	eo__plan_msgf(x, "member %s: %s; %s", name, v->why, what);
+	eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_LOST);
+	x->out->action = EO_PLAN_REMOVE_MEMBER;
+	x->out->member = pm->member;
+	return true;
+}
+
+/*
+ * The replacement j of pm (moved add-before-remove) joins: it is added to etcd as a learner,
+ * given its initial cluster and promoted, as a scale-up member is; while its Pod cannot be
+ * placed on any node, the cluster says so and nothing is removed.
+ */
+static bool move_join(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+		      size_t learners, const struct eo_plan_member *pm,
+		      const struct eo_node_verdict *v, const struct eo_plan_member *j)
+{
+	const struct eo_plan_member *pending = eo_member_is_pending(j->member) ? j : NULL;
+	char why[EO_NODE_WHY_MAX];
+
+	if (eo_plan_node_move_blocked(j, x->in->now, why, sizeof(why))) {
+		eo__plan_msgf(x,
+			      "member %s: %s; its replacement %s cannot be placed on another node "
+			      "(%s): %s keeps running and nothing is removed until a node can take "
+			      "%s",
+			      eo_member_name(pm->member), v->why, eo_member_name(j->member), why,
+			      eo_member_name(pm->member), eo_member_name(j->member));
+		eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_MOVE_BLOCKED);
+		eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
+		return true;
+	}
+	if (eo__plan_step_set_initial_cluster(x, pending))
+		return true;
+	if (learners > 0)
+		return eo__plan_step_promote(x, learners);
+	if (pending != NULL) {
+		eo__plan_step_scale_up(x, c, desired + 1, pending);
+		return true;
+	}
+	eo__plan_msgf(x, "member %s: waiting for its replacement %s to be marked a voter",
+		      eo_member_name(pm->member), eo_member_name(j->member));
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
+	return true;
+}
+
+/*
+ * A member that still serves on a cordoned or evacuated node past its grace moves
+ * add-before-remove (plan/nodeloss.h, eo_plan_node_move_first): with the cluster at its size,
+ * a replacement is created (the scheduler puts it on another node: the cordoned one takes no
+ * Pod); with that one extra member, the replacement joins and is promoted (move_join); once it
+ * votes, the member is removed through the quorum. One member at a time, only while every
+ * other voter serves. False when something else must move first (a scale-up short of the
+ * target, a scale-down above it, another join).
+ */
+static bool move_first(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+		       size_t learners, const struct eo_plan_member *pm,
+		       const struct eo_node_verdict *v)
+{
+	const struct eo_plan_member *j = eo_plan_node_joining(x->in->members, x->in->n_members);
+	const char *name = eo_member_name(pm->member);
+
+	if ((int32_t)c->n < desired || (int32_t)c->n > desired + 1)
+		return false;
+	if ((int32_t)c->n == desired) {
+		if (j != NULL || learners > 0 || c->pending > 0)
+			return false;
+		if (others_down(x, pm) > 0)
+			return wait_others(x, c, pm, v);
+		eo__plan_msgf(
+		    x,
+		    "member %s: %s; moving it: a replacement is created on another node "
+		    "first, joins as a learner and is promoted, then %s is removed through "
+		    "the quorum",
+		    name, v->why, name);
+		eo__plan_event(x, "Normal", EO_PLAN_REASON_NODE_MOVING);
+		eo__plan_create_named(x, EO_PLAN_CREATE_MEMBER);
+		return true;
+	}
+	if (j != NULL)
+		return move_join(x, c, desired, learners, pm, v, j);
+	if (learners > 0)
+		return false;
+	if (others_down(x, pm) > 0)
+		return wait_others(x, c, pm, v);
+	return remove_for_node(x, pm, v,
+			       "its replacement has joined and votes: removing it through the "
+			       "quorum");
+}
+
 /*
  * 3d. A voter whose node is lost (NotReady or gone) or taken out of service (cordoned,
- * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h) is removed through the
- * quorum and the scale-up path replaces it with a new member and a new PVC, which the scheduler
- * puts on another node. Only while nothing else is changing, only when the voters left keep a
- * quorum, a cordoned or evacuated member only when every other voter is ready (its own Pod may
- * be the one a drain evicted, Pending on its node-local volume), and only on the Pod
- * and Node read live this pass (nodes_live) and etcd's leader's own list naming it.
+ * annotated evacuate) past spec.nodeLossGracePeriod (plan/nodeloss.h). One that still serves on
+ * a cordoned or evacuated node moves add-before-remove (move_first; not past the progress
+ * deadline, which creates nothing beyond the size it had). Any other (its node lost, or its Pod
+ * already evicted) is removed through the quorum first and the scale-up path replaces it with
+ * a new member and a new PVC, which the scheduler puts on another node: only while nothing
+ * else is changing, only when the voters left keep a quorum, a cordoned or evacuated member
+ * only when every other voter is ready (its own Pod may be the one a drain evicted, Pending on
+ * its node-local volume), and only on the Pod and Node read live this pass (nodes_live) and
+ * etcd's leader's own list naming it.
  */
 bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				int32_t desired, size_t learners)
 {
 	long grace = eo_cluster_node_loss_grace_seconds(x->in->cluster);
-	size_t ready = 0, voters = 0;
+	char what[128];
 
-	if (c->node_due == 0 || (int32_t)c->n > desired || learners > 0 || c->pending > 0 ||
-	    c->deleting > 0)
+	if (c->node_due == 0 || c->deleting > 0)
 		return false;
 	for (size_t i = 0; i < x->in->n_members; i++) {
 		const struct eo_plan_member *pm = &x->in->members[i];
 		const struct eo_etcd_member *em = NULL;
 		struct eo_node_verdict v;
-		const char *name = eo_member_name(pm->member);
 
 		if (!eo_plan_member_node_trouble(pm, eo__plan_node_of(x->in, pm), grace, x->in->now,
 						 &v) ||
 		    !v.due || (em = eo__plan_etcd_entry(x, pm->member)) == NULL || em->is_learner)
 			continue;
-		if (!v.lost && others_down(x, pm) > 0) {
-			eo__plan_msgf(
-			    x,
-			    "member %s: %s; moving it to another node waits until every other "
-			    "voter is ready (%zu of %zu voters ready)",
-			    name, v.why, c->voters_ready, c->voters);
-			eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_DRAINING);
-			eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
-			return true;
-		}
-		if (!eo_plan_removal_keeps_quorum(x->in->members, x->in->n_members, pm, &ready,
-						  &voters)) {
-			eo__plan_msgf(
-			    x,
-			    "member %s: %s; it is not replaced: removing it would cost the quorum "
-			    "(%zu ready of %zu voting member(s) would be left)",
-			    name, v.why, ready, voters);
-			eo__plan_event(x, "Warning",
-				       v.lost ? EO_PLAN_REASON_NODE_NOT_READY
-					      : EO_PLAN_REASON_NODE_DRAINING);
-			eo__plan_wait_for(x, EO_PLAN_REQUEUE_ETCD_MS);
-			return true;
-		}
-		if (!x->in->nodes_live) {
-			/* The first plan of the next pass asks for the live reads (want_nodes). */
-			eo__plan_msgf(
-			    x, "member %s: %s; reading its Pod and Node live before replacing it",
-			    name, v.why);
-			eo__plan_wait_for(x, EO_PLAN_REQUEUE_PROMOTE_MS);
-			return true;
-		}
-		if (!eo__plan_absence_verified(x, pm->member,
-					       "is to be replaced for its node; it is in"))
-			return true;
-		eo__plan_msgf(
-		    x,
-		    "member %s: %s; past the grace period (%ld s): removing it through the quorum "
-		    "to replace it with a new member and a new PVC on another node",
-		    name, v.why, v.trouble == EO_NODE_EVACUATE ? 0L : grace);
-		eo__plan_event(x, "Warning", EO_PLAN_REASON_NODE_LOST);
-		x->out->action = EO_PLAN_REMOVE_MEMBER;
-		x->out->member = pm->member;
-		return true;
+		if (!x->held && eo_plan_node_move_first(pm, &v))
+			return move_first(x, c, desired, learners, pm, &v);
+		if ((int32_t)c->n > desired || learners > 0 || c->pending > 0)
+			return false;
+		if (!v.lost && others_down(x, pm) > 0)
+			return wait_others(x, c, pm, &v);
+		snprintf(what, sizeof(what),
+			 "past the grace period (%ld s): removing it through the quorum to replace "
+			 "it with a new member and a new PVC on another node",
+			 v.trouble == EO_NODE_EVACUATE ? 0L : grace);
+		return remove_for_node(x, pm, &v, what);
 	}
 	return !x->ok;
 }

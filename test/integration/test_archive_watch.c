@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive/fromwatch.h"
 #include "archive/segment.h"
 #include "core/base64.h"
 #include "etcd/client.h"
@@ -300,38 +301,21 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Each run of events of one mod_revision is one archived revision. */
+static int add_rev(void *ud, const struct eo_archive_rev *rev, char *err, size_t cap)
+{
+	struct arch *a = ud;
+
+	a->events += rev->n;
+	return eo_archive_writer_add(a->w, rev, err, cap);
+}
+
+/* Each run of events of one mod_revision is one archived revision (archive/fromwatch.h). */
 static int on_watch(void *ud, const struct eo_etcd_watch_resp *r, char *err, size_t cap)
 {
 	struct arch *a = ud;
-	struct eo_archive_event ev[64];
-	size_t i = 0;
 
-	while (i < r->n) {
-		struct eo_archive_rev rev = {.revision = r->events[i].kv.mod_revision,
-					     .received_ms = wall_ms(),
-					     .events = ev};
-
-		while (i < r->n && r->events[i].kv.mod_revision == rev.revision) {
-			const struct eo_etcd_watch_event *we = &r->events[i++];
-
-			assert_true(rev.n < 64);
-			ev[rev.n++] = (struct eo_archive_event){
-			    we->type == EO_ETCD_EVENT_DELETE ? EO_ARCHIVE_DELETE : EO_ARCHIVE_PUT,
-			    we->kv.key,
-			    we->kv.key_len,
-			    we->type == EO_ETCD_EVENT_DELETE ? NULL : we->kv.value,
-			    we->type == EO_ETCD_EVENT_DELETE ? 0 : we->kv.value_len,
-			    we->kv.create_revision,
-			    we->kv.mod_revision,
-			    we->kv.version,
-			    we->kv.lease};
-		}
-		if (eo_archive_writer_add(a->w, &rev, err, cap) != 0)
-			return -1;
-		a->events += rev.n;
-		a->last = rev.revision;
-	}
+	if (eo_archive_from_watch(r, wall_ms(), add_rev, a, &a->last, err, cap) != 0)
+		return -1;
 	return a->last >= final_rev ? 1 : 0;
 }
 

@@ -21,7 +21,7 @@
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-const char *const PWN_NAMES[PWN_MAXM] = {"demo-a", "demo-b", "demo-c"};
+const char *const PWN_NAMES[PWN_MAXM] = {"demo-a", "demo-b", "demo-c", "demo-d"};
 
 json_t *pwn_member(const char *name)
 {

@@ -19,9 +19,9 @@
 #include "desired/desired.h"
 #include "plan/plan.h"
 
-#define PWN_MAXM 3
+#define PWN_MAXM 4 /* three members and a joining replacement */
 
-/* The names of the members, demo-a, demo-b, demo-c. */
+/* The names of the members, demo-a, demo-b, demo-c (and demo-d, a replacement). */
 extern const char *const PWN_NAMES[PWN_MAXM];
 
 struct pwn_world {

@@ -1598,6 +1598,58 @@ static void test_node_lost_member_replaced(void **state)
 }
 
 /*
+ * A member on a statically bound local PV (its PVC has no selected-node annotation) whose node
+ * was deleted: its Pod, recreated, is not bound to a node, and only the PV's node affinity
+ * names the node. The cluster controller reads the PV live (get persistentvolumes), finds the
+ * node gone past the grace, reads it live (404) and removes the member.
+ */
+static void test_node_of_static_local_pv(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *pod = NULL, *claim = NULL, *del = NULL;
+	char pvc_name[EO_NAME_MAX];
+
+	(void)state;
+	start(&r);
+	world(&r, 3, ready3, 3);
+	put_node(&r, "n0", "True", "2026-06-01T00:00:00Z");
+	put_node(&r, "n2", "True", "2026-06-01T00:00:00Z");
+	bind_pod(&r, "demo-a", "n0");
+	bind_pod(&r, "demo-c", "n2");
+	pod = eo_kube_cache_get(r.caches[RIG_PODS], "default", "demo-b");
+	assert_non_null(pod);
+	json_object_set_new(pod, "spec", json_object());
+	json_object_set_new(pod, "status",
+			    json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Pending",
+				      "conditions", "type", "Ready", "status", "False",
+				      "lastTransitionTime", "2026-06-02T09:40:00Z"));
+	rig_put(&r, RIG_PODS, pod);
+	assert_int_equal(eo_name_member_pvc(pvc_name, sizeof(pvc_name), "demo-b"), 0);
+	claim = eo_kube_cache_get(r.caches[RIG_PVCS], "default", pvc_name);
+	assert_non_null(claim);
+	json_object_set_new(claim, "spec", json_pack("{s:s}", "volumeName", "local-pv-b"));
+	rig_put(&r, RIG_PVCS, claim);
+	fs_put(r.api, "persistentvolumes",
+	       json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}",
+			 "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name",
+			 "local-pv-b", "spec", "nodeAffinity", "required", "nodeSelectorTerms",
+			 "matchExpressions", "key", "kubernetes.io/hostname", "operator", "In",
+			 "values", "n1"));
+
+	for (int i = 0; i < 4 && fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, "", NULL) == 0;
+	     i++) {
+		eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+		assert_false(out.error);
+	}
+	assert_true(fs_count(r.api, "GET", "persistentvolumes", "local-pv-b", "", NULL) >= 1);
+	assert_true(fs_count(r.api, "GET", "nodes", "n1", "", NULL) >= 1);
+	assert_int_equal(fs_count(r.api, "DELETE", EO_PLURAL_MEMBERS, NULL, "", &del), 1);
+	assert_string_equal(json_string_value(json_object_get(del, "name")), "demo-b");
+	stop(&r);
+}
+
+/*
  * Pause (spec.replicas 0) with one member left: act_dormant patches spec.dormant onto that
  * member, as a plain merge patch of the EtcdMember (not its status), and tells a Paused
  * Event; nothing is deleted. The model of a new act rule's test on the rig (support/rig.h).
@@ -1643,6 +1695,7 @@ int main(void)
 	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
 	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
 	    cmocka_unit_test(test_node_lost_member_replaced),
+	    cmocka_unit_test(test_node_of_static_local_pv),
 	    cmocka_unit_test(test_network_policies_in_order),
 	    cmocka_unit_test(test_pause_marks_the_last_member_dormant),
 	};

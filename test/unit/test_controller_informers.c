@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/names.h"
+#include "controller/controller.h"
 #include "controller/informers.h"
+#include "plan/nodeloss.h"
 #include "support/fake_apiserver.h"
 
 struct server {
@@ -228,6 +231,85 @@ static void test_failing_watch_turns_readiness_red_after_grace(void **state)
 	assert_true(restarts(f, "Pod") == 6.0);
 }
 
+struct keys {
+	char v[8][64];
+	size_t n;
+};
+
+static void collect(void *ud, const char *key)
+{
+	struct keys *k = ud;
+
+	if (k->n < 8)
+		snprintf(k->v[k->n++], sizeof(k->v[0]), "%s", key);
+}
+
+static json_t *node_obj(const char *ready, const char *heartbeat, bool cordoned)
+{
+	json_t *n = json_pack("{s:{s:s}, s:{s:b}, s:{s:[{s:s, s:s, s:s}]}}", "metadata", "name",
+			      "n1", "spec", "unschedulable", cordoned, "status", "conditions",
+			      "type", "Ready", "status", ready, "lastHeartbeatTime", heartbeat);
+
+	assert_non_null(n);
+	return n;
+}
+
+/*
+ * A Node change enqueues the clusters with a member Pod on that node (from the Pod cache), or
+ * a PVC made for it (a member whose Pod is not bound yet), only when something that matters
+ * changed: a heartbeat enqueues nothing.
+ */
+static void test_node_change_enqueues_its_clusters(void **state)
+{
+	struct eo_cache_set pods = {.n = 1}, pvcs = {.n = 1};
+	json_t *o = NULL, *hb = NULL, *down = NULL;
+	struct keys k = {0};
+
+	(void)state;
+	pods.c[0] = eo_kube_cache_new(EO_LABEL_CLUSTER);
+	pvcs.c[0] = eo_kube_cache_new(EO_LABEL_CLUSTER);
+	assert_non_null(pods.c[0]);
+	assert_non_null(pvcs.c[0]);
+	o = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", "demo-a", "namespace",
+		      "t1", "labels", EO_LABEL_CLUSTER, "demo", "spec", "nodeName", "n1");
+	assert_int_equal(eo_kube_cache_upsert(pods.c[0], o, NULL), EO_KUBE_OK);
+	json_decref(o);
+	o = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", "other-a",
+		      "namespace", "t1", "labels", EO_LABEL_CLUSTER, "other", "spec", "nodeName",
+		      "n2");
+	assert_int_equal(eo_kube_cache_upsert(pods.c[0], o, NULL), EO_KUBE_OK);
+	json_decref(o);
+	o = json_pack("{s:{s:s, s:s, s:{s:s}, s:{s:s}}}", "metadata", "name", "data-late-a",
+		      "namespace", "t2", "labels", EO_LABEL_CLUSTER, "late", "annotations",
+		      EO_ANNOTATION_SELECTED_NODE, "n1");
+	assert_int_equal(eo_kube_cache_upsert(pvcs.c[0], o, NULL), EO_KUBE_OK);
+	json_decref(o);
+
+	o = node_obj("True", "2026-06-02T10:00:00Z", false);
+	hb = node_obj("True", "2026-06-02T10:00:10Z", false);
+	down = node_obj("Unknown", "2026-06-02T10:00:10Z", false);
+	assert_int_equal(eo_informer_node_changed(&pods, &pvcs, o, hb, collect, &k), 0);
+	assert_int_equal(k.n, 0);
+	assert_int_equal(eo_informer_node_changed(&pods, &pvcs, o, down, collect, &k), 2);
+	assert_int_equal(k.n, 2);
+	assert_string_equal(k.v[0], "t1/demo");
+	assert_string_equal(k.v[1], "t2/late");
+	k.n = 0;
+	assert_int_equal(eo_informer_node_changed(&pods, &pvcs, hb, NULL, collect, &k), 2);
+	k.n = 0;
+	/* Added healthy (the informer's first list): nothing; added cordoned: its clusters. */
+	assert_int_equal(eo_informer_node_changed(&pods, &pvcs, NULL, hb, collect, &k), 0);
+	json_decref(hb);
+	hb = node_obj("True", "2026-06-02T10:00:10Z", true);
+	assert_int_equal(eo_informer_node_changed(&pods, NULL, NULL, hb, collect, &k), 1);
+	assert_string_equal(k.v[0], "t1/demo");
+	json_decref(o);
+	json_decref(hb);
+	json_decref(down);
+	eo_kube_cache_free(pods.c[0]);
+	eo_kube_cache_free(pvcs.c[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +317,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_events_rate_limited, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failing_watch_turns_readiness_red_after_grace,
 					    setup, teardown),
+	    cmocka_unit_test(test_node_change_enqueues_its_clusters),
 	};
 
 	return cmocka_run_group_tests_name("informer reports", tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "plan/nodeloss.h"
 #include "plan/plan.h"
 #include "support/planworld_nodeloss.h"
+#include "support/planworld_scale.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define PAST (T0 - 400) /* beyond the default grace of 300 s */
@@ -77,7 +78,8 @@ static void want_cond(const json_t *st, const char *type, const char *status, co
 
 	assert_non_null(c);
 	assert_string_equal(json_string_value(json_object_get(c, "status")), status);
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
+	if (reason != NULL)
+		assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
 	if (msg_part != NULL && (msg == NULL || strstr(msg, msg_part) == NULL))
 		fail_msg("%s: message \"%s\" lacks \"%s\"", type, msg ? msg : "", msg_part);
 }
@@ -202,6 +204,14 @@ static void test_node_lost_member_replaced(void **state)
 		  "member demo-b: node n1 is NotReady (Ready=Unknown)");
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_NOT_READY,
 		  "replaced on another node at 2026-06-02T10:04:00Z unless the node recovers");
+	assert_int_equal(eo_plan_node_next_due_ms(&w.in), 241000);
+	assert_true(res.requeue_ms > 0 && res.requeue_ms <= 241000);
+	eo_plan_result_clear(&res);
+	/* Nothing on the Node changes when the grace ends: the pass comes back then itself. */
+	node_down(&w, 1, "Unknown", T0 - 295);
+	plan(&w, &res);
+	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_equal(res.requeue_ms, 6000);
 	eo_plan_result_clear(&res);
 
 	/* Past it: the first plan asks for the live reads with the member list. */
@@ -312,7 +322,21 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	pwn_world_free(&w);
 }
 
-/* Cordon and evacuate: one member at a time, only while every voter is ready. */
+/* The plan's action is the creation of a member (or the write of its name first). */
+static void want_create(const struct eo_plan_result *res)
+{
+	if (res->action != EO_PLAN_CREATE_MEMBER && res->action != EO_PLAN_WRITE_STATUS)
+		fail_msg("want a member created, got %s (%s)", eo_plan_action_name(res->action),
+			 res->message);
+	assert_string_equal(res->event_reason, EO_PLAN_REASON_NODE_MOVING);
+	assert_non_null(strstr(res->message, "a replacement is created on another node first"));
+}
+
+/*
+ * Cordon and evacuate of a member that serves: one member at a time, only while every voter is
+ * ready, its replacement added before it is removed. A member whose Pod a drain already
+ * evicted is removed first (it votes for nothing).
+ */
 static void test_node_drain_evacuate(void **state)
 {
 	struct pwn_world w;
@@ -328,24 +352,25 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	cordon(&w, 1, "2026-06-02T09:50:00Z");
 	plan(&w, &res);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	want_create(&res);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
+		  "a replacement joins on another node first, then it is removed");
 	eo_plan_result_clear(&res);
 	/* Without the taint's time, the cordon is only reported. */
 	cordon(&w, 1, NULL);
 	json_object_del(json_object_get(w.nodes[1], "spec"), "taints");
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_not_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  EO_ANNOTATION_EVACUATE "=true to move it");
 	eo_plan_result_clear(&res);
 	/* The annotation on a cordoned node: at once. */
 	evacuate(&w, 1);
 	plan(&w, &res);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_string_equal(name_of(res.member), "demo-b");
+	want_create(&res);
 	eo_plan_result_clear(&res);
-	/* ... also when its own Pod is the one the drain evicted (Pending on its local volume). */
+	/* Its own Pod is the one the drain evicted (Pending on its local volume): removed first. */
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", false);
 	plan(&w, &res);
@@ -354,11 +379,10 @@ static void test_node_drain_evacuate(void **state)
 	eo_plan_result_clear(&res);
 	json_decref((json_t *)w.pm[1].pod);
 	w.pm[1].pod = pwn_pod(w.pm[1].member, "n1", true);
-	/* ... but not while another voter is down. */
+	/* ... nothing moves while another voter is down. */
 	json_decref((json_t *)w.pm[2].pod);
 	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
 	plan(&w, &res);
-	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
 	eo_plan_result_clear(&res);
@@ -369,23 +393,206 @@ static void test_node_drain_evacuate(void **state)
 	evacuate(&w, 1);
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_int_not_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "it stays until the node is cordoned");
 	eo_plan_result_clear(&res);
 	pwn_world_free(&w);
 
-	/* The only member cannot move anywhere: reported, never removed. */
+	/* The only member: it too gets its replacement first, and is never removed before. */
 	pwn_world_init(&w, 1);
 	evacuate(&w, 0);
 	cordon(&w, 0, NULL);
 	plan(&w, &res);
-	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	assert_non_null(strstr(res.message, "would cost the quorum"));
-	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_DRAINING);
+	want_create(&res);
 	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "member demo-a: node n0 is annotated");
 	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+}
+
+enum joiner_stage { J_PENDING, J_ADDED, J_LEARNER, J_VOTER };
+enum joiner_pod { JP_NONE, JP_NOT_READY, JP_READY, JP_UNSCHEDULABLE };
+
+/*
+ * Adds demo-d, the replacement, on Ready node n3: pending (not in etcd), added (in etcd as a
+ * learner that never started, initialCluster still empty), a learner, or a voter; its Pod.
+ */
+static void add_joiner(struct pwn_world *w, enum joiner_stage st, enum joiner_pod jp)
+{
+	const struct pws_m d = {.name = "demo-d",
+				.created = "2026-06-02T09:59:30Z",
+				.voter = st == J_VOTER,
+				.pending = st <= J_ADDED};
+	size_t i = w->n;
+
+	assert_int_equal(i, 3);
+	w->pm[i].member = pws_member(&d);
+	w->nodes[i] = pwn_node("n3", "True", T0 - 86400);
+	w->nd[i].node = w->nodes[i];
+	if (jp == JP_READY || jp == JP_NOT_READY)
+		w->pm[i].pod = pwn_pod(w->pm[i].member, "n3", jp == JP_READY);
+	else if (jp == JP_UNSCHEDULABLE)
+		w->pm[i].pod = json_pack(
+		    "{s:{s:s, s:s, s:s}, s:{}, s:{s:s, s:[{s:s, s:s, s:s, s:s, s:s}]}}", "metadata",
+		    "name", "demo-d", "namespace", "default", "uid", "pod-d", "spec", "status",
+		    "phase", "Pending", "conditions", "type", "PodScheduled", "status", "False",
+		    "reason", "Unschedulable", "message",
+		    "0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) didn't match "
+		    "pod anti-affinity rules",
+		    "lastTransitionTime", "2026-06-02T09:59:40Z");
+	if (st != J_PENDING) {
+		eo_desired_member_peer_url(
+		    w->peer[i], sizeof(w->peer[i]),
+		    &(struct eo_desired_opts){.cluster_domain = "cluster.local"}, "demo-d", "demo",
+		    "default", false);
+		w->peer_p[i] = w->peer[i];
+		w->ev[i] = (struct eo_etcd_member){.id = 0x103,
+						   .name = st == J_ADDED ? "" : "demo-d",
+						   .peer_urls = &w->peer_p[i],
+						   .n_peer_urls = 1,
+						   .is_learner = st != J_VOTER};
+		w->etcd.n = 4;
+	}
+	if (st == J_VOTER) {
+		/* The PDB as the cluster controller keeps it for four voters. */
+		json_decref(w->pdb);
+		w->pdb = eo_desired_pdb(w->cluster, eo_desired_pdb_min_available(4, 3));
+		json_object_set_new(
+		    w->pdb, "status",
+		    json_pack("{s:i, s:i}", "observedGeneration", 0, "disruptionsAllowed", 1));
+		w->in.pdb = w->pdb;
+	}
+	w->n = 4;
+	w->in.n_members = 4;
+}
+
+/* A world of three with demo-b on cordoned n1 past its grace, and its replacement at stage st. */
+static void moving(struct pwn_world *w, enum joiner_stage st, enum joiner_pod jp)
+{
+	pwn_world_init(w, 3);
+	cordon(w, 1, "2026-06-02T09:50:00Z");
+	add_joiner(w, st, jp);
+}
+
+/* Add before remove: the replacement joins as a learner and is promoted, then demo-b goes. */
+static void test_node_move_add_before_remove(void **state)
+{
+	static const struct {
+		const char *what;
+		enum joiner_stage st;
+		enum joiner_pod jp;
+		enum eo_plan_action want;
+		const char *member; /* result->member, or NULL */
+	} rows[] = {
+	    {"replacement created: added to etcd as a learner", J_PENDING, JP_NONE,
+	     EO_PLAN_ADD_LEARNER, "demo-d"},
+	    {"in etcd: given its initial cluster", J_ADDED, JP_NONE, EO_PLAN_SET_INITIAL_CLUSTER,
+	     "demo-d"},
+	    {"a learner that serves: promoted", J_LEARNER, JP_READY, EO_PLAN_PROMOTE_LEARNER,
+	     "demo-d"},
+	    {"a learner not ready yet: waits, removes nothing", J_LEARNER, JP_NOT_READY,
+	     EO_PLAN_WAIT, NULL},
+	    {"it votes: demo-b removed through the quorum", J_VOTER, JP_READY,
+	     EO_PLAN_REMOVE_MEMBER, "demo-b"},
+	};
+	struct pwn_world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		moving(&w, rows[i].st, rows[i].jp);
+		plan(&w, &res);
+		if (res.action != rows[i].want)
+			fail_msg("%s: got %s (%s)", rows[i].what, eo_plan_action_name(res.action),
+				 res.message);
+		if (rows[i].member != NULL)
+			assert_string_equal(name_of(res.member), rows[i].member);
+		want_cond(res.status, EO_COND_AVAILABLE, "True", NULL, NULL);
+		eo_plan_result_clear(&res);
+		pwn_world_free(&w);
+	}
+
+	/* The removal is made on the leader's own list, as any removal for a node. */
+	moving(&w, J_VOTER, JP_READY);
+	w.in.etcd_leader_checked = false;
+	w.in.etcd_from_leader = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	assert_true(res.want_leader);
+	eo_plan_result_clear(&res);
+	w.in.etcd_leader_checked = true;
+	w.in.etcd_from_leader = true;
+	w.in.nodes_live = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	eo_plan_result_clear(&res);
+	w.in.nodes_live = true;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_LOST);
+	assert_non_null(strstr(res.message, "its replacement has joined"));
+	eo_plan_result_clear(&res);
+	/* ... and never while another voter is down. */
+	json_decref((json_t *)w.pm[2].pod);
+	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* The node uncordoned meanwhile: the extra member goes again (a scale-down). */
+	moving(&w, J_LEARNER, JP_READY);
+	json_object_del(json_object_get(w.nodes[1], "spec"), "unschedulable");
+	json_object_del(json_object_get(w.nodes[1], "spec"), "taints");
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-d");
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* A lost node's member is removed first, replacement or not (it votes for nothing). */
+	pwn_world_init(&w, 3);
+	node_down(&w, 1, "Unknown", PAST);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	assert_string_equal(name_of(res.member), "demo-b");
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+}
+
+/* No other node can take the replacement: said (naming both), nothing is removed. */
+static void test_node_move_no_free_node(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+
+	(void)state;
+	moving(&w, J_LEARNER, JP_UNSCHEDULABLE);
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_NODE_MOVE_BLOCKED);
+	assert_non_null(strstr(res.message, "its replacement demo-d cannot be placed"));
+	assert_non_null(strstr(res.message, "demo-b keeps running and nothing is removed"));
+	assert_non_null(strstr(res.message, "didn't match pod anti-affinity"));
+	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_MOVE_BLOCKED,
+		  "member demo-b: node n1 is cordoned");
+	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_MOVE_BLOCKED,
+		  "its replacement demo-d cannot be placed on another node");
+	eo_plan_result_clear(&res);
+	/* Still so after the operator asked the leader: the wait holds whatever etcd says. */
+	w.in.etcd_leader_checked = false;
+	plan(&w, &res);
+	assert_int_equal(res.action, EO_PLAN_WAIT);
+	eo_plan_result_clear(&res);
+	pwn_world_free(&w);
+
+	/* A pending replacement has no Pod yet: not blocked, it joins (added as a learner). */
+	moving(&w, J_PENDING, JP_NONE);
+	assert_false(eo_plan_node_move_blocked(&w.pm[3], T0, NULL, 0));
 	pwn_world_free(&w);
 }
 
@@ -434,6 +641,227 @@ static void test_partition_reported(void **state)
 	pwn_world_free(&w);
 }
 
+/* A Node built for the change table: Ready status, cordoned, taints, evacuate annotation. */
+static json_t *tnode(const char *ready, bool unsched, const char *taint, const char *evac,
+		     const char *heartbeat)
+{
+	json_t *n = json_pack("{s:{s:s, s:s, s:{}}, s:{}, s:{s:[{s:s, s:s, s:s, s:s}], s:{s:s}}}",
+			      "metadata", "name", "n1", "resourceVersion", heartbeat, "annotations",
+			      "spec", "status", "conditions", "type", "Ready", "status", ready,
+			      "lastTransitionTime", "2026-06-01T00:00:00Z", "lastHeartbeatTime",
+			      heartbeat, "allocatable", "cpu", heartbeat);
+
+	assert_non_null(n);
+	if (unsched)
+		json_object_set_new(json_object_get(n, "spec"), "unschedulable", json_true());
+	if (taint != NULL)
+		json_object_set_new(
+		    json_object_get(n, "spec"), "taints",
+		    json_pack("[{s:s, s:s}]", "key", taint, "effect", "NoSchedule"));
+	if (evac != NULL)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+				    EO_ANNOTATION_EVACUATE, json_string(evac));
+	return n;
+}
+
+/* Which Node changes enqueue the clusters on it: the relevant fields, never a heartbeat. */
+static void test_node_change_matters(void **state)
+{
+	static const struct {
+		const char *what;
+		bool has_old, has_new;
+		const char *ready[2];
+		bool unsched[2];
+		const char *taint[2], *evac[2];
+		bool want;
+	} rows[] = {
+	    {"heartbeat only", true, true, {"True", "True"}, {0}, {0}, {0}, false},
+	    {"goes NotReady", true, true, {"True", "Unknown"}, {0}, {0}, {0}, true},
+	    {"comes back", true, true, {"False", "True"}, {0}, {0}, {0}, true},
+	    {"stays NotReady, heartbeat", true, true, {"Unknown", "Unknown"}, {0}, {0}, {0}, false},
+	    {"cordoned", true, true, {"True", "True"}, {false, true}, {0}, {0}, true},
+	    {"uncordoned", true, true, {"True", "True"}, {true, false}, {0}, {0}, true},
+	    {"tainted", true, true, {"True", "True"}, {0}, {NULL, "x/y"}, {0}, true},
+	    {"taint changed", true, true, {"True", "True"}, {0}, {"x/y", "x/z"}, {0}, true},
+	    {"annotated", true, true, {"True", "True"}, {0}, {0}, {NULL, "true"}, true},
+	    {"annotation off", true, true, {"True", "True"}, {0}, {0}, {"true", NULL}, true},
+	    {"annotation value", true, true, {"True", "True"}, {0}, {0}, {"true", "false"}, true},
+	    {"deleted", true, false, {"True", NULL}, {0}, {0}, {0}, true},
+	    {"added healthy", false, true, {NULL, "True"}, {0}, {0}, {0}, false},
+	    {"added NotReady", false, true, {NULL, "False"}, {0}, {0}, {0}, true},
+	    {"added cordoned", false, true, {NULL, "True"}, {false, true}, {0}, {0}, true},
+	    {"added annotated", false, true, {NULL, "True"}, {0}, {0}, {NULL, "true"}, true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *o = rows[i].has_old ? tnode(rows[i].ready[0], rows[i].unsched[0],
+						    rows[i].taint[0], rows[i].evac[0], "1")
+					    : NULL;
+		json_t *n = rows[i].has_new ? tnode(rows[i].ready[1], rows[i].unsched[1],
+						    rows[i].taint[1], rows[i].evac[1], "2")
+					    : NULL;
+
+		if (eo_plan_node_change_matters(o, n) != rows[i].want)
+			fail_msg("%s: want %d", rows[i].what, rows[i].want);
+		json_decref(o);
+		json_decref(n);
+	}
+	assert_false(eo_plan_node_change_matters(NULL, NULL));
+}
+
+static json_t *tobj(const char *ns, const char *cluster, const char *node, bool pvc)
+{
+	json_t *o = json_pack("{s:{s:s, s:s, s:{}, s:{}}, s:{}}", "metadata", "name", "x",
+			      "namespace", ns, "labels", "annotations", "spec");
+
+	assert_non_null(o);
+	if (cluster != NULL)
+		json_object_set_new(json_object_get(json_object_get(o, "metadata"), "labels"),
+				    EO_LABEL_CLUSTER, json_string(cluster));
+	if (node != NULL && pvc)
+		json_object_set_new(json_object_get(json_object_get(o, "metadata"), "annotations"),
+				    EO_ANNOTATION_SELECTED_NODE, json_string(node));
+	else if (node != NULL)
+		json_object_set_new(json_object_get(o, "spec"), "nodeName", json_string(node));
+	return o;
+}
+
+/* Which clusters a Node's change enqueues: those with a Pod bound to it or a PVC made for it. */
+static void test_clusters_on_node(void **state)
+{
+	json_t *pods = json_pack("[o, o, o, o, o, o]", tobj("a", "demo", "n1", false),
+				 tobj("a", "demo", "n1", false), tobj("b", "demo", "n1", false),
+				 tobj("a", "other", "n2", false), tobj("a", NULL, "n1", false),
+				 tobj("c", "unbound", NULL, false));
+	json_t *pvcs = json_pack("[o, o, o]", tobj("c", "unbound", "n1", true),
+				 tobj("a", "demo", "n1", true), tobj("a", "far", "n3", true));
+	static const struct {
+		const char *node;
+		const char *want;
+	} rows[] = {
+	    {"n1", "a/demo b/demo c/unbound"},
+	    {"n2", "a/other"},
+	    {"n3", "a/far"},
+	    {"n4", ""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *keys = json_array(), *k = NULL;
+		char got[256] = "";
+		size_t j, len = 0;
+
+		assert_int_equal(eo_plan_clusters_on_node(pods, pvcs, rows[i].node, keys), 0);
+		json_array_foreach(keys, j, k) len += (size_t)snprintf(
+		    got + len, sizeof(got) - len, "%s%s", len ? " " : "", json_string_value(k));
+		if (strcmp(got, rows[i].want) != 0)
+			fail_msg("node %s: got \"%s\", want \"%s\"", rows[i].node, got,
+				 rows[i].want);
+		json_decref(keys);
+	}
+	/* Without PVCs (not cached): only the Pods say. */
+	{
+		json_t *keys = json_array();
+
+		assert_int_equal(eo_plan_clusters_on_node(pods, NULL, "n1", keys), 0);
+		assert_int_equal(json_array_size(keys), 2);
+		json_decref(keys);
+	}
+	json_decref(pods);
+	json_decref(pvcs);
+}
+
+/* A statically bound local PV names its member's node when neither the Pod nor the PVC does. */
+static void test_node_of_local_pv(void **state)
+{
+	static const struct {
+		const char *pv;
+		const char *want;
+	} pvs[] = {
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\"]}]}]}}}}",
+	     "n1"},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\",\"n2\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"NotIn\","
+	     "\"values\":[\"n1\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","
+	     "\"values\":[\"z1\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	     "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+	     "\"values\":[\"n1\"]}]},{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+	     "\"operator\":\"In\",\"values\":[\"n2\"]}]}]}}}}",
+	     NULL},
+	    {"{\"spec\":{\"csi\":{\"driver\":\"ebs\"}}}", NULL},
+	};
+	struct pwn_world w;
+	struct eo_node_verdict v;
+	json_t *pvc = NULL, *pv = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pvs) / sizeof(pvs[0]); i++) {
+		json_t *o = json_loads(pvs[i].pv, 0, NULL);
+		const char *got = NULL;
+
+		assert_non_null(o);
+		got = eo_plan_pv_node_name(o);
+		if (pvs[i].want == NULL ? got != NULL
+					: got == NULL || strcmp(got, pvs[i].want) != 0)
+			fail_msg("pv %zu: got %s", i, got ? got : "(null)");
+		json_decref(o);
+	}
+
+	pwn_world_init(&w, 3);
+	/* demo-b's Pod recreated, not bound; its PVC bound to a static local PV on n1 (gone). */
+	json_decref((json_t *)w.pm[1].pod);
+	w.pm[1].pod =
+	    json_pack("{s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "demo-b",
+		      "uid", "pod-2", "status", "phase", "Pending", "conditions", "type", "Ready",
+		      "status", "False", "lastTransitionTime", "2026-06-02T09:50:00Z");
+	pvc = json_pack("{s:{s:s, s:{}}, s:{s:s}}", "metadata", "name", "data-demo-b",
+			"annotations", "spec", "volumeName", "local-pv-b");
+	w.pm[1].pvc = pvc;
+	assert_string_equal(eo_plan_member_pv_to_read(w.pm[1].pod, pvc), "local-pv-b");
+	assert_null(eo_plan_member_pv_to_read(w.pm[0].pod, pvc)); /* a bound Pod says */
+	assert_null(eo_plan_member_pv_to_read(NULL, pvc));
+	json_object_set_new(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+			    EO_ANNOTATION_SELECTED_NODE, json_string("n1"));
+	assert_null(eo_plan_member_pv_to_read(w.pm[1].pod, pvc)); /* the claim says */
+	json_object_del(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+			EO_ANNOTATION_SELECTED_NODE);
+
+	/* Without the PV, the node is not known: nothing. With it, n1 is gone. */
+	w.nd[1].node = NULL;
+	w.nd[1].absent = true;
+	assert_false(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	pv = json_loads(pvs[0].pv, 0, NULL);
+	w.nd[1].pv = pv;
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_GONE);
+	assert_true(v.due);
+	assert_string_equal(v.node, "n1");
+	/* The node there and NotReady (found by its hostname label, another name): by its name. */
+	w.nd[1].absent = false;
+	json_decref(w.nodes[1]);
+	w.nodes[1] = pwn_node("node-one", "False", PAST);
+	w.nd[1].node = w.nodes[1];
+	assert_true(eo_plan_member_node_trouble(&w.pm[1], &w.nd[1], 300, T0, &v));
+	assert_int_equal(v.trouble, EO_NODE_NOT_READY);
+	assert_string_equal(v.node, "node-one");
+	w.pm[1].pvc = NULL;
+	json_decref(pvc);
+	json_decref(pv);
+	pwn_world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,7 +869,12 @@ int main(void)
 	    cmocka_unit_test(test_node_lost_member_replaced),
 	    cmocka_unit_test(test_unreachable_etcd_does_nothing),
 	    cmocka_unit_test(test_node_drain_evacuate),
+	    cmocka_unit_test(test_node_move_add_before_remove),
+	    cmocka_unit_test(test_node_move_no_free_node),
 	    cmocka_unit_test(test_partition_reported),
+	    cmocka_unit_test(test_node_change_matters),
+	    cmocka_unit_test(test_clusters_on_node),
+	    cmocka_unit_test(test_node_of_local_pv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
