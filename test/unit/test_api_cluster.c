@@ -17,6 +17,7 @@
 #include "api/cluster.h"
 #include "api/names.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* --- accessors and defaults --- */
 
@@ -742,20 +743,9 @@ static void test_validate_truncates_message(void **state)
 	json_decref(obj);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults_minimal),
-	    cmocka_unit_test(test_defaults_partial),
-	    cmocka_unit_test(test_storage_variants),
-	    cmocka_unit_test(test_deletion_policy),
-	    cmocka_unit_test(test_tls_views),
-	    cmocka_unit_test(test_auth_restore_options_passthrough),
-	    cmocka_unit_test(test_resources),
-	    cmocka_unit_test(test_validate_table),
-	    cmocka_unit_test(test_validate_metadata_bounds),
-	    cmocka_unit_test(test_validate_truncates_message),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_defaults_minimal), cmocka_unit_test(test_defaults_partial),
+	cmocka_unit_test(test_storage_variants), cmocka_unit_test(test_deletion_policy),
+	cmocka_unit_test(test_tls_views), cmocka_unit_test(test_auth_restore_options_passthrough),
+	cmocka_unit_test(test_resources), cmocka_unit_test(test_validate_table),
+	cmocka_unit_test(test_validate_metadata_bounds),
+	cmocka_unit_test(test_validate_truncates_message))

@@ -15,6 +15,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static void test_accessors_defaults(void **state)
 {
@@ -265,14 +266,5 @@ static void test_validate_table(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_accessors_defaults),
-	    cmocka_unit_test(test_accessors_full),
-	    cmocka_unit_test(test_shared_spec_fields_agree),
-	    cmocka_unit_test(test_validate_table),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_accessors_defaults), cmocka_unit_test(test_accessors_full),
+	cmocka_unit_test(test_shared_spec_fields_agree), cmocka_unit_test(test_validate_table))

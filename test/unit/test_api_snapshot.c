@@ -14,6 +14,7 @@
 #include "api/names.h"
 #include "api/snapshot.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* The seed runbook's example snapshot. */
 #define SEED_SNAPSHOT                                                                              \
@@ -277,13 +278,6 @@ static void test_validate_table(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_accessors),	  cmocka_unit_test(test_phases),
-	    cmocka_unit_test(test_s3_key),	  cmocka_unit_test(test_validate_table),
-	    cmocka_unit_test(test_checksum_form), cmocka_unit_test(test_dot_dot),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_accessors), cmocka_unit_test(test_phases),
+	cmocka_unit_test(test_s3_key), cmocka_unit_test(test_validate_table),
+	cmocka_unit_test(test_checksum_form), cmocka_unit_test(test_dot_dot))

@@ -20,6 +20,7 @@
 #include "desired/desired.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -406,19 +407,11 @@ static void test_nospace_paused(void **state)
 	rig_stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defrag_runs_followers_then_leader),
-	    cmocka_unit_test(test_defrag_skips_without_a_call),
-	    cmocka_unit_test(test_defrag_waits_for_health),
-	    cmocka_unit_test(test_defrag_failure_recorded),
-	    cmocka_unit_test(test_nospace_recovered),
-	    cmocka_unit_test(test_nospace_quiet),
-	    cmocka_unit_test(test_nospace_foreign_cluster_refused),
-	    cmocka_unit_test(test_defrag_foreign_cluster_refused),
-	    cmocka_unit_test(test_nospace_paused),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_defrag_runs_followers_then_leader),
+	cmocka_unit_test(test_defrag_skips_without_a_call),
+	cmocka_unit_test(test_defrag_waits_for_health),
+	cmocka_unit_test(test_defrag_failure_recorded), cmocka_unit_test(test_nospace_recovered),
+	cmocka_unit_test(test_nospace_quiet),
+	cmocka_unit_test(test_nospace_foreign_cluster_refused),
+	cmocka_unit_test(test_defrag_foreign_cluster_refused),
+	cmocka_unit_test(test_nospace_paused))

@@ -19,6 +19,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -432,16 +433,7 @@ static void test_auth_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_verdicts),
-	    cmocka_unit_test(test_messages),
-	    cmocka_unit_test(test_auth_enable_and_latch),
-	    cmocka_unit_test(test_auth_required_not_configured),
-	    cmocka_unit_test(test_auth_problems),
-	    cmocka_unit_test(test_auth_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_verdicts), cmocka_unit_test(test_messages),
+	cmocka_unit_test(test_auth_enable_and_latch),
+	cmocka_unit_test(test_auth_required_not_configured), cmocka_unit_test(test_auth_problems),
+	cmocka_unit_test(test_auth_step))

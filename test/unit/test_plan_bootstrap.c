@@ -22,6 +22,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -234,13 +235,6 @@ static void test_bootstrap_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bootstrap_table),
-	    cmocka_unit_test(test_member_not_ready_after_bootstrap),
-	    cmocka_unit_test(test_bootstrap_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_bootstrap_table),
+	cmocka_unit_test(test_member_not_ready_after_bootstrap),
+	cmocka_unit_test(test_bootstrap_step))

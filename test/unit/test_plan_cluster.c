@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 #include "support/planworld_cluster.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -95,12 +96,4 @@ static void test_helpers(void **state)
 	json_decref(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_adopted_cluster),
-	    cmocka_unit_test(test_helpers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_adopted_cluster), cmocka_unit_test(test_helpers))

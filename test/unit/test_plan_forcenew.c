@@ -23,6 +23,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -925,16 +926,7 @@ static void test_force_new_cluster_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decisions),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_force_new_cluster),
-	    cmocka_unit_test(test_force_new_cluster_live_truth),
-	    cmocka_unit_test(test_memory_quorum_gone),
-	    cmocka_unit_test(test_force_new_cluster_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_decisions), cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_force_new_cluster),
+	cmocka_unit_test(test_force_new_cluster_live_truth),
+	cmocka_unit_test(test_memory_quorum_gone), cmocka_unit_test(test_force_new_cluster_step))

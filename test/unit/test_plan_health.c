@@ -23,6 +23,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -119,12 +120,4 @@ static void test_voters_share_node(void **state)
 	json_decref(storage);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_health_counts_voters),
-	    cmocka_unit_test(test_voters_share_node),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_health_counts_voters), cmocka_unit_test(test_voters_share_node))

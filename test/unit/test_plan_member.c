@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <string.h>
 
 #include "api/meta.h"
@@ -722,19 +724,10 @@ static void test_data_dir_lost_waits(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_member_table),
-	    cmocka_unit_test(test_deleting_cluster_retain),
-	    cmocka_unit_test(test_terminal_pod_is_deleted),
-	    cmocka_unit_test(test_missing_pod_not_ready),
-	    cmocka_unit_test(test_discovery_then_no_churn),
-	    cmocka_unit_test(test_other_cluster_recorded_nothing),
-	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
-	    cmocka_unit_test(test_lost_memory_member_waits),
-	    cmocka_unit_test(test_data_dir_lost_waits),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_member_table), cmocka_unit_test(test_deleting_cluster_retain),
+	cmocka_unit_test(test_terminal_pod_is_deleted),
+	cmocka_unit_test(test_missing_pod_not_ready),
+	cmocka_unit_test(test_discovery_then_no_churn),
+	cmocka_unit_test(test_other_cluster_recorded_nothing),
+	cmocka_unit_test(test_woken_member_gets_its_pod_back),
+	cmocka_unit_test(test_lost_memory_member_waits), cmocka_unit_test(test_data_dir_lost_waits))

@@ -23,6 +23,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -414,15 +415,8 @@ static void test_other_cluster_decides_nothing(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_other_cluster_decides_nothing),
-	    cmocka_unit_test(test_absence_needs_the_leader),
-	    cmocka_unit_test(test_voter_label_with_the_mark),
-	    cmocka_unit_test(test_query_through_voters),
-	    cmocka_unit_test(test_endpoints_oldest_pod_first),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_other_cluster_decides_nothing),
+	cmocka_unit_test(test_absence_needs_the_leader),
+	cmocka_unit_test(test_voter_label_with_the_mark),
+	cmocka_unit_test(test_query_through_voters),
+	cmocka_unit_test(test_endpoints_oldest_pod_first))

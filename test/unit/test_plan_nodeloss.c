@@ -27,6 +27,7 @@
 #include "plan/nodeloss.h"
 #include "plan/plan.h"
 #include "support/planworld_nodeloss.h"
+#include "support/tu_main.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define PAST (T0 - 400) /* beyond the default grace of 300 s */
@@ -434,15 +435,7 @@ static void test_partition_reported(void **state)
 	pwn_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_node_trouble_predicate),
-	    cmocka_unit_test(test_node_lost_member_replaced),
-	    cmocka_unit_test(test_unreachable_etcd_does_nothing),
-	    cmocka_unit_test(test_node_drain_evacuate),
-	    cmocka_unit_test(test_partition_reported),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_node_trouble_predicate),
+	cmocka_unit_test(test_node_lost_member_replaced),
+	cmocka_unit_test(test_unreachable_etcd_does_nothing),
+	cmocka_unit_test(test_node_drain_evacuate), cmocka_unit_test(test_partition_reported))

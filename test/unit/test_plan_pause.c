@@ -26,6 +26,7 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -362,17 +363,7 @@ static void test_paused_from_start(void **state)
 	pws_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pause_step),
-	    cmocka_unit_test(test_resuming),
-	    cmocka_unit_test(test_paused_from_start_cluster),
-	    cmocka_unit_test(test_pause_descends),
-	    cmocka_unit_test(test_pause_last_member),
-	    cmocka_unit_test(test_resume),
-	    cmocka_unit_test(test_paused_from_start),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_pause_step), cmocka_unit_test(test_resuming),
+	cmocka_unit_test(test_paused_from_start_cluster), cmocka_unit_test(test_pause_descends),
+	cmocka_unit_test(test_pause_last_member), cmocka_unit_test(test_resume),
+	cmocka_unit_test(test_paused_from_start))

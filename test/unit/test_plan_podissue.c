@@ -22,6 +22,7 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
 #define IMAGE "quay.io/coreos/etcd:v3.9.99"
@@ -632,19 +633,10 @@ static void test_member_refused_pod(void **state)
 	json_decref(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pod_issue_table),
-	    cmocka_unit_test(test_member_issues_list),
-	    cmocka_unit_test(test_failure_message_and_apply),
-	    cmocka_unit_test(test_cluster_names_member_issue),
-	    cmocka_unit_test(test_cluster_refused_service),
-	    cmocka_unit_test(test_cluster_stale_refusal_cleared),
-	    cmocka_unit_test(test_cluster_refused_pdb),
-	    cmocka_unit_test(test_member_ready_names_issue),
-	    cmocka_unit_test(test_member_refused_pod),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_pod_issue_table), cmocka_unit_test(test_member_issues_list),
+	cmocka_unit_test(test_failure_message_and_apply),
+	cmocka_unit_test(test_cluster_names_member_issue),
+	cmocka_unit_test(test_cluster_refused_service),
+	cmocka_unit_test(test_cluster_stale_refusal_cleared),
+	cmocka_unit_test(test_cluster_refused_pdb), cmocka_unit_test(test_member_ready_names_issue),
+	cmocka_unit_test(test_member_refused_pod))

@@ -21,6 +21,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -462,18 +463,10 @@ static void test_preconditions_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_services_first),
-	    cmocka_unit_test(test_taken_over_legacy_headless_service),
-	    cmocka_unit_test(test_invalid_and_unsupported_specs),
-	    cmocka_unit_test(test_tls_bootstrap_handshake),
-	    cmocka_unit_test(test_tls_problem_stops),
-	    cmocka_unit_test(test_foreign_service_refused),
-	    cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
-	    cmocka_unit_test(test_preconditions_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_services_first),
+	cmocka_unit_test(test_taken_over_legacy_headless_service),
+	cmocka_unit_test(test_invalid_and_unsupported_specs),
+	cmocka_unit_test(test_tls_bootstrap_handshake), cmocka_unit_test(test_tls_problem_stops),
+	cmocka_unit_test(test_foreign_service_refused),
+	cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
+	cmocka_unit_test(test_preconditions_step))

@@ -16,6 +16,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 /*
  * The step itself (eo__plan_step_promote), called directly on a running cluster
@@ -117,11 +118,4 @@ static void test_promote_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_promote_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_promote_step))

@@ -26,6 +26,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -575,16 +576,7 @@ static void test_replace_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_memory_member_replaced),
-	    cmocka_unit_test(test_pvc_member_replaced),
-	    cmocka_unit_test(test_live_read_before_removal),
-	    cmocka_unit_test(test_crashloop_member_replaced),
-	    cmocka_unit_test(test_wiped_member_replaced),
-	    cmocka_unit_test(test_replace_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_memory_member_replaced), cmocka_unit_test(test_pvc_member_replaced),
+	cmocka_unit_test(test_live_read_before_removal),
+	cmocka_unit_test(test_crashloop_member_replaced),
+	cmocka_unit_test(test_wiped_member_replaced), cmocka_unit_test(test_replace_step))

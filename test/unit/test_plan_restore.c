@@ -23,6 +23,7 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -473,15 +474,7 @@ static void test_member_restore_volume_table(void **state)
 	json_decref(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_failure_doc_roundtrip),
-	    cmocka_unit_test(test_restore_issue_table),
-	    cmocka_unit_test(test_cluster_says_restore_failed),
-	    cmocka_unit_test(test_member_ready_says_restore_failed),
-	    cmocka_unit_test(test_member_restore_volume_table),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_failure_doc_roundtrip), cmocka_unit_test(test_restore_issue_table),
+	cmocka_unit_test(test_cluster_says_restore_failed),
+	cmocka_unit_test(test_member_ready_says_restore_failed),
+	cmocka_unit_test(test_member_restore_volume_table))

@@ -23,6 +23,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -863,19 +864,8 @@ static void test_roll_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_version_rules),
-	    cmocka_unit_test(test_roll_decisions),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_rolling_update),
-	    cmocka_unit_test(test_version_change_refused),
-	    cmocka_unit_test(test_pod_drift_rolls),
-	    cmocka_unit_test(test_ca_bundle_rolls),
-	    cmocka_unit_test(test_memory_roll_evicts),
-	    cmocka_unit_test(test_roll_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_version_rules), cmocka_unit_test(test_roll_decisions),
+	cmocka_unit_test(test_bad_input), cmocka_unit_test(test_rolling_update),
+	cmocka_unit_test(test_version_change_refused), cmocka_unit_test(test_pod_drift_rolls),
+	cmocka_unit_test(test_ca_bundle_rolls), cmocka_unit_test(test_memory_roll_evicts),
+	cmocka_unit_test(test_roll_step))

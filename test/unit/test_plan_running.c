@@ -25,6 +25,7 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -148,14 +149,5 @@ static void test_pdb_plan(void **state)
 	pws_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_steady_state_no_churn),
-	    cmocka_unit_test(test_deleting_and_waiting),
-	    cmocka_unit_test(test_pdb_math),
-	    cmocka_unit_test(test_pdb_plan),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_steady_state_no_churn), cmocka_unit_test(test_deleting_and_waiting),
+	cmocka_unit_test(test_pdb_math), cmocka_unit_test(test_pdb_plan))

@@ -28,6 +28,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 PWS_T0 /* 2026-06-02T10:00:00Z */
 
@@ -381,12 +382,4 @@ static void test_condition_audit(void **state)
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_membership_table),
-	    cmocka_unit_test(test_condition_audit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_membership_table), cmocka_unit_test(test_condition_audit))

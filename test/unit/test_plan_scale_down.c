@@ -19,6 +19,7 @@
 #include "support/planworld_scale_down.h"
 #include "support/planworld_scale_rows.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
@@ -364,13 +365,5 @@ static void test_scale_down_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_victim_table),
-	    cmocka_unit_test(test_scale_down_plan),
-	    cmocka_unit_test(test_scale_down_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_victim_table), cmocka_unit_test(test_scale_down_plan),
+	cmocka_unit_test(test_scale_down_step))

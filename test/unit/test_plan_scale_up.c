@@ -25,6 +25,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -273,14 +274,5 @@ static void test_scale_up_step(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_learner_details),
-	    cmocka_unit_test(test_creates_are_idempotent),
-	    cmocka_unit_test(test_initial_cluster_helper),
-	    cmocka_unit_test(test_scale_up_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_add_learner_details), cmocka_unit_test(test_creates_are_idempotent),
+	cmocka_unit_test(test_initial_cluster_helper), cmocka_unit_test(test_scale_up_step))

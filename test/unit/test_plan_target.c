@@ -28,6 +28,7 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z; the deadline below is T0 + 600 */
 
@@ -408,13 +409,6 @@ static void test_deadline_heals(void **state)
 	pws_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_target_table),	   cmocka_unit_test(test_latch_target),
-	    cmocka_unit_test(test_spec_changed_relatches), cmocka_unit_test(test_deadlines),
-	    cmocka_unit_test(test_deadline_heals),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_target_table), cmocka_unit_test(test_latch_target),
+	cmocka_unit_test(test_spec_changed_relatches), cmocka_unit_test(test_deadlines),
+	cmocka_unit_test(test_deadline_heals))
