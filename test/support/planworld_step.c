@@ -75,3 +75,32 @@ void pwst_check(const char *what, bool decided, const struct eo_plan_result *out
 	if (message != NULL && strstr(out->message, message) == NULL)
 		fail_msg("%s: message \"%s\" lacks \"%s\"", what, out->message, message);
 }
+
+void pwst_check_str(const char *what, const char *field, const char *got, const char *want)
+{
+	if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))
+		fail_msg("%s: %s %s, want %s", what, field, got ? got : "(none)",
+			 want ? want : "(none)");
+}
+
+void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
+	      const void *row, struct pwst_want want)
+{
+	struct pws_world w;
+	struct eo__plan_ctx x;
+	struct eo__plan_counts c;
+	struct eo_plan_result out;
+	bool decided;
+
+	pws_world_init(&w, r);
+	if (prepare != NULL)
+		prepare(&w, row);
+	pwst_begin(&x, &c, &w.in, &out);
+	pwst_observe(&x);
+	decided = step(&x, &c, &w, row);
+	pwst_check(r->what, decided, &out, want.decided, want.action, want.member, want.etcd_id,
+		   want.message);
+	pwst_end(&x);
+	eo_plan_result_clear(&out);
+	pws_world_free(&w);
+}

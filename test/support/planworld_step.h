@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "plan/internal.h"
+#include "support/planworld_scale.h"
 
 /* Opens the pass of in into *x, *c and *out; fails the test when that fails. */
 void pwst_begin(struct eo__plan_ctx *x, struct eo__plan_counts *c, const struct eo_plan_input *in,
@@ -37,5 +38,34 @@ const struct eo_plan_member *pwst_pending(const struct eo_plan_input *in);
 void pwst_check(const char *what, bool decided, const struct eo_plan_result *out, bool want_decided,
 		enum eo_plan_action action, const char *member, uint64_t etcd_id,
 		const char *message);
+
+/*
+ * Fails the test, naming what and field, unless got is want (both NULL counts as the same):
+ * a condition's reason (eo_condition_reason), an Event's reason, ...
+ */
+void pwst_check_str(const char *what, const char *field, const char *got, const char *want);
+
+/* What a direct step test wants of the step, as pwst_check takes it. */
+struct pwst_want {
+	bool decided;
+	enum eo_plan_action action;
+	const char *member;
+	uint64_t etcd_id;
+	const char *message;
+};
+/* Changes the world of a table row before the pass opens. */
+typedef void pwst_prepare_fn(struct pws_world *w, const void *row);
+/* Calls the step on the opened, observed pass (and may check more of x); returns whether it
+ * decided. */
+typedef bool pwst_step_fn(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
+			  const void *row);
+
+/*
+ * One row of a direct step table on the world of r: pws_world_init, prepare (when not NULL),
+ * pwst_begin and pwst_observe, step, pwst_check against want (naming r->what); then the pass,
+ * the result and the world are freed.
+ */
+void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
+	      const void *row, struct pwst_want want);
 
 #endif

@@ -396,7 +396,6 @@ static void test_auth_step(void **state)
 		struct eo__plan_ctx x;
 		struct eo__plan_counts c;
 		struct eo_plan_result out;
-		const char *degr = NULL;
 		bool decided;
 
 		pwc_auth_world(&w, rows[i].with_auth, rows[i].latched);
@@ -417,16 +416,9 @@ static void test_auth_step(void **state)
 			fail_msg("%s: the pass failed", rows[i].what);
 		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action, NULL, 0,
 			   NULL);
-		if ((out.event_reason == NULL) != (rows[i].event == NULL) ||
-		    (out.event_reason != NULL && strcmp(out.event_reason, rows[i].event) != 0))
-			fail_msg("%s: event %s, want %s", rows[i].what,
-				 out.event_reason ? out.event_reason : "(none)",
-				 rows[i].event ? rows[i].event : "(none)");
-		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
-		if ((degr == NULL) != (rows[i].degraded == NULL) ||
-		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
-			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
-				 rows[i].degraded ? rows[i].degraded : "(none)");
+		pwst_check_str(rows[i].what, "event", out.event_reason, rows[i].event);
+		pwst_check_str(rows[i].what, "Degraded",
+			       eo_condition_reason(x.st, EO_COND_DEGRADED), rows[i].degraded);
 		pwst_end(&x);
 		eo_plan_result_clear(&out);
 		pwc_world_free(&w);

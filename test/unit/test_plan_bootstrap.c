@@ -205,7 +205,6 @@ static void test_bootstrap_step(void **state)
 		struct eo__plan_counts c;
 		struct eo_plan_result out;
 		char *st = pwc_latched_status(rows[i].desired, NULL);
-		const char *avail = NULL;
 
 		pwc_world_init(&w, pwc_cluster(rows[i].desired, st), true);
 		free(st);
@@ -223,12 +222,8 @@ static void test_bootstrap_step(void **state)
 		pwst_check(rows[i].what, true, &out, true, rows[i].action,
 			   rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa" : NULL, 0,
 			   rows[i].message);
-		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
-		if ((avail == NULL) != (rows[i].available == NULL) ||
-		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
-			fail_msg("%s: Available %s, want %s", rows[i].what,
-				 avail ? avail : "(none)",
-				 rows[i].available ? rows[i].available : "(none)");
+		pwst_check_str(rows[i].what, "Available",
+			       eo_condition_reason(x.st, EO_COND_AVAILABLE), rows[i].available);
 		pwst_end(&x);
 		eo_plan_result_clear(&out);
 		pwc_world_free(&w);

@@ -460,14 +460,11 @@ static void test_bad_input(void **state)
 /* A memory cluster that lost a majority of its voters says so and stops there. */
 static void test_memory_quorum_gone(void **state)
 {
-	const struct pws_row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row three = {"",
-				      3,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
+	const struct pws_row one = {
+	    .target = 1, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row three = {.target = 3,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -508,13 +505,9 @@ static void test_memory_quorum_gone(void **state)
  */
 static void test_force_new_cluster(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
+	const struct pws_row r = {.target = 3,
+				  .members = {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	const char *step = EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP;
@@ -647,13 +640,10 @@ static void test_force_new_cluster(void **state)
 
 	/* Whole again (the survivor and two new members): the annotation is removed. */
 	{
-		const struct pws_row whole = {"",
-					      3,
-					      {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
-					      {EV("demo-a"), EV("demo-x"), EV("demo-y")},
-					      0,
-					      NULL,
-					      0};
+		const struct pws_row whole = {
+		    .target = 3,
+		    .members = {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
+		    .etcd = {EV("demo-a"), EV("demo-x"), EV("demo-y")}};
 
 		pws_world_init(&w, &whole);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
@@ -882,13 +872,9 @@ static void test_force_new_cluster_step(void **state)
 	    {"quorum holds: refused", false, "demo-a", true, EO_PLAN_WRITE_STATUS, NULL,
 	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
 	};
-	const struct pws_row lost = {"",
-				     3,
-				     {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
+	const struct pws_row lost = {.target = 3,
+				     .members = {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -896,7 +882,6 @@ static void test_force_new_cluster_step(void **state)
 		struct eo__plan_ctx x;
 		struct eo__plan_counts c;
 		struct eo_plan_result out;
-		const char *reason = NULL;
 		bool decided, lift = false;
 
 		pws_world_init(&w, rows[i].lost ? &lost : &pws_rolled3);
@@ -914,12 +899,9 @@ static void test_force_new_cluster_step(void **state)
 		decided = eo__plan_step_force_new_cluster(&x, &c, 3, &lift);
 		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action,
 			   rows[i].member, 0, NULL);
-		reason = eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER);
-		if ((reason == NULL) != (rows[i].reason == NULL) ||
-		    (reason != NULL && strcmp(reason, rows[i].reason) != 0))
-			fail_msg("%s: ForceNewCluster %s, want %s", rows[i].what,
-				 reason ? reason : "(none)",
-				 rows[i].reason ? rows[i].reason : "(none)");
+		pwst_check_str(rows[i].what, "ForceNewCluster",
+			       eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER),
+			       rows[i].reason);
 		pwst_end(&x);
 		eo_plan_result_clear(&out);
 		pws_world_free(&w);

@@ -30,9 +30,9 @@
 /* A learner joining a 1-member cluster does not count for quorum. */
 static void test_health_counts_voters(void **state)
 {
-	const struct pws_row r = {
-	    "",	  3, {V("demo-a", A), L("demo-b", B, 1)}, {EV("demo-a"), EL("demo-b", 2)}, 0,
-	    NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), L("demo-b", B, 1)},
+				  .etcd = {EV("demo-a"), EL("demo-b", 2)}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -54,13 +54,10 @@ static void test_health_counts_voters(void **state)
  */
 static void test_voters_share_node(void **state)
 {
-	const struct pws_row one_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row one_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	const char *nodes[][3] = {
 	    {"node-1", "node-1", "node-2"}, /* 2 of 3 on node-1 */
 	    {"node-1", "node-2", "node-3"}, /* spread */

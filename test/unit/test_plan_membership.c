@@ -228,10 +228,12 @@ static void test_voter_label_with_the_mark(void **state)
 /* The first pass asks etcd through the voters only; a steady cluster does not ask at all. */
 static void test_query_through_voters(void **state)
 {
-	const struct pws_row r = {
-	    "", 3, {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)}, {{0}}, 0, NULL, 0};
-	const struct pws_row steady = {
-	    "", 3, {V("demo-a", A), V("demo-b", B), V("demo-c", C)}, {{0}}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)},
+				  .etcd = {{0}}};
+	const struct pws_row steady = {.target = 3,
+				       .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				       .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res, again;
 
@@ -321,8 +323,9 @@ static void test_query_through_voters(void **state)
 static void test_endpoints_oldest_pod_first(void **state)
 {
 	const struct pws_row r = {
-	    "",	  5, {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)}, {{0}}, 0,
-	    NULL, 0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)},
+	    .etcd = {{0}}};
 	/* Pod ages: d oldest, then b, c, a (a's Pod was recreated last). */
 	const char *created[] = {"2026-06-01T10:09:00Z", "2026-06-01T10:02:00Z",
 				 "2026-06-01T10:03:00Z", "2026-06-01T10:01:00Z"};

@@ -194,17 +194,15 @@ static void test_paused_from_start_cluster(void **state)
 /* 3 -> 0: the staged descent, newest first, never below one member. */
 static void test_pause_descends(void **state)
 {
-	const struct pws_row three = {"",
-				      0,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
-	const struct pws_row two = {
-	    "", 0, {V("demo-a", A), V("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
-	const struct pws_row deleting = {
-	    "", 0, {V("demo-a", A), DEL("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
+	const struct pws_row three = {.target = 0,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two = {.target = 0,
+				    .members = {V("demo-a", A), V("demo-b", B)},
+				    .etcd = {EV("demo-a"), EV("demo-b")}};
+	const struct pws_row deleting = {.target = 0,
+					 .members = {V("demo-a", A), DEL("demo-b", B)},
+					 .etcd = {EV("demo-a"), EV("demo-b")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -235,8 +233,10 @@ static void test_pause_descends(void **state)
 /* 1 -> 0: the last member goes dormant; then the PDB goes; then nothing moves. */
 static void test_pause_last_member(void **state)
 {
-	const struct pws_row one = {"", 0, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row one = {
+	    .target = 0, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row dormant = {
+	    .target = 0, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
 	const char *msg = "data is preserved on PVC data-demo-a";
 	struct pws_world w;
 	struct eo_plan_result res;
@@ -277,9 +277,10 @@ static void test_pause_last_member(void **state)
 /* Resume: a new target is latched, then the dormant member is woken before anything else. */
 static void test_resume(void **state)
 {
-	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row woken_target = {"",   3, {DORM("demo-a", A)}, {EV("demo-a")}, 0,
-					     NULL, 0};
+	const struct pws_row dormant = {
+	    .target = 0, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row woken_target = {
+	    .target = 3, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -339,7 +340,7 @@ static void test_resume(void **state)
 /* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
 static void test_paused_from_start(void **state)
 {
-	const struct pws_row none = {"", 0, {{0}}, {{0}}, 0, NULL, 0};
+	const struct pws_row none = {.target = 0, .members = {{0}}, .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 

@@ -418,7 +418,6 @@ static void test_preconditions_step(void **state)
 		struct eo__plan_counts c;
 		struct eo_plan_result out;
 		char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
-		const char *avail = NULL, *degr = NULL;
 		bool stop;
 
 		pwc_world_init(&w, pwc_cluster(1, rows[i].formed ? st : NULL), rows[i].services);
@@ -442,17 +441,10 @@ static void test_preconditions_step(void **state)
 			fail_msg("%s: the pass failed", rows[i].what);
 		pwst_check(rows[i].what, stop, &out, rows[i].stop, rows[i].action, NULL, 0,
 			   rows[i].message);
-		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
-		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
-		if ((avail == NULL) != (rows[i].available == NULL) ||
-		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
-			fail_msg("%s: Available %s, want %s", rows[i].what,
-				 avail ? avail : "(none)",
-				 rows[i].available ? rows[i].available : "(none)");
-		if ((degr == NULL) != (rows[i].degraded == NULL) ||
-		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
-			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
-				 rows[i].degraded ? rows[i].degraded : "(none)");
+		pwst_check_str(rows[i].what, "Available",
+			       eo_condition_reason(x.st, EO_COND_AVAILABLE), rows[i].available);
+		pwst_check_str(rows[i].what, "Degraded",
+			       eo_condition_reason(x.st, EO_COND_DEGRADED), rows[i].degraded);
 		if (rows[i].stop && rows[i].action == EO_PLAN_NONE &&
 		    (out.event_reason == NULL || out.event_type == NULL ||
 		     strcmp(out.event_type, "Warning") != 0))

@@ -33,8 +33,9 @@
 /* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
 static void test_memory_member_replaced(void **state)
 {
-	const struct pws_row two = {
-	    "", 3, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
+	const struct pws_row two = {.target = 3,
+				    .members = {V("demo-a", A), V("demo-c", C)},
+				    .etcd = {EV("demo-a"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -191,21 +192,15 @@ static void test_live_read_before_removal(void **state)
 /* A crash-looping voter is replaced while the other voters hold quorum, and only then. */
 static void test_crashloop_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct pws_row two_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
-	const struct pws_row alone = {"", 1, {VNR("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row alone = {
+	    .target = 1, .members = {VNR("demo-a", A)}, .etcd = {EV("demo-a")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	char why[128];
@@ -269,20 +264,13 @@ static void test_crashloop_member_replaced(void **state)
  */
 static void test_wiped_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct pws_row two_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -323,6 +311,45 @@ static void test_wiped_member_replaced(void **state)
 	pws_world_free(&w);
 }
 
+struct replace_row {
+	struct pws_row w;    /* the world; the action and member wanted */
+	int step;	     /* 0: lost, 1: not in etcd, 2: crash-looping */
+	int memory;	     /* all memory members, this one without its Pod; -1: none */
+	int pvc_gone;	     /* all ran on PVCs, this one's is gone; -1: none */
+	int crash;	     /* this member crash-loops; -1: none */
+	int restarts;	     /* ... after restarts */
+	const char *last;    /* ... its last exit's reason */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+/* The memory, lost-PVC and crash-loop changes of a replace row. */
+static void replace_prepare(struct pws_world *w, const void *row)
+{
+	const struct replace_row *r = row;
+
+	for (size_t k = 0; k < w->n; k++) {
+		if (r->memory >= 0)
+			pws_make_memory(w, k, (int)k == r->memory);
+		if (r->pvc_gone >= 0)
+			pws_make_ran_on_pvc(w, k, (int)k == r->pvc_gone ? NULL : "pvc-1");
+	}
+	if (r->crash >= 0)
+		pws_crash(w, (size_t)r->crash, r->restarts, "CrashLoopBackOff", r->last);
+}
+
+static bool replace(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
+		    const void *row)
+{
+	const struct replace_row *r = row;
+
+	if (r->step == 0)
+		return eo__plan_step_replace_lost(x);
+	if (r->step == 1)
+		return eo__plan_step_not_in_etcd(x);
+	return eo__plan_step_replace_crashlooping(x, c, r->w.target, pwst_learners(&w->in));
+}
+
 /*
  * The steps themselves, called directly on a running cluster of three (support/planworld_scale.h):
  * eo__plan_step_replace_lost (step 0: a memory member without its Pod, a member without its
@@ -331,17 +358,7 @@ static void test_wiped_member_replaced(void **state)
  */
 static void test_replace_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action and member wanted */
-		int step;	     /* 0: lost, 1: not in etcd, 2: crash-looping */
-		int memory;	     /* all memory members, this one without its Pod; -1: none */
-		int pvc_gone;	     /* all ran on PVCs, this one's is gone; -1: none */
-		int crash;	     /* this member crash-loops; -1: none */
-		int restarts;	     /* ... after restarts */
-		const char *last;    /* ... its last exit's reason */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct replace_row rows[] = {
 	    {{"lost: nothing lost",
 	      3,
 	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -540,40 +557,10 @@ static void test_replace_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided = false;
-
-		pws_world_init(&w, r);
-		for (size_t k = 0; k < w.n; k++) {
-			if (rows[i].memory >= 0)
-				pws_make_memory(&w, k, (int)k == rows[i].memory);
-			if (rows[i].pvc_gone >= 0)
-				pws_make_ran_on_pvc(&w, k,
-						    (int)k == rows[i].pvc_gone ? NULL : "pvc-1");
-		}
-		if (rows[i].crash >= 0)
-			pws_crash(&w, (size_t)rows[i].crash, rows[i].restarts, "CrashLoopBackOff",
-				  rows[i].last);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		if (rows[i].step == 0)
-			decided = eo__plan_step_replace_lost(&x);
-		else if (rows[i].step == 1)
-			decided = eo__plan_step_not_in_etcd(&x);
-		else
-			decided = eo__plan_step_replace_crashlooping(&x, &c, r->target,
-								     pwst_learners(&w.in));
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
-			   rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, replace_prepare, replace, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    0, rows[i].message});
 }
 
 TU_MAIN(cmocka_unit_test(test_memory_member_replaced), cmocka_unit_test(test_pvc_member_replaced),

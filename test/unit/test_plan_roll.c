@@ -733,6 +733,36 @@ static void test_memory_roll_evicts(void **state)
 	json_decref(storage);
 }
 
+struct roll_row {
+	struct pws_row w;    /* the world; the action and member wanted */
+	const char *version; /* status.observed.version, NULL: as the members' */
+	int leader;	     /* index of the member etcd says leads, -1: no status */
+	bool held;	     /* past the deadline */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+/* The observed version and etcd's statuses (from the leader named) of a roll row. */
+static void roll_prepare(struct pws_world *w, const void *row)
+{
+	static struct eo_etcd_status st[PWS_MAXM];
+	const struct roll_row *r = row;
+
+	if (r->version != NULL)
+		pws_set_version(json_object_get(w->cluster, "status"), "observed", r->version);
+	if (r->leader >= 0)
+		pws_world_statuses(w, st, w->ev[r->leader].id);
+}
+
+static bool roll(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
+		 const void *row)
+{
+	const struct roll_row *r = row;
+
+	x->held = r->held;
+	return eo__plan_step_roll(x, c, r->w.target, pwst_learners(&w->in), pwst_pending(&w->in));
+}
+
 /*
  * The step itself (eo__plan_step_roll), called directly on a running cluster of three
  * (support/planworld_scale.h) whose target (status.observed.version) may be a new version:
@@ -741,14 +771,7 @@ static void test_memory_roll_evicts(void **state)
  */
 static void test_roll_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action and member wanted */
-		const char *version; /* status.observed.version, NULL: as the members' */
-		int leader;	     /* index of the member etcd says leads, -1: no status */
-		bool held;	     /* past the deadline */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct roll_row rows[] = {
 	    {{"every member on target: nothing to roll",
 	      3,
 	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -836,32 +859,10 @@ static void test_roll_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		struct eo_etcd_status st[PWS_MAXM];
-		bool decided;
-
-		pws_world_init(&w, r);
-		if (rows[i].version != NULL)
-			pws_set_version(json_object_get(w.cluster, "status"), "observed",
-					rows[i].version);
-		if (rows[i].leader >= 0)
-			pws_world_statuses(&w, st, w.ev[rows[i].leader].id);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		x.held = rows[i].held;
-		decided = eo__plan_step_roll(&x, &c, r->target, pwst_learners(&w.in),
-					     pwst_pending(&w.in));
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
-			   rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, roll_prepare, roll, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    0, rows[i].message});
 }
 
 TU_MAIN(cmocka_unit_test(test_version_rules), cmocka_unit_test(test_roll_decisions),

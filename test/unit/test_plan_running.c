@@ -105,7 +105,7 @@ static void test_pdb_math(void **state)
 
 static void test_pdb_plan(void **state)
 {
-	const struct pws_row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
+	const struct pws_row none = {.target = 1, .members = {P("demo-a", A)}, .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *sel = NULL;

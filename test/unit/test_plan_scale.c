@@ -307,21 +307,14 @@ static void test_membership_table(void **state)
 /* Conditions the audit of the runbook found wrong, each on its own world. */
 static void test_condition_audit(void **state)
 {
-	const struct pws_row drifted = {"",
-					3,
-					{V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					0,
-					NULL,
-					0};
-	const struct pws_row growing = {"",
-					5,
-					{V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					0,
-					NULL,
-					0};
-	const struct pws_row empty = {"", 3, {{NULL}}, {{NULL}}, 0, NULL, 0};
+	const struct pws_row drifted = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row growing = {.target = 5,
+					.members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+					.etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row empty = {.target = 3, .members = {{NULL}}, .etcd = {{NULL}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *st = NULL;

@@ -32,11 +32,11 @@
 /* The learner's add and its initial cluster carry the right URLs. */
 static void test_add_learner_details(void **state)
 {
-	const struct pws_row r = {"",	3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a")}, 0,
-				  NULL, 0};
-	const struct pws_row r2 = {
-	    "",	  3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a"), ELNEW("demo-b", 0xb)}, 0,
-	    NULL, 0};
+	const struct pws_row r = {
+	    .target = 3, .members = {V("demo-a", A), P("demo-b", B)}, .etcd = {EV("demo-a")}};
+	const struct pws_row r2 = {.target = 3,
+				   .members = {V("demo-a", A), P("demo-b", B)},
+				   .etcd = {EV("demo-a"), ELNEW("demo-b", 0xb)}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -67,7 +67,7 @@ static void test_add_learner_details(void **state)
  */
 static void test_creates_are_idempotent(void **state)
 {
-	const struct pws_row r = {"", 3, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
 	char first[EO_PLAN_NAME_MAX], second[EO_PLAN_NAME_MAX], other[EO_PLAN_NAME_MAX];
 	struct pws_world w;
 	struct eo_plan_result res, again;
@@ -123,8 +123,8 @@ static void test_creates_are_idempotent(void **state)
 
 	/* Once the member exists the status moves on to the next name, used by the next create. */
 	{
-		const struct pws_row r2 = {"",	 3, {V("demo-a", A), P(NULL, B)}, {EV("demo-a")}, 0,
-					   NULL, 0};
+		const struct pws_row r2 = {
+		    .target = 3, .members = {V("demo-a", A), P(NULL, B)}, .etcd = {EV("demo-a")}};
 		struct pws_row rr = r2;
 
 		rr.members[1].name = first;
@@ -160,6 +160,25 @@ static void test_initial_cluster_helper(void **state)
 	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
 }
 
+struct scale_up_row {
+	struct pws_row w;    /* the world; the action, member and etcd ID wanted */
+	int step;	     /* 0: scale up, 1: set initial cluster */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+static bool scale_up(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
+		     const void *row)
+{
+	const struct scale_up_row *r = row;
+	const struct eo_plan_result *out = x->out;
+
+	if (r->step == 1)
+		return eo__plan_step_set_initial_cluster(x, pwst_pending(&w->in));
+	eo__plan_step_scale_up(x, c, r->w.target, pwst_pending(&w->in));
+	return out->action != EO_PLAN_NONE;
+}
+
 /*
  * The steps themselves, called directly on a running cluster (support/planworld_scale.h):
  * eo__plan_step_scale_up (step 0: create the next member, add a pending one as a learner, or
@@ -169,12 +188,7 @@ static void test_initial_cluster_helper(void **state)
  */
 static void test_scale_up_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action, member and etcd ID wanted */
-		int step;	     /* 0: scale up, 1: set initial cluster */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct scale_up_row rows[] = {
 
 	    {{"at the target: nothing",
 	      2,
@@ -249,29 +263,10 @@ static void test_scale_up_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided;
-
-		pws_world_init(&w, r);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		if (rows[i].step == 0) {
-			eo__plan_step_scale_up(&x, &c, r->target, pwst_pending(&w.in));
-			decided = out.action != EO_PLAN_NONE;
-		} else {
-			decided = eo__plan_step_set_initial_cluster(&x, pwst_pending(&w.in));
-		}
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member,
-			   r->want_id, rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, NULL, scale_up, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    rows[i].w.want_id, rows[i].message});
 }
 
 TU_MAIN(cmocka_unit_test(test_add_learner_details), cmocka_unit_test(test_creates_are_idempotent),

@@ -306,45 +306,27 @@ static void test_deadlines(void **state)
  */
 static void test_deadline_heals(void **state)
 {
-	const struct pws_row three = {"",
-				      5,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
-	const struct pws_row two = {
-	    "", 5, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
-	const struct pws_row crashing = {"",
-					 5,
-					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row three = {.target = 5,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two = {.target = 5,
+				    .members = {V("demo-a", A), V("demo-c", C)},
+				    .etcd = {EV("demo-a"), EV("demo-c")}};
+	const struct pws_row crashing = {
+	    .target = 5,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	const struct pws_row learner = {
-	    "",
-	    5,
-	    {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
-	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)},
-	    0,
-	    NULL,
-	    0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)}};
 	const struct pws_row stray = {
-	    "",
-	    5,
-	    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
-	    0,
-	    NULL,
-	    0};
-	const struct pws_row down = {"",
-				     1,
-				     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)}};
+	const struct pws_row down = {.target = 1,
+				     .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	struct eo_etcd_status st[PWS_MAXM];
