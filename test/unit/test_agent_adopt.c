@@ -123,4 +123,4 @@ static void test_bad_input(void **state)
 	assert_int_equal(eo_agent_adopt_main(7, argv_bad), 2);
 }
 
-TU_MAIN(cmocka_unit_test(test_gives_tree), cmocka_unit_test(test_bad_input))
+TU_MAIN(test_gives_tree, test_bad_input)

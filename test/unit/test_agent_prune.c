@@ -124,5 +124,4 @@ static void test_usage(void **state)
 	assert_int_equal(eo_agent_main(10, a3), 2); /* two destinations */
 }
 
-TU_MAIN(cmocka_unit_test(test_prune_file), cmocka_unit_test(test_prune_file_bad_args),
-	cmocka_unit_test(test_usage))
+TU_MAIN(test_prune_file, test_prune_file_bad_args, test_usage)

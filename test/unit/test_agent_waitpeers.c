@@ -184,5 +184,4 @@ static void test_main(void **state)
 	assert_int_equal(eo_agent_wait_peers_main(7, ok_argv), 2);
 }
 
-TU_MAIN(cmocka_unit_test(test_targets), cmocka_unit_test(test_targets_caps),
-	cmocka_unit_test(test_next), cmocka_unit_test(test_main))
+TU_MAIN(test_targets, test_targets_caps, test_next, test_main)

@@ -743,9 +743,6 @@ static void test_validate_truncates_message(void **state)
 	json_decref(obj);
 }
 
-TU_MAIN(cmocka_unit_test(test_defaults_minimal), cmocka_unit_test(test_defaults_partial),
-	cmocka_unit_test(test_storage_variants), cmocka_unit_test(test_deletion_policy),
-	cmocka_unit_test(test_tls_views), cmocka_unit_test(test_auth_restore_options_passthrough),
-	cmocka_unit_test(test_resources), cmocka_unit_test(test_validate_table),
-	cmocka_unit_test(test_validate_metadata_bounds),
-	cmocka_unit_test(test_validate_truncates_message))
+TU_MAIN(test_defaults_minimal, test_defaults_partial, test_storage_variants, test_deletion_policy,
+	test_tls_views, test_auth_restore_options_passthrough, test_resources, test_validate_table,
+	test_validate_metadata_bounds, test_validate_truncates_message)

@@ -260,5 +260,4 @@ static void test_api_facts(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_chart_and_config_identical), cmocka_unit_test(test_yaml_well_formed),
-	cmocka_unit_test(test_messages_match), cmocka_unit_test(test_api_facts))
+TU_MAIN(test_chart_and_config_identical, test_yaml_well_formed, test_messages_match, test_api_facts)

@@ -303,6 +303,5 @@ static void test_min_interval(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_parse_invalid), cmocka_unit_test(test_parse_too_long),
-	cmocka_unit_test(test_parse_sets), cmocka_unit_test(test_next), cmocka_unit_test(test_prev),
-	cmocka_unit_test(test_prev_never), cmocka_unit_test(test_min_interval))
+TU_MAIN(test_parse_invalid, test_parse_too_long, test_parse_sets, test_next, test_prev,
+	test_prev_never, test_min_interval)

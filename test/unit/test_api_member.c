@@ -266,5 +266,5 @@ static void test_validate_table(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_accessors_defaults), cmocka_unit_test(test_accessors_full),
-	cmocka_unit_test(test_shared_spec_fields_agree), cmocka_unit_test(test_validate_table))
+TU_MAIN(test_accessors_defaults, test_accessors_full, test_shared_spec_fields_agree,
+	test_validate_table)

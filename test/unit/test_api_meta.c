@@ -152,6 +152,5 @@ static void test_generation_values(void **state)
 	json_decref(neg);
 }
 
-TU_MAIN(cmocka_unit_test(test_full_object), cmocka_unit_test(test_absent_rows),
-	cmocka_unit_test(test_null_object), cmocka_unit_test(test_deletion_null),
-	cmocka_unit_test(test_generation_values))
+TU_MAIN(test_full_object, test_absent_rows, test_null_object, test_deletion_null,
+	test_generation_values)

@@ -218,7 +218,5 @@ static void test_label_key_value(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_name_table), cmocka_unit_test(test_exact_fit),
-	cmocka_unit_test(test_multi_part_names), cmocka_unit_test(test_constants),
-	cmocka_unit_test(test_reserved_keys), cmocka_unit_test(test_dns1035),
-	cmocka_unit_test(test_label_key_value))
+TU_MAIN(test_name_table, test_exact_fit, test_multi_part_names, test_constants, test_reserved_keys,
+	test_dns1035, test_label_key_value)

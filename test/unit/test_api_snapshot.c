@@ -278,6 +278,5 @@ static void test_validate_table(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_accessors), cmocka_unit_test(test_phases),
-	cmocka_unit_test(test_s3_key), cmocka_unit_test(test_validate_table),
-	cmocka_unit_test(test_checksum_form), cmocka_unit_test(test_dot_dot))
+TU_MAIN(test_accessors, test_phases, test_s3_key, test_validate_table, test_checksum_form,
+	test_dot_dot)

@@ -216,5 +216,4 @@ static void test_cert_cn(void **state)
 	assert_int_equal(eo_authload_cert_cn(NULL, 0, cn, sizeof(cn)), -1);
 }
 
-TU_MAIN(cmocka_unit_test(test_load), cmocka_unit_test(test_verified),
-	cmocka_unit_test(test_cert_cn))
+TU_MAIN(test_load, test_verified, test_cert_cn)

@@ -294,7 +294,5 @@ static void test_old_cluster_keeps_issuer(void **state)
 	rig_stop(&r);
 }
 
-TU_MAIN(cmocka_unit_test(test_not_installed_then_installed),
-	cmocka_unit_test(test_created_then_issuer_missing), cmocka_unit_test(test_name_taken),
-	cmocka_unit_test(test_new_cluster_per_cluster_ca),
-	cmocka_unit_test(test_old_cluster_keeps_issuer))
+TU_MAIN(test_not_installed_then_installed, test_created_then_issuer_missing, test_name_taken,
+	test_new_cluster_per_cluster_ca, test_old_cluster_keeps_issuer)

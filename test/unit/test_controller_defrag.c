@@ -407,11 +407,7 @@ static void test_nospace_paused(void **state)
 	rig_stop(&r);
 }
 
-TU_MAIN(cmocka_unit_test(test_defrag_runs_followers_then_leader),
-	cmocka_unit_test(test_defrag_skips_without_a_call),
-	cmocka_unit_test(test_defrag_waits_for_health),
-	cmocka_unit_test(test_defrag_failure_recorded), cmocka_unit_test(test_nospace_recovered),
-	cmocka_unit_test(test_nospace_quiet),
-	cmocka_unit_test(test_nospace_foreign_cluster_refused),
-	cmocka_unit_test(test_defrag_foreign_cluster_refused),
-	cmocka_unit_test(test_nospace_paused))
+TU_MAIN(test_defrag_runs_followers_then_leader, test_defrag_skips_without_a_call,
+	test_defrag_waits_for_health, test_defrag_failure_recorded, test_nospace_recovered,
+	test_nospace_quiet, test_nospace_foreign_cluster_refused,
+	test_defrag_foreign_cluster_refused, test_nospace_paused)

@@ -17,7 +17,6 @@
 
 #include "controller/fence.h"
 #include "support/fake_apiserver.h"
-#include "support/tu_main.h"
 
 struct gateway {
 	pthread_mutex_t mu;
@@ -161,5 +160,12 @@ static void test_wrappers_send_only_when_held(void **state)
 	assert_int_equal(fx->g.removes, 1);
 }
 
-TU_MAIN(cmocka_unit_test(test_allows),
-	cmocka_unit_test_setup_teardown(test_wrappers_send_only_when_held, setup, teardown))
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_allows),
+	    cmocka_unit_test_setup_teardown(test_wrappers_send_only_when_held, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -329,5 +329,5 @@ static void test_pod_create_refused(void **state)
 	rig_stop(&r);
 }
 
-TU_MAIN(cmocka_unit_test(test_service_create_refused), cmocka_unit_test(test_service_name_taken),
-	cmocka_unit_test(test_service_name_held), cmocka_unit_test(test_pod_create_refused))
+TU_MAIN(test_service_create_refused, test_service_name_taken, test_service_name_held,
+	test_pod_create_refused)

@@ -274,8 +274,6 @@ static void test_prune_refuses_foreign_volume(void **state)
 	rig_stop(&r);
 }
 
-TU_MAIN(cmocka_unit_test(test_creates_the_slot_snapshot),
-	cmocka_unit_test(test_taken_name_is_left_alone),
-	cmocka_unit_test(test_retry_after_crash_makes_no_second), cmocka_unit_test(test_prunes),
-	cmocka_unit_test(test_prune_refuses_foreign_volume),
-	cmocka_unit_test(test_unlabelled_snapshot_is_not_ours))
+TU_MAIN(test_creates_the_slot_snapshot, test_taken_name_is_left_alone,
+	test_retry_after_crash_makes_no_second, test_prunes, test_prune_refuses_foreign_volume,
+	test_unlabelled_snapshot_is_not_ours)

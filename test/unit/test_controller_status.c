@@ -68,4 +68,4 @@ static void test_cache_set(void **state)
 	json_decref(b);
 }
 
-TU_MAIN(cmocka_unit_test(test_status_patch), cmocka_unit_test(test_cache_set))
+TU_MAIN(test_status_patch, test_cache_set)

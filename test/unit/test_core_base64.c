@@ -177,6 +177,5 @@ static void test_size_limit(void **state)
 	assert_null(out);
 }
 
-TU_MAIN(cmocka_unit_test(test_encode_decode_vectors),
-	cmocka_unit_test(test_encode_large_is_one_line), cmocka_unit_test(test_decode_rows),
-	cmocka_unit_test(test_decode_counted_input), cmocka_unit_test(test_size_limit))
+TU_MAIN(test_encode_decode_vectors, test_encode_large_is_one_line, test_decode_rows,
+	test_decode_counted_input, test_size_limit)

@@ -67,5 +67,4 @@ static void test_whole_or_nothing_under_allocation_failure(void **state)
 	(void)failed;
 }
 
-TU_MAIN(cmocka_unit_test(test_same_text_as_jansson),
-	cmocka_unit_test(test_whole_or_nothing_under_allocation_failure))
+TU_MAIN(test_same_text_as_jansson, test_whole_or_nothing_under_allocation_failure)

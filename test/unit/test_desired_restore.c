@@ -244,7 +244,5 @@ static void test_seed_member_restore(void **state)
 	json_decref(cluster);
 }
 
-TU_MAIN(cmocka_unit_test(test_restore_pod_s3), cmocka_unit_test(test_restore_pod_pvc),
-	cmocka_unit_test(test_restore_only_seed), cmocka_unit_test(test_restore_runs_once),
-	cmocka_unit_test(test_seed_member_restore),
-	cmocka_unit_test(test_restore_checksum_insecure_args))
+TU_MAIN(test_restore_pod_s3, test_restore_pod_pvc, test_restore_only_seed, test_restore_runs_once,
+	test_seed_member_restore, test_restore_checksum_insecure_args)

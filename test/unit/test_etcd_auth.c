@@ -146,5 +146,4 @@ static void test_refusals(void **state)
 	eo_etcd_client_free(c);
 }
 
-TU_MAIN_SETUP(setup, teardown, cmocka_unit_test(test_enable_then_token),
-	      cmocka_unit_test(test_refusals))
+TU_MAIN_SETUP(setup, teardown, test_enable_then_token, test_refusals)

@@ -597,6 +597,4 @@ static void test_load_cache(void **state)
 	json_decref(c3);
 }
 
-TU_MAIN(cmocka_unit_test(test_pairs), cmocka_unit_test(test_ca), cmocka_unit_test(test_load),
-	cmocka_unit_test(test_load_material), cmocka_unit_test(test_load_ca_digest),
-	cmocka_unit_test(test_load_cache))
+TU_MAIN(test_pairs, test_ca, test_load, test_load_material, test_load_ca_digest, test_load_cache)

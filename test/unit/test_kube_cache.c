@@ -269,6 +269,5 @@ static void test_concurrent_readers_and_writer(void **state)
 	eo_kube_cache_free(c);
 }
 
-TU_MAIN(cmocka_unit_test(test_keys), cmocka_unit_test(test_upsert_get_remove),
-	cmocka_unit_test(test_list_by_namespace_sorted), cmocka_unit_test(test_owner_index),
-	cmocka_unit_test(test_label_index), cmocka_unit_test(test_concurrent_readers_and_writer))
+TU_MAIN(test_keys, test_upsert_get_remove, test_list_by_namespace_sorted, test_owner_index,
+	test_label_index, test_concurrent_readers_and_writer)

@@ -269,6 +269,5 @@ static void test_recorder_rate_limit(void **state)
 	pthread_mutex_destroy(&srv.mu);
 }
 
-TU_MAIN(cmocka_unit_test(test_desired_golden),
-	cmocka_unit_test(test_build_caps_message_at_utf8_boundary),
-	cmocka_unit_test(test_recorder_dedup), cmocka_unit_test(test_recorder_rate_limit))
+TU_MAIN(test_desired_golden, test_build_caps_message_at_utf8_boundary, test_recorder_dedup,
+	test_recorder_rate_limit)

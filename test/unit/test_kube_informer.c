@@ -588,6 +588,5 @@ static void test_failing_watch_reported_and_recovers(void **state)
 	fx_stop(f);
 }
 
-TU_MAIN(cmocka_unit_test(test_list_watch_resume_relist), cmocka_unit_test(test_stop_before_sync),
-	cmocka_unit_test(test_oversized_and_deep_objects_skipped),
-	cmocka_unit_test(test_failing_watch_reported_and_recovers))
+TU_MAIN(test_list_watch_resume_relist, test_stop_before_sync,
+	test_oversized_and_deep_objects_skipped, test_failing_watch_reported_and_recovers)

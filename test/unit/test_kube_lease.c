@@ -24,7 +24,6 @@
 #include "support/fake_apiserver.h"
 #include "kube/lease.h"
 #include "support/testutil.h"
-#include "support/tu_main.h"
 
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/ops/leases/etcd-operator"
 
@@ -443,9 +442,17 @@ static void test_other_holder_ends_at_once(void **state)
 	assert_string_equal(spec_str(&fx->st, "holderIdentity", buf, sizeof(buf)), "pod-x_7");
 }
 
-TU_MAIN(cmocka_unit_test(test_identity_and_microtime),
-	cmocka_unit_test_setup_teardown(test_acquire_renew_respect_expire_release, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_conflict_means_lost_race, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_thread_leads_and_releases, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_hung_renew_ends_at_deadline, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_other_holder_ends_at_once, setup, teardown))
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_identity_and_microtime),
+	    cmocka_unit_test_setup_teardown(test_acquire_renew_respect_expire_release, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_conflict_means_lost_race, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_thread_leads_and_releases, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hung_renew_ends_at_deadline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_other_holder_ends_at_once, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -364,9 +364,6 @@ static void test_multithreaded(void **state)
 	eo_kube_queue_free(s.q);
 }
 
-TU_MAIN(cmocka_unit_test(test_fifo_and_dedup), cmocka_unit_test(test_no_two_workers_on_one_key),
-	cmocka_unit_test(test_backoff_growth_and_forget), cmocka_unit_test(test_add_after),
-	cmocka_unit_test(test_blocked_getter_wakes_for_delayed_key),
-	cmocka_unit_test(test_shutdown_wakes_getters),
-	cmocka_unit_test(test_shutdown_hands_out_ready_keys_first),
-	cmocka_unit_test(test_multithreaded))
+TU_MAIN(test_fifo_and_dedup, test_no_two_workers_on_one_key, test_backoff_growth_and_forget,
+	test_add_after, test_blocked_getter_wakes_for_delayed_key, test_shutdown_wakes_getters,
+	test_shutdown_hands_out_ready_keys_first, test_multithreaded)

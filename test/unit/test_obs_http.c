@@ -367,8 +367,6 @@ static void test_per_address_limit(void **state)
 	eo_http_stop(srv);
 }
 
-TU_MAIN_SETUP(setup, teardown, cmocka_unit_test(test_bind_addr_parse),
-	      cmocka_unit_test(test_endpoints),
-	      cmocka_unit_test(test_disabled_and_no_ready_callback),
-	      cmocka_unit_test(test_shared_address_and_bind_failure),
-	      cmocka_unit_test(test_hostname_and_any), cmocka_unit_test(test_per_address_limit))
+TU_MAIN_SETUP(setup, teardown, test_bind_addr_parse, test_endpoints,
+	      test_disabled_and_no_ready_callback, test_shared_address_and_bind_failure,
+	      test_hostname_and_any, test_per_address_limit)

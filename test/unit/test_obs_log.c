@@ -407,10 +407,7 @@ static void test_concurrent_writers_on_stderr(void **state)
 		assert_int_equal(per[i], LINES_PER_THREAD);
 }
 
-TU_MAIN(cmocka_unit_test(test_basic_line), cmocka_unit_test(test_value_quoting_and_escaping),
-	cmocka_unit_test(test_key_sanitising), cmocka_unit_test(test_cap_long_message),
-	cmocka_unit_test(test_cap_small_buffer_and_escapes),
-	cmocka_unit_test(test_cap_keeps_utf8_whole),
-	cmocka_unit_test(test_ctx_pairs_whole_or_dropped),
-	cmocka_unit_test(test_ctx_cut_at_pair_boundary), cmocka_unit_test(test_level_parse),
-	cmocka_unit_test(test_levels_and_sink), cmocka_unit_test(test_concurrent_writers_on_stderr))
+TU_MAIN(test_basic_line, test_value_quoting_and_escaping, test_key_sanitising,
+	test_cap_long_message, test_cap_small_buffer_and_escapes, test_cap_keeps_utf8_whole,
+	test_ctx_pairs_whole_or_dropped, test_ctx_cut_at_pair_boundary, test_level_parse,
+	test_levels_and_sink, test_concurrent_writers_on_stderr)

@@ -425,7 +425,5 @@ static void test_auth_step(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_verdicts), cmocka_unit_test(test_messages),
-	cmocka_unit_test(test_auth_enable_and_latch),
-	cmocka_unit_test(test_auth_required_not_configured), cmocka_unit_test(test_auth_problems),
-	cmocka_unit_test(test_auth_step))
+TU_MAIN(test_verdicts, test_messages, test_auth_enable_and_latch, test_auth_required_not_configured,
+	test_auth_problems, test_auth_step)

@@ -230,6 +230,4 @@ static void test_bootstrap_step(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_bootstrap_table),
-	cmocka_unit_test(test_member_not_ready_after_bootstrap),
-	cmocka_unit_test(test_bootstrap_step))
+TU_MAIN(test_bootstrap_table, test_member_not_ready_after_bootstrap, test_bootstrap_step)

@@ -96,4 +96,4 @@ static void test_helpers(void **state)
 	json_decref(p);
 }
 
-TU_MAIN(cmocka_unit_test(test_adopted_cluster), cmocka_unit_test(test_helpers))
+TU_MAIN(test_adopted_cluster, test_helpers)

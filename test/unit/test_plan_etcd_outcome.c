@@ -102,4 +102,4 @@ static void test_retryable(void **state)
 	assert_int_equal(n_yes, sizeof(yes) / sizeof(yes[0]));
 }
 
-TU_MAIN(cmocka_unit_test(test_outcome_table), cmocka_unit_test(test_retryable))
+TU_MAIN(test_outcome_table, test_retryable)

@@ -908,7 +908,5 @@ static void test_force_new_cluster_step(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_decisions), cmocka_unit_test(test_bad_input),
-	cmocka_unit_test(test_force_new_cluster),
-	cmocka_unit_test(test_force_new_cluster_live_truth),
-	cmocka_unit_test(test_memory_quorum_gone), cmocka_unit_test(test_force_new_cluster_step))
+TU_MAIN(test_decisions, test_bad_input, test_force_new_cluster, test_force_new_cluster_live_truth,
+	test_memory_quorum_gone, test_force_new_cluster_step)

@@ -117,4 +117,4 @@ static void test_voters_share_node(void **state)
 	json_decref(storage);
 }
 
-TU_MAIN(cmocka_unit_test(test_health_counts_voters), cmocka_unit_test(test_voters_share_node))
+TU_MAIN(test_health_counts_voters, test_voters_share_node)

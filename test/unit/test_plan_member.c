@@ -724,10 +724,7 @@ static void test_data_dir_lost_waits(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_member_table), cmocka_unit_test(test_deleting_cluster_retain),
-	cmocka_unit_test(test_terminal_pod_is_deleted),
-	cmocka_unit_test(test_missing_pod_not_ready),
-	cmocka_unit_test(test_discovery_then_no_churn),
-	cmocka_unit_test(test_other_cluster_recorded_nothing),
-	cmocka_unit_test(test_woken_member_gets_its_pod_back),
-	cmocka_unit_test(test_lost_memory_member_waits), cmocka_unit_test(test_data_dir_lost_waits))
+TU_MAIN(test_member_table, test_deleting_cluster_retain, test_terminal_pod_is_deleted,
+	test_missing_pod_not_ready, test_discovery_then_no_churn,
+	test_other_cluster_recorded_nothing, test_woken_member_gets_its_pod_back,
+	test_lost_memory_member_waits, test_data_dir_lost_waits)

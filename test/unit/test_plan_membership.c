@@ -418,8 +418,5 @@ static void test_other_cluster_decides_nothing(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_other_cluster_decides_nothing),
-	cmocka_unit_test(test_absence_needs_the_leader),
-	cmocka_unit_test(test_voter_label_with_the_mark),
-	cmocka_unit_test(test_query_through_voters),
-	cmocka_unit_test(test_endpoints_oldest_pod_first))
+TU_MAIN(test_other_cluster_decides_nothing, test_absence_needs_the_leader,
+	test_voter_label_with_the_mark, test_query_through_voters, test_endpoints_oldest_pod_first)

@@ -165,4 +165,4 @@ static void test_member_needs(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_cluster_needs), cmocka_unit_test(test_member_needs))
+TU_MAIN(test_cluster_needs, test_member_needs)

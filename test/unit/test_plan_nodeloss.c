@@ -435,7 +435,5 @@ static void test_partition_reported(void **state)
 	pwn_world_free(&w);
 }
 
-TU_MAIN(cmocka_unit_test(test_node_trouble_predicate),
-	cmocka_unit_test(test_node_lost_member_replaced),
-	cmocka_unit_test(test_unreachable_etcd_does_nothing),
-	cmocka_unit_test(test_node_drain_evacuate), cmocka_unit_test(test_partition_reported))
+TU_MAIN(test_node_trouble_predicate, test_node_lost_member_replaced,
+	test_unreachable_etcd_does_nothing, test_node_drain_evacuate, test_partition_reported)

@@ -364,7 +364,5 @@ static void test_paused_from_start(void **state)
 	pws_world_free(&w);
 }
 
-TU_MAIN(cmocka_unit_test(test_pause_step), cmocka_unit_test(test_resuming),
-	cmocka_unit_test(test_paused_from_start_cluster), cmocka_unit_test(test_pause_descends),
-	cmocka_unit_test(test_pause_last_member), cmocka_unit_test(test_resume),
-	cmocka_unit_test(test_paused_from_start))
+TU_MAIN(test_pause_step, test_resuming, test_paused_from_start_cluster, test_pause_descends,
+	test_pause_last_member, test_resume, test_paused_from_start)

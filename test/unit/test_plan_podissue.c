@@ -633,10 +633,7 @@ static void test_member_refused_pod(void **state)
 	json_decref(v);
 }
 
-TU_MAIN(cmocka_unit_test(test_pod_issue_table), cmocka_unit_test(test_member_issues_list),
-	cmocka_unit_test(test_failure_message_and_apply),
-	cmocka_unit_test(test_cluster_names_member_issue),
-	cmocka_unit_test(test_cluster_refused_service),
-	cmocka_unit_test(test_cluster_stale_refusal_cleared),
-	cmocka_unit_test(test_cluster_refused_pdb), cmocka_unit_test(test_member_ready_names_issue),
-	cmocka_unit_test(test_member_refused_pod))
+TU_MAIN(test_pod_issue_table, test_member_issues_list, test_failure_message_and_apply,
+	test_cluster_names_member_issue, test_cluster_refused_service,
+	test_cluster_stale_refusal_cleared, test_cluster_refused_pdb, test_member_ready_names_issue,
+	test_member_refused_pod)

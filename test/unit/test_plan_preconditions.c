@@ -455,10 +455,6 @@ static void test_preconditions_step(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_services_first),
-	cmocka_unit_test(test_taken_over_legacy_headless_service),
-	cmocka_unit_test(test_invalid_and_unsupported_specs),
-	cmocka_unit_test(test_tls_bootstrap_handshake), cmocka_unit_test(test_tls_problem_stops),
-	cmocka_unit_test(test_foreign_service_refused),
-	cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
-	cmocka_unit_test(test_preconditions_step))
+TU_MAIN(test_services_first, test_taken_over_legacy_headless_service,
+	test_invalid_and_unsupported_specs, test_tls_bootstrap_handshake, test_tls_problem_stops,
+	test_foreign_service_refused, test_foreign_pdb_and_netpol_refused, test_preconditions_step)

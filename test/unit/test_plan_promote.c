@@ -117,4 +117,4 @@ static void test_promote_step(void **state)
 	}
 }
 
-TU_MAIN(cmocka_unit_test(test_promote_step))
+TU_MAIN(test_promote_step)

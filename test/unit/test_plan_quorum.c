@@ -42,4 +42,4 @@ static void test_quorum_counts(void **state)
 	pwd_set_free(&s);
 }
 
-TU_MAIN(cmocka_unit_test(test_quorum_counts))
+TU_MAIN(test_quorum_counts)

@@ -356,4 +356,4 @@ static void test_blocked_is_stable(void **state)
 	json_decref(cl);
 }
 
-TU_MAIN(cmocka_unit_test(test_removal_table), cmocka_unit_test(test_blocked_is_stable))
+TU_MAIN(test_removal_table, test_blocked_is_stable)

@@ -563,7 +563,5 @@ static void test_replace_step(void **state)
 					    0, rows[i].message});
 }
 
-TU_MAIN(cmocka_unit_test(test_memory_member_replaced), cmocka_unit_test(test_pvc_member_replaced),
-	cmocka_unit_test(test_live_read_before_removal),
-	cmocka_unit_test(test_crashloop_member_replaced),
-	cmocka_unit_test(test_wiped_member_replaced), cmocka_unit_test(test_replace_step))
+TU_MAIN(test_memory_member_replaced, test_pvc_member_replaced, test_live_read_before_removal,
+	test_crashloop_member_replaced, test_wiped_member_replaced, test_replace_step)

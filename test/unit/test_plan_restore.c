@@ -474,7 +474,5 @@ static void test_member_restore_volume_table(void **state)
 	json_decref(v);
 }
 
-TU_MAIN(cmocka_unit_test(test_failure_doc_roundtrip), cmocka_unit_test(test_restore_issue_table),
-	cmocka_unit_test(test_cluster_says_restore_failed),
-	cmocka_unit_test(test_member_ready_says_restore_failed),
-	cmocka_unit_test(test_member_restore_volume_table))
+TU_MAIN(test_failure_doc_roundtrip, test_restore_issue_table, test_cluster_says_restore_failed,
+	test_member_ready_says_restore_failed, test_member_restore_volume_table)

@@ -377,5 +377,4 @@ static void test_has_finalizer(void **state)
 	json_decref(b);
 }
 
-TU_MAIN(cmocka_unit_test(test_retain_table), cmocka_unit_test(test_release_until_done),
-	cmocka_unit_test(test_has_finalizer))
+TU_MAIN(test_retain_table, test_release_until_done, test_has_finalizer)

@@ -865,8 +865,6 @@ static void test_roll_step(void **state)
 					    0, rows[i].message});
 }
 
-TU_MAIN(cmocka_unit_test(test_version_rules), cmocka_unit_test(test_roll_decisions),
-	cmocka_unit_test(test_bad_input), cmocka_unit_test(test_rolling_update),
-	cmocka_unit_test(test_version_change_refused), cmocka_unit_test(test_pod_drift_rolls),
-	cmocka_unit_test(test_ca_bundle_rolls), cmocka_unit_test(test_memory_roll_evicts),
-	cmocka_unit_test(test_roll_step))
+TU_MAIN(test_version_rules, test_roll_decisions, test_bad_input, test_rolling_update,
+	test_version_change_refused, test_pod_drift_rolls, test_ca_bundle_rolls,
+	test_memory_roll_evicts, test_roll_step)

@@ -149,5 +149,4 @@ static void test_pdb_plan(void **state)
 	pws_world_free(&w);
 }
 
-TU_MAIN(cmocka_unit_test(test_steady_state_no_churn), cmocka_unit_test(test_deleting_and_waiting),
-	cmocka_unit_test(test_pdb_math), cmocka_unit_test(test_pdb_plan))
+TU_MAIN(test_steady_state_no_churn, test_deleting_and_waiting, test_pdb_math, test_pdb_plan)

@@ -375,4 +375,4 @@ static void test_condition_audit(void **state)
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
 
-TU_MAIN(cmocka_unit_test(test_membership_table), cmocka_unit_test(test_condition_audit))
+TU_MAIN(test_membership_table, test_condition_audit)

@@ -363,5 +363,4 @@ static void test_scale_down_step(void **state)
 					    rows[i].message});
 }
 
-TU_MAIN(cmocka_unit_test(test_victim_table), cmocka_unit_test(test_scale_down_plan),
-	cmocka_unit_test(test_scale_down_step))
+TU_MAIN(test_victim_table, test_scale_down_plan, test_scale_down_step)

@@ -269,5 +269,5 @@ static void test_scale_up_step(void **state)
 					    rows[i].w.want_id, rows[i].message});
 }
 
-TU_MAIN(cmocka_unit_test(test_add_learner_details), cmocka_unit_test(test_creates_are_idempotent),
-	cmocka_unit_test(test_initial_cluster_helper), cmocka_unit_test(test_scale_up_step))
+TU_MAIN(test_add_learner_details, test_creates_are_idempotent, test_initial_cluster_helper,
+	test_scale_up_step)

@@ -391,6 +391,5 @@ static void test_deadline_heals(void **state)
 	pws_world_free(&w);
 }
 
-TU_MAIN(cmocka_unit_test(test_target_table), cmocka_unit_test(test_latch_target),
-	cmocka_unit_test(test_spec_changed_relatches), cmocka_unit_test(test_deadlines),
-	cmocka_unit_test(test_deadline_heals))
+TU_MAIN(test_target_table, test_latch_target, test_spec_changed_relatches, test_deadlines,
+	test_deadline_heals)
