@@ -130,15 +130,10 @@ static void test_member_not_ready_after_bootstrap(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	free(st);
+	pwc_formed_world(&w, 1, false, 1);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", false));
-	pwc_world_pdb(&w, 1);
 	/* A member not ready: etcd is asked whether it still lists it; it does. */
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);

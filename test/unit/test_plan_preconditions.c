@@ -331,16 +331,12 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 	json_t *np =
 	    json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "networking.k8s.io/v1", "kind",
 		      "NetworkPolicy", "metadata", "name", "demo", "namespace", "default");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
+	pwc_formed_world(&w, 1, true, 1);
 	json_object_del(json_object_get(w.pdb, "metadata"), "ownerReferences");
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
@@ -373,7 +369,6 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	eo_plan_result_clear(&r);
 	json_decref(np);
 	pwc_world_free(&w);
-	free(st);
 }
 
 /*

@@ -34,14 +34,9 @@ static void test_steady_state_no_churn(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	free(st);
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
+	pwc_formed_world(&w, 1, true, 1);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);

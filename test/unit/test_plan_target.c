@@ -190,15 +190,10 @@ static void test_spec_changed_relatches(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(3, st), true); /* spec says 3, observed 1 */
-	free(st);
+	pwc_formed_world(&w, 3, true, 1); /* spec says 3, observed 1 */
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
 	w.in.now = T0 + 1000;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
