@@ -351,13 +351,6 @@ static void test_resources(void **state)
 
 /* --- validation --- */
 
-struct vcase {
-	const char *what;
-	const char *obj;
-	const char *old; /* NULL: create */
-	const char *msg; /* NULL: valid; else the message must start with this */
-};
-
 #define SPEC(body) "{'metadata':{'name':'my-etcd'},'spec':{'version':'3.6.11'" body "}}"
 #define SPEC_V(v)  "{'metadata':{'name':'my-etcd'},'spec':{'version':'" v "'}}"
 #define TLS_BYO                                                                                    \
@@ -374,7 +367,7 @@ struct vcase {
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'http://minio:9000','bucket':'b',"    \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}" extra "}}}}"
 
-static const struct vcase vcases[] = {
+static const struct tu_vcase vcases[] = {
     /* Creation. */
     {"minimal", SPEC(""), NULL, NULL},
     {"seed quick start", SPEC(",'replicas':3,'storage':{'size':'1Gi'}"), NULL, NULL},
@@ -657,27 +650,7 @@ static const struct vcase vcases[] = {
 static void test_validate_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
-		const struct vcase *c = &vcases[i];
-		json_t *obj = tu_jsonq(c->obj);
-		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
-		json_t *copy = json_deep_copy(obj);
-		char msg[512] = "untouched";
-		int rc = eo_cluster_validate(obj, old, msg, sizeof(msg));
-
-		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
-			fail_msg("%s: rejected: %s", c->what, msg);
-		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
-			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
-		/* Validation never modifies its input. */
-		if (!json_equal(obj, copy))
-			fail_msg("%s: input modified", c->what);
-		/* A NULL message buffer is fine. */
-		assert_int_equal(eo_cluster_validate(obj, old, NULL, 0), rc);
-		json_decref(copy);
-		json_decref(obj);
-		json_decref(old);
-	}
+	tu_validate_cases(eo_cluster_validate, vcases, sizeof(vcases) / sizeof(vcases[0]));
 }
 
 /* Map sizes and annotation value length at and past their bounds. */
