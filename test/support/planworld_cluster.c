@@ -290,3 +290,9 @@ void pwc_assert_cond_says(const json_t *st, const char *type, const char *want)
 	}
 	fail_msg("no %s condition", type);
 }
+
+void pwc_done(struct pwc_world *w, struct eo_plan_result *r)
+{
+	eo_plan_result_clear(r);
+	pwc_world_free(w);
+}

@@ -57,6 +57,8 @@ void pwc_formed_world(struct pwc_world *w, int replicas, bool pod_ready, int pdb
 /* etcd answers: one member named name (peer URL of name) in cluster cid. */
 void pwc_world_etcd(struct pwc_world *w, eo_etcd_err err, const char *name, uint64_t cid, size_t n);
 void pwc_world_free(struct pwc_world *w);
+/* The end of a test on w: clears the result r (eo_plan_result_clear) and frees the world. */
+void pwc_done(struct pwc_world *w, struct eo_plan_result *r);
 const char *pwc_cond_reason(const json_t *st, const char *type);
 void pwc_assert_cond(const json_t *st, const char *type, const char *status, const char *reason);
 /* Plans, then replays the result's status onto the cluster and plans again later: an

@@ -101,6 +101,5 @@ void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *s
 	pwst_check(r->what, decided, &out, want.decided, want.action, want.member, want.etcd_id,
 		   want.message);
 	pwst_end(&x);
-	eo_plan_result_clear(&out);
-	pws_world_free(&w);
+	pws_done(&w, &out);
 }

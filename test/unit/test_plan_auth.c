@@ -240,8 +240,7 @@ static void test_auth_enable_and_latch(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_not_equal(r.action, EO_PLAN_ENABLE_AUTH);
 	assert_null(json_object_get(r.status, "authEnabled"));
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* etcd has auth on and the spec none: AuthRequiredNotConfigured, nothing done, asked again. */
@@ -303,8 +302,7 @@ static void test_auth_required_not_configured(void **state)
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* A wrong password or a missing Secret: a condition and a Warning, no action, no latch. */
@@ -346,8 +344,7 @@ static void test_auth_problems(void **state)
 		if (rows[i].login == EO_ETCD_AUTH)
 			assert_non_null(strstr(r.message, "authentication failed"));
 		assert_null(strstr(r.message, "s3cret"));
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 }
 
@@ -420,8 +417,7 @@ static void test_auth_step(void **state)
 		pwst_check_str(rows[i].what, "Degraded",
 			       eo_condition_reason(x.st, EO_COND_DEGRADED), rows[i].degraded);
 		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pwc_world_free(&w);
+		pwc_done(&w, &out);
 	}
 }
 

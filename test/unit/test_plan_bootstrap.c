@@ -121,8 +121,7 @@ static void test_bootstrap_table(void **state)
 			    "248adce0359142ba");
 			assert_string_equal(r.event_reason, EO_REASON_CLUSTER_DISCOVERED);
 		}
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 }
 
@@ -147,8 +146,7 @@ static void test_member_not_ready_after_bootstrap(void **state)
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED);
 	w.in.now = T0 + 7200;
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -220,8 +218,7 @@ static void test_bootstrap_step(void **state)
 		pwst_check_str(rows[i].what, "Available",
 			       eo_condition_reason(x.st, EO_COND_AVAILABLE), rows[i].available);
 		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pwc_world_free(&w);
+		pwc_done(&w, &out);
 	}
 }
 

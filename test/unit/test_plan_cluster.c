@@ -72,8 +72,7 @@ static void test_adopted_cluster(void **state)
 		assert_null(r.status);
 		assert_false(r.status_changed);
 		assert_non_null(strstr(r.message, "held by kubectl etcd migrate"));
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 	free(st);
 }

@@ -482,8 +482,7 @@ static void test_memory_quorum_gone(void **state)
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
 		      "delete and recreate");
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Two of three: gone for good. One of three: replaced (test above). */
 	pws_world_init(&w, &three);
@@ -493,8 +492,7 @@ static void test_memory_quorum_gone(void **state)
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s)");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -690,8 +688,7 @@ static void test_force_new_cluster(void **state)
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_true(res.status_changed);
 		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -839,8 +836,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -903,8 +899,7 @@ static void test_force_new_cluster_step(void **state)
 			       eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER),
 			       rows[i].reason);
 		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
+		pws_done(&w, &out);
 	}
 }
 

@@ -43,8 +43,7 @@ static void test_health_counts_voters(void **state)
 					 EO_REASON_QUORUM_HEALTHY));
 	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 					 EO_REASON_INITIAL_SNAPSHOT));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -87,8 +86,7 @@ static void test_voters_share_node(void **state)
 		else
 			pws_want_cond(res.status, EO_COND_DEGRADED, "False",
 				      EO_REASON_QUORUM_HEALTHY, NULL);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 
 	/* PVC members, all on one node: not reported. */
@@ -97,8 +95,7 @@ static void test_voters_share_node(void **state)
 		pws_on_node(&w, i, "node-1");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A member not ready is the more urgent news. */
 	pws_world_init(&w, &one_down);
@@ -112,8 +109,7 @@ static void test_voters_share_node(void **state)
 	}
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 	json_decref(storage);
 }
 

@@ -116,8 +116,7 @@ static void test_absence_needs_the_leader(void **state)
 		assert_string_equal(pws_name_of(res.member), "demo-c");
 		if (rows_[i].voter_mark)
 			assert_false(res.voter);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -220,8 +219,7 @@ static void test_voter_label_with_the_mark(void **state)
 				 rows2[i].want_label);
 		if (res.label_pod)
 			assert_string_equal(res.pod_uid, "pod-uid");
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -271,8 +269,7 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_int_equal(res.requeue_ms, EO_PLAN_REQUEUE_ETCD_MS);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Settled: the deadline drops, no etcd query, and the status does not move. */
 	pws_world_init(&w, &steady);
@@ -292,8 +289,7 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(again.action, EO_PLAN_NONE);
 	assert_false(again.status_changed);
 	eo_plan_result_clear(&again);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/*
 	 * A ready Pod whose etcd does not serve its clients yet (its EtcdMember says
@@ -311,8 +307,7 @@ static void test_query_through_voters(void **state)
 						 EO_REASON_QUORUM_AVAILABLE));
 		assert_true(eo_condition_matches(res.status, EO_COND_DEGRADED, EO_COND_TRUE,
 						 EO_REASON_MEMBERS_UNHEALTHY));
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -345,8 +340,7 @@ static void test_endpoints_oldest_pod_first(void **state)
 	assert_int_equal(res.n_endpoints, 4);
 	for (size_t i = 0; i < 4; i++)
 		assert_non_null(strstr(res.endpoints[i], want[i]));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -413,8 +407,7 @@ static void test_other_cluster_decides_nothing(void **state)
 		w.etcd.cluster_id = 0;
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, rows_[i].want);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 

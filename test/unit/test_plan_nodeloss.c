@@ -260,8 +260,7 @@ static void test_node_lost_member_replaced(void **state)
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* Two of three nodes lost: removing one would cost the quorum. */
 	pwn_world_init(&w, 3);
@@ -270,8 +269,7 @@ static void test_node_lost_member_replaced(void **state)
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* An operator that reaches no member removes nothing, whatever the nodes say. */
@@ -309,8 +307,7 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* Cordon and evacuate: one member at a time, only while every voter is ready. */
@@ -362,8 +359,7 @@ static void test_node_drain_evacuate(void **state)
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* The annotation alone: reported, nothing moves. */
 	pwn_world_init(&w, 3);
@@ -372,8 +368,7 @@ static void test_node_drain_evacuate(void **state)
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "it stays until the node is cordoned");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* The only member cannot move anywhere: reported, never removed. */
 	pwn_world_init(&w, 1);
@@ -386,8 +381,7 @@ static void test_node_drain_evacuate(void **state)
 	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "member demo-a: node n0 is annotated");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* A member that does not answer on a Ready node: reported, never removed, cleared when back. */
@@ -431,8 +425,7 @@ static void test_partition_reported(void **state)
 		    0);
 	plan(&w, &res);
 	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 TU_MAIN(test_node_trouble_predicate, test_node_lost_member_replaced,

@@ -187,8 +187,7 @@ static void test_paused_from_start_cluster(void **state)
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED);
 	assert_null(json_object_get(r.status, "progressDeadline"));
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* 3 -> 0: the staged descent, newest first, never below one member. */
@@ -212,22 +211,19 @@ static void test_pause_descends(void **state)
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-c");
 	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	pws_world_init(&w, &two);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* The last member is not paused while another one is still leaving. */
 	pws_world_init(&w, &deleting);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* 1 -> 0: the last member goes dormant; then the PDB goes; then nothing moves. */
@@ -248,8 +244,7 @@ static void test_pause_last_member(void **state)
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
 	pws_want_paused(res.status, msg);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Dormant, the PDB still there: it goes (no voter Pod is left to protect). */
 	pws_world_init(&w, &dormant);
@@ -270,8 +265,7 @@ static void test_pause_last_member(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 0);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* Resume: a new target is latched, then the dormant member is woken before anything else. */
@@ -298,8 +292,7 @@ static void test_resume(void **state)
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 3);
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* With the target latched: wake the dormant member (same member, same PVC). */
 	pws_world_init(&w, &woken_target);
@@ -309,8 +302,7 @@ static void test_resume(void **state)
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_RESUMED);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Woken, its Pod not ready yet: still Paused (resuming), not QuorumLost. */
 	pws_world_init(&w, &woken_target);
@@ -333,8 +325,7 @@ static void test_resume(void **state)
 	json_object_del(json_object_get(w.cluster, "status"), "conditions");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
@@ -360,8 +351,7 @@ static void test_paused_from_start(void **state)
 	eo_plan_result_clear(&res);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 TU_MAIN(test_pause_step, test_resuming, test_paused_from_start_cluster, test_pause_descends,

@@ -45,8 +45,7 @@ static void test_services_first(void **state)
 	w.in.client_svc = w.csvc;
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -109,8 +108,7 @@ static void test_taken_over_legacy_headless_service(void **state)
 	/* the plan now goes on: the target latches */
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_invalid_and_unsupported_specs(void **state)
@@ -126,8 +124,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC);
 	assert_string_equal(r.event_type, "Warning");
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* Auth and TLS are both done: a new auth cluster starts like any other. */
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
@@ -139,8 +136,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
@@ -150,8 +146,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	assert_true(
 	    pwc_cond_reason(r.status, EO_COND_AVAILABLE) == NULL ||
 	    strcmp(pwc_cond_reason(r.status, EO_COND_AVAILABLE), EO_PLAN_REASON_UNSUPPORTED) != 0);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* A TLS client API: the seed is asked over https, and a TLS failure reads as such. */
@@ -196,8 +191,7 @@ static void test_tls_bootstrap_handshake(void **state)
 		assert_int_equal(r.action, EO_PLAN_WAIT);
 		pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, rows[i].reason);
 		assert_string_equal(r.event_reason, rows[i].reason);
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 }
 
@@ -224,8 +218,7 @@ static void test_tls_problem_stops(void **state)
 	assert_string_equal(r.event_reason, EO_REASON_TLS_SECRET_NOT_FOUND);
 	assert_string_equal(r.message, "the server Secret default/s does not exist");
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* Formed and healthy: Available still tells the members, Degraded says what is wrong. */
 	pwc_world_init(&w, pwc_cluster(1, st), true);
@@ -240,8 +233,7 @@ static void test_tls_problem_stops(void **state)
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_TLS_SECRET_INVALID);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_TLS_SECRET_INVALID);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 	free(st);
 }
 
@@ -296,8 +288,7 @@ static void test_foreign_service_refused(void **state)
 				EO_REASON_FOREIGN_OBJECT);
 	assert_string_not_equal(pwc_cond_reason(r.status, EO_COND_PROGRESSING),
 				EO_REASON_FOREIGN_OBJECT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* x-client, created second: its headless Service name is x's client Service. */
 	pwc_world_init(&w, other, false);
@@ -311,15 +302,13 @@ static void test_foreign_service_refused(void **state)
 	    r.status, EO_COND_AVAILABLE,
 	    "Service x-client is not controlled by this EtcdCluster (its controller: "
 	    "EtcdCluster x, uid x-uid)");
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* The owner cluster itself goes on: its own Services are in line, it latches. */
 	pwc_world_init(&w, other, true);
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -445,8 +434,7 @@ static void test_preconditions_step(void **state)
 		     strcmp(out.event_type, "Warning") != 0))
 			fail_msg("%s: no Warning event", rows[i].what);
 		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pwc_world_free(&w);
+		pwc_done(&w, &out);
 	}
 }
 

@@ -52,8 +52,7 @@ static void test_memory_member_replaced(void **state)
 	/* Etcd calls only through the members that still have a Pod. */
 	for (size_t j = 0; j < res.n_endpoints; j++)
 		assert_null(strstr(res.endpoints[j], "demo-b"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A PVC-backed member without a Pod is not replaced (its Pod comes back). */
 	pws_world_init(&w, &pws_rolled3);
@@ -64,8 +63,7 @@ static void test_memory_member_replaced(void **state)
 	assert_false(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Once it is gone: back to 3 through the scale-up path. */
 	pws_world_init(&w, &two);
@@ -73,8 +71,7 @@ static void test_memory_member_replaced(void **state)
 		pws_make_memory(&w, i, false);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -118,8 +115,7 @@ static void test_pvc_member_replaced(void **state)
 			assert_int_equal(
 			    json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 		}
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 
 	/* Two of three voters lost their volumes: the quorum is gone for good. */
@@ -130,8 +126,7 @@ static void test_pvc_member_replaced(void **state)
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s) lost their data");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* What a live read must change before a destructive step, and the decision it changes. */
@@ -181,8 +176,7 @@ static void test_live_read_before_removal(void **state)
 	}
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 	json_decref(a);
 	json_decref(a2);
 	json_decref(b);
@@ -233,8 +227,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Two of three voters down: removing one would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
@@ -242,8 +235,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* The only member is never replaced: its data is all there is. */
 	pws_world_init(&w, &alone);
@@ -251,8 +243,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -294,8 +285,7 @@ static void test_wiped_member_replaced(void **state)
 	assert_false(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Another voter down: removing demo-b would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
@@ -307,8 +297,7 @@ static void test_wiped_member_replaced(void **state)
 	assert_null(res.member);
 	assert_non_null(strstr(res.message, "waits"));
 	assert_non_null(strstr(res.message, "demo-b"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 struct replace_row {

@@ -526,8 +526,7 @@ static void test_rolling_update(void **state)
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* A minor downgrade or a skipped minor is refused: nothing latched, nothing touched. */
@@ -557,8 +556,7 @@ static void test_version_change_refused(void **state)
 		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
 			      NULL);
 		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -593,8 +591,7 @@ static void test_pod_drift_rolls(void **state)
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
 		      "restarting");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -670,8 +667,7 @@ static void test_ca_bundle_rolls(void **state)
 	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT ||
 		    res.action == EO_PLAN_WRITE_STATUS);
 	assert_null(json_object_get(res.status, "rollingMember"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
 	pws_world_init(&w, &pws_rolled3);
@@ -683,8 +679,7 @@ static void test_ca_bundle_rolls(void **state)
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -727,8 +722,7 @@ static void test_memory_roll_evicts(void **state)
 			assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
 			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 		}
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 	json_decref(storage);
 }

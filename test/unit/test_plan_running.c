@@ -50,8 +50,7 @@ static void test_steady_state_no_churn(void **state)
 	/* Even after the deadline would have passed: complete targets have none. */
 	w.in.now = T0 + 3600;
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_deleting_and_waiting(void **state)
@@ -77,8 +76,7 @@ static void test_deleting_and_waiting(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_equal(r.action, EO_PLAN_NONE);
 	assert_null(r.status);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_pdb_math(void **state)
@@ -131,8 +129,7 @@ static void test_pdb_plan(void **state)
 	assert_non_null(res.patch);
 	assert_true(
 	    json_is_null(json_object_get(json_object_get(res.patch, "spec"), "maxUnavailable")));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* No voter left: the PDB goes. */
 	pws_world_init(&w, &none);
@@ -140,8 +137,7 @@ static void test_pdb_plan(void **state)
 	w.in.pdb = w.pdb;
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 TU_MAIN(test_steady_state_no_churn, test_deleting_and_waiting, test_pdb_math, test_pdb_plan)

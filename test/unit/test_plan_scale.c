@@ -299,8 +299,7 @@ static void test_membership_table(void **state)
 		if (r->want != EO_PLAN_NONE &&
 		    !eo_condition_is_true(res.status, EO_COND_PROGRESSING))
 			fail_msg("%s: Progressing is wrong", r->what);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -333,8 +332,7 @@ static void test_condition_audit(void **state)
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* DeadlineExceeded owns Available; Degraded still tells about the members. */
 	pws_world_init(&w, &drifted);
@@ -348,8 +346,7 @@ static void test_condition_audit(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* etcd does not answer though every Pod is ready: Degraded says so. */
 	pws_world_init(&w, &growing);
@@ -360,8 +357,7 @@ static void test_condition_audit(void **state)
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
 		      "cannot list etcd's members");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Every EtcdMember deleted by hand: the data is gone, say so and stop. */
 	pws_world_init(&w, &empty);
@@ -369,8 +365,7 @@ static void test_condition_audit(void **state)
 	assert_int_equal(res.action, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "no member of etcd cluster 248adce0359142ba is left");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */

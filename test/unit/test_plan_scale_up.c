@@ -47,8 +47,7 @@ static void test_add_learner_details(void **state)
 	assert_string_equal(res.peer_url, "http://demo-b.demo.default.svc.cluster.local:2380");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	pws_world_init(&w, &r2);
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
@@ -56,8 +55,7 @@ static void test_add_learner_details(void **state)
 	assert_string_equal(res.initial_cluster,
 			    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380,"
 			    "demo-b=http://demo-b.demo.default.svc.cluster.local:2380");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -118,8 +116,7 @@ static void test_creates_are_idempotent(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Once the member exists the status moves on to the next name, used by the next create. */
 	{
@@ -134,8 +131,7 @@ static void test_creates_are_idempotent(void **state)
 		assert_string_equal(
 		    json_string_value(json_object_get(res.status, "nextMemberName")), second);
 		assert_true(res.status_changed);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 

@@ -182,8 +182,7 @@ static void test_latch_target(void **state)
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(st, "observed"), "replicas")), 1);
 	pwc_assert_cond(st, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_spec_changed_relatches(void **state)
@@ -229,8 +228,7 @@ static void test_spec_changed_relatches(void **state)
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_deadlines(void **state)
@@ -253,8 +251,7 @@ static void test_deadlines(void **state)
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
 	assert_string_equal(r.event_reason, EO_REASON_BOOTSTRAP_FAILED);
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* After a clusterID: DeadlineExceeded, then a spec edit resumes. */
 	st = pwc_latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
@@ -289,8 +286,7 @@ static void test_deadlines(void **state)
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 			EO_REASON_RETRY_AFTER_DEADLINE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -345,8 +341,7 @@ static void test_deadline_heals(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
 	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
 	assert_string_equal(res.event_reason, EO_REASON_DEADLINE_EXCEEDED);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A crash-looping voter is replaced. */
 	pws_world_init(&w, &crashing);
