@@ -83,23 +83,36 @@ void pwst_check_str(const char *what, const char *field, const char *got, const 
 			 want ? want : "(none)");
 }
 
-void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
-	      const void *row, struct pwst_want want)
+void pwst_call(const char *what, const struct eo_plan_input *in, bool observe, pwst_step_fn *step,
+	       pwst_after_fn *after, const void *row, struct pwst_want want)
 {
-	struct pws_world w;
 	struct eo__plan_ctx x;
 	struct eo__plan_counts c;
 	struct eo_plan_result out;
 	bool decided;
 
+	pwst_begin(&x, &c, in, &out);
+	if (observe)
+		pwst_observe(&x);
+	decided = step(&x, &c, row);
+	if (!x.ok)
+		fail_msg("%s: the pass failed", what);
+	pwst_check(what, decided, &out, want.decided, want.action, want.member, want.etcd_id,
+		   want.message);
+	if (after != NULL)
+		after(what, &x, &out, row);
+	pwst_end(&x);
+	eo_plan_result_clear(&out);
+}
+
+void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
+	      const void *row, struct pwst_want want)
+{
+	struct pws_world w;
+
 	pws_world_init(&w, r);
 	if (prepare != NULL)
 		prepare(&w, row);
-	pwst_begin(&x, &c, &w.in, &out);
-	pwst_observe(&x);
-	decided = step(&x, &c, &w, row);
-	pwst_check(r->what, decided, &out, want.decided, want.action, want.member, want.etcd_id,
-		   want.message);
-	pwst_end(&x);
-	pws_done(&w, &out);
+	pwst_call(r->what, &w.in, true, step, NULL, row, want);
+	pws_world_free(&w);
 }

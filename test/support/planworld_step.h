@@ -55,15 +55,24 @@ struct pwst_want {
 };
 /* Changes the world of a table row before the pass opens. */
 typedef void pwst_prepare_fn(struct pws_world *w, const void *row);
-/* Calls the step on the opened, observed pass (and may check more of x); returns whether it
- * decided. */
-typedef bool pwst_step_fn(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-			  const void *row);
+/* Calls the step of a table row on the opened pass (x->in: the input); returns whether it decided.
+ */
+typedef bool pwst_step_fn(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row);
+/* Checks more of the pass after the step (x->st: the status built; out: the answer). */
+typedef void pwst_after_fn(const char *what, const struct eo__plan_ctx *x,
+			   const struct eo_plan_result *out, const void *row);
+
+/*
+ * One direct step call, named what: opens the pass on in (pwst_begin; pwst_observe when
+ * observe), calls step, fails unless the pass stayed ok, checks the answer against want
+ * (pwst_check) and the rest with after (when not NULL); then frees the pass and the result.
+ */
+void pwst_call(const char *what, const struct eo_plan_input *in, bool observe, pwst_step_fn *step,
+	       pwst_after_fn *after, const void *row, struct pwst_want want);
 
 /*
  * One row of a direct step table on the world of r: pws_world_init, prepare (when not NULL),
- * pwst_begin and pwst_observe, step, pwst_check against want (naming r->what); then the pass,
- * the result and the world are freed.
+ * then pwst_call (observed, named r->what); then the world is freed.
  */
 void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
 	      const void *row, struct pwst_want want);

@@ -348,6 +348,36 @@ static void test_auth_problems(void **state)
 	}
 }
 
+struct auth_row {
+	const char *what;
+	bool with_auth, latched; /* spec.auth; status.authEnabled */
+	bool queried;		 /* etcd answered (member list and AuthStatus) */
+	bool auth_on;		 /* ... AuthStatus: enabled */
+	eo_etcd_err login_err;	 /* Authenticate with the Secret's password */
+	const char *creds;	 /* in.auth_reason: the Secret's problem, NULL: none */
+	bool decided;		 /* the step's return */
+	enum eo_plan_action action;
+	const char *event;    /* out.event_reason, NULL: none */
+	const char *degraded; /* reason of Degraded, NULL: not set (the health is told
+			       * when the step asks etcd or latches) */
+};
+
+static bool auth_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	(void)row;
+	return eo__plan_step_auth(x, c, true, true);
+}
+
+/* The Event and the Degraded reason of an auth row. */
+static void auth_after(const char *what, const struct eo__plan_ctx *x,
+		       const struct eo_plan_result *out, const void *row)
+{
+	const struct auth_row *r = row;
+
+	pwst_check_str(what, "event", out->event_reason, r->event);
+	pwst_check_str(what, "Degraded", eo_condition_reason(x->st, EO_COND_DEGRADED), r->degraded);
+}
+
 /*
  * The step itself (eo__plan_step_auth), called directly on a formed one-member TLS cluster
  * (pwc_auth_world) with spec.auth or not: without auth nothing; unqueried, ask etcd; auth off,
@@ -356,19 +386,7 @@ static void test_auth_problems(void **state)
  */
 static void test_auth_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool with_auth, latched; /* spec.auth; status.authEnabled */
-		bool queried;		 /* etcd answered (member list and AuthStatus) */
-		bool auth_on;		 /* ... AuthStatus: enabled */
-		eo_etcd_err login_err;	 /* Authenticate with the Secret's password */
-		const char *creds;	 /* in.auth_reason: the Secret's problem, NULL: none */
-		bool decided;		 /* the step's return */
-		enum eo_plan_action action;
-		const char *event;    /* out.event_reason, NULL: none */
-		const char *degraded; /* reason of Degraded, NULL: not set (the health is told
-				       * when the step asks etcd or latches) */
-	} rows[] = {
+	static const struct auth_row rows[] = {
 	    {"no spec.auth: nothing", false, false, true, false, EO_ETCD_OK, NULL, false,
 	     EO_PLAN_NONE, NULL, NULL},
 	    {"not queried yet: ask etcd", true, false, false, false, EO_ETCD_OK, NULL, true,
@@ -390,10 +408,6 @@ static void test_auth_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided;
 
 		pwc_auth_world(&w, rows[i].with_auth, rows[i].latched);
 		if (rows[i].queried) {
@@ -407,17 +421,9 @@ static void test_auth_step(void **state)
 			w.in.auth_unverified = true;
 		w.in.auth_reason = rows[i].creds;
 		w.in.auth_message = rows[i].creds != NULL ? "the Secret's problem" : NULL;
-		pwst_begin(&x, &c, &w.in, &out);
-		decided = eo__plan_step_auth(&x, &c, true, true);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action, NULL, 0,
-			   NULL);
-		pwst_check_str(rows[i].what, "event", out.event_reason, rows[i].event);
-		pwst_check_str(rows[i].what, "Degraded",
-			       eo_condition_reason(x.st, EO_COND_DEGRADED), rows[i].degraded);
-		pwst_end(&x);
-		pwc_done(&w, &out);
+		pwst_call(rows[i].what, &w.in, false, auth_step, auth_after, &rows[i],
+			  (struct pwst_want){rows[i].decided, rows[i].action, NULL, 0, NULL});
+		pwc_world_free(&w);
 	}
 }
 

@@ -149,6 +149,36 @@ static void test_member_not_ready_after_bootstrap(void **state)
 	pwc_done(&w, &r);
 }
 
+struct bootstrap_row {
+	const char *what;
+	int32_t desired;
+	bool has_member, seed, pending, has_pod, pod_ready, queried;
+	eo_etcd_err err;
+	size_t etcd_n;
+	enum eo_plan_action action;
+	const char *message;   /* a part of out.message */
+	const char *available; /* reason of Available, NULL: not set */
+};
+
+/* The bootstrap step decides nothing: the pass goes on to the rest (its return is true). */
+static bool bootstrap_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct bootstrap_row *r = row;
+
+	eo__plan_step_bootstrap(x, c, r->desired);
+	return true;
+}
+
+static void bootstrap_after(const char *what, const struct eo__plan_ctx *x,
+			    const struct eo_plan_result *out, const void *row)
+{
+	const struct bootstrap_row *r = row;
+
+	(void)out;
+	pwst_check_str(what, "Available", eo_condition_reason(x->st, EO_COND_AVAILABLE),
+		       r->available);
+}
+
 /*
  * The step itself (eo__plan_step_bootstrap), called directly on a fresh cluster
  * (support/planworld_cluster.h): the action, the message and the Available reason of each
@@ -156,16 +186,7 @@ static void test_member_not_ready_after_bootstrap(void **state)
  */
 static void test_bootstrap_step(void **state)
 {
-	static const struct {
-		const char *what;
-		int32_t desired;
-		bool has_member, seed, pending, has_pod, pod_ready, queried;
-		eo_etcd_err err;
-		size_t etcd_n;
-		enum eo_plan_action action;
-		const char *message;   /* a part of out.message */
-		const char *available; /* reason of Available, NULL: not set */
-	} rows[] = {
+	static const struct bootstrap_row rows[] = {
 	    {"a target of no member: paused, nothing created", 0, false, false, false, false, false,
 	     false, EO_ETCD_OK, 0, EO_PLAN_NONE, "cluster never bootstrapped", EO_REASON_PAUSED},
 	    {"no member: create the seed", 1, false, false, false, false, false, false, EO_ETCD_OK,
@@ -194,9 +215,6 @@ static void test_bootstrap_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
 		char *st = pwc_latched_status(rows[i].desired, NULL);
 
 		pwc_world_init(&w, pwc_cluster(rows[i].desired, st), true);
@@ -208,17 +226,12 @@ static void test_bootstrap_step(void **state)
 		if (rows[i].queried)
 			pwc_world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL,
 				       rows[i].etcd_n);
-		pwst_begin(&x, &c, &w.in, &out);
-		eo__plan_step_bootstrap(&x, &c, rows[i].desired);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, true, &out, true, rows[i].action,
-			   rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa" : NULL, 0,
-			   rows[i].message);
-		pwst_check_str(rows[i].what, "Available",
-			       eo_condition_reason(x.st, EO_COND_AVAILABLE), rows[i].available);
-		pwst_end(&x);
-		pwc_done(&w, &out);
+		pwst_call(rows[i].what, &w.in, false, bootstrap_step, bootstrap_after, &rows[i],
+			  (struct pwst_want){true, rows[i].action,
+					     rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa"
+										     : NULL,
+					     0, rows[i].message});
+		pwc_world_free(&w);
 	}
 }
 

@@ -839,6 +839,35 @@ static void test_force_new_cluster_live_truth(void **state)
 	pws_done(&w, &res);
 }
 
+struct fnc_row {
+	const char *what;
+	bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
+	const char *request; /* the annotation's value, NULL: none */
+	bool decided;	     /* the step's return */
+	enum eo_plan_action action;
+	const char *member; /* out.member's name, NULL: none */
+	const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
+};
+
+static bool fnc_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	bool lift = false;
+
+	(void)row;
+	return eo__plan_step_force_new_cluster(x, c, 3, &lift);
+}
+
+/* The reason of the ForceNewCluster condition of a force-new-cluster row. */
+static void fnc_after(const char *what, const struct eo__plan_ctx *x,
+		      const struct eo_plan_result *out, const void *row)
+{
+	const struct fnc_row *r = row;
+
+	(void)out;
+	pwst_check_str(what, "ForceNewCluster",
+		       eo_condition_reason(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER), r->reason);
+}
+
 /*
  * The step itself (eo__plan_step_force_new_cluster), called directly on a cluster of three
  * (support/planworld_scale.h) that lost its quorum (demo-a kept its data, its Pod not ready;
@@ -848,15 +877,7 @@ static void test_force_new_cluster_live_truth(void **state)
  */
 static void test_force_new_cluster_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
-		const char *request; /* the annotation's value, NULL: none */
-		bool decided;	     /* the step's return */
-		enum eo_plan_action action;
-		const char *member; /* out.member's name, NULL: none */
-		const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
-	} rows[] = {
+	static const struct fnc_row rows[] = {
 	    {"quorum lost, no request: nothing", true, NULL, false, EO_PLAN_NONE, NULL, NULL},
 	    {"not a member: refused", true, "demo-zz", true, EO_PLAN_WRITE_STATUS, NULL,
 	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
@@ -875,10 +896,6 @@ static void test_force_new_cluster_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided, lift = false;
 
 		pws_world_init(&w, rows[i].lost ? &lost : &pws_rolled3);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
@@ -890,16 +907,10 @@ static void test_force_new_cluster_step(void **state)
 		}
 		if (rows[i].request != NULL)
 			pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, rows[i].request);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		decided = eo__plan_step_force_new_cluster(&x, &c, 3, &lift);
-		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action,
-			   rows[i].member, 0, NULL);
-		pwst_check_str(rows[i].what, "ForceNewCluster",
-			       eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER),
-			       rows[i].reason);
-		pwst_end(&x);
-		pws_done(&w, &out);
+		pwst_call(
+		    rows[i].what, &w.in, true, fnc_step, fnc_after, &rows[i],
+		    (struct pwst_want){rows[i].decided, rows[i].action, rows[i].member, 0, NULL});
+		pws_world_free(&w);
 	}
 }
 

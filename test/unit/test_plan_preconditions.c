@@ -360,6 +360,41 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	pwc_world_free(&w);
 }
 
+struct precond_row {
+	const char *what;
+	bool formed;	     /* a clusterID and one ready voter (running) */
+	bool services;	     /* the Services are there */
+	const char *version; /* spec.version, NULL: as built */
+	const char *tls;     /* in.tls_reason, NULL: none */
+	bool stop;	     /* the return */
+	enum eo_plan_action action;
+	const char *message;   /* a part of out.message, NULL: not checked */
+	const char *available; /* reason of Available, NULL: not set */
+	const char *degraded;  /* reason of Degraded, NULL: not set */
+};
+
+static bool precond_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct precond_row *r = row;
+
+	return eo__plan_preconditions(x, c, r->formed);
+}
+
+/* Available, Degraded, and a Warning Event when the preconditions stop the pass quietly. */
+static void precond_after(const char *what, const struct eo__plan_ctx *x,
+			  const struct eo_plan_result *out, const void *row)
+{
+	const struct precond_row *r = row;
+
+	pwst_check_str(what, "Available", eo_condition_reason(x->st, EO_COND_AVAILABLE),
+		       r->available);
+	pwst_check_str(what, "Degraded", eo_condition_reason(x->st, EO_COND_DEGRADED), r->degraded);
+	if (r->stop && r->action == EO_PLAN_NONE &&
+	    (out->event_reason == NULL || out->event_type == NULL ||
+	     strcmp(out->event_type, "Warning") != 0))
+		fail_msg("%s: no Warning event", what);
+}
+
 /*
  * The preconditions themselves (eo__plan_preconditions), called directly on a small world
  * (support/planworld_cluster.h): a valid spec with its Services goes on; an invalid spec, a TLS
@@ -368,18 +403,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
  */
 static void test_preconditions_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool formed;	     /* a clusterID and one ready voter (running) */
-		bool services;	     /* the Services are there */
-		const char *version; /* spec.version, NULL: as built */
-		const char *tls;     /* in.tls_reason, NULL: none */
-		bool stop;	     /* the return */
-		enum eo_plan_action action;
-		const char *message;   /* a part of out.message, NULL: not checked */
-		const char *available; /* reason of Available, NULL: not set */
-		const char *degraded;  /* reason of Degraded, NULL: not set */
-	} rows[] = {
+	static const struct precond_row rows[] = {
 	    {"all holds: go on", false, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL, NULL},
 	    {"all holds, formed: go on", true, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL,
 	     NULL},
@@ -398,11 +422,7 @@ static void test_preconditions_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
 		char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
-		bool stop;
 
 		pwc_world_init(&w, pwc_cluster(1, rows[i].formed ? st : NULL), rows[i].services);
 		free(st);
@@ -419,22 +439,10 @@ static void test_preconditions_step(void **state)
 			w.in.tls_reason = rows[i].tls;
 			w.in.tls_message = "the TLS problem";
 		}
-		pwst_begin(&x, &c, &w.in, &out);
-		stop = eo__plan_preconditions(&x, &c, rows[i].formed);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, stop, &out, rows[i].stop, rows[i].action, NULL, 0,
-			   rows[i].message);
-		pwst_check_str(rows[i].what, "Available",
-			       eo_condition_reason(x.st, EO_COND_AVAILABLE), rows[i].available);
-		pwst_check_str(rows[i].what, "Degraded",
-			       eo_condition_reason(x.st, EO_COND_DEGRADED), rows[i].degraded);
-		if (rows[i].stop && rows[i].action == EO_PLAN_NONE &&
-		    (out.event_reason == NULL || out.event_type == NULL ||
-		     strcmp(out.event_type, "Warning") != 0))
-			fail_msg("%s: no Warning event", rows[i].what);
-		pwst_end(&x);
-		pwc_done(&w, &out);
+		pwst_call(
+		    rows[i].what, &w.in, false, precond_step, precond_after, &rows[i],
+		    (struct pwst_want){rows[i].stop, rows[i].action, NULL, 0, rows[i].message});
+		pwc_world_free(&w);
 	}
 }
 

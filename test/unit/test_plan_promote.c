@@ -29,12 +29,11 @@ struct promote_row {
 	const char *message; /* a part of out.message, NULL: not checked */
 };
 
-static bool promote(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-		    const void *row)
+static bool promote(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
 {
 	(void)c;
 	(void)row;
-	return eo__plan_step_promote(x, pwst_learners(&w->in));
+	return eo__plan_step_promote(x, pwst_learners(x->in));
 }
 
 static void test_promote_step(void **state)

@@ -327,8 +327,7 @@ static void replace_prepare(struct pws_world *w, const void *row)
 		pws_crash(w, (size_t)r->crash, r->restarts, "CrashLoopBackOff", r->last);
 }
 
-static bool replace(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-		    const void *row)
+static bool replace(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
 {
 	const struct replace_row *r = row;
 
@@ -336,7 +335,7 @@ static bool replace(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pw
 		return eo__plan_step_replace_lost(x);
 	if (r->step == 1)
 		return eo__plan_step_not_in_etcd(x);
-	return eo__plan_step_replace_crashlooping(x, c, r->w.target, pwst_learners(&w->in));
+	return eo__plan_step_replace_crashlooping(x, c, r->w.target, pwst_learners(x->in));
 }
 
 /*

@@ -748,13 +748,12 @@ static void roll_prepare(struct pws_world *w, const void *row)
 		pws_world_statuses(w, st, w->ev[r->leader].id);
 }
 
-static bool roll(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-		 const void *row)
+static bool roll(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
 {
 	const struct roll_row *r = row;
 
 	x->held = r->held;
-	return eo__plan_step_roll(x, c, r->w.target, pwst_learners(&w->in), pwst_pending(&w->in));
+	return eo__plan_step_roll(x, c, r->w.target, pwst_learners(x->in), pwst_pending(x->in));
 }
 
 /*

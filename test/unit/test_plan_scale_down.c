@@ -244,12 +244,10 @@ struct scale_down_row {
 	const char *message;
 };
 
-static bool scale_down(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-		       const void *row)
+static bool scale_down(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
 {
 	const struct scale_down_row *r = row;
 
-	(void)w;
 	x->held = r->held;
 	return eo__plan_step_scale_down(x, c, r->desired);
 }

@@ -163,15 +163,14 @@ struct scale_up_row {
 	const char *message; /* a part of out.message, NULL: not checked */
 };
 
-static bool scale_up(struct eo__plan_ctx *x, struct eo__plan_counts *c, struct pws_world *w,
-		     const void *row)
+static bool scale_up(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
 {
 	const struct scale_up_row *r = row;
 	const struct eo_plan_result *out = x->out;
 
 	if (r->step == 1)
-		return eo__plan_step_set_initial_cluster(x, pwst_pending(&w->in));
-	eo__plan_step_scale_up(x, c, r->w.target, pwst_pending(&w->in));
+		return eo__plan_step_set_initial_cluster(x, pwst_pending(x->in));
+	eo__plan_step_scale_up(x, c, r->w.target, pwst_pending(x->in));
 	return out->action != EO_PLAN_NONE;
 }
 
