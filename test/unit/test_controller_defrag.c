@@ -26,20 +26,6 @@
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
-/* The informer's job: the caches take what the store holds now. */
-static void sync_caches(struct rig *r)
-{
-	rig_sync(r, RIG_CLUSTERS);
-	rig_sync(r, RIG_MEMBERS);
-	rig_sync(r, RIG_DEFRAGS);
-}
-
-#define SETTLED                                                                                    \
-	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1},"                     \
-	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1}]"
-
 /* A settled cluster of three: demo-b (first in etcd's list: the fake's leader), demo-a,
  * demo-c. */
 static void world(struct rig *r)
@@ -52,7 +38,7 @@ static void world(struct rig *r)
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
 		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'"
 		     "248adce0359142ba',"
-		     "'conditions':" SETTLED "}}"));
+		     "'conditions':" RIG_SETTLED "}}"));
 	for (int i = 0; i < 3; i++) {
 		char buf[1024], peer[EO_DESIRED_URL_MAX];
 
@@ -134,7 +120,7 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	for (int pass = 0; pass < 6; pass++) {
 		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 		assert_false(out.error);
-		sync_caches(&r);
+		rig_sync_defrag(&r);
 	}
 	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
 	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
@@ -342,7 +328,7 @@ static void test_defrag_foreign_cluster_refused(void **state)
 	for (int pass = 0; pass < 2; pass++) {
 		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 		assert_false(out.error);
-		sync_caches(&r);
+		rig_sync_defrag(&r);
 	}
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
 	d = rig_stored(&r, RIG_DEFRAGS, "run");
