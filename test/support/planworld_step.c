@@ -76,6 +76,14 @@ void pwst_check(const char *what, bool decided, const struct eo_plan_result *out
 		fail_msg("%s: message \"%s\" lacks \"%s\"", what, out->message, message);
 }
 
+void pwst_plan(const struct eo_plan_input *in, struct eo_plan_result *r, enum eo_plan_action want)
+{
+	assert_int_equal(eo_plan_cluster(in, r), 0);
+	if (r->action != want)
+		fail_msg("planned %s, want %s (%s)", eo_plan_action_name(r->action),
+			 eo_plan_action_name(want), r->message);
+}
+
 void pwst_check_str(const char *what, const char *field, const char *got, const char *want)
 {
 	if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))

@@ -45,6 +45,12 @@ void pwst_check(const char *what, bool decided, const struct eo_plan_result *out
  */
 void pwst_check_str(const char *what, const char *field, const char *got, const char *want);
 
+/*
+ * The whole planner on in (eo_plan_cluster), for the tests that plan a world end to end: fails
+ * the test unless it returns 0 with the action wanted (naming both actions and the message).
+ */
+void pwst_plan(const struct eo_plan_input *in, struct eo_plan_result *r, enum eo_plan_action want);
+
 /* What a direct step test wants of the step, as pwst_check takes it. */
 struct pwst_want {
 	bool decided;

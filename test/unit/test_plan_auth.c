@@ -183,8 +183,7 @@ static void test_auth_enable_and_latch(void **state)
 
 	(void)state;
 	pwc_auth_world(&w, true, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_non_null(
 	    strstr(r.endpoints[0], "://demo-aaaaa.demo.default.svc.cluster.local:2379"));
@@ -193,8 +192,7 @@ static void test_auth_enable_and_latch(void **state)
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_status_err = EO_ETCD_OK;
 	w.in.auth_on = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENABLE_AUTH);
+	pwst_plan(&w.in, &r, EO_PLAN_ENABLE_AUTH);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_non_null(strstr(r.message, "Secret default/root"));
 	assert_null(json_object_get(r.status, "authEnabled"));
@@ -202,8 +200,7 @@ static void test_auth_enable_and_latch(void **state)
 	eo_plan_result_clear(&r);
 	/* etcd: auth on, the password works -> latch (also what a restored snapshot gets). */
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
 	assert_string_equal(r.event_reason, EO_PLAN_REASON_AUTH_ENABLED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
@@ -212,20 +209,17 @@ static void test_auth_enable_and_latch(void **state)
 	/* Latched and steady: no etcd query, nothing to do. */
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
 	eo_plan_result_clear(&r);
 	/* The Secret's password changed (or the operator restarted): etcd is asked at once. */
 	w.in.auth_unverified = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	eo_plan_result_clear(&r);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_login_err = EO_ETCD_AUTH;
 	w.in.auth_login_message = "etcdserver: authentication failed";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE,
 			EO_REASON_AUTH_CREDENTIALS_REJECTED);
 	assert_string_equal(r.event_reason, EO_REASON_AUTH_CREDENTIALS_REJECTED);
@@ -253,8 +247,7 @@ static void test_auth_required_not_configured(void **state)
 	pwc_auth_world(&w, false, false);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE,
@@ -268,14 +261,12 @@ static void test_auth_required_not_configured(void **state)
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
 	w.in.auth_on = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	eo_plan_result_clear(&r);
 	/* Still on: the same status, no write. */
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_false(r.status_changed);
 	eo_plan_result_clear(&r);
 	/* Bootstrapping a restored seed: refused before the cluster ID is latched. */
@@ -289,8 +280,7 @@ static void test_auth_required_not_configured(void **state)
 	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL), pwc_pod("demo-aaaaa", true));
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_null(json_object_get(r.status, "clusterID"));
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
@@ -298,8 +288,7 @@ static void test_auth_required_not_configured(void **state)
 	/* The same when etcd refused the anonymous member list itself. */
 	w.in.etcd_err = EO_ETCD_AUTH;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
 	pwc_done(&w, &r);
@@ -332,8 +321,7 @@ static void test_auth_problems(void **state)
 		w.in.auth_login_message = "etcdserver: authentication failed";
 		w.in.auth_reason = rows[i].creds_reason;
 		w.in.auth_message = "the root credentials Secret default/root does not exist";
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &r, EO_PLAN_NONE);
 		pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, rows[i].want);
 		/* The members are fine: Available still says so. */
 		pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE,

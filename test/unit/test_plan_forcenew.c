@@ -472,8 +472,7 @@ static void test_memory_quorum_gone(void **state)
 	pws_world_init(&w, &one);
 	pws_make_memory(&w, 0, true);
 	w.in.etcd_queried = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_int_equal(res.requeue_ms, 0);
 	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
@@ -488,8 +487,7 @@ static void test_memory_quorum_gone(void **state)
 	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_memory(&w, i, i != 0);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s)");
 	pws_done(&w, &res);
@@ -521,8 +519,7 @@ static void test_force_new_cluster(void **state)
 	}
 
 	/* No annotation: QuorumLost, nothing removed; the message says what may be done. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
 	assert_null(json_object_get(json_object_get(res.status, "conditions"), "x"));
@@ -530,30 +527,26 @@ static void test_force_new_cluster(void **state)
 
 	/* A member that does not exist: refused once, with a Warning; then plain QuorumLost. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
 	assert_string_equal(res.event_type, "Warning");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
 	pws_adopt_status(&w, &res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_false(res.status_changed);
 	eo_plan_result_clear(&res);
 
 	/* A member that lost its data: refused too. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
 	pws_adopt_status(&w, &res);
 
 	/* The survivor: marked "forcing"; its Pod would now carry the flag. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	pws_want_patch(res.patch, step, "forcing");
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
@@ -568,8 +561,7 @@ static void test_force_new_cluster(void **state)
 
 	/* Its old Pod (no flag) is deleted, UID as precondition. */
 	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.pod_uid, "pod-uid");
 	pws_adopt_status(&w, &res);
@@ -577,16 +569,14 @@ static void test_force_new_cluster(void **state)
 	/* The new Pod carries the flag; not ready yet: wait. */
 	pws_pod_from_member(&w, 0, false);
 	assert_true(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	pws_adopt_status(&w, &res);
 
 	/* Ready: etcd's members are listed through the survivor alone. */
 	pws_pod_from_member(&w, 0, true);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 1);
 	assert_non_null(strstr(res.endpoints[0], "demo-a."));
 	eo_plan_result_clear(&res);
@@ -594,23 +584,20 @@ static void test_force_new_cluster(void **state)
 	/* etcd still lists three: not forced yet. */
 	w.in.etcd_queried = true;
 	w.in.etcd = &w.etcd;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "still lists 3"));
 	pws_adopt_status(&w, &res);
 
 	/* The survivor alone: marked "forced". */
 	w.etcd.n = 1;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	pws_want_patch(res.patch, step, "forced");
 	pws_adopt_status(&w, &res);
 	pws_annotate((json_t *)w.pm[0].member, step, "forced");
 	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
 
 	/* The Pod with the flag goes; the next one has none. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(res.pod_uid, "pod-uid-2");
 	pws_adopt_status(&w, &res);
 	pws_pod_from_member(&w, 0, true);
@@ -620,8 +607,7 @@ static void test_force_new_cluster(void **state)
 	 * The usual steps, the quorum-lost stop lifted: the lost members etcd no longer lists
 	 * lose their voter mark, then go (their finalizer finds nothing to remove).
 	 */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_VOTER);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_VOTER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_false(res.voter);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
@@ -630,8 +616,7 @@ static void test_force_new_cluster(void **state)
 	for (size_t i = 1; i < 3; i++)
 		json_object_set_new(json_object_get((json_t *)w.pm[i].member, "status"), "isVoter",
 				    json_false());
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	pws_adopt_status(&w, &res);
 	pws_world_free(&w);
@@ -647,8 +632,7 @@ static void test_force_new_cluster(void **state)
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 		pws_annotate((json_t *)w.pm[0].member, step, "forced");
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_CLEAR_FORCE_REQUEST);
+		pwst_plan(&w.in, &res, EO_PLAN_CLEAR_FORCE_REQUEST);
 		pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
@@ -659,27 +643,23 @@ static void test_force_new_cluster(void **state)
 
 		/* No request left: the survivor's mark goes, the Done record stays. */
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+		pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 		assert_string_equal(pws_name_of(res.member), "demo-a");
 		pws_want_patch(res.patch, step, NULL);
 		pws_adopt_status(&w, &res);
 		pws_annotate((json_t *)w.pm[0].member, step, NULL);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &res, EO_PLAN_NONE);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
 		eo_plan_result_clear(&res);
 
 		/* A healthy cluster refuses the request (quorum present) and keeps running. */
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+		pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
 		pws_adopt_status(&w, &res);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &res, EO_PLAN_NONE);
 		assert_false(res.status_changed);
 		eo_plan_result_clear(&res);
 
@@ -731,8 +711,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.etcd = NULL;
 
 	/* No request: no QuorumLost on the cache alone; live reads and etcd first. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	assert_true(res.want_status);
 	assert_int_equal(res.n_endpoints, 3);
@@ -741,8 +720,7 @@ static void test_force_new_cluster_live_truth(void **state)
 
 	/* The request naming a: no mark on the cache alone either. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	assert_int_equal(res.n_endpoints, 3);
 	eo_plan_result_clear(&res);
@@ -756,8 +734,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.statuses = st;
 	w.in.n_statuses = 3;
 	w.in.status_from = from;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
 	assert_string_equal(res.event_type, "Warning");
@@ -781,15 +758,13 @@ static void test_force_new_cluster_live_truth(void **state)
 	json_decref(kept[1]);
 	json_decref(kept[2]);
 	w.in.n_statuses = 2; /* a and b answer, c does not */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
 		      "member demo-b counts as lost");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
 	pws_adopt_status(&w, &res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(
 	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 	    "forcing a new cluster would be refused now: check lost-members-silent failed");
@@ -810,16 +785,14 @@ static void test_force_new_cluster_live_truth(void **state)
 						      "lost): member demo-a");
 	pws_adopt_status(&w, &res);
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	eo_plan_result_clear(&res);
 
 	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
 	pws_annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
 	st[0].leader = 0x8e9e05c52164694dULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
@@ -827,14 +800,12 @@ static void test_force_new_cluster_live_truth(void **state)
 	eo_plan_result_clear(&res);
 	/* Without a leader it restarts as before. */
 	st[0].leader = 0;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	eo_plan_result_clear(&res);
 	/* ... but only on the live view: the cache alone asks for the checks first. */
 	w.in.live_checked = false;
 	w.in.etcd_queried = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	pws_done(&w, &res);
 }

@@ -24,6 +24,7 @@
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
 #include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -239,8 +240,7 @@ static void test_query_through_voters(void **state)
 	pws_world_init(&w, &r);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 2);
 	assert_null(res.status);
 	eo_plan_result_clear(&res);
@@ -249,8 +249,7 @@ static void test_query_through_voters(void **state)
 			    json_string("Succeeded"));
 	assert_false(eo_plan_pod_running(w.pm[1].pod));
 	assert_true(eo_plan_pod_running(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 1);
 	assert_non_null(strstr(res.endpoints[0], "demo-a"));
 	eo_plan_result_clear(&res);
@@ -266,8 +265,7 @@ static void test_query_through_voters(void **state)
 	/* etcd cannot be listed: wait, health still from the Pods. */
 	w.in.etcd_queried = true;
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_int_equal(res.requeue_ms, EO_PLAN_REQUEUE_ETCD_MS);
 	pws_done(&w, &res);
 
@@ -275,8 +273,7 @@ static void test_query_through_voters(void **state)
 	pws_world_init(&w, &steady);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_FALSE,
 					 EO_REASON_RECONCILED));
@@ -285,8 +282,7 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 3);
 	json_object_set(w.cluster, "status", res.status);
 	w.in.now += 600;
-	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
-	assert_int_equal(again.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &again, EO_PLAN_NONE);
 	assert_false(again.status_changed);
 	eo_plan_result_clear(&again);
 	pws_done(&w, &res);
@@ -335,8 +331,7 @@ static void test_endpoints_oldest_pod_first(void **state)
 				    "creationTimestamp", json_string(created[i]));
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 4);
 	for (size_t i = 0; i < 4; i++)
 		assert_non_null(strstr(res.endpoints[i], want[i]));

@@ -27,6 +27,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -181,8 +182,7 @@ static void test_paused_from_start_cluster(void **state)
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(0, st), true);
 	free(st);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED);
 	assert_null(json_object_get(r.status, "progressDeadline"));
@@ -207,22 +207,19 @@ static void test_pause_descends(void **state)
 
 	(void)state;
 	pws_world_init(&w, &three);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-c");
 	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
 	pws_done(&w, &res);
 
 	pws_world_init(&w, &two);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	pws_done(&w, &res);
 
 	/* The last member is not paused while another one is still leaving. */
 	pws_world_init(&w, &deleting);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	pws_done(&w, &res);
 }
 
@@ -239,8 +236,7 @@ static void test_pause_last_member(void **state)
 
 	(void)state;
 	pws_world_init(&w, &one);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_DORMANT);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_DORMANT);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
 	pws_want_paused(res.status, msg);
@@ -249,8 +245,7 @@ static void test_pause_last_member(void **state)
 	/* Dormant, the PDB still there: it goes (no voter Pod is left to protect). */
 	pws_world_init(&w, &dormant);
 	assert_non_null(w.pdb);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_DELETE_PDB);
 	pws_want_paused(res.status, msg);
 	eo_plan_result_clear(&res);
 
@@ -258,8 +253,7 @@ static void test_pause_last_member(void **state)
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_paused(res.status, msg);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 0);
@@ -286,8 +280,7 @@ static void test_resume(void **state)
 	w.in.pdb = NULL;
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(3));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 3);
@@ -296,8 +289,7 @@ static void test_resume(void **state)
 
 	/* With the target latched: wake the dormant member (same member, same PVC). */
 	pws_world_init(&w, &woken_target);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAKE_DORMANT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAKE_DORMANT);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_RESUMED);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
@@ -339,18 +331,15 @@ static void test_paused_from_start(void **state)
 	pws_world_init(&w, &none);
 	json_object_del(json_object_get(w.cluster, "status"), "clusterID");
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_paused(res.status, "no data has been written (cluster never bootstrapped)");
 	eo_plan_result_clear(&res);
 	/* Scaled up: a new target, then the seed. */
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	json_object_set(w.cluster, "status", res.status);
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_SEED);
 	pws_done(&w, &res);
 }
 

@@ -32,8 +32,7 @@ static void test_services_first(void **state)
 
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), false);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
 	assert_null(r.status);
 	eo_plan_result_clear(&r);
 	/* A drifted Service also counts. */
@@ -43,8 +42,7 @@ static void test_services_first(void **state)
 			    json_false());
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
 	pwc_done(&w, &r);
 }
 
@@ -87,8 +85,7 @@ static void test_taken_over_legacy_headless_service(void **state)
 	w.hsvc = legacy;
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
 	eo_plan_result_clear(&r);
 
 	/* the controller's repair, applied as the apiserver does */
@@ -106,8 +103,7 @@ static void test_taken_over_legacy_headless_service(void **state)
 	json_decref(want);
 
 	/* the plan now goes on: the target latches */
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	pwc_done(&w, &r);
 }
 
@@ -119,8 +115,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "version", json_string("latest"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC);
 	assert_string_equal(r.event_type, "Warning");
 	pwc_assert_stable(&w, &r);
@@ -133,8 +128,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	json_object_set_new(
 	    json_object_get(w.cluster, "spec"), "auth",
 	    json_pack("{s:b, s:{s:s}}", "enabled", 1, "rootCredentialsSecretRef", "name", "root"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
 	pwc_done(&w, &r);
 
@@ -179,16 +173,14 @@ static void test_tls_bootstrap_handshake(void **state)
 					    tu_jsonq("{'clientServerSecretRef':{'name':'s'}}"));
 		}
 		pwc_world_add(&w, m, pwc_pod("demo-aaaaa", true));
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+		pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 		assert_string_equal(r.endpoints[0],
 				    rows[i].tls
 					? "https://demo-aaaaa.demo.default.svc.cluster.local:2379"
 					: "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
 		eo_plan_result_clear(&r);
 		pwc_world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL, 0);
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_WAIT);
+		pwst_plan(&w.in, &r, EO_PLAN_WAIT);
 		pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, rows[i].reason);
 		assert_string_equal(r.event_reason, rows[i].reason);
 		pwc_done(&w, &r);
@@ -209,8 +201,7 @@ static void test_tls_problem_stops(void **state)
 			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
 	w.in.tls_reason = EO_REASON_TLS_SECRET_NOT_FOUND;
 	w.in.tls_message = "the server Secret default/s does not exist";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_TLS_SECRET_NOT_FOUND);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE,
 			EO_REASON_TLS_SECRET_NOT_FOUND);
@@ -228,8 +219,7 @@ static void test_tls_problem_stops(void **state)
 		      pwc_pod("demo-aaaaa", true));
 	w.in.tls_reason = EO_REASON_TLS_SECRET_INVALID;
 	w.in.tls_message = "the server Secret default/s: the server certificate expired on ...";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_TLS_SECRET_INVALID);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_TLS_SECRET_INVALID);
@@ -255,8 +245,7 @@ static void test_foreign_service_refused(void **state)
 	pwc_world_init(&w, pwc_cluster_named("x", "x-uid", NULL), false);
 	w.csvc = eo_desired_headless_service(other);
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
@@ -282,8 +271,7 @@ static void test_foreign_service_refused(void **state)
 		json_object_set(w.cluster, "status", r.status);
 		eo_plan_result_clear(&r);
 	}
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_CREATE_SEED);
+	pwst_plan(&w.in, &r, EO_PLAN_CREATE_SEED);
 	assert_string_not_equal(pwc_cond_reason(r.status, EO_COND_AVAILABLE),
 				EO_REASON_FOREIGN_OBJECT);
 	assert_string_not_equal(pwc_cond_reason(r.status, EO_COND_PROGRESSING),
@@ -295,8 +283,7 @@ static void test_foreign_service_refused(void **state)
 	other = pwc_cluster_named("x", "x-uid", NULL);
 	w.hsvc = eo_desired_client_service(other);
 	w.in.headless_svc = w.hsvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond_says(
 	    r.status, EO_COND_AVAILABLE,
@@ -306,8 +293,7 @@ static void test_foreign_service_refused(void **state)
 
 	/* The owner cluster itself goes on: its own Services are in line, it latches. */
 	pwc_world_init(&w, other, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	pwc_done(&w, &r);
 }
 
@@ -327,8 +313,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	(void)state;
 	pwc_formed_world(&w, 1, true, 1);
 	json_object_del(json_object_get(w.pdb, "metadata"), "ownerReferences");
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
@@ -340,8 +325,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	/* Our PDB back, a user's NetworkPolicy under the cluster's name. */
 	pwc_world_pdb(&w, 1);
 	w.in.netpol = np;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond_says(r.status, EO_COND_DEGRADED, "NetworkPolicy demo is not controlled");
 	eo_plan_result_clear(&r);

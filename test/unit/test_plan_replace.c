@@ -45,8 +45,7 @@ static void test_memory_member_replaced(void **state)
 		pws_make_memory(&w, i, i == 1);
 	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
 	assert_false(eo_plan_memory_member_lost(w.pm[0].member, w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	/* Etcd calls only through the members that still have a Pod. */
@@ -69,8 +68,7 @@ static void test_memory_member_replaced(void **state)
 	pws_world_init(&w, &two);
 	for (size_t i = 0; i < 2; i++)
 		pws_make_memory(&w, i, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
 	pws_done(&w, &res);
 }
 
@@ -122,8 +120,7 @@ static void test_pvc_member_replaced(void **state)
 	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s) lost their data");
 	pws_done(&w, &res);
@@ -168,8 +165,7 @@ static void test_live_read_before_removal(void **state)
 		const json_t *live = w.pm[1].pod;
 
 		w.pm[1].pod = NULL;
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 		assert_true(eo_plan_observed_differs(w.pm[1].pod, live));
 		eo_plan_result_clear(&res);
 		w.pm[1].pod = live;
@@ -205,8 +201,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_true(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, why, sizeof(why)));
 	assert_string_equal(why, "3 restarts, last exit code 2 (Error)");
 	assert_false(eo_plan_member_crashlooping(w.pm[0].member, w.pm[0].pod, NULL, 0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "crash-looping (3 restarts"));
@@ -272,8 +267,7 @@ static void test_wiped_member_replaced(void **state)
 	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
 	assert_true(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "member demo-b: data directory has no WAL"));
@@ -292,8 +286,7 @@ static void test_wiped_member_replaced(void **state)
 	for (size_t i = 0; i < 3; i++)
 		pws_make_ran_on_pvc(&w, i, "pvc-1");
 	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_null(res.member);
 	assert_non_null(strstr(res.message, "waits"));
 	assert_non_null(strstr(res.message, "demo-b"));

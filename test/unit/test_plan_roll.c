@@ -398,16 +398,14 @@ static void test_rolling_update(void **state)
 	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
 	pws_world_init(&w, &pws_rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
 	assert_null(json_object_get(res.status, "rollingMember"));
 	eo_plan_result_clear(&res);
 
 	/* spec.version 3.6.16 on a reached target: latched (SpecChanged), nothing else. */
 	pws_set_version(w.cluster, "spec", "3.6.16");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
 	    "3.6.16");
@@ -419,8 +417,7 @@ static void test_rolling_update(void **state)
 	/* The first pass asks etcd for its members and every member's status. */
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_status);
 	assert_int_equal(res.n_endpoints, 3);
 	eo_plan_result_clear(&res);
@@ -428,15 +425,13 @@ static void test_rolling_update(void **state)
 	w.in.etcd = &w.etcd;
 
 	/* No status answered (no leader known): the roll waits. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "no member knows a leader"));
 	eo_plan_result_clear(&res);
 
 	/* demo-a leads: the first follower by name, demo-b, gets the target spec. */
 	pws_world_statuses(&w, st, w.ev[0].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	{
 		json_t *want = tu_jsonq("{'spec':{'version':'3.6.16'}}");
@@ -455,8 +450,7 @@ static void test_rolling_update(void **state)
 	/* ... once the PodDisruptionBudget allows it: 0 allowed, or a status behind, waits. */
 	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
 			    json_integer(0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "disruptionsAllowed is 0"));
 	eo_plan_result_clear(&res);
 	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
@@ -464,22 +458,19 @@ static void test_rolling_update(void **state)
 	json_object_set_new(json_object_get(w.pdb, "metadata"), "generation", json_integer(2));
 	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
 			    json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "older than its spec"));
 	eo_plan_result_clear(&res);
 	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
 			    json_integer(2));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	assert_string_equal(res.pod_uid, "pod-uid");
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod is not ready yet: nothing else is touched. */
 	pws_rebuild_pod(&w, 1, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "demo-b to become ready"));
 	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
 			    "demo-b");
@@ -488,22 +479,19 @@ static void test_rolling_update(void **state)
 	/* Ready but behind the leader: still waits. */
 	pws_rebuild_pod(&w, 1, true);
 	st[1].raft_applied_index = 100;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "catch up"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 1);
 	eo_plan_result_clear(&res);
 
 	/* Caught up: demo-c next; then only the leader is left: leadership moves to demo-b. */
 	st[1].raft_applied_index = 500;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
 	eo_plan_result_clear(&res);
 	pws_set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
 	pws_rebuild_pod(&w, 2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	pwst_plan(&w.in, &res, EO_PLAN_MOVE_LEADER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
@@ -513,14 +501,12 @@ static void test_rolling_update(void **state)
 
 	/* demo-b leads now: demo-a is rolled; once it is back the target is reached. */
 	pws_world_statuses(&w, st, w.ev[1].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
 	eo_plan_result_clear(&res);
 	pws_set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
 	pws_rebuild_pod(&w, 0, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_true(res.status_changed);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_null(json_object_get(res.status, "rollingMember"));
@@ -579,15 +565,13 @@ static void test_pod_drift_rolls(void **state)
 				    "annotations"),
 		    EO_ANNOTATION_POD_HASH, json_string("0000000000000000"));
 	pws_world_statuses(&w, st, w.ev[0].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
 		      "3 member(s)");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
 		      "restarting");
@@ -623,8 +607,7 @@ static void test_ca_bundle_rolls(void **state)
 
 	/* The bundle changed: recorded, a deadline set, the roll announced. */
 	w.in.ca_bundle_digest = CA2;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
@@ -633,16 +616,14 @@ static void test_ca_bundle_rolls(void **state)
 	eo_plan_result_clear(&res);
 
 	/* A follower first. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod (new digest) is not ready yet: nothing else is touched. */
 	pws_tls_member(&w, 1, CA2, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
 			    "demo-b");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
@@ -650,16 +631,14 @@ static void test_ca_bundle_rolls(void **state)
 
 	/* Ready: the next follower; demo-b is not restarted again. */
 	pws_tls_member(&w, 1, CA2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 
 	/* The leader last, after moving leadership away. */
 	pws_tls_member(&w, 2, CA2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	pwst_plan(&w.in, &res, EO_PLAN_MOVE_LEADER);
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 	pws_tls_member(&w, 0, CA2, true);

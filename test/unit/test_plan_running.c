@@ -26,6 +26,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -37,8 +38,7 @@ static void test_steady_state_no_churn(void **state)
 
 	(void)state;
 	pwc_formed_world(&w, 1, true, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
 	assert_true(r.status_changed);
 	assert_null(json_object_get(r.status, "progressDeadline"));
@@ -66,15 +66,13 @@ static void test_deleting_and_waiting(void **state)
 	pwc_world_init(&w, pwc_cluster(1, st), true);
 	free(st);
 	pwc_world_add(&w, m, NULL);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &r, EO_PLAN_WAIT);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_SHORT_MS);
 	eo_plan_result_clear(&r);
 	/* A cluster being deleted: nothing, no status. */
 	json_object_set_new(json_object_get(w.cluster, "metadata"), "deletionTimestamp",
 			    json_string("2026-06-02T10:00:00Z"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_null(r.status);
 	pwc_done(&w, &r);
 }
@@ -109,8 +107,7 @@ static void test_pdb_plan(void **state)
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_ENSURE_PDB);
 	assert_null(res.patch);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.object, "spec"), "minAvailable")),
@@ -124,8 +121,7 @@ static void test_pdb_plan(void **state)
 	w.pdb = eo_desired_pdb(w.cluster, 1);
 	json_object_set_new(json_object_get(w.pdb, "spec"), "maxUnavailable", json_integer(1));
 	w.in.pdb = w.pdb;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_ENSURE_PDB);
 	assert_non_null(res.patch);
 	assert_true(
 	    json_is_null(json_object_get(json_object_get(res.patch, "spec"), "maxUnavailable")));
@@ -135,8 +131,7 @@ static void test_pdb_plan(void **state)
 	pws_world_init(&w, &none);
 	w.pdb = eo_desired_pdb(w.cluster, 1);
 	w.in.pdb = w.pdb;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_DELETE_PDB);
 	pws_done(&w, &res);
 }
 

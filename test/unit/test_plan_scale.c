@@ -29,6 +29,7 @@
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
 #include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 PWS_T0 /* 2026-06-02T10:00:00Z */
 
@@ -324,8 +325,7 @@ static void test_condition_audit(void **state)
 	st = json_object_get(w.cluster, "status");
 	json_object_del(st, "progressDeadline");
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(5));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 5);
@@ -352,8 +352,7 @@ static void test_condition_audit(void **state)
 	pws_world_init(&w, &growing);
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
 		      "cannot list etcd's members");
@@ -361,8 +360,7 @@ static void test_condition_audit(void **state)
 
 	/* Every EtcdMember deleted by hand: the data is gone, say so and stop. */
 	pws_world_init(&w, &empty);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "no member of etcd cluster 248adce0359142ba is left");
 	pws_done(&w, &res);

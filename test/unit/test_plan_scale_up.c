@@ -42,16 +42,14 @@ static void test_add_learner_details(void **state)
 
 	(void)state;
 	pws_world_init(&w, &r);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+	pwst_plan(&w.in, &res, EO_PLAN_ADD_LEARNER);
 	assert_string_equal(res.peer_url, "http://demo-b.demo.default.svc.cluster.local:2380");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
 	pws_done(&w, &res);
 
 	pws_world_init(&w, &r2);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_INITIAL_CLUSTER);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_INITIAL_CLUSTER);
 	assert_string_equal(res.initial_cluster,
 			    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380,"
 			    "demo-b=http://demo-b.demo.default.svc.cluster.local:2380");
@@ -93,11 +91,9 @@ static void test_creates_are_idempotent(void **state)
 
 	/* Recorded: the create uses that name, and a retry on the same world the same one. */
 	pws_world_init(&w, &r);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
-	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
-	assert_int_equal(again.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &again, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(again.member_name, first);
 	eo_plan_result_clear(&again);
 	eo_plan_result_clear(&res);
@@ -105,16 +101,14 @@ static void test_creates_are_idempotent(void **state)
 	/* Not recorded yet (an older operator's status): write it first, create nothing. */
 	st = json_object_get(w.cluster, "status");
 	json_object_del(st, "nextMemberName");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(res.member_name, "");
 	assert_true(res.status_changed);
 	assert_string_equal(json_string_value(json_object_get(res.status, "nextMemberName")),
 			    first);
 	json_object_set(w.cluster, "status", res.status);
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
 	pws_done(&w, &res);
 
@@ -126,8 +120,7 @@ static void test_creates_are_idempotent(void **state)
 
 		rr.members[1].name = first;
 		pws_world_init(&w, &rr);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+		pwst_plan(&w.in, &res, EO_PLAN_ADD_LEARNER);
 		assert_string_equal(
 		    json_string_value(json_object_get(res.status, "nextMemberName")), second);
 		assert_true(res.status_changed);

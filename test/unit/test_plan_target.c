@@ -29,6 +29,7 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z; the deadline below is T0 + 600 */
 
@@ -168,8 +169,7 @@ static void test_latch_target(void **state)
 
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	assert_true(r.status_changed);
 	st = r.status;
 	assert_string_equal(json_string_value(json_object_get(st, "clusterToken")),
@@ -194,8 +194,7 @@ static void test_spec_changed_relatches(void **state)
 	pwc_formed_world(&w, 3, true, 1); /* spec says 3, observed 1 */
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	w.in.now = T0 + 1000;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(r.status, "observed"), "replicas")),
@@ -206,8 +205,7 @@ static void test_spec_changed_relatches(void **state)
 	/* Next pass with the new target: the PDB follows the target (3 -> minAvailable 2)... */
 	json_object_set(w.cluster, "status", r.status);
 	eo_plan_result_clear(&r);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_PDB);
 	assert_non_null(r.patch);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(r.patch, "spec"), "minAvailable")),
@@ -216,15 +214,13 @@ static void test_spec_changed_relatches(void **state)
 	eo_plan_result_clear(&r);
 	/* ... then etcd's member list is read through the voter, and a member is created. */
 	pwc_world_pdb(&w, 2);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_string_equal(r.endpoints[0],
 			    "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
 	eo_plan_result_clear(&r);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &r, EO_PLAN_CREATE_MEMBER);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_stable(&w, &r);
@@ -244,8 +240,7 @@ static void test_deadlines(void **state)
 	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL),
 		      pwc_pod("demo-aaaaa", false));
 	w.in.now = T0 + 600;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, 0);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
@@ -261,8 +256,7 @@ static void test_deadlines(void **state)
 		      pwc_pod("demo-aaaaa", true));
 	w.in.now = T0 + 601;
 	/* Healing goes on past the deadline: the missing PDB is created first ... */
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_PDB);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
@@ -271,8 +265,7 @@ static void test_deadlines(void **state)
 	/* ... but the scale-up 1 -> 3 does not go on: no member is created. */
 	pwc_world_pdb(&w, eo_desired_pdb_min_available(1, 3));
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_non_null(strstr(r.message, "not growing beyond the 1 member(s)"));
 	assert_string_equal(r.event_reason, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
@@ -281,8 +274,7 @@ static void test_deadlines(void **state)
 	json_object_set(w.cluster, "status", r.status);
 	eo_plan_result_clear(&r);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 			EO_REASON_RETRY_AFTER_DEADLINE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
