@@ -84,6 +84,15 @@ void pwst_plan(const struct eo_plan_input *in, struct eo_plan_result *r, enum eo
 			 eo_plan_action_name(want), r->message);
 }
 
+void pwst_mplan(const struct eo_mplan_input *in, struct eo_mplan_result *r,
+		enum eo_mplan_action want)
+{
+	assert_int_equal(eo_member_plan(in, r), 0);
+	if (r->action != want)
+		fail_msg("planned %s, want %s", eo_mplan_action_name(r->action),
+			 eo_mplan_action_name(want));
+}
+
 void pwst_check_str(const char *what, const char *field, const char *got, const char *want)
 {
 	if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))

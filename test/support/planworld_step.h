@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "plan/internal.h"
+#include "plan/member.h"
 #include "support/planworld_scale.h"
 
 /* Opens the pass of in into *x, *c and *out; fails the test when that fails. */
@@ -50,6 +51,10 @@ void pwst_check_str(const char *what, const char *field, const char *got, const 
  * the test unless it returns 0 with the action wanted (naming both actions and the message).
  */
 void pwst_plan(const struct eo_plan_input *in, struct eo_plan_result *r, enum eo_plan_action want);
+
+/* The same for the member planner (eo_member_plan) and its action. */
+void pwst_mplan(const struct eo_mplan_input *in, struct eo_mplan_result *r,
+		enum eo_mplan_action want);
 
 /* What a direct step test wants of the step, as pwst_check takes it. */
 struct pwst_want {

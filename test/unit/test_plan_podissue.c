@@ -22,6 +22,7 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "support/testutil.h"
+#include "support/planworld_step.h"
 #include "support/tu_main.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
@@ -542,8 +543,7 @@ static void test_member_ready_names_issue(void **state)
 	struct eo_mplan_result r = {0};
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_NONE);
+	pwst_mplan(&in, &r, EO_MPLAN_NONE);
 	assert_true(eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE,
 					 EO_REASON_IMAGE_PULL_FAILED));
 	assert_non_null(strstr(cmsg(r.status, EO_COND_READY),
@@ -576,8 +576,7 @@ static void test_member_refused_pod(void **state)
 	char buf[EO_PLAN_ISSUES_MAX];
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
 	assert_true(
 	    eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY));
 	eo_member_plan_clear(&r);
@@ -611,8 +610,7 @@ static void test_member_refused_pod(void **state)
 		json_object_del(json_object_get(json_object_get(p, "metadata"), "labels"),
 				EO_LABEL_ROLE);
 		in.pod = p;
-		assert_int_equal(eo_member_plan(&in, &r), 0);
-		assert_int_equal(r.action, EO_MPLAN_PATCH_POD);
+		pwst_mplan(&in, &r, EO_MPLAN_PATCH_POD);
 		assert_null(r.status);
 		eo_member_plan_clear(&r);
 		in.failure = &pf;
