@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "agent/adopt.h"
 
 static char root[64];
@@ -121,12 +123,4 @@ static void test_bad_input(void **state)
 	assert_int_equal(eo_agent_adopt_main(7, argv_bad), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gives_tree),
-	    cmocka_unit_test(test_bad_input),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_gives_tree, test_bad_input)

@@ -15,6 +15,7 @@
 
 #include "core/json.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static void test_same_text_as_jansson(void **state)
 {
@@ -66,12 +67,4 @@ static void test_whole_or_nothing_under_allocation_failure(void **state)
 	(void)failed;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_text_as_jansson),
-	    cmocka_unit_test(test_whole_or_nothing_under_allocation_failure),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_same_text_as_jansson, test_whole_or_nothing_under_allocation_failure)
