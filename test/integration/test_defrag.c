@@ -49,20 +49,6 @@ static void start(struct rig *r, int etcd_port)
 	r->ctl.etcd_timeout_ms = 5000;
 }
 
-/* The informer's job: the caches take what the store holds now. */
-static void sync_caches(struct rig *r)
-{
-	rig_sync(r, RIG_CLUSTERS);
-	rig_sync(r, RIG_MEMBERS);
-	rig_sync(r, RIG_DEFRAGS);
-}
-
-#define SETTLED                                                                                    \
-	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1},"                     \
-	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1}]"
-
 static int free_port(void)
 {
 	int port = itest_free_port();
@@ -179,7 +165,7 @@ static void world(struct rig *r, eo_etcd_client *ec, int port)
 	    tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
 		     "'resourceVersion':'10'},'spec':{'replicas':1,'options':{'quotaBackendBytes':"
-		     "8388608}},'status':{'conditions':" SETTLED "}}");
+		     "8388608}},'status':{'conditions':" RIG_SETTLED "}}");
 	json_object_set_new(json_object_get(cl, "status"), "clusterID", json_string(id));
 	rig_put(r, RIG_CLUSTERS, cl);
 	rig_put(r, RIG_MEMBERS,
@@ -232,7 +218,7 @@ static void test_defrag_and_nospace_on_real_etcd(void **state)
 	for (int pass = 0; pass < 3; pass++) {
 		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 		assert_false(out.error);
-		sync_caches(&r);
+		rig_sync_defrag(&r);
 	}
 	after = db_size(ec, port);
 	d = rig_stored(&r, RIG_DEFRAGS, "run");

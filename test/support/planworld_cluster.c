@@ -137,6 +137,18 @@ void pwc_world_add(struct pwc_world *w, json_t *m, json_t *p)
 	w->in.n_members = w->n;
 }
 
+void pwc_formed_world(struct pwc_world *w, int replicas, bool pod_ready, int pdb_min)
+{
+	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	pwc_world_init(w, pwc_cluster(replicas, st), true);
+	free(st);
+	pwc_world_add(w, pwc_member("demo-aaaaa", true, false, VOTER),
+		      pwc_pod("demo-aaaaa", pod_ready));
+	if (pdb_min > 0)
+		pwc_world_pdb(w, pdb_min);
+}
+
 /* etcd answers: one member named name (peer URL of name) in cluster cid. */
 void pwc_world_etcd(struct pwc_world *w, eo_etcd_err err, const char *name, uint64_t cid, size_t n)
 {
@@ -277,4 +289,10 @@ void pwc_assert_cond_says(const json_t *st, const char *type, const char *want)
 		}
 	}
 	fail_msg("no %s condition", type);
+}
+
+void pwc_done(struct pwc_world *w, struct eo_plan_result *r)
+{
+	eo_plan_result_clear(r);
+	pwc_world_free(w);
 }

@@ -48,9 +48,17 @@ void pwc_world_init(struct pwc_world *w, json_t *c, bool services);
  */
 void pwc_stamp_pod_hash(json_t *m, json_t *p);
 void pwc_world_add(struct pwc_world *w, json_t *m, json_t *p);
+/*
+ * A formed cluster with the Services (spec.replicas replicas; status latched for one member with
+ * clusterID 248adce0359142ba): its seed demo-aaaaa, a voter, and that member's Pod, ready or
+ * not; with pdb_min > 0 the PDB (minAvailable pdb_min).
+ */
+void pwc_formed_world(struct pwc_world *w, int replicas, bool pod_ready, int pdb_min);
 /* etcd answers: one member named name (peer URL of name) in cluster cid. */
 void pwc_world_etcd(struct pwc_world *w, eo_etcd_err err, const char *name, uint64_t cid, size_t n);
 void pwc_world_free(struct pwc_world *w);
+/* The end of a test on w: clears the result r (eo_plan_result_clear) and frees the world. */
+void pwc_done(struct pwc_world *w, struct eo_plan_result *r);
 const char *pwc_cond_reason(const json_t *st, const char *type);
 void pwc_assert_cond(const json_t *st, const char *type, const char *status, const char *reason);
 /* Plans, then replays the result's status onto the cluster and plans again later: an

@@ -104,3 +104,9 @@ void pwn_world_free(struct pwn_world *w)
 	json_decref(w->csvc);
 	json_decref(w->pdb);
 }
+
+void pwn_done(struct pwn_world *w, struct eo_plan_result *r)
+{
+	eo_plan_result_clear(r);
+	pwn_world_free(w);
+}

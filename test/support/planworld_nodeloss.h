@@ -45,5 +45,7 @@ json_t *pwn_node(const char *name, const char *ready, time_t since);
 /* n members, all ready voters on Ready nodes, all listed by etcd (the leader's list). */
 void pwn_world_init(struct pwn_world *w, size_t n);
 void pwn_world_free(struct pwn_world *w);
+/* The end of a test on w: clears the result r (eo_plan_result_clear) and frees the world. */
+void pwn_done(struct pwn_world *w, struct eo_plan_result *r);
 
 #endif

@@ -425,3 +425,9 @@ const struct pws_row pws_rolled3 = {"",
 				    0,
 				    NULL,
 				    0};
+
+void pws_done(struct pws_world *w, struct eo_plan_result *r)
+{
+	eo_plan_result_clear(r);
+	pws_world_free(w);
+}

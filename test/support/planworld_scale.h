@@ -75,6 +75,8 @@ json_t *pws_stamped(const json_t *m, json_t *p);
 /* Builds the world of a row; voters counted for the PDB, which is observed as desired. */
 void pws_world_init(struct pws_world *w, const struct pws_row *r);
 void pws_world_free(struct pws_world *w);
+/* The end of a test on w: clears the result r (eo_plan_result_clear) and frees the world. */
+void pws_done(struct pws_world *w, struct eo_plan_result *r);
 /*
  * The planner's input for a running cluster as after the controller's reads (etcd's list, from
  * the leader, and the live reads made) at PWS_T0; what it does not name stays zero.

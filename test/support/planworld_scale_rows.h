@@ -11,44 +11,25 @@
 #define C "2026-06-02T09:02:00Z"
 #define D "2026-06-02T09:03:00Z"
 
-/* members */
-#define V(n, t)                                                                                    \
+/* members: struct pws_m {name, created, voter, pending, pod, deleting, dormant} */
+#define PWS_M_(n, t, voter, pending, pod, deleting, dormant)                                       \
 	{                                                                                          \
-		n, t, true, false, 2, false, false                                                 \
-	} /* ready voter */
-#define VNR(n, t)                                                                                  \
-	{                                                                                          \
-		n, t, true, false, 1, false, false                                                 \
-	} /* voter, Pod not ready */
-#define L(n, t, p)                                                                                 \
-	{                                                                                          \
-		n, t, false, false, p, false, false                                                \
-	} /* joined, not (yet) a voter */
-#define P(n, t)                                                                                    \
-	{                                                                                          \
-		n, t, false, true, 0, false, false                                                 \
-	} /* pending: no initialCluster */
-#define DEL(n, t)                                                                                  \
-	{                                                                                          \
-		n, t, true, false, 2, true, false                                                  \
-	} /* being deleted */
-#define DORM(n, t)                                                                                 \
-	{                                                                                          \
-		n, t, true, false, 0, false, true                                                  \
-	} /* dormant voter: no Pod */
-/* etcd entries */
-#define EV(n)                                                                                      \
-	{                                                                                          \
-		n, true, false, 0                                                                  \
+		n, t, voter, pending, pod, deleting, dormant                                       \
 	}
-#define EL(n, id)                                                                                  \
+#define V(n, t)	   PWS_M_(n, t, true, false, 2, false, false)  /* ready voter */
+#define VNR(n, t)  PWS_M_(n, t, true, false, 1, false, false)  /* voter, Pod not ready */
+#define L(n, t, p) PWS_M_(n, t, false, false, p, false, false) /* joined, not (yet) a voter */
+#define P(n, t)	   PWS_M_(n, t, false, true, 0, false, false)  /* pending: no initialCluster */
+#define DEL(n, t)  PWS_M_(n, t, true, false, 2, true, false)   /* being deleted */
+#define DORM(n, t) PWS_M_(n, t, true, false, 0, false, true)   /* dormant voter: no Pod */
+/* etcd entries: struct pws_e {peer_of, started, learner, id} */
+#define PWS_E_(n, started, learner, id)                                                            \
 	{                                                                                          \
-		n, true, true, id                                                                  \
-	} /* started learner */
-#define ELNEW(n, id)                                                                               \
-	{                                                                                          \
-		n, false, true, id                                                                 \
-	} /* learner that never started */
+		n, started, learner, id                                                            \
+	}
+#define EV(n)	     PWS_E_(n, true, false, 0)
+#define EL(n, id)    PWS_E_(n, true, true, id)	/* started learner */
+#define ELNEW(n, id) PWS_E_(n, false, true, id) /* learner that never started */
 
 #define CA1 "1111111111111111111111111111111111111111111111111111111111111111"
 #define CA2 "2222222222222222222222222222222222222222222222222222222222222222"

@@ -75,3 +75,61 @@ void pwst_check(const char *what, bool decided, const struct eo_plan_result *out
 	if (message != NULL && strstr(out->message, message) == NULL)
 		fail_msg("%s: message \"%s\" lacks \"%s\"", what, out->message, message);
 }
+
+void pwst_plan(const struct eo_plan_input *in, struct eo_plan_result *r, enum eo_plan_action want)
+{
+	assert_int_equal(eo_plan_cluster(in, r), 0);
+	if (r->action != want)
+		fail_msg("planned %s, want %s (%s)", eo_plan_action_name(r->action),
+			 eo_plan_action_name(want), r->message);
+}
+
+void pwst_mplan(const struct eo_mplan_input *in, struct eo_mplan_result *r,
+		enum eo_mplan_action want)
+{
+	assert_int_equal(eo_member_plan(in, r), 0);
+	if (r->action != want)
+		fail_msg("planned %s, want %s", eo_mplan_action_name(r->action),
+			 eo_mplan_action_name(want));
+}
+
+void pwst_check_str(const char *what, const char *field, const char *got, const char *want)
+{
+	if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))
+		fail_msg("%s: %s %s, want %s", what, field, got ? got : "(none)",
+			 want ? want : "(none)");
+}
+
+void pwst_call(const char *what, const struct eo_plan_input *in, bool observe, pwst_step_fn *step,
+	       pwst_after_fn *after, const void *row, struct pwst_want want)
+{
+	struct eo__plan_ctx x;
+	struct eo__plan_counts c;
+	struct eo_plan_result out;
+	bool decided;
+
+	pwst_begin(&x, &c, in, &out);
+	if (observe)
+		pwst_observe(&x);
+	decided = step(&x, &c, row);
+	if (!x.ok)
+		fail_msg("%s: the pass failed", what);
+	pwst_check(what, decided, &out, want.decided, want.action, want.member, want.etcd_id,
+		   want.message);
+	if (after != NULL)
+		after(what, &x, &out, row);
+	pwst_end(&x);
+	eo_plan_result_clear(&out);
+}
+
+void pwst_run(const struct pws_row *r, pwst_prepare_fn *prepare, pwst_step_fn *step,
+	      const void *row, struct pwst_want want)
+{
+	struct pws_world w;
+
+	pws_world_init(&w, r);
+	if (prepare != NULL)
+		prepare(&w, row);
+	pwst_call(r->what, &w.in, true, step, NULL, row, want);
+	pws_world_free(&w);
+}

@@ -168,3 +168,10 @@ void rig_sync(struct rig *r, enum rig_kind kind)
 	}
 	json_decref(cached);
 }
+
+void rig_sync_defrag(struct rig *r)
+{
+	rig_sync(r, RIG_CLUSTERS);
+	rig_sync(r, RIG_MEMBERS);
+	rig_sync(r, RIG_DEFRAGS);
+}

@@ -79,5 +79,14 @@ json_t *rig_stored(struct rig *r, enum rig_kind kind, const char *name);
 json_t *rig_cached(struct rig *r, enum rig_kind kind, const char *name);
 /* The informer's job for kind: the cache takes what the apiserver holds now. */
 void rig_sync(struct rig *r, enum rig_kind kind);
+/* The same for the clusters, the members and the defrags (what a defrag pass reads). */
+void rig_sync_defrag(struct rig *r);
+
+/* status.conditions of a settled EtcdCluster (tu_jsonq quotes), set at 2026-06-02T09:00:00Z. */
+#define RIG_SETTLED                                                                                \
+	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
+	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1},"                     \
+	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
+	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1}]"
 
 #endif

@@ -207,3 +207,29 @@ void tu_assert_restricted_pod_spec(const json_t *pod_spec, const char *what)
 	json_array_foreach(json_object_get(pod_spec, "initContainers"), i, c)
 	    assert_restricted_container(c, pod_sc, what);
 }
+
+void tu_validate_cases(tu_validate_fn *validate, const struct tu_vcase *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tu_vcase *c = &cases[i];
+		json_t *obj = tu_jsonq(c->obj);
+		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
+		json_t *copy = json_deep_copy(obj);
+		char msg[512] = "untouched";
+		int rc = validate(obj, old, msg, sizeof(msg));
+
+		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
+			fail_msg("%s: rejected: %s", c->what, msg);
+		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
+			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
+		/* Validation never modifies its input. */
+		if (!json_equal(obj, copy))
+			fail_msg("%s: input modified", c->what);
+		/* A NULL message buffer is fine. */
+		if (validate(obj, old, NULL, 0) != rc)
+			fail_msg("%s: without a message buffer rc differs", c->what);
+		json_decref(copy);
+		json_decref(obj);
+		json_decref(old);
+	}
+}

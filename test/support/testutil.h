@@ -62,4 +62,23 @@ void tu_golden(const char *path, const json_t *obj);
  */
 void tu_assert_restricted_pod_spec(const json_t *pod_spec, const char *what);
 
+/*
+ * A case of an admission validator's table: the object (and the old one for an update, NULL: a
+ * create) in tu_jsonq form; msg NULL: accepted, else the message must start with msg.
+ */
+struct tu_vcase {
+	const char *what;
+	const char *obj;
+	const char *old; /* NULL: create */
+	const char *msg; /* NULL: valid; else the message must start with this */
+};
+/* eo_*_validate: 0, or -1 with the message in msg (n bytes; msg may be NULL when n is 0). */
+typedef int tu_validate_fn(const json_t *obj, const json_t *old, char *msg, size_t n);
+
+/*
+ * Runs validate on every case, failing the test (naming the case) unless it answers as wanted,
+ * leaves its input as it was and answers the same with no message buffer.
+ */
+void tu_validate_cases(tu_validate_fn *validate, const struct tu_vcase *cases, size_t n);
+
 #endif

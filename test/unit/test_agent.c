@@ -31,6 +31,7 @@
 #include "support/fake_apiserver.h"
 #include "snapshot/trust.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* A fake snapshot: `pages` 4 KiB pages of pseudo-random bytes plus the trailer. */
 static unsigned char *fake_snapshot(size_t pages, size_t *len)
@@ -1121,32 +1122,9 @@ static void test_data_guard_probe(void **state)
 	assert_int_equal(system(p), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_integrity),
-	    cmocka_unit_test(test_integrity_file),
-	    cmocka_unit_test(test_stream_roundtrip),
-	    cmocka_unit_test(test_stream_grpc),
-	    cmocka_unit_test(test_stream_lines),
-	    cmocka_unit_test(test_stream_limits),
-	    cmocka_unit_test(test_s3_url),
-	    cmocka_unit_test(test_s3_part_size),
-	    cmocka_unit_test(test_s3_mpu_bookkeeping),
-	    cmocka_unit_test(test_s3_checksum_crc32),
-	    cmocka_unit_test(test_s3_complete_xml),
-	    cmocka_unit_test(test_s3_mpu_crc_bookkeeping),
-	    cmocka_unit_test(test_s3_xml),
-	    cmocka_unit_test(test_s3_credentials),
-	    cmocka_unit_test(test_guard_table),
-	    cmocka_unit_test(test_s3_path_as_is_no_proxy),
-	    cmocka_unit_test(test_data_guard_decision),
-	    cmocka_unit_test(test_data_guard_probe),
-	    cmocka_unit_test(test_member_choice),
-	    cmocka_unit_test(test_checksum_check),
-	    cmocka_unit_test(test_s3_endpoint_allowed),
-	    cmocka_unit_test(test_filestore),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_integrity, test_integrity_file, test_stream_roundtrip, test_stream_grpc,
+	test_stream_lines, test_stream_limits, test_s3_url, test_s3_part_size,
+	test_s3_mpu_bookkeeping, test_s3_checksum_crc32, test_s3_complete_xml,
+	test_s3_mpu_crc_bookkeeping, test_s3_xml, test_s3_credentials, test_guard_table,
+	test_s3_path_as_is_no_proxy, test_data_guard_decision, test_data_guard_probe,
+	test_member_choice, test_checksum_check, test_s3_endpoint_allowed, test_filestore)

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "agent/adopt.h"
 #include "agent/internal.h"
 
@@ -142,13 +144,4 @@ static void test_flag_pairs(void **state)
 	assert_int_equal(eo__agent_flags(2, bare, flags, 2, true, "u\n"), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gives_tree),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_flag_pairs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_gives_tree, test_bad_input, test_flag_pairs)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,13 +124,4 @@ static void test_usage(void **state)
 	assert_int_equal(eo_agent_main(10, a3), 2); /* two destinations */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_prune_file),
-	    cmocka_unit_test(test_prune_file_bad_args),
-	    cmocka_unit_test(test_usage),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_prune_file, test_prune_file_bad_args, test_usage)

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "agent/waitpeers.h"
 
 #define SVC ".demo.default.svc.cluster.local"
@@ -182,14 +184,4 @@ static void test_main(void **state)
 	assert_int_equal(eo_agent_wait_peers_main(7, ok_argv), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_targets),
-	    cmocka_unit_test(test_targets_caps),
-	    cmocka_unit_test(test_next),
-	    cmocka_unit_test(test_main),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_targets, test_targets_caps, test_next, test_main)

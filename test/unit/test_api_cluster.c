@@ -17,6 +17,7 @@
 #include "api/cluster.h"
 #include "api/names.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* --- accessors and defaults --- */
 
@@ -350,13 +351,6 @@ static void test_resources(void **state)
 
 /* --- validation --- */
 
-struct vcase {
-	const char *what;
-	const char *obj;
-	const char *old; /* NULL: create */
-	const char *msg; /* NULL: valid; else the message must start with this */
-};
-
 #define SPEC(body) "{'metadata':{'name':'my-etcd'},'spec':{'version':'3.6.11'" body "}}"
 #define SPEC_V(v)  "{'metadata':{'name':'my-etcd'},'spec':{'version':'" v "'}}"
 #define TLS_BYO                                                                                    \
@@ -373,7 +367,7 @@ struct vcase {
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'http://minio:9000','bucket':'b',"    \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}" extra "}}}}"
 
-static const struct vcase vcases[] = {
+static const struct tu_vcase vcases[] = {
     /* Creation. */
     {"minimal", SPEC(""), NULL, NULL},
     {"seed quick start", SPEC(",'replicas':3,'storage':{'size':'1Gi'}"), NULL, NULL},
@@ -656,27 +650,7 @@ static const struct vcase vcases[] = {
 static void test_validate_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
-		const struct vcase *c = &vcases[i];
-		json_t *obj = tu_jsonq(c->obj);
-		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
-		json_t *copy = json_deep_copy(obj);
-		char msg[512] = "untouched";
-		int rc = eo_cluster_validate(obj, old, msg, sizeof(msg));
-
-		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
-			fail_msg("%s: rejected: %s", c->what, msg);
-		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
-			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
-		/* Validation never modifies its input. */
-		if (!json_equal(obj, copy))
-			fail_msg("%s: input modified", c->what);
-		/* A NULL message buffer is fine. */
-		assert_int_equal(eo_cluster_validate(obj, old, NULL, 0), rc);
-		json_decref(copy);
-		json_decref(obj);
-		json_decref(old);
-	}
+	tu_validate_cases(eo_cluster_validate, vcases, sizeof(vcases) / sizeof(vcases[0]));
 }
 
 /* Map sizes and annotation value length at and past their bounds. */
@@ -742,20 +716,6 @@ static void test_validate_truncates_message(void **state)
 	json_decref(obj);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults_minimal),
-	    cmocka_unit_test(test_defaults_partial),
-	    cmocka_unit_test(test_storage_variants),
-	    cmocka_unit_test(test_deletion_policy),
-	    cmocka_unit_test(test_tls_views),
-	    cmocka_unit_test(test_auth_restore_options_passthrough),
-	    cmocka_unit_test(test_resources),
-	    cmocka_unit_test(test_validate_table),
-	    cmocka_unit_test(test_validate_metadata_bounds),
-	    cmocka_unit_test(test_validate_truncates_message),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_defaults_minimal, test_defaults_partial, test_storage_variants, test_deletion_policy,
+	test_tls_views, test_auth_restore_options_passthrough, test_resources, test_validate_table,
+	test_validate_metadata_bounds, test_validate_truncates_message)

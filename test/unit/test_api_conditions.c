@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -199,13 +201,5 @@ static void test_invalid_arguments(void **state)
 	json_decref(bad);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_transition_table),	 cmocka_unit_test(test_generation_omitted),
-	    cmocka_unit_test(test_existing_status_json), cmocka_unit_test(test_lookup_and_remove),
-	    cmocka_unit_test(test_invalid_arguments),	 cmocka_unit_test(test_true_message),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_transition_table, test_generation_omitted, test_existing_status_json,
+	test_lookup_and_remove, test_invalid_arguments, test_true_message)

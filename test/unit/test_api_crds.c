@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,14 +260,4 @@ static void test_api_facts(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_chart_and_config_identical),
-	    cmocka_unit_test(test_yaml_well_formed),
-	    cmocka_unit_test(test_messages_match),
-	    cmocka_unit_test(test_api_facts),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_chart_and_config_identical, test_yaml_well_formed, test_messages_match, test_api_facts)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -301,14 +303,5 @@ static void test_min_interval(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_invalid), cmocka_unit_test(test_parse_too_long),
-	    cmocka_unit_test(test_parse_sets),	  cmocka_unit_test(test_next),
-	    cmocka_unit_test(test_prev),	  cmocka_unit_test(test_prev_never),
-	    cmocka_unit_test(test_min_interval),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_parse_invalid, test_parse_too_long, test_parse_sets, test_next, test_prev,
+	test_prev_never, test_min_interval)

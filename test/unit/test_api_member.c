@@ -15,6 +15,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static void test_accessors_defaults(void **state)
 {
@@ -147,16 +148,9 @@ static void test_accessors_full(void **state)
 	json_decref(m);
 }
 
-struct vcase {
-	const char *what;
-	const char *obj;
-	const char *old;
-	const char *msg;
-};
-
 #define M(body) "{'spec':{'clusterName':'c','version':'3.6.11'" body "}}"
 
-static const struct vcase vcases[] = {
+static const struct tu_vcase vcases[] = {
     {"minimal", M(""), NULL, NULL},
     {"full",
      M(",'replicas':1,'storage':{'size':'1Gi','medium':'Memory'},'bootstrap':true,"
@@ -249,30 +243,8 @@ static void test_shared_spec_fields_agree(void **state)
 static void test_validate_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
-		const struct vcase *c = &vcases[i];
-		json_t *obj = tu_jsonq(c->obj);
-		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
-		char msg[512] = "untouched";
-		int rc = eo_member_validate(obj, old, msg, sizeof(msg));
-
-		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
-			fail_msg("%s: rejected: %s", c->what, msg);
-		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
-			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
-		json_decref(obj);
-		json_decref(old);
-	}
+	tu_validate_cases(eo_member_validate, vcases, sizeof(vcases) / sizeof(vcases[0]));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_accessors_defaults),
-	    cmocka_unit_test(test_accessors_full),
-	    cmocka_unit_test(test_shared_spec_fields_agree),
-	    cmocka_unit_test(test_validate_table),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_accessors_defaults, test_accessors_full, test_shared_spec_fields_agree,
+	test_validate_table)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <string.h>
 
 #include "api/meta.h"
@@ -167,13 +169,5 @@ static void test_owned_by_any_reference(void **state)
 	json_decref(o);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_full_object),	      cmocka_unit_test(test_absent_rows),
-	    cmocka_unit_test(test_null_object),	      cmocka_unit_test(test_deletion_null),
-	    cmocka_unit_test(test_generation_values), cmocka_unit_test(test_owned_by_any_reference),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_full_object, test_absent_rows, test_null_object, test_deletion_null,
+	test_generation_values, test_owned_by_any_reference)

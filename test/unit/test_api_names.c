@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <string.h>
 
 #include "api/names.h"
@@ -216,14 +218,5 @@ static void test_label_key_value(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_name_table),	     cmocka_unit_test(test_exact_fit),
-	    cmocka_unit_test(test_multi_part_names), cmocka_unit_test(test_constants),
-	    cmocka_unit_test(test_reserved_keys),    cmocka_unit_test(test_dns1035),
-	    cmocka_unit_test(test_label_key_value),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_name_table, test_exact_fit, test_multi_part_names, test_constants, test_reserved_keys,
+	test_dns1035, test_label_key_value)

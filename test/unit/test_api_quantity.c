@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -348,18 +350,6 @@ static void test_retention(void **state)
 	assert_false(eo_retention_valid(NULL));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_quantity_parse_table),
-	    cmocka_unit_test(test_quantity_null),
-	    cmocka_unit_test(test_quantity_cmp_table),
-	    cmocka_unit_test(test_quantity_values),
-	    cmocka_unit_test(test_quantity_json),
-	    cmocka_unit_test(test_time_format_parse),
-	    cmocka_unit_test(test_duration),
-	    cmocka_unit_test(test_retention),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_quantity_parse_table, test_quantity_null, test_quantity_cmp_table,
+	test_quantity_values, test_quantity_json, test_time_format_parse, test_duration,
+	test_retention)

@@ -14,6 +14,7 @@
 #include "api/names.h"
 #include "api/snapshot.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* The seed runbook's example snapshot. */
 #define SEED_SNAPSHOT                                                                              \
@@ -129,14 +130,7 @@ static void test_s3_key(void **state)
 	assert_string_equal(tiny, "");
 }
 
-struct vcase {
-	const char *what;
-	const char *obj;
-	const char *old;
-	const char *msg;
-};
-
-static const struct vcase vcases[] = {
+static const struct tu_vcase vcases[] = {
     {"seed example", SEED_SNAPSHOT, NULL, NULL},
     {"pvc", "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'}}}}", NULL,
      NULL},
@@ -261,29 +255,8 @@ static void test_dot_dot(void **state)
 static void test_validate_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
-		const struct vcase *c = &vcases[i];
-		json_t *obj = tu_jsonq(c->obj);
-		json_t *old = c->old ? tu_jsonq(c->old) : NULL;
-		char msg[512] = "untouched";
-		int rc = eo_snapshot_validate(obj, old, msg, sizeof(msg));
-
-		if (c->msg == NULL && (rc != 0 || msg[0] != '\0'))
-			fail_msg("%s: rejected: %s", c->what, msg);
-		if (c->msg != NULL && (rc != -1 || strncmp(msg, c->msg, strlen(c->msg)) != 0))
-			fail_msg("%s: rc %d msg \"%s\", want \"%s\"", c->what, rc, msg, c->msg);
-		json_decref(obj);
-		json_decref(old);
-	}
+	tu_validate_cases(eo_snapshot_validate, vcases, sizeof(vcases) / sizeof(vcases[0]));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_accessors),	  cmocka_unit_test(test_phases),
-	    cmocka_unit_test(test_s3_key),	  cmocka_unit_test(test_validate_table),
-	    cmocka_unit_test(test_checksum_form), cmocka_unit_test(test_dot_dot),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_accessors, test_phases, test_s3_key, test_validate_table, test_checksum_form,
+	test_dot_dot)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,16 +275,6 @@ static void test_retention_keeps_base_of_kept_segment(void **state)
 	eo_archive_manifest_clear(&m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_dump_roundtrip),
-	    cmocka_unit_test(test_parse_refusals),
-	    cmocka_unit_test(test_window_contiguous_and_holes),
-	    cmocka_unit_test(test_window_with_recorded_gap),
-	    cmocka_unit_test(test_retention_rows),
-	    cmocka_unit_test(test_retention_keeps_base_of_kept_segment),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_parse_dump_roundtrip, test_parse_refusals, test_window_contiguous_and_holes,
+	test_window_with_recorded_gap, test_retention_rows,
+	test_retention_keeps_base_of_kept_segment)

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,18 +488,6 @@ static void test_replay_finds_missing_segment(void **state)
 	rmdir_all(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roundtrip_plain),
-	    cmocka_unit_test(test_roundtrip_zlib),
-	    cmocka_unit_test(test_limits_close_segments),
-	    cmocka_unit_test(test_order_and_size_refused),
-	    cmocka_unit_test(test_truncation_detected),
-	    cmocka_unit_test(test_crc_mismatch_detected),
-	    cmocka_unit_test(test_replay_targets),
-	    cmocka_unit_test(test_replay_finds_missing_segment),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_roundtrip_plain, test_roundtrip_zlib, test_limits_close_segments,
+	test_order_and_size_refused, test_truncation_detected, test_crc_mismatch_detected,
+	test_replay_targets, test_replay_finds_missing_segment)

@@ -44,6 +44,7 @@
 #include "plan/retain.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 #define A  "2026-06-02T09:00:00Z"
@@ -1675,30 +1676,13 @@ static void test_pause_marks_the_last_member_dormant(void **state)
 	stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_removal_goes_through_etcd_first),
-	    cmocka_unit_test(test_finalizer_stays_without_a_path_to_etcd),
-	    cmocka_unit_test(test_finalizer_absence_needs_the_leader),
-	    cmocka_unit_test(test_cluster_absence_needs_the_leader),
-	    cmocka_unit_test(test_pod_delete_carries_uid),
-	    cmocka_unit_test(test_promotion_marks_the_voter),
-	    cmocka_unit_test(test_other_cluster_is_not_acted_on),
-	    cmocka_unit_test(test_voter_mark_labels_the_pod),
-	    cmocka_unit_test(test_voter_label_kept_on_lagging_member_cache),
-	    cmocka_unit_test(test_creates_use_the_recorded_name),
-	    cmocka_unit_test(test_force_new_cluster_finish),
-	    cmocka_unit_test(test_roll_restart_evicts),
-	    cmocka_unit_test(test_foreign_service_not_patched),
-	    cmocka_unit_test(test_force_new_cluster_reads_live),
-	    cmocka_unit_test(test_force_new_cluster_asks_every_member),
-	    cmocka_unit_test(test_retain_releases_pvcs_before_the_finalizer),
-	    cmocka_unit_test(test_node_lost_member_replaced),
-	    cmocka_unit_test(test_node_of_static_local_pv),
-	    cmocka_unit_test(test_network_policies_in_order),
-	    cmocka_unit_test(test_pause_marks_the_last_member_dormant),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_removal_goes_through_etcd_first, test_finalizer_stays_without_a_path_to_etcd,
+	test_finalizer_absence_needs_the_leader, test_cluster_absence_needs_the_leader,
+	test_pod_delete_carries_uid, test_promotion_marks_the_voter,
+	test_other_cluster_is_not_acted_on, test_voter_mark_labels_the_pod,
+	test_voter_label_kept_on_lagging_member_cache, test_creates_use_the_recorded_name,
+	test_force_new_cluster_finish, test_roll_restart_evicts, test_foreign_service_not_patched,
+	test_force_new_cluster_reads_live, test_force_new_cluster_asks_every_member,
+	test_retain_releases_pvcs_before_the_finalizer, test_node_lost_member_replaced,
+	test_node_of_static_local_pv, test_network_policies_in_order,
+	test_pause_marks_the_last_member_dormant)

@@ -20,6 +20,7 @@
 #include "plan/auth.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 struct api {
 	pthread_mutex_t mu;
@@ -215,13 +216,4 @@ static void test_cert_cn(void **state)
 	assert_int_equal(eo_authload_cert_cn(NULL, 0, cn, sizeof(cn)), -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_load),
-	    cmocka_unit_test(test_verified),
-	    cmocka_unit_test(test_cert_cn),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_load, test_verified, test_cert_cn)

@@ -38,6 +38,7 @@
 #include "plan/certs.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0    1780394400
 #define CERTS "/apis/cert-manager.io/v1/namespaces/default/certificates"
@@ -293,15 +294,5 @@ static void test_old_cluster_keeps_issuer(void **state)
 	rig_stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_not_installed_then_installed),
-	    cmocka_unit_test(test_created_then_issuer_missing),
-	    cmocka_unit_test(test_name_taken),
-	    cmocka_unit_test(test_new_cluster_per_cluster_ca),
-	    cmocka_unit_test(test_old_cluster_keeps_issuer),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_not_installed_then_installed, test_created_then_issuer_missing, test_name_taken,
+	test_new_cluster_per_cluster_ca, test_old_cluster_keeps_issuer)

@@ -20,24 +20,11 @@
 #include "desired/desired.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
-
-/* The informer's job: the caches take what the store holds now. */
-static void sync_caches(struct rig *r)
-{
-	rig_sync(r, RIG_CLUSTERS);
-	rig_sync(r, RIG_MEMBERS);
-	rig_sync(r, RIG_DEFRAGS);
-}
-
-#define SETTLED                                                                                    \
-	"[{'type':'Available','status':'True','reason':'QuorumHealthy','message':'',"              \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1},"                     \
-	"{'type':'Progressing','status':'False','reason':'Reconciled','message':'',"               \
-	"'lastTransitionTime':'2026-06-02T09:00:00Z','observedGeneration':1}]"
 
 /* A settled cluster of three: demo-b (first in etcd's list: the fake's leader), demo-a,
  * demo-c. */
@@ -51,7 +38,7 @@ static void world(struct rig *r)
 		     "'metadata':{'name':'demo','namespace':'default','uid':'c-uid','generation':1,"
 		     "'resourceVersion':'10'},'spec':{'replicas':3},'status':{'clusterID':'"
 		     "248adce0359142ba',"
-		     "'conditions':" SETTLED "}}"));
+		     "'conditions':" RIG_SETTLED "}}"));
 	for (int i = 0; i < 3; i++) {
 		char buf[1024], peer[EO_DESIRED_URL_MAX];
 
@@ -133,7 +120,7 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	for (int pass = 0; pass < 6; pass++) {
 		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 		assert_false(out.error);
-		sync_caches(&r);
+		rig_sync_defrag(&r);
 	}
 	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
 	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
@@ -341,7 +328,7 @@ static void test_defrag_foreign_cluster_refused(void **state)
 	for (int pass = 0; pass < 2; pass++) {
 		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 		assert_false(out.error);
-		sync_caches(&r);
+		rig_sync_defrag(&r);
 	}
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
 	d = rig_stored(&r, RIG_DEFRAGS, "run");
@@ -406,19 +393,7 @@ static void test_nospace_paused(void **state)
 	rig_stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defrag_runs_followers_then_leader),
-	    cmocka_unit_test(test_defrag_skips_without_a_call),
-	    cmocka_unit_test(test_defrag_waits_for_health),
-	    cmocka_unit_test(test_defrag_failure_recorded),
-	    cmocka_unit_test(test_nospace_recovered),
-	    cmocka_unit_test(test_nospace_quiet),
-	    cmocka_unit_test(test_nospace_foreign_cluster_refused),
-	    cmocka_unit_test(test_defrag_foreign_cluster_refused),
-	    cmocka_unit_test(test_nospace_paused),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_defrag_runs_followers_then_leader, test_defrag_skips_without_a_call,
+	test_defrag_waits_for_health, test_defrag_failure_recorded, test_nospace_recovered,
+	test_nospace_quiet, test_nospace_foreign_cluster_refused,
+	test_defrag_foreign_cluster_refused, test_nospace_paused)

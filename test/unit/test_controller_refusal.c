@@ -26,6 +26,7 @@
 #include "kube/events.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define QUOTA_MSG                                                                                  \
 	"pods \\\"demo-a\\\" is forbidden: exceeded quota: no-pods, requested: pods=1, used: "     \
@@ -328,14 +329,5 @@ static void test_pod_create_refused(void **state)
 	rig_stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_service_create_refused),
-	    cmocka_unit_test(test_service_name_taken),
-	    cmocka_unit_test(test_service_name_held),
-	    cmocka_unit_test(test_pod_create_refused),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_service_create_refused, test_service_name_taken, test_service_name_held,
+	test_pod_create_refused)

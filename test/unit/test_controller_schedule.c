@@ -18,6 +18,7 @@
 #include "controller/controller.h"
 #include "support/rig.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394420 /* 2026-06-02T10:00:20Z */
 
@@ -273,16 +274,6 @@ static void test_prune_refuses_foreign_volume(void **state)
 	rig_stop(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_creates_the_slot_snapshot),
-	    cmocka_unit_test(test_taken_name_is_left_alone),
-	    cmocka_unit_test(test_retry_after_crash_makes_no_second),
-	    cmocka_unit_test(test_prunes),
-	    cmocka_unit_test(test_prune_refuses_foreign_volume),
-	    cmocka_unit_test(test_unlabelled_snapshot_is_not_ours),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_creates_the_slot_snapshot, test_taken_name_is_left_alone,
+	test_retry_after_crash_makes_no_second, test_prunes, test_prune_refuses_foreign_volume,
+	test_unlabelled_snapshot_is_not_ours)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "controller/controller.h"
 
 static void test_status_patch(void **state)
@@ -66,12 +68,4 @@ static void test_cache_set(void **state)
 	json_decref(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_status_patch),
-	    cmocka_unit_test(test_cache_set),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_status_patch, test_cache_set)

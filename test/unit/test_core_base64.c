@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,15 +177,5 @@ static void test_size_limit(void **state)
 	assert_null(out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_encode_decode_vectors),
-	    cmocka_unit_test(test_encode_large_is_one_line),
-	    cmocka_unit_test(test_decode_rows),
-	    cmocka_unit_test(test_decode_counted_input),
-	    cmocka_unit_test(test_size_limit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_encode_decode_vectors, test_encode_large_is_one_line, test_decode_rows,
+	test_decode_counted_input, test_size_limit)

@@ -15,6 +15,7 @@
 
 #include "core/json.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static void test_same_text_as_jansson(void **state)
 {
@@ -82,13 +83,5 @@ static void test_named_finds_the_first_match(void **state)
 	json_decref(a);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_text_as_jansson),
-	    cmocka_unit_test(test_whole_or_nothing_under_allocation_failure),
-	    cmocka_unit_test(test_named_finds_the_first_match),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_same_text_as_jansson, test_whole_or_nothing_under_allocation_failure,
+	test_named_finds_the_first_match)

@@ -17,6 +17,7 @@
 #include "api/names.h"
 #include "desired/certificate.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define GOLDEN_DIR	  "test/unit/test_desired_golden/"
 #define golden(file, obj) tu_golden(GOLDEN_DIR file, obj)
@@ -352,20 +353,6 @@ static void test_patch_keeps_issuer_of_old_cluster(void **state)
 	json_decref(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden_full),
-	    cmocka_unit_test(test_secret_names_agree),
-	    cmocka_unit_test(test_wanted),
-	    cmocka_unit_test(test_issuer_default_kind),
-	    cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_missing_metadata),
-	    cmocka_unit_test(test_patch),
-	    cmocka_unit_test(test_golden_per_cluster_ca),
-	    cmocka_unit_test(test_operator_client_names_cluster),
-	    cmocka_unit_test(test_patch_keeps_issuer_of_old_cluster),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_golden_full, test_secret_names_agree, test_wanted, test_issuer_default_kind,
+	test_names, test_missing_metadata, test_patch, test_golden_per_cluster_ca,
+	test_operator_client_names_cluster, test_patch_keeps_issuer_of_old_cluster)

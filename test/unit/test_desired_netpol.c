@@ -15,6 +15,7 @@
 #include "api/names.h"
 #include "desired/netpol.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define GOLDEN_DIR "test/unit/test_desired_golden/"
 
@@ -391,19 +392,6 @@ static void test_peer_patch_and_inputs(void **state)
 	json_decref(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden),
-	    cmocka_unit_test(test_rules),
-	    cmocka_unit_test(test_enabled),
-	    cmocka_unit_test(test_missing_inputs),
-	    cmocka_unit_test(test_patch),
-	    cmocka_unit_test(test_parse_labels),
-	    cmocka_unit_test(test_peer_golden),
-	    cmocka_unit_test(test_peer_with_cluster_policy),
-	    cmocka_unit_test(test_peer_patch_and_inputs),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_SETUP(setup, teardown, test_golden, test_rules, test_enabled, test_missing_inputs,
+	      test_patch, test_parse_labels, test_peer_golden, test_peer_with_cluster_policy,
+	      test_peer_patch_and_inputs)

@@ -17,6 +17,7 @@
 #include "api/names.h"
 #include "desired/desired.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define GOLDEN_DIR "test/unit/test_desired_golden/"
 
@@ -996,38 +997,12 @@ static void test_roll_patch(void **state)
 	json_decref(m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_headless_service),
-	    cmocka_unit_test(test_client_service),
-	    cmocka_unit_test(test_seed_member),
-	    cmocka_unit_test(test_joining_member),
-	    cmocka_unit_test(test_pdb),
-	    cmocka_unit_test(test_member_pvc),
-	    cmocka_unit_test(test_member_pod),
-	    cmocka_unit_test(test_member_pod_passthrough),
-	    cmocka_unit_test(test_pod_hash),
-	    cmocka_unit_test(test_pod_ca_bundle_digest),
-	    cmocka_unit_test(test_roll_patch),
-	    cmocka_unit_test(test_member_pod_default_affinity),
-	    cmocka_unit_test(test_tls_mtls_and_peer),
-	    cmocka_unit_test(test_tls_server_only),
-	    cmocka_unit_test(test_tls_peer_only),
-	    cmocka_unit_test(test_tls_cert_manager_names),
-	    cmocka_unit_test(test_tls_own_peer_secret_no_name_check),
-	    cmocka_unit_test(test_initial_cluster_state),
-	    cmocka_unit_test(test_memory_member_pod_uses_tmpfs),
-	    cmocka_unit_test(test_memory_member_pod_requires_own_node),
-	    cmocka_unit_test(test_custom_domain_and_repository),
-	    cmocka_unit_test(test_service_patch),
-	    cmocka_unit_test(test_missing_metadata),
-	    cmocka_unit_test(test_controlled_by),
-	    cmocka_unit_test(test_member_route),
-	    cmocka_unit_test(test_observed_snapshot),
-	    cmocka_unit_test(test_data_guard),
-	    cmocka_unit_test(test_wait_peers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_headless_service, test_client_service, test_seed_member, test_joining_member, test_pdb,
+	test_member_pvc, test_member_pod, test_member_pod_passthrough, test_pod_hash,
+	test_pod_ca_bundle_digest, test_roll_patch, test_member_pod_default_affinity,
+	test_tls_mtls_and_peer, test_tls_server_only, test_tls_peer_only,
+	test_tls_cert_manager_names, test_tls_own_peer_secret_no_name_check,
+	test_initial_cluster_state, test_memory_member_pod_uses_tmpfs,
+	test_memory_member_pod_requires_own_node, test_custom_domain_and_repository,
+	test_service_patch, test_missing_metadata, test_controlled_by, test_member_route,
+	test_observed_snapshot, test_data_guard, test_wait_peers)

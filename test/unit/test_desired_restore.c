@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,16 +244,5 @@ static void test_seed_member_restore(void **state)
 	json_decref(cluster);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_restore_pod_s3),
-	    cmocka_unit_test(test_restore_pod_pvc),
-	    cmocka_unit_test(test_restore_only_seed),
-	    cmocka_unit_test(test_restore_runs_once),
-	    cmocka_unit_test(test_seed_member_restore),
-	    cmocka_unit_test(test_restore_checksum_insecure_args),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_restore_pod_s3, test_restore_pod_pvc, test_restore_only_seed, test_restore_runs_once,
+	test_seed_member_restore, test_restore_checksum_insecure_args)

@@ -15,6 +15,7 @@
 
 #include "etcd/client.h"
 #include "support/fake_etcd.h"
+#include "support/tu_main.h"
 
 #define EP "http://demo-a.demo.ns.svc:2379"
 
@@ -145,12 +146,4 @@ static void test_refusals(void **state)
 	eo_etcd_client_free(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_enable_then_token),
-	    cmocka_unit_test(test_refusals),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_SETUP(setup, teardown, test_enable_then_token, test_refusals)

@@ -23,6 +23,7 @@
 #include "kube/config.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define DATA "test/unit/test_tls_data/"
 
@@ -596,13 +597,4 @@ static void test_load_cache(void **state)
 	json_decref(c3);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pairs),	   cmocka_unit_test(test_ca),
-	    cmocka_unit_test(test_load),	   cmocka_unit_test(test_load_material),
-	    cmocka_unit_test(test_load_ca_digest), cmocka_unit_test(test_load_cache),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_pairs, test_ca, test_load, test_load_material, test_load_ca_digest, test_load_cache)

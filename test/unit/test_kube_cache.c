@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,16 +269,5 @@ static void test_concurrent_readers_and_writer(void **state)
 	eo_kube_cache_free(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_keys),
-	    cmocka_unit_test(test_upsert_get_remove),
-	    cmocka_unit_test(test_list_by_namespace_sorted),
-	    cmocka_unit_test(test_owner_index),
-	    cmocka_unit_test(test_label_index),
-	    cmocka_unit_test(test_concurrent_readers_and_writer),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_keys, test_upsert_get_remove, test_list_by_namespace_sorted, test_owner_index,
+	test_label_index, test_concurrent_readers_and_writer)

@@ -21,6 +21,7 @@
 #include "kube/client_int.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* ---- pure helpers ---------------------------------------------------- */
 
@@ -941,30 +942,9 @@ static void test_concurrent_calls(void **state)
 	fixture_free(fx);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_url_building),
-	    cmocka_unit_test(test_escape_edges),
-	    cmocka_unit_test(test_status_parsing),
-	    cmocka_unit_test(test_get_sends_auth_and_parses),
-	    cmocka_unit_test(test_headers_scrubbed),
-	    cmocka_unit_test(test_proxy_environment),
-	    cmocka_unit_test(test_list_pagination_merge),
-	    cmocka_unit_test(test_list_total_cap),
-	    cmocka_unit_test(test_create_generate_name_and_exists),
-	    cmocka_unit_test(test_update_conflict_is_a_result),
-	    cmocka_unit_test(test_patch_and_status),
-	    cmocka_unit_test(test_delete_options),
-	    cmocka_unit_test(test_delete_out_of_memory),
-	    cmocka_unit_test(test_evict),
-	    cmocka_unit_test(test_401_rereads_token_file),
-	    cmocka_unit_test(test_401_reruns_exec_plugin),
-	    cmocka_unit_test(test_body_cap_and_timeout),
-	    cmocka_unit_test(test_body_cap_size_max),
-	    cmocka_unit_test(test_connection_refused),
-	    cmocka_unit_test(test_concurrent_calls),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_url_building, test_escape_edges, test_status_parsing, test_get_sends_auth_and_parses,
+	test_headers_scrubbed, test_proxy_environment, test_list_pagination_merge,
+	test_list_total_cap, test_create_generate_name_and_exists, test_update_conflict_is_a_result,
+	test_patch_and_status, test_delete_options, test_delete_out_of_memory, test_evict,
+	test_401_rereads_token_file, test_401_reruns_exec_plugin, test_body_cap_and_timeout,
+	test_body_cap_size_max, test_connection_refused, test_concurrent_calls)

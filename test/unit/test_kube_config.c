@@ -19,6 +19,7 @@
 
 #include "kube/config.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 /* base64 of "CA-PEM", "CERT-PEM", "KEY-PEM-SECRET" */
 #define CA_B64	 "Q0EtUEVN"
@@ -1053,32 +1054,12 @@ static void test_load_uses_kubeconfig_list(void **state)
 	free(old);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_inline_data_current_context),
-	    cmocka_unit_test(test_context_switch),
-	    cmocka_unit_test(test_files_relative_to_kubeconfig),
-	    cmocka_unit_test(test_token_file_refresh),
-	    cmocka_unit_test(test_missing_fields),
-	    cmocka_unit_test(test_errors_carry_no_secrets),
-	    cmocka_unit_test(test_inline_data_base64),
-	    cmocka_unit_test(test_in_cluster),
-	    cmocka_unit_test(test_new_simple),
-	    cmocka_unit_test(test_read_file_max_cap),
-	    cmocka_unit_test(test_transport_risks),
-	    cmocka_unit_test(test_transport_risks_once),
-	    cmocka_unit_test(test_trim_wipes_tail),
-	    cmocka_unit_test(test_long_token_file),
-	    cmocka_unit_test(test_exec_token_cached_and_refreshed),
-	    cmocka_unit_test(test_exec_expired_is_rerun),
-	    cmocka_unit_test(test_exec_client_cert_and_cluster_info),
-	    cmocka_unit_test(test_exec_failures),
-	    cmocka_unit_test(test_exec_command_not_found),
-	    cmocka_unit_test(test_auth_provider),
-	    cmocka_unit_test(test_kubeconfig_list_merge),
-	    cmocka_unit_test(test_load_uses_kubeconfig_list),
-	};
-
-	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
-}
+TU_MAIN_SETUP(setup_dir, teardown_dir, test_inline_data_current_context, test_context_switch,
+	      test_files_relative_to_kubeconfig, test_token_file_refresh, test_missing_fields,
+	      test_errors_carry_no_secrets, test_inline_data_base64, test_in_cluster,
+	      test_new_simple, test_read_file_max_cap, test_transport_risks,
+	      test_transport_risks_once, test_trim_wipes_tail, test_long_token_file,
+	      test_exec_token_cached_and_refreshed, test_exec_expired_is_rerun,
+	      test_exec_client_cert_and_cluster_info, test_exec_failures,
+	      test_exec_command_not_found, test_auth_provider, test_kubeconfig_list_merge,
+	      test_load_uses_kubeconfig_list)

@@ -18,6 +18,7 @@
 #include "kube/events.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static json_t *cluster(void)
 {
@@ -268,14 +269,5 @@ static void test_recorder_rate_limit(void **state)
 	pthread_mutex_destroy(&srv.mu);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_desired_golden),
-	    cmocka_unit_test(test_build_caps_message_at_utf8_boundary),
-	    cmocka_unit_test(test_recorder_dedup),
-	    cmocka_unit_test(test_recorder_rate_limit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_desired_golden, test_build_caps_message_at_utf8_boundary, test_recorder_dedup,
+	test_recorder_rate_limit)

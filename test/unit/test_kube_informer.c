@@ -20,6 +20,7 @@
 
 #include "api/meta.h"
 #include "support/fake_apiserver.h"
+#include "support/tu_main.h"
 #include "kube/informer.h"
 
 #define CLUSTER_LABEL "etcd-operator.cozystack.io/cluster"
@@ -587,14 +588,5 @@ static void test_failing_watch_reported_and_recovers(void **state)
 	fx_stop(f);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_list_watch_resume_relist),
-	    cmocka_unit_test(test_stop_before_sync),
-	    cmocka_unit_test(test_oversized_and_deep_objects_skipped),
-	    cmocka_unit_test(test_failing_watch_reported_and_recovers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_list_watch_resume_relist, test_stop_before_sync,
+	test_oversized_and_deep_objects_skipped, test_failing_watch_reported_and_recovers)

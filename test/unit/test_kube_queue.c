@@ -17,6 +17,7 @@
 
 #include "kube/queue.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 static eo_kube_queue *fake_queue(int64_t *clock_ms)
 {
@@ -363,18 +364,6 @@ static void test_multithreaded(void **state)
 	eo_kube_queue_free(s.q);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fifo_and_dedup),
-	    cmocka_unit_test(test_no_two_workers_on_one_key),
-	    cmocka_unit_test(test_backoff_growth_and_forget),
-	    cmocka_unit_test(test_add_after),
-	    cmocka_unit_test(test_blocked_getter_wakes_for_delayed_key),
-	    cmocka_unit_test(test_shutdown_wakes_getters),
-	    cmocka_unit_test(test_shutdown_hands_out_ready_keys_first),
-	    cmocka_unit_test(test_multithreaded),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_fifo_and_dedup, test_no_two_workers_on_one_key, test_backoff_growth_and_forget,
+	test_add_after, test_blocked_getter_wakes_for_delayed_key, test_shutdown_wakes_getters,
+	test_shutdown_hands_out_ready_keys_first, test_multithreaded)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
@@ -365,16 +367,6 @@ static void test_per_address_limit(void **state)
 	eo_http_stop(srv);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bind_addr_parse),
-	    cmocka_unit_test(test_endpoints),
-	    cmocka_unit_test(test_disabled_and_no_ready_callback),
-	    cmocka_unit_test(test_shared_address_and_bind_failure),
-	    cmocka_unit_test(test_hostname_and_any),
-	    cmocka_unit_test(test_per_address_limit),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_SETUP(setup, teardown, test_bind_addr_parse, test_endpoints,
+	      test_disabled_and_no_ready_callback, test_shared_address_and_bind_failure,
+	      test_hostname_and_any, test_per_address_limit)

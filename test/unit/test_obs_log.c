@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,21 +407,7 @@ static void test_concurrent_writers_on_stderr(void **state)
 		assert_int_equal(per[i], LINES_PER_THREAD);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_basic_line),
-	    cmocka_unit_test(test_value_quoting_and_escaping),
-	    cmocka_unit_test(test_key_sanitising),
-	    cmocka_unit_test(test_cap_long_message),
-	    cmocka_unit_test(test_cap_small_buffer_and_escapes),
-	    cmocka_unit_test(test_cap_keeps_utf8_whole),
-	    cmocka_unit_test(test_ctx_pairs_whole_or_dropped),
-	    cmocka_unit_test(test_ctx_cut_at_pair_boundary),
-	    cmocka_unit_test(test_level_parse),
-	    cmocka_unit_test(test_levels_and_sink),
-	    cmocka_unit_test(test_concurrent_writers_on_stderr),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_basic_line, test_value_quoting_and_escaping, test_key_sanitising,
+	test_cap_long_message, test_cap_small_buffer_and_escapes, test_cap_keeps_utf8_whole,
+	test_ctx_pairs_whole_or_dropped, test_ctx_cut_at_pair_boundary, test_level_parse,
+	test_levels_and_sink, test_concurrent_writers_on_stderr)

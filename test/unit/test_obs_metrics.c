@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -534,23 +536,7 @@ static void test_family_helpers_vs_remove(void **state)
 	eo_metrics_free(reg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exposition_exact),
-	    cmocka_unit_test(test_histogram_bucket_math),
-	    cmocka_unit_test(test_escaping),
-	    cmocka_unit_test(test_format_double),
-	    cmocka_unit_test(test_registration_rules),
-	    cmocka_unit_test(test_series_rules),
-	    cmocka_unit_test(test_remove),
-	    cmocka_unit_test(test_series_cap),
-	    cmocka_unit_test(test_concurrent_updates),
-	    cmocka_unit_test(test_collect_hook),
-	    cmocka_unit_test(test_read_rss),
-	    cmocka_unit_test(test_operator_metrics),
-	    cmocka_unit_test(test_family_helpers_vs_remove),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_exposition_exact, test_histogram_bucket_math, test_escaping, test_format_double,
+	test_registration_rules, test_series_rules, test_remove, test_series_cap,
+	test_concurrent_updates, test_collect_hook, test_read_rss, test_operator_metrics,
+	test_family_helpers_vs_remove)

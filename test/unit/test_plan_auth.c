@@ -19,6 +19,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -182,8 +183,7 @@ static void test_auth_enable_and_latch(void **state)
 
 	(void)state;
 	pwc_auth_world(&w, true, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_non_null(
 	    strstr(r.endpoints[0], "://demo-aaaaa.demo.default.svc.cluster.local:2379"));
@@ -192,8 +192,7 @@ static void test_auth_enable_and_latch(void **state)
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_status_err = EO_ETCD_OK;
 	w.in.auth_on = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENABLE_AUTH);
+	pwst_plan(&w.in, &r, EO_PLAN_ENABLE_AUTH);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_non_null(strstr(r.message, "Secret default/root"));
 	assert_null(json_object_get(r.status, "authEnabled"));
@@ -201,8 +200,7 @@ static void test_auth_enable_and_latch(void **state)
 	eo_plan_result_clear(&r);
 	/* etcd: auth on, the password works -> latch (also what a restored snapshot gets). */
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
 	assert_string_equal(r.event_reason, EO_PLAN_REASON_AUTH_ENABLED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
@@ -211,20 +209,17 @@ static void test_auth_enable_and_latch(void **state)
 	/* Latched and steady: no etcd query, nothing to do. */
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_true(json_is_true(json_object_get(r.status, "authEnabled")));
 	eo_plan_result_clear(&r);
 	/* The Secret's password changed (or the operator restarted): etcd is asked at once. */
 	w.in.auth_unverified = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	eo_plan_result_clear(&r);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_login_err = EO_ETCD_AUTH;
 	w.in.auth_login_message = "etcdserver: authentication failed";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE,
 			EO_REASON_AUTH_CREDENTIALS_REJECTED);
 	assert_string_equal(r.event_reason, EO_REASON_AUTH_CREDENTIALS_REJECTED);
@@ -239,8 +234,7 @@ static void test_auth_enable_and_latch(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
 	assert_int_not_equal(r.action, EO_PLAN_ENABLE_AUTH);
 	assert_null(json_object_get(r.status, "authEnabled"));
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* etcd has auth on and the spec none: AuthRequiredNotConfigured, nothing done, asked again. */
@@ -253,8 +247,7 @@ static void test_auth_required_not_configured(void **state)
 	pwc_auth_world(&w, false, false);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE,
@@ -268,14 +261,12 @@ static void test_auth_required_not_configured(void **state)
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
 	w.in.auth_on = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	eo_plan_result_clear(&r);
 	/* Still on: the same status, no write. */
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_false(r.status_changed);
 	eo_plan_result_clear(&r);
 	/* Bootstrapping a restored seed: refused before the cluster ID is latched. */
@@ -289,8 +280,7 @@ static void test_auth_required_not_configured(void **state)
 	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL), pwc_pod("demo-aaaaa", true));
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
 	w.in.auth_on = true;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_null(json_object_get(r.status, "clusterID"));
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
@@ -298,12 +288,10 @@ static void test_auth_required_not_configured(void **state)
 	/* The same when etcd refused the anonymous member list itself. */
 	w.in.etcd_err = EO_ETCD_AUTH;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE,
 			EO_REASON_AUTH_REQUIRED_NOT_CONFIGURED);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* A wrong password or a missing Secret: a condition and a Warning, no action, no latch. */
@@ -333,8 +321,7 @@ static void test_auth_problems(void **state)
 		w.in.auth_login_message = "etcdserver: authentication failed";
 		w.in.auth_reason = rows[i].creds_reason;
 		w.in.auth_message = "the root credentials Secret default/root does not exist";
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &r, EO_PLAN_NONE);
 		pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, rows[i].want);
 		/* The members are fine: Available still says so. */
 		pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE,
@@ -345,9 +332,38 @@ static void test_auth_problems(void **state)
 		if (rows[i].login == EO_ETCD_AUTH)
 			assert_non_null(strstr(r.message, "authentication failed"));
 		assert_null(strstr(r.message, "s3cret"));
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
+}
+
+struct auth_row {
+	const char *what;
+	bool with_auth, latched; /* spec.auth; status.authEnabled */
+	bool queried;		 /* etcd answered (member list and AuthStatus) */
+	bool auth_on;		 /* ... AuthStatus: enabled */
+	eo_etcd_err login_err;	 /* Authenticate with the Secret's password */
+	const char *creds;	 /* in.auth_reason: the Secret's problem, NULL: none */
+	bool decided;		 /* the step's return */
+	enum eo_plan_action action;
+	const char *event;    /* out.event_reason, NULL: none */
+	const char *degraded; /* reason of Degraded, NULL: not set (the health is told
+			       * when the step asks etcd or latches) */
+};
+
+static bool auth_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	(void)row;
+	return eo__plan_step_auth(x, c, true, true);
+}
+
+/* The Event and the Degraded reason of an auth row. */
+static void auth_after(const char *what, const struct eo__plan_ctx *x,
+		       const struct eo_plan_result *out, const void *row)
+{
+	const struct auth_row *r = row;
+
+	pwst_check_str(what, "event", out->event_reason, r->event);
+	pwst_check_str(what, "Degraded", eo_condition_reason(x->st, EO_COND_DEGRADED), r->degraded);
 }
 
 /*
@@ -358,19 +374,7 @@ static void test_auth_problems(void **state)
  */
 static void test_auth_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool with_auth, latched; /* spec.auth; status.authEnabled */
-		bool queried;		 /* etcd answered (member list and AuthStatus) */
-		bool auth_on;		 /* ... AuthStatus: enabled */
-		eo_etcd_err login_err;	 /* Authenticate with the Secret's password */
-		const char *creds;	 /* in.auth_reason: the Secret's problem, NULL: none */
-		bool decided;		 /* the step's return */
-		enum eo_plan_action action;
-		const char *event;    /* out.event_reason, NULL: none */
-		const char *degraded; /* reason of Degraded, NULL: not set (the health is told
-				       * when the step asks etcd or latches) */
-	} rows[] = {
+	static const struct auth_row rows[] = {
 	    {"no spec.auth: nothing", false, false, true, false, EO_ETCD_OK, NULL, false,
 	     EO_PLAN_NONE, NULL, NULL},
 	    {"not queried yet: ask etcd", true, false, false, false, EO_ETCD_OK, NULL, true,
@@ -392,11 +396,6 @@ static void test_auth_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		const char *degr = NULL;
-		bool decided;
 
 		pwc_auth_world(&w, rows[i].with_auth, rows[i].latched);
 		if (rows[i].queried) {
@@ -410,38 +409,11 @@ static void test_auth_step(void **state)
 			w.in.auth_unverified = true;
 		w.in.auth_reason = rows[i].creds;
 		w.in.auth_message = rows[i].creds != NULL ? "the Secret's problem" : NULL;
-		pwst_begin(&x, &c, &w.in, &out);
-		decided = eo__plan_step_auth(&x, &c, true, true);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action, NULL, 0,
-			   NULL);
-		if ((out.event_reason == NULL) != (rows[i].event == NULL) ||
-		    (out.event_reason != NULL && strcmp(out.event_reason, rows[i].event) != 0))
-			fail_msg("%s: event %s, want %s", rows[i].what,
-				 out.event_reason ? out.event_reason : "(none)",
-				 rows[i].event ? rows[i].event : "(none)");
-		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
-		if ((degr == NULL) != (rows[i].degraded == NULL) ||
-		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
-			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
-				 rows[i].degraded ? rows[i].degraded : "(none)");
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
+		pwst_call(rows[i].what, &w.in, false, auth_step, auth_after, &rows[i],
+			  (struct pwst_want){rows[i].decided, rows[i].action, NULL, 0, NULL});
 		pwc_world_free(&w);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_verdicts),
-	    cmocka_unit_test(test_messages),
-	    cmocka_unit_test(test_auth_enable_and_latch),
-	    cmocka_unit_test(test_auth_required_not_configured),
-	    cmocka_unit_test(test_auth_problems),
-	    cmocka_unit_test(test_auth_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_verdicts, test_messages, test_auth_enable_and_latch, test_auth_required_not_configured,
+	test_auth_problems, test_auth_step)

@@ -22,6 +22,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -120,8 +121,7 @@ static void test_bootstrap_table(void **state)
 			    "248adce0359142ba");
 			assert_string_equal(r.event_reason, EO_REASON_CLUSTER_DISCOVERED);
 		}
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 }
 
@@ -129,30 +129,52 @@ static void test_member_not_ready_after_bootstrap(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	free(st);
+	pwc_formed_world(&w, 1, false, 1);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", false));
-	pwc_world_pdb(&w, 1);
 	/* A member not ready: etcd is asked whether it still lists it; it does. */
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	eo_plan_result_clear(&r);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_QUORUM_LOST);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_QUORUM_LOST);
 	/* No target in flight: not Progressing, and no deadline can expire. */
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_RECONCILED);
 	w.in.now = T0 + 7200;
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
+}
+
+struct bootstrap_row {
+	const char *what;
+	int32_t desired;
+	bool has_member, seed, pending, has_pod, pod_ready, queried;
+	eo_etcd_err err;
+	size_t etcd_n;
+	enum eo_plan_action action;
+	const char *message;   /* a part of out.message */
+	const char *available; /* reason of Available, NULL: not set */
+};
+
+/* The bootstrap step decides nothing: the pass goes on to the rest (its return is true). */
+static bool bootstrap_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct bootstrap_row *r = row;
+
+	eo__plan_step_bootstrap(x, c, r->desired);
+	return true;
+}
+
+static void bootstrap_after(const char *what, const struct eo__plan_ctx *x,
+			    const struct eo_plan_result *out, const void *row)
+{
+	const struct bootstrap_row *r = row;
+
+	(void)out;
+	pwst_check_str(what, "Available", eo_condition_reason(x->st, EO_COND_AVAILABLE),
+		       r->available);
 }
 
 /*
@@ -162,16 +184,7 @@ static void test_member_not_ready_after_bootstrap(void **state)
  */
 static void test_bootstrap_step(void **state)
 {
-	static const struct {
-		const char *what;
-		int32_t desired;
-		bool has_member, seed, pending, has_pod, pod_ready, queried;
-		eo_etcd_err err;
-		size_t etcd_n;
-		enum eo_plan_action action;
-		const char *message;   /* a part of out.message */
-		const char *available; /* reason of Available, NULL: not set */
-	} rows[] = {
+	static const struct bootstrap_row rows[] = {
 	    {"a target of no member: paused, nothing created", 0, false, false, false, false, false,
 	     false, EO_ETCD_OK, 0, EO_PLAN_NONE, "cluster never bootstrapped", EO_REASON_PAUSED},
 	    {"no member: create the seed", 1, false, false, false, false, false, false, EO_ETCD_OK,
@@ -200,11 +213,7 @@ static void test_bootstrap_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
 		char *st = pwc_latched_status(rows[i].desired, NULL);
-		const char *avail = NULL;
 
 		pwc_world_init(&w, pwc_cluster(rows[i].desired, st), true);
 		free(st);
@@ -215,32 +224,13 @@ static void test_bootstrap_step(void **state)
 		if (rows[i].queried)
 			pwc_world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL,
 				       rows[i].etcd_n);
-		pwst_begin(&x, &c, &w.in, &out);
-		eo__plan_step_bootstrap(&x, &c, rows[i].desired);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, true, &out, true, rows[i].action,
-			   rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa" : NULL, 0,
-			   rows[i].message);
-		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
-		if ((avail == NULL) != (rows[i].available == NULL) ||
-		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
-			fail_msg("%s: Available %s, want %s", rows[i].what,
-				 avail ? avail : "(none)",
-				 rows[i].available ? rows[i].available : "(none)");
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
+		pwst_call(rows[i].what, &w.in, false, bootstrap_step, bootstrap_after, &rows[i],
+			  (struct pwst_want){true, rows[i].action,
+					     rows[i].action == EO_PLAN_COMPLETE_SEED ? "demo-aaaaa"
+										     : NULL,
+					     0, rows[i].message});
 		pwc_world_free(&w);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bootstrap_table),
-	    cmocka_unit_test(test_member_not_ready_after_bootstrap),
-	    cmocka_unit_test(test_bootstrap_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_bootstrap_table, test_member_not_ready_after_bootstrap, test_bootstrap_step)

@@ -23,6 +23,7 @@
 #include "plan/certs.h"
 #include "plan/plan.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -496,21 +497,7 @@ static void test_cert_ready(void **state)
 	json_decref(none);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_verdicts),
-	    cmocka_unit_test(test_null_is_not_installed),
-	    cmocka_unit_test(test_cluster_not_installed),
-	    cmocka_unit_test(test_cluster_ensure),
-	    cmocka_unit_test(test_cluster_issuer_missing),
-	    cmocka_unit_test(test_cluster_waiting),
-	    cmocka_unit_test(test_cluster_ready),
-	    cmocka_unit_test(test_cluster_running_not_ready),
-	    cmocka_unit_test(test_cert_ready),
-	    cmocka_unit_test(test_per_cluster_ca_mode),
-	    cmocka_unit_test(test_per_cluster_ca_verdicts),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_verdicts, test_null_is_not_installed, test_cluster_not_installed, test_cluster_ensure,
+	test_cluster_issuer_missing, test_cluster_waiting, test_cluster_ready,
+	test_cluster_running_not_ready, test_cert_ready, test_per_cluster_ca_mode,
+	test_per_cluster_ca_verdicts)

@@ -19,6 +19,8 @@
 #include "plan/plan.h"
 #include "support/planworld_cluster.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -66,13 +68,11 @@ static void test_adopted_cluster(void **state)
 		/* while `kubectl etcd migrate` holds it: nothing at all, no status */
 		json_object_set_new(json_object_get(w.cluster, "metadata"), "annotations",
 				    json_pack("{s:s}", EO_ANNOTATION_MIGRATING, "true"));
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_WAIT);
+		pwst_plan(&w.in, &r, EO_PLAN_WAIT);
 		assert_null(r.status);
 		assert_false(r.status_changed);
 		assert_non_null(strstr(r.message, "held by kubectl etcd migrate"));
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 	free(st);
 }
@@ -95,12 +95,4 @@ static void test_helpers(void **state)
 	json_decref(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_adopted_cluster),
-	    cmocka_unit_test(test_helpers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_adopted_cluster, test_helpers)

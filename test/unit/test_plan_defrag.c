@@ -10,6 +10,7 @@
 
 #include "api/meta.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1065,19 +1066,6 @@ static void test_defrag_schedule_history(void **state)
 	json_decref(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defrag_table),
-	    cmocka_unit_test(test_defrag_query_refresh),
-	    cmocka_unit_test(test_defrag_record_bytes),
-	    cmocka_unit_test(test_defrag_ttl),
-	    cmocka_unit_test(test_defrag_validate),
-	    cmocka_unit_test(test_nospace_table),
-	    cmocka_unit_test(test_foreign_cluster_refused),
-	    cmocka_unit_test(test_defrag_schedule),
-	    cmocka_unit_test(test_defrag_schedule_history),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_defrag_table, test_defrag_query_refresh, test_defrag_record_bytes, test_defrag_ttl,
+	test_defrag_validate, test_nospace_table, test_foreign_cluster_refused,
+	test_defrag_schedule, test_defrag_schedule_history)

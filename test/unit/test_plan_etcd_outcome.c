@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "etcd/types.h"
 #include "plan/etcd_outcome.h"
 #include "plan/plan.h"
@@ -100,12 +102,4 @@ static void test_retryable(void **state)
 	assert_int_equal(n_yes, sizeof(yes) / sizeof(yes[0]));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_outcome_table),
-	    cmocka_unit_test(test_retryable),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_outcome_table, test_retryable)

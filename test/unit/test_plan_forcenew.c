@@ -23,6 +23,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -459,14 +460,11 @@ static void test_bad_input(void **state)
 /* A memory cluster that lost a majority of its voters says so and stops there. */
 static void test_memory_quorum_gone(void **state)
 {
-	const struct pws_row one = {"", 1, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row three = {"",
-				      3,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
+	const struct pws_row one = {
+	    .target = 1, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row three = {.target = 3,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -474,8 +472,7 @@ static void test_memory_quorum_gone(void **state)
 	pws_world_init(&w, &one);
 	pws_make_memory(&w, 0, true);
 	w.in.etcd_queried = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_int_equal(res.requeue_ms, 0);
 	assert_string_equal(res.event_reason, EO_REASON_QUORUM_LOST);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
@@ -484,19 +481,16 @@ static void test_memory_quorum_gone(void **state)
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_QUORUM_LOST,
 		      "delete and recreate");
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Two of three: gone for good. One of three: replaced (test above). */
 	pws_world_init(&w, &three);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_memory(&w, i, i != 0);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s)");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -507,13 +501,9 @@ static void test_memory_quorum_gone(void **state)
  */
 static void test_force_new_cluster(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
+	const struct pws_row r = {.target = 3,
+				  .members = {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	const char *step = EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP;
@@ -529,8 +519,7 @@ static void test_force_new_cluster(void **state)
 	}
 
 	/* No annotation: QuorumLost, nothing removed; the message says what may be done. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      EO_ANNOTATION_FORCE_NEW_CLUSTER "=<member>");
 	assert_null(json_object_get(json_object_get(res.status, "conditions"), "x"));
@@ -538,30 +527,26 @@ static void test_force_new_cluster(void **state)
 
 	/* A member that does not exist: refused once, with a Warning; then plain QuorumLost. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-zz");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "not a member");
 	assert_string_equal(res.event_type, "Warning");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED);
 	pws_adopt_status(&w, &res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_false(res.status_changed);
 	eo_plan_result_clear(&res);
 
 	/* A member that lost its data: refused too. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-b");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "no data");
 	pws_adopt_status(&w, &res);
 
 	/* The survivor: marked "forcing"; its Pod would now carry the flag. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	pws_want_patch(res.patch, step, "forcing");
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
@@ -576,8 +561,7 @@ static void test_force_new_cluster(void **state)
 
 	/* Its old Pod (no flag) is deleted, UID as precondition. */
 	assert_false(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.pod_uid, "pod-uid");
 	pws_adopt_status(&w, &res);
@@ -585,16 +569,14 @@ static void test_force_new_cluster(void **state)
 	/* The new Pod carries the flag; not ready yet: wait. */
 	pws_pod_from_member(&w, 0, false);
 	assert_true(eo_desired_pod_forces_new_cluster(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	pws_adopt_status(&w, &res);
 
 	/* Ready: etcd's members are listed through the survivor alone. */
 	pws_pod_from_member(&w, 0, true);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 1);
 	assert_non_null(strstr(res.endpoints[0], "demo-a."));
 	eo_plan_result_clear(&res);
@@ -602,23 +584,20 @@ static void test_force_new_cluster(void **state)
 	/* etcd still lists three: not forced yet. */
 	w.in.etcd_queried = true;
 	w.in.etcd = &w.etcd;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "still lists 3"));
 	pws_adopt_status(&w, &res);
 
 	/* The survivor alone: marked "forced". */
 	w.etcd.n = 1;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	pws_want_patch(res.patch, step, "forced");
 	pws_adopt_status(&w, &res);
 	pws_annotate((json_t *)w.pm[0].member, step, "forced");
 	assert_false(eo_desired_member_forces_new_cluster(w.pm[0].member));
 
 	/* The Pod with the flag goes; the next one has none. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(res.pod_uid, "pod-uid-2");
 	pws_adopt_status(&w, &res);
 	pws_pod_from_member(&w, 0, true);
@@ -628,8 +607,7 @@ static void test_force_new_cluster(void **state)
 	 * The usual steps, the quorum-lost stop lifted: the lost members etcd no longer lists
 	 * lose their voter mark, then go (their finalizer finds nothing to remove).
 	 */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_VOTER);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_VOTER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_false(res.voter);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "True",
@@ -638,28 +616,23 @@ static void test_force_new_cluster(void **state)
 	for (size_t i = 1; i < 3; i++)
 		json_object_set_new(json_object_get((json_t *)w.pm[i].member, "status"), "isVoter",
 				    json_false());
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	pws_adopt_status(&w, &res);
 	pws_world_free(&w);
 
 	/* Whole again (the survivor and two new members): the annotation is removed. */
 	{
-		const struct pws_row whole = {"",
-					      3,
-					      {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
-					      {EV("demo-a"), EV("demo-x"), EV("demo-y")},
-					      0,
-					      NULL,
-					      0};
+		const struct pws_row whole = {
+		    .target = 3,
+		    .members = {V("demo-a", A), V("demo-x", B), V("demo-y", C)},
+		    .etcd = {EV("demo-a"), EV("demo-x"), EV("demo-y")}};
 
 		pws_world_init(&w, &whole);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
 		pws_annotate((json_t *)w.pm[0].member, step, "forced");
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_CLEAR_FORCE_REQUEST);
+		pwst_plan(&w.in, &res, EO_PLAN_CLEAR_FORCE_REQUEST);
 		pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, "every member is ready");
@@ -670,27 +643,23 @@ static void test_force_new_cluster(void **state)
 
 		/* No request left: the survivor's mark goes, the Done record stays. */
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, NULL);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+		pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 		assert_string_equal(pws_name_of(res.member), "demo-a");
 		pws_want_patch(res.patch, step, NULL);
 		pws_adopt_status(&w, &res);
 		pws_annotate((json_t *)w.pm[0].member, step, NULL);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &res, EO_PLAN_NONE);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_DONE, NULL);
 		eo_plan_result_clear(&res);
 
 		/* A healthy cluster refuses the request (quorum present) and keeps running. */
 		pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+		pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 		pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 			      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
 		pws_adopt_status(&w, &res);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_NONE);
+		pwst_plan(&w.in, &res, EO_PLAN_NONE);
 		assert_false(res.status_changed);
 		eo_plan_result_clear(&res);
 
@@ -699,8 +668,7 @@ static void test_force_new_cluster(void **state)
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_true(res.status_changed);
 		assert_null(eo_condition_find(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER));
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -743,8 +711,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.etcd = NULL;
 
 	/* No request: no QuorumLost on the cache alone; live reads and etcd first. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	assert_true(res.want_status);
 	assert_int_equal(res.n_endpoints, 3);
@@ -753,8 +720,7 @@ static void test_force_new_cluster_live_truth(void **state)
 
 	/* The request naming a: no mark on the cache alone either. */
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
 	assert_int_equal(res.n_endpoints, 3);
 	eo_plan_result_clear(&res);
@@ -768,8 +734,7 @@ static void test_force_new_cluster_live_truth(void **state)
 	w.in.statuses = st;
 	w.in.n_statuses = 3;
 	w.in.status_from = from;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED, "0 of 3");
 	assert_string_equal(res.event_type, "Warning");
@@ -793,15 +758,13 @@ static void test_force_new_cluster_live_truth(void **state)
 	json_decref(kept[1]);
 	json_decref(kept[2]);
 	w.in.n_statuses = 2; /* a and b answer, c does not */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
 		      EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS,
 		      "member demo-b counts as lost");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_FORCE_NEW_CLUSTER_LOST_ANSWERS);
 	pws_adopt_status(&w, &res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(
 	    res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 	    "forcing a new cluster would be refused now: check lost-members-silent failed");
@@ -822,16 +785,14 @@ static void test_force_new_cluster_live_truth(void **state)
 						      "lost): member demo-a");
 	pws_adopt_status(&w, &res);
 	pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, "demo-a");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	eo_plan_result_clear(&res);
 
 	/* Marked, old Pod still without the flag, and now a leader shows up: refused, unmarked. */
 	pws_annotate((json_t *)w.pm[0].member, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, "forcing");
 	st[0].leader = 0x8e9e05c52164694dULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MARK_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_MARK_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	pws_want_patch(res.patch, EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP, NULL);
 	pws_want_cond(res.status, EO_PLAN_COND_FORCE_NEW_CLUSTER, "False",
@@ -839,17 +800,43 @@ static void test_force_new_cluster_live_truth(void **state)
 	eo_plan_result_clear(&res);
 	/* Without a leader it restarts as before. */
 	st[0].leader = 0;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	eo_plan_result_clear(&res);
 	/* ... but only on the live view: the cache alone asks for the checks first. */
 	w.in.live_checked = false;
 	w.in.etcd_queried = false;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_live);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
+}
+
+struct fnc_row {
+	const char *what;
+	bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
+	const char *request; /* the annotation's value, NULL: none */
+	bool decided;	     /* the step's return */
+	enum eo_plan_action action;
+	const char *member; /* out.member's name, NULL: none */
+	const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
+};
+
+static bool fnc_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	bool lift = false;
+
+	(void)row;
+	return eo__plan_step_force_new_cluster(x, c, 3, &lift);
+}
+
+/* The reason of the ForceNewCluster condition of a force-new-cluster row. */
+static void fnc_after(const char *what, const struct eo__plan_ctx *x,
+		      const struct eo_plan_result *out, const void *row)
+{
+	const struct fnc_row *r = row;
+
+	(void)out;
+	pwst_check_str(what, "ForceNewCluster",
+		       eo_condition_reason(x->st, EO_PLAN_COND_FORCE_NEW_CLUSTER), r->reason);
 }
 
 /*
@@ -861,15 +848,7 @@ static void test_force_new_cluster_live_truth(void **state)
  */
 static void test_force_new_cluster_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool lost;	     /* demo-b and demo-c lost their data (else all ready) */
-		const char *request; /* the annotation's value, NULL: none */
-		bool decided;	     /* the step's return */
-		enum eo_plan_action action;
-		const char *member; /* out.member's name, NULL: none */
-		const char *reason; /* reason of the ForceNewCluster condition, NULL: none */
-	} rows[] = {
+	static const struct fnc_row rows[] = {
 	    {"quorum lost, no request: nothing", true, NULL, false, EO_PLAN_NONE, NULL, NULL},
 	    {"not a member: refused", true, "demo-zz", true, EO_PLAN_WRITE_STATUS, NULL,
 	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
@@ -881,22 +860,13 @@ static void test_force_new_cluster_step(void **state)
 	    {"quorum holds: refused", false, "demo-a", true, EO_PLAN_WRITE_STATUS, NULL,
 	     EO_PLAN_REASON_FORCE_NEW_CLUSTER_REFUSED},
 	};
-	const struct pws_row lost = {"",
-				     3,
-				     {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
+	const struct pws_row lost = {.target = 3,
+				     .members = {VNR("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		const char *reason = NULL;
-		bool decided, lift = false;
 
 		pws_world_init(&w, rows[i].lost ? &lost : &pws_rolled3);
 		json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
@@ -908,33 +878,12 @@ static void test_force_new_cluster_step(void **state)
 		}
 		if (rows[i].request != NULL)
 			pws_annotate(w.cluster, EO_ANNOTATION_FORCE_NEW_CLUSTER, rows[i].request);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		decided = eo__plan_step_force_new_cluster(&x, &c, 3, &lift);
-		pwst_check(rows[i].what, decided, &out, rows[i].decided, rows[i].action,
-			   rows[i].member, 0, NULL);
-		reason = eo_condition_reason(x.st, EO_PLAN_COND_FORCE_NEW_CLUSTER);
-		if ((reason == NULL) != (rows[i].reason == NULL) ||
-		    (reason != NULL && strcmp(reason, rows[i].reason) != 0))
-			fail_msg("%s: ForceNewCluster %s, want %s", rows[i].what,
-				 reason ? reason : "(none)",
-				 rows[i].reason ? rows[i].reason : "(none)");
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
+		pwst_call(
+		    rows[i].what, &w.in, true, fnc_step, fnc_after, &rows[i],
+		    (struct pwst_want){rows[i].decided, rows[i].action, rows[i].member, 0, NULL});
 		pws_world_free(&w);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decisions),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_force_new_cluster),
-	    cmocka_unit_test(test_force_new_cluster_live_truth),
-	    cmocka_unit_test(test_memory_quorum_gone),
-	    cmocka_unit_test(test_force_new_cluster_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_decisions, test_bad_input, test_force_new_cluster, test_force_new_cluster_live_truth,
+	test_memory_quorum_gone, test_force_new_cluster_step)

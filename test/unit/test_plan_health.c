@@ -23,15 +23,16 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 /* A learner joining a 1-member cluster does not count for quorum. */
 static void test_health_counts_voters(void **state)
 {
-	const struct pws_row r = {
-	    "",	  3, {V("demo-a", A), L("demo-b", B, 1)}, {EV("demo-a"), EL("demo-b", 2)}, 0,
-	    NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), L("demo-b", B, 1)},
+				  .etcd = {EV("demo-a"), EL("demo-b", 2)}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -42,8 +43,7 @@ static void test_health_counts_voters(void **state)
 					 EO_REASON_QUORUM_HEALTHY));
 	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 					 EO_REASON_INITIAL_SNAPSHOT));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -53,13 +53,10 @@ static void test_health_counts_voters(void **state)
  */
 static void test_voters_share_node(void **state)
 {
-	const struct pws_row one_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row one_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	const char *nodes[][3] = {
 	    {"node-1", "node-1", "node-2"}, /* 2 of 3 on node-1 */
 	    {"node-1", "node-2", "node-3"}, /* spread */
@@ -89,8 +86,7 @@ static void test_voters_share_node(void **state)
 		else
 			pws_want_cond(res.status, EO_COND_DEGRADED, "False",
 				      EO_REASON_QUORUM_HEALTHY, NULL);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 
 	/* PVC members, all on one node: not reported. */
@@ -99,8 +95,7 @@ static void test_voters_share_node(void **state)
 		pws_on_node(&w, i, "node-1");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A member not ready is the more urgent news. */
 	pws_world_init(&w, &one_down);
@@ -114,17 +109,8 @@ static void test_voters_share_node(void **state)
 	}
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 	json_decref(storage);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_health_counts_voters),
-	    cmocka_unit_test(test_voters_share_node),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_health_counts_voters, test_voters_share_node)

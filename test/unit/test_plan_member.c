@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/planworld_step.h"
+#include "support/tu_main.h"
+
 #include <string.h>
 
 #include "api/meta.h"
@@ -333,8 +336,7 @@ static void test_discovery_then_no_churn(void **state)
 	struct eo_mplan_result r, again;
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_NONE);
+	pwst_mplan(&in, &r, EO_MPLAN_NONE);
 	assert_true(r.status_changed);
 	assert_string_equal(json_string_value(json_object_get(r.status, "memberID")),
 			    "96e78c8d1de8ec76");
@@ -349,8 +351,7 @@ static void test_discovery_then_no_churn(void **state)
 	in.list = NULL;
 	in.status = NULL;
 	in.now = T0 + 600;
-	assert_int_equal(eo_member_plan(&in, &again), 0);
-	assert_int_equal(again.action, EO_MPLAN_NONE);
+	pwst_mplan(&in, &again, EO_MPLAN_NONE);
 	assert_false(again.status_changed);
 	assert_true(json_equal(again.status, r.status));
 	eo_member_plan_clear(&again);
@@ -360,8 +361,7 @@ static void test_discovery_then_no_churn(void **state)
 	 * started: once ready, etcd is asked again for the version it runs.
 	 */
 	json_object_set_new(json_object_get(m, "spec"), "version", json_string("3.6.16"));
-	assert_int_equal(eo_member_plan(&in, &again), 0);
-	assert_int_equal(again.action, EO_MPLAN_QUERY_ETCD);
+	pwst_mplan(&in, &again, EO_MPLAN_QUERY_ETCD);
 	eo_member_plan_clear(&again);
 	json_object_set_new(json_object_get(m, "spec"), "version", json_string("3.6.11"));
 
@@ -376,15 +376,13 @@ static void test_discovery_then_no_churn(void **state)
 
 		assert_true(eo_condition_set(st, &nr, T0 + 300) >= 0);
 		json_object_set_new(m, "status", st);
-		assert_int_equal(eo_member_plan(&in, &again), 0);
-		assert_int_equal(again.action, EO_MPLAN_QUERY_ETCD);
+		pwst_mplan(&in, &again, EO_MPLAN_QUERY_ETCD);
 		eo_member_plan_clear(&again);
 		/* Its client port does not answer (etcd waits to publish itself): not Ready. */
 		in.etcd_queried = true;
 		in.list_err = EO_ETCD_TIMEOUT;
 		in.status_err = EO_ETCD_TIMEOUT;
-		assert_int_equal(eo_member_plan(&in, &again), 0);
-		assert_int_equal(again.action, EO_MPLAN_NONE);
+		pwst_mplan(&in, &again, EO_MPLAN_NONE);
 		assert_true(eo_condition_matches(again.status, EO_COND_READY, "False",
 						 EO_REASON_NOT_SERVING));
 		assert_non_null(strstr(again.message, "does not answer on its client port"));
@@ -536,8 +534,7 @@ static void test_woken_member_gets_its_pod_back(void **state)
 	json_object_set_new(json_object_get(m, "status"), "memberID",
 			    json_string("8e9e05c52164694d"));
 	json_object_set_new(json_object_get(m, "status"), "replicas", json_integer(0));
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
 	spec = json_object_get(r.object, "spec");
 	vol = json_array_get(json_object_get(spec, "volumes"), 0);
 	assert_string_equal(json_string_value(json_object_get(
@@ -568,13 +565,11 @@ static void test_lost_memory_member_waits(void **state)
 	json_object_set_new(json_object_get(m, "spec"), "storage",
 			    json_pack("{s:s, s:s}", "size", "256Mi", "medium", "Memory"));
 	/* Never had a Pod: it gets one (no PVC for memory members). */
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
 	eo_member_plan_clear(&r);
 	/* Had one, lost it: wait for the cluster controller to replace the member. */
 	json_object_set_new(json_object_get(m, "status"), "podUID", json_string("old-pod-uid"));
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_WAIT);
+	pwst_mplan(&in, &r, EO_MPLAN_WAIT);
 	assert_null(r.object);
 	eo_member_plan_clear(&r);
 	json_decref(c);
@@ -598,8 +593,7 @@ static void test_missing_pod_not_ready(void **state)
 				      "True", "reason", "PodReady", "message", "",
 				      "lastTransitionTime", "2026-06-02T09:00:00Z",
 				      "observedGeneration", 3));
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
 	assert_non_null(r.status);
 	assert_true(r.status_changed);
 	cond = json_array_get(json_object_get(r.status, "conditions"), 0);
@@ -615,8 +609,7 @@ static void test_missing_pod_not_ready(void **state)
 
 	/* No PVC either: the same, naming the PVC. */
 	in.pvc = NULL;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_PVC);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_PVC);
 	assert_non_null(r.status);
 	assert_non_null(strstr(r.message, "PVC data-demo-a is missing"));
 	eo_member_plan_clear(&r);
@@ -626,8 +619,7 @@ static void test_missing_pod_not_ready(void **state)
 	 */
 	json_object_set_new(json_object_get(m, "status"), "memberID",
 			    json_string("8e9e05c52164694d"));
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_WAIT);
+	pwst_mplan(&in, &r, EO_MPLAN_WAIT);
 	assert_null(r.object);
 	assert_true(
 	    eo_condition_matches(r.status, EO_COND_READY, "False", EO_REASON_DATA_VOLUME_LOST));
@@ -722,19 +714,7 @@ static void test_data_dir_lost_waits(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_member_table),
-	    cmocka_unit_test(test_deleting_cluster_retain),
-	    cmocka_unit_test(test_terminal_pod_is_deleted),
-	    cmocka_unit_test(test_missing_pod_not_ready),
-	    cmocka_unit_test(test_discovery_then_no_churn),
-	    cmocka_unit_test(test_other_cluster_recorded_nothing),
-	    cmocka_unit_test(test_woken_member_gets_its_pod_back),
-	    cmocka_unit_test(test_lost_memory_member_waits),
-	    cmocka_unit_test(test_data_dir_lost_waits),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_member_table, test_deleting_cluster_retain, test_terminal_pod_is_deleted,
+	test_missing_pod_not_ready, test_discovery_then_no_churn,
+	test_other_cluster_recorded_nothing, test_woken_member_gets_its_pod_back,
+	test_lost_memory_member_waits, test_data_dir_lost_waits)

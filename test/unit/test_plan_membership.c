@@ -23,6 +23,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -115,8 +117,7 @@ static void test_absence_needs_the_leader(void **state)
 		assert_string_equal(pws_name_of(res.member), "demo-c");
 		if (rows_[i].voter_mark)
 			assert_false(res.voter);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -219,18 +220,19 @@ static void test_voter_label_with_the_mark(void **state)
 				 rows2[i].want_label);
 		if (res.label_pod)
 			assert_string_equal(res.pod_uid, "pod-uid");
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
 /* The first pass asks etcd through the voters only; a steady cluster does not ask at all. */
 static void test_query_through_voters(void **state)
 {
-	const struct pws_row r = {
-	    "", 3, {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)}, {{0}}, 0, NULL, 0};
-	const struct pws_row steady = {
-	    "", 3, {V("demo-a", A), V("demo-b", B), V("demo-c", C)}, {{0}}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), V("demo-b", B), L("demo-c", C, 2)},
+				  .etcd = {{0}}};
+	const struct pws_row steady = {.target = 3,
+				       .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				       .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res, again;
 
@@ -238,8 +240,7 @@ static void test_query_through_voters(void **state)
 	pws_world_init(&w, &r);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 2);
 	assert_null(res.status);
 	eo_plan_result_clear(&res);
@@ -248,8 +249,7 @@ static void test_query_through_voters(void **state)
 			    json_string("Succeeded"));
 	assert_false(eo_plan_pod_running(w.pm[1].pod));
 	assert_true(eo_plan_pod_running(w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 1);
 	assert_non_null(strstr(res.endpoints[0], "demo-a"));
 	eo_plan_result_clear(&res);
@@ -265,18 +265,15 @@ static void test_query_through_voters(void **state)
 	/* etcd cannot be listed: wait, health still from the Pods. */
 	w.in.etcd_queried = true;
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_int_equal(res.requeue_ms, EO_PLAN_REQUEUE_ETCD_MS);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Settled: the deadline drops, no etcd query, and the status does not move. */
 	pws_world_init(&w, &steady);
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_true(eo_condition_matches(res.status, EO_COND_PROGRESSING, EO_COND_FALSE,
 					 EO_REASON_RECONCILED));
@@ -285,12 +282,10 @@ static void test_query_through_voters(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 3);
 	json_object_set(w.cluster, "status", res.status);
 	w.in.now += 600;
-	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
-	assert_int_equal(again.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &again, EO_PLAN_NONE);
 	assert_false(again.status_changed);
 	eo_plan_result_clear(&again);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/*
 	 * A ready Pod whose etcd does not serve its clients yet (its EtcdMember says
@@ -308,8 +303,7 @@ static void test_query_through_voters(void **state)
 						 EO_REASON_QUORUM_AVAILABLE));
 		assert_true(eo_condition_matches(res.status, EO_COND_DEGRADED, EO_COND_TRUE,
 						 EO_REASON_MEMBERS_UNHEALTHY));
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -320,8 +314,9 @@ static void test_query_through_voters(void **state)
 static void test_endpoints_oldest_pod_first(void **state)
 {
 	const struct pws_row r = {
-	    "",	  5, {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)}, {{0}}, 0,
-	    NULL, 0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C), V("demo-d", D)},
+	    .etcd = {{0}}};
 	/* Pod ages: d oldest, then b, c, a (a's Pod was recreated last). */
 	const char *created[] = {"2026-06-01T10:09:00Z", "2026-06-01T10:02:00Z",
 				 "2026-06-01T10:03:00Z", "2026-06-01T10:01:00Z"};
@@ -336,13 +331,11 @@ static void test_endpoints_oldest_pod_first(void **state)
 				    "creationTimestamp", json_string(created[i]));
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(res.n_endpoints, 4);
 	for (size_t i = 0; i < 4; i++)
 		assert_non_null(strstr(res.endpoints[i], want[i]));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -409,20 +402,9 @@ static void test_other_cluster_decides_nothing(void **state)
 		w.etcd.cluster_id = 0;
 		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 		assert_int_equal(res.action, rows_[i].want);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_other_cluster_decides_nothing),
-	    cmocka_unit_test(test_absence_needs_the_leader),
-	    cmocka_unit_test(test_voter_label_with_the_mark),
-	    cmocka_unit_test(test_query_through_voters),
-	    cmocka_unit_test(test_endpoints_oldest_pod_first),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_other_cluster_decides_nothing, test_absence_needs_the_leader,
+	test_voter_label_with_the_mark, test_query_through_voters, test_endpoints_oldest_pod_first)

@@ -10,6 +10,7 @@
 
 #include "plan/needs.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 struct crow {
 	const char *name;
@@ -164,12 +165,4 @@ static void test_member_needs(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cluster_needs),
-	    cmocka_unit_test(test_member_needs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_cluster_needs, test_member_needs)

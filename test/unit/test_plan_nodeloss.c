@@ -28,6 +28,7 @@
 #include "plan/plan.h"
 #include "support/planworld_nodeloss.h"
 #include "support/planworld_scale.h"
+#include "support/tu_main.h"
 
 #define T0   1780394400 /* 2026-06-02T10:00:00Z */
 #define PAST (T0 - 400) /* beyond the default grace of 300 s */
@@ -269,8 +270,7 @@ static void test_node_lost_member_replaced(void **state)
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(name_of(res.member), "demo-b");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* Two of three nodes lost: removing one would cost the quorum. */
 	pwn_world_init(&w, 3);
@@ -279,8 +279,7 @@ static void test_node_lost_member_replaced(void **state)
 	plan(&w, &res);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* An operator that reaches no member removes nothing, whatever the nodes say. */
@@ -318,8 +317,7 @@ static void test_unreachable_etcd_does_nothing(void **state)
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* The plan's action is the creation of a member (or the write of its name first). */
@@ -385,8 +383,7 @@ static void test_node_drain_evacuate(void **state)
 	plan(&w, &res);
 	assert_int_equal(res.action, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "waits until every other voter is ready"));
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* The annotation alone: reported, nothing moves. */
 	pwn_world_init(&w, 3);
@@ -396,8 +393,7 @@ static void test_node_drain_evacuate(void **state)
 	assert_int_not_equal(res.action, EO_PLAN_CREATE_MEMBER);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "it stays until the node is cordoned");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 
 	/* The only member: it too gets its replacement first, and is never removed before. */
 	pwn_world_init(&w, 1);
@@ -408,8 +404,7 @@ static void test_node_drain_evacuate(void **state)
 	want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	want_cond(res.status, EO_COND_DEGRADED, "True", EO_PLAN_REASON_NODE_DRAINING,
 		  "member demo-a: node n0 is annotated");
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 enum joiner_stage { J_PENDING, J_ADDED, J_LEARNER, J_VOTER };
@@ -637,8 +632,7 @@ static void test_partition_reported(void **state)
 		    0);
 	plan(&w, &res);
 	want_cond(res.status, EO_COND_DEGRADED, "False", EO_REASON_QUORUM_HEALTHY, NULL);
-	eo_plan_result_clear(&res);
-	pwn_world_free(&w);
+	pwn_done(&w, &res);
 }
 
 /* A Node built for the change table: Ready status, cordoned, taints, evacuate annotation. */
@@ -862,20 +856,7 @@ static void test_node_of_local_pv(void **state)
 	pwn_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_node_trouble_predicate),
-	    cmocka_unit_test(test_node_lost_member_replaced),
-	    cmocka_unit_test(test_unreachable_etcd_does_nothing),
-	    cmocka_unit_test(test_node_drain_evacuate),
-	    cmocka_unit_test(test_node_move_add_before_remove),
-	    cmocka_unit_test(test_node_move_no_free_node),
-	    cmocka_unit_test(test_partition_reported),
-	    cmocka_unit_test(test_node_change_matters),
-	    cmocka_unit_test(test_clusters_on_node),
-	    cmocka_unit_test(test_node_of_local_pv),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_node_trouble_predicate, test_node_lost_member_replaced,
+	test_unreachable_etcd_does_nothing, test_node_drain_evacuate,
+	test_node_move_add_before_remove, test_node_move_no_free_node, test_partition_reported,
+	test_node_change_matters, test_clusters_on_node, test_node_of_local_pv)

@@ -26,6 +26,8 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -180,81 +182,70 @@ static void test_paused_from_start_cluster(void **state)
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(0, st), true);
 	free(st);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_PAUSED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_PAUSED);
 	assert_null(json_object_get(r.status, "progressDeadline"));
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* 3 -> 0: the staged descent, newest first, never below one member. */
 static void test_pause_descends(void **state)
 {
-	const struct pws_row three = {"",
-				      0,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
-	const struct pws_row two = {
-	    "", 0, {V("demo-a", A), V("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
-	const struct pws_row deleting = {
-	    "", 0, {V("demo-a", A), DEL("demo-b", B)}, {EV("demo-a"), EV("demo-b")}, 0, NULL, 0};
+	const struct pws_row three = {.target = 0,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two = {.target = 0,
+				    .members = {V("demo-a", A), V("demo-b", B)},
+				    .etcd = {EV("demo-a"), EV("demo-b")}};
+	const struct pws_row deleting = {.target = 0,
+					 .members = {V("demo-a", A), DEL("demo-b", B)},
+					 .etcd = {EV("demo-a"), EV("demo-b")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
 	pws_world_init(&w, &three);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-c");
 	assert_true(eo_condition_is_true(res.status, EO_COND_PROGRESSING));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	pws_world_init(&w, &two);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* The last member is not paused while another one is still leaving. */
 	pws_world_init(&w, &deleting);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
+	pws_done(&w, &res);
 }
 
 /* 1 -> 0: the last member goes dormant; then the PDB goes; then nothing moves. */
 static void test_pause_last_member(void **state)
 {
-	const struct pws_row one = {"", 0, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row one = {
+	    .target = 0, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row dormant = {
+	    .target = 0, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
 	const char *msg = "data is preserved on PVC data-demo-a";
 	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
 	pws_world_init(&w, &one);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_DORMANT);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_DORMANT);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_REASON_PAUSED);
 	pws_want_paused(res.status, msg);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Dormant, the PDB still there: it goes (no voter Pod is left to protect). */
 	pws_world_init(&w, &dormant);
 	assert_non_null(w.pdb);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_DELETE_PDB);
 	pws_want_paused(res.status, msg);
 	eo_plan_result_clear(&res);
 
@@ -262,23 +253,22 @@ static void test_pause_last_member(void **state)
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_paused(res.status, msg);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "readyMembers")), 0);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* Resume: a new target is latched, then the dormant member is woken before anything else. */
 static void test_resume(void **state)
 {
-	const struct pws_row dormant = {"", 0, {DORM("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
-	const struct pws_row woken_target = {"",   3, {DORM("demo-a", A)}, {EV("demo-a")}, 0,
-					     NULL, 0};
+	const struct pws_row dormant = {
+	    .target = 0, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
+	const struct pws_row woken_target = {
+	    .target = 3, .members = {DORM("demo-a", A)}, .etcd = {EV("demo-a")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -290,25 +280,21 @@ static void test_resume(void **state)
 	w.in.pdb = NULL;
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(3));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 3);
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* With the target latched: wake the dormant member (same member, same PVC). */
 	pws_world_init(&w, &woken_target);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAKE_DORMANT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAKE_DORMANT);
 	assert_string_equal(pws_name_of(res.member), "demo-a");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_RESUMED);
 	assert_string_equal(json_string_value(json_object_get(res.status, "clusterID")),
 			    "248adce0359142ba");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Woken, its Pod not ready yet: still Paused (resuming), not QuorumLost. */
 	pws_world_init(&w, &woken_target);
@@ -331,14 +317,13 @@ static void test_resume(void **state)
 	json_object_del(json_object_get(w.cluster, "status"), "conditions");
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* replicas 0 from the start: paused, nothing written; scaling up bootstraps a fresh cluster. */
 static void test_paused_from_start(void **state)
 {
-	const struct pws_row none = {"", 0, {{0}}, {{0}}, 0, NULL, 0};
+	const struct pws_row none = {.target = 0, .members = {{0}}, .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -346,33 +331,17 @@ static void test_paused_from_start(void **state)
 	pws_world_init(&w, &none);
 	json_object_del(json_object_get(w.cluster, "status"), "clusterID");
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_paused(res.status, "no data has been written (cluster never bootstrapped)");
 	eo_plan_result_clear(&res);
 	/* Scaled up: a new target, then the seed. */
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	json_object_set(w.cluster, "status", res.status);
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_SEED);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_SEED);
+	pws_done(&w, &res);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pause_step),
-	    cmocka_unit_test(test_resuming),
-	    cmocka_unit_test(test_paused_from_start_cluster),
-	    cmocka_unit_test(test_pause_descends),
-	    cmocka_unit_test(test_pause_last_member),
-	    cmocka_unit_test(test_resume),
-	    cmocka_unit_test(test_paused_from_start),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_pause_step, test_resuming, test_paused_from_start_cluster, test_pause_descends,
+	test_pause_last_member, test_resume, test_paused_from_start)

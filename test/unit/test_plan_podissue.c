@@ -22,6 +22,8 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "support/testutil.h"
+#include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0    1780394400 /* 2026-06-02T10:00:00Z */
 #define IMAGE "quay.io/coreos/etcd:v3.9.99"
@@ -541,8 +543,7 @@ static void test_member_ready_names_issue(void **state)
 	struct eo_mplan_result r = {0};
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_NONE);
+	pwst_mplan(&in, &r, EO_MPLAN_NONE);
 	assert_true(eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE,
 					 EO_REASON_IMAGE_PULL_FAILED));
 	assert_non_null(strstr(cmsg(r.status, EO_COND_READY),
@@ -575,8 +576,7 @@ static void test_member_refused_pod(void **state)
 	char buf[EO_PLAN_ISSUES_MAX];
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_CREATE_POD);
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
 	assert_true(
 	    eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY));
 	eo_member_plan_clear(&r);
@@ -610,8 +610,7 @@ static void test_member_refused_pod(void **state)
 		json_object_del(json_object_get(json_object_get(p, "metadata"), "labels"),
 				EO_LABEL_ROLE);
 		in.pod = p;
-		assert_int_equal(eo_member_plan(&in, &r), 0);
-		assert_int_equal(r.action, EO_MPLAN_PATCH_POD);
+		pwst_mplan(&in, &r, EO_MPLAN_PATCH_POD);
 		assert_null(r.status);
 		eo_member_plan_clear(&r);
 		in.failure = &pf;
@@ -632,19 +631,7 @@ static void test_member_refused_pod(void **state)
 	json_decref(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pod_issue_table),
-	    cmocka_unit_test(test_member_issues_list),
-	    cmocka_unit_test(test_failure_message_and_apply),
-	    cmocka_unit_test(test_cluster_names_member_issue),
-	    cmocka_unit_test(test_cluster_refused_service),
-	    cmocka_unit_test(test_cluster_stale_refusal_cleared),
-	    cmocka_unit_test(test_cluster_refused_pdb),
-	    cmocka_unit_test(test_member_ready_names_issue),
-	    cmocka_unit_test(test_member_refused_pod),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_pod_issue_table, test_member_issues_list, test_failure_message_and_apply,
+	test_cluster_names_member_issue, test_cluster_refused_service,
+	test_cluster_stale_refusal_cleared, test_cluster_refused_pdb, test_member_ready_names_issue,
+	test_member_refused_pod)

@@ -21,6 +21,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -31,8 +32,7 @@ static void test_services_first(void **state)
 
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), false);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
 	assert_null(r.status);
 	eo_plan_result_clear(&r);
 	/* A drifted Service also counts. */
@@ -42,10 +42,8 @@ static void test_services_first(void **state)
 			    json_false());
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -87,8 +85,7 @@ static void test_taken_over_legacy_headless_service(void **state)
 	w.hsvc = legacy;
 	w.in.headless_svc = w.hsvc;
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_SERVICES);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_SERVICES);
 	eo_plan_result_clear(&r);
 
 	/* the controller's repair, applied as the apiserver does */
@@ -106,10 +103,8 @@ static void test_taken_over_legacy_headless_service(void **state)
 	json_decref(want);
 
 	/* the plan now goes on: the target latches */
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
+	pwc_done(&w, &r);
 }
 
 static void test_invalid_and_unsupported_specs(void **state)
@@ -120,13 +115,11 @@ static void test_invalid_and_unsupported_specs(void **state)
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "version", json_string("latest"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_INVALID_SPEC);
 	assert_string_equal(r.event_type, "Warning");
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* Auth and TLS are both done: a new auth cluster starts like any other. */
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
@@ -135,11 +128,9 @@ static void test_invalid_and_unsupported_specs(void **state)
 	json_object_set_new(
 	    json_object_get(w.cluster, "spec"), "auth",
 	    json_pack("{s:b, s:{s:s}}", "enabled", 1, "rootCredentialsSecretRef", "name", "root"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "tls",
@@ -149,8 +140,7 @@ static void test_invalid_and_unsupported_specs(void **state)
 	assert_true(
 	    pwc_cond_reason(r.status, EO_COND_AVAILABLE) == NULL ||
 	    strcmp(pwc_cond_reason(r.status, EO_COND_AVAILABLE), EO_PLAN_REASON_UNSUPPORTED) != 0);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /* A TLS client API: the seed is asked over https, and a TLS failure reads as such. */
@@ -183,20 +173,17 @@ static void test_tls_bootstrap_handshake(void **state)
 					    tu_jsonq("{'clientServerSecretRef':{'name':'s'}}"));
 		}
 		pwc_world_add(&w, m, pwc_pod("demo-aaaaa", true));
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+		pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 		assert_string_equal(r.endpoints[0],
 				    rows[i].tls
 					? "https://demo-aaaaa.demo.default.svc.cluster.local:2379"
 					: "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
 		eo_plan_result_clear(&r);
 		pwc_world_etcd(&w, rows[i].err, "demo-aaaaa", 0x248adce0359142baULL, 0);
-		assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-		assert_int_equal(r.action, EO_PLAN_WAIT);
+		pwst_plan(&w.in, &r, EO_PLAN_WAIT);
 		pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, rows[i].reason);
 		assert_string_equal(r.event_reason, rows[i].reason);
-		eo_plan_result_clear(&r);
-		pwc_world_free(&w);
+		pwc_done(&w, &r);
 	}
 }
 
@@ -214,8 +201,7 @@ static void test_tls_problem_stops(void **state)
 			    json_pack("{s:{s:{s:s}}}", "client", "serverSecretRef", "name", "s"));
 	w.in.tls_reason = EO_REASON_TLS_SECRET_NOT_FOUND;
 	w.in.tls_message = "the server Secret default/s does not exist";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_TLS_SECRET_NOT_FOUND);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE,
 			EO_REASON_TLS_SECRET_NOT_FOUND);
@@ -223,8 +209,7 @@ static void test_tls_problem_stops(void **state)
 	assert_string_equal(r.event_reason, EO_REASON_TLS_SECRET_NOT_FOUND);
 	assert_string_equal(r.message, "the server Secret default/s does not exist");
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* Formed and healthy: Available still tells the members, Degraded says what is wrong. */
 	pwc_world_init(&w, pwc_cluster(1, st), true);
@@ -234,13 +219,11 @@ static void test_tls_problem_stops(void **state)
 		      pwc_pod("demo-aaaaa", true));
 	w.in.tls_reason = EO_REASON_TLS_SECRET_INVALID;
 	w.in.tls_message = "the server Secret default/s: the server certificate expired on ...";
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_TLS_SECRET_INVALID);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_TLS_SECRET_INVALID);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 	free(st);
 }
 
@@ -262,8 +245,7 @@ static void test_foreign_service_refused(void **state)
 	pwc_world_init(&w, pwc_cluster_named("x", "x-uid", NULL), false);
 	w.csvc = eo_desired_headless_service(other);
 	w.in.client_svc = w.csvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
@@ -289,36 +271,30 @@ static void test_foreign_service_refused(void **state)
 		json_object_set(w.cluster, "status", r.status);
 		eo_plan_result_clear(&r);
 	}
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_CREATE_SEED);
+	pwst_plan(&w.in, &r, EO_PLAN_CREATE_SEED);
 	assert_string_not_equal(pwc_cond_reason(r.status, EO_COND_AVAILABLE),
 				EO_REASON_FOREIGN_OBJECT);
 	assert_string_not_equal(pwc_cond_reason(r.status, EO_COND_PROGRESSING),
 				EO_REASON_FOREIGN_OBJECT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* x-client, created second: its headless Service name is x's client Service. */
 	pwc_world_init(&w, other, false);
 	other = pwc_cluster_named("x", "x-uid", NULL);
 	w.hsvc = eo_desired_client_service(other);
 	w.in.headless_svc = w.hsvc;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond_says(
 	    r.status, EO_COND_AVAILABLE,
 	    "Service x-client is not controlled by this EtcdCluster (its controller: "
 	    "EtcdCluster x, uid x-uid)");
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* The owner cluster itself goes on: its own Services are in line, it latches. */
 	pwc_world_init(&w, other, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -330,19 +306,14 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 	json_t *np =
 	    json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "networking.k8s.io/v1", "kind",
 		      "NetworkPolicy", "metadata", "name", "demo", "namespace", "default");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
+	pwc_formed_world(&w, 1, true, 1);
 	json_object_del(json_object_get(w.pdb, "metadata"), "ownerReferences");
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_FOREIGN_OBJECT);
@@ -354,8 +325,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	/* Our PDB back, a user's NetworkPolicy under the cluster's name. */
 	pwc_world_pdb(&w, 1);
 	w.in.netpol = np;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_TRUE, EO_REASON_FOREIGN_OBJECT);
 	pwc_assert_cond_says(r.status, EO_COND_DEGRADED, "NetworkPolicy demo is not controlled");
 	eo_plan_result_clear(&r);
@@ -372,7 +342,41 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
 	eo_plan_result_clear(&r);
 	json_decref(np);
 	pwc_world_free(&w);
-	free(st);
+}
+
+struct precond_row {
+	const char *what;
+	bool formed;	     /* a clusterID and one ready voter (running) */
+	bool services;	     /* the Services are there */
+	const char *version; /* spec.version, NULL: as built */
+	const char *tls;     /* in.tls_reason, NULL: none */
+	bool stop;	     /* the return */
+	enum eo_plan_action action;
+	const char *message;   /* a part of out.message, NULL: not checked */
+	const char *available; /* reason of Available, NULL: not set */
+	const char *degraded;  /* reason of Degraded, NULL: not set */
+};
+
+static bool precond_step(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct precond_row *r = row;
+
+	return eo__plan_preconditions(x, c, r->formed);
+}
+
+/* Available, Degraded, and a Warning Event when the preconditions stop the pass quietly. */
+static void precond_after(const char *what, const struct eo__plan_ctx *x,
+			  const struct eo_plan_result *out, const void *row)
+{
+	const struct precond_row *r = row;
+
+	pwst_check_str(what, "Available", eo_condition_reason(x->st, EO_COND_AVAILABLE),
+		       r->available);
+	pwst_check_str(what, "Degraded", eo_condition_reason(x->st, EO_COND_DEGRADED), r->degraded);
+	if (r->stop && r->action == EO_PLAN_NONE &&
+	    (out->event_reason == NULL || out->event_type == NULL ||
+	     strcmp(out->event_type, "Warning") != 0))
+		fail_msg("%s: no Warning event", what);
 }
 
 /*
@@ -383,18 +387,7 @@ static void test_foreign_pdb_and_netpol_refused(void **state)
  */
 static void test_preconditions_step(void **state)
 {
-	static const struct {
-		const char *what;
-		bool formed;	     /* a clusterID and one ready voter (running) */
-		bool services;	     /* the Services are there */
-		const char *version; /* spec.version, NULL: as built */
-		const char *tls;     /* in.tls_reason, NULL: none */
-		bool stop;	     /* the return */
-		enum eo_plan_action action;
-		const char *message;   /* a part of out.message, NULL: not checked */
-		const char *available; /* reason of Available, NULL: not set */
-		const char *degraded;  /* reason of Degraded, NULL: not set */
-	} rows[] = {
+	static const struct precond_row rows[] = {
 	    {"all holds: go on", false, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL, NULL},
 	    {"all holds, formed: go on", true, true, NULL, NULL, false, EO_PLAN_NONE, NULL, NULL,
 	     NULL},
@@ -413,12 +406,7 @@ static void test_preconditions_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct pwc_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
 		char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
-		const char *avail = NULL, *degr = NULL;
-		bool stop;
 
 		pwc_world_init(&w, pwc_cluster(1, rows[i].formed ? st : NULL), rows[i].services);
 		free(st);
@@ -435,45 +423,13 @@ static void test_preconditions_step(void **state)
 			w.in.tls_reason = rows[i].tls;
 			w.in.tls_message = "the TLS problem";
 		}
-		pwst_begin(&x, &c, &w.in, &out);
-		stop = eo__plan_preconditions(&x, &c, rows[i].formed);
-		if (!x.ok)
-			fail_msg("%s: the pass failed", rows[i].what);
-		pwst_check(rows[i].what, stop, &out, rows[i].stop, rows[i].action, NULL, 0,
-			   rows[i].message);
-		avail = eo_condition_reason(x.st, EO_COND_AVAILABLE);
-		degr = eo_condition_reason(x.st, EO_COND_DEGRADED);
-		if ((avail == NULL) != (rows[i].available == NULL) ||
-		    (avail != NULL && strcmp(avail, rows[i].available) != 0))
-			fail_msg("%s: Available %s, want %s", rows[i].what,
-				 avail ? avail : "(none)",
-				 rows[i].available ? rows[i].available : "(none)");
-		if ((degr == NULL) != (rows[i].degraded == NULL) ||
-		    (degr != NULL && strcmp(degr, rows[i].degraded) != 0))
-			fail_msg("%s: Degraded %s, want %s", rows[i].what, degr ? degr : "(none)",
-				 rows[i].degraded ? rows[i].degraded : "(none)");
-		if (rows[i].stop && rows[i].action == EO_PLAN_NONE &&
-		    (out.event_reason == NULL || out.event_type == NULL ||
-		     strcmp(out.event_type, "Warning") != 0))
-			fail_msg("%s: no Warning event", rows[i].what);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
+		pwst_call(
+		    rows[i].what, &w.in, false, precond_step, precond_after, &rows[i],
+		    (struct pwst_want){rows[i].stop, rows[i].action, NULL, 0, rows[i].message});
 		pwc_world_free(&w);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_services_first),
-	    cmocka_unit_test(test_taken_over_legacy_headless_service),
-	    cmocka_unit_test(test_invalid_and_unsupported_specs),
-	    cmocka_unit_test(test_tls_bootstrap_handshake),
-	    cmocka_unit_test(test_tls_problem_stops),
-	    cmocka_unit_test(test_foreign_service_refused),
-	    cmocka_unit_test(test_foreign_pdb_and_netpol_refused),
-	    cmocka_unit_test(test_preconditions_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_services_first, test_taken_over_legacy_headless_service,
+	test_invalid_and_unsupported_specs, test_tls_bootstrap_handshake, test_tls_problem_stops,
+	test_foreign_service_refused, test_foreign_pdb_and_netpol_refused, test_preconditions_step)

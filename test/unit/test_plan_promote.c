@@ -16,19 +16,29 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 /*
  * The step itself (eo__plan_step_promote), called directly on a running cluster
  * (support/planworld_scale.h): a learner is promoted once it serves (its Pod ready and its
  * member's Ready saying etcd answered); else the pass waits for it; no learner, no decision.
  */
+struct promote_row {
+	struct pws_row w;    /* the world; the action, member and etcd ID wanted */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+static bool promote(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	(void)c;
+	(void)row;
+	return eo__plan_step_promote(x, pwst_learners(x->in));
+}
+
 static void test_promote_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action, member and etcd ID wanted */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct promote_row rows[] = {
 
 	    {{"no learner: nothing to promote",
 	      2,
@@ -99,29 +109,11 @@ static void test_promote_step(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided;
 
-		pws_world_init(&w, r);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		decided = eo__plan_step_promote(&x, pwst_learners(&w.in));
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member,
-			   r->want_id, rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
+		pwst_run(r, NULL, promote, &rows[i],
+			 (struct pwst_want){rows[i].decided, r->want, r->want_member, r->want_id,
+					    rows[i].message});
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_promote_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_promote_step)

@@ -16,6 +16,7 @@
 #include "desired/desired.h"
 #include "plan/plan.h"
 #include "support/planworld_scale_down.h"
+#include "support/tu_main.h"
 
 /* The counts the wait message tells about. */
 static void test_quorum_counts(void **state)
@@ -41,11 +42,4 @@ static void test_quorum_counts(void **state)
 	pwd_set_free(&s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_quorum_counts),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_quorum_counts)

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include <string.h>
 
 #include "api/conditions.h"
@@ -354,12 +356,4 @@ static void test_blocked_is_stable(void **state)
 	json_decref(cl);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_removal_table),
-	    cmocka_unit_test(test_blocked_is_stable),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_removal_table, test_blocked_is_stable)

@@ -26,14 +26,16 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 /* A memory member that lost its Pod is removed (then replaced by the scale-up path). */
 static void test_memory_member_replaced(void **state)
 {
-	const struct pws_row two = {
-	    "", 3, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
+	const struct pws_row two = {.target = 3,
+				    .members = {V("demo-a", A), V("demo-c", C)},
+				    .etcd = {EV("demo-a"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -43,15 +45,13 @@ static void test_memory_member_replaced(void **state)
 		pws_make_memory(&w, i, i == 1);
 	assert_true(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
 	assert_false(eo_plan_memory_member_lost(w.pm[0].member, w.pm[0].pod));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	/* Etcd calls only through the members that still have a Pod. */
 	for (size_t j = 0; j < res.n_endpoints; j++)
 		assert_null(strstr(res.endpoints[j], "demo-b"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A PVC-backed member without a Pod is not replaced (its Pod comes back). */
 	pws_world_init(&w, &pws_rolled3);
@@ -62,17 +62,14 @@ static void test_memory_member_replaced(void **state)
 	assert_false(eo_plan_memory_member_lost(w.pm[1].member, w.pm[1].pod));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Once it is gone: back to 3 through the scale-up path. */
 	pws_world_init(&w, &two);
 	for (size_t i = 0; i < 2; i++)
 		pws_make_memory(&w, i, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
+	pws_done(&w, &res);
 }
 
 /*
@@ -116,20 +113,17 @@ static void test_pvc_member_replaced(void **state)
 			assert_int_equal(
 			    json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
 		}
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 
 	/* Two of three voters lost their volumes: the quorum is gone for good. */
 	pws_world_init(&w, &pws_rolled3);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_ran_on_pvc(&w, i, i == 0 ? "pvc-1" : NULL);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "2 of 3 voting member(s) lost their data");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* What a live read must change before a destructive step, and the decision it changes. */
@@ -171,16 +165,14 @@ static void test_live_read_before_removal(void **state)
 		const json_t *live = w.pm[1].pod;
 
 		w.pm[1].pod = NULL;
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+		pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 		assert_true(eo_plan_observed_differs(w.pm[1].pod, live));
 		eo_plan_result_clear(&res);
 		w.pm[1].pod = live;
 	}
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 	json_decref(a);
 	json_decref(a2);
 	json_decref(b);
@@ -190,21 +182,15 @@ static void test_live_read_before_removal(void **state)
 /* A crash-looping voter is replaced while the other voters hold quorum, and only then. */
 static void test_crashloop_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct pws_row two_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
-	const struct pws_row alone = {"", 1, {VNR("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row alone = {
+	    .target = 1, .members = {VNR("demo-a", A)}, .etcd = {EV("demo-a")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	char why[128];
@@ -215,8 +201,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_true(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, why, sizeof(why)));
 	assert_string_equal(why, "3 restarts, last exit code 2 (Error)");
 	assert_false(eo_plan_member_crashlooping(w.pm[0].member, w.pm[0].pod, NULL, 0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "crash-looping (3 restarts"));
@@ -237,8 +222,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Two of three voters down: removing one would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
@@ -246,8 +230,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* The only member is never replaced: its data is all there is. */
 	pws_world_init(&w, &alone);
@@ -255,8 +238,7 @@ static void test_crashloop_member_replaced(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "brokenMembers")), 1);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -268,20 +250,13 @@ static void test_crashloop_member_replaced(void **state)
  */
 static void test_wiped_member_replaced(void **state)
 {
-	const struct pws_row r = {"",
-				  3,
-				  {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-				  {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				  0,
-				  NULL,
-				  0};
-	const struct pws_row two_down = {"",
-					 3,
-					 {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row r = {.target = 3,
+				  .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+				  .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two_down = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), VNR("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
@@ -292,8 +267,7 @@ static void test_wiped_member_replaced(void **state)
 	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
 	assert_true(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_false(eo_plan_member_crashlooping(w.pm[1].member, w.pm[1].pod, NULL, 0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_REMOVE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_REMOVE_MEMBER);
 	assert_string_equal(pws_name_of(res.member), "demo-b");
 	assert_string_equal(res.event_reason, EO_PLAN_REASON_MEMBER_REPLACED);
 	assert_non_null(strstr(res.message, "member demo-b: data directory has no WAL"));
@@ -305,21 +279,56 @@ static void test_wiped_member_replaced(void **state)
 	assert_false(eo_plan_data_dir_lost(w.pm[1].member, w.pm[1].pod, NULL, 0));
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Another voter down: removing demo-b would need the quorum that is missing. */
 	pws_world_init(&w, &two_down);
 	for (size_t i = 0; i < 3; i++)
 		pws_make_ran_on_pvc(&w, i, "pvc-1");
 	pws_guard_ended(&w, 1, EO_DESIRED_DATA_GUARD_EXIT_NO_WAL);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_null(res.member);
 	assert_non_null(strstr(res.message, "waits"));
 	assert_non_null(strstr(res.message, "demo-b"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
+}
+
+struct replace_row {
+	struct pws_row w;    /* the world; the action and member wanted */
+	int step;	     /* 0: lost, 1: not in etcd, 2: crash-looping */
+	int memory;	     /* all memory members, this one without its Pod; -1: none */
+	int pvc_gone;	     /* all ran on PVCs, this one's is gone; -1: none */
+	int crash;	     /* this member crash-loops; -1: none */
+	int restarts;	     /* ... after restarts */
+	const char *last;    /* ... its last exit's reason */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+/* The memory, lost-PVC and crash-loop changes of a replace row. */
+static void replace_prepare(struct pws_world *w, const void *row)
+{
+	const struct replace_row *r = row;
+
+	for (size_t k = 0; k < w->n; k++) {
+		if (r->memory >= 0)
+			pws_make_memory(w, k, (int)k == r->memory);
+		if (r->pvc_gone >= 0)
+			pws_make_ran_on_pvc(w, k, (int)k == r->pvc_gone ? NULL : "pvc-1");
+	}
+	if (r->crash >= 0)
+		pws_crash(w, (size_t)r->crash, r->restarts, "CrashLoopBackOff", r->last);
+}
+
+static bool replace(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct replace_row *r = row;
+
+	if (r->step == 0)
+		return eo__plan_step_replace_lost(x);
+	if (r->step == 1)
+		return eo__plan_step_not_in_etcd(x);
+	return eo__plan_step_replace_crashlooping(x, c, r->w.target, pwst_learners(x->in));
 }
 
 /*
@@ -330,17 +339,7 @@ static void test_wiped_member_replaced(void **state)
  */
 static void test_replace_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action and member wanted */
-		int step;	     /* 0: lost, 1: not in etcd, 2: crash-looping */
-		int memory;	     /* all memory members, this one without its Pod; -1: none */
-		int pvc_gone;	     /* all ran on PVCs, this one's is gone; -1: none */
-		int crash;	     /* this member crash-loops; -1: none */
-		int restarts;	     /* ... after restarts */
-		const char *last;    /* ... its last exit's reason */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct replace_row rows[] = {
 	    {{"lost: nothing lost",
 	      3,
 	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -539,52 +538,11 @@ static void test_replace_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided = false;
-
-		pws_world_init(&w, r);
-		for (size_t k = 0; k < w.n; k++) {
-			if (rows[i].memory >= 0)
-				pws_make_memory(&w, k, (int)k == rows[i].memory);
-			if (rows[i].pvc_gone >= 0)
-				pws_make_ran_on_pvc(&w, k,
-						    (int)k == rows[i].pvc_gone ? NULL : "pvc-1");
-		}
-		if (rows[i].crash >= 0)
-			pws_crash(&w, (size_t)rows[i].crash, rows[i].restarts, "CrashLoopBackOff",
-				  rows[i].last);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		if (rows[i].step == 0)
-			decided = eo__plan_step_replace_lost(&x);
-		else if (rows[i].step == 1)
-			decided = eo__plan_step_not_in_etcd(&x);
-		else
-			decided = eo__plan_step_replace_crashlooping(&x, &c, r->target,
-								     pwst_learners(&w.in));
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
-			   rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, replace_prepare, replace, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    0, rows[i].message});
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_memory_member_replaced),
-	    cmocka_unit_test(test_pvc_member_replaced),
-	    cmocka_unit_test(test_live_read_before_removal),
-	    cmocka_unit_test(test_crashloop_member_replaced),
-	    cmocka_unit_test(test_wiped_member_replaced),
-	    cmocka_unit_test(test_replace_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_memory_member_replaced, test_pvc_member_replaced, test_live_read_before_removal,
+	test_crashloop_member_replaced, test_wiped_member_replaced, test_replace_step)

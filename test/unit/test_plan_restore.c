@@ -23,6 +23,8 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "support/testutil.h"
+#include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -348,8 +350,7 @@ static void test_member_ready_says_restore_failed(void **state)
 	struct eo_mplan_result r = {0};
 
 	(void)state;
-	assert_int_equal(eo_member_plan(&in, &r), 0);
-	assert_int_equal(r.action, EO_MPLAN_NONE);
+	pwst_mplan(&in, &r, EO_MPLAN_NONE);
 	assert_true(eo_condition_matches(r.status, EO_COND_READY, EO_COND_FALSE,
 					 EO_REASON_RESTORE_OBJECT_MISSING));
 	assert_non_null(strstr(cmsg(r.status, EO_COND_READY),
@@ -473,15 +474,5 @@ static void test_member_restore_volume_table(void **state)
 	json_decref(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_failure_doc_roundtrip),
-	    cmocka_unit_test(test_restore_issue_table),
-	    cmocka_unit_test(test_cluster_says_restore_failed),
-	    cmocka_unit_test(test_member_ready_says_restore_failed),
-	    cmocka_unit_test(test_member_restore_volume_table),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_failure_doc_roundtrip, test_restore_issue_table, test_cluster_says_restore_failed,
+	test_member_ready_says_restore_failed, test_member_restore_volume_table)

@@ -16,6 +16,7 @@
 #include "api/names.h"
 #include "plan/retain.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 enum pv { PV_NONE, PV_OWNED, PV_RELEASED, PV_DELETING, PV_OWNED_TOO };
 
@@ -376,13 +377,4 @@ static void test_has_finalizer(void **state)
 	json_decref(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_retain_table),
-	    cmocka_unit_test(test_release_until_done),
-	    cmocka_unit_test(test_has_finalizer),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_retain_table, test_release_until_done, test_has_finalizer)

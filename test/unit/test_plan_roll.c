@@ -23,6 +23,7 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -397,16 +398,14 @@ static void test_rolling_update(void **state)
 	/* A steady cluster: nothing to roll, etcd is not even asked for statuses. */
 	pws_world_init(&w, &pws_rolled3);
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
 	assert_null(json_object_get(res.status, "rollingMember"));
 	eo_plan_result_clear(&res);
 
 	/* spec.version 3.6.16 on a reached target: latched (SpecChanged), nothing else. */
 	pws_set_version(w.cluster, "spec", "3.6.16");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
 	    "3.6.16");
@@ -418,8 +417,7 @@ static void test_rolling_update(void **state)
 	/* The first pass asks etcd for its members and every member's status. */
 	w.in.etcd_queried = false;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &res, EO_PLAN_QUERY_MEMBERS);
 	assert_true(res.want_status);
 	assert_int_equal(res.n_endpoints, 3);
 	eo_plan_result_clear(&res);
@@ -427,15 +425,13 @@ static void test_rolling_update(void **state)
 	w.in.etcd = &w.etcd;
 
 	/* No status answered (no leader known): the roll waits. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "no member knows a leader"));
 	eo_plan_result_clear(&res);
 
 	/* demo-a leads: the first follower by name, demo-b, gets the target spec. */
 	pws_world_statuses(&w, st, w.ev[0].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	{
 		json_t *want = tu_jsonq("{'spec':{'version':'3.6.16'}}");
@@ -454,8 +450,7 @@ static void test_rolling_update(void **state)
 	/* ... once the PodDisruptionBudget allows it: 0 allowed, or a status behind, waits. */
 	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
 			    json_integer(0));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "disruptionsAllowed is 0"));
 	eo_plan_result_clear(&res);
 	json_object_set_new(json_object_get(w.pdb, "status"), "disruptionsAllowed",
@@ -463,22 +458,19 @@ static void test_rolling_update(void **state)
 	json_object_set_new(json_object_get(w.pdb, "metadata"), "generation", json_integer(2));
 	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
 			    json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "older than its spec"));
 	eo_plan_result_clear(&res);
 	json_object_set_new(json_object_get(w.pdb, "status"), "observedGeneration",
 			    json_integer(2));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	assert_string_equal(res.pod_uid, "pod-uid");
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod is not ready yet: nothing else is touched. */
 	pws_rebuild_pod(&w, 1, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "demo-b to become ready"));
 	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
 			    "demo-b");
@@ -487,22 +479,19 @@ static void test_rolling_update(void **state)
 	/* Ready but behind the leader: still waits. */
 	pws_rebuild_pod(&w, 1, true);
 	st[1].raft_applied_index = 100;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_non_null(strstr(res.message, "catch up"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 1);
 	eo_plan_result_clear(&res);
 
 	/* Caught up: demo-c next; then only the leader is left: leadership moves to demo-b. */
 	st[1].raft_applied_index = 500;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
 	eo_plan_result_clear(&res);
 	pws_set_version((json_t *)w.pm[2].member, "spec", "3.6.16");
 	pws_rebuild_pod(&w, 2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	pwst_plan(&w.in, &res, EO_PLAN_MOVE_LEADER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
@@ -512,21 +501,18 @@ static void test_rolling_update(void **state)
 
 	/* demo-b leads now: demo-a is rolled; once it is back the target is reached. */
 	pws_world_statuses(&w, st, w.ev[1].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_UPDATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_UPDATE_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-a");
 	eo_plan_result_clear(&res);
 	pws_set_version((json_t *)w.pm[0].member, "spec", "3.6.16");
 	pws_rebuild_pod(&w, 0, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	assert_true(res.status_changed);
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_equal(json_integer_value(json_object_get(res.status, "updatedMembers")), 3);
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_REASON_RECONCILED, NULL);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* A minor downgrade or a skipped minor is refused: nothing latched, nothing touched. */
@@ -556,8 +542,7 @@ static void test_version_change_refused(void **state)
 		pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY,
 			      NULL);
 		assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -580,20 +565,17 @@ static void test_pod_drift_rolls(void **state)
 				    "annotations"),
 		    EO_ANNOTATION_POD_HASH, json_string("0000000000000000"));
 	pws_world_statuses(&w, st, w.ev[0].id);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
 		      "3 member(s)");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
 		      "restarting");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -625,8 +607,7 @@ static void test_ca_bundle_rolls(void **state)
 
 	/* The bundle changed: recorded, a deadline set, the roll announced. */
 	w.in.ca_bundle_digest = CA2;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(json_string_value(json_object_get(res.status, "caBundleDigest")), CA2);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_ROLLING,
@@ -635,16 +616,14 @@ static void test_ca_bundle_rolls(void **state)
 	eo_plan_result_clear(&res);
 
 	/* A follower first. */
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-b");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 
 	/* Its new Pod (new digest) is not ready yet: nothing else is touched. */
 	pws_tls_member(&w, 1, CA2, false);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	assert_string_equal(json_string_value(json_object_get(res.status, "rollingMember")),
 			    "demo-b");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
@@ -652,16 +631,14 @@ static void test_ca_bundle_rolls(void **state)
 
 	/* Ready: the next follower; demo-b is not restarted again. */
 	pws_tls_member(&w, 1, CA2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_RESTART_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_RESTART_MEMBER);
 	assert_string_equal(eo_member_name(res.member), "demo-c");
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 
 	/* The leader last, after moving leadership away. */
 	pws_tls_member(&w, 2, CA2, true);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_MOVE_LEADER);
+	pwst_plan(&w.in, &res, EO_PLAN_MOVE_LEADER);
 	json_object_set_new(w.cluster, "status", json_incref(res.status));
 	eo_plan_result_clear(&res);
 	pws_tls_member(&w, 0, CA2, true);
@@ -669,8 +646,7 @@ static void test_ca_bundle_rolls(void **state)
 	assert_true(res.action == EO_PLAN_NONE || res.action == EO_PLAN_WAIT ||
 		    res.action == EO_PLAN_WRITE_STATUS);
 	assert_null(json_object_get(res.status, "rollingMember"));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Members without TLS Secrets carry no digest: recording one rolls nothing. */
 	pws_world_init(&w, &pws_rolled3);
@@ -682,8 +658,7 @@ static void test_ca_bundle_rolls(void **state)
 	assert_null(json_object_get(res.status, "progressDeadline"));
 	assert_null(json_object_get(res.status, "rollingMember"));
 	assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -726,10 +701,38 @@ static void test_memory_roll_evicts(void **state)
 			assert_int_not_equal(res.action, EO_PLAN_RESTART_MEMBER);
 			assert_int_not_equal(res.action, EO_PLAN_REMOVE_MEMBER);
 		}
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 	json_decref(storage);
+}
+
+struct roll_row {
+	struct pws_row w;    /* the world; the action and member wanted */
+	const char *version; /* status.observed.version, NULL: as the members' */
+	int leader;	     /* index of the member etcd says leads, -1: no status */
+	bool held;	     /* past the deadline */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+/* The observed version and etcd's statuses (from the leader named) of a roll row. */
+static void roll_prepare(struct pws_world *w, const void *row)
+{
+	static struct eo_etcd_status st[PWS_MAXM];
+	const struct roll_row *r = row;
+
+	if (r->version != NULL)
+		pws_set_version(json_object_get(w->cluster, "status"), "observed", r->version);
+	if (r->leader >= 0)
+		pws_world_statuses(w, st, w->ev[r->leader].id);
+}
+
+static bool roll(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct roll_row *r = row;
+
+	x->held = r->held;
+	return eo__plan_step_roll(x, c, r->w.target, pwst_learners(x->in), pwst_pending(x->in));
 }
 
 /*
@@ -740,14 +743,7 @@ static void test_memory_roll_evicts(void **state)
  */
 static void test_roll_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action and member wanted */
-		const char *version; /* status.observed.version, NULL: as the members' */
-		int leader;	     /* index of the member etcd says leads, -1: no status */
-		bool held;	     /* past the deadline */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct roll_row rows[] = {
 	    {{"every member on target: nothing to roll",
 	      3,
 	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -835,47 +831,12 @@ static void test_roll_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		struct eo_etcd_status st[PWS_MAXM];
-		bool decided;
-
-		pws_world_init(&w, r);
-		if (rows[i].version != NULL)
-			pws_set_version(json_object_get(w.cluster, "status"), "observed",
-					rows[i].version);
-		if (rows[i].leader >= 0)
-			pws_world_statuses(&w, st, w.ev[rows[i].leader].id);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		x.held = rows[i].held;
-		decided = eo__plan_step_roll(&x, &c, r->target, pwst_learners(&w.in),
-					     pwst_pending(&w.in));
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member, 0,
-			   rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, roll_prepare, roll, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    0, rows[i].message});
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_version_rules),
-	    cmocka_unit_test(test_roll_decisions),
-	    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_rolling_update),
-	    cmocka_unit_test(test_version_change_refused),
-	    cmocka_unit_test(test_pod_drift_rolls),
-	    cmocka_unit_test(test_ca_bundle_rolls),
-	    cmocka_unit_test(test_memory_roll_evicts),
-	    cmocka_unit_test(test_roll_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_version_rules, test_roll_decisions, test_bad_input, test_rolling_update,
+	test_version_change_refused, test_pod_drift_rolls, test_ca_bundle_rolls,
+	test_memory_roll_evicts, test_roll_step)

@@ -25,6 +25,8 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
@@ -33,16 +35,10 @@ static void test_steady_state_no_churn(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(1, st), true);
-	free(st);
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwc_formed_world(&w, 1, true, 1);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_STEADY_MS);
 	assert_true(r.status_changed);
 	assert_null(json_object_get(r.status, "progressDeadline"));
@@ -54,8 +50,7 @@ static void test_steady_state_no_churn(void **state)
 	/* Even after the deadline would have passed: complete targets have none. */
 	w.in.now = T0 + 3600;
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_deleting_and_waiting(void **state)
@@ -71,18 +66,15 @@ static void test_deleting_and_waiting(void **state)
 	pwc_world_init(&w, pwc_cluster(1, st), true);
 	free(st);
 	pwc_world_add(&w, m, NULL);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &r, EO_PLAN_WAIT);
 	assert_int_equal(r.requeue_ms, EO_PLAN_REQUEUE_SHORT_MS);
 	eo_plan_result_clear(&r);
 	/* A cluster being deleted: nothing, no status. */
 	json_object_set_new(json_object_get(w.cluster, "metadata"), "deletionTimestamp",
 			    json_string("2026-06-02T10:00:00Z"));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_null(r.status);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_pdb_math(void **state)
@@ -104,7 +96,7 @@ static void test_pdb_math(void **state)
 
 static void test_pdb_plan(void **state)
 {
-	const struct pws_row none = {"", 1, {P("demo-a", A)}, {{0}}, 0, NULL, 0};
+	const struct pws_row none = {.target = 1, .members = {P("demo-a", A)}, .etcd = {{0}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *sel = NULL;
@@ -115,8 +107,7 @@ static void test_pdb_plan(void **state)
 	json_decref(w.pdb);
 	w.pdb = NULL;
 	w.in.pdb = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_ENSURE_PDB);
 	assert_null(res.patch);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.object, "spec"), "minAvailable")),
@@ -130,32 +121,18 @@ static void test_pdb_plan(void **state)
 	w.pdb = eo_desired_pdb(w.cluster, 1);
 	json_object_set_new(json_object_get(w.pdb, "spec"), "maxUnavailable", json_integer(1));
 	w.in.pdb = w.pdb;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &res, EO_PLAN_ENSURE_PDB);
 	assert_non_null(res.patch);
 	assert_true(
 	    json_is_null(json_object_get(json_object_get(res.patch, "spec"), "maxUnavailable")));
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* No voter left: the PDB goes. */
 	pws_world_init(&w, &none);
 	w.pdb = eo_desired_pdb(w.cluster, 1);
 	w.in.pdb = w.pdb;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_DELETE_PDB);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pwst_plan(&w.in, &res, EO_PLAN_DELETE_PDB);
+	pws_done(&w, &res);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_steady_state_no_churn),
-	    cmocka_unit_test(test_deleting_and_waiting),
-	    cmocka_unit_test(test_pdb_math),
-	    cmocka_unit_test(test_pdb_plan),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_steady_state_no_churn, test_deleting_and_waiting, test_pdb_math, test_pdb_plan)

@@ -28,6 +28,8 @@
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 PWS_T0 /* 2026-06-02T10:00:00Z */
 
@@ -298,29 +300,21 @@ static void test_membership_table(void **state)
 		if (r->want != EO_PLAN_NONE &&
 		    !eo_condition_is_true(res.status, EO_COND_PROGRESSING))
 			fail_msg("%s: Progressing is wrong", r->what);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
 /* Conditions the audit of the runbook found wrong, each on its own world. */
 static void test_condition_audit(void **state)
 {
-	const struct pws_row drifted = {"",
-					3,
-					{V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					0,
-					NULL,
-					0};
-	const struct pws_row growing = {"",
-					5,
-					{V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-					{EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					0,
-					NULL,
-					0};
-	const struct pws_row empty = {"", 3, {{NULL}}, {{NULL}}, 0, NULL, 0};
+	const struct pws_row drifted = {
+	    .target = 3,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row growing = {.target = 5,
+					.members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+					.etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row empty = {.target = 3, .members = {{NULL}}, .etcd = {{NULL}}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	json_t *st = NULL;
@@ -331,16 +325,14 @@ static void test_condition_audit(void **state)
 	st = json_object_get(w.cluster, "status");
 	json_object_del(st, "progressDeadline");
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(5));
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_int_equal(json_integer_value(
 			     json_object_get(json_object_get(res.status, "observed"), "replicas")),
 			 5);
 	assert_non_null(json_object_get(res.status, "progressDeadline"));
 	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* DeadlineExceeded owns Available; Degraded still tells about the members. */
 	pws_world_init(&w, &drifted);
@@ -354,39 +346,26 @@ static void test_condition_audit(void **state)
 	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_DEADLINE_EXCEEDED, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_MEMBERS_UNHEALTHY, "demo-b");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* etcd does not answer though every Pod is ready: Degraded says so. */
 	pws_world_init(&w, &growing);
 	w.in.etcd_err = EO_ETCD_UNAVAILABLE;
 	w.in.etcd = NULL;
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WAIT);
+	pwst_plan(&w.in, &res, EO_PLAN_WAIT);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "True", EO_REASON_QUORUM_HEALTHY, NULL);
 	pws_want_cond(res.status, EO_COND_DEGRADED, "True", EO_REASON_CLUSTER_UNREACHABLE,
 		      "cannot list etcd's members");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Every EtcdMember deleted by hand: the data is gone, say so and stop. */
 	pws_world_init(&w, &empty);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &res, EO_PLAN_NONE);
 	pws_want_cond(res.status, EO_COND_AVAILABLE, "False", EO_REASON_QUORUM_LOST,
 		      "no member of etcd cluster 248adce0359142ba is left");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /* --- rolling updates through eo_plan_cluster (plan/roll.h has the step table) --- */
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_membership_table),
-	    cmocka_unit_test(test_condition_audit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_membership_table, test_condition_audit)

@@ -19,6 +19,7 @@
 #include "support/planworld_scale_down.h"
 #include "support/planworld_scale_rows.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 static const struct eo_desired_opts OPTS = {.cluster_domain = "cluster.local"};
 
@@ -233,6 +234,24 @@ static void test_scale_down_plan(void **state)
 	}
 }
 
+struct scale_down_row {
+	struct pws_row w; /* w.what names the row */
+	int32_t desired;
+	bool held;
+	bool decided;
+	enum eo_plan_action action;
+	const char *member;
+	const char *message;
+};
+
+static bool scale_down(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct scale_down_row *r = row;
+
+	x->held = r->held;
+	return eo__plan_step_scale_down(x, c, r->desired);
+}
+
 /*
  * The step itself (eo__plan_step_scale_down), called directly on a running cluster
  * (support/planworld_scale.h): nothing to do at or below the target or while held past the
@@ -241,15 +260,7 @@ static void test_scale_down_plan(void **state)
  */
 static void test_scale_down_step(void **state)
 {
-	static const struct {
-		struct pws_row w; /* w.what names the row */
-		int32_t desired;
-		bool held;
-		bool decided;
-		enum eo_plan_action action;
-		const char *member;
-		const char *message;
-	} rows[] = {
+	static const struct scale_down_row rows[] = {
 	    {{"at the target: nothing",
 	      3,
 	      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
@@ -344,33 +355,10 @@ static void test_scale_down_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided;
-
-		pws_world_init(&w, &rows[i].w);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		x.held = rows[i].held;
-		decided = eo__plan_step_scale_down(&x, &c, rows[i].desired);
-		pwst_check(rows[i].w.what, decided, &out, rows[i].decided, rows[i].action,
-			   rows[i].member, 0, rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, NULL, scale_down, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].action, rows[i].member, 0,
+					    rows[i].message});
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_victim_table),
-	    cmocka_unit_test(test_scale_down_plan),
-	    cmocka_unit_test(test_scale_down_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_victim_table, test_scale_down_plan, test_scale_down_step)

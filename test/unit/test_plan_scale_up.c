@@ -25,38 +25,35 @@
 #include "support/testutil.h"
 #include "plan/internal.h"
 #include "support/planworld_step.h"
+#include "support/tu_main.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z */
 
 /* The learner's add and its initial cluster carry the right URLs. */
 static void test_add_learner_details(void **state)
 {
-	const struct pws_row r = {"",	3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a")}, 0,
-				  NULL, 0};
-	const struct pws_row r2 = {
-	    "",	  3, {V("demo-a", A), P("demo-b", B)}, {EV("demo-a"), ELNEW("demo-b", 0xb)}, 0,
-	    NULL, 0};
+	const struct pws_row r = {
+	    .target = 3, .members = {V("demo-a", A), P("demo-b", B)}, .etcd = {EV("demo-a")}};
+	const struct pws_row r2 = {.target = 3,
+				   .members = {V("demo-a", A), P("demo-b", B)},
+				   .etcd = {EV("demo-a"), ELNEW("demo-b", 0xb)}};
 	struct pws_world w;
 	struct eo_plan_result res;
 
 	(void)state;
 	pws_world_init(&w, &r);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+	pwst_plan(&w.in, &res, EO_PLAN_ADD_LEARNER);
 	assert_string_equal(res.peer_url, "http://demo-b.demo.default.svc.cluster.local:2380");
 	assert_int_equal(res.n_endpoints, 1);
 	assert_string_equal(res.endpoints[0], "http://demo-a.demo.default.svc.cluster.local:2379");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	pws_world_init(&w, &r2);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_SET_INITIAL_CLUSTER);
+	pwst_plan(&w.in, &res, EO_PLAN_SET_INITIAL_CLUSTER);
 	assert_string_equal(res.initial_cluster,
 			    "demo-a=http://demo-a.demo.default.svc.cluster.local:2380,"
 			    "demo-b=http://demo-b.demo.default.svc.cluster.local:2380");
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 }
 
 /*
@@ -66,7 +63,7 @@ static void test_add_learner_details(void **state)
  */
 static void test_creates_are_idempotent(void **state)
 {
-	const struct pws_row r = {"", 3, {V("demo-a", A)}, {EV("demo-a")}, 0, NULL, 0};
+	const struct pws_row r = {.target = 3, .members = {V("demo-a", A)}, .etcd = {EV("demo-a")}};
 	char first[EO_PLAN_NAME_MAX], second[EO_PLAN_NAME_MAX], other[EO_PLAN_NAME_MAX];
 	struct pws_world w;
 	struct eo_plan_result res, again;
@@ -94,11 +91,9 @@ static void test_creates_are_idempotent(void **state)
 
 	/* Recorded: the create uses that name, and a retry on the same world the same one. */
 	pws_world_init(&w, &r);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
-	assert_int_equal(eo_plan_cluster(&w.in, &again), 0);
-	assert_int_equal(again.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &again, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(again.member_name, first);
 	eo_plan_result_clear(&again);
 	eo_plan_result_clear(&res);
@@ -106,35 +101,30 @@ static void test_creates_are_idempotent(void **state)
 	/* Not recorded yet (an older operator's status): write it first, create nothing. */
 	st = json_object_get(w.cluster, "status");
 	json_object_del(st, "nextMemberName");
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &res, EO_PLAN_WRITE_STATUS);
 	assert_string_equal(res.member_name, "");
 	assert_true(res.status_changed);
 	assert_string_equal(json_string_value(json_object_get(res.status, "nextMemberName")),
 			    first);
 	json_object_set(w.cluster, "status", res.status);
 	eo_plan_result_clear(&res);
-	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-	assert_int_equal(res.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &res, EO_PLAN_CREATE_MEMBER);
 	assert_string_equal(res.member_name, first);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* Once the member exists the status moves on to the next name, used by the next create. */
 	{
-		const struct pws_row r2 = {"",	 3, {V("demo-a", A), P(NULL, B)}, {EV("demo-a")}, 0,
-					   NULL, 0};
+		const struct pws_row r2 = {
+		    .target = 3, .members = {V("demo-a", A), P(NULL, B)}, .etcd = {EV("demo-a")}};
 		struct pws_row rr = r2;
 
 		rr.members[1].name = first;
 		pws_world_init(&w, &rr);
-		assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
-		assert_int_equal(res.action, EO_PLAN_ADD_LEARNER);
+		pwst_plan(&w.in, &res, EO_PLAN_ADD_LEARNER);
 		assert_string_equal(
 		    json_string_value(json_object_get(res.status, "nextMemberName")), second);
 		assert_true(res.status_changed);
-		eo_plan_result_clear(&res);
-		pws_world_free(&w);
+		pws_done(&w, &res);
 	}
 }
 
@@ -159,6 +149,24 @@ static void test_initial_cluster_helper(void **state)
 	assert_string_equal(eo_plan_action_name(EO_PLAN_DELETE_PDB), "delete-pdb");
 }
 
+struct scale_up_row {
+	struct pws_row w;    /* the world; the action, member and etcd ID wanted */
+	int step;	     /* 0: scale up, 1: set initial cluster */
+	bool decided;	     /* the step's return */
+	const char *message; /* a part of out.message, NULL: not checked */
+};
+
+static bool scale_up(struct eo__plan_ctx *x, struct eo__plan_counts *c, const void *row)
+{
+	const struct scale_up_row *r = row;
+	const struct eo_plan_result *out = x->out;
+
+	if (r->step == 1)
+		return eo__plan_step_set_initial_cluster(x, pwst_pending(x->in));
+	eo__plan_step_scale_up(x, c, r->w.target, pwst_pending(x->in));
+	return out->action != EO_PLAN_NONE;
+}
+
 /*
  * The steps themselves, called directly on a running cluster (support/planworld_scale.h):
  * eo__plan_step_scale_up (step 0: create the next member, add a pending one as a learner, or
@@ -168,12 +176,7 @@ static void test_initial_cluster_helper(void **state)
  */
 static void test_scale_up_step(void **state)
 {
-	static const struct {
-		struct pws_row w;    /* the world; the action, member and etcd ID wanted */
-		int step;	     /* 0: scale up, 1: set initial cluster */
-		bool decided;	     /* the step's return */
-		const char *message; /* a part of out.message, NULL: not checked */
-	} rows[] = {
+	static const struct scale_up_row rows[] = {
 
 	    {{"at the target: nothing",
 	      2,
@@ -248,39 +251,11 @@ static void test_scale_up_step(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct pws_row *r = &rows[i].w;
-		struct pws_world w;
-		struct eo__plan_ctx x;
-		struct eo__plan_counts c;
-		struct eo_plan_result out;
-		bool decided;
-
-		pws_world_init(&w, r);
-		pwst_begin(&x, &c, &w.in, &out);
-		pwst_observe(&x);
-		if (rows[i].step == 0) {
-			eo__plan_step_scale_up(&x, &c, r->target, pwst_pending(&w.in));
-			decided = out.action != EO_PLAN_NONE;
-		} else {
-			decided = eo__plan_step_set_initial_cluster(&x, pwst_pending(&w.in));
-		}
-		pwst_check(r->what, decided, &out, rows[i].decided, r->want, r->want_member,
-			   r->want_id, rows[i].message);
-		pwst_end(&x);
-		eo_plan_result_clear(&out);
-		pws_world_free(&w);
-	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pwst_run(&rows[i].w, NULL, scale_up, &rows[i],
+			 (struct pwst_want){rows[i].decided, rows[i].w.want, rows[i].w.want_member,
+					    rows[i].w.want_id, rows[i].message});
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_learner_details),
-	    cmocka_unit_test(test_creates_are_idempotent),
-	    cmocka_unit_test(test_initial_cluster_helper),
-	    cmocka_unit_test(test_scale_up_step),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_add_learner_details, test_creates_are_idempotent, test_initial_cluster_helper,
+	test_scale_up_step)

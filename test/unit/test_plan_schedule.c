@@ -11,6 +11,7 @@
 
 #include "api/meta.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1066,24 +1067,7 @@ static void test_prune_job_pvc(void **state)
 	json_decref(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_run),
-	    cmocka_unit_test(test_run_steady),
-	    cmocka_unit_test(test_operator_bounds),
-	    cmocka_unit_test(test_retention),
-	    cmocka_unit_test(test_prune_creates_jobs),
-	    cmocka_unit_test(test_prune_caps_running_jobs),
-	    cmocka_unit_test(test_prune_complete_deletes),
-	    cmocka_unit_test(test_prune_without_image),
-	    cmocka_unit_test(test_prune_foreign_volume_without_job),
-	    cmocka_unit_test(test_prune_refused_volume),
-	    cmocka_unit_test(test_retention_met),
-	    cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_validate),
-	    cmocka_unit_test(test_prune_job_pvc),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_run, test_run_steady, test_operator_bounds, test_retention, test_prune_creates_jobs,
+	test_prune_caps_running_jobs, test_prune_complete_deletes, test_prune_without_image,
+	test_prune_foreign_volume_without_job, test_prune_refused_volume, test_retention_met,
+	test_names, test_validate, test_prune_job_pvc)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "support/testutil.h"
+#include "support/tu_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -774,14 +775,5 @@ static void test_plan_auth_latch(void **state)
 	json_decref(keep);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_job_tls),	    cmocka_unit_test(test_job_auth),
-	    cmocka_unit_test(test_plan_auth_latch), cmocka_unit_test(test_plan_table),
-	    cmocka_unit_test(test_plan_idempotent), cmocka_unit_test(test_parse_result),
-	    cmocka_unit_test(test_job_s3),	    cmocka_unit_test(test_job_pvc),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_job_tls, test_job_auth, test_plan_auth_latch, test_plan_table, test_plan_idempotent,
+	test_parse_result, test_job_s3, test_job_pvc)

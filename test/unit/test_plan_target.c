@@ -28,6 +28,8 @@
 #include "plan/roll.h"
 #include "support/planworld_scale.h"
 #include "support/planworld_scale_rows.h"
+#include "support/tu_main.h"
+#include "support/planworld_step.h"
 
 #define T0 1780394400 /* 2026-06-02T10:00:00Z; the deadline below is T0 + 600 */
 
@@ -167,8 +169,7 @@ static void test_latch_target(void **state)
 
 	(void)state;
 	pwc_world_init(&w, pwc_cluster(1, NULL), true);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_LATCH_TARGET);
+	pwst_plan(&w.in, &r, EO_PLAN_LATCH_TARGET);
 	assert_true(r.status_changed);
 	st = r.status;
 	assert_string_equal(json_string_value(json_object_get(st, "clusterToken")),
@@ -181,26 +182,19 @@ static void test_latch_target(void **state)
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(st, "observed"), "replicas")), 1);
 	pwc_assert_cond(st, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_INITIAL_SNAPSHOT);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_spec_changed_relatches(void **state)
 {
 	struct pwc_world w;
 	struct eo_plan_result r;
-	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
 
 	(void)state;
-	pwc_world_init(&w, pwc_cluster(3, st), true); /* spec says 3, observed 1 */
-	free(st);
+	pwc_formed_world(&w, 3, true, 1); /* spec says 3, observed 1 */
 	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
-	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
-		      pwc_pod("demo-aaaaa", true));
-	pwc_world_pdb(&w, 1);
 	w.in.now = T0 + 1000;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(r.status, "observed"), "replicas")),
@@ -211,8 +205,7 @@ static void test_spec_changed_relatches(void **state)
 	/* Next pass with the new target: the PDB follows the target (3 -> minAvailable 2)... */
 	json_object_set(w.cluster, "status", r.status);
 	eo_plan_result_clear(&r);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_PDB);
 	assert_non_null(r.patch);
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(r.patch, "spec"), "minAvailable")),
@@ -221,20 +214,17 @@ static void test_spec_changed_relatches(void **state)
 	eo_plan_result_clear(&r);
 	/* ... then etcd's member list is read through the voter, and a member is created. */
 	pwc_world_pdb(&w, 2);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_QUERY_MEMBERS);
+	pwst_plan(&w.in, &r, EO_PLAN_QUERY_MEMBERS);
 	assert_int_equal(r.n_endpoints, 1);
 	assert_string_equal(r.endpoints[0],
 			    "http://demo-aaaaa.demo.default.svc.cluster.local:2379");
 	eo_plan_result_clear(&r);
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_CREATE_MEMBER);
+	pwst_plan(&w.in, &r, EO_PLAN_CREATE_MEMBER);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE, EO_REASON_SPEC_CHANGED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 static void test_deadlines(void **state)
@@ -250,15 +240,13 @@ static void test_deadlines(void **state)
 	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL),
 		      pwc_pod("demo-aaaaa", false));
 	w.in.now = T0 + 600;
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_int_equal(r.requeue_ms, 0);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_BOOTSTRAP_FAILED);
 	assert_string_equal(r.event_reason, EO_REASON_BOOTSTRAP_FAILED);
 	pwc_assert_stable(&w, &r);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 
 	/* After a clusterID: DeadlineExceeded, then a spec edit resumes. */
 	st = pwc_latched_status(3, "\"clusterID\":\"248adce0359142ba\"");
@@ -268,8 +256,7 @@ static void test_deadlines(void **state)
 		      pwc_pod("demo-aaaaa", true));
 	w.in.now = T0 + 601;
 	/* Healing goes on past the deadline: the missing PDB is created first ... */
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_ENSURE_PDB);
+	pwst_plan(&w.in, &r, EO_PLAN_ENSURE_PDB);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_DEGRADED, EO_COND_FALSE, EO_REASON_QUORUM_HEALTHY);
@@ -278,8 +265,7 @@ static void test_deadlines(void **state)
 	/* ... but the scale-up 1 -> 3 does not go on: no member is created. */
 	pwc_world_pdb(&w, eo_desired_pdb_min_available(1, 3));
 	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_NONE);
+	pwst_plan(&w.in, &r, EO_PLAN_NONE);
 	assert_non_null(strstr(r.message, "not growing beyond the 1 member(s)"));
 	assert_string_equal(r.event_reason, EO_REASON_DEADLINE_EXCEEDED);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_FALSE, EO_REASON_DEADLINE_EXCEEDED);
@@ -288,13 +274,11 @@ static void test_deadlines(void **state)
 	json_object_set(w.cluster, "status", r.status);
 	eo_plan_result_clear(&r);
 	json_object_set_new(json_object_get(w.cluster, "spec"), "replicas", json_integer(1));
-	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
-	assert_int_equal(r.action, EO_PLAN_WRITE_STATUS);
+	pwst_plan(&w.in, &r, EO_PLAN_WRITE_STATUS);
 	pwc_assert_cond(r.status, EO_COND_PROGRESSING, EO_COND_TRUE,
 			EO_REASON_RETRY_AFTER_DEADLINE);
 	pwc_assert_cond(r.status, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_QUORUM_HEALTHY);
-	eo_plan_result_clear(&r);
-	pwc_world_free(&w);
+	pwc_done(&w, &r);
 }
 
 /*
@@ -305,45 +289,27 @@ static void test_deadlines(void **state)
  */
 static void test_deadline_heals(void **state)
 {
-	const struct pws_row three = {"",
-				      5,
-				      {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				      {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				      0,
-				      NULL,
-				      0};
-	const struct pws_row two = {
-	    "", 5, {V("demo-a", A), V("demo-c", C)}, {EV("demo-a"), EV("demo-c")}, 0, NULL, 0};
-	const struct pws_row crashing = {"",
-					 5,
-					 {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
-					 {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-					 0,
-					 NULL,
-					 0};
+	const struct pws_row three = {.target = 5,
+				      .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				      .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
+	const struct pws_row two = {.target = 5,
+				    .members = {V("demo-a", A), V("demo-c", C)},
+				    .etcd = {EV("demo-a"), EV("demo-c")}};
+	const struct pws_row crashing = {
+	    .target = 5,
+	    .members = {V("demo-a", A), VNR("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	const struct pws_row learner = {
-	    "",
-	    5,
-	    {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
-	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)},
-	    0,
-	    NULL,
-	    0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C), L("demo-d", D, 2)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-d", 0xd)}};
 	const struct pws_row stray = {
-	    "",
-	    5,
-	    {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-	    {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)},
-	    0,
-	    NULL,
-	    0};
-	const struct pws_row down = {"",
-				     1,
-				     {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
-				     {EV("demo-a"), EV("demo-b"), EV("demo-c")},
-				     0,
-				     NULL,
-				     0};
+	    .target = 5,
+	    .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+	    .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c"), EL("demo-x", 0x77)}};
+	const struct pws_row down = {.target = 1,
+				     .members = {V("demo-a", A), V("demo-b", B), V("demo-c", C)},
+				     .etcd = {EV("demo-a"), EV("demo-b"), EV("demo-c")}};
 	struct pws_world w;
 	struct eo_plan_result res;
 	struct eo_etcd_status st[PWS_MAXM];
@@ -367,8 +333,7 @@ static void test_deadline_heals(void **state)
 	assert_int_equal(json_integer_value(json_object_get(res.status, "membersAtDeadline")), 3);
 	assert_non_null(strstr(res.message, "not growing beyond the 3 member(s)"));
 	assert_string_equal(res.event_reason, EO_REASON_DEADLINE_EXCEEDED);
-	eo_plan_result_clear(&res);
-	pws_world_free(&w);
+	pws_done(&w, &res);
 
 	/* A crash-looping voter is replaced. */
 	pws_world_init(&w, &crashing);
@@ -408,13 +373,5 @@ static void test_deadline_heals(void **state)
 	pws_world_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_target_table),	   cmocka_unit_test(test_latch_target),
-	    cmocka_unit_test(test_spec_changed_relatches), cmocka_unit_test(test_deadlines),
-	    cmocka_unit_test(test_deadline_heals),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_target_table, test_latch_target, test_spec_changed_relatches, test_deadlines,
+	test_deadline_heals)

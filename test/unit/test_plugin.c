@@ -17,6 +17,7 @@
 #include "kube/config.h"
 #include "support/fake_apiserver.h"
 #include "support/testutil.h"
+#include "support/tu_main.h"
 #include "plugin/args.h"
 #include "plugin/complete.h"
 #include "plugin/decide.h"
@@ -1005,28 +1006,8 @@ static void test_report_archive(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_args_table),
-	    cmocka_unit_test(test_completion),
-	    cmocka_unit_test(test_progress_line),
-	    cmocka_unit_test(test_report_filters),
-	    cmocka_unit_test(test_report_summary),
-	    cmocka_unit_test(test_report_archive),
-	    cmocka_unit_test(test_help_per_command),
-	    cmocka_unit_test(test_table),
-	    cmocka_unit_test(test_yaml_and_json),
-	    cmocka_unit_test(test_bytes),
-	    cmocka_unit_test(test_targets_and_order),
-	    cmocka_unit_test(test_paused_and_defrag_order),
-	    cmocka_unit_test(test_forfeit_target),
-	    cmocka_unit_test(test_scale_decide),
-	    cmocka_unit_test(test_failures),
-	    cmocka_unit_test(test_gateway_bodies),
-	    cmocka_unit_test(test_member_host_and_path),
-	    cmocka_unit_test(test_reach_proxy_and_auth),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_args_table, test_completion, test_progress_line, test_report_filters,
+	test_report_summary, test_report_archive, test_help_per_command, test_table,
+	test_yaml_and_json, test_bytes, test_targets_and_order, test_paused_and_defrag_order,
+	test_forfeit_target, test_scale_decide, test_failures, test_gateway_bodies,
+	test_member_host_and_path, test_reach_proxy_and_auth)

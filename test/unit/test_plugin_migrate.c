@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "support/tu_main.h"
+
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
@@ -885,15 +887,6 @@ static void test_webhooks_legacy_release(void **state)
 	json_decref(dep);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_refusals),	     cmocka_unit_test(test_plan_healthy),
-	    cmocka_unit_test(test_dropped_flag),     cmocka_unit_test(test_resume_and_done),
-	    cmocka_unit_test(test_version_override), cmocka_unit_test(test_member_and_its_pod),
-	    cmocka_unit_test(test_finalizers),	     cmocka_unit_test(test_migrate_args),
-	    cmocka_unit_test(test_webhooks),	     cmocka_unit_test(test_webhooks_legacy_release),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_refusals, test_plan_healthy, test_dropped_flag, test_resume_and_done,
+	test_version_override, test_member_and_its_pod, test_finalizers, test_migrate_args,
+	test_webhooks, test_webhooks_legacy_release)
