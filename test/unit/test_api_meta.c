@@ -155,17 +155,13 @@ static void test_generation_values(void **state)
 /* eo_meta_owned_by: any owner reference counts, controller or not; never an empty uid. */
 static void test_owned_by_any_reference(void **state)
 {
-	static const struct {
-		const char *uid;
-		bool owned;
-	} rows[] = {
-	    {"ctl", true}, {"not-ctl", true}, {"false-ctl", true}, {"other", false}, {"", false}};
 	json_t *o = parse(FULL);
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		assert_int_equal(eo_meta_owned_by(o, rows[i].uid), rows[i].owned);
-	assert_false(eo_meta_owned_by(o, NULL) || eo_meta_owned_by(NULL, "ctl"));
+	assert_true(eo_meta_owned_by(o, "ctl") && eo_meta_owned_by(o, "not-ctl") &&
+		    eo_meta_owned_by(o, "false-ctl"));
+	assert_false(eo_meta_owned_by(o, "other") || eo_meta_owned_by(o, "") ||
+		     eo_meta_owned_by(o, NULL) || eo_meta_owned_by(NULL, "ctl"));
 	json_decref(o);
 }
 
