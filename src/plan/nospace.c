@@ -4,25 +4,27 @@
 #include "plan/nospace.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/cluster.h"
 #include "api/conditions.h"
-#include "core/strbuf.h"
-#include "core/util.h"
-
-static const char *const names[] = {
-    [EO_NPLAN_NONE] = "none",
-    [EO_NPLAN_QUERY] = "query",
-    [EO_NPLAN_RECOVER] = "recover",
-    [EO_NPLAN_DISARM] = "disarm",
-};
 
 const char *eo_nplan_action_name(enum eo_nplan_action a)
 {
-	return EO_ENUM_NAME(names, a, "none");
+	switch (a) {
+	case EO_NPLAN_QUERY:
+		return "query";
+	case EO_NPLAN_RECOVER:
+		return "recover";
+	case EO_NPLAN_DISARM:
+		return "disarm";
+	case EO_NPLAN_NONE:
+	default:
+		return "none";
+	}
 }
 
 void eo_nplan_result_clear(struct eo_nplan_result *r)
@@ -31,7 +33,17 @@ void eo_nplan_result_clear(struct eo_nplan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
+static void msgf(struct eo_nplan_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void msgf(struct eo_nplan_result *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->message, sizeof(out->message), fmt, ap);
+	va_end(ap);
+}
 
 /* Sets the NoSpace condition; out->status only when the cluster's status changes. */
 static int cond(const struct eo_nplan_input *in, struct eo_nplan_result *out, const char *status,
