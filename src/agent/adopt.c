@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/internal.h"
+
 /* nftw() passes no user data: the walk's state, one walk at a time (a one-shot command). */
 static struct {
 	uid_t uid;
@@ -83,19 +85,13 @@ int eo_agent_adopt_main(int argc, char **argv)
 	char err[1200];
 	long u = -1, g = -1;
 	size_t changed = 0;
+	const struct eo__agent_flag flags[] = {
+	    {"--data-dir", &dir}, {"--uid", &uid}, {"--gid", &gid}};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char **slot = strcmp(argv[i], "--data-dir") == 0 ? &dir
-				    : strcmp(argv[i], "--uid") == 0    ? &uid
-				    : strcmp(argv[i], "--gid") == 0    ? &gid
-								       : NULL;
-
-		if (slot == NULL || i + 1 >= argc) {
-			fputs(usage, stderr);
-			return 2;
-		}
-		*slot = argv[++i];
-	}
+	rc = eo__agent_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]), false, usage);
+	if (rc >= 0)
+		return rc;
 	if (dir == NULL || strlen(dir) > 1024 || number(uid, &u) != 0 || number(gid, &g) != 0) {
 		fputs(usage, stderr);
 		return 2;

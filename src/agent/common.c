@@ -171,3 +171,30 @@ int eo__agent_refuse_joined(const struct eo__agent_opts *o, const struct eo_log_
 		 o->member_id);
 	return eo__agent_restore_fail(o, lc, EO_REASON_RESTORE_FAILED, "refusing to restore", err);
 }
+
+static const char **flag_slot(const char *arg, const struct eo__agent_flag *flags, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(arg, flags[i].name) == 0)
+			return flags[i].slot;
+	return NULL;
+}
+
+int eo__agent_flags(int argc, char **argv, const struct eo__agent_flag *flags, size_t n, bool help,
+		    const char *usage)
+{
+	for (int i = 1; i < argc; i++) {
+		const char **slot = flag_slot(argv[i], flags, n);
+
+		if (help && strcmp(argv[i], "--help") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (slot == NULL || i + 1 >= argc) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		*slot = argv[++i];
+	}
+	return -1;
+}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/internal.h"
 #include "core/util.h"
 
 #define PATH_CAP 1100
@@ -101,24 +102,15 @@ int eo_agent_data_guard_main(int argc, char **argv)
 	const char *dir = NULL, *id = NULL, *name = NULL, *tlog = NULL;
 	char msg[1600], err[1200] = "";
 	enum eo_data_wal wal;
+	const struct eo__agent_flag flags[] = {{"--data-dir", &dir},
+					       {"--member-id", &id},
+					       {"--name", &name},
+					       {"--termination-log", &tlog}};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char **slot = strcmp(argv[i], "--data-dir") == 0		? &dir
-				    : strcmp(argv[i], "--member-id") == 0	? &id
-				    : strcmp(argv[i], "--name") == 0		? &name
-				    : strcmp(argv[i], "--termination-log") == 0 ? &tlog
-										: NULL;
-
-		if (strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (slot == NULL || i + 1 >= argc) {
-			fputs(usage, stderr);
-			return 2;
-		}
-		*slot = argv[++i];
-	}
+	rc = eo__agent_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]), true, usage);
+	if (rc >= 0)
+		return rc;
 	if (!eo_present(dir) || strlen(dir) > 1024 || (id != NULL && strlen(id) > 64) ||
 	    (name != NULL && strlen(name) > 253)) {
 		fputs(usage, stderr);

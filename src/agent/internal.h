@@ -11,7 +11,7 @@
  *   prune.c     snapshot-prune
  *
  * adopt-data (adopt.c), data-guard (dataguard.c) and wait-peers (waitpeers.c) parse their
- * own flags.
+ * few "--flag VALUE" pairs with eo__agent_flags (common.c).
  */
 #ifndef EO_AGENT_INTERNAL_H
 #define EO_AGENT_INTERNAL_H
@@ -75,5 +75,19 @@ int eo__agent_make_s3(const struct eo__agent_opts *o, eo_s3 **s3, char *err, siz
 bool eo__agent_data_dir_initialised(const char *data_dir);
 int eo__agent_mkdir_p(const char *path, char *err, size_t errcap);
 int eo__agent_refuse_joined(const struct eo__agent_opts *o, const struct eo_log_ctx *lc);
+
+/* One "--flag VALUE" of a small subcommand: where its value goes. */
+struct eo__agent_flag {
+	const char *name;
+	const char **slot;
+};
+
+/*
+ * Parses argv[1..] as "--flag VALUE" pairs of flags[0..n). Returns -1 when all parsed, else
+ * the exit code after printing usage: 0 for --help (to stdout, when help is true), 2 for an
+ * unknown flag or a flag without its value (to stderr).
+ */
+int eo__agent_flags(int argc, char **argv, const struct eo__agent_flag *flags, size_t n, bool help,
+		    const char *usage);
 
 #endif

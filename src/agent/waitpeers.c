@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/internal.h"
 #include "core/util.h"
 
 #define INITIAL_CLUSTER_MAX 8192
@@ -293,23 +294,13 @@ int eo_agent_wait_peers_main(int argc, char **argv)
 	char err[256];
 	char *end = NULL;
 	long secs = EO_WAIT_PEERS_DEFAULT_TIMEOUT;
+	const struct eo__agent_flag flags[] = {
+	    {"--name", &name}, {"--initial-cluster", &cluster}, {"--timeout", &timeout}};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char **slot = strcmp(argv[i], "--name") == 0		? &name
-				    : strcmp(argv[i], "--initial-cluster") == 0 ? &cluster
-				    : strcmp(argv[i], "--timeout") == 0		? &timeout
-										: NULL;
-
-		if (strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (slot == NULL || i + 1 >= argc) {
-			fputs(usage, stderr);
-			return 2;
-		}
-		*slot = argv[++i];
-	}
+	rc = eo__agent_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]), true, usage);
+	if (rc >= 0)
+		return rc;
 	if (timeout != NULL) {
 		errno = 0;
 		secs = strtol(timeout, &end, 10);

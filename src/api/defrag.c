@@ -66,10 +66,7 @@ int eo_defrag_rule(const json_t *d, struct eo_defrag_rule *out)
 	return rc;
 }
 
-static const struct {
-	enum eo_defrag_phase phase;
-	const char *name;
-} phases[] = {
+static const struct eo__phase_name phases[] = {
     {EO_DEFRAG_PHASE_PENDING, "Pending"},
     {EO_DEFRAG_PHASE_RUNNING, "Running"},
     {EO_DEFRAG_PHASE_COMPLETE, "Complete"},
@@ -78,22 +75,13 @@ static const struct {
 
 enum eo_defrag_phase eo_defrag_phase(const json_t *d)
 {
-	const char *s = eo__json_str_at(d, "status.phase");
-
-	if (s == NULL || s[0] == '\0')
-		return EO_DEFRAG_PHASE_NONE;
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-		if (strcmp(s, phases[i].name) == 0)
-			return phases[i].phase;
-	return EO_DEFRAG_PHASE_UNKNOWN;
+	return (enum eo_defrag_phase)eo__phase_of(d, phases, sizeof(phases) / sizeof(phases[0]),
+						  EO_DEFRAG_PHASE_NONE, EO_DEFRAG_PHASE_UNKNOWN);
 }
 
 const char *eo_defrag_phase_str(enum eo_defrag_phase p)
 {
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-		if (phases[i].phase == p)
-			return phases[i].name;
-	return NULL;
+	return eo__phase_text(phases, sizeof(phases) / sizeof(phases[0]), (int)p);
 }
 
 bool eo_defrag_phase_is_terminal(enum eo_defrag_phase p)

@@ -98,3 +98,23 @@ json_t *eo__json_ensure_object(json_t *root, const char *path)
 	}
 	return cur;
 }
+
+int eo__phase_of(const json_t *obj, const struct eo__phase_name *t, size_t n, int none, int unknown)
+{
+	const char *s = eo__json_str_at(obj, "status.phase");
+
+	if (s == NULL || s[0] == '\0')
+		return none;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, t[i].name) == 0)
+			return t[i].phase;
+	return unknown;
+}
+
+const char *eo__phase_text(const struct eo__phase_name *t, size_t n, int phase)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].phase == phase)
+			return t[i].name;
+	return NULL;
+}

@@ -11,6 +11,7 @@
 #define EO_API_JSONPATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -29,6 +30,19 @@ bool eo__json_int_at(const json_t *root, const char *path, int64_t *out);
 
 /* The boolean at path, or def when absent or not a boolean. */
 bool eo__json_bool_at(const json_t *root, const char *path, bool def);
+
+/* A status.phase text and its enum value: one row of a kind's phase table. */
+struct eo__phase_name {
+	int phase;
+	const char *name;
+};
+
+/* The value of obj's status.phase in t[0..n): none when absent or "", unknown when unlisted. */
+int eo__phase_of(const json_t *obj, const struct eo__phase_name *t, size_t n, int none,
+		 int unknown);
+
+/* The text of phase in t[0..n), or NULL. */
+const char *eo__phase_text(const struct eo__phase_name *t, size_t n, int phase);
 
 /* True when path exists (any type, including null). */
 bool eo__json_has(const json_t *root, const char *path);

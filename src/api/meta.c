@@ -79,7 +79,7 @@ bool eo_meta_has_finalizer(const json_t *obj, const char *finalizer)
 	return false;
 }
 
-bool eo_meta_controlled_by(const json_t *obj, const char *owner_uid)
+static bool has_owner(const json_t *obj, const char *owner_uid, bool controller)
 {
 	const json_t *ref = NULL;
 	size_t i;
@@ -90,9 +90,19 @@ bool eo_meta_controlled_by(const json_t *obj, const char *owner_uid)
 	{
 		const char *uid = json_string_value(json_object_get(ref, "uid"));
 
-		if (json_is_true(json_object_get(ref, "controller")) && uid != NULL &&
-		    strcmp(uid, owner_uid) == 0)
+		if ((!controller || json_is_true(json_object_get(ref, "controller"))) &&
+		    uid != NULL && strcmp(uid, owner_uid) == 0)
 			return true;
 	}
 	return false;
+}
+
+bool eo_meta_controlled_by(const json_t *obj, const char *owner_uid)
+{
+	return has_owner(obj, owner_uid, true);
+}
+
+bool eo_meta_owned_by(const json_t *obj, const char *owner_uid)
+{
+	return has_owner(obj, owner_uid, false);
 }

@@ -50,4 +50,7 @@ bool eo_meta_has_finalizer(const json_t *obj, const char *finalizer);
  */
 bool eo_meta_controlled_by(const json_t *obj, const char *owner_uid);
 
+/* True when any owner reference (controller or not) carries owner_uid; false for NULL or "". */
+bool eo_meta_owned_by(const json_t *obj, const char *owner_uid);
+
 #endif

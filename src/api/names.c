@@ -24,13 +24,18 @@ __attribute__((format(printf, 3, 4))) static int format_name(char *buf, size_t n
 	return 0;
 }
 
+/* A name that cannot be made: "" in buf (when there is room), -1. */
+static int no_name(char *buf, size_t n)
+{
+	if (buf != NULL && n > 0)
+		buf[0] = '\0';
+	return -1;
+}
+
 static int cluster_suffixed(char *buf, size_t n, const char *cluster, const char *suffix)
 {
-	if (!eo_present(cluster)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(cluster))
+		return no_name(buf, n);
 	return format_name(buf, n, "%s%s", cluster, suffix);
 }
 
@@ -56,11 +61,8 @@ int eo_name_member_prefix(char *buf, size_t n, const char *cluster)
 
 int eo_name_member_pvc(char *buf, size_t n, const char *member)
 {
-	if (!eo_present(member)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(member))
+		return no_name(buf, n);
 	return format_name(buf, n, "data-%s", member);
 }
 
@@ -106,42 +108,30 @@ int eo_name_peer_certificate(char *buf, size_t n, const char *cluster)
 
 int eo_name_cluster_token(char *buf, size_t n, const char *ns, const char *cluster, const char *uid)
 {
-	if (!eo_present(ns) || !eo_present(cluster) || !eo_present(uid)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(ns) || !eo_present(cluster) || !eo_present(uid))
+		return no_name(buf, n);
 	return format_name(buf, n, "%s-%s-%s", ns, cluster, uid);
 }
 
 int eo_name_cluster_selector(char *buf, size_t n, const char *cluster)
 {
-	if (!eo_present(cluster)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(cluster))
+		return no_name(buf, n);
 	return format_name(buf, n, "%s=%s", EO_LABEL_CLUSTER, cluster);
 }
 
 int eo_name_member_host(char *buf, size_t n, const char *member, const char *service,
 			const char *ns)
 {
-	if (!eo_present(member) || !eo_present(service) || !eo_present(ns)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(member) || !eo_present(service) || !eo_present(ns))
+		return no_name(buf, n);
 	return format_name(buf, n, "%s.%s.%s.svc", member, service, ns);
 }
 
 int eo_name_etcd_image(char *buf, size_t n, const char *repository, const char *version)
 {
-	if (!eo_present(version)) {
-		if (buf != NULL && n > 0)
-			buf[0] = '\0';
-		return -1;
-	}
+	if (!eo_present(version))
+		return no_name(buf, n);
 	if (!eo_present(repository))
 		repository = EO_DEFAULT_ETCD_IMAGE_REPOSITORY;
 	return format_name(buf, n, "%s:v%s", repository, version);

@@ -52,10 +52,7 @@ void eo_snapshot_destination(const json_t *snap, struct eo_snapshot_location *ou
 	eo_location_read(eo__json_at(snap, "spec.destination"), out);
 }
 
-static const struct {
-	enum eo_snapshot_phase phase;
-	const char *name;
-} phases[] = {
+static const struct eo__phase_name phases[] = {
     {EO_SNAPSHOT_PHASE_PENDING, EO_SNAPSHOT_PHASE_PENDING_STR},
     {EO_SNAPSHOT_PHASE_STARTED, EO_SNAPSHOT_PHASE_STARTED_STR},
     {EO_SNAPSHOT_PHASE_COMPLETE, EO_SNAPSHOT_PHASE_COMPLETE_STR},
@@ -64,22 +61,14 @@ static const struct {
 
 enum eo_snapshot_phase eo_snapshot_phase(const json_t *snap)
 {
-	const char *s = eo__json_str_at(snap, "status.phase");
-
-	if (s == NULL || s[0] == '\0')
-		return EO_SNAPSHOT_PHASE_NONE;
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-		if (strcmp(s, phases[i].name) == 0)
-			return phases[i].phase;
-	return EO_SNAPSHOT_PHASE_UNKNOWN;
+	return (enum eo_snapshot_phase)eo__phase_of(
+	    snap, phases, sizeof(phases) / sizeof(phases[0]), EO_SNAPSHOT_PHASE_NONE,
+	    EO_SNAPSHOT_PHASE_UNKNOWN);
 }
 
 const char *eo_snapshot_phase_str(enum eo_snapshot_phase phase)
 {
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-		if (phases[i].phase == phase)
-			return phases[i].name;
-	return NULL;
+	return eo__phase_text(phases, sizeof(phases) / sizeof(phases[0]), (int)phase);
 }
 
 bool eo_snapshot_phase_is_terminal(enum eo_snapshot_phase phase)

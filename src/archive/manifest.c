@@ -35,6 +35,21 @@ static int grow(void **v, size_t n, size_t size)
 	return 0;
 }
 
+/* Puts elem (size bytes) at index at (0..*n) of the array *v, one longer, the rest moved up. */
+static int insert_at(void **v, size_t *n, size_t size, size_t at, const void *elem)
+{
+	int rc = grow(v, *n, size);
+	char *p;
+
+	if (rc != 0)
+		return rc;
+	p = *v;
+	memmove(p + (at + 1) * size, p + at * size, (*n - at) * size);
+	memcpy(p + at * size, elem, size);
+	(*n)++;
+	return 0;
+}
+
 static bool name_ok(const char *name)
 {
 	size_t n = strnlen(name, EO_ARCHIVE_SEG_NAME_MAX);
@@ -45,27 +60,21 @@ static bool name_ok(const char *name)
 int eo_archive_manifest_add_base(struct eo_archive_manifest *m, const struct eo_archive_base *b)
 {
 	size_t i;
-	int rc;
 
 	if (!name_ok(b->name) || b->revision < 1)
 		return EO_ARCHIVE_EINVAL;
 	for (i = 0; i < m->n_bases; i++)
 		if (strcmp(m->bases[i].name, b->name) == 0)
 			return EO_ARCHIVE_EINVAL;
-	rc = grow((void **)&m->bases, m->n_bases, sizeof(*b));
-	if (rc != 0)
-		return rc;
-	for (i = m->n_bases; i > 0 && m->bases[i - 1].revision > b->revision; i--)
-		m->bases[i] = m->bases[i - 1];
-	m->bases[i] = *b;
-	m->n_bases++;
-	return 0;
+	i = m->n_bases;
+	while (i > 0 && m->bases[i - 1].revision > b->revision)
+		i--;
+	return insert_at((void **)&m->bases, &m->n_bases, sizeof(*b), i, b);
 }
 
 int eo_archive_manifest_add_seg(struct eo_archive_manifest *m, const struct eo_archive_seg *s)
 {
 	size_t i;
-	int rc;
 
 	if (!name_ok(s->name) || s->first_revision < 1 || s->last_revision < s->first_revision ||
 	    s->last_received_ms < s->first_received_ms)
@@ -73,31 +82,22 @@ int eo_archive_manifest_add_seg(struct eo_archive_manifest *m, const struct eo_a
 	for (i = 0; i < m->n_segs; i++)
 		if (strcmp(m->segs[i].name, s->name) == 0)
 			return EO_ARCHIVE_EINVAL;
-	rc = grow((void **)&m->segs, m->n_segs, sizeof(*s));
-	if (rc != 0)
-		return rc;
-	for (i = m->n_segs; i > 0 && m->segs[i - 1].first_revision > s->first_revision; i--)
-		m->segs[i] = m->segs[i - 1];
-	m->segs[i] = *s;
-	m->n_segs++;
-	return 0;
+	i = m->n_segs;
+	while (i > 0 && m->segs[i - 1].first_revision > s->first_revision)
+		i--;
+	return insert_at((void **)&m->segs, &m->n_segs, sizeof(*s), i, s);
 }
 
 int eo_archive_manifest_add_gap(struct eo_archive_manifest *m, const struct eo_archive_gap *g)
 {
 	size_t i;
-	int rc;
 
 	if (g->after_revision < 0 || g->resumed_revision <= g->after_revision)
 		return EO_ARCHIVE_EINVAL;
-	rc = grow((void **)&m->gaps, m->n_gaps, sizeof(*g));
-	if (rc != 0)
-		return rc;
-	for (i = m->n_gaps; i > 0 && m->gaps[i - 1].after_revision > g->after_revision; i--)
-		m->gaps[i] = m->gaps[i - 1];
-	m->gaps[i] = *g;
-	m->n_gaps++;
-	return 0;
+	i = m->n_gaps;
+	while (i > 0 && m->gaps[i - 1].after_revision > g->after_revision)
+		i--;
+	return insert_at((void **)&m->gaps, &m->n_gaps, sizeof(*g), i, g);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */

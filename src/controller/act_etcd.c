@@ -52,16 +52,24 @@ eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const struct eo
 	return ec;
 }
 
-static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_pass *pass,
-				 const struct eo_plan_result *pr)
+eo_etcd_client *eo__ctl_etcd_dial_urls(const struct eo_controller *c, const struct eo_pass *pass,
+				       const char (*urls)[EO_DESIRED_URL_MAX], size_t n)
 {
 	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 
+	if (n > EO_PLAN_MAX_ENDPOINTS)
+		n = EO_PLAN_MAX_ENDPOINTS;
+	for (size_t i = 0; i < n; i++)
+		eps[i] = urls[i];
+	return eo__ctl_etcd_dial(c, pass, eps, n);
+}
+
+static eo_etcd_client *dial_plan(const struct eo_controller *c, const struct eo_pass *pass,
+				 const struct eo_plan_result *pr)
+{
 	if (pr->n_endpoints == 0)
 		return NULL;
-	for (size_t i = 0; i < pr->n_endpoints; i++)
-		eps[i] = pr->endpoints[i];
-	return eo__ctl_etcd_dial(c, pass, eps, pr->n_endpoints);
+	return eo__ctl_etcd_dial_urls(c, pass, pr->endpoints, pr->n_endpoints);
 }
 
 int eo__ctl_act_add_learner(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
@@ -249,13 +257,9 @@ int eo__ctl_dial_remove(struct eo_controller *c, const struct eo_pass *pass,
 			const struct eo_rplan_result *rr, struct eo_etcd_members *list,
 			eo_etcd_err *e, bool query, char *answered)
 {
-	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = NULL;
+	eo_etcd_client *ec = eo__ctl_etcd_dial_urls(c, pass, rr->endpoints, rr->n_endpoints);
 
-	for (size_t i = 0; i < rr->n_endpoints; i++)
-		eps[i] = rr->endpoints[i];
-	ec = eo__ctl_etcd_dial(c, pass, eps, rr->n_endpoints);
 	if (ec == NULL)
 		*e = EO_ETCD_INVALID;
 	else if (query)

@@ -8,6 +8,7 @@
 
 #include "api/meta.h"
 #include "api/cluster.h"
+#include "core/json.h"
 #include "desired/certificate.h"
 
 static const struct eo_kube_resource RES_CERTS = {EO_CERT_MANAGER_GROUP_VERSION,
@@ -55,17 +56,7 @@ static int issuer_exists(struct eo_controller *c, const struct eo_log_ctx *lc,
 /* The discovery document lists the certificates resource. */
 static bool serves_certificates(const json_t *doc)
 {
-	json_t *res = json_object_get(doc, "resources"), *r = NULL;
-	size_t i;
-
-	json_array_foreach(res, i, r)
-	{
-		const char *name = json_string_value(json_object_get(r, "name"));
-
-		if (name != NULL && strcmp(name, EO_CERT_MANAGER_PLURAL) == 0)
-			return true;
-	}
-	return false;
+	return eo_json_named(json_object_get(doc, "resources"), EO_CERT_MANAGER_PLURAL) != NULL;
 }
 
 /*

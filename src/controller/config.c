@@ -301,13 +301,27 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->schedule_default_keep_last = EO_DEFAULT_SCHEDULE_KEEP_LAST;
 }
 
+/* A whole number from lo to hi for --name into *out; -1 with err set otherwise. */
+static int int_flag(const struct flag_def *fd, const char *val, long lo, long hi, int *out,
+		    char *err, size_t errcap)
+{
+	char *end = NULL;
+	long v = strtol(val, &end, 10);
+
+	if (end == val || *end || v < lo || v > hi) {
+		eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (%ld-%ld)", val, fd->name,
+			   lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 /* Applies one flag value; the watch-namespace list is only recorded in ns_list[0]. */
 static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *val,
 		 const char *ns_list[1], char *err, size_t errcap)
 {
 	char *base = (char *)cfg;
-	char *end;
-	long v;
 
 	switch (fd->kind) {
 	case FLAG_STRING:
@@ -334,23 +348,10 @@ static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *v
 		}
 		return 0;
 	case FLAG_INT:
-		v = strtol(val, &end, 10);
-		if (end == val || *end || v < 1 || v > EO_CFG_WORKERS_MAX) {
-			eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (1-%d)", val,
-				   fd->name, EO_CFG_WORKERS_MAX);
-			return -1;
-		}
-		*(int *)(base + fd->off) = (int)v;
-		return 0;
+		return int_flag(fd, val, 1, EO_CFG_WORKERS_MAX, (int *)(base + fd->off), err,
+				errcap);
 	case FLAG_COUNT:
-		v = strtol(val, &end, 10);
-		if (end == val || *end || v < 0 || v > EO_CFG_COUNT_MAX) {
-			eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (0-%d)", val,
-				   fd->name, EO_CFG_COUNT_MAX);
-			return -1;
-		}
-		*(int *)(base + fd->off) = (int)v;
-		return 0;
+		return int_flag(fd, val, 0, EO_CFG_COUNT_MAX, (int *)(base + fd->off), err, errcap);
 	case FLAG_NAMESPACES:
 		/* Parsed after the loop, once the environment fallback is known. */
 		ns_list[0] = val;

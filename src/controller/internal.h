@@ -99,6 +99,9 @@ int eo__ctl_act_retain(struct eo_controller *c, struct eo_pass *pass, const json
 /* controller/act_etcd.c: the actions through etcd */
 eo_etcd_client *eo__ctl_etcd_dial(const struct eo_controller *c, const struct eo_pass *pass,
 				  const char *const *endpoints, size_t n);
+/* The same over a plan's endpoint URLs (at most EO_PLAN_MAX_ENDPOINTS of them). */
+eo_etcd_client *eo__ctl_etcd_dial_urls(const struct eo_controller *c, const struct eo_pass *pass,
+				       const char (*urls)[EO_DESIRED_URL_MAX], size_t n);
 int eo__ctl_act_add_learner(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,
 			    const struct eo_plan_result *pr, long *requeue);
 int eo__ctl_act_promote(struct eo_controller *c, struct eo_pass *pass, json_t *cluster,

@@ -572,14 +572,10 @@ void eo__ctl_query_members(struct eo_controller *c, const struct eo_pass *pass,
 			   char from[][EO_DESIRED_URL_MAX], size_t *n_st, struct eo_plan_input *in,
 			   char *msg, size_t n, char *answered, size_t cap)
 {
-	const char *eps[EO_PLAN_MAX_ENDPOINTS];
 	struct eo_etcd_detail d = {0};
-	eo_etcd_client *ec = NULL;
+	eo_etcd_client *ec = eo__ctl_etcd_dial_urls(c, pass, r->endpoints, r->n_endpoints);
 
 	*n_st = 0;
-	for (size_t i = 0; i < r->n_endpoints; i++)
-		eps[i] = r->endpoints[i];
-	ec = eo__ctl_etcd_dial(c, pass, eps, r->n_endpoints);
 	*e = ec == NULL ? EO_ETCD_INVALID : eo_etcd_member_list(ec, list, &d);
 	snprintf(answered, cap, "%s", *e == EO_ETCD_OK ? d.endpoint : "");
 	in->auth_status_err = EO_ETCD_UNAVAILABLE;

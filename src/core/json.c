@@ -4,6 +4,7 @@
 #include "core/json.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/strbuf.h"
 
@@ -24,4 +25,19 @@ char *eo_json_dumps(const json_t *j, size_t flags, size_t *len)
 		return NULL;
 	}
 	return eo_strbuf_take(&b, len);
+}
+
+json_t *eo_json_named(const json_t *array, const char *name)
+{
+	json_t *e = NULL;
+	size_t i;
+
+	json_array_foreach(array, i, e)
+	{
+		const char *n = json_string_value(json_object_get(e, "name"));
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return e;
+	}
+	return NULL;
 }

@@ -25,4 +25,10 @@
  */
 char *eo_json_dumps(const json_t *j, size_t flags, size_t *len);
 
+/*
+ * The first element of array whose "name" is name (a container, a volume, a mount, a port of
+ * an object), or NULL; NULL too when array is not an array.
+ */
+json_t *eo_json_named(const json_t *array, const char *name);
+
 #endif

@@ -100,3 +100,29 @@ void eo_set_err(char *err, size_t cap, const char *fmt, ...)
 	vsnprintf(err, cap, fmt, ap);
 	va_end(ap);
 }
+
+size_t eo_capbuf_append(struct eo_capbuf *b, const char *data, size_t n)
+{
+	if (n > b->max - b->len) {
+		b->overflow = true;
+		return 0;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap : 16384;
+		char *np;
+
+		while (ncap < b->len + n + 1)
+			ncap *= 2;
+		if (ncap - 1 > b->max) /* not "max + 1": max may be SIZE_MAX */
+			ncap = b->max + 1;
+		np = realloc(b->data, ncap);
+		if (np == NULL)
+			return 0;
+		b->data = np;
+		b->cap = ncap;
+	}
+	memcpy(b->data + b->len, data, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}

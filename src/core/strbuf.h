@@ -41,6 +41,24 @@ char *eo_strbuf_take(struct eo_strbuf *b, size_t *len);
 void eo_strbuf_free(struct eo_strbuf *b);
 
 /*
+ * A response body as a transfer's write callback receives it, with a hard cap: the body of an
+ * etcd or Kubernetes API answer. Start it zeroed with max set (cap may be preallocated).
+ */
+struct eo_capbuf {
+	char *data;    /* owned; NUL-terminated once anything was appended */
+	size_t len;    /* bytes received, without the NUL */
+	size_t cap;    /* bytes allocated */
+	size_t max;    /* the cap on len */
+	bool overflow; /* an append would have passed max */
+};
+
+/*
+ * Appends n bytes: returns n, or 0 when they would pass max (overflow is set) or memory runs
+ * out. 0 is what a libcurl write callback returns to abort the transfer.
+ */
+size_t eo_capbuf_append(struct eo_capbuf *b, const char *data, size_t n);
+
+/*
  * The last non-empty line of text (a termination message, a log tail) copied into out, cut
  * to cap - 1 bytes; trailing blanks and line ends dropped. out is "" for NULL or blank text.
  */
@@ -48,5 +66,11 @@ void eo_last_line(const char *text, char *out, size_t cap);
 
 /* Formats into err (capacity cap); nothing when err is NULL or cap is 0. */
 void eo_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Formats into a char array (an array, not a pointer: its size is taken with sizeof), cutting a
+ * long text short: the one message formatter of the planners (their msgf and say).
+ */
+#define EO_FMT(array, ...) eo_set_err((array), sizeof(array), __VA_ARGS__)
 
 #endif

@@ -9,6 +9,7 @@
 #include "api/member.h"
 #include "api/names.h"
 #include "api/snapshot.h"
+#include "core/json.h"
 #include "core/util.h"
 
 #define AGENT_VOLUME  "agent"
@@ -169,16 +170,9 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 
 const char *eo_desired_restore_claim(const json_t *pod)
 {
-	const json_t *vols = json_object_get(json_object_get(pod, "spec"), "volumes"), *v = NULL;
-	size_t i;
+	const json_t *v =
+	    eo_json_named(json_object_get(json_object_get(pod, "spec"), "volumes"), SOURCE_VOLUME);
 
-	json_array_foreach(vols, i, v)
-	{
-		const char *n = json_string_value(json_object_get(v, "name"));
-
-		if (n != NULL && strcmp(n, SOURCE_VOLUME) == 0)
-			return json_string_value(json_object_get(
-			    json_object_get(v, "persistentVolumeClaim"), "claimName"));
-	}
-	return NULL;
+	return json_string_value(
+	    json_object_get(json_object_get(v, "persistentVolumeClaim"), "claimName"));
 }

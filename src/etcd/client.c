@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/sleep.h"
+#include "core/strbuf.h"
 #include "etcd/internal.h"
 
 #define DEFAULT_TIMEOUT_MS	   5000
@@ -26,15 +27,6 @@
  * /v3beta, which 3.5 drops, so /v3 is the one name all supported versions share). */
 #define GATEWAY_PREFIX "/v3/"
 
-/* Response body buffer with a hard cap. */
-struct body {
-	char *data;
-	size_t len;
-	size_t cap;
-	size_t max;
-	bool overflow;
-};
-
 struct eo_etcd_client {
 	struct eo__etcd_ep *eps;
 	size_t n_eps;
@@ -44,7 +36,7 @@ struct eo_etcd_client {
 	long timeout_ms;
 	long connect_timeout_ms;
 	long backoff_ms;
-	struct body body;
+	struct eo_capbuf body;
 	char errbuf[CURL_ERROR_SIZE];
 	/* Credentials (cleansed on free) and the token they bought, at token_ep. */
 	char *username;
@@ -79,31 +71,7 @@ static void detail_set(struct eo_etcd_detail *d, const char *endpoint, const cha
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	struct body *b = userdata;
-	size_t n = size * nmemb;
-
-	if (n > b->max - b->len) {
-		b->overflow = true;
-		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap;
-		char *p;
-
-		while (cap < b->len + n + 1 && cap <= b->max)
-			cap *= 2;
-		if (cap > b->max + 1)
-			cap = b->max + 1;
-		p = realloc(b->data, cap);
-		if (p == NULL)
-			return 0;
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
+	return eo_capbuf_append(userdata, ptr, size * nmemb);
 }
 
 static eo_etcd_err map_curl(CURLcode rc, bool overflow)
@@ -472,33 +440,30 @@ static bool set_blob(CURL *curl, CURLoption opt, const void *data, size_t len)
 	return curl_easy_setopt(curl, opt, &blob) == CURLE_OK;
 }
 
+/*
+ * One TLS source: the PEM in memory (and then extra_opt set to extra), else the file, else
+ * nothing.
+ */
+static bool set_source(CURL *curl, CURLoption blob_opt, const void *pem, size_t len,
+		       CURLoption extra_opt, const char *extra, CURLoption file_opt,
+		       const char *file)
+{
+	if (pem != NULL)
+		return set_blob(curl, blob_opt, pem, len) &&
+		       curl_easy_setopt(curl, extra_opt, extra) == CURLE_OK;
+	return file == NULL || curl_easy_setopt(curl, file_opt, file) == CURLE_OK;
+}
+
 static eo_etcd_err setup_tls(CURL *curl, const struct eo_etcd_config *cfg)
 {
-	if (cfg->ca_pem != NULL) {
-		/* Only the given bundle is trusted, not the system's CA directory too. */
-		if (!set_blob(curl, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_pem_len) ||
-		    curl_easy_setopt(curl, CURLOPT_CAPATH, NULL) != CURLE_OK)
-			return EO_ETCD_TRANSPORT;
-	} else if (cfg->ca_file != NULL &&
-		   curl_easy_setopt(curl, CURLOPT_CAINFO, cfg->ca_file) != CURLE_OK) {
+	/* Only the given bundle is trusted, not the system's CA directory too (CAPATH NULL). */
+	if (!set_source(curl, CURLOPT_CAINFO_BLOB, cfg->ca_pem, cfg->ca_pem_len, CURLOPT_CAPATH,
+			NULL, CURLOPT_CAINFO, cfg->ca_file) ||
+	    !set_source(curl, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_pem_len,
+			CURLOPT_SSLCERTTYPE, "PEM", CURLOPT_SSLCERT, cfg->cert_file) ||
+	    !set_source(curl, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_pem_len,
+			CURLOPT_SSLKEYTYPE, "PEM", CURLOPT_SSLKEY, cfg->key_file))
 		return EO_ETCD_TRANSPORT;
-	}
-	if (cfg->cert_pem != NULL) {
-		if (!set_blob(curl, CURLOPT_SSLCERT_BLOB, cfg->cert_pem, cfg->cert_pem_len) ||
-		    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM") != CURLE_OK)
-			return EO_ETCD_TRANSPORT;
-	} else if (cfg->cert_file != NULL &&
-		   curl_easy_setopt(curl, CURLOPT_SSLCERT, cfg->cert_file) != CURLE_OK) {
-		return EO_ETCD_TRANSPORT;
-	}
-	if (cfg->key_pem != NULL) {
-		if (!set_blob(curl, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_pem_len) ||
-		    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM") != CURLE_OK)
-			return EO_ETCD_TRANSPORT;
-	} else if (cfg->key_file != NULL &&
-		   curl_easy_setopt(curl, CURLOPT_SSLKEY, cfg->key_file) != CURLE_OK) {
-		return EO_ETCD_TRANSPORT;
-	}
 	return EO_ETCD_OK;
 }
 

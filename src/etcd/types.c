@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+
 static const char *const err_text[EO_ETCD_ERR_COUNT_] = {
     [EO_ETCD_OK] = "ok",
     [EO_ETCD_UNAVAILABLE] = "etcd unavailable",
@@ -33,9 +35,7 @@ static const char *const err_text[EO_ETCD_ERR_COUNT_] = {
 
 const char *eo_etcd_strerror(eo_etcd_err err)
 {
-	if ((unsigned)err >= EO_ETCD_ERR_COUNT_ || err_text[err] == NULL)
-		return "unknown etcd error";
-	return err_text[err];
+	return EO_ENUM_NAME(err_text, err, "unknown etcd error");
 }
 
 static void free_strings(char **v, size_t n)
@@ -89,15 +89,13 @@ void eo_etcd_alarms_clear(struct eo_etcd_alarms *a)
 	memset(a, 0, sizeof(*a));
 }
 
+static const char *const names[] = {
+    [EO_ETCD_ALARM_NONE] = "NONE",
+    [EO_ETCD_ALARM_NOSPACE] = "NOSPACE",
+    [EO_ETCD_ALARM_CORRUPT] = "CORRUPT",
+};
+
 const char *eo_etcd_alarm_name(enum eo_etcd_alarm_type t)
 {
-	switch (t) {
-	case EO_ETCD_ALARM_NOSPACE:
-		return "NOSPACE";
-	case EO_ETCD_ALARM_CORRUPT:
-		return "CORRUPT";
-	case EO_ETCD_ALARM_NONE:
-	default:
-		return "NONE";
-	}
+	return EO_ENUM_NAME(names, t, "NONE");
 }

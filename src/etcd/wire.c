@@ -525,8 +525,6 @@ out:
 /* An alarm type as the gateway writes it: its enum name, or (leniently) its number. */
 static bool alarm_type(const json_t *v, enum eo_etcd_alarm_type *out)
 {
-	static const char *const names[] = {"NONE", "NOSPACE", "CORRUPT"};
-
 	if (v == NULL) {
 		*out = EO_ETCD_ALARM_NONE; /* omitted because it is the zero value */
 		return true;
@@ -534,16 +532,19 @@ static bool alarm_type(const json_t *v, enum eo_etcd_alarm_type *out)
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
 
-		if (i < 0 || i > 2)
+		if (i < 0 || i > EO_ETCD_ALARM_CORRUPT)
 			return false;
 		*out = (enum eo_etcd_alarm_type)i;
 		return true;
 	}
-	for (size_t i = 0; json_is_string(v) && i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(json_string_value(v), names[i]) == 0) {
-			*out = (enum eo_etcd_alarm_type)i;
+	for (int i = 0; json_is_string(v) && i <= EO_ETCD_ALARM_CORRUPT; i++) {
+		enum eo_etcd_alarm_type t = (enum eo_etcd_alarm_type)i;
+
+		if (strcmp(json_string_value(v), eo_etcd_alarm_name(t)) == 0) {
+			*out = t;
 			return true;
 		}
+	}
 	return false;
 }
 

@@ -378,39 +378,9 @@ eo_kube_err eo__kube_easy_setup(eo_kube_client *c, CURL *h, const char *token,
 	return EO_KUBE_OK;
 }
 
-struct body {
-	char *p;
-	size_t len, cap, max;
-	bool overflow;
-};
-
 static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
 {
-	struct body *b = ud;
-	size_t n = size * nmemb;
-
-	if (n > b->max - b->len) {
-		b->overflow = true;
-		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap : 16384;
-		char *np;
-
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if (ncap - 1 > b->max) /* not "max + 1": max may be SIZE_MAX */
-			ncap = b->max + 1;
-		np = realloc(b->p, ncap);
-		if (!np)
-			return 0;
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return n;
+	return eo_capbuf_append(ud, data, size * nmemb);
 }
 
 static eo_kube_err transfer(eo_kube_client *c, const char *method, const char *url,
@@ -520,7 +490,7 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 			   const char *content_type, const char *payload, json_t **out,
 			   struct eo_kube_error *err)
 {
-	struct body b = {.max = c->max_body};
+	struct eo_capbuf b = {.max = c->max_body};
 	long status = 0;
 	eo_kube_err rc;
 
@@ -529,16 +499,16 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 	if (rc != EO_KUBE_OK)
 		goto out;
 	if (status < 200 || status >= 300) {
-		rc = eo_kube_status_parse((int)status, b.p, b.len, err);
+		rc = eo_kube_status_parse((int)status, b.data, b.len, err);
 		goto out;
 	}
 	if (out) {
 		json_error_t jerr;
 
-		*out = b.p ? json_loadb(b.p, b.len, 0, &jerr) : NULL;
+		*out = b.data ? json_loadb(b.data, b.len, 0, &jerr) : NULL;
 		if (!*out) {
 			rc = eo_kube_fail(err, EO_KUBE_EPROTOCOL, "invalid JSON in response: %s",
-					  b.p ? jerr.text : "empty body");
+					  b.data ? jerr.text : "empty body");
 			if (err)
 				err->http_status = (int)status;
 			goto out;
@@ -546,7 +516,7 @@ static eo_kube_err perform(eo_kube_client *c, const char *method, const char *ur
 	}
 	eo_kube_error_clear(err);
 out:
-	free(b.p);
+	free(b.data);
 	return rc;
 }
 
@@ -769,7 +739,7 @@ struct page {
 	CURL *h;
 	long status;
 	eo_kube_objstream *os;
-	struct body errbody;
+	struct eo_capbuf errbody;
 	eo_kube_err rc; /* a decode failure that aborted the transfer */
 	struct eo_kube_error e;
 	/* from the page's envelope */
@@ -866,8 +836,8 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 		};
 
 		eo_kube_objstream_free(pg->os);
-		free(pg->errbody.p);
-		pg->errbody = (struct body){.max = LIST_ERRBODY_MAX};
+		free(pg->errbody.data);
+		pg->errbody = (struct eo_capbuf){.max = LIST_ERRBODY_MAX};
 		pg->status = 0;
 		pg->rc = EO_KUBE_OK;
 		pg->ended = false;
@@ -885,8 +855,8 @@ static eo_kube_err list_page(eo_kube_client *c, const struct eo_kube_resource *r
 			if (rc == EO_KUBE_ECANCELED && !pg->stopped)
 				rc = eo_kube_fail(err, EO_KUBE_ENOMEM, "continue token");
 		} else if (rc == EO_KUBE_OK && (pg->status < 200 || pg->status >= 300)) {
-			rc = eo_kube_status_parse((int)pg->status, pg->errbody.p, pg->errbody.len,
-						  err);
+			rc = eo_kube_status_parse((int)pg->status, pg->errbody.data,
+						  pg->errbody.len, err);
 		} else if (rc == EO_KUBE_OK) {
 			rc = eo_kube_objstream_finish(pg->os, err);
 			if (rc == EO_KUBE_OK && !json_is_array(json_object_get(pg->env, "items")))
@@ -945,7 +915,7 @@ eo_kube_err eo_kube_list_each(eo_kube_client *c, const struct eo_kube_resource *
 	}
 	free(cont);
 	free(pg.cont);
-	free(pg.errbody.p);
+	free(pg.errbody.data);
 	json_decref(pg.env);
 	eo_kube_objstream_free(pg.os);
 	return rc;

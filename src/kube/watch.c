@@ -2,6 +2,7 @@
  * kube/watch.c - streaming watch over a private curl multi handle.
  */
 #include "kube/watch.h"
+#include "core/util.h"
 #include "kube/client_int.h"
 
 #include <openssl/crypto.h>
@@ -18,21 +19,15 @@ struct eo_kube_watch {
 	atomic_bool cancelled;
 };
 
+static const char *const names[] = {
+    [EO_KUBE_WATCH_ADDED] = "ADDED",	 [EO_KUBE_WATCH_MODIFIED] = "MODIFIED",
+    [EO_KUBE_WATCH_DELETED] = "DELETED", [EO_KUBE_WATCH_BOOKMARK] = "BOOKMARK",
+    [EO_KUBE_WATCH_ERROR] = "ERROR",
+};
+
 const char *eo_kube_watch_type_name(enum eo_kube_watch_type t)
 {
-	switch (t) {
-	case EO_KUBE_WATCH_ADDED:
-		return "ADDED";
-	case EO_KUBE_WATCH_MODIFIED:
-		return "MODIFIED";
-	case EO_KUBE_WATCH_DELETED:
-		return "DELETED";
-	case EO_KUBE_WATCH_BOOKMARK:
-		return "BOOKMARK";
-	case EO_KUBE_WATCH_ERROR:
-		return "ERROR";
-	}
-	return "UNKNOWN";
+	return EO_ENUM_NAME(names, t, "UNKNOWN");
 }
 
 eo_kube_err eo_kube_watch_error(json_t *status, struct eo_kube_error *err)

@@ -23,23 +23,25 @@ static const char TRUNC_SUFFIX[] = " truncated=true\n";
 /* Levels                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The level names read (zap's too); the first of a level is the one written. */
+static const struct {
+	const char *name;
+	enum eo_log_level lvl;
+} level_names[] = {
+    {"debug", EO_LOG_DEBUG},  {"info", EO_LOG_INFO},   {"warn", EO_LOG_WARN},
+    {"warning", EO_LOG_WARN}, {"error", EO_LOG_ERROR}, {"dpanic", EO_LOG_ERROR},
+    {"panic", EO_LOG_ERROR},  {"fatal", EO_LOG_ERROR},
+};
+
 int eo_log_level_parse(const char *s, enum eo_log_level *out)
 {
-	static const struct {
-		const char *name;
-		enum eo_log_level lvl;
-	} names[] = {
-	    {"debug", EO_LOG_DEBUG},  {"info", EO_LOG_INFO},   {"warn", EO_LOG_WARN},
-	    {"warning", EO_LOG_WARN}, {"error", EO_LOG_ERROR}, {"dpanic", EO_LOG_ERROR},
-	    {"panic", EO_LOG_ERROR},  {"fatal", EO_LOG_ERROR},
-	};
 	size_t i;
 
 	if (!s || !*s)
 		return -1;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcasecmp(s, names[i].name) == 0) {
-			*out = names[i].lvl;
+	for (i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcasecmp(s, level_names[i].name) == 0) {
+			*out = level_names[i].lvl;
 			return 0;
 		}
 	}
@@ -54,16 +56,9 @@ int eo_log_level_parse(const char *s, enum eo_log_level *out)
 
 const char *eo_log_level_name(enum eo_log_level lvl)
 {
-	switch (lvl) {
-	case EO_LOG_DEBUG:
-		return "debug";
-	case EO_LOG_INFO:
-		return "info";
-	case EO_LOG_WARN:
-		return "warn";
-	case EO_LOG_ERROR:
-		return "error";
-	}
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (level_names[i].lvl == lvl)
+			return level_names[i].name;
 	return "unknown";
 }
 

@@ -9,23 +9,18 @@
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "core/util.h"
 #include "plan/internal.h"
+
+static const char *const names[] = {
+    [EO_PLAN_AUTH_NONE] = "none",	[EO_PLAN_AUTH_QUERY] = "query",
+    [EO_PLAN_AUTH_ENABLE] = "enable",	[EO_PLAN_AUTH_LATCH] = "latch",
+    [EO_PLAN_AUTH_PROBLEM] = "problem",
+};
 
 const char *eo_plan_auth_verdict_name(enum eo_plan_auth_verdict v)
 {
-	switch (v) {
-	case EO_PLAN_AUTH_NONE:
-		return "none";
-	case EO_PLAN_AUTH_QUERY:
-		return "query";
-	case EO_PLAN_AUTH_ENABLE:
-		return "enable";
-	case EO_PLAN_AUTH_LATCH:
-		return "latch";
-	case EO_PLAN_AUTH_PROBLEM:
-		return "problem";
-	}
-	return "none";
+	return EO_ENUM_NAME(names, v, "none");
 }
 
 static void say(struct eo_plan_auth_result *out, enum eo_plan_auth_verdict v, const char *reason,

@@ -4,7 +4,6 @@
  * members (their entries in etcd's list, the endpoints to reach it through, whether an
  * absence is the leader's word), and the names of the members to create.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,15 +122,6 @@ void eo__plan_set_status(struct eo__plan_ctx *x, const char *key, json_t *v)
 {
 	if (v == NULL || json_object_set_new(x->st, key, v) != 0)
 		x->ok = false;
-}
-
-void eo__plan_msgf(struct eo__plan_ctx *x, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(x->out->message, sizeof(x->out->message), f, ap);
-	va_end(ap);
 }
 
 void eo__plan_event(struct eo__plan_ctx *x, const char *type, const char *reason)

@@ -4,7 +4,6 @@
 #include "plan/forcenew.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,8 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/meta.h"
+#include "core/strbuf.h"
+#include "core/util.h"
 #include "plan/internal.h"
 
 static const char *const step_names[] = {
@@ -31,22 +32,10 @@ static const char *const step_names[] = {
 
 const char *eo_fnc_step_name(enum eo_fnc_step s)
 {
-	if ((unsigned)s < sizeof(step_names) / sizeof(step_names[0]) && step_names[s] != NULL)
-		return step_names[s];
-	return "unknown";
+	return EO_ENUM_NAME(step_names, s, "unknown");
 }
 
-static void say(struct eo_fnc_decision *d, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void say(struct eo_fnc_decision *d, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(d->why, sizeof(d->why), f, ap);
-	va_end(ap);
-}
+#define say(d, ...) EO_FMT((d)->why, __VA_ARGS__)
 
 static bool is_step(const struct eo_fnc_member *m, const char *step)
 {

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "core/strbuf.h"
 #include "core/util.h"
 #include "plan/plan.h"
 #include "plan/podissue.h"
@@ -102,8 +103,7 @@ void eo__plan_count_members(const struct eo_plan_input *in, struct eo__plan_coun
 void eo__plan_cond(struct eo__plan_ctx *x, const char *type, const char *status, const char *reason,
 		   const char *msg);
 void eo__plan_set_status(struct eo__plan_ctx *x, const char *key, json_t *v);
-void eo__plan_msgf(struct eo__plan_ctx *x, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
+#define eo__plan_msgf(x, ...) EO_FMT((x)->out->message, __VA_ARGS__)
 void eo__plan_event(struct eo__plan_ctx *x, const char *type, const char *reason);
 const char *eo__plan_unreachable_reason(const struct eo_plan_input *in);
 const char *eo__plan_etcd_err_text(const struct eo_plan_input *in);

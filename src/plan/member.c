@@ -3,7 +3,6 @@
  */
 #include "plan/member.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +11,7 @@
 #include "api/member.h"
 #include "api/meta.h"
 #include "api/names.h"
+#include "core/strbuf.h"
 #include "core/util.h"
 #include "desired/restore.h"
 #include "plan/failure.h"
@@ -37,9 +37,7 @@ static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
 
 const char *eo_mplan_action_name(enum eo_mplan_action a)
 {
-	if ((unsigned)a < EO_MPLAN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_member_plan_clear(struct eo_mplan_result *r)
@@ -58,15 +56,7 @@ struct mctx {
 	bool ok;
 };
 
-static void msgf(struct mctx *x, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void msgf(struct mctx *x, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(x->out->message, sizeof(x->out->message), f, ap);
-	va_end(ap);
-}
+#define msgf(x, ...) EO_FMT((x)->out->message, __VA_ARGS__)
 
 static void cond(struct mctx *x, const char *type, const char *status, const char *reason,
 		 const char *msg)

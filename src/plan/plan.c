@@ -55,9 +55,7 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
 
 const char *eo_plan_action_name(enum eo_plan_action a)
 {
-	if ((unsigned)a < EO_PLAN_ACTION_COUNT_ && action_names[a] != NULL)
-		return action_names[a];
-	return "unknown";
+	return EO_ENUM_NAME(action_names, a, "unknown");
 }
 
 void eo_plan_result_clear(struct eo_plan_result *r)

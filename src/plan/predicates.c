@@ -14,27 +14,14 @@
 #include "api/member.h"
 #include "api/meta.h"
 #include "api/names.h"
+#include "core/json.h"
 #include "plan/internal.h"
 
 bool eo_plan_pod_ready(const json_t *pod)
 {
-	json_t *conds = NULL, *c = NULL;
-	size_t i;
-
-	if (pod == NULL)
+	if (pod == NULL || eo_meta_is_deleting(pod))
 		return false;
-	if (eo_meta_is_deleting(pod))
-		return false;
-	conds = json_object_get(json_object_get(pod, "status"), "conditions");
-	json_array_foreach(conds, i, c)
-	{
-		const char *type = json_string_value(json_object_get(c, "type"));
-		const char *st = json_string_value(json_object_get(c, "status"));
-
-		if (type != NULL && strcmp(type, "Ready") == 0)
-			return st != NULL && strcmp(st, "True") == 0;
-	}
-	return false;
+	return eo_condition_is_true(json_object_get(pod, "status"), "Ready");
 }
 
 bool eo_plan_pod_running(const json_t *pod)
@@ -149,18 +136,8 @@ bool eo_plan_member_lost_data(const json_t *member, const json_t *pod, const jso
 /* The status of the etcd container in a Pod, or NULL. */
 static const json_t *etcd_container_status(const json_t *pod)
 {
-	const json_t *cs = NULL;
-	size_t i;
-
-	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i,
-			   cs)
-	{
-		const char *name = json_string_value(json_object_get(cs, "name"));
-
-		if (name != NULL && strcmp(name, "etcd") == 0)
-			return cs;
-	}
-	return NULL;
+	return eo_json_named(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
+			     "etcd");
 }
 
 bool eo_plan_member_crashlooping(const json_t *member, const json_t *pod, char *why, size_t n)

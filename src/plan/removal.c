@@ -3,7 +3,6 @@
  */
 #include "plan/removal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/meta.h"
+#include "core/strbuf.h"
 #include "core/util.h"
 
 static const char *const names[EO_RPLAN_ACTION_COUNT_] = {
@@ -22,9 +22,7 @@ static const char *const names[EO_RPLAN_ACTION_COUNT_] = {
 
 const char *eo_rplan_action_name(enum eo_rplan_action a)
 {
-	if ((unsigned)a < EO_RPLAN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_plan_removal_clear(struct eo_rplan_result *r)
@@ -35,16 +33,7 @@ void eo_plan_removal_clear(struct eo_rplan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_rplan_result *out, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-static void msgf(struct eo_rplan_result *out, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(out->message, sizeof(out->message), f, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 static const char *status_str(const json_t *member, const char *key)
 {

@@ -3,7 +3,6 @@
  */
 #include "plan/retain.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +10,8 @@
 #include "api/member.h"
 #include "api/meta.h"
 #include "api/names.h"
+#include "core/strbuf.h"
+#include "core/util.h"
 
 static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
     [EO_RETAIN_NONE] = "none",
@@ -21,9 +22,7 @@ static const char *const names[EO_RETAIN_ACTION_COUNT_] = {
 
 const char *eo_retain_action_name(enum eo_retain_action a)
 {
-	if ((unsigned)a < EO_RETAIN_ACTION_COUNT_ && names[a] != NULL)
-		return names[a];
-	return "unknown";
+	return EO_ENUM_NAME(names, a, "unknown");
 }
 
 void eo_plan_retain_clear(struct eo_retain_result *r)
@@ -34,36 +33,11 @@ void eo_plan_retain_clear(struct eo_retain_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_retain_result *out, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-static void msgf(struct eo_retain_result *out, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(out->message, sizeof(out->message), f, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 bool eo_plan_retain_has_finalizer(const json_t *cluster)
 {
 	return eo_meta_has_finalizer(cluster, EO_FINALIZER_RETAIN_DATA);
-}
-
-/* True when one of the PVC's owner references names the member's UID. */
-static bool owned_by(const json_t *pvc, const char *member_uid)
-{
-	const json_t *ref = NULL;
-	size_t i;
-
-	json_array_foreach(eo_meta_get(pvc, "ownerReferences"), i, ref)
-	{
-		const char *uid = json_string_value(json_object_get(ref, "uid"));
-
-		if (uid != NULL && strcmp(uid, member_uid) == 0)
-			return true;
-	}
-	return false;
 }
 
 static bool gone(const json_t *pvc)
@@ -77,7 +51,7 @@ bool eo_plan_retain_holds_member(const json_t *cluster, const json_t *member, co
 
 	return cluster != NULL && eo_cluster_is_deleting(cluster) &&
 	       eo_cluster_retains_data(cluster) && eo_plan_retain_has_finalizer(cluster) &&
-	       uid != NULL && !gone(pvc) && owned_by(pvc, uid);
+	       uid != NULL && !gone(pvc) && eo_meta_owned_by(pvc, uid);
 }
 
 /* The merge patch that drops the member's owner references and keeps any other. */
@@ -142,7 +116,7 @@ static int plan_deleting(const struct eo_retain_input *in, struct eo_retain_resu
 			return -1;
 		if (gone(pvc) || pname == NULL)
 			continue;
-		if (owned_by(pvc, uid)) {
+		if (eo_meta_owned_by(pvc, uid)) {
 			out->patch = release_patch(pvc, uid);
 			if (out->patch == NULL)
 				return -1;

@@ -4,18 +4,19 @@
 #include "plan/snapshot.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/cluster.h"
 #include "api/conditions.h"
+#include "core/json.h"
 #include "core/strbuf.h"
 #include "api/member.h"
 #include "api/names.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
+#include "core/util.h"
 #include "desired/snapshot_job.h"
 #include "api/meta.h"
 #include "plan/volref.h"
@@ -24,21 +25,17 @@
 #define SHA256_HEX 64
 #define WORDS_MAX  300 /* of the agent's last words quoted in a message */
 
+static const char *const names[] = {
+    [EO_SPLAN_NONE] = "none",
+    [EO_SPLAN_WAIT] = "wait",
+    [EO_SPLAN_CREATE_JOB] = "create-job",
+    [EO_SPLAN_CONFIRM_JOB_GONE] = "confirm-job-gone",
+    [EO_SPLAN_READ_VOLUME] = "read-volume",
+};
+
 const char *eo_splan_action_name(enum eo_splan_action a)
 {
-	switch (a) {
-	case EO_SPLAN_WAIT:
-		return "wait";
-	case EO_SPLAN_CREATE_JOB:
-		return "create-job";
-	case EO_SPLAN_CONFIRM_JOB_GONE:
-		return "confirm-job-gone";
-	case EO_SPLAN_READ_VOLUME:
-		return "read-volume";
-	case EO_SPLAN_NONE:
-	default:
-		return "none";
-	}
+	return EO_ENUM_NAME(names, a, "none");
 }
 
 void eo_splan_result_clear(struct eo_splan_result *r)
@@ -48,17 +45,7 @@ void eo_splan_result_clear(struct eo_splan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void msgf(struct eo_splan_result *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void msgf(struct eo_splan_result *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out->message, sizeof(out->message), fmt, ap);
-	va_end(ap);
-}
+#define msgf(out, ...) EO_FMT((out)->message, __VA_ARGS__)
 
 json_t *eo_splan_parse_result(const char *line, char *err, size_t errcap)
 {
@@ -133,17 +120,11 @@ static bool job_condition(const json_t *job, const char *type, const char **mess
 /* The terminated state of the agent container of pod, or NULL. */
 static const json_t *agent_terminated(const json_t *pod)
 {
-	json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses"), *c;
-	size_t i;
+	const json_t *c =
+	    eo_json_named(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
+			  EO_SNAPSHOT_CONTAINER);
 
-	json_array_foreach(cs, i, c)
-	{
-		const char *n = json_string_value(json_object_get(c, "name"));
-
-		if (n != NULL && strcmp(n, EO_SNAPSHOT_CONTAINER) == 0)
-			return json_object_get(json_object_get(c, "state"), "terminated");
-	}
-	return NULL;
+	return json_object_get(json_object_get(c, "state"), "terminated");
 }
 
 /* The artifact from a Pod that succeeded; NULL with why in err. */

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "api/cluster.h"
+#include "api/conditions.h"
 #include "api/member.h"
 #include "api/meta.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "desired/desired.h"
 #include "plan/plan.h"
@@ -73,21 +75,11 @@ __attribute__((format(printf, 2, 3))) static void change(struct eo_migrate_plan 
 
 static bool pod_ready(const json_t *pod)
 {
-	const json_t *conds = at(pod, "status", "conditions", NULL), *c = NULL;
 	const char *phase = str(pod, "status", "phase", NULL);
-	size_t i;
 
 	if (phase == NULL || strcmp(phase, "Running") != 0 || eo_meta_is_deleting(pod))
 		return false;
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-
-		if (t != NULL && strcmp(t, "Ready") == 0)
-			return s != NULL && strcmp(s, "True") == 0;
-	}
-	return false;
+	return eo_condition_is_true(json_object_get(pod, "status"), "Ready");
 }
 
 static const json_t *find_named(const json_t *arr, const char *name)
@@ -107,17 +99,7 @@ static const json_t *find_named(const json_t *arr, const char *name)
 
 static const json_t *etcd_container(const json_t *pod_spec)
 {
-	const json_t *c = NULL;
-	size_t i;
-
-	json_array_foreach(json_object_get(pod_spec, "containers"), i, c)
-	{
-		const char *n = json_string_value(json_object_get(c, "name"));
-
-		if (n != NULL && strcmp(n, "etcd") == 0)
-			return c;
-	}
-	return NULL;
+	return eo_json_named(json_object_get(pod_spec, "containers"), "etcd");
 }
 
 /* The value of --flag in the container's command and args: "" for a bare flag, NULL absent. */
@@ -202,32 +184,16 @@ static bool valid_version(const char *v)
 /* The mount path of the Pod's data volume in the etcd container. */
 static const char *data_mount(const json_t *ctr)
 {
-	const json_t *m = NULL;
-	size_t i;
+	const json_t *m = eo_json_named(json_object_get(ctr, "volumeMounts"), "data");
 
-	json_array_foreach(json_object_get(ctr, "volumeMounts"), i, m)
-	{
-		const char *n = json_string_value(json_object_get(m, "name"));
-
-		if (n != NULL && strcmp(n, "data") == 0)
-			return json_string_value(json_object_get(m, "mountPath"));
-	}
-	return NULL;
+	return json_string_value(json_object_get(m, "mountPath"));
 }
 
 static const char *claim_of(const json_t *pod)
 {
-	const json_t *v = NULL;
-	size_t i;
+	const json_t *v = eo_json_named(at(pod, "spec", "volumes", NULL), "data");
 
-	json_array_foreach(at(pod, "spec", "volumes", NULL), i, v)
-	{
-		const char *n = json_string_value(json_object_get(v, "name"));
-
-		if (n != NULL && strcmp(n, "data") == 0)
-			return str(v, "persistentVolumeClaim", "claimName", NULL);
-	}
-	return NULL;
+	return v != NULL ? str(v, "persistentVolumeClaim", "claimName", NULL) : NULL;
 }
 
 static bool legacy_tls(const json_t *legacy)
@@ -775,19 +741,7 @@ json_t *eo_migrate_finalizers_patch(const json_t *obj)
 
 bool eo_migrate_owned_by(const json_t *obj, const char *uid)
 {
-	const json_t *ref = NULL;
-	size_t i;
-
-	if (!eo_present(uid))
-		return false;
-	json_array_foreach(eo_meta_get(obj, "ownerReferences"), i, ref)
-	{
-		const char *u = json_string_value(json_object_get(ref, "uid"));
-
-		if (u != NULL && strcmp(u, uid) == 0)
-			return true;
-	}
-	return false;
+	return eo_meta_owned_by(obj, uid);
 }
 
 /* ---- the legacy release's admission webhooks --------------------------------------------- */

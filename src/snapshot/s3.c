@@ -738,6 +738,22 @@ static void resp_free(struct resp *r)
 	r->body = NULL;
 }
 
+/*
+ * perform(), then the answer's status: 0 for 200 (and for 204 or 404 too when gone_ok, a
+ * delete's "done" and "was not there"), else -1 with err describing the answer. The caller
+ * frees r either way.
+ */
+static int perform_ok(eo_s3 *s, const struct req *q, struct resp *r, bool gone_ok, const char *what,
+		      char *err, size_t errcap)
+{
+	if (perform(s, q, r, err, errcap) != 0)
+		return -1;
+	if (r->status == 200 || (gone_ok && (r->status == 204 || r->status == 404)))
+		return 0;
+	describe(what, q, r, err, errcap);
+	return -1;
+}
+
 int eo_s3_head(eo_s3 *s, const char *key, struct eo_s3_head *out, char *err, size_t errcap)
 {
 	struct req q = {.method = "HEAD", .key = key};
@@ -778,12 +794,8 @@ int eo_s3_put(eo_s3 *s, const char *key, const void *p, size_t n, const char *ui
 	struct resp r;
 	int rc = -1;
 
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, false, "PUT", err, errcap) != 0)
 		goto out;
-	if (r.status != 200) {
-		describe("PUT", &q, &r, err, errcap);
-		goto out;
-	}
 	rc = 0;
 out:
 	resp_free(&r);
@@ -798,12 +810,8 @@ int eo_s3_get(eo_s3 *s, const char *key, eo_snap_sink_fn sink, void *ud, uint64_
 	int rc = -1;
 
 	*size = 0;
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, false, "GET", err, errcap) != 0)
 		goto out;
-	if (r.status != 200) {
-		describe("GET", &q, &r, err, errcap);
-		goto out;
-	}
 	*size = r.streamed;
 	if (r.content_length && r.streamed != r.content_length) {
 		snprintf(err, errcap, "S3 GET %s: got %llu of %llu bytes", key,
@@ -822,12 +830,8 @@ int eo_s3_delete(eo_s3 *s, const char *key, char *err, size_t errcap)
 	struct resp r;
 	int rc = -1;
 
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, true, "DELETE", err, errcap) != 0)
 		goto out;
-	if (r.status != 204 && r.status != 200 && r.status != 404) {
-		describe("DELETE", &q, &r, err, errcap);
-		goto out;
-	}
 	rc = 0;
 out:
 	resp_free(&r);
@@ -866,12 +870,8 @@ int eo_s3_mpu_begin(eo_s3 *s, const char *key, const char *uid, struct eo_s3_mpu
 		snprintf(err, errcap, "out of memory");
 		return -1;
 	}
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, false, "CreateMultipartUpload", err, errcap) != 0)
 		goto out;
-	if (r.status != 200) {
-		describe("CreateMultipartUpload", &q, &r, err, errcap);
-		goto out;
-	}
 	if (eo_s3_xml_value(r.body, r.len, "UploadId", m->upload_id, sizeof(m->upload_id)) != 0 ||
 	    !m->upload_id[0]) {
 		snprintf(err, errcap, "S3 CreateMultipartUpload %s: no UploadId in the answer",
@@ -938,12 +938,8 @@ int eo_s3_mpu_part(eo_s3 *s, const struct eo_s3_mpu *m, size_t number, const voi
 		snprintf(err, errcap, "S3 upload id too long");
 		return -1;
 	}
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, false, "UploadPart", err, errcap) != 0)
 		goto out;
-	if (r.status != 200) {
-		describe("UploadPart", &q, &r, err, errcap);
-		goto out;
-	}
 	if (!r.etag[0] || strlen(r.etag) >= etagcap) {
 		snprintf(err, errcap, "S3 UploadPart %s: no ETag (or one too long) in the answer",
 			 m->key);
@@ -1083,12 +1079,8 @@ int eo_s3_mpu_abort(eo_s3 *s, struct eo_s3_mpu *m, char *err, size_t errcap)
 		snprintf(err, errcap, "S3 upload id too long");
 		return -1;
 	}
-	if (perform(s, &q, &r, err, errcap) != 0)
+	if (perform_ok(s, &q, &r, true, "AbortMultipartUpload", err, errcap) != 0)
 		goto out;
-	if (r.status != 204 && r.status != 200 && r.status != 404) {
-		describe("AbortMultipartUpload", &q, &r, err, errcap);
-		goto out;
-	}
 	rc = 0;
 out:
 	resp_free(&r);

@@ -14,6 +14,7 @@
 #include "support/tu_main.h"
 
 #include "agent/adopt.h"
+#include "agent/internal.h"
 
 static char root[64];
 
@@ -123,4 +124,24 @@ static void test_bad_input(void **state)
 	assert_int_equal(eo_agent_adopt_main(7, argv_bad), 2);
 }
 
-TU_MAIN(test_gives_tree, test_bad_input)
+/* eo__agent_flags: the small subcommands' "--flag VALUE" parser. */
+static void test_flag_pairs(void **state)
+{
+	const char *dir = NULL, *uid = NULL;
+	const struct eo__agent_flag flags[] = {{"--data-dir", &dir}, {"--uid", &uid}};
+	char *ok[] = {"x", "--uid", "7", "--data-dir", "/d"};
+	char *help[] = {"x", "--help"};
+	char *unknown[] = {"x", "--gid", "1"};
+	char *bare[] = {"x", "--uid"};
+
+	(void)state;
+	assert_int_equal(eo__agent_flags(5, ok, flags, 2, true, "u\n"), -1);
+	assert_string_equal(dir, "/d");
+	assert_string_equal(uid, "7");
+	assert_int_equal(eo__agent_flags(2, help, flags, 2, true, "u\n"), 0);
+	assert_int_equal(eo__agent_flags(2, help, flags, 2, false, "u\n"), 2);
+	assert_int_equal(eo__agent_flags(3, unknown, flags, 2, true, "u\n"), 2);
+	assert_int_equal(eo__agent_flags(2, bare, flags, 2, true, "u\n"), 2);
+}
+
+TU_MAIN(test_gives_tree, test_bad_input, test_flag_pairs)

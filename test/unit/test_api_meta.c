@@ -152,5 +152,18 @@ static void test_generation_values(void **state)
 	json_decref(neg);
 }
 
+/* eo_meta_owned_by: any owner reference counts, controller or not; never an empty uid. */
+static void test_owned_by_any_reference(void **state)
+{
+	json_t *o = parse(FULL);
+
+	(void)state;
+	assert_true(eo_meta_owned_by(o, "ctl") && eo_meta_owned_by(o, "not-ctl") &&
+		    eo_meta_owned_by(o, "false-ctl"));
+	assert_false(eo_meta_owned_by(o, "other") || eo_meta_owned_by(o, "") ||
+		     eo_meta_owned_by(o, NULL) || eo_meta_owned_by(NULL, "ctl"));
+	json_decref(o);
+}
+
 TU_MAIN(test_full_object, test_absent_rows, test_null_object, test_deletion_null,
-	test_generation_values)
+	test_generation_values, test_owned_by_any_reference)

@@ -67,4 +67,21 @@ static void test_whole_or_nothing_under_allocation_failure(void **state)
 	(void)failed;
 }
 
-TU_MAIN(test_same_text_as_jansson, test_whole_or_nothing_under_allocation_failure)
+/* eo_json_named: the first element with that "name"; NULL for none or a non-array. */
+static void test_named_finds_the_first_match(void **state)
+{
+	json_t *a = json_loads("[{\"image\":\"x\"},{\"name\":\"etcd\",\"n\":1},"
+			       "{\"name\":\"etcd\",\"n\":2}]",
+			       0, NULL);
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(json_integer_value(json_object_get(eo_json_named(a, "etcd"), "n")), 1);
+	assert_null(eo_json_named(a, "data"));
+	assert_null(eo_json_named(json_object_get(a, "x"), "etcd"));
+	assert_null(eo_json_named(json_array_get(a, 0), "etcd"));
+	json_decref(a);
+}
+
+TU_MAIN(test_same_text_as_jansson, test_whole_or_nothing_under_allocation_failure,
+	test_named_finds_the_first_match)

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "core/strbuf.h"
+#include "core/util.h"
 
 static void test_appends_and_takes(void **state)
 {
@@ -101,6 +102,54 @@ static void test_last_line(void **state)
 	}
 }
 
+/* EO_FMT takes the size from the array: a long text is cut to fit, NUL included. */
+static void test_fmt_into_array_cuts_to_fit(void **state)
+{
+	struct {
+		char message[8];
+		char after;
+	} r = {.after = 'x'};
+
+	(void)state;
+	EO_FMT(r.message, "%s-%d", "member", 42);
+	assert_string_equal(r.message, "member-");
+	assert_int_equal(r.after, 'x');
+}
+
+/* eo_enum_name: the table's entry, the fallback past either end and at a hole. */
+static void test_enum_name_falls_back(void **state)
+{
+	static const char *const names[] = {[0] = "zero", [2] = "two"};
+
+	(void)state;
+	assert_string_equal(EO_ENUM_NAME(names, 0, "other"), "zero");
+	assert_string_equal(EO_ENUM_NAME(names, 2, "other"), "two");
+	assert_string_equal(EO_ENUM_NAME(names, 1, "other"), "other");
+	assert_string_equal(EO_ENUM_NAME(names, 3, "other"), "other");
+	assert_string_equal(EO_ENUM_NAME(names, -1, "other"), "other");
+}
+
+/* eo_capbuf_append: grows past its first allocation, keeps a NUL, refuses past max. */
+static void test_capbuf_caps_and_flags_overflow(void **state)
+{
+	struct eo_capbuf b = {.max = 40000};
+	char chunk[30000];
+
+	(void)state;
+	memset(chunk, 'a', sizeof(chunk));
+	assert_int_equal(eo_capbuf_append(&b, "{}", 2), 2);
+	assert_string_equal(b.data, "{}");
+	assert_int_equal(eo_capbuf_append(&b, chunk, sizeof(chunk)), sizeof(chunk));
+	assert_int_equal(b.len, 2 + sizeof(chunk));
+	assert_int_equal(b.data[b.len], '\0');
+	assert_false(b.overflow);
+	assert_int_equal(eo_capbuf_append(&b, chunk, sizeof(chunk)), 0);
+	assert_true(b.overflow);
+	assert_int_equal(b.len, 2 + sizeof(chunk));
+	assert_true(b.cap <= b.max + 1);
+	free(b.data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +158,9 @@ int main(void)
 	    cmocka_unit_test(test_empty_take_is_empty_string),
 	    cmocka_unit_test(test_cap_counts_the_terminator),
 	    cmocka_unit_test(test_growth_past_initial_capacity),
+	    cmocka_unit_test(test_fmt_into_array_cuts_to_fit),
+	    cmocka_unit_test(test_enum_name_falls_back),
+	    cmocka_unit_test(test_capbuf_caps_and_flags_overflow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
