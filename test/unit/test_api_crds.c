@@ -9,7 +9,8 @@
  *    every CEL rule cannot drift from the CRD;
  *  - every property of every schema (under properties, items and
  *    additionalProperties) has a description, so `kubectl explain` is useful
- *    everywhere;
+ *    everywhere, except the object's own metadata, where the apiserver refuses
+ *    one;
  *  - the kubectl-facing names: categories etcd-operator and etcd, short names,
  *    EtcdCluster's default health columns, and status.observedGeneration.
  */
@@ -276,6 +277,16 @@ static int undescribed(yaml_document_t *doc, yaml_node_t *s, const char *file, c
 
 			snprintf(child, sizeof(child), "%s.%s", path,
 				 (const char *)k->data.scalar.value);
+			/* The object's own metadata: the apiserver refuses anything but its type.
+			 */
+			if (strcmp(child, ".metadata") == 0) {
+				if (map_get(doc, v, "description") != NULL) {
+					print_message("%s: .metadata must not have a description\n",
+						      file);
+					n++;
+				}
+				continue;
+			}
 			if (map_get(doc, v, "description") == NULL) {
 				print_message("%s: %s has no description\n", file, child);
 				n++;
