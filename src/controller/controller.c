@@ -94,6 +94,21 @@ json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const 
 	return patch;
 }
 
+json_t *eo_controller_object_status_patch(const json_t *obj, const json_t *want)
+{
+	int64_t gen = eo_meta_generation(obj, 0);
+	json_t *w = json_is_object(want) ? json_copy((json_t *)want) : json_object();
+	json_t *patch = NULL;
+
+	if (w == NULL)
+		return NULL;
+	if (gen <= 0 || json_object_set_new(w, "observedGeneration", json_integer(gen)) == 0)
+		patch = eo_controller_status_patch(json_object_get(obj, "status"), w,
+						   eo_meta_resource_version(obj));
+	json_decref(w);
+	return patch;
+}
+
 json_t *eo_controller_typed_copy(json_t *obj, const char *api_version, const char *kind)
 {
 	json_t *c = json_deep_copy(obj);
@@ -153,8 +168,7 @@ int eo_controller_write_status(struct eo_controller *c, const struct eo_log_ctx 
 	json_t *patch = NULL;
 	eo_kube_err e;
 
-	patch = eo_controller_status_patch(json_object_get(obj, "status"), want,
-					   eo_meta_resource_version(obj));
+	patch = eo_controller_object_status_patch(obj, want);
 	if (patch == NULL)
 		return -1;
 	e = eo_kube_patch_status(c->kc, &r, patch, NULL, &err);

@@ -130,6 +130,14 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 json_t *eo_controller_status_patch(const json_t *cur, const json_t *want, const char *rv);
 
 /*
+ * The status patch of obj towards want (eo_controller_status_patch against obj's status and
+ * resourceVersion) with status.observedGeneration set to obj's metadata.generation, so that
+ * Argo CD, Flux (kstatus) and kubectl wait can tell the status describes the current spec.
+ * want is not changed. New reference; NULL on OOM.
+ */
+json_t *eo_controller_object_status_patch(const json_t *obj, const json_t *want);
+
+/*
  * Writes the desired status of obj at r (namespace and name filled in) when it differs, with the
  * object's resourceVersion as the precondition. 0 written or nothing to write, 1 a conflict or
  * the object is gone (stale cache: come back soon), -1 failure (logged).

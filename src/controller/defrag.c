@@ -217,8 +217,7 @@ static int write_status_fresh(struct eo_controller *c, const struct eo_log_ctx *
 			      const char *kind)
 {
 	struct eo_kube_error err = {0};
-	json_t *patch = eo_controller_status_patch(json_object_get(*obj, "status"), want,
-						   eo_meta_resource_version(*obj));
+	json_t *patch = eo_controller_object_status_patch(*obj, want);
 	json_t *fresh = NULL, *typed = NULL;
 	eo_kube_err e;
 

@@ -85,6 +85,10 @@ static void finish(struct eo__plan_ctx *x, const json_t *cur)
 		/* A refused write says so in Degraded; a stale one goes once nothing refuses. */
 		x->ok = false;
 	}
+	/* The generation this status was computed for, at the top level (kstatus, Argo CD). */
+	if (x->st != NULL && x->gen > 0 &&
+	    json_object_set_new(x->st, "observedGeneration", json_integer(x->gen)) != 0)
+		x->ok = false;
 	x->out->status = x->st;
 	x->st = NULL;
 	x->out->status_changed =

@@ -6,7 +6,13 @@
  *  - each file is well-formed YAML holding one document;
  *  - the x-kubernetes-validations messages of each CRD and the validation
  *    messages of src/api are the same set, both ways, so the C re-check of
- *    every CEL rule cannot drift from the CRD.
+ *    every CEL rule cannot drift from the CRD;
+ *  - every property of every schema (under properties, items and
+ *    additionalProperties) has a description, so `kubectl explain` is useful
+ *    everywhere, except the object's own metadata, where the apiserver refuses
+ *    one;
+ *  - the kubectl-facing names: categories etcd-operator and etcd, short names,
+ *    EtcdCluster's default health columns, and status.observedGeneration.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +247,156 @@ static void test_messages_match(void **state)
 	}
 }
 
+/* The value of key in mapping node m, or NULL. */
+static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *m, const char *key)
+{
+	if (m == NULL || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+
+		if (k != NULL && k->type == YAML_SCALAR_NODE &&
+		    strcmp((const char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(doc, p->value);
+	}
+	return NULL;
+}
+
+/* Count (and print) the properties below schema node s that lack a description. */
+static int undescribed(yaml_document_t *doc, yaml_node_t *s, const char *file, const char *path)
+{
+	yaml_node_t *props = map_get(doc, s, "properties");
+	yaml_node_t *sub = NULL;
+	char child[512];
+	int n = 0;
+
+	if (props != NULL && props->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *p = props->data.mapping.pairs.start;
+		     p < props->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(doc, p->key);
+			yaml_node_t *v = yaml_document_get_node(doc, p->value);
+
+			snprintf(child, sizeof(child), "%s.%s", path,
+				 (const char *)k->data.scalar.value);
+			/* The object's own metadata: the apiserver refuses anything but its type.
+			 */
+			if (strcmp(child, ".metadata") == 0) {
+				if (map_get(doc, v, "description") != NULL) {
+					print_message("%s: .metadata must not have a description\n",
+						      file);
+					n++;
+				}
+				continue;
+			}
+			if (map_get(doc, v, "description") == NULL) {
+				print_message("%s: %s has no description\n", file, child);
+				n++;
+			}
+			n += undescribed(doc, v, file, child);
+		}
+	}
+	if ((sub = map_get(doc, s, "items")) != NULL) {
+		snprintf(child, sizeof(child), "%s[]", path);
+		n += undescribed(doc, sub, file, child);
+	}
+	if ((sub = map_get(doc, s, "additionalProperties")) != NULL) {
+		snprintf(child, sizeof(child), "%s{}", path);
+		n += undescribed(doc, sub, file, child);
+	}
+	return n;
+}
+
+/* Load the chart's copy of crds[i] as a YAML document (caller deletes it). */
+static void load_crd(size_t i, yaml_document_t *doc)
+{
+	size_t len = 0;
+	char *text = slurp(CHART_DIR, crds[i].file, &len);
+	yaml_parser_t parser;
+
+	assert_true(yaml_parser_initialize(&parser));
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, doc))
+		fail_msg("%s: YAML error: %s", crds[i].file, parser.problem ? parser.problem : "?");
+	yaml_parser_delete(&parser);
+	free(text);
+}
+
+/* The openAPIV3Schema of the first version of a loaded CRD. */
+static yaml_node_t *crd_schema(yaml_document_t *doc)
+{
+	yaml_node_t *spec = map_get(doc, yaml_document_get_root_node(doc), "spec");
+	yaml_node_t *versions = map_get(doc, spec, "versions");
+
+	assert_non_null(versions);
+	assert_int_equal(versions->type, YAML_SEQUENCE_NODE);
+	assert_true(versions->data.sequence.items.top > versions->data.sequence.items.start);
+	return map_get(doc,
+		       map_get(doc,
+			       yaml_document_get_node(doc, *versions->data.sequence.items.start),
+			       "schema"),
+		       "openAPIV3Schema");
+}
+
+static void test_every_property_described(void **state)
+{
+	int total = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(crds) / sizeof(crds[0]); i++) {
+		yaml_document_t doc;
+		yaml_node_t *schema = NULL;
+
+		load_crd(i, &doc);
+		schema = crd_schema(&doc);
+		assert_non_null(schema);
+		total += undescribed(&doc, schema, crds[i].file, "");
+		yaml_document_delete(&doc);
+	}
+	if (total > 0)
+		fail_msg("%d CRD properties have no description (listed above)", total);
+}
+
+/* Every kind is in both categories, has a short name, and (where the spec is
+ * generation-driven) a top-level status.observedGeneration for GitOps tools. */
+static void test_kubectl_names(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(crds) / sizeof(crds[0]); i++) {
+		yaml_document_t doc;
+		yaml_node_t *names = NULL;
+		yaml_node_t *status = NULL;
+
+		load_crd(i, &doc);
+		names = map_get(&doc, map_get(&doc, yaml_document_get_root_node(&doc), "spec"),
+				"names");
+		assert_non_null(map_get(&doc, names, "shortNames"));
+		status = map_get(&doc, map_get(&doc, crd_schema(&doc), "properties"), "status");
+		if (i == 0 && map_get(&doc, map_get(&doc, status, "properties"),
+				      "observedGeneration") == NULL)
+			fail_msg("%s: no status.observedGeneration", crds[i].file);
+		yaml_document_delete(&doc);
+	}
+}
+
+static void test_cluster_health_columns(void **state)
+{
+	char *text = slurp(CHART_DIR, crds[0].file, NULL);
+	const char *needles[] = {
+	    "    - name: Available\n      type: string\n      description: ",
+	    "      jsonPath: .status.conditions[?(@.type==\"Available\")].status\n",
+	    "    - name: Reason\n      type: string\n      description: ",
+	    "      jsonPath: .status.conditions[?(@.type==\"Available\")].reason\n",
+	    "      jsonPath: .status.conditions[?(@.type==\"Degraded\")].reason\n",
+	};
+
+	(void)state;
+	for (size_t j = 0; j < sizeof(needles) / sizeof(needles[0]); j++)
+		if (strstr(text, needles[j]) == NULL)
+			fail_msg("%s: missing \"%s\"", crds[0].file, needles[j]);
+	free(text);
+}
+
 static void test_api_facts(void **state)
 {
 	(void)state;
@@ -250,6 +406,7 @@ static void test_api_facts(void **state)
 		    "group: " EO_API_GROUP "\n",
 		    "  - name: " EO_API_VERSION "\n    served: true\n    storage: true\n",
 		    "    - " EO_CATEGORY "\n",
+		    "    - etcd\n",
 		    "scope: Namespaced\n",
 		};
 
@@ -260,4 +417,5 @@ static void test_api_facts(void **state)
 	}
 }
 
-TU_MAIN(test_chart_and_config_identical, test_yaml_well_formed, test_messages_match, test_api_facts)
+TU_MAIN(test_chart_and_config_identical, test_yaml_well_formed, test_messages_match, test_api_facts,
+	test_every_property_described, test_kubectl_names, test_cluster_health_columns)

@@ -41,6 +41,34 @@ static void test_status_patch(void **state)
 	json_decref(want);
 }
 
+/* The write path stamps status.observedGeneration from metadata.generation; want is kept. */
+static void test_object_status_patch(void **state)
+{
+	json_t *obj =
+	    json_pack("{s:{s:i, s:s}, s:{s:i, s:i}}", "metadata", "generation", 3,
+		      "resourceVersion", "9", "status", "readyMembers", 1, "observedGeneration", 2);
+	json_t *want = json_pack("{s:i, s:i}", "readyMembers", 1, "observedGeneration", 2);
+	json_t *p = eo_controller_object_status_patch(obj, want), *st = NULL;
+
+	(void)state;
+	assert_non_null(p);
+	st = json_object_get(p, "status");
+	assert_int_equal(json_object_size(st), 1);
+	assert_int_equal(json_integer_value(json_object_get(st, "observedGeneration")), 3);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(p, "metadata"), "resourceVersion")),
+	    "9");
+	assert_int_equal(json_integer_value(json_object_get(want, "observedGeneration")), 2);
+	json_decref(p);
+	/* Already current: nothing to change. */
+	json_object_set_new(json_object_get(obj, "status"), "observedGeneration", json_integer(3));
+	p = eo_controller_object_status_patch(obj, want);
+	assert_int_equal(json_object_size(json_object_get(p, "status")), 0);
+	json_decref(p);
+	json_decref(obj);
+	json_decref(want);
+}
+
 static void test_cache_set(void **state)
 {
 	struct eo_cache_set s = {.n = 2};
@@ -68,4 +96,4 @@ static void test_cache_set(void **state)
 	json_decref(b);
 }
 
-TU_MAIN(test_status_patch, test_cache_set)
+TU_MAIN(test_status_patch, test_object_status_patch, test_cache_set)

@@ -77,6 +77,33 @@ static void test_adopted_cluster(void **state)
 	free(st);
 }
 
+/*
+ * Every status the plan writes carries the cluster's generation at the top level
+ * (status.observedGeneration, read by Argo CD and Flux), and a bumped generation counts as a
+ * status change even when nothing else moved.
+ */
+static void test_observed_generation(void **state)
+{
+	struct pwc_world w;
+	struct eo_plan_result r;
+	char *st = pwc_latched_status(1, "\"clusterID\":\"248adce0359142ba\"");
+
+	(void)state;
+	pwc_world_init(&w, pwc_cluster(1, st), true);
+	pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, VOTER),
+		      pwc_pod("demo-aaaaa", true));
+	pwc_world_pdb(&w, 1);
+	pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+	json_object_set_new(json_object_get(w.cluster, "metadata"), "generation", json_integer(7));
+	assert_int_equal(eo_plan_cluster(&w.in, &r), 0);
+	assert_non_null(r.status);
+	assert_true(r.status_changed);
+	assert_int_equal(json_integer_value(json_object_get(r.status, "observedGeneration")), 7);
+	eo_plan_result_clear(&r);
+	pwc_world_free(&w);
+	free(st);
+}
+
 static void test_helpers(void **state)
 {
 	char buf[24];
@@ -95,4 +122,4 @@ static void test_helpers(void **state)
 	json_decref(p);
 }
 
-TU_MAIN(test_adopted_cluster, test_helpers)
+TU_MAIN(test_adopted_cluster, test_observed_generation, test_helpers)
