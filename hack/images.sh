@@ -13,8 +13,8 @@ set -euo pipefail
 [ -S "$CONTAINERD_SOCK" ] || die "the local cluster is not up (no $CONTAINERD_SOCK); run 'make cluster-up'"
 
 # etcd versions with images, as the operator references them by default
-# (quay.io/coreos/etcd:v<version>): the seeds' 3.6.11, the latest 3.6 and 3.5.
-ETCD_TOOLS="etcd-3.6.11 etcd-3.6.16 etcd-3.5.35"
+# (quay.io/coreos/etcd:v<version>): the seeds' 3.6.11, the latest 3.7, 3.6 and 3.5.
+ETCD_TOOLS="etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 etcd-3.7.3"
 TOOLS_IMAGE=localhost/etcd-operator-dev/busybox:1.35
 
 # A minimal root filesystem like the distroless base upstream etcd images use:

@@ -5,7 +5,7 @@
 #
 #   hack/tools/build.sh <tool>      prints the directory holding the binaries
 #
-# Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 coredns helm minio chainsaw registry
+# Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 etcd-3.7.3 coredns helm minio chainsaw registry
 #        kube-router cert-manager kube-rbac-proxy
 #        lincheck (the e2e linearizability checker: the repository's own module
 #        test/lincheck, keyed by its sources too)

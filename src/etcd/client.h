@@ -1,5 +1,5 @@
 /*
- * etcd client over the v3 gRPC-gateway JSON API (etcd 3.4, 3.5 and 3.6).
+ * etcd client over the v3 gRPC-gateway JSON API (etcd 3.4, 3.5, 3.6 and 3.7).
  *
  * Every call is a blocking HTTP/1.1 POST (libcurl) with a JSON body (jansson)
  * to `<endpoint>/v3/...`, bounded by a per-attempt timeout and a cap on the

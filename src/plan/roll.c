@@ -73,8 +73,46 @@ static void say(char *why, size_t n, const char *f, ...)
 	va_end(ap);
 }
 
-bool eo_plan_version_change_allowed(const char *const *from, size_t n, const char *to, char *why,
-				    size_t why_n)
+/*
+ * The oldest patch of a minor from which etcd's upgrade guide allows the next minor (its "Update
+ * 3.x" checklist). 3.6.11 for 3.7: "Earlier 3.6 patch releases may not be compatible with a
+ * rolling upgrade to 3.7". A minor not listed has no floor here.
+ */
+static const struct ver upgrade_floors[] = {{3, 6, 11}};
+
+static const struct ver *upgrade_floor(long major, long minor)
+{
+	for (size_t i = 0; i < sizeof(upgrade_floors) / sizeof(upgrade_floors[0]); i++)
+		if (upgrade_floors[i].major == major && upgrade_floors[i].minor == minor)
+			return &upgrade_floors[i];
+	return NULL;
+}
+
+/* A member on the minor below the target's that runs a patch older than that minor's floor. */
+static bool below_floor(const char *const *from, const char *const *names, size_t n, const char *to,
+			const struct ver *t, char *why, size_t why_n)
+{
+	const struct ver *f = upgrade_floor(t->major, t->minor - 1);
+
+	for (size_t i = 0; f != NULL && from != NULL && i < n; i++) {
+		struct ver v;
+
+		if (from[i] == NULL || !parse_version(from[i], &v) || v.minor != f->minor ||
+		    v.patch >= f->patch)
+			continue;
+		say(why, why_n,
+		    "etcd's upgrade guide allows %ld.%ld only from %ld.%ld.%ld or later: member %s "
+		    "runs %s, spec.version is %s; upgrade to the newest %ld.%ld patch first",
+		    t->major, t->minor, f->major, f->minor, f->patch,
+		    names != NULL && names[i] != NULL ? names[i] : "(unnamed)", from[i], to,
+		    f->major, f->minor);
+		return true;
+	}
+	return false;
+}
+
+bool eo_plan_version_change_allowed(const char *const *from, const char *const *names, size_t n,
+				    const char *to, char *why, size_t why_n)
 {
 	struct ver t, lo = {0}, hi = {0};
 	bool any = false;
@@ -125,6 +163,8 @@ bool eo_plan_version_change_allowed(const char *const *from, size_t n, const cha
 		    hi.major, hi.minor, to, hi.major, hi.minor);
 		return false;
 	}
+	if (t.minor == lo.minor + 1 && below_floor(from, names, n, to, &t, why, why_n))
+		return false;
 	return true;
 }
 
@@ -553,16 +593,21 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
  */
 bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n)
 {
-	const char *from[EO__PLAN_ROLL_MAX + 1];
+	const char *from[EO__PLAN_ROLL_MAX + 1], *names[EO__PLAN_ROLL_MAX + 1];
 	size_t k = 0;
 
 	for (size_t i = 0; i < x->in->n_members && k < EO__PLAN_ROLL_MAX; i++) {
 		const json_t *m = x->in->members[i].member;
 
-		if (!eo_member_is_deleting(m) && eo_present(eo_member_version(m)))
+		if (!eo_member_is_deleting(m) && eo_present(eo_member_version(m))) {
+			names[k] = eo_member_name(m);
 			from[k++] = eo_member_version(m);
+		}
 	}
-	if (k == 0)
+	if (k == 0) {
+		names[k] = "(the cluster's target)";
 		from[k++] = json_string_value(json_object_get(observed, "version"));
-	return !eo_plan_version_change_allowed(from, k, eo_cluster_version(x->in->cluster), why, n);
+	}
+	return !eo_plan_version_change_allowed(from, names, k, eo_cluster_version(x->in->cluster),
+					       why, n);
 }

@@ -39,11 +39,14 @@
  * down. Minor versions: at most one minor above the lowest one running (3.5 -> 3.6, never
  * 3.4 -> 3.6); never below the highest one running unless some member still runs to's minor
  * (a roll 3.5 -> 3.6 that stopped half way may go back to 3.5: etcd's cluster version is
- * still 3.5). The major version never changes. Unparsable versions are refused. When refused
- * and why is not NULL, why receives a sentence saying why.
+ * still 3.5). A minor upgrade starts only from a patch etcd's upgrade guide allows it from
+ * (3.7 from 3.6.11 or later): every member on the lower minor must run at least that patch.
+ * The major version never changes. Unparsable versions are refused. names[i] (names may be
+ * NULL) is the member running from[i], for the refusal. When refused and why is not NULL, why
+ * receives a sentence saying why.
  */
-bool eo_plan_version_change_allowed(const char *const *from, size_t n, const char *to, char *why,
-				    size_t why_n);
+bool eo_plan_version_change_allowed(const char *const *from, const char *const *names, size_t n,
+				    const char *to, char *why, size_t why_n);
 
 /* One member, as the roll sees it. */
 struct eo_roll_member {

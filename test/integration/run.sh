@@ -22,21 +22,21 @@
 #   EO_ITEST_ETCDUTL_LATEST  etcdutl of the newest etcd version covered
 #
 # Knobs:
-#   EO_ITEST_VERSIONS  etcd versions to cover (default "3.4 3.5.35 3.6.11 3.6.16";
+#   EO_ITEST_VERSIONS  etcd versions to cover (default "3.4 3.5.35 3.6.11 3.6.16 3.7.3";
 #                      3.4 is Debian's /usr/bin/etcd, the others are built from
 #                      the pinned modules by hack/tools/build.sh, instant once cached)
 #   EO_ITEST_VALGRIND  1 (default) also runs every binary under valgrind; 0 skips that
 #   EO_ITEST_VALGRIND_VERSIONS  the versions whose runs are repeated under valgrind
-#                      (default "3.4 3.6.16": the oldest and the newest gateway; every
+#                      (default "3.4 3.7.3": the oldest and the newest gateway; every
 #                      version still runs plainly; "all" for every version; when
 #                      none of them is in EO_ITEST_VERSIONS, the last of those)
 #   EO_ITEST_KEEP      1 keeps the temporary directory (logs) for a look afterwards
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-versions=${EO_ITEST_VERSIONS:-"3.4 3.5.35 3.6.11 3.6.16"}
+versions=${EO_ITEST_VERSIONS:-"3.4 3.5.35 3.6.11 3.6.16 3.7.3"}
 use_valgrind=${EO_ITEST_VALGRIND:-1}
-valgrind_versions=${EO_ITEST_VALGRIND_VERSIONS:-"3.4 3.6.16"}
+valgrind_versions=${EO_ITEST_VALGRIND_VERSIONS:-"3.4 3.7.3"}
 # None of them covered (EO_ITEST_VERSIONS=3.5.35, say): valgrind on the last one.
 case " $valgrind_versions " in *" all "*) ;; *)
 	hit=

@@ -209,6 +209,121 @@ static void test_member_pod_passthrough(void **state)
 	json_decref(m);
 }
 
+/* Every flag of `etcd --help` of etcd 3.7.3 (hack/tools/etcd-3.7.3), which dropped the v2
+ * store's flags and the --experimental-* names 3.6 had renamed. */
+static const char ETCD_37_FLAGS[] =
+    " advertise-client-urls auth-token auth-token-ttl auto-compaction-mode "
+    " auto-compaction-retention auto-tls backend-batch-interval backend-batch-limit "
+    " backend-bbolt-freelist-type bcrypt-cost bootstrap-defrag-threshold-megabytes "
+    " cert-file cipher-suites client-cert-allowed-hostname client-cert-auth "
+    " client-cert-file client-crl-file client-key-file compact-hash-check-time "
+    " compaction-batch-limit compaction-sleep-interval corrupt-check-time cors data-dir "
+    " discovery discovery-cacert discovery-cert discovery-dial-timeout discovery-endpoints "
+    " discovery-fallback discovery-insecure-skip-tls-verify discovery-insecure-transport "
+    " discovery-keepalive-time discovery-keepalive-timeout discovery-key "
+    " discovery-password discovery-proxy discovery-request-timeout discovery-srv "
+    " discovery-srv-name discovery-token discovery-user distributed-tracing-address "
+    " distributed-tracing-instance-id distributed-tracing-sampling-rate "
+    " distributed-tracing-service-name downgrade-check-time election-timeout "
+    " enable-distributed-tracing enable-grpc-gateway enable-log-rotation enable-pprof "
+    " feature-gates force-new-cluster grpc-keepalive-interval grpc-keepalive-min-time "
+    " grpc-keepalive-timeout heartbeat-interval host-whitelist initial-advertise-peer-urls "
+    " initial-cluster initial-cluster-state initial-cluster-token "
+    " initial-election-tick-advance key-file listen-client-http-urls listen-client-urls "
+    " listen-metrics-urls listen-peer-urls log-format log-level log-outputs "
+    " log-rotation-config-json logger max-concurrent-streams max-learners "
+    " max-request-bytes max-snapshots max-txn-ops max-wals memory-mlock metrics name "
+    " peer-auto-tls peer-cert-allowed-cn peer-cert-allowed-hostname peer-cert-file "
+    " peer-client-cert-auth peer-client-cert-file peer-client-key-file peer-crl-file "
+    " peer-key-file peer-skip-client-san-verification peer-trusted-ca-file pre-vote "
+    " quota-backend-bytes raft-read-timeout raft-write-timeout self-signed-cert-validity "
+    " snapshot-catchup-entries snapshot-count socket-reuse-address socket-reuse-port "
+    " strict-reconfig-check tls-max-version tls-min-version trusted-ca-file "
+    " unsafe-no-fsync v2-deprecation wal-dir warning-apply-duration "
+    " warning-unary-request-duration watch-progress-notify-interval ";
+
+/* Appends the names of the etcd container's --flags (without "=value") of pod to out. */
+static void etcd_flag_names(const json_t *pod, char *out, size_t n)
+{
+	json_t *cmd = json_object_get(
+	    json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+	    "command");
+	json_t *a = NULL;
+	size_t i;
+
+	assert_string_equal(json_string_value(json_array_get(cmd, 0)), "etcd");
+	json_array_foreach(cmd, i, a)
+	{
+		const char *s = json_string_value(a);
+		size_t len = strcspn(s, "=");
+
+		if (i == 0)
+			continue;
+		assert_true(strncmp(s, "--", 2) == 0);
+		assert_true(strlen(out) + len + 2 < n);
+		strncat(out, s + 2, len - 2);
+		strcat(out, " ");
+	}
+}
+
+static bool etcd_37_has(const char *flag, size_t len)
+{
+	char word[128];
+
+	assert_true(len + 3 < sizeof(word));
+	snprintf(word, sizeof(word), " %.*s ", (int)len, flag);
+	return strstr(ETCD_37_FLAGS, word) != NULL;
+}
+
+/*
+ * A 3.7 member (issue 23): every flag its Pod passes to etcd is one etcd 3.7.3 has, with every
+ * option, both TLS planes (own Secrets with the peer name check, then peer auto TLS) and the
+ * force-new-cluster recovery set; the image is the 3.7.3 one.
+ */
+static void test_etcd37_member_flags(void **state)
+{
+	json_t *m = tu_json(MEMBER_FULL_JSON), *spec = json_object_get(m, "spec"), *p = NULL;
+	char names[4096] = "";
+	const char *f = names;
+
+	(void)state;
+	json_object_set_new(spec, "version", json_string("3.7.3"));
+	json_object_set_new(spec, "tls",
+			    tu_jsonq("{'clientServerSecretRef':{'name':'srv'},'clientMTLS':true,"
+				     "'peerSecretRef':{'name':'peer'},"
+				     "'peerAllowedHostname':'demo.default.svc'}"));
+	json_object_set_new(json_object_get(m, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_FORCE_NEW_CLUSTER_STEP,
+				      EO_DESIRED_FORCE_NEW_CLUSTER_STEP_FORCING));
+	for (int pass = 0; pass < 2; pass++) {
+		p = eo_desired_member_pod(m, &OPTS, pass == 0);
+		assert_non_null(p);
+		assert_string_equal(
+		    json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(p, "spec"), "containers"),
+				       0),
+			"image")),
+		    "quay.io/coreos/etcd:v3.7.3");
+		etcd_flag_names(p, names, sizeof(names));
+		json_decref(p);
+		json_object_set_new(spec, "tls", tu_jsonq("{'peerAutoTLS':true}"));
+	}
+	/* What the passes covered, so the check below is not vacuous. */
+	assert_non_null(strstr(names, "force-new-cluster "));
+	assert_non_null(strstr(names, "peer-cert-allowed-hostname "));
+	assert_non_null(strstr(names, "peer-auto-tls "));
+	assert_non_null(strstr(names, "snapshot-count "));
+	assert_non_null(strstr(names, "trusted-ca-file "));
+	while (*f != '\0') {
+		size_t len = strcspn(f, " ");
+
+		if (!etcd_37_has(f, len))
+			fail_msg("etcd 3.7.3 has no flag --%.*s", (int)len, f);
+		f += len + 1;
+	}
+	json_decref(m);
+}
+
 /* No spec.affinity, or an empty one: the soft anti-affinity by hostname. */
 /* got equals the JSON text want (quotes as '). */
 static void jeq(const json_t *got, const char *want)
@@ -998,8 +1113,8 @@ static void test_roll_patch(void **state)
 }
 
 TU_MAIN(test_headless_service, test_client_service, test_seed_member, test_joining_member, test_pdb,
-	test_member_pvc, test_member_pod, test_member_pod_passthrough, test_pod_hash,
-	test_pod_ca_bundle_digest, test_roll_patch, test_member_pod_default_affinity,
+	test_member_pvc, test_member_pod, test_member_pod_passthrough, test_etcd37_member_flags,
+	test_pod_hash, test_pod_ca_bundle_digest, test_roll_patch, test_member_pod_default_affinity,
 	test_tls_mtls_and_peer, test_tls_server_only, test_tls_peer_only,
 	test_tls_cert_manager_names, test_tls_own_peer_secret_no_name_check,
 	test_initial_cluster_state, test_memory_member_pod_uses_tmpfs,

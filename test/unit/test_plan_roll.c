@@ -37,6 +37,7 @@ struct vrow {
 
 static void test_version_rules(void **state)
 {
+	static const char *const names[] = {"m-0", "m-1", "m-2", "m-3"};
 	static const struct vrow rows[] = {
 	    {"same version", {"3.6.11"}, "3.6.11", true, NULL},
 	    {"patch upgrade", {"3.6.11", "3.6.11", "3.6.11"}, "3.6.16", true, NULL},
@@ -58,6 +59,28 @@ static void test_version_rules(void **state)
 	     "3.7.0",
 	     false,
 	     "skips"},
+	    {"3.6 to 3.7 from the guide's floor",
+	     {"3.6.11", "3.6.11", "3.6.11"},
+	     "3.7.3",
+	     true,
+	     NULL},
+	    {"3.6 to 3.7 from the newest 3.6", {"3.6.16"}, "3.7.0", true, NULL},
+	    {"3.6 to 3.7 from a patch the guide refuses",
+	     {"3.6.16", "3.6.10", "3.6.16"},
+	     "3.7.3",
+	     false,
+	     "m-1 runs 3.6.10"},
+	    {"3.6.0 to 3.7 names the floor", {"3.6.0"}, "3.7.3", false, "3.6.11 or later"},
+	    {"a patch roll below the floor stays free", {"3.6.5"}, "3.6.10", true, NULL},
+	    {"half-rolled 3.6->3.7 may go on to 3.7", {"3.6.16", "3.7.3"}, "3.7.3", true, NULL},
+	    {"half-rolled 3.6->3.7 may go back to 3.6", {"3.6.16", "3.7.3"}, "3.6.16", true, NULL},
+	    {"3.7 patch upgrade and downgrade", {"3.7.3", "3.7.3"}, "3.7.1", true, NULL},
+	    {"3.7 to 3.6 is a minor downgrade",
+	     {"3.7.3", "3.7.3", "3.7.3"},
+	     "3.6.16",
+	     false,
+	     "downgrading"},
+	    {"3.6 to 3.8 skips 3.7", {"3.6.16"}, "3.8.0", false, "skips 3.7"},
 	    {"nothing runs yet", {NULL}, "3.6.11", true, NULL},
 	    {"unparsable target", {"3.6.11"}, "latest", false, "not an etcd release"},
 	    {"unparsable member version", {"v3.6.11"}, "3.6.11", false, "not a release"},
@@ -72,7 +95,7 @@ static void test_version_rules(void **state)
 
 		while (n < 4 && r->from[n] != NULL)
 			n++;
-		got = eo_plan_version_change_allowed(r->from, n, r->to, why, sizeof(why));
+		got = eo_plan_version_change_allowed(r->from, names, n, r->to, why, sizeof(why));
 		if (got != r->allowed)
 			fail_msg("%s: allowed %d, want %d (%s)", r->what, got, r->allowed, why);
 		if (r->why_has != NULL && strstr(why, r->why_has) == NULL)
@@ -547,6 +570,54 @@ static void test_version_change_refused(void **state)
 }
 
 /*
+ * A steady 3.6.10 cluster asked for 3.7.3: refused (etcd's upgrade guide wants 3.6.11 or later
+ * first), naming a member and its version, nothing latched; the newest 3.6 is latched instead.
+ */
+static void test_version_floor_refused(void **state)
+{
+	struct pws_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status st[PWS_MAXM];
+
+	(void)state;
+	pws_world_init(&w, &pws_rolled3);
+	json_object_del(json_object_get(w.cluster, "status"), "progressDeadline");
+	pws_set_version(w.cluster, "spec", "3.6.10");
+	pws_set_version(json_object_get(w.cluster, "status"), "observed", "3.6.10");
+	for (size_t i = 0; i < 3; i++) {
+		pws_set_version((json_t *)w.pm[i].member, "spec", "3.6.10");
+		pws_rebuild_pod(&w, i, true);
+	}
+	pws_world_statuses(&w, st, w.ev[0].id);
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	eo_plan_result_clear(&res);
+
+	pws_set_version(w.cluster, "spec", "3.7.3");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_NONE);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
+	    "3.6.10");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_PLAN_REASON_VERSION_REFUSED,
+		      "demo-a runs 3.6.10");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "False", EO_PLAN_REASON_VERSION_REFUSED,
+		      "3.6.11 or later");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_VERSION_REFUSED);
+	eo_plan_result_clear(&res);
+
+	pws_set_version(w.cluster, "spec", "3.6.16");
+	assert_int_equal(eo_plan_cluster(&w.in, &res), 0);
+	assert_int_equal(res.action, EO_PLAN_WRITE_STATUS);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res.status, "observed"), "version")),
+	    "3.6.16");
+	pws_want_cond(res.status, EO_COND_PROGRESSING, "True", EO_REASON_SPEC_CHANGED, NULL);
+	eo_plan_result_clear(&res);
+	pws_world_free(&w);
+}
+
+/*
  * The Pods differ from what the members' specs give (an operator upgrade): a deadline is set
  * (RollingUpdate) and the members are restarted one at a time, followers first.
  */
@@ -838,5 +909,5 @@ static void test_roll_step(void **state)
 }
 
 TU_MAIN(test_version_rules, test_roll_decisions, test_bad_input, test_rolling_update,
-	test_version_change_refused, test_pod_drift_rolls, test_ca_bundle_rolls,
-	test_memory_roll_evicts, test_roll_step)
+	test_version_change_refused, test_version_floor_refused, test_pod_drift_rolls,
+	test_ca_bundle_rolls, test_memory_roll_evicts, test_roll_step)
