@@ -84,7 +84,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 .PHONY: deps all lint test unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
-        cert-manager-bg
+        cert-manager-bg rules-test promtool-bg
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -118,7 +118,12 @@ lint: $(DEPS_STAMP) format-check
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
-test: all lint unit unit-asan lincheck-test fuzz integration
+test: all lint unit unit-asan lincheck-test rules-test fuzz integration
+
+# The chart's alerting rules as users install them: rendered by helm, checked and unit-tested
+# by promtool (hack/rules-test.sh, test/monitoring/rules-test.yaml, docs/monitoring.md).
+rules-test:
+	hack/rules-test.sh
 
 # The e2e linearizability checker's own tests (test/lincheck, Go test tooling):
 # only its porcupine model package, which catches a hand-made stale read. The Go

@@ -814,7 +814,8 @@ int eo_operator_metrics_init(struct eo_operator_metrics *om, struct eo_metrics *
 			     "Start time of the process since the Unix epoch in seconds.", NULL);
 	if (!om->reconcile_total || !om->reconcile_errors || !om->reconcile_time ||
 	    !om->workqueue_depth || !om->leader_status || !om->watch_restarts || !om->build_info ||
-	    !om->resident_memory || !om->cpu_seconds || !om->start_time)
+	    !om->resident_memory || !om->cpu_seconds || !om->start_time ||
+	    eo_cluster_metrics_init(&om->cluster, reg) != 0)
 		return -1;
 
 	v[0] = version ? version : "unknown";
@@ -866,4 +867,93 @@ void eo_operator_metrics_watch_restart(struct eo_operator_metrics *om, const cha
 
 	if (om && kind)
 		eo_metrics_inc(om->watch_restarts, k);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Per-cluster metrics (docs/monitoring.md)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	const char *help;
+} cluster_metric_info[EO_CLUSTER_METRIC_COUNT] = {
+    [EO_CM_DESIRED_MEMBERS] = {"etcd_operator_cluster_desired_members",
+			       "Members the EtcdCluster asks for (spec.replicas)."},
+    [EO_CM_READY_MEMBERS] = {"etcd_operator_cluster_ready_members",
+			     "Members that are healthy and serving (status.readyMembers)."},
+    [EO_CM_VOTERS] = {"etcd_operator_cluster_voters",
+		      "Members marked voters (status.isVoter), not being deleted or dormant."},
+    [EO_CM_LEARNERS] = {"etcd_operator_cluster_learners",
+			"Learners in etcd's member list, as last read."},
+    [EO_CM_HEALTHY_VOTERS] = {"etcd_operator_cluster_healthy_voters", "Voters whose Pod is Ready."},
+    [EO_CM_NOSPACE_ALARM] = {"etcd_operator_cluster_nospace_alarm",
+			     "1 while the cluster's NoSpace condition is True (etcd's NOSPACE "
+			     "alarm is raised: writes are refused)."},
+    [EO_CM_CERT_EXPIRY] = {"etcd_operator_cluster_certificate_expiry_timestamp_seconds",
+			   "Earliest notAfter of the cluster's server, operator client and peer "
+			   "certificates, in Unix seconds."},
+    [EO_CM_LAST_SNAPSHOT_TIME] = {"etcd_operator_cluster_last_snapshot_timestamp_seconds",
+				  "When the newest Complete EtcdSnapshot of the cluster finished, "
+				  "in Unix seconds."},
+    [EO_CM_LAST_SNAPSHOT_SIZE] = {"etcd_operator_cluster_last_snapshot_size_bytes",
+				  "Size of the newest Complete EtcdSnapshot of the cluster."},
+    [EO_CM_LAST_SNAPSHOT_FAILED] =
+	{"etcd_operator_cluster_last_snapshot_failed",
+	 "1 when the newest finished EtcdSnapshot of the cluster Failed."},
+    [EO_CM_SCHEDULE_LAST_SLOT] = {"etcd_operator_cluster_snapshot_schedule_last_slot_timestamp_"
+				  "seconds",
+				  "Latest run time, at or before now, of the cluster's unsuspended "
+				  "EtcdSnapshotSchedules, in Unix seconds."},
+};
+
+void eo_cluster_sample_set(struct eo_cluster_sample *s, enum eo_cluster_metric k, double v)
+{
+	if (s == NULL || k >= EO_CLUSTER_METRIC_COUNT)
+		return;
+	s->op[k] = EO_CS_SET;
+	s->v[k] = v;
+}
+
+const char *eo_cluster_metric_name(enum eo_cluster_metric k)
+{
+	return k < EO_CLUSTER_METRIC_COUNT ? cluster_metric_info[k].name : NULL;
+}
+
+int eo_cluster_metrics_init(struct eo_cluster_metrics *cm, struct eo_metrics *reg)
+{
+	static const char *const labels[] = {"namespace", "cluster", NULL};
+
+	memset(cm, 0, sizeof(*cm));
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++) {
+		cm->fam[k] = eo_metrics_gauge(reg, cluster_metric_info[k].name,
+					      cluster_metric_info[k].help, labels);
+		if (cm->fam[k] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+void eo_cluster_metrics_record(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+			       const struct eo_cluster_sample *s)
+{
+	const char *v[2] = {ns, name};
+
+	if (cm == NULL || ns == NULL || name == NULL || s == NULL)
+		return;
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++) {
+		if (s->op[k] == EO_CS_SET)
+			eo_metrics_set(cm->fam[k], v, s->v[k]);
+		else if (s->op[k] == EO_CS_REMOVE)
+			eo_metrics_remove(cm->fam[k], v);
+	}
+}
+
+void eo_cluster_metrics_forget(struct eo_cluster_metrics *cm, const char *ns, const char *name)
+{
+	const char *v[2] = {ns, name};
+
+	if (cm == NULL || ns == NULL || name == NULL)
+		return;
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++)
+		eo_metrics_remove(cm->fam[k], v);
 }
