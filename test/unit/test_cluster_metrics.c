@@ -15,7 +15,10 @@
 
 #include "controller/cluster_metrics.h"
 #include "etcd/tlscheck.h"
+#include "kube/cache.h"
 #include "obs/metrics.h"
+#include "support/rig.h"
+#include "support/testutil.h"
 
 static char *render(struct eo_metrics *reg)
 {
@@ -290,6 +293,42 @@ static void test_cert_not_after(void **state)
 	assert_int_equal(eo_tls_cert_not_after(NULL, 0, &t), -1);
 }
 
+/* The cluster reconciler records its pass, and forgets a cluster that is gone. */
+static void test_reconcile_records_and_forgets(void **state)
+{
+	struct eo_metrics *reg = eo_metrics_new();
+	struct eo_cluster_metrics cm;
+	struct eo_reconcile_out out;
+	struct rig r;
+	char *page;
+
+	(void)state;
+	assert_int_equal(eo_cluster_metrics_init(&cm, reg), 0);
+	rig_start(&r, T0);
+	r.ctl.metrics = &cm;
+	rig_put(&r, RIG_CLUSTERS,
+		tu_json("{\"apiVersion\":\"etcd-operator.cozystack.io/v1alpha2\","
+			"\"kind\":\"EtcdCluster\",\"metadata\":{\"name\":\"demo\","
+			"\"namespace\":\"default\",\"uid\":\"uid-demo\",\"generation\":1},"
+			"\"spec\":{\"replicas\":0,\"version\":\"3.6.11\"}}"));
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	page = render(reg);
+	assert_non_null(strstr(page, "etcd_operator_cluster_desired_members{namespace=\"default\","
+				     "cluster=\"demo\"} 0\n"));
+	assert_non_null(strstr(page, "etcd_operator_cluster_ready_members{namespace=\"default\","
+				     "cluster=\"demo\"} 0\n"));
+	free(page);
+
+	assert_int_equal(eo_kube_cache_remove(r.caches[RIG_CLUSTERS], "default", "demo", NULL),
+			 EO_KUBE_OK);
+	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
+	page = render(reg);
+	assert_null(strstr(page, "cluster=\"demo\""));
+	free(page);
+	rig_stop(&r);
+	eo_metrics_free(reg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +339,7 @@ int main(void)
 	    cmocka_unit_test(test_sample_schedule_before_its_first_slot),
 	    cmocka_unit_test(test_sample_certificate_expiry),
 	    cmocka_unit_test(test_cert_not_after),
+	    cmocka_unit_test(test_reconcile_records_and_forgets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
