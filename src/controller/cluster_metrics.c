@@ -13,6 +13,7 @@
 #include "api/schedule.h"
 #include "api/snapshot.h"
 #include "api/timeutil.h"
+#include "kube/cache.h"
 #include "plan/nospace.h"
 
 /* status.readyMembers of the planned status, else of the cached one. */
@@ -118,47 +119,6 @@ static void sample_snapshots(const struct eo_ctl_cluster_obs *o, struct eo_clust
 		s->op[EO_CM_LAST_SNAPSHOT_SIZE] = EO_CS_REMOVE;
 }
 
-/* The latest run, at or before now and not before the schedule existed; 0 none. */
-static time_t last_slot(const json_t *sch, time_t now)
-{
-	const char *created = json_string_value(eo_meta_get(sch, "creationTimestamp"));
-	struct eo_cron cron;
-	char err[128];
-	time_t born = 0, slot = 0;
-
-	if (eo_schedule_suspended(sch) || eo_schedule_cron(sch) == NULL ||
-	    eo_cron_parse(eo_schedule_cron(sch), &cron, err, sizeof(err)) != 0 ||
-	    eo_cron_prev(&cron, now, &slot) != 0)
-		return 0;
-	if (created != NULL && eo_time_parse(created, &born) == 0 && slot < born)
-		return 0;
-	return slot;
-}
-
-static void sample_schedules(const struct eo_ctl_cluster_obs *o, struct eo_cluster_sample *s)
-{
-	const char *name = eo_meta_name(o->cluster);
-	time_t latest = 0;
-	const json_t *sch;
-	size_t i;
-
-	json_array_foreach(o->schedules, i, sch)
-	{
-		const char *of = eo_schedule_cluster_name(sch);
-		time_t t;
-
-		if (of == NULL || name == NULL || strcmp(of, name) != 0 || eo_meta_is_deleting(sch))
-			continue;
-		t = last_slot(sch, o->now);
-		if (t > latest)
-			latest = t;
-	}
-	if (latest > 0)
-		eo_cluster_sample_set(s, EO_CM_SCHEDULE_LAST_SLOT, (double)latest);
-	else
-		s->op[EO_CM_SCHEDULE_LAST_SLOT] = EO_CS_REMOVE;
-}
-
 void eo_ctl_cluster_sample(const struct eo_ctl_cluster_obs *o, struct eo_cluster_sample *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -167,30 +127,76 @@ void eo_ctl_cluster_sample(const struct eo_ctl_cluster_obs *o, struct eo_cluster
 	sample_members(o, s);
 	sample_conditions(o, s);
 	sample_snapshots(o, s);
-	sample_schedules(o, s);
+}
+
+/* The EtcdSnapshots labelled with the cluster's name (a schedule's), over every cache. */
+static json_t *labelled_snapshots(const struct eo_controller *c, const char *name)
+{
+	json_t *all = json_array(), *part;
+
+	for (size_t i = 0; all != NULL && i < c->snapshots.n; i++) {
+		part = eo_kube_cache_by_label(c->snapshots.c[i], name);
+		if (part == NULL || json_array_extend(all, part) != 0) {
+			json_decref(part);
+			json_decref(all);
+			return NULL;
+		}
+		json_decref(part);
+	}
+	return all;
 }
 
 void eo_ctl_cluster_metrics(struct eo_controller *c, struct eo_ctl_cluster_obs *o)
 {
 	const char *ns = eo_meta_namespace(o->cluster), *name = eo_meta_name(o->cluster);
 	struct eo_cluster_sample s;
-	json_t *snaps = NULL, *schs = NULL;
+	json_t *snaps = NULL;
 
 	if (c->metrics == NULL || ns == NULL || name == NULL)
 		return;
-	snaps = eo_cache_set_list(&c->snapshots, ns);
-	schs = eo_cache_set_list(&c->schedules, ns);
+	/*
+	 * Through the cache's label index: only the snapshots labelled with this cluster's name
+	 * are decoded, not the namespace's (sample_snapshots checks namespace and clusterRef).
+	 */
+	snaps = labelled_snapshots(c, name);
 	o->snapshots = snaps;
-	o->schedules = schs;
 	eo_ctl_cluster_sample(o, &s);
 	/* A list that could not be made (out of memory) says nothing: keep what was there. */
 	if (snaps == NULL)
 		s.op[EO_CM_LAST_SNAPSHOT_TIME] = s.op[EO_CM_LAST_SNAPSHOT_SIZE] =
 		    s.op[EO_CM_LAST_SNAPSHOT_FAILED] = EO_CS_KEEP;
-	if (schs == NULL)
-		s.op[EO_CM_SCHEDULE_LAST_SLOT] = EO_CS_KEEP;
 	eo_cluster_metrics_record(c->metrics, ns, name, &s);
-	o->snapshots = o->schedules = NULL;
+	o->snapshots = NULL;
 	json_decref(snaps);
-	json_decref(schs);
+}
+
+time_t eo_ctl_schedule_last_slot(const json_t *sch, time_t now)
+{
+	const char *created = json_string_value(eo_meta_get(sch, "creationTimestamp"));
+	struct eo_cron cron;
+	char err[128];
+	time_t born = 0, slot = 0;
+
+	if (sch == NULL || eo_schedule_suspended(sch) || eo_meta_is_deleting(sch) ||
+	    eo_schedule_cron(sch) == NULL ||
+	    eo_cron_parse(eo_schedule_cron(sch), &cron, err, sizeof(err)) != 0 ||
+	    eo_cron_prev(&cron, now, &slot) != 0)
+		return 0;
+	if (created != NULL && eo_time_parse(created, &born) == 0 && slot < born)
+		return 0;
+	return slot;
+}
+
+void eo_ctl_schedule_metrics(struct eo_controller *c, const char *ns, const char *name,
+			     const json_t *sch, time_t now)
+{
+	const char *cluster = sch != NULL ? eo_schedule_cluster_name(sch) : NULL;
+
+	if (c->metrics == NULL)
+		return;
+	if (cluster == NULL)
+		eo_cluster_metrics_schedule_forget(c->metrics, ns, name);
+	else
+		eo_cluster_metrics_schedule(c->metrics, ns, name, cluster,
+					    (double)eo_ctl_schedule_last_slot(sch, now));
 }

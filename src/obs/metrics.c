@@ -372,6 +372,45 @@ size_t eo_metrics_remove_matching(struct eo_metric_family *fam, const char *labe
 	return removed;
 }
 
+/* The index of label in fam, or fam->nlabels when it has none of that name. */
+static size_t label_index(const struct eo_metric_family *fam, const char *label)
+{
+	size_t li;
+
+	for (li = 0; li < fam->nlabels; li++) {
+		if (strcmp(fam->labels[li], label) == 0)
+			break;
+	}
+	return li;
+}
+
+size_t eo_metrics_remove_where(struct eo_metric_family *fam, const char *const *labels,
+			       const char *const *values, size_t n)
+{
+	size_t li[EO_METRICS_MAX_LABELS], i, k, removed = 0;
+
+	if (!fam || !labels || !values || n == 0 || n > EO_METRICS_MAX_LABELS)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (!labels[k] || !values[k] ||
+		    (li[k] = label_index(fam, labels[k])) == fam->nlabels)
+			return 0;
+	}
+	pthread_mutex_lock(&fam->mu);
+	for (i = fam->nseries; i > 0; i--) {
+		for (k = 0; k < n; k++) {
+			if (strcmp(fam->series[i - 1]->values[li[k]], values[k]) != 0)
+				break;
+		}
+		if (k == n) {
+			series_remove_at(fam, i - 1);
+			removed++;
+		}
+	}
+	pthread_mutex_unlock(&fam->mu);
+	return removed;
+}
+
 /* The updates below run with m->fam->mu held; the checks are the callers'. */
 static void add_locked(struct eo_metric *m, double delta)
 {
@@ -900,10 +939,6 @@ static const struct {
     [EO_CM_LAST_SNAPSHOT_FAILED] =
 	{"etcd_operator_cluster_last_snapshot_failed",
 	 "1 when the newest finished EtcdSnapshot of the cluster Failed."},
-    [EO_CM_SCHEDULE_LAST_SLOT] = {"etcd_operator_cluster_snapshot_schedule_last_slot_timestamp_"
-				  "seconds",
-				  "Latest run time, at or before now, of the cluster's unsuspended "
-				  "EtcdSnapshotSchedules, in Unix seconds."},
 };
 
 void eo_cluster_sample_set(struct eo_cluster_sample *s, enum eo_cluster_metric k, double v)
@@ -923,6 +958,8 @@ int eo_cluster_metrics_init(struct eo_cluster_metrics *cm, struct eo_metrics *re
 {
 	static const char *const labels[] = {"namespace", "cluster", NULL};
 
+	static const char *const sched_labels[] = {"namespace", "cluster", "schedule", NULL};
+
 	memset(cm, 0, sizeof(*cm));
 	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++) {
 		cm->fam[k] = eo_metrics_gauge(reg, cluster_metric_info[k].name,
@@ -930,7 +967,12 @@ int eo_cluster_metrics_init(struct eo_cluster_metrics *cm, struct eo_metrics *re
 		if (cm->fam[k] == NULL)
 			return -1;
 	}
-	return 0;
+	cm->schedule_slot = eo_metrics_gauge(
+	    reg, "etcd_operator_snapshot_schedule_last_slot_timestamp_seconds",
+	    "Latest run time of the EtcdSnapshotSchedule at or before now (not before it was "
+	    "created), in Unix seconds; no series while it is suspended.",
+	    sched_labels);
+	return cm->schedule_slot != NULL ? 0 : -1;
 }
 
 void eo_cluster_metrics_record(struct eo_cluster_metrics *cm, const char *ns, const char *name,
@@ -952,8 +994,39 @@ void eo_cluster_metrics_forget(struct eo_cluster_metrics *cm, const char *ns, co
 {
 	const char *v[2] = {ns, name};
 
+	static const char *const by[] = {"namespace", "cluster"};
+
 	if (cm == NULL || ns == NULL || name == NULL)
 		return;
 	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++)
 		eo_metrics_remove(cm->fam[k], v);
+	eo_metrics_remove_where(cm->schedule_slot, by, v, 2);
+}
+
+void eo_cluster_metrics_schedule(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+				 const char *cluster, double slot)
+{
+	static const char *const by[] = {"namespace", "schedule"};
+	const char *v[3] = {ns, cluster, name};
+	const char *w[2] = {ns, name};
+
+	if (cm == NULL || ns == NULL || name == NULL || cluster == NULL)
+		return;
+	/* Only this cluster's series: a schedule moved to another cluster leaves none behind. */
+	if (slot > 0) {
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
+		eo_metrics_set(cm->schedule_slot, v, slot);
+	} else {
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
+	}
+}
+
+void eo_cluster_metrics_schedule_forget(struct eo_cluster_metrics *cm, const char *ns,
+					const char *name)
+{
+	static const char *const by[] = {"namespace", "schedule"};
+	const char *w[2] = {ns, name};
+
+	if (cm != NULL && ns != NULL && name != NULL)
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
 }

@@ -77,6 +77,12 @@ int eo_metrics_remove(struct eo_metric_family *fam, const char *const *values);
 /* Deletes every series of the family whose label `label` equals `value`. Returns the count. */
 size_t eo_metrics_remove_matching(struct eo_metric_family *fam, const char *label,
 				  const char *value);
+/*
+ * Deletes every series whose labels equal all the given pairs (labels and values: n each; a
+ * label the family lacks matches nothing). Returns the count.
+ */
+size_t eo_metrics_remove_where(struct eo_metric_family *fam, const char *const *labels,
+			       const char *const *values, size_t n);
 
 /* Counters: inc/add (negative or NaN deltas are ignored). Gauges: inc/add/set. */
 void eo_metric_inc(struct eo_metric *m);
@@ -147,14 +153,18 @@ char *eo_metrics_format_double(char *buf, size_t cap, double v);
  *                                                         server, operator client and peer
  *                                                         leaf certificates
  *   etcd_operator_cluster_last_snapshot_timestamp_seconds  when the newest Complete snapshot
- *                                                         finished
+ *                                                         finished (of the snapshots labelled
+ *                                                         with the cluster: a schedule's)
  *   etcd_operator_cluster_last_snapshot_size_bytes        its size
  *   etcd_operator_cluster_last_snapshot_failed            1 when the newest finished snapshot
  *                                                         Failed, else 0
- *   etcd_operator_cluster_snapshot_schedule_last_slot_timestamp_seconds   the latest run time
- *                                                         (at or before now, after the
- *                                                         schedule was created) of the
- *                                                         cluster's unsuspended schedules
+ *
+ * And one gauge per EtcdSnapshotSchedule, labels {namespace, cluster, schedule}, set by the
+ * schedule reconciler (removed while the schedule is suspended, and when it is deleted):
+ *
+ *   etcd_operator_snapshot_schedule_last_slot_timestamp_seconds   the schedule's latest run
+ *                                                         time at or before now, not before
+ *                                                         the schedule was created
  */
 enum eo_cluster_metric {
 	EO_CM_DESIRED_MEMBERS,
@@ -167,7 +177,6 @@ enum eo_cluster_metric {
 	EO_CM_LAST_SNAPSHOT_TIME,
 	EO_CM_LAST_SNAPSHOT_SIZE,
 	EO_CM_LAST_SNAPSHOT_FAILED,
-	EO_CM_SCHEDULE_LAST_SLOT,
 	EO_CLUSTER_METRIC_COUNT
 };
 
@@ -184,6 +193,7 @@ void eo_cluster_sample_set(struct eo_cluster_sample *s, enum eo_cluster_metric k
 
 struct eo_cluster_metrics {
 	struct eo_metric_family *fam[EO_CLUSTER_METRIC_COUNT];
+	struct eo_metric_family *schedule_slot; /* {namespace, cluster, schedule} */
 };
 
 /* Registers the families into reg. 0, or -1 (e.g. called twice on one registry). */
@@ -193,8 +203,14 @@ const char *eo_cluster_metric_name(enum eo_cluster_metric k);
 /* Applies a pass's sample to the cluster ns/name. cm NULL: nothing. */
 void eo_cluster_metrics_record(struct eo_cluster_metrics *cm, const char *ns, const char *name,
 			       const struct eo_cluster_sample *s);
-/* Removes every series of the cluster ns/name (deleted). */
+/* Removes every series of the cluster ns/name (deleted), its schedules' too. */
 void eo_cluster_metrics_forget(struct eo_cluster_metrics *cm, const char *ns, const char *name);
+/* The schedule ns/name of cluster: its latest slot (Unix seconds), or slot 0: no series. */
+void eo_cluster_metrics_schedule(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+				 const char *cluster, double slot);
+/* Removes the series of the schedule ns/name, whatever its cluster (deleted). */
+void eo_cluster_metrics_schedule_forget(struct eo_cluster_metrics *cm, const char *ns,
+					const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The operator's own metrics                                                                  */

@@ -153,10 +153,6 @@ static void test_sample_running_cluster(void **state)
 		      snapshot("s2", "c1", "Failed", "2027-01-15T07:30:00Z", 0),
 		      snapshot("s3", "c2", "Complete", "2027-01-15T07:45:00Z", 5),
 		      snapshot("s4", "c1", "Started", "2027-01-15T07:50:00Z", 0));
-	json_t *schs =
-	    json_pack("[o,o,o]", schedule("c1", "0 * * * *", "2027-01-15T05:10:00Z", false),
-		      schedule("c1", "*/5 * * * *", "2027-01-15T05:10:00Z", true),
-		      schedule("c2", "*/5 * * * *", "2027-01-15T05:10:00Z", false));
 	struct eo_ctl_cluster_obs o;
 	struct eo_cluster_sample s;
 
@@ -169,7 +165,6 @@ static void test_sample_running_cluster(void **state)
 					.n_members = 4,
 					.etcd = &list,
 					.snapshots = snaps,
-					.schedules = schs,
 					.now = T0 + 2 * 3600 + 300};
 	eo_ctl_cluster_sample(&o, &s);
 	assert_int_equal(s.op[EO_CM_DESIRED_MEMBERS], EO_CS_SET);
@@ -188,9 +183,6 @@ static void test_sample_running_cluster(void **state)
 	assert_true(s.v[EO_CM_LAST_SNAPSHOT_SIZE] == 1000);
 	assert_true(s.op[EO_CM_LAST_SNAPSHOT_FAILED] == EO_CS_SET &&
 		    s.v[EO_CM_LAST_SNAPSHOT_FAILED] == 1);
-	/* The hourly schedule's latest slot; the suspended one and c2's do not count. */
-	assert_true(s.op[EO_CM_SCHEDULE_LAST_SLOT] == EO_CS_SET &&
-		    s.v[EO_CM_SCHEDULE_LAST_SLOT] == (double)(T0 + 2 * 3600));
 
 	/* A newer Complete snapshot clears the failure. */
 	json_array_append_new(snaps, snapshot("s5", "c1", "Complete", "2027-01-15T07:40:00Z", 7));
@@ -208,7 +200,6 @@ static void test_sample_running_cluster(void **state)
 		json_decref(ps[i]);
 	}
 	json_decref(snaps);
-	json_decref(schs);
 	json_decref(planned);
 	json_decref(cluster);
 }
@@ -218,8 +209,7 @@ static void test_sample_paused_cluster_is_small(void **state)
 	json_t *cluster = json_pack("{s:{s:s,s:s},s:{s:i}}", "metadata", "name", "idle",
 				    "namespace", "a", "spec", "replicas", 0);
 	json_t *empty = json_array();
-	struct eo_ctl_cluster_obs o = {
-	    .cluster = cluster, .snapshots = empty, .schedules = empty, .now = T0};
+	struct eo_ctl_cluster_obs o = {.cluster = cluster, .snapshots = empty, .now = T0};
 	struct eo_cluster_sample s;
 	size_t set = 0;
 
@@ -234,25 +224,57 @@ static void test_sample_paused_cluster_is_small(void **state)
 	assert_int_equal(s.op[EO_CM_LEARNERS], EO_CS_REMOVE);
 	assert_int_equal(s.op[EO_CM_NOSPACE_ALARM], EO_CS_REMOVE);
 	assert_int_equal(s.op[EO_CM_LAST_SNAPSHOT_TIME], EO_CS_REMOVE);
-	assert_int_equal(s.op[EO_CM_SCHEDULE_LAST_SLOT], EO_CS_REMOVE);
 	json_decref(empty);
 	json_decref(cluster);
 }
 
-static void test_sample_schedule_before_its_first_slot(void **state)
+static void test_schedule_last_slot(void **state)
 {
-	json_t *cluster = json_pack("{s:{s:s,s:s},s:{s:i}}", "metadata", "name", "c1", "namespace",
-				    "a", "spec", "replicas", 1);
+	json_t *hourly = schedule("c1", "0 * * * *", "2027-01-15T05:10:00Z", false);
+	json_t *suspended = schedule("c1", "0 * * * *", "2027-01-15T05:10:00Z", true);
 	/* Daily at 02:00, created at 07:00 today: the last slot (02:00) predates it. */
-	json_t *schs = json_pack("[o]", schedule("c1", "0 2 * * *", "2027-01-15T07:00:00Z", false));
-	struct eo_ctl_cluster_obs o = {.cluster = cluster, .schedules = schs, .now = T0};
-	struct eo_cluster_sample s;
+	json_t *fresh = schedule("c1", "0 2 * * *", "2027-01-15T07:00:00Z", false);
+	json_t *bad = schedule("c1", "not cron", "2027-01-15T05:10:00Z", false);
+	struct eo_metrics *reg = eo_metrics_new();
+	struct eo_cluster_metrics cm;
+	char *page;
 
 	(void)state;
-	eo_ctl_cluster_sample(&o, &s);
-	assert_int_equal(s.op[EO_CM_SCHEDULE_LAST_SLOT], EO_CS_REMOVE);
-	json_decref(schs);
-	json_decref(cluster);
+	assert_int_equal((long long)eo_ctl_schedule_last_slot(hourly, T0 + 2 * 3600 + 300),
+			 (long long)(T0 + 2 * 3600));
+	assert_int_equal((long long)eo_ctl_schedule_last_slot(suspended, T0), 0);
+	assert_int_equal((long long)eo_ctl_schedule_last_slot(fresh, T0), 0);
+	assert_int_equal((long long)eo_ctl_schedule_last_slot(bad, T0), 0);
+
+	/* One series per schedule; 0 (suspended) or a deleted schedule removes it. */
+	assert_int_equal(eo_cluster_metrics_init(&cm, reg), 0);
+	eo_cluster_metrics_schedule(&cm, "a", "s", "c1", (double)T0);
+	eo_cluster_metrics_schedule(&cm, "a", "t", "c1", (double)T0);
+	eo_cluster_metrics_schedule(&cm, "b", "s", "c1", (double)T0);
+	page = render(reg);
+	assert_non_null(strstr(page, "etcd_operator_snapshot_schedule_last_slot_timestamp_seconds{"
+				     "namespace=\"a\",cluster=\"c1\",schedule=\"s\"} 1.8e+09\n"));
+	free(page);
+	/* Moved to another cluster: the old series goes. */
+	eo_cluster_metrics_schedule(&cm, "a", "s", "c2", (double)T0);
+	eo_cluster_metrics_schedule(&cm, "a", "t", "c1", 0);
+	eo_cluster_metrics_schedule_forget(&cm, "b", "s");
+	page = render(reg);
+	assert_null(strstr(page, "cluster=\"c1\",schedule=\"s\""));
+	assert_null(strstr(page, "schedule=\"t\""));
+	assert_null(strstr(page, "namespace=\"b\""));
+	assert_non_null(strstr(page, "namespace=\"a\",cluster=\"c2\",schedule=\"s\"}"));
+	free(page);
+	/* A deleted cluster takes its schedules' series along. */
+	eo_cluster_metrics_forget(&cm, "a", "c2");
+	page = render(reg);
+	assert_null(strstr(page, "schedule=\"s\"}"));
+	free(page);
+	eo_metrics_free(reg);
+	json_decref(hourly);
+	json_decref(suspended);
+	json_decref(fresh);
+	json_decref(bad);
 }
 
 static void test_sample_certificate_expiry(void **state)
@@ -311,8 +333,22 @@ static void test_reconcile_records_and_forgets(void **state)
 			"\"kind\":\"EtcdCluster\",\"metadata\":{\"name\":\"demo\","
 			"\"namespace\":\"default\",\"uid\":\"uid-demo\",\"generation\":1},"
 			"\"spec\":{\"replicas\":0,\"version\":\"3.6.11\"}}"));
+	/* A schedule's snapshot carries the cluster label: the label index finds it. */
+	{
+		json_t *snap =
+		    snapshot("demo-202701150700", "demo", "Complete", "2027-01-15T07:00:00Z", 4096);
+
+		json_object_set_new(json_object_get(snap, "metadata"), "namespace",
+				    json_string("default"));
+		json_object_set_new(
+		    json_object_get(snap, "metadata"), "labels",
+		    json_pack("{s:s}", "etcd-operator.cozystack.io/cluster", "demo"));
+		rig_put(&r, RIG_SNAPSHOTS, snap);
+	}
 	eo_cluster_reconcile(&r.ctl, "default", "demo", &out);
 	page = render(reg);
+	assert_non_null(strstr(page, "etcd_operator_cluster_last_snapshot_size_bytes{namespace="
+				     "\"default\",cluster=\"demo\"} 4096\n"));
 	assert_non_null(strstr(page, "etcd_operator_cluster_desired_members{namespace=\"default\","
 				     "cluster=\"demo\"} 0\n"));
 	assert_non_null(strstr(page, "etcd_operator_cluster_ready_members{namespace=\"default\","
@@ -336,7 +372,7 @@ int main(void)
 	    cmocka_unit_test(test_operator_metrics_register_cluster_families),
 	    cmocka_unit_test(test_sample_running_cluster),
 	    cmocka_unit_test(test_sample_paused_cluster_is_small),
-	    cmocka_unit_test(test_sample_schedule_before_its_first_slot),
+	    cmocka_unit_test(test_schedule_last_slot),
 	    cmocka_unit_test(test_sample_certificate_expiry),
 	    cmocka_unit_test(test_cert_not_after),
 	    cmocka_unit_test(test_reconcile_records_and_forgets),
