@@ -4,7 +4,9 @@
 #      release etcd-operator in etcd-operator-system) and its spec is cut out into rules.yaml;
 #   2. promtool check rules rules.yaml;
 #   3. every alert of rules.yaml has a test in test/monitoring/rules-test.yaml;
-#   4. promtool test rules on that file.
+#   4. promtool test rules on that file;
+#   5. every PromQL expression of the rendered Grafana dashboard parses (promtool check rules on
+#      a rule file that records each one).
 # promtool comes from $PROMTOOL, else hack/tools/build.sh prometheus (pinned, cached); helm
 # from $HELM, else hack/tools/build.sh helm. Output under build/monitoring/.
 set -euo pipefail
@@ -36,3 +38,20 @@ if [ -n "$missing" ]; then
 fi
 
 "$PROMTOOL" test rules "$out/rules-test.yaml"
+
+# The dashboard's expressions, each as a recording rule, so promtool parses every one of them.
+"$HELM" template etcd-operator charts/etcd-operator --namespace etcd-operator-system \
+	--set monitoring.dashboard.enabled=true \
+	--show-only templates/grafana-dashboard.yaml >"$out/dashboard.yaml"
+{
+	echo "groups:"
+	echo "- name: dashboard"
+	echo "  rules:"
+	# A JSON string is a YAML double-quoted scalar as it stands.
+	sed -n 's/^ *"expr": \(".*"\),\{0,1\}$/\1/p' "$out/dashboard.yaml" |
+		awk '{ printf "  - record: dashboard:expr_%d\n    expr: %s\n", NR, $0 }'
+} >"$out/dashboard-exprs.yaml"
+n=$(grep -c 'record:' "$out/dashboard-exprs.yaml" || true)
+[ "$n" -gt 0 ] || { echo "rules-test: no expression found in the dashboard" >&2; exit 1; }
+"$PROMTOOL" check rules "$out/dashboard-exprs.yaml"
+echo "rules-test: the dashboard's $n expressions parse"
