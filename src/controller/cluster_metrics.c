@@ -66,7 +66,12 @@ static void sample_conditions(const struct eo_ctl_cluster_obs *o, struct eo_clus
 		s->op[EO_CM_CERT_EXPIRY] = EO_CS_REMOVE;
 }
 
-/* The time the snapshot finished: its Ready condition's last transition; 0 unknown. */
+/*
+ * The time the snapshot finished: its Ready condition's last transition; 0 unknown. Exact for a
+ * Complete snapshot (Ready turns True); a Failed one's Ready was already False while it ran,
+ * so its time is when it started, which still orders it after the schedule's previous
+ * snapshot (a schedule runs one at a time).
+ */
 static time_t finished_at(const json_t *snap)
 {
 	const json_t *c = eo_condition_find(json_object_get(snap, "status"), EO_COND_READY);
