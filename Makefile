@@ -84,7 +84,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 .PHONY: deps all lint test unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
-        cert-manager-bg
+        cert-manager-bg rules-test
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -118,7 +118,12 @@ lint: $(DEPS_STAMP) format-check
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
 
-test: all lint unit unit-asan lincheck-test fuzz integration
+test: all lint unit unit-asan lincheck-test rules-test fuzz integration
+
+# The chart's alerting rules as users install them: rendered by helm, checked and unit-tested
+# by promtool (hack/rules-test.sh, test/monitoring/rules-test.yaml, docs/monitoring.md).
+rules-test:
+	hack/rules-test.sh
 
 # The e2e linearizability checker's own tests (test/lincheck, Go test tooling):
 # only its porcupine model package, which catches a hand-made stale read. The Go
@@ -190,15 +195,16 @@ e2e: cluster-up bin/kubectl-etcd
 registry-test: cluster-up
 	hack/registry-test.sh
 
-# cert-manager, then kube-rbac-proxy (for the e2e bed), build in the background while
-# the tests run, which leave a core idle much of the time (single compiles, valgrind);
-# cluster-up and the operator's deploy then find them built, or wait for them
-# (hack/tools/build.sh holds a per-tool lock).
+# promtool (for rules-test, part of test), then cert-manager, then kube-rbac-proxy (for the
+# e2e bed), build in the background while the tests run, which leave a core idle much of the
+# time (single compiles, valgrind); rules-test, cluster-up and the operator's deploy then find
+# them built, or wait for them (hack/tools/build.sh holds a per-tool lock).
 check: deps cert-manager-bg test e2e registry-test
 
 cert-manager-bg:
 	@mkdir -p build
-	@{ hack/tools/build.sh cert-manager >build/cert-manager-build.log 2>&1; \
+	@{ hack/tools/build.sh prometheus >build/prometheus-build.log 2>&1; \
+	   hack/tools/build.sh cert-manager >build/cert-manager-build.log 2>&1; \
 	   hack/tools/build.sh kube-rbac-proxy >build/kube-rbac-proxy-build.log 2>&1; } </dev/null &
 
 demo: deps all

@@ -35,6 +35,14 @@ trap 'rm -f "$tmp"' EXIT
 		--namespace "$namespace" --set namespace.create=true "$@"
 } >"$tmp"
 
+# The chart must also render with every monitoring object on (docs/monitoring.md); that
+# rendering is not written anywhere, only checked (hack/rules-test.sh tests its rules).
+"$HELM" template "$release" "$root/charts/etcd-operator" --namespace "$namespace" \
+	--set monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true \
+	--set monitoring.dashboard.enabled=true,metrics.serviceMonitor.enabled=true \
+	--set kubeRbacProxy.tls.certManager.enabled=true \
+	--set kubeRbacProxy.tls.certManager.issuerRef.name=metrics-issuer "$@" >/dev/null
+
 if $check; then
 	if ! cmp -s "$tmp" "$out"; then
 		echo "deploy/manifests.yaml is stale: run hack/render-manifests.sh" >&2

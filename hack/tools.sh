@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_TOOLS="kubernetes cert-manager kube-rbac-proxy etcd-3.6.16 etcd-3.6.11 etcd-3.5.35 etcd-3.7.3 coredns helm chainsaw minio registry kube-router lincheck"
+ALL_TOOLS="kubernetes cert-manager kube-rbac-proxy etcd-3.6.16 etcd-3.6.11 etcd-3.5.35 etcd-3.7.3 coredns helm chainsaw minio registry kube-router lincheck prometheus"
 if [ "${1:-all}" = all ]; then set -- $ALL_TOOLS; fi
 jobs=${TOOLS_JOBS:-3}
 
@@ -46,5 +46,6 @@ for t in "$@"; do
 	kubernetes) ln -sf "$bin/kubectl" .local-cluster/bin/kubectl ;;
 	etcd-3.6.16) for b in etcd etcdctl etcdutl; do ln -sf "$bin/$b" .local-cluster/bin/$b; done ;;
 	helm | chainsaw | coredns | minio | registry) ln -sf "$bin/$t" .local-cluster/bin/$t ;;
+	prometheus) ln -sf "$bin/promtool" .local-cluster/bin/promtool ;;
 	esac
 done

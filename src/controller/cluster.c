@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/cluster_metrics.h"
 #include "controller/internal.h"
 #include "plan/needs.h"
 
@@ -404,6 +405,29 @@ static int act_and_check(struct eo_controller *c, struct cluster_pass *x,
 	return 0;
 }
 
+/* The per-cluster gauges from what the pass saw (controller/cluster_metrics.h). */
+static void record_metrics(struct eo_controller *c, struct cluster_pass *x, const char *ns,
+			   const char *name)
+{
+	struct eo_ctl_cluster_obs o = {
+	    .cluster = x->cluster,
+	    .planned_status = x->pr.status,
+	    .members = x->om.v,
+	    .n_members = x->om.n,
+	    .etcd = x->in.etcd,
+	    .tls_loaded = x->pass.tls != NULL,
+	    .cert_not_after = x->tls.not_after,
+	    .now = eo__ctl_now_of(c),
+	};
+
+	if (c->metrics == NULL)
+		return;
+	if (x->raw == NULL)
+		eo_cluster_metrics_forget(c->metrics, ns, name);
+	else if (x->cluster != NULL)
+		eo_ctl_cluster_metrics(c, &o);
+}
+
 void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *name,
 			  struct eo_reconcile_out *out)
 {
@@ -424,5 +448,6 @@ void eo_cluster_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = report(c, &x, ns, name, out);
 	if (rc < 0)
 		out->error = true;
+	record_metrics(c, &x, ns, name);
 	cluster_pass_clear(&x);
 }

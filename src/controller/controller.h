@@ -40,7 +40,8 @@ json_t *eo_cache_set_by_owner(const struct eo_cache_set *s, const char *uid);
 /* New array of the objects in namespace ns, over every cache. NULL on OOM. */
 json_t *eo_cache_set_list(const struct eo_cache_set *s, const char *ns);
 
-struct eo_tls_cache; /* controller/tlsload.h */
+struct eo_tls_cache;	   /* controller/tlsload.h */
+struct eo_cluster_metrics; /* obs/metrics.h */
 
 struct eo_controller {
 	eo_kube_client *kc;    /* borrowed */
@@ -63,6 +64,8 @@ struct eo_controller {
 	struct eo_fence fence;		/* leader lease check before membership changes */
 	const char *etcd_connect_to;	/* test seam: eo_etcd_config.connect_to; NULL normally */
 	struct eo_tls_cache *tls_cache; /* checked TLS material by cluster; NULL: none */
+	/* per-cluster gauges, set by the cluster reconciler (borrowed; NULL: none) */
+	struct eo_cluster_metrics *metrics;
 
 	/*
 	 * Nodes (one cluster-wide cache, synced before any reconcile): n == 0 means nodes are

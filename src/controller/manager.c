@@ -603,6 +603,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	    .schedule_min_interval_s = cfg->schedule_min_interval_s,
 	    .schedule_default_keep_last = cfg->schedule_default_keep_last,
 	    .tls_cache = eo_tls_cache_new(EO_TLS_CACHE_CAP),
+	    .metrics = om != NULL ? &om->cluster : NULL,
 	};
 	if (m->ctrl.tls_cache == NULL)
 		goto fail;

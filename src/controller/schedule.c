@@ -20,6 +20,7 @@
 #include "api/names.h"
 #include "api/schedule.h"
 #include "api/snapshot.h"
+#include "controller/cluster_metrics.h"
 #include "controller/controller.h"
 #include "controller/jobs.h"
 #include "obs/log.h"
@@ -302,6 +303,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 	eo_log_ctx_add(&lc, "schedule", name);
 	eo_log_ctx_add(&lc, "namespace", ns);
 	raw = eo_cache_set_get(&c->schedules, ns, name);
+	eo_ctl_schedule_metrics(c, ns, name, raw, eo_controller_now(c));
 	if (raw == NULL)
 		goto out; /* deleted: its EtcdSnapshots go with it (owner references) */
 	sch = eo_controller_typed_copy(raw, EO_API_GROUP_VERSION, EO_KIND_SCHEDULE);

@@ -269,6 +269,16 @@ static enum eo_tlsload_result check_bundle(const struct fetched *f, int i, enum 
 	return res;
 }
 
+/* Lowers *earliest to the notAfter of the leaf of crt when that is earlier (or *earliest 0). */
+static void note_not_after(const struct secret_data *sd, time_t *earliest)
+{
+	time_t t;
+
+	if (sd->crt != NULL && eo_tls_cert_not_after(sd->crt, sd->crt_len, &t) == 0 &&
+	    (*earliest == 0 || t < *earliest))
+		*earliest = t;
+}
+
 /*
  * Decodes the fetched Secrets into out and, when verify, checks them (see tlsload.h) at time
  * now; without verify (the same versions passed the checks a moment ago) only decodes.
@@ -312,6 +322,14 @@ static enum eo_tlsload_result check(const json_t *cluster, const struct fetched 
 	}
 	if (f->obj[PEER] != NULL) {
 		res = check_bundle(f, PEER, EO_TLS_ROLE_PEER, ns, now, verify, &peer, p);
+	}
+	if (res == EO_TLSLOAD_OK) {
+		note_not_after(&srv, &out->not_after);
+		note_not_after(&peer, &out->not_after);
+		if (out->cert != NULL)
+			note_not_after(
+			    &(struct secret_data){.crt = out->cert, .crt_len = out->cert_len},
+			    &out->not_after);
 	}
 	if (res == EO_TLSLOAD_OK) {
 		/* The server CA is etcd's only with client certificates (desired.c). */

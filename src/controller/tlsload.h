@@ -44,6 +44,11 @@ struct eo_tls_material {
 	 * not change it.
 	 */
 	char ca_bundle_digest[65];
+	/*
+	 * The earliest notAfter of the leaf certificates read (server, operator client, peer), in
+	 * Unix seconds; 0 when none was read (per-cluster metrics, docs/monitoring.md).
+	 */
+	time_t not_after;
 };
 
 enum eo_tlsload_result {

@@ -219,3 +219,20 @@ out:
 	ERR_clear_error();
 	return rc;
 }
+
+int eo_tls_cert_not_after(const void *cert, size_t cert_len, time_t *out)
+{
+	BIO *b = mem_bio(cert, cert_len);
+	X509 *x = b != NULL ? PEM_read_bio_X509(b, NULL, no_password, NULL) : NULL;
+	struct tm tm;
+	int rc = -1;
+
+	if (x != NULL && ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
+		*out = timegm(&tm);
+		rc = 0;
+	}
+	X509_free(x);
+	BIO_free(b);
+	ERR_clear_error();
+	return rc;
+}

@@ -37,4 +37,10 @@ int eo_tls_check_pair(enum eo_tls_role role, const void *cert, size_t cert_len, 
 		      size_t key_len, const void *ca, size_t ca_len, time_t now, char *msg,
 		      size_t n);
 
+/*
+ * The notAfter of the first certificate (the leaf) of a PEM bundle, in Unix seconds, into *out.
+ * 0, or -1 when no certificate parses.
+ */
+int eo_tls_cert_not_after(const void *cert, size_t cert_len, time_t *out);
+
 #endif

@@ -372,6 +372,45 @@ size_t eo_metrics_remove_matching(struct eo_metric_family *fam, const char *labe
 	return removed;
 }
 
+/* The index of label in fam, or fam->nlabels when it has none of that name. */
+static size_t label_index(const struct eo_metric_family *fam, const char *label)
+{
+	size_t li;
+
+	for (li = 0; li < fam->nlabels; li++) {
+		if (strcmp(fam->labels[li], label) == 0)
+			break;
+	}
+	return li;
+}
+
+size_t eo_metrics_remove_where(struct eo_metric_family *fam, const char *const *labels,
+			       const char *const *values, size_t n)
+{
+	size_t li[EO_METRICS_MAX_LABELS], i, k, removed = 0;
+
+	if (!fam || !labels || !values || n == 0 || n > EO_METRICS_MAX_LABELS)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (!labels[k] || !values[k] ||
+		    (li[k] = label_index(fam, labels[k])) == fam->nlabels)
+			return 0;
+	}
+	pthread_mutex_lock(&fam->mu);
+	for (i = fam->nseries; i > 0; i--) {
+		for (k = 0; k < n; k++) {
+			if (strcmp(fam->series[i - 1]->values[li[k]], values[k]) != 0)
+				break;
+		}
+		if (k == n) {
+			series_remove_at(fam, i - 1);
+			removed++;
+		}
+	}
+	pthread_mutex_unlock(&fam->mu);
+	return removed;
+}
+
 /* The updates below run with m->fam->mu held; the checks are the callers'. */
 static void add_locked(struct eo_metric *m, double delta)
 {
@@ -814,7 +853,8 @@ int eo_operator_metrics_init(struct eo_operator_metrics *om, struct eo_metrics *
 			     "Start time of the process since the Unix epoch in seconds.", NULL);
 	if (!om->reconcile_total || !om->reconcile_errors || !om->reconcile_time ||
 	    !om->workqueue_depth || !om->leader_status || !om->watch_restarts || !om->build_info ||
-	    !om->resident_memory || !om->cpu_seconds || !om->start_time)
+	    !om->resident_memory || !om->cpu_seconds || !om->start_time ||
+	    eo_cluster_metrics_init(&om->cluster, reg) != 0)
 		return -1;
 
 	v[0] = version ? version : "unknown";
@@ -866,4 +906,127 @@ void eo_operator_metrics_watch_restart(struct eo_operator_metrics *om, const cha
 
 	if (om && kind)
 		eo_metrics_inc(om->watch_restarts, k);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Per-cluster metrics (docs/monitoring.md)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	const char *help;
+} cluster_metric_info[EO_CLUSTER_METRIC_COUNT] = {
+    [EO_CM_DESIRED_MEMBERS] = {"etcd_operator_cluster_desired_members",
+			       "Members the EtcdCluster asks for (spec.replicas)."},
+    [EO_CM_READY_MEMBERS] = {"etcd_operator_cluster_ready_members",
+			     "Members that are healthy and serving (status.readyMembers)."},
+    [EO_CM_VOTERS] = {"etcd_operator_cluster_voters",
+		      "Members marked voters (status.isVoter), not being deleted or dormant."},
+    [EO_CM_LEARNERS] = {"etcd_operator_cluster_learners",
+			"Learners in etcd's member list, as last read."},
+    [EO_CM_HEALTHY_VOTERS] = {"etcd_operator_cluster_healthy_voters", "Voters whose Pod is Ready."},
+    [EO_CM_NOSPACE_ALARM] = {"etcd_operator_cluster_nospace_alarm",
+			     "1 while the cluster's NoSpace condition is True (etcd's NOSPACE "
+			     "alarm is raised: writes are refused)."},
+    [EO_CM_CERT_EXPIRY] = {"etcd_operator_cluster_certificate_expiry_timestamp_seconds",
+			   "Earliest notAfter of the cluster's server, operator client and peer "
+			   "certificates, in Unix seconds."},
+    [EO_CM_LAST_SNAPSHOT_TIME] = {"etcd_operator_cluster_last_snapshot_timestamp_seconds",
+				  "When the newest Complete EtcdSnapshot of the cluster finished, "
+				  "in Unix seconds."},
+    [EO_CM_LAST_SNAPSHOT_SIZE] = {"etcd_operator_cluster_last_snapshot_size_bytes",
+				  "Size of the newest Complete EtcdSnapshot of the cluster."},
+    [EO_CM_LAST_SNAPSHOT_FAILED] =
+	{"etcd_operator_cluster_last_snapshot_failed",
+	 "1 when the newest finished EtcdSnapshot of the cluster Failed."},
+};
+
+void eo_cluster_sample_set(struct eo_cluster_sample *s, enum eo_cluster_metric k, double v)
+{
+	if (s == NULL || k >= EO_CLUSTER_METRIC_COUNT)
+		return;
+	s->op[k] = EO_CS_SET;
+	s->v[k] = v;
+}
+
+const char *eo_cluster_metric_name(enum eo_cluster_metric k)
+{
+	return k < EO_CLUSTER_METRIC_COUNT ? cluster_metric_info[k].name : NULL;
+}
+
+int eo_cluster_metrics_init(struct eo_cluster_metrics *cm, struct eo_metrics *reg)
+{
+	static const char *const labels[] = {"namespace", "cluster", NULL};
+
+	static const char *const sched_labels[] = {"namespace", "cluster", "schedule", NULL};
+
+	memset(cm, 0, sizeof(*cm));
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++) {
+		cm->fam[k] = eo_metrics_gauge(reg, cluster_metric_info[k].name,
+					      cluster_metric_info[k].help, labels);
+		if (cm->fam[k] == NULL)
+			return -1;
+	}
+	cm->schedule_slot = eo_metrics_gauge(
+	    reg, "etcd_operator_snapshot_schedule_last_slot_timestamp_seconds",
+	    "Latest run time of the EtcdSnapshotSchedule at or before now (not before it was "
+	    "created), in Unix seconds; no series while it is suspended.",
+	    sched_labels);
+	return cm->schedule_slot != NULL ? 0 : -1;
+}
+
+void eo_cluster_metrics_record(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+			       const struct eo_cluster_sample *s)
+{
+	const char *v[2] = {ns, name};
+
+	if (cm == NULL || ns == NULL || name == NULL || s == NULL)
+		return;
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++) {
+		if (s->op[k] == EO_CS_SET)
+			eo_metrics_set(cm->fam[k], v, s->v[k]);
+		else if (s->op[k] == EO_CS_REMOVE)
+			eo_metrics_remove(cm->fam[k], v);
+	}
+}
+
+void eo_cluster_metrics_forget(struct eo_cluster_metrics *cm, const char *ns, const char *name)
+{
+	const char *v[2] = {ns, name};
+
+	static const char *const by[] = {"namespace", "cluster"};
+
+	if (cm == NULL || ns == NULL || name == NULL)
+		return;
+	for (size_t k = 0; k < EO_CLUSTER_METRIC_COUNT; k++)
+		eo_metrics_remove(cm->fam[k], v);
+	eo_metrics_remove_where(cm->schedule_slot, by, v, 2);
+}
+
+void eo_cluster_metrics_schedule(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+				 const char *cluster, double slot)
+{
+	static const char *const by[] = {"namespace", "schedule"};
+	const char *v[3] = {ns, cluster, name};
+	const char *w[2] = {ns, name};
+
+	if (cm == NULL || ns == NULL || name == NULL || cluster == NULL)
+		return;
+	/* Only this cluster's series: a schedule moved to another cluster leaves none behind. */
+	if (slot > 0) {
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
+		eo_metrics_set(cm->schedule_slot, v, slot);
+	} else {
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
+	}
+}
+
+void eo_cluster_metrics_schedule_forget(struct eo_cluster_metrics *cm, const char *ns,
+					const char *name)
+{
+	static const char *const by[] = {"namespace", "schedule"};
+	const char *w[2] = {ns, name};
+
+	if (cm != NULL && ns != NULL && name != NULL)
+		eo_metrics_remove_where(cm->schedule_slot, by, w, 2);
 }

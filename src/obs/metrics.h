@@ -77,6 +77,12 @@ int eo_metrics_remove(struct eo_metric_family *fam, const char *const *values);
 /* Deletes every series of the family whose label `label` equals `value`. Returns the count. */
 size_t eo_metrics_remove_matching(struct eo_metric_family *fam, const char *label,
 				  const char *value);
+/*
+ * Deletes every series whose labels equal all the given pairs (labels and values: n each; a
+ * label the family lacks matches nothing). Returns the count.
+ */
+size_t eo_metrics_remove_where(struct eo_metric_family *fam, const char *const *labels,
+			       const char *const *values, size_t n);
 
 /* Counters: inc/add (negative or NaN deltas are ignored). Gauges: inc/add/set. */
 void eo_metric_inc(struct eo_metric *m);
@@ -124,6 +130,89 @@ int eo_metrics_render(struct eo_metrics *reg, char **out, size_t *len);
 char *eo_metrics_format_double(char *buf, size_t cap, double v);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Per-cluster metrics (docs/monitoring.md)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Gauges per EtcdCluster, labels {namespace, cluster} only: one series per cluster and family,
+ * so the cardinality is (EtcdClusters) x (families), at most EO_CLUSTER_METRIC_COUNT series a
+ * cluster, and fewer for a cluster the operator knows less about (a paused cluster has the two
+ * member counts only). Set by the cluster reconciler at the end of each pass from what that pass
+ * observed; a value the pass did not learn keeps its last value, a value that no longer exists
+ * (no TLS, no schedule) is removed, and a deleted cluster's series all go.
+ *
+ *   etcd_operator_cluster_desired_members                 spec.replicas
+ *   etcd_operator_cluster_ready_members                   status.readyMembers
+ *   etcd_operator_cluster_voters                          members marked voters (status.isVoter),
+ *                                                         not deleted or dormant
+ *   etcd_operator_cluster_healthy_voters                  those of them whose Pod is Ready
+ *   etcd_operator_cluster_learners                        learners in etcd's member list, as
+ *                                                         last read
+ *   etcd_operator_cluster_nospace_alarm                   1 while the NoSpace condition is True
+ *   etcd_operator_cluster_certificate_expiry_timestamp_seconds   earliest notAfter of the
+ *                                                         server, operator client and peer
+ *                                                         leaf certificates
+ *   etcd_operator_cluster_last_snapshot_timestamp_seconds  when the newest Complete snapshot
+ *                                                         finished (of the snapshots labelled
+ *                                                         with the cluster: a schedule's)
+ *   etcd_operator_cluster_last_snapshot_size_bytes        its size
+ *   etcd_operator_cluster_last_snapshot_failed            1 when the newest finished snapshot
+ *                                                         Failed, else 0
+ *
+ * And one gauge per EtcdSnapshotSchedule, labels {namespace, cluster, schedule}, set by the
+ * schedule reconciler (removed while the schedule is suspended, and when it is deleted):
+ *
+ *   etcd_operator_snapshot_schedule_last_slot_timestamp_seconds   the schedule's latest run
+ *                                                         time at or before now, not before
+ *                                                         the schedule was created
+ */
+enum eo_cluster_metric {
+	EO_CM_DESIRED_MEMBERS,
+	EO_CM_READY_MEMBERS,
+	EO_CM_VOTERS,
+	EO_CM_LEARNERS,
+	EO_CM_HEALTHY_VOTERS,
+	EO_CM_NOSPACE_ALARM,
+	EO_CM_CERT_EXPIRY,
+	EO_CM_LAST_SNAPSHOT_TIME,
+	EO_CM_LAST_SNAPSHOT_SIZE,
+	EO_CM_LAST_SNAPSHOT_FAILED,
+	EO_CLUSTER_METRIC_COUNT
+};
+
+/* What a pass learned: for each metric, keep its last value, set it, or remove it. */
+enum eo_cluster_sample_op { EO_CS_KEEP = 0, EO_CS_SET, EO_CS_REMOVE };
+
+struct eo_cluster_sample {
+	enum eo_cluster_sample_op op[EO_CLUSTER_METRIC_COUNT];
+	double v[EO_CLUSTER_METRIC_COUNT];
+};
+
+/* Marks metric k to be set to v. */
+void eo_cluster_sample_set(struct eo_cluster_sample *s, enum eo_cluster_metric k, double v);
+
+struct eo_cluster_metrics {
+	struct eo_metric_family *fam[EO_CLUSTER_METRIC_COUNT];
+	struct eo_metric_family *schedule_slot; /* {namespace, cluster, schedule} */
+};
+
+/* Registers the families into reg. 0, or -1 (e.g. called twice on one registry). */
+int eo_cluster_metrics_init(struct eo_cluster_metrics *cm, struct eo_metrics *reg);
+/* The metric's name (without labels), for tests and docs. */
+const char *eo_cluster_metric_name(enum eo_cluster_metric k);
+/* Applies a pass's sample to the cluster ns/name. cm NULL: nothing. */
+void eo_cluster_metrics_record(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+			       const struct eo_cluster_sample *s);
+/* Removes every series of the cluster ns/name (deleted), its schedules' too. */
+void eo_cluster_metrics_forget(struct eo_cluster_metrics *cm, const char *ns, const char *name);
+/* The schedule ns/name of cluster: its latest slot (Unix seconds), or slot 0: no series. */
+void eo_cluster_metrics_schedule(struct eo_cluster_metrics *cm, const char *ns, const char *name,
+				 const char *cluster, double slot);
+/* Removes the series of the schedule ns/name, whatever its cluster (deleted). */
+void eo_cluster_metrics_schedule_forget(struct eo_cluster_metrics *cm, const char *ns,
+					const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The operator's own metrics                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -160,6 +249,8 @@ struct eo_operator_metrics {
 	struct eo_metric_family *resident_memory;
 	struct eo_metric_family *cpu_seconds;
 	struct eo_metric_family *start_time;
+	/* the per-cluster gauges (above), registered by eo_operator_metrics_init too */
+	struct eo_cluster_metrics cluster;
 };
 
 /*

@@ -78,3 +78,25 @@ metadata:
   labels:
     {{- include "etcd-operator.labels" . | nindent 4 }}
 {{ end -}}
+
+{{/*
+The Secret holding kube-rbac-proxy's serving certificate (kubeRbacProxy.tls), or "" when the
+proxy makes its own in memory.
+*/}}
+{{- define "etcd-operator.metricsTLSSecret" -}}
+{{- if .Values.kubeRbacProxy.tls.secretName -}}
+{{- .Values.kubeRbacProxy.tls.secretName -}}
+{{- else if .Values.kubeRbacProxy.tls.certManager.enabled -}}
+{{- printf "%s-metrics-tls" (include "etcd-operator.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The metrics Service's DNS name: the proxy's certificate names it, the scraper checks it. */}}
+{{- define "etcd-operator.metricsServiceHost" -}}
+{{- printf "%s-metrics-service.%s.svc" (include "etcd-operator.fullname" .) .Release.Namespace -}}
+{{- end -}}
+
+{{/* The job label of the operator's own metrics (prometheus-operator: the Service's name). */}}
+{{- define "etcd-operator.operatorJob" -}}
+{{- printf "%s-metrics-service" (include "etcd-operator.fullname" .) -}}
+{{- end -}}
