@@ -42,7 +42,7 @@ workers=$(kc get nodes -l etcd-operator.dev/worker=true -o json | jq '[.items[]
 		| select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
 	| select(.status.conditions[]? | .type == "Ready" and .status == "True")] | length')
 selector=()
-for n in 3 2 1; do
+for n in 4 3 2 1; do
 	if [ "$workers" -lt "$n" ]; then
 		selector=(--selector "etcd-operator.dev/needs-workers notin ($(seq -s, "$n" 9))")
 	fi
