@@ -796,7 +796,8 @@ static int quota_guard(struct eo_controller *c, struct nospace_pass *x, const ch
 			  eo_etcd_strerror(e), "detail", d.message, NULL);
 		if (c->rec != NULL)
 			eo_kube_event(c->rec, x->cluster, "Warning", EO_REASON_QUOTA_GUARD_FAILED,
-				      NULL, "quota guard: compacting to the current revision failed: "
+				      NULL,
+				      "quota guard: compacting to the current revision failed: "
 				      "%s; tried again in %lds",
 				      eo_etcd_strerror(e), EO_NPLAN_INTERVAL_MS / 1000);
 		return 0;
@@ -810,7 +811,8 @@ static int quota_guard(struct eo_controller *c, struct nospace_pass *x, const ch
 			  "detail", kerr.message, NULL);
 		if (c->rec != NULL)
 			eo_kube_event(c->rec, x->cluster, "Warning", EO_REASON_QUOTA_GUARD_FAILED,
-				      NULL, "quota guard: compacted to revision %s; creating EtcdDefrag "
+				      NULL,
+				      "quota guard: compacted to revision %s; creating EtcdDefrag "
 				      "%s failed: %s",
 				      revs, eo_meta_name(pr->create), kerr.message);
 		return 0;

@@ -408,8 +408,7 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 }
 
 /* The member that leads (the health gate found it among members). */
-static const struct eo_dplan_member *leader_member(const struct eo_dplan_input *in,
-						   uint64_t leader)
+static const struct eo_dplan_member *leader_member(const struct eo_dplan_input *in, uint64_t leader)
 {
 	for (size_t i = 0; i < in->n_members; i++)
 		if (in->members[i].st->member_id == leader)
@@ -487,8 +486,7 @@ static int record_move(struct work *w, const struct eo_dplan_member *m)
 			      EO_REASON_DEFRAG_RUNNING, "Normal");
 	}
 	msgf(w->out,
-	     "member %s: moving the leadership to %s failed: %s%s%s (attempt %" PRId64
-	     " of %d)%s",
+	     "member %s: moving the leadership to %s failed: %s%s%s (attempt %" PRId64 " of %d)%s",
 	     m->name, mv->to != NULL ? mv->to : "another member", eo_etcd_strerror(mv->err),
 	     mv->detail && mv->detail[0] ? ": " : "", mv->detail ? mv->detail : "", moves,
 	     EO_DPLAN_MAX_ATTEMPTS,
@@ -637,11 +635,11 @@ static int next_call(struct work *w, uint64_t leader, size_t target)
 				      EO_COND_FALSE, EO_REASON_DEFRAG_RUNNING, NULL);
 		}
 	}
-	msgf(out, "defragmenting member %s (%s, DbSize %s)%s", t->name,
-	     t->st->member_id == leader ? "leader" : "follower",
-	     human(t->st->db_size, s, sizeof(s)),
-	     t->st->member_id != leader ? ""
-	     : in->n_members < 2	? ": the only member, its clients wait while it runs"
+	msgf(
+	    out, "defragmenting member %s (%s, DbSize %s)%s", t->name,
+	    t->st->member_id == leader ? "leader" : "follower", human(t->st->db_size, s, sizeof(s)),
+	    t->st->member_id != leader ? ""
+	    : in->n_members < 2	       ? ": the only member, its clients wait while it runs"
 				: ": the leadership could not be moved; writes wait while it runs");
 	return finish(w, EO_DPLAN_DEFRAG, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
 		      EO_REASON_DEFRAG_RUNNING, NULL);

@@ -100,11 +100,11 @@
 #define EO_REASON_DEFRAG_MOVE_FAILED "LeaderMoveFailed"
 
 enum eo_dplan_action {
-	EO_DPLAN_NONE = 0, /* nothing (or only the status to write) */
-	EO_DPLAN_WAIT,	   /* come back after requeue_ms */
-	EO_DPLAN_QUERY,	   /* read every member's status; plan again with queried */
-	EO_DPLAN_DEFRAG,   /* Defragment members[target]; plan again with done */
-	EO_DPLAN_DELETE,   /* delete the EtcdDefrag (ttlSecondsAfterFinished passed) */
+	EO_DPLAN_NONE = 0,    /* nothing (or only the status to write) */
+	EO_DPLAN_WAIT,	      /* come back after requeue_ms */
+	EO_DPLAN_QUERY,	      /* read every member's status; plan again with queried */
+	EO_DPLAN_DEFRAG,      /* Defragment members[target]; plan again with done */
+	EO_DPLAN_DELETE,      /* delete the EtcdDefrag (ttlSecondsAfterFinished passed) */
 	EO_DPLAN_MOVE_LEADER, /* MoveLeader from members[target] (the leader) to
 			       * members[transferee]; plan again with moved */
 };

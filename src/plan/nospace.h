@@ -55,11 +55,11 @@
 #include "etcd/types.h"
 #include "plan/defrag.h"
 
-#define EO_NPLAN_INTERVAL_MS 30000L /* how often a formed cluster's alarms are read */
-#define EO_NPLAN_RETRY_S     300    /* between two recoveries that did not reclaim enough */
-#define EO_NPLAN_GUARD_SPACING_S   3600 /* between two quota guard runs of a cluster */
-#define EO_NPLAN_GUARD_TTL_S	   3600 /* a guard run is kept this long after it finishes */
-#define EO_NPLAN_GUARD_MIN_RECLAIM "1Mi" 
+#define EO_NPLAN_INTERVAL_MS	   30000L /* how often a formed cluster's alarms are read */
+#define EO_NPLAN_RETRY_S	   300	  /* between two recoveries that did not reclaim enough */
+#define EO_NPLAN_GUARD_SPACING_S   3600	  /* between two quota guard runs of a cluster */
+#define EO_NPLAN_GUARD_TTL_S	   3600	  /* a guard run is kept this long after it finishes */
+#define EO_NPLAN_GUARD_MIN_RECLAIM "1Mi"
 
 #define EO_COND_NOSPACE		      "NoSpace"
 #define EO_REASON_NOSPACE_ALARM	      "NoSpaceAlarm"
@@ -95,8 +95,8 @@ struct eo_nplan_input {
 	bool recovered;			     /* RECOVER ran; members[] are the statuses after it */
 	const char *recover_error;	     /* what went wrong in it, NULL when nothing */
 	bool disarmed;			     /* DISARM ran without error */
-	time_t last_attempt; /* the last RECOVER during this alarm, 0 none (the controller
-			      * forgets it once the alarm is gone) */
+	time_t last_attempt;	  /* the last RECOVER during this alarm, 0 none (the controller
+				   * forgets it once the alarm is gone) */
 	const json_t *guard_runs; /* array of the EtcdDefrags the guard made for this cluster
 				   * (label EO_LABEL_QUOTA_GUARD), or NULL */
 	time_t now;
