@@ -160,8 +160,11 @@ static int recover(const struct eo_nplan_input *in, struct eo_nplan_result *out,
 
 /* --- the quota guard --- */
 
-/* The guard's EtcdDefrag for now: "<cluster>-quota-YYYYMMDDHHMM". New reference or NULL. */
-static json_t *guard_run(const json_t *cluster, int pct, time_t now)
+/*
+ * The guard's EtcdDefrag for now: "<cluster>-quota-YYYYMMDDHHMM", defragmenting every member
+ * with more than floor bytes to give back. New reference or NULL.
+ */
+static json_t *guard_run(const json_t *cluster, int64_t floor, time_t now)
 {
 	const char *cname = eo_meta_name(cluster);
 	char prefix[EO_NAME_MAX], name[EO_NAME_MAX];
@@ -174,14 +177,21 @@ static json_t *guard_run(const json_t *cluster, int pct, time_t now)
 		return NULL;
 	}
 	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}, s:[o]}, "
-			 "s:{s:{s:s}, s:{s:i, s:s}, s:i}}",
+			 "s:{s:{s:s}, s:{s:I}, s:i}}",
 			 "apiVersion", EO_API_GROUP_VERSION, "kind", EO_KIND_DEFRAG, "metadata",
 			 "name", name, "namespace", eo_meta_namespace(cluster), "labels",
 			 EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_CLUSTER, cname,
 			 EO_LABEL_QUOTA_GUARD, cname, "ownerReferences", ref, "spec", "clusterRef",
-			 "name", cname, "rule", "quotaUsageAbove", pct, "minReclaim",
-			 EO_NPLAN_GUARD_MIN_RECLAIM, "ttlSecondsAfterFinished",
-			 EO_NPLAN_GUARD_TTL_S);
+			 "name", cname, "rule", "freeSpaceAbove", (json_int_t)floor,
+			 "ttlSecondsAfterFinished", EO_NPLAN_GUARD_TTL_S);
+}
+
+/* The guard run's floor: EO_NPLAN_GUARD_FLOOR_PCT of the quota, at least 1 MiB. */
+static int64_t guard_floor(int64_t quota)
+{
+	int64_t f = quota / 100 * EO_NPLAN_GUARD_FLOOR_PCT;
+
+	return f > EO_NPLAN_GUARD_FLOOR_MIN ? f : EO_NPLAN_GUARD_FLOOR_MIN;
 }
 
 /* Why the guard waits for its own runs (one in flight, or one made within the spacing). */
@@ -247,7 +257,7 @@ static int guard(const struct eo_nplan_input *in, struct eo_nplan_result *out)
 		out->note = EO_NPLAN_NOTE_WARN;
 		return 0;
 	}
-	out->create = guard_run(in->cluster, g.threshold_percent, in->now);
+	out->create = guard_run(in->cluster, guard_floor(quota), in->now);
 	if (out->create == NULL)
 		return -1;
 	out->action = EO_NPLAN_GUARD;

@@ -36,8 +36,10 @@
  *   EO_NPLAN_GUARD_SPACING_S ago     EO_NPLAN_GUARD_SPACING_S
  *   otherwise                        GUARD: compact to the current revision, then create
  *                                    out->create, an EtcdDefrag "<cluster>-quota-YYYYMMDDHHMM"
- *                                    (rule: quotaUsageAbove = the threshold, minReclaim 1Mi;
- *                                    it moves the leadership away before the leader's turn,
+ *                                    (rule: freeSpaceAbove EO_NPLAN_GUARD_FLOOR_PCT % of the
+ *                                    quota, at least 1 MiB: after the compaction every member
+ *                                    with that much to give back, whatever its own size; it
+ *                                    moves the leadership away before the leader's turn,
  *                                    plan/defrag.h), with a Warning Event QuotaThresholdPassed
  *                                    on the cluster
  *
@@ -55,11 +57,12 @@
 #include "etcd/types.h"
 #include "plan/defrag.h"
 
-#define EO_NPLAN_INTERVAL_MS	   30000L /* how often a formed cluster's alarms are read */
-#define EO_NPLAN_RETRY_S	   300	  /* between two recoveries that did not reclaim enough */
-#define EO_NPLAN_GUARD_SPACING_S   3600	  /* between two quota guard runs of a cluster */
-#define EO_NPLAN_GUARD_TTL_S	   3600	  /* a guard run is kept this long after it finishes */
-#define EO_NPLAN_GUARD_MIN_RECLAIM "1Mi"
+#define EO_NPLAN_INTERVAL_MS	 30000L /* how often a formed cluster's alarms are read */
+#define EO_NPLAN_RETRY_S	 300	/* between two recoveries that did not reclaim enough */
+#define EO_NPLAN_GUARD_SPACING_S 3600	/* between two quota guard runs of a cluster */
+#define EO_NPLAN_GUARD_TTL_S	 3600	/* a guard run is kept this long after it finishes */
+#define EO_NPLAN_GUARD_FLOOR_PCT 5	/* of the quota: the floor of the guard's EtcdDefrag */
+#define EO_NPLAN_GUARD_FLOOR_MIN (1LL << 20)
 
 #define EO_COND_NOSPACE		      "NoSpace"
 #define EO_REASON_NOSPACE_ALARM	      "NoSpaceAlarm"

@@ -1057,9 +1057,10 @@ static void test_quota_guard_table(void **state)
 			    eo_meta_label(out.create, "etcd-operator.cozystack.io/quota-guard"),
 			    "demo");
 			assert_string_equal(eo_defrag_cluster_name(out.create), "demo");
+			/* every member with more than 5 % of the 100 MiB quota to give back */
 			assert_int_equal(json_integer_value(json_object_get(
-					     json_object_get(spec, "rule"), "quotaUsageAbove")),
-					 r->guard[0] && strstr(r->guard, "20") ? 20 : 80);
+					     json_object_get(spec, "rule"), "freeSpaceAbove")),
+					 5 * MiB);
 			assert_int_equal(
 			    json_integer_value(json_object_get(spec, "ttlSecondsAfterFinished")),
 			    3600);
