@@ -355,9 +355,13 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 	int64_t before = m->st->db_size, after = d->db_size_after, attempts;
 	char a[32], b[32], r[32];
 
+	/* A leader whose leadership moved away for its turn is still recorded as the Leader. */
 	if (e == NULL ||
 	    json_object_set_new(
-		e, "role", json_string(m->st->member_id == leader ? "Leader" : "Follower")) != 0 ||
+		e, "role",
+		json_string(m->st->member_id == leader || int_of(e, "leaderMoves") > 0
+				? "Leader"
+				: "Follower")) != 0 ||
 	    add_int(e, "attempts", 1) != 0 ||
 	    (json_object_get(e, "dbSizeBefore") == NULL &&
 	     json_object_set_new(e, "dbSizeBefore", json_integer(before)) != 0))
@@ -471,7 +475,8 @@ static int record_move(struct work *w, const struct eo_dplan_member *m)
 	json_t *e = member_entry(w->st, m->name, true);
 	int64_t moves;
 
-	if (e == NULL || add_int(e, "leaderMoves", 1) != 0)
+	if (e == NULL || json_object_set_new(e, "role", json_string("Leader")) != 0 ||
+	    add_int(e, "leaderMoves", 1) != 0)
 		return -1;
 	moves = int_of(e, "leaderMoves");
 	if (mv->err == EO_ETCD_OK) {

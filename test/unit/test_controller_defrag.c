@@ -160,6 +160,21 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(d, "status"), "defragmented")), 3);
 	assert_string_equal(member_outcome(d, "demo-b"), "Defragmented");
+	/* demo-b's turn came as the leader: recorded so, with the move, though it was a
+	 * follower when defragmented */
+	{
+		const json_t *m;
+		size_t i;
+
+		json_array_foreach(json_object_get(json_object_get(d, "status"), "members"), i, m)
+		{
+			if (strcmp(json_string_value(json_object_get(m, "name")), "demo-b") != 0)
+				continue;
+			assert_string_equal(json_string_value(json_object_get(m, "role")),
+					    "Leader");
+			assert_int_equal(json_integer_value(json_object_get(m, "leaderMoves")), 1);
+		}
+	}
 	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
 			    "Defragmented");
 	json_decref(d);
