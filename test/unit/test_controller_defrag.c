@@ -184,6 +184,40 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	rig_stop(&r);
 }
 
+/* A refused MoveLeader: LeaderMoveFailed with a Warning Event, and the leader is not
+ * defragmented in that pass. */
+static void test_defrag_leader_move_refused(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d;
+
+	(void)state;
+	rig_start(&r, T0);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	for (int i = 0; i < 2; i++)
+		eo_fake_etcd_script(r.etcd, "maintenance/defragment", 200, "{\"header\":{}}");
+	eo_fake_etcd_script(r.etcd, "maintenance/transfer-leadership", 500,
+			    "{\"code\":14,\"message\":\"etcdserver: request timed out, leader "
+			    "transfer took too long\"}");
+	for (int pass = 0; pass < 5; pass++) {
+		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+		assert_false(out.error);
+		sync_caches(&r);
+		if (eo_fake_etcd_count(r.etcd, "maintenance/transfer-leadership") > 0)
+			break;
+	}
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/transfer-leadership"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 2);
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "LeaderMoveFailed");
+	assert_null(member_outcome(d, "demo-b"));
+	json_decref(d);
+	rig_stop(&r);
+}
+
 /* The default rule on the fake's tidy members (DbSize == DbSizeInUse): nothing is called. */
 static void test_defrag_skips_without_a_call(void **state)
 {
@@ -526,6 +560,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defrag_runs_followers_then_leader),
+	    cmocka_unit_test(test_defrag_leader_move_refused),
 	    cmocka_unit_test(test_defrag_skips_without_a_call),
 	    cmocka_unit_test(test_defrag_waits_for_health),
 	    cmocka_unit_test(test_defrag_failure_recorded),
