@@ -9,12 +9,21 @@
 #   bench/run.sh --lifecycle-only  only the first part: formation, scale-up, replacement
 #   bench/run.sh --snapshot-only  only the snapshot and restore figures (below)
 #   bench/run.sh --roll-only   only the rolling upgrade (below)
+#   bench/run.sh --defrag-only only the defragmentation gap (below)
 #
 # The rolling upgrade: a 3-member PVC cluster at $ETCD_VERSION (3.6.11) is moved
 # to $ROLL_TO (3.6.16) while the e2e write checker writes through its client
 # Service; printed beside three bare Pod starts of the same run (a roll restarts
 # three Pods), with the fewest ready members seen and the longest gap between
 # two acknowledged writes (etcd's default election timeout is 1000 ms).
+#
+# The defragmentation gap: a 3-member PVC cluster filled with DEFRAG_BENCH_MIB (default 1024)
+# keys of 1 MiB, under the e2e write checker (writes through the client Service, a fresh
+# connection each, 3 s timeout): the longest gap between two acknowledged writes while (1)
+# etcdctl defragments every member in place, followers first and the leader last as the
+# leader, what the operator did before issue 23, and (2) an EtcdDefrag (rule.all) defragments
+# every member, the leader after its leadership moved to a caught-up follower. Each beside how
+# long the defragmentation took.
 #
 # The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
 # replicas: 0 (no Pods; the operator creates their two Services and writes
@@ -41,11 +50,13 @@ case "${1:-}" in
 --lifecycle-only) MODE=lifecycle ;;
 --snapshot-only) MODE=snapshot ;;
 --roll-only) MODE=roll ;;
+--defrag-only) MODE=defrag ;;
 "") ;;
-*) echo "usage: bench/run.sh [--scale-only|--no-scale|--lifecycle-only|--snapshot-only|--roll-only]" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale|--lifecycle-only|--snapshot-only|--roll-only|--defrag-only]" >&2; exit 2 ;;
 esac
 SCALE_IDLE=${SCALE_IDLE:-1000}
 RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
+DEFRAG_BENCH_MIB=${DEFRAG_BENCH_MIB:-1024}
 
 K8S_BIN=$(tool_bin kubernetes)
 cluster_lock
@@ -252,6 +263,58 @@ roll_bench() {
 	printf '%-46s %s\n' "longest gap between acknowledged writes" "${pause#max_pause_s=} s"
 }
 
+# defrag_bench: the longest write gap while a 3-member cluster with a large database is
+# defragmented, the leader in place (before) and by an EtcdDefrag (after).
+defrag_bench() {
+	local size pod order ep t0 inplace_ms op_ms before after moved fill_ms
+	# The quota well above the data: the quota guard stays out of it.
+	available dfg 3 'storage: {size: 8Gi}
+  options: {quotaBackendBytes: 8589934592}' >/dev/null
+	wait_settled dfg 3
+	export NAMESPACE=$NS KUBECONFIG=$KUBECONFIG_FILE PATH=$K8S_BIN:$PATH
+	t0=$(now_ms)
+	size=$("$REPO/test/e2e/lib/fill.sh" dfg "$DEFRAG_BENCH_MIB")
+	fill_ms=$(($(now_ms) - t0))
+	pod=$(kc -n "$NS" get pods -l etcd-operator.cozystack.io/cluster=dfg -o jsonpath='{.items[0].metadata.name}')
+	# (1) what the operator did before: every member in place, followers by name, the leader last
+	order=$(kc -n "$NS" exec "$pod" -- etcdctl endpoint status --cluster -w json |
+		jq -r 'sort_by(.Status.leader == .Status.header.member_id, .Endpoint) | .[].Endpoint')
+	"$REPO/test/e2e/lib/writecheck.sh" start dfg wc-dfg-1 >/dev/null
+	sleep 5
+	t0=$(now_ms)
+	for ep in $order; do
+		kc -n "$NS" exec "$pod" -- etcdctl --endpoints "$ep" --command-timeout 300s defrag >/dev/null
+	done
+	inplace_ms=$(($(now_ms) - t0))
+	sleep 5
+	"$REPO/test/e2e/lib/writecheck.sh" verify dfg wc-dfg-1 >/dev/null
+	before=$("$REPO/test/e2e/lib/writecheck.sh" pause wc-dfg-1)
+	# (2) an EtcdDefrag of every member
+	"$REPO/test/e2e/lib/writecheck.sh" start dfg wc-dfg-2 >/dev/null
+	sleep 5
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdDefrag
+metadata: {name: dfg-all}
+spec:
+  clusterRef: {name: dfg}
+  rule: {all: true}
+YAML
+	kc -n "$NS" wait etcddefrag/dfg-all --for=jsonpath='{.status.phase}'=Complete --timeout=20m >/dev/null
+	op_ms=$(($(now_ms) - t0))
+	sleep 5
+	"$REPO/test/e2e/lib/writecheck.sh" verify dfg wc-dfg-2 >/dev/null
+	after=$("$REPO/test/e2e/lib/writecheck.sh" pause wc-dfg-2)
+	moved=$(kc -n "$NS" get etcddefrag dfg-all -o json |
+		jq -r '[.status.members[] | select((.leaderMoves // 0) > 0) | .name] | join(",")')
+	echo "defragmentation, 3 PVC members, $DEFRAG_BENCH_MIB x 1 MiB values, database $size bytes (filled in $fill_ms ms)"
+	printf '%-52s %8d ms\n' "etcdctl defrag, 3 members, the leader last in place" "$inplace_ms"
+	printf '%-52s %s\n' "  longest gap between acknowledged writes" "${before#max_pause_s=} s"
+	printf '%-52s %8d ms  (leadership moved off: %s)\n' "EtcdDefrag rule.all, 3 members, apply to Complete" "$op_ms" "${moved:-none}"
+	printf '%-52s %s\n' "  longest gap between acknowledged writes" "${after#max_pause_s=} s"
+}
+
 # peak_kb: the most memory the operator container's cgroup has held since it
 # started (cgroup v1 max_usage or v2 memory.peak, read on this host, where the
 # local cluster's kubelet runs); empty when not readable. The manager
@@ -416,6 +479,9 @@ all)
 	roll_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
+	defrag_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	echo
 	scale_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=10m >/dev/null
 	echo
@@ -433,12 +499,17 @@ main)
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
 	roll_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	echo
+	defrag_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
 	restore_bench
 	echo
 	"$REPO/bench/snapshot.sh"
 	;;
 roll) roll_bench ;;
+defrag) defrag_bench ;;
 lifecycle) main_bench ;;
 scale) scale_bench ;;
 esac

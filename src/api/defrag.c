@@ -184,3 +184,15 @@ int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n)
 	json_decref(as_defrag);
 	return rc;
 }
+
+void eo_cluster_quota_guard(const json_t *cluster, struct eo_quota_guard *out)
+{
+	const json_t *g = json_object_get(json_object_get(cluster, "spec"), "quotaGuard");
+	int64_t pct;
+
+	out->enabled = !json_is_false(json_object_get(g, "enabled"));
+	out->threshold_percent = EO_QUOTA_GUARD_PERCENT_DEFAULT;
+	if (eo__json_int_at(g, "thresholdPercent", &pct) && pct >= EO_QUOTA_GUARD_PERCENT_MIN &&
+	    pct <= EO_QUOTA_GUARD_PERCENT_MAX)
+		out->threshold_percent = (int)pct;
+}

@@ -88,4 +88,25 @@ int64_t eo_defrag_schedule_keep_failed(const json_t *s);
  */
 int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n);
 
+/* --- the quota guard of an EtcdCluster (spec.quotaGuard, optional) --- */
+
+/*
+ * Once a member's DbSize passes thresholdPercent of the backend quota the operator compacts
+ * the keyspace to the current revision and makes an EtcdDefrag for the cluster
+ * (plan/nospace.h). On unless spec.quotaGuard.enabled is false.
+ */
+#define EO_QUOTA_GUARD_PERCENT_DEFAULT 80
+#define EO_QUOTA_GUARD_PERCENT_MIN     1
+#define EO_QUOTA_GUARD_PERCENT_MAX     99
+/* On the EtcdDefrags the guard makes: = <cluster>. */
+#define EO_LABEL_QUOTA_GUARD "etcd-operator.cozystack.io/quota-guard"
+
+struct eo_quota_guard {
+	bool enabled;
+	int threshold_percent;
+};
+
+/* spec.quotaGuard of an EtcdCluster with its defaults (a value out of range: the default). */
+void eo_cluster_quota_guard(const json_t *cluster, struct eo_quota_guard *out);
+
 #endif

@@ -265,6 +265,7 @@ struct defrag_pass {
 	struct eo_dplan_input in;
 	struct eo_dplan_result pr;
 	struct eo_dplan_done done;
+	struct eo_dplan_moved moved;
 	struct eo_etcd_detail dd;
 	struct mview *mv;
 	json_t *raw, *d, *craw, *cluster, *others;
@@ -340,6 +341,61 @@ static int defrag_query(struct eo_controller *c, struct defrag_pass *x)
  * EO_DPLAN_DEFRAG: Running (and which member) written first, the Defragment of the target,
  * then plan again with its outcome. 0, 1 the status write conflicted (out set), -1 failure.
  */
+/* The planned status (Running, and which member) written before a call. 0, 1 conflict, -1. */
+static int write_running(struct eo_controller *c, struct defrag_pass *x, const char *ns,
+			 const char *name, struct eo_reconcile_out *out)
+{
+	int rc;
+
+	if (x->pr.status == NULL || !x->pr.status_changed)
+		return 0;
+	rc = write_status_fresh(c, &x->lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &x->d,
+				x->pr.status, EO_KIND_DEFRAG);
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {
+		out->requeue_ms = CONFLICT_MS;
+		return 1;
+	}
+	x->in.defrag = x->d;
+	return 0;
+}
+
+/*
+ * EO_DPLAN_MOVE_LEADER: the leader hands its leadership to the planned follower before its
+ * own defragment, then plan again with what MoveLeader did. 0, 1 conflict (out set), -1.
+ */
+static int defrag_move(struct eo_controller *c, struct defrag_pass *x, const char *ns,
+		       const char *name, struct eo_reconcile_out *out)
+{
+	const struct eo_dplan_member *from = &x->mv->v[x->pr.target];
+	const struct eo_dplan_member *to = &x->mv->v[x->pr.transferee];
+	eo_etcd_client *mc;
+	int rc;
+
+	eo_log_kv(EO_LOG_INFO, &x->lc, "moving leadership before the defragment", "member",
+		  from->name, "to", to->name, "message", x->pr.message, NULL);
+	rc = write_running(c, x, ns, name, out);
+	if (rc != 0)
+		return rc;
+	mc = mview_dial(c, x->mv, EO_DPLAN_MOVE_TIMEOUT_MS);
+	x->moved.name = from->name;
+	x->moved.to = to->name;
+	x->moved.err = mc != NULL && to->st != NULL
+			   ? eo_etcd_move_leader(mc, from->endpoint, to->st->member_id, &x->dd)
+			   : EO_ETCD_INVALID;
+	x->moved.detail = x->dd.message;
+	eo_etcd_client_free(mc);
+	x->in.moved = &x->moved;
+	eo_dplan_result_clear(&x->pr);
+	if (eo_plan_defrag(&x->in, &x->pr) != 0)
+		return -1;
+	eo_log_kv(x->moved.err == EO_ETCD_OK ? EO_LOG_INFO : EO_LOG_WARN, &x->lc,
+		  "move leader done", "member", from->name, "to", to->name, "error",
+		  eo_etcd_strerror(x->moved.err), "message", x->pr.message, NULL);
+	return 0;
+}
+
 static int defrag_run(struct eo_controller *c, struct defrag_pass *x, const char *ns,
 		      const char *name, struct eo_reconcile_out *out)
 {
@@ -350,17 +406,9 @@ static int defrag_run(struct eo_controller *c, struct defrag_pass *x, const char
 	eo_log_kv(EO_LOG_INFO, &x->lc, "defragmenting", "member", t->name, "message", x->pr.message,
 		  NULL);
 	/* Running, and which member, before the call that may take long. */
-	if (x->pr.status != NULL && x->pr.status_changed) {
-		rc = write_status_fresh(c, &x->lc, eo_kube_res_at(RES_DEFRAGS, ns, name), &x->d,
-					x->pr.status, EO_KIND_DEFRAG);
-		if (rc < 0)
-			return -1;
-		if (rc > 0) {
-			out->requeue_ms = CONFLICT_MS;
-			return 1;
-		}
-		x->in.defrag = x->d;
-	}
+	rc = write_running(c, x, ns, name, out);
+	if (rc != 0)
+		return rc;
 	x->dc = mview_dial(c, x->mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
 	x->done.name = t->name;
 	x->done.err =
@@ -428,6 +476,8 @@ void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *na
 		eo_log_ctx_add(&x.lc, "action", eo_dplan_action_name(x.pr.action));
 		if (x.pr.action == EO_DPLAN_DEFRAG)
 			rc = defrag_run(c, &x, ns, name, out);
+		else if (x.pr.action == EO_DPLAN_MOVE_LEADER)
+			rc = defrag_move(c, &x, ns, name, out);
 	}
 	if (rc == 0 && x.pr.action == EO_DPLAN_DELETE) {
 		eo_log_kv(EO_LOG_INFO, &x.lc, "deleting a finished EtcdDefrag", "message",
@@ -531,7 +581,7 @@ struct nospace_pass {
 	struct eo_nplan_result pr;
 	struct eo_etcd_alarms alarms;
 	struct mview *mv;
-	json_t *raw, *cluster;
+	json_t *raw, *cluster, *guard_runs;
 	eo_etcd_client *ec;
 	char uid[64], why[256];
 };
@@ -544,8 +594,34 @@ static void nospace_pass_clear(struct nospace_pass *x)
 	if (x->mv != NULL)
 		mview_free(x->mv);
 	free(x->mv);
+	json_decref(x->guard_runs);
 	json_decref(x->cluster);
 	json_decref(x->raw);
+}
+
+/* The EtcdDefrags the quota guard made for the cluster (label EO_LABEL_QUOTA_GUARD). */
+static json_t *guard_runs_of(struct eo_controller *c, const char *ns, const char *name)
+{
+	json_t *all = eo_cache_set_list(&c->defrags, ns), *runs = json_array(), *d;
+	size_t i;
+
+	if (all == NULL || runs == NULL) {
+		json_decref(all);
+		json_decref(runs);
+		return NULL;
+	}
+	json_array_foreach(all, i, d)
+	{
+		const char *l = eo_meta_label(d, EO_LABEL_QUOTA_GUARD);
+
+		if (l != NULL && strcmp(l, name) == 0 && json_array_append(runs, d) != 0) {
+			json_decref(runs);
+			runs = NULL;
+			break;
+		}
+	}
+	json_decref(all);
+	return runs;
 }
 
 /*
@@ -580,8 +656,13 @@ static int nospace_observe(struct eo_controller *c, struct nospace_pass *x, cons
 	x->mv = calloc(1, sizeof(*x->mv));
 	if (x->mv == NULL)
 		return -1;
-	x->in = (struct eo_nplan_input){
-	    .cluster = cluster, .last_attempt = attempt_get(x->uid), .now = now_of(c)};
+	x->guard_runs = guard_runs_of(c, ns, name);
+	if (x->guard_runs == NULL)
+		return -1;
+	x->in = (struct eo_nplan_input){.cluster = cluster,
+					.last_attempt = attempt_get(x->uid),
+					.guard_runs = x->guard_runs,
+					.now = now_of(c)};
 	return 0;
 }
 
@@ -593,6 +674,7 @@ static int nospace_query(struct eo_controller *c, struct nospace_pass *x,
 			 struct eo_reconcile_out *out)
 {
 	int rc = mview_build(c, &x->lc, x->cluster, x->mv);
+	struct eo_quota_guard guard;
 	bool nospace = false;
 
 	if (rc < 0)
@@ -611,9 +693,11 @@ static int nospace_query(struct eo_controller *c, struct nospace_pass *x,
 	x->in.n_members = x->mv->n;
 	for (size_t i = 0; x->in.alarms != NULL && i < x->alarms.n; i++)
 		nospace |= x->alarms.v[i].type == EO_ETCD_ALARM_NOSPACE;
-	if (nospace) {
-		mview_query(x->ec, x->mv); /* the members' sizes: only under the alarm */
-	} else if (x->in.alarms != NULL && x->in.last_attempt != 0) {
+	eo_cluster_quota_guard(x->cluster, &guard);
+	/* The members' sizes: under the alarm, and for the quota guard unless it is off. */
+	if (nospace || (guard.enabled && x->in.alarms != NULL))
+		mview_query(x->ec, x->mv);
+	if (!nospace && x->in.alarms != NULL && x->in.last_attempt != 0) {
 		attempt_set(x->uid, 0); /* the alarm is gone: a new one starts over */
 		x->in.last_attempt = 0;
 	}
@@ -683,6 +767,63 @@ static int nospace_disarm(struct nospace_pass *x)
 	return eo_plan_nospace(&x->in, &x->pr) != 0 ? -1 : 0;
 }
 
+/*
+ * EO_NPLAN_GUARD: compaction to the current revision, then the planned EtcdDefrag created
+ * (AlreadyExists: made by an earlier pass), with the Event and a log line. A failure is
+ * logged with a Warning Event; the next pass tries again. 0, or -1.
+ */
+static int quota_guard(struct eo_controller *c, struct nospace_pass *x, const char *ns)
+{
+	const struct eo_nplan_result *pr = &x->pr;
+	struct eo_kube_resource r = RES_DEFRAGS;
+	struct eo_kube_error kerr = {0};
+	struct eo_etcd_detail d = {0};
+	eo_etcd_client *cc = mview_dial(c, x->mv, EO_DPLAN_MEMBER_TIMEOUT_MS);
+	int64_t rev = 0;
+	eo_etcd_err e = cc != NULL ? eo_etcd_revision(cc, &rev, &d) : EO_ETCD_INVALID;
+	eo_kube_err ke;
+	char revs[24];
+
+	eo_log_kv(EO_LOG_WARN, &x->lc, "quota threshold passed", "message", pr->message, NULL);
+	if (e == EO_ETCD_OK)
+		e = eo_etcd_compact(cc, rev, true, &d);
+	if (e == EO_ETCD_COMPACTED)
+		e = EO_ETCD_OK; /* already compacted to that revision */
+	eo_etcd_client_free(cc);
+	if (e != EO_ETCD_OK) {
+		eo_log_kv(EO_LOG_WARN, &x->lc, "quota guard: compaction failed", "error",
+			  eo_etcd_strerror(e), "detail", d.message, NULL);
+		if (c->rec != NULL)
+			eo_kube_event(c->rec, x->cluster, "Warning", EO_REASON_QUOTA_GUARD_FAILED,
+				      NULL,
+				      "quota guard: compacting to the current revision failed: "
+				      "%s; tried again in %lds",
+				      eo_etcd_strerror(e), EO_NPLAN_INTERVAL_MS / 1000);
+		return 0;
+	}
+	snprintf(revs, sizeof(revs), "%lld", (long long)rev);
+	r.ns = ns;
+	ke = eo_kube_create(c->kc, &r, pr->create, NULL, &kerr);
+	if (ke != EO_KUBE_OK && ke != EO_KUBE_EEXISTS) {
+		eo_log_kv(EO_LOG_WARN, &x->lc, "quota guard: creating the EtcdDefrag failed",
+			  "defrag", eo_meta_name(pr->create), "error", eo_kube_strerror(ke),
+			  "detail", kerr.message, NULL);
+		if (c->rec != NULL)
+			eo_kube_event(c->rec, x->cluster, "Warning", EO_REASON_QUOTA_GUARD_FAILED,
+				      NULL,
+				      "quota guard: compacted to revision %s; creating EtcdDefrag "
+				      "%s failed: %s",
+				      revs, eo_meta_name(pr->create), kerr.message);
+		return 0;
+	}
+	eo_log_kv(EO_LOG_INFO, &x->lc, "quota guard: compacted, EtcdDefrag created", "revision",
+		  revs, "defrag", eo_meta_name(pr->create), NULL);
+	if (c->rec != NULL && pr->event_type != NULL)
+		eo_kube_event(c->rec, x->cluster, pr->event_type, pr->event_reason, NULL,
+			      "%s; compacted to revision %s", pr->message, revs);
+	return 0;
+}
+
 /* The planned NoSpace condition written and its Event; the requeue. 0, 1 conflict, -1. */
 static int nospace_report(struct eo_controller *c, struct nospace_pass *x, const char *ns,
 			  const char *name, struct eo_reconcile_out *out)
@@ -729,6 +870,11 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = nospace_recover(c, &x, ns, name, out);
 	if (rc == 0 && x.pr.action == EO_NPLAN_DISARM)
 		rc = nospace_disarm(&x);
+	if (rc == 0 && x.pr.action == EO_NPLAN_GUARD)
+		rc = quota_guard(c, &x, ns);
+	if (rc == 0 && x.pr.note != EO_NPLAN_NOTE_NONE)
+		eo_log_kv(x.pr.note == EO_NPLAN_NOTE_WARN ? EO_LOG_WARN : EO_LOG_DEBUG, &x.lc,
+			  "quota guard", "message", x.pr.message, NULL);
 	if (rc == 0)
 		rc = nospace_report(c, &x, ns, name, out);
 	if (rc < 0)

@@ -26,6 +26,8 @@ const char *eo_dplan_action_name(enum eo_dplan_action a)
 		return "defragment";
 	case EO_DPLAN_DELETE:
 		return "delete";
+	case EO_DPLAN_MOVE_LEADER:
+		return "move-leader";
 	case EO_DPLAN_NONE:
 	default:
 		return "none";
@@ -353,9 +355,13 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 	int64_t before = m->st->db_size, after = d->db_size_after, attempts;
 	char a[32], b[32], r[32];
 
+	/* A leader whose leadership moved away for its turn is still recorded as the Leader. */
 	if (e == NULL ||
 	    json_object_set_new(
-		e, "role", json_string(m->st->member_id == leader ? "Leader" : "Follower")) != 0 ||
+		e, "role",
+		json_string(m->st->member_id == leader || int_of(e, "leaderMoves") > 0
+				? "Leader"
+				: "Follower")) != 0 ||
 	    add_int(e, "attempts", 1) != 0 ||
 	    (json_object_get(e, "dbSizeBefore") == NULL &&
 	     json_object_set_new(e, "dbSizeBefore", json_integer(before)) != 0))
@@ -403,6 +409,101 @@ static int record(struct work *w, const struct eo_dplan_member *m, uint64_t lead
 	if (json_object_set_new(e, "outcome", json_string(EO_DEFRAG_OUTCOME_FAILED)) != 0)
 		return -1;
 	return 1;
+}
+
+/* The member that leads (the health gate found it among members). */
+static const struct eo_dplan_member *leader_member(const struct eo_dplan_input *in, uint64_t leader)
+{
+	for (size_t i = 0; i < in->n_members; i++)
+		if (in->members[i].st->member_id == leader)
+			return &in->members[i];
+	return NULL;
+}
+
+/* How far m's applied index is behind the leader's raft index (0 when not behind). */
+static uint64_t lag_of(const struct eo_dplan_member *m, const struct eo_dplan_member *l)
+{
+	return l->st->raft_index > m->st->raft_applied_index
+		   ? l->st->raft_index - m->st->raft_applied_index
+		   : 0;
+}
+
+/* Whether a member has not caught up with the leader yet; which, in buf. */
+static bool behind(const struct eo_dplan_input *in, uint64_t leader, char *buf, size_t cap)
+{
+	const struct eo_dplan_member *l = leader_member(in, leader);
+
+	for (size_t i = 0; l != NULL && i < in->n_members; i++) {
+		const struct eo_dplan_member *m = &in->members[i];
+
+		if (lag_of(m, l) > EO_DPLAN_CATCHUP_LAG) {
+			snprintf(buf, cap,
+				 "member %s has applied raft index %" PRIu64
+				 ", the leader %s is at %" PRIu64 " (more than %d behind)",
+				 m->name, m->st->raft_applied_index, l->name, l->st->raft_index,
+				 EO_DPLAN_CATCHUP_LAG);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The follower to take the leadership over: the closest to the leader's index, then by
+ * name. Its index, or n_members when there is none. */
+static size_t pick_transferee(const struct eo_dplan_input *in, uint64_t leader)
+{
+	const struct eo_dplan_member *l = leader_member(in, leader);
+	size_t best = in->n_members;
+
+	for (size_t i = 0; l != NULL && i < in->n_members; i++) {
+		const struct eo_dplan_member *m = &in->members[i];
+
+		if (m == l || m->st->is_learner)
+			continue;
+		if (best == in->n_members || lag_of(m, l) < lag_of(&in->members[best], l) ||
+		    (lag_of(m, l) == lag_of(&in->members[best], l) &&
+		     strcmp(m->name, in->members[best].name) < 0))
+			best = i;
+	}
+	return best;
+}
+
+/* Records what the MoveLeader of this pass did on m (the leader then); plans the wait. */
+static int record_move(struct work *w, const struct eo_dplan_member *m)
+{
+	const struct eo_dplan_moved *mv = w->in->moved;
+	json_t *e = member_entry(w->st, m->name, true);
+	int64_t moves;
+
+	if (e == NULL || json_object_set_new(e, "role", json_string("Leader")) != 0 ||
+	    add_int(e, "leaderMoves", 1) != 0)
+		return -1;
+	moves = int_of(e, "leaderMoves");
+	if (mv->err == EO_ETCD_OK) {
+		msgf(w->out,
+		     "leadership moved from member %s to %s; %s is defragmented next, as a "
+		     "follower",
+		     m->name, mv->to != NULL ? mv->to : "another member", m->name);
+		w->out->requeue_ms = EO_DPLAN_NEXT_MS;
+		if (json_object_set_new(e, "message", json_string(w->out->message)) != 0)
+			return -1;
+		return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+			      EO_REASON_DEFRAG_RUNNING, "Normal");
+	}
+	msgf(w->out,
+	     "member %s: moving the leadership to %s failed: %s%s%s (attempt %" PRId64 " of %d)%s",
+	     m->name, mv->to != NULL ? mv->to : "another member", eo_etcd_strerror(mv->err),
+	     mv->detail && mv->detail[0] ? ": " : "", mv->detail ? mv->detail : "", moves,
+	     EO_DPLAN_MAX_ATTEMPTS,
+	     moves >= EO_DPLAN_MAX_ATTEMPTS
+		 ? "; the member is defragmented in place, as the leader, once the cluster "
+		   "is healthy"
+		 : "; retried once the cluster is healthy");
+	w->out->requeue_ms = EO_DPLAN_RETRY_MS;
+	if (json_object_set_new(e, "message", json_string(w->out->message)) != 0)
+		return -1;
+	return finish(w, EO_DPLAN_WAIT, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+		      EO_REASON_DEFRAG_MOVE_FAILED, "Warning");
 }
 
 /* Whether another run holds the cluster before this one; its name in *who. */
@@ -504,6 +605,51 @@ static int defrag_complete(struct work *w)
 		      EO_REASON_DEFRAG_DONE, "Normal");
 }
 
+/*
+ * The call for members[target], once every member has caught up with the leader: MoveLeader
+ * when it leads and has a follower to hand over to (up to EO_DPLAN_MAX_ATTEMPTS times), else
+ * its Defragment.
+ */
+static int next_call(struct work *w, uint64_t leader, size_t target)
+{
+	const struct eo_dplan_input *in = w->in;
+	struct eo_dplan_result *out = w->out;
+	const struct eo_dplan_member *t = &in->members[target];
+	const json_t *e = member_entry(w->st, t->name, false);
+	int64_t moves = e != NULL ? int_of(e, "leaderMoves") : 0;
+	char why[256], s[32];
+	int rc;
+
+	if (behind(in, leader, why, sizeof(why))) {
+		msgf(out, "waiting for the members to catch up with the leader: %s", why);
+		rc = pending(w, EO_REASON_DEFRAG_CATCHUP, NULL);
+		out->requeue_ms = EO_DPLAN_NEXT_MS;
+		return rc;
+	}
+	out->target = target;
+	if (t->st->member_id == leader && moves < EO_DPLAN_MAX_ATTEMPTS) {
+		size_t to = pick_transferee(in, leader);
+
+		if (to < in->n_members) {
+			out->transferee = to;
+			msgf(out,
+			     "moving the leadership from member %s to %s before %s is "
+			     "defragmented",
+			     t->name, in->members[to].name, t->name);
+			return finish(w, EO_DPLAN_MOVE_LEADER, EO_DEFRAG_PHASE_RUNNING,
+				      EO_COND_FALSE, EO_REASON_DEFRAG_RUNNING, NULL);
+		}
+	}
+	msgf(
+	    out, "defragmenting member %s (%s, DbSize %s)%s", t->name,
+	    t->st->member_id == leader ? "leader" : "follower", human(t->st->db_size, s, sizeof(s)),
+	    t->st->member_id != leader ? ""
+	    : in->n_members < 2	       ? ": the only member, its clients wait while it runs"
+				: ": the leadership could not be moved; writes wait while it runs");
+	return finish(w, EO_DPLAN_DEFRAG, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
+		      EO_REASON_DEFRAG_RUNNING, NULL);
+}
+
 /* The cluster is healthy under leader: record the member just done, then the next one. */
 static int defrag_step(struct work *w, uint64_t leader)
 {
@@ -515,6 +661,8 @@ static int defrag_step(struct work *w, uint64_t leader)
 	rc = walk(w, leader, &target);
 	if (rc < 0)
 		return -1;
+	if (rc == 1 && in->moved != NULL && strcmp(in->moved->name, in->members[target].name) == 0)
+		return record_move(w, &in->members[target]);
 	if (rc == 1 && in->done != NULL && strcmp(in->done->name, in->members[target].name) == 0) {
 		const char *reason;
 
@@ -541,16 +689,8 @@ static int defrag_step(struct work *w, uint64_t leader)
 				      EO_REASON_DEFRAG_RUNNING, "Normal");
 		}
 	}
-	if (rc == 1) {
-		char s[32];
-
-		out->target = target;
-		msgf(out, "defragmenting member %s (%s, DbSize %s)", in->members[target].name,
-		     in->members[target].st->member_id == leader ? "leader" : "follower",
-		     human(in->members[target].st->db_size, s, sizeof(s)));
-		return finish(w, EO_DPLAN_DEFRAG, EO_DEFRAG_PHASE_RUNNING, EO_COND_FALSE,
-			      EO_REASON_DEFRAG_RUNNING, NULL);
-	}
+	if (rc == 1)
+		return next_call(w, leader, target);
 	return defrag_complete(w);
 }
 

@@ -32,13 +32,28 @@
  *                                did not answer, members disagree on the leader or know none,
  *                                a member reports an alarm or error, a member is a learner, or
  *                                one is more than EO_DPLAN_MAX_APPLY_LAG entries behind
+ *   moved set                    record the MoveLeader of this pass in the member's
+ *                                leaderMoves: done (Defragmenting, Normal Event), or failed
+ *                                (LeaderMoveFailed, Warning Event, retried); plan again after
+ *                                a fresh look
  *   otherwise                    members one at a time, followers (by name) before the leader:
  *                                a member whose reclaimable space (DbSize - DbSizeInUse) is not
  *                                above the floor is Skipped (no call); the first other is
- *                                DEFRAG. The floor is rule.freeSpaceAbove, or rule.minReclaim
+ *                                next. The floor is rule.freeSpaceAbove, or rule.minReclaim
  *                                once DbSize passes rule.quotaUsageAbove percent of the quota;
  *                                rule.all defragments every member. When every member has an
  *                                outcome: Complete / Defragmented.
+ *     a member not caught up     Running / WaitingForCatchUp: before any call, every member's
+ *                                applied index must be within EO_DPLAN_CATCHUP_LAG entries of
+ *                                the leader's raft index (the member defragmented last has
+ *                                replayed what it missed); looked at again after
+ *                                EO_DPLAN_NEXT_MS
+ *     the next is the leader     MOVE_LEADER to the follower closest to the leader's index
+ *     and has peers              (then by name): the former leader is defragmented as a
+ *                                follower, so writes go on through the new leader. After
+ *                                EO_DPLAN_MAX_ATTEMPTS failed moves it is defragmented in
+ *                                place, as the leader, with the reason in the message
+ *     else                       DEFRAG
  */
 #ifndef EO_PLAN_DEFRAG_H
 #define EO_PLAN_DEFRAG_H
@@ -59,6 +74,8 @@
 #define EO_DPLAN_MAX_APPLY_LAG	   1000	   /* raftIndex - raftAppliedIndex of a healthy member */
 #define EO_DPLAN_RETRY_MS	   10000L  /* a Pending run looks again after */
 #define EO_DPLAN_NEXT_MS	   1000L   /* between two members */
+#define EO_DPLAN_CATCHUP_LAG	   100	   /* leader's raftIndex - a member's raftAppliedIndex */
+#define EO_DPLAN_MOVE_TIMEOUT_MS   15000L  /* bounds one MoveLeader call */
 /* etcd's default backend quota (--quota-backend-bytes 0). */
 #define EO_DPLAN_DEFAULT_QUOTA (2LL << 30)
 
@@ -77,13 +94,19 @@
 #define EO_REASON_DEFRAG_DEADLINE   "DeadlineExceeded"
 /* A member answered with another cluster ID than status.clusterID (a reused address). */
 #define EO_REASON_DEFRAG_CLUSTER_ID "ClusterIDMismatch"
+/* A member is not within EO_DPLAN_CATCHUP_LAG entries of the leader yet. */
+#define EO_REASON_DEFRAG_CATCHUP "WaitingForCatchUp"
+/* MoveLeader, before the leader's defragment, failed (retried). */
+#define EO_REASON_DEFRAG_MOVE_FAILED "LeaderMoveFailed"
 
 enum eo_dplan_action {
-	EO_DPLAN_NONE = 0, /* nothing (or only the status to write) */
-	EO_DPLAN_WAIT,	   /* come back after requeue_ms */
-	EO_DPLAN_QUERY,	   /* read every member's status; plan again with queried */
-	EO_DPLAN_DEFRAG,   /* Defragment members[target]; plan again with done */
-	EO_DPLAN_DELETE,   /* delete the EtcdDefrag (ttlSecondsAfterFinished passed) */
+	EO_DPLAN_NONE = 0,    /* nothing (or only the status to write) */
+	EO_DPLAN_WAIT,	      /* come back after requeue_ms */
+	EO_DPLAN_QUERY,	      /* read every member's status; plan again with queried */
+	EO_DPLAN_DEFRAG,      /* Defragment members[target]; plan again with done */
+	EO_DPLAN_DELETE,      /* delete the EtcdDefrag (ttlSecondsAfterFinished passed) */
+	EO_DPLAN_MOVE_LEADER, /* MoveLeader from members[target] (the leader) to
+			       * members[transferee]; plan again with moved */
 };
 
 /* One member of the cluster as the controller saw it. */
@@ -102,6 +125,14 @@ struct eo_dplan_done {
 	int64_t db_size_after; /* from a status after the call; -1 unknown */
 };
 
+/* What the MoveLeader call of this pass did. */
+struct eo_dplan_moved {
+	const char *name; /* the member that led */
+	const char *to;	  /* the member asked to take over */
+	eo_etcd_err err;
+	const char *detail;
+};
+
 struct eo_dplan_input {
 	const json_t *defrag;  /* the EtcdDefrag, with status */
 	const json_t *cluster; /* its EtcdCluster, or NULL */
@@ -109,13 +140,15 @@ struct eo_dplan_input {
 	bool queried;	       /* members[] holds the statuses */
 	const struct eo_dplan_member *members;
 	size_t n_members;
-	const struct eo_dplan_done *done; /* NULL: no call this pass */
+	const struct eo_dplan_done *done;   /* NULL: no call this pass */
+	const struct eo_dplan_moved *moved; /* NULL: no MoveLeader this pass */
 	time_t now;
 };
 
 struct eo_dplan_result {
 	enum eo_dplan_action action;
-	size_t target;	     /* DEFRAG: index into members */
+	size_t target;	     /* DEFRAG, MOVE_LEADER: index into members */
+	size_t transferee;   /* MOVE_LEADER: the member to take over, index into members */
 	json_t *status;	     /* desired status (new reference) */
 	bool status_changed; /* differs from the current one */
 	bool refresh_in_use; /* QUERY: make every member commit before reading DbSizeInUse */

@@ -25,6 +25,24 @@
  *                                members in order (followers by name, then the leader), read
  *                                the statuses again and plan with recovered set
  *
+ * Before the alarm, the quota guard (spec.quotaGuard, on by default): with no NOSPACE alarm,
+ * once a member's DbSize passes thresholdPercent (default 80) of the quota:
+ *
+ *   guard off, under the threshold   nothing
+ *   a member answers for another     nothing; note (warn): the guard refuses
+ *   cluster, or etcd not healthy     note (warn): the guard waits, why
+ *   a guard run not finished         nothing; note (debug)
+ *   a guard run made less than       nothing; note (debug): at most one run per
+ *   EO_NPLAN_GUARD_SPACING_S ago     EO_NPLAN_GUARD_SPACING_S
+ *   otherwise                        GUARD: compact to the current revision, then create
+ *                                    out->create, an EtcdDefrag "<cluster>-quota-YYYYMMDDHHMM"
+ *                                    (rule: freeSpaceAbove EO_NPLAN_GUARD_FLOOR_PCT % of the
+ *                                    quota, at least 1 MiB: after the compaction every member
+ *                                    with that much to give back, whatever its own size; it
+ *                                    moves the leadership away before the leader's turn,
+ *                                    plan/defrag.h), with a Warning Event QuotaThresholdPassed
+ *                                    on the cluster
+ *
  * Nothing here removes a member or touches data beyond compaction and defragmentation.
  */
 #ifndef EO_PLAN_NOSPACE_H
@@ -39,8 +57,12 @@
 #include "etcd/types.h"
 #include "plan/defrag.h"
 
-#define EO_NPLAN_INTERVAL_MS 30000L /* how often a formed cluster's alarms are read */
-#define EO_NPLAN_RETRY_S     300    /* between two recoveries that did not reclaim enough */
+#define EO_NPLAN_INTERVAL_MS	 30000L /* how often a formed cluster's alarms are read */
+#define EO_NPLAN_RETRY_S	 300	/* between two recoveries that did not reclaim enough */
+#define EO_NPLAN_GUARD_SPACING_S 3600	/* between two quota guard runs of a cluster */
+#define EO_NPLAN_GUARD_TTL_S	 3600	/* a guard run is kept this long after it finishes */
+#define EO_NPLAN_GUARD_FLOOR_PCT 5	/* of the quota: the floor of the guard's EtcdDefrag */
+#define EO_NPLAN_GUARD_FLOOR_MIN (1LL << 20)
 
 #define EO_COND_NOSPACE		      "NoSpace"
 #define EO_REASON_NOSPACE_ALARM	      "NoSpaceAlarm"
@@ -49,12 +71,22 @@
 #define EO_REASON_NOSPACE_RECOVERED   "Recovered"
 /* A member's Status carries another cluster ID (plan/defrag.h, eo_dplan_foreign). */
 #define EO_REASON_NOSPACE_CLUSTER_ID "ClusterIDMismatch"
+/* Event reasons of the quota guard on the EtcdCluster. */
+#define EO_REASON_QUOTA_GUARD	     "QuotaThresholdPassed"
+#define EO_REASON_QUOTA_GUARD_FAILED "QuotaGuardFailed"
 
 enum eo_nplan_action {
 	EO_NPLAN_NONE = 0,
 	EO_NPLAN_QUERY,	  /* read the alarms and every member's status; plan again */
 	EO_NPLAN_RECOVER, /* compact, defragment order[], re-read statuses; plan again */
 	EO_NPLAN_DISARM,  /* disarm every NOSPACE alarm; plan again with disarmed */
+	EO_NPLAN_GUARD,	  /* compact to the current revision, then create out->create */
+};
+
+enum eo_nplan_note {
+	EO_NPLAN_NOTE_NONE = 0,
+	EO_NPLAN_NOTE_DEBUG, /* the guard waits, as it should (a run in flight, the spacing) */
+	EO_NPLAN_NOTE_WARN,  /* the guard cannot act: message says why */
 };
 
 struct eo_nplan_input {
@@ -66,8 +98,10 @@ struct eo_nplan_input {
 	bool recovered;			     /* RECOVER ran; members[] are the statuses after it */
 	const char *recover_error;	     /* what went wrong in it, NULL when nothing */
 	bool disarmed;			     /* DISARM ran without error */
-	time_t last_attempt; /* the last RECOVER during this alarm, 0 none (the controller
-			      * forgets it once the alarm is gone) */
+	time_t last_attempt;	  /* the last RECOVER during this alarm, 0 none (the controller
+				   * forgets it once the alarm is gone) */
+	const json_t *guard_runs; /* array of the EtcdDefrags the guard made for this cluster
+				   * (label EO_LABEL_QUOTA_GUARD), or NULL */
 	time_t now;
 };
 
@@ -76,6 +110,8 @@ struct eo_nplan_result {
 	size_t order[EO_PLAN_MAX_ENDPOINTS]; /* RECOVER: member indexes, leader last */
 	size_t n_order;
 	json_t *status; /* desired cluster status when it changes (new reference), else NULL */
+	json_t *create; /* GUARD: the EtcdDefrag to create (new reference) */
+	enum eo_nplan_note note; /* a message to log without a status change */
 	long requeue_ms;
 	const char *event_type;
 	const char *event_reason;

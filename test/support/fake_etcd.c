@@ -255,6 +255,23 @@ static void answer(eo_fake_etcd *f, const char *call, const char *host, const ch
 			f->n--;
 			rs->body = members_body(f, host, NULL, NULL);
 		}
+	} else if (strcmp(call, "maintenance/transfer-leadership") == 0) {
+		const struct fmember *self = by_host(f, host);
+		json_t *b = json_loads(body, 0, NULL);
+		const char *t = json_string_value(json_object_get(b, "targetID"));
+		uint64_t to = t != NULL ? strtoull(t, NULL, 10) : 0;
+
+		if (self == NULL || self->id != leader_of(f)) {
+			rs->status = 400;
+			rs->body = error_body("etcdserver: not leader", 9);
+		} else if (find(f, to) == NULL || find(f, to)->learner) {
+			rs->status = 400;
+			rs->body = error_body("etcdserver: bad leader transferee", 9);
+		} else {
+			f->leader = to;
+			rs->body = strdup("{\"header\":{}}");
+		}
+		json_decref(b);
 	} else if (strcmp(call, "maintenance/status") == 0) {
 		const struct fmember *self = by_host(f, host);
 		uint64_t id = self != NULL ? self->id : 0;

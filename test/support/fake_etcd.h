@@ -3,8 +3,9 @@
  * (support/fake_apiserver.h).
  *
  * It serves the calls the operator makes: cluster/member/list, cluster/member/add (as a
- * learner or not), cluster/member/promote, cluster/member/remove, maintenance/status and the
- * auth calls (below),
+ * learner or not), cluster/member/promote, cluster/member/remove, maintenance/status,
+ * maintenance/transfer-leadership (asked of the leader, it makes targetID the leader every
+ * Status names) and the auth calls (below),
  * over one shared member list the test seeds. Every request is recorded (which host it was
  * addressed to, the call, the body) in arrival order. A test may script the next answer to a
  * call (HTTP status and body, used once, in the order scripted) to play a refusal or an

@@ -124,18 +124,84 @@ static void test_defrag_runs_followers_then_leader(void **state)
 	}
 	hosts_of(&r, "maintenance/defragment", hosts, sizeof(hosts));
 	assert_string_equal(hosts, "demo-a,demo-c,demo-b");
+	/* The leader demo-b handed its leadership to demo-a (0xb1) before its own turn. */
+	hosts_of(&r, "maintenance/transfer-leadership", hosts, sizeof(hosts));
+	assert_string_equal(hosts, "demo-b");
+	{
+		struct eo_fake_etcd_request q;
+		size_t mv = eo_fake_etcd_first(r.etcd, "maintenance/transfer-leadership");
+
+		assert_true(eo_fake_etcd_request(r.etcd, mv, &q));
+		assert_non_null(strstr(q.body, "\"177\""));
+		for (size_t i = mv + 1; i < eo_fake_etcd_requests(r.etcd); i++) {
+			assert_true(eo_fake_etcd_request(r.etcd, i, &q));
+			if (strcmp(q.call, "maintenance/defragment") == 0) {
+				assert_non_null(strstr(q.host, "demo-b"));
+				break;
+			}
+		}
+	}
 	d = rig_stored(&r, RIG_DEFRAGS, "run");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "status"), "phase")), "Complete");
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(d, "status"), "defragmented")), 3);
 	assert_string_equal(member_outcome(d, "demo-b"), "Defragmented");
+	/* demo-b's turn came as the leader: recorded so, with the move, though it was a
+	 * follower when defragmented */
+	{
+		const json_t *m;
+		size_t i;
+
+		json_array_foreach(json_object_get(json_object_get(d, "status"), "members"), i, m)
+		{
+			if (strcmp(json_string_value(json_object_get(m, "name")), "demo-b") != 0)
+				continue;
+			assert_string_equal(json_string_value(json_object_get(m, "role")),
+					    "Leader");
+			assert_int_equal(json_integer_value(json_object_get(m, "leaderMoves")), 1);
+		}
+	}
 	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
 			    "Defragmented");
 	json_decref(d);
 	/* Final: a further pass calls nothing. */
 	eo_defrag_reconcile(&r.ctl, "default", "run", &out);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 3);
+	rig_stop(&r);
+}
+
+/* A refused MoveLeader: LeaderMoveFailed with a Warning Event, and the leader is not
+ * defragmented in that pass. */
+static void test_defrag_leader_move_refused(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d;
+
+	(void)state;
+	rig_start(&r, T0);
+	world(&r);
+	defrag_object(&r, "{'all':true}");
+	for (int i = 0; i < 2; i++)
+		eo_fake_etcd_script(r.etcd, "maintenance/defragment", 200, "{\"header\":{}}");
+	eo_fake_etcd_script(r.etcd, "maintenance/transfer-leadership", 500,
+			    "{\"code\":14,\"message\":\"etcdserver: request timed out, leader "
+			    "transfer took too long\"}");
+	for (int pass = 0; pass < 5; pass++) {
+		eo_defrag_reconcile(&r.ctl, "default", "run", &out);
+		assert_false(out.error);
+		rig_sync_defrag(&r);
+		if (eo_fake_etcd_count(r.etcd, "maintenance/transfer-leadership") > 0)
+			break;
+	}
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/transfer-leadership"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 2);
+	d = rig_stored(&r, RIG_DEFRAGS, "run");
+	assert_string_equal(eo_condition_reason(json_object_get(d, "status"), EO_COND_READY),
+			    "LeaderMoveFailed");
+	assert_null(member_outcome(d, "demo-b"));
+	json_decref(d);
 	rig_stop(&r);
 }
 
@@ -356,15 +422,99 @@ static void test_nospace_quiet(void **state)
 	assert_true(out.requeue_ms >= 30000);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
 	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
-	/* without an alarm one request per pass: the alarm list, no member status */
-	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/status"), 0);
-	assert_int_equal(eo_fake_etcd_requests(r.etcd), 1);
+	/* without an alarm: the alarm list and, for the quota guard, every member's status */
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/status"), 3);
+	assert_int_equal(eo_fake_etcd_requests(r.etcd), 4);
+	assert_int_equal(fs_count(r.api, "POST", "etcddefrags", NULL, NULL, NULL), 0);
 	c = rig_stored(&r, RIG_CLUSTERS, "demo");
 	assert_null(eo_condition_find(json_object_get(c, "status"), "NoSpace"));
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(c, "metadata"), "resourceVersion")),
 	    "10");
 	json_decref(c);
+	rig_stop(&r);
+}
+
+/* spec of the stored cluster replaced by spec (a JSON object, single quotes). */
+static void set_spec(struct rig *r, const char *spec)
+{
+	json_t *c = rig_stored(r, RIG_CLUSTERS, "demo");
+
+	json_object_set_new(c, "spec", tu_jsonq(spec));
+	json_object_set_new(json_object_get(c, "metadata"), "resourceVersion", json_string("11"));
+	rig_put(r, RIG_CLUSTERS, c);
+}
+
+/*
+ * The quota guard: the fake's members hold 20480 bytes, 85 % of a 24000-byte quota. One pass
+ * compacts to the current revision and creates the guard's EtcdDefrag with a Warning Event;
+ * the next pass, with that run not finished, does neither again.
+ */
+static void test_quota_guard_compacts_and_defrags(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *d, *events;
+	const json_t *e;
+	size_t i;
+	bool warned = false;
+
+	(void)state;
+	rig_start(&r, T0);
+	world(&r);
+	set_spec(&r, "{'replicas':3,'options':{'quotaBackendBytes':24000}}");
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_fake_etcd_script(r.etcd, "kv/range", 200, "{\"header\":{\"revision\":\"77\"}}");
+	eo_fake_etcd_script(r.etcd, "kv/compaction", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 1);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "maintenance/defragment"), 0);
+	d = rig_stored(&r, RIG_DEFRAGS, "demo-quota-202606021000");
+	assert_non_null(d);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_object_get(d, "metadata"), "labels"),
+				"etcd-operator.cozystack.io/quota-guard")),
+			    "demo");
+	json_decref(d);
+	events = fs_bodies(r.api, NULL, "events");
+	json_array_foreach(events, i, e)
+	{
+		warned |= strcmp(json_string_value(json_object_get(e, "reason")),
+				 "QuotaThresholdPassed") == 0;
+	}
+	json_decref(events);
+	assert_true(warned);
+	/* The NoSpace condition is the alarm's: the guard writes none. */
+	d = rig_stored(&r, RIG_CLUSTERS, "demo");
+	assert_null(eo_condition_find(json_object_get(d, "status"), "NoSpace"));
+	json_decref(d);
+	/* Next pass: the run has not finished, nothing again. */
+	rig_sync_defrag(&r);
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 1);
+	assert_int_equal(fs_count(r.api, "POST", "etcddefrags", NULL, NULL, NULL), 1);
+	rig_stop(&r);
+}
+
+/* spec.quotaGuard.enabled false: one request per pass (the alarm list), nothing else. */
+static void test_quota_guard_off(void **state)
+{
+	struct rig r;
+	struct eo_reconcile_out out;
+
+	(void)state;
+	rig_start(&r, T0);
+	world(&r);
+	set_spec(&r, "{'replicas':3,'options':{'quotaBackendBytes':24000},"
+		     "'quotaGuard':{'enabled':false}}");
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_requests(r.etcd), 1);
+	assert_int_equal(fs_count(r.api, "POST", "etcddefrags", NULL, NULL, NULL), 0);
 	rig_stop(&r);
 }
 
@@ -393,7 +543,8 @@ static void test_nospace_paused(void **state)
 	rig_stop(&r);
 }
 
-TU_MAIN(test_defrag_runs_followers_then_leader, test_defrag_skips_without_a_call,
-	test_defrag_waits_for_health, test_defrag_failure_recorded, test_nospace_recovered,
-	test_nospace_quiet, test_nospace_foreign_cluster_refused,
-	test_defrag_foreign_cluster_refused, test_nospace_paused)
+TU_MAIN(test_defrag_runs_followers_then_leader, test_defrag_leader_move_refused,
+	test_defrag_skips_without_a_call, test_defrag_waits_for_health,
+	test_defrag_failure_recorded, test_nospace_recovered, test_nospace_quiet,
+	test_nospace_foreign_cluster_refused, test_defrag_foreign_cluster_refused,
+	test_nospace_paused, test_quota_guard_compacts_and_defrags, test_quota_guard_off)

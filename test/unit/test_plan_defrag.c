@@ -76,6 +76,7 @@ struct mem {
 	bool down, learner;
 	uint64_t leader; /* 0 = 2 */
 	const char *err; /* an error (alarm) reported */
+	uint64_t behind; /* raft entries behind the leader's index (1000) */
 };
 
 struct fleet {
@@ -98,8 +99,8 @@ static void fleet_make(struct fleet *f, const struct mem m[3])
 		}
 		f->st[i] = (struct eo_etcd_status){.member_id = (uint64_t)i + 1,
 						   .leader = m[i].leader ? m[i].leader : 2,
-						   .raft_index = 100,
-						   .raft_applied_index = 100,
+						   .raft_index = 1000 - m[i].behind,
+						   .raft_applied_index = 1000 - m[i].behind,
 						   .db_size = m[i].size,
 						   .db_size_in_use = m[i].in_use,
 						   .is_learner = m[i].learner};
@@ -116,15 +117,15 @@ static void fleet_make(struct fleet *f, const struct mem m[3])
 /* Fragmented: 500 MiB of which 100 in use (400 reclaimable); tidy: 50 of which 45 in use. */
 #define FRAG                                                                                       \
 	{                                                                                          \
-		500 * MiB, 100 * MiB, false, false, 0, NULL                                        \
+		500 * MiB, 100 * MiB, false, false, 0, NULL, 0                                     \
 	}
 #define TIDY                                                                                       \
 	{                                                                                          \
-		50 * MiB, 45 * MiB, false, false, 0, NULL                                          \
+		50 * MiB, 45 * MiB, false, false, 0, NULL, 0                                       \
 	}
 #define SMALL                                                                                      \
 	{                                                                                          \
-		300 * MiB, 250 * MiB, false, false, 0, NULL                                        \
+		300 * MiB, 250 * MiB, false, false, 0, NULL, 0                                     \
 	} /* 50 MiB reclaimable */
 
 #define T_CREATED "2026-05-28T20:20:00Z"
@@ -143,6 +144,9 @@ struct row {
 	const char *done_member;
 	eo_etcd_err done_err;
 	int64_t done_after;
+	const char *moved_member; /* a MoveLeader from it this pass */
+	eo_etcd_err moved_err;
+	const char *want_transferee;
 	enum eo_dplan_action want_action;
 	const char *want_phase; /* NULL: no status expected */
 	const char *want_reason;
@@ -178,9 +182,63 @@ static const struct row rows[] = {
      .want_reason = "Defragmenting",
      .want_target = "demo-c",
      .want_outcomes = "demo-a=Skipped"},
-    {.name = "the leader comes last",
+    {.name = "the leader comes last: its leadership moves first, to the closest follower",
      .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
 	       "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'}]}",
+     .replicas = 3,
+     .queried = true,
+     .m = {{50 * MiB, 45 * MiB, false, false, 0, NULL, 3}, FRAG, TIDY},
+     .want_action = EO_DPLAN_MOVE_LEADER,
+     .want_phase = "Running",
+     .want_reason = "Defragmenting",
+     .want_target = "demo-b",
+     .want_transferee = "demo-c",
+     .want_msg = "moving the leadership from member demo-b to demo-c"},
+    {.name = "the leadership moved: recorded, the former leader next after a fresh look",
+     .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+	       "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'}]}",
+     .replicas = 3,
+     .queried = true,
+     .m = {TIDY, FRAG, TIDY},
+     .moved_member = "demo-b",
+     .moved_err = EO_ETCD_OK,
+     .want_action = EO_DPLAN_WAIT,
+     .want_phase = "Running",
+     .want_reason = "Defragmenting",
+     .want_event = "Normal",
+     .want_msg = "leadership moved from member demo-b to demo-a; demo-b is defragmented next",
+     .want_outcomes = "demo-b="},
+    {.name = "the former leader, now a follower, is defragmented",
+     .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+	       "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'},{'name':'demo-b',"
+	       "'leaderMoves':1}]}",
+     .replicas = 3,
+     .queried = true,
+     .m = {{50 * MiB, 45 * MiB, false, false, 1, NULL, 0},
+	   {500 * MiB, 100 * MiB, false, false, 1, NULL, 0},
+	   {50 * MiB, 45 * MiB, false, false, 1, NULL, 0}},
+     .want_action = EO_DPLAN_DEFRAG,
+     .want_phase = "Running",
+     .want_reason = "Defragmenting",
+     .want_target = "demo-b",
+     .want_msg = "(follower"},
+    {.name = "a failed MoveLeader: LeaderMoveFailed, retried",
+     .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+	       "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'}]}",
+     .replicas = 3,
+     .queried = true,
+     .m = {TIDY, FRAG, TIDY},
+     .moved_member = "demo-b",
+     .moved_err = EO_ETCD_UNAVAILABLE,
+     .want_action = EO_DPLAN_WAIT,
+     .want_phase = "Running",
+     .want_reason = "LeaderMoveFailed",
+     .want_event = "Warning",
+     .want_msg = "(attempt 1 of 3); retried"},
+    {.name = "three failed moves: the leader is defragmented in place",
+     .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+	       "'Defragmented'},{'name':'demo-c','outcome':'Defragmented'},{'name':'demo-b',"
+	       "'leaderMoves':3}]}",
      .replicas = 3,
      .queried = true,
      .m = {TIDY, FRAG, TIDY},
@@ -188,7 +246,17 @@ static const struct row rows[] = {
      .want_phase = "Running",
      .want_reason = "Defragmenting",
      .want_target = "demo-b",
-     .want_msg = "(leader"},
+     .want_msg = "(leader, DbSize 500.0 MiB): the leadership could not be moved"},
+    {.name = "a member not caught up with the leader: the next one waits",
+     .status = "{'phase':'Running','members':[{'name':'demo-a','outcome':"
+	       "'Defragmented'}]}",
+     .replicas = 3,
+     .queried = true,
+     .m = {{500 * MiB, 100 * MiB, false, false, 0, NULL, 500}, FRAG, FRAG},
+     .want_action = EO_DPLAN_WAIT,
+     .want_phase = "Running",
+     .want_reason = "WaitingForCatchUp",
+     .want_msg = "member demo-a has applied raft index"},
     {.name = "nothing worth reclaiming anywhere: Complete, every member Skipped",
      .replicas = 3,
      .queried = true,
@@ -345,7 +413,7 @@ static const struct row rows[] = {
     {.name = "a member does not answer: Pending/ClusterUnhealthy",
      .replicas = 3,
      .queried = true,
-     .m = {FRAG, {0, 0, true, false, 0, NULL}, FRAG},
+     .m = {FRAG, {0, 0, true, false, 0, NULL, 0}, FRAG},
      .want_action = EO_DPLAN_WAIT,
      .want_phase = "Pending",
      .want_reason = "ClusterUnhealthy",
@@ -353,7 +421,7 @@ static const struct row rows[] = {
     {.name = "an alarm on a member: unhealthy",
      .replicas = 3,
      .queried = true,
-     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 0, "memberID:2 alarm:NOSPACE "}},
+     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 0, "memberID:2 alarm:NOSPACE ", 0}},
      .want_action = EO_DPLAN_WAIT,
      .want_phase = "Pending",
      .want_reason = "ClusterUnhealthy",
@@ -361,7 +429,7 @@ static const struct row rows[] = {
     {.name = "members disagree on the leader: unhealthy",
      .replicas = 3,
      .queried = true,
-     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 3, NULL}},
+     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, false, 3, NULL, 0}},
      .want_action = EO_DPLAN_WAIT,
      .want_phase = "Pending",
      .want_reason = "ClusterUnhealthy",
@@ -369,7 +437,7 @@ static const struct row rows[] = {
     {.name = "a learner: unhealthy",
      .replicas = 3,
      .queried = true,
-     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, true, 0, NULL}},
+     .m = {FRAG, FRAG, {500 * MiB, 100 * MiB, false, true, 0, NULL, 0}},
      .want_action = EO_DPLAN_WAIT,
      .want_phase = "Pending",
      .want_reason = "ClusterUnhealthy",
@@ -378,7 +446,7 @@ static const struct row rows[] = {
      .status = ST_RUNNING,
      .replicas = 3,
      .queried = true,
-     .m = {FRAG, {0, 0, true, false, 0, NULL}, FRAG},
+     .m = {FRAG, {0, 0, true, false, 0, NULL, 0}, FRAG},
      .want_action = EO_DPLAN_WAIT,
      .want_phase = "Running",
      .want_reason = "ClusterUnhealthy"},
@@ -496,11 +564,13 @@ static void test_defrag_table(void **state)
 		json_t *others = r->others != NULL ? tu_jsonq(r->others) : NULL;
 		struct fleet f;
 		struct eo_dplan_done done = {r->done_member, r->done_err, "boom", r->done_after};
+		struct eo_dplan_moved moved = {r->moved_member, "demo-a", r->moved_err, "boom"};
 		struct eo_dplan_input in = {.defrag = d,
 					    .cluster = c,
 					    .others = others,
 					    .queried = r->queried,
 					    .done = r->done_member != NULL ? &done : NULL,
+					    .moved = r->moved_member != NULL ? &moved : NULL,
 					    .now = NOW};
 		struct eo_dplan_result out = {0};
 
@@ -529,6 +599,8 @@ static void test_defrag_table(void **state)
 		}
 		if (r->want_target != NULL)
 			assert_string_equal(f.v[out.target].name, r->want_target);
+		if (r->want_transferee != NULL)
+			assert_string_equal(f.v[out.transferee].name, r->want_transferee);
 		if (r->want_event != NULL) {
 			assert_non_null(out.event_type);
 			assert_string_equal(out.event_type, r->want_event);
@@ -691,11 +763,11 @@ struct nrow {
 	"'lastTransitionTime':'2026-05-28T20:00:00Z'}]"
 #define BIG                                                                                        \
 	{                                                                                          \
-		120 * MiB, 20 * MiB, false, false, 0, NULL                                         \
+		120 * MiB, 20 * MiB, false, false, 0, NULL, 0                                      \
 	}
 #define FIXED                                                                                      \
 	{                                                                                          \
-		30 * MiB, 20 * MiB, false, false, 0, NULL                                          \
+		30 * MiB, 20 * MiB, false, false, 0, NULL, 0                                       \
 	}
 
 static const struct nrow nrows[] = {
@@ -730,7 +802,7 @@ static const struct nrow nrows[] = {
      .queried = true,
      .alarms_readable = true,
      .nospace = true,
-     .m = {BIG, {0, 0, true, false, 0, NULL}, BIG},
+     .m = {BIG, {0, 0, true, false, 0, NULL, 0}, BIG},
      .want_action = EO_NPLAN_NONE,
      .want_status = "True",
      .want_reason = "NoSpaceAlarm",
@@ -861,6 +933,146 @@ static void test_nospace_table(void **state)
 			assert_string_equal(f.v[out.order[2]].name, "demo-b"); /* the leader */
 		}
 		eo_nplan_result_clear(&out);
+		json_decref(c);
+	}
+}
+
+/* --- the quota guard (no alarm; quota 100 MiB) --- */
+
+static json_t *guard_cluster(const char *guard)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
+		 "'metadata':{'name':'demo','namespace':'ns','uid':'c-uid','generation':1},"
+		 "'spec':{'replicas':3,'options':{'quotaBackendBytes':%lld}%s%s},"
+		 "'status':{'clusterID':'abc','conditions':[]}}",
+		 (long long)(100 * MiB), guard[0] ? ",'quotaGuard':" : "", guard);
+	return tu_jsonq(buf);
+}
+
+#define NEAR                                                                                       \
+	{                                                                                          \
+		85 * MiB, 40 * MiB, false, false, 0, NULL, 0                                       \
+	} /* 85 % of the quota */
+
+struct grow {
+	const char *name;
+	const char *guard; /* spec.quotaGuard, "" absent */
+	const char *runs;  /* JSON array of the guard's EtcdDefrags, NULL none */
+	struct mem m[3];
+	enum eo_nplan_action want_action;
+	enum eo_nplan_note want_note;
+	const char *want_msg;
+};
+
+#define GUARD_RUN(created, phase)                                                                  \
+	"[{'metadata':{'name':'demo-quota-x','namespace':'ns','creationTimestamp':'" created       \
+	"'},'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':'" phase "'}}]"
+
+static const struct grow grows[] = {
+    {.name = "a member at 85 %: compaction and an EtcdDefrag",
+     .guard = "",
+     .m = {FIXED, NEAR, FIXED},
+     .want_action = EO_NPLAN_GUARD,
+     .want_msg = "member demo-b's database holds 89128960 bytes, 85.0% of the quota"},
+    {.name = "every member under 80 %: nothing",
+     .guard = "",
+     .m = {FIXED, FIXED, FIXED},
+     .want_action = EO_NPLAN_NONE},
+    {.name = "the guard turned off",
+     .guard = "{'enabled':false}",
+     .m = {NEAR, NEAR, NEAR},
+     .want_action = EO_NPLAN_NONE},
+    {.name = "a threshold of 90 % is not passed",
+     .guard = "{'thresholdPercent':90}",
+     .m = {NEAR, NEAR, NEAR},
+     .want_action = EO_NPLAN_NONE},
+    {.name = "a threshold of 20 % is passed by 30 MiB",
+     .guard = "{'thresholdPercent':20}",
+     .m = {FIXED, FIXED, FIXED},
+     .want_action = EO_NPLAN_GUARD,
+     .want_msg = "(threshold 20%)"},
+    {.name = "a guard run 10 minutes ago: at most hourly",
+     .guard = "",
+     .runs = GUARD_RUN("2026-05-28T20:16:40Z", "Complete"),
+     .m = {NEAR, NEAR, NEAR},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "ran 600s ago; at most one run every 3600s"},
+    {.name = "a guard run two hours ago: again",
+     .guard = "",
+     .runs = GUARD_RUN("2026-05-28T18:26:40Z", "Complete"),
+     .m = {NEAR, NEAR, NEAR},
+     .want_action = EO_NPLAN_GUARD},
+    {.name = "a guard run still going: nothing new",
+     .guard = "",
+     .runs = GUARD_RUN("2026-05-28T18:26:40Z", "Running"),
+     .m = {NEAR, NEAR, NEAR},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "has not finished"},
+    {.name = "a member down: the guard waits and says why",
+     .guard = "",
+     .m = {NEAR, {0, 0, true, false, 0, NULL, 0}, NEAR},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_msg = "quota guard waits: member demo-a holds 85.0% of the quota; the cluster is "
+		 "not healthy: member demo-b does not answer"},
+};
+
+static void test_quota_guard_table(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(grows) / sizeof(grows[0]); k++) {
+		const struct grow *r = &grows[k];
+		json_t *c = guard_cluster(r->guard);
+		json_t *runs = r->runs != NULL ? tu_jsonq(r->runs) : NULL;
+		struct eo_etcd_alarms none = {NULL, 0};
+		struct fleet f;
+		struct eo_nplan_input in = {
+		    .cluster = c, .queried = true, .alarms = &none, .guard_runs = runs, .now = NOW};
+		struct eo_nplan_result out = {0};
+
+		fleet_make(&f, r->m);
+		in.members = f.v;
+		in.n_members = 3;
+		print_message("row: %s\n", r->name);
+		assert_int_equal(eo_plan_nospace(&in, &out), 0);
+		if (out.action != r->want_action)
+			fail_msg("%s: action %s, want %s (%s)", r->name,
+				 eo_nplan_action_name(out.action),
+				 eo_nplan_action_name(r->want_action), out.message);
+		assert_int_equal(out.note, r->want_note);
+		assert_null(out.status); /* the guard writes no condition */
+		if (r->want_msg != NULL && strstr(out.message, r->want_msg) == NULL)
+			fail_msg("%s: message \"%s\" lacks \"%s\"", r->name, out.message,
+				 r->want_msg);
+		if (out.action == EO_NPLAN_GUARD) {
+			const json_t *spec = json_object_get(out.create, "spec");
+
+			assert_non_null(out.create);
+			assert_string_equal(eo_meta_name(out.create), "demo-quota-202605282026");
+			assert_string_equal(
+			    eo_meta_label(out.create, "etcd-operator.cozystack.io/quota-guard"),
+			    "demo");
+			assert_string_equal(eo_defrag_cluster_name(out.create), "demo");
+			/* every member with more than 5 % of the 100 MiB quota to give back */
+			assert_int_equal(json_integer_value(json_object_get(
+					     json_object_get(spec, "rule"), "freeSpaceAbove")),
+					 5 * MiB);
+			assert_int_equal(
+			    json_integer_value(json_object_get(spec, "ttlSecondsAfterFinished")),
+			    3600);
+			assert_int_equal(eo_defrag_validate(out.create, NULL, NULL, 0), 0);
+			assert_string_equal(out.event_type, "Warning");
+			assert_string_equal(out.event_reason, "QuotaThresholdPassed");
+		} else {
+			assert_null(out.create);
+		}
+		eo_nplan_result_clear(&out);
+		json_decref(runs);
 		json_decref(c);
 	}
 }
@@ -1068,4 +1280,4 @@ static void test_defrag_schedule_history(void **state)
 
 TU_MAIN(test_defrag_table, test_defrag_query_refresh, test_defrag_record_bytes, test_defrag_ttl,
 	test_defrag_validate, test_nospace_table, test_foreign_cluster_refused,
-	test_defrag_schedule, test_defrag_schedule_history)
+	test_quota_guard_table, test_defrag_schedule, test_defrag_schedule_history)

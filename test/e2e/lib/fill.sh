@@ -3,11 +3,17 @@
 # the database does not compress) into the first member of <cluster>, through a
 # kubectl port-forward to its client port and the host's etcdctl (hack/tools/build.sh), then
 # prints the member's database size in bytes. Keeps etcd's 1.5 MiB request limit.
+#
+# fill.sh <cluster> <MiB> overwrite <bytes>: overwrites the one key big-0 instead (the old
+# values stay as history, which a compaction frees), at most <MiB> times, and stops as soon as
+# the member's database size reaches <bytes>.
 set -euo pipefail
 
 ns=${NAMESPACE:?NAMESPACE must be set (Chainsaw sets it)}
 cluster=$1
 mib=$2
+mode=${3:-}
+stop=${4:-0}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 etcdctl=$("$root/hack/tools/build.sh" etcd-3.6.11)/etcdctl
 pod=$(kubectl -n "$ns" get pods -l "etcd-operator.cozystack.io/cluster=$cluster" -o jsonpath='{.items[0].metadata.name}')
@@ -19,7 +25,13 @@ trap 'forward_stop; rm -f "$value"' EXIT
 forward_start "$ns" "pod/$pod" 2379 etcd_ready
 ep=$FWD_URL
 head -c $((768 * 1024)) /dev/urandom | base64 -w0 >"$value"
+db_size() { "$etcdctl" --endpoints "$ep" endpoint status -w json | jq '.[0].Status.dbSize'; }
 for ((i = 1; i <= mib; i++)); do
-	"$etcdctl" --endpoints "$ep" --command-timeout 30s put "big-$i" <"$value" >/dev/null
+	if [ "$mode" = overwrite ]; then
+		"$etcdctl" --endpoints "$ep" --command-timeout 30s put big-0 <"$value" >/dev/null
+		[ "$(db_size)" -lt "$stop" ] || break
+	else
+		"$etcdctl" --endpoints "$ep" --command-timeout 30s put "big-$i" <"$value" >/dev/null
+	fi
 done
 "$etcdctl" --endpoints "$ep" endpoint status -w json | jq '.[0].Status.dbSize'
