@@ -28,6 +28,7 @@
  * writing at once.
  */
 #include "agent/archive.h"
+#include "agent/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -584,19 +585,6 @@ out:
 
 /* ---- flags -------------------------------------------------------------------------- */
 
-static bool parse_long(const char *v, long lo, long hi, long *out)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
-		return false;
-	*out = n;
-	return true;
-}
-
 int eo_agent_archive_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -614,7 +602,7 @@ int eo_agent_archive_main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct arch_opts o = {.segment_s = 5};
-	long n = 0;
+	int64_t n = 0;
 	int c, rc;
 
 	optind = 0;
@@ -642,7 +630,7 @@ int eo_agent_archive_main(int argc, char **argv)
 		case 's':
 		case 'r':
 		case 'm':
-			if (!parse_long(optarg, 1, 100L * 365 * 86400, &n)) {
+			if (!eo__agent_parse_i64(optarg, 1, 100L * 365 * 86400, &n)) {
 				fprintf(stderr, "etcd-operator: %s needs whole seconds > 0\n%s",
 					argv[optind - 1], usage);
 				return 2;
@@ -650,14 +638,14 @@ int eo_agent_archive_main(int argc, char **argv)
 			*(c == 's' ? &o.segment_s : c == 'r' ? &o.retention_s : &o.max_s) = n;
 			break;
 		case 'b':
-			if (!parse_long(optarg, 4096, 1L << 30, &n)) {
+			if (!eo__agent_parse_i64(optarg, 4096, 1L << 30, &n)) {
 				fprintf(stderr, "etcd-operator: --segment-bytes: 4096 to 1 GiB\n");
 				return 2;
 			}
 			o.segment_bytes = (size_t)n;
 			break;
 		case 'u':
-			if (!parse_long(optarg, 1, LONG_MAX, &n)) {
+			if (!eo__agent_parse_i64(optarg, 1, INT64_MAX, &n)) {
 				fprintf(stderr,
 					"etcd-operator: --until-revision needs a revision\n");
 				return 2;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -197,4 +198,32 @@ int eo__agent_flags(int argc, char **argv, const struct eo__agent_flag *flags, s
 		*slot = argv[++i];
 	}
 	return -1;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int eo__agent_rm_rf(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool eo__agent_parse_i64(const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
+		return false;
+	*out = n;
+	return true;
 }

@@ -90,4 +90,10 @@ struct eo__agent_flag {
 int eo__agent_flags(int argc, char **argv, const struct eo__agent_flag *flags, size_t n, bool help,
 		    const char *usage);
 
+/* Removes path and everything below it (no link followed); 0 when gone or never there. */
+int eo__agent_rm_rf(const char *path);
+
+/* A whole decimal number in [lo, hi]: true and *out, false for anything else. */
+bool eo__agent_parse_i64(const char *v, int64_t lo, int64_t hi, int64_t *out);
+
 #endif

@@ -2,34 +2,17 @@
 #include "agent/internal.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "api/restorefail.h"
 #include "snapshot/store.h"
 
 extern char **environ;
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static int rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 int eo__agent_rebuild(const struct eo__agent_opts *o)
 {
@@ -56,7 +39,7 @@ int eo__agent_rebuild(const struct eo__agent_opts *o)
 		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
 			  "data_dir", o->data_dir, NULL);
 		if (!o->file)
-			rm_rf(o->staging_dir);
+			eo__agent_rm_rf(o->staging_dir);
 		return 0;
 	}
 	snprintf(src, sizeof(src), "%s", o->file ? o->file : "");
@@ -72,7 +55,7 @@ int eo__agent_rebuild(const struct eo__agent_opts *o)
 		return eo__agent_restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 					      "cannot create the staging directory", err);
 	snprintf(rebuild, sizeof(rebuild), "%s/%s", o->staging_dir, REBUILD_NAME);
-	if (rm_rf(rebuild) != 0) {
+	if (eo__agent_rm_rf(rebuild) != 0) {
 		eo_errf(err, sizeof(err), "remove %s: %s", rebuild, strerror(errno));
 		return eo__agent_restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 					      "cannot clear an earlier attempt", err);
@@ -111,7 +94,7 @@ int eo__agent_rebuild(const struct eo__agent_opts *o)
 		snprintf(err, sizeof(err), "etcdutl snapshot restore exited with %s %d",
 			 WIFEXITED(status) ? "status" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		rm_rf(rebuild);
+		eo__agent_rm_rf(rebuild);
 		return eo__agent_restore_fail(o, &lc, EO_REASON_RESTORE_REBUILD_FAILED,
 					      "rebuilding the data dir failed", err);
 	}
@@ -125,9 +108,9 @@ int eo__agent_rebuild(const struct eo__agent_opts *o)
 		return eo__agent_restore_fail(o, &lc, EO_REASON_RESTORE_FAILED,
 					      "cannot put the rebuilt data dir in place", err);
 	}
-	rm_rf(rebuild);
+	eo__agent_rm_rf(rebuild);
 	if (!o->file)
-		rm_rf(o->staging_dir);
+		eo__agent_rm_rf(o->staging_dir);
 	else
 		rmdir(o->staging_dir); /* only when empty: nothing else of ours is there */
 	eo_log_kv(EO_LOG_INFO, &lc, "data dir rebuilt from the snapshot", "data_dir", o->data_dir,

@@ -25,10 +25,10 @@
  * as diverged rather than produce a different state.
  */
 #include "agent/archive.h"
+#include "agent/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -184,17 +184,6 @@ static int run_wait(char **args, char *err, size_t errcap)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static void rm_rf(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 struct private_etcd {
 	pid_t pid;
 	char client_url[64], data[PATH_MAX];
@@ -217,7 +206,7 @@ static int etcd_start(const struct replay_opts *o, const char *base, struct priv
 	snprintf(peer, sizeof(peer), "http://127.0.0.1:%d", pp);
 	snprintf(pe->client_url, sizeof(pe->client_url), "http://127.0.0.1:%d", cp);
 	snprintf(cluster, sizeof(cluster), "replay=%s", peer);
-	rm_rf(pe->data);
+	eo__agent_rm_rf(pe->data);
 	rargs[n++] = (char *)o->etcdutl;
 	rargs[n++] = "snapshot";
 	rargs[n++] = "restore";
@@ -273,13 +262,15 @@ static void etcd_stop(struct private_etcd *pe)
 {
 	int status;
 
-	if (pe->pid <= 0)
-		return;
-	kill(pe->pid, SIGTERM);
-	while (waitpid(pe->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	pe->pid = 0;
-	rm_rf(pe->data);
+	if (pe->pid > 0) {
+		kill(pe->pid, SIGTERM);
+		while (waitpid(pe->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		pe->pid = 0;
+	}
+	/* Also after a failed start: the restored data must not stay behind. */
+	if (pe->data[0] != '\0')
+		eo__agent_rm_rf(pe->data);
 }
 
 /* Waits until the private etcd answers Status; its revision lands in *rev. */
@@ -524,19 +515,6 @@ out:
 
 /* ---- flags -------------------------------------------------------------------------- */
 
-static bool parse_i64(const char *v, int64_t *out)
-{
-	char *end;
-	long long n;
-
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n <= 0)
-		return false;
-	*out = n;
-	return true;
-}
-
 /* "2026-11-28T01:02:03Z" (UTC, optional fraction) to Unix ms. */
 static bool parse_time(const char *v, int64_t *ms)
 {
@@ -596,7 +574,7 @@ int eo_agent_replay_main(int argc, char **argv)
 			o.etcdutl = optarg;
 			break;
 		case 'r':
-			if (!parse_i64(optarg, &o.target_rev)) {
+			if (!eo__agent_parse_i64(optarg, 1, INT64_MAX, &o.target_rev)) {
 				fprintf(stderr,
 					"etcd-operator: --target-revision needs a revision\n");
 				return 2;
@@ -611,7 +589,7 @@ int eo_agent_replay_main(int argc, char **argv)
 			}
 			break;
 		case 'l':
-			if (!parse_i64(optarg, &n) || n > 30L * 86400) {
+			if (!eo__agent_parse_i64(optarg, 1, 30L * 86400, &n)) {
 				fprintf(stderr,
 					"etcd-operator: --lease-ttl: 1 to 2592000 seconds\n");
 				return 2;
