@@ -45,6 +45,8 @@ static const struct eo_kube_resource RES_MEMBERS = {EO_API_GROUP_VERSION, EO_PLU
 static const struct eo_kube_resource RES_PODS = {"v1", "pods", NULL, NULL};
 static const struct eo_kube_resource RES_PVCS = {"v1", "persistentvolumeclaims", NULL, NULL};
 static const struct eo_kube_resource RES_NODES = {"v1", "nodes", NULL, NULL};
+static const struct eo_kube_resource RES_STORAGECLASSES = {"storage.k8s.io/v1", "storageclasses",
+							   NULL, NULL};
 static const struct eo_kube_resource RES_SERVICES = {"v1", "services", NULL, NULL};
 static const struct eo_kube_resource RES_PDBS = {"policy/v1", "poddisruptionbudgets", NULL, NULL};
 static const struct eo_kube_resource RES_NETPOLS = {"networking.k8s.io/v1", "networkpolicies", NULL,

@@ -272,7 +272,7 @@ struct member_pass {
 	struct eo_tlsload_problem tp;
 	struct eo_auth_creds creds;
 	struct eo_tlsload_problem ap;
-	json_t *raw, *member, *craw, *cluster, *pod, *pvc, *volume;
+	json_t *raw, *member, *craw, *cluster, *pod, *pvc, *volume, *storage_class;
 	char pvc_name[EO_NAME_MAX];
 };
 
@@ -290,6 +290,7 @@ static void member_pass_clear(struct member_pass *x)
 	json_decref(x->pod);
 	json_decref(x->pvc);
 	json_decref(x->volume);
+	json_decref(x->storage_class);
 }
 
 /*
@@ -409,6 +410,18 @@ static int observe_more(struct eo_controller *c, struct member_pass *x, enum eo_
 		return 1;
 	case EO_MPLAN_NEED_PVC:
 		return observe_pvc(c, x, ns);
+	case EO_MPLAN_NEED_CLASS:
+		/*
+		 * The class of an unbound PVC, read live (cluster-scoped; the chart grants get). A
+		 * failed read is logged and planned on as no class: the Pod is created as before.
+		 */
+		if (eo__ctl_get_live(c, &x->lc,
+				     eo_kube_res_at(RES_STORAGECLASSES, NULL, x->pr.storage_class),
+				     &x->storage_class) != 0)
+			x->storage_class = NULL;
+		x->in.class_read = true;
+		x->in.storage_class = x->storage_class;
+		return 1;
 	case EO_MPLAN_NEED_VOLUME:
 		/* A restore source PVC is mounted only after a live read (plan/volref.h). */
 		if (eo__ctl_get_live(c, &x->lc, eo_kube_res_at(RES_PVCS, ns, x->pr.volume),
@@ -445,7 +458,8 @@ static int plan(struct eo_controller *c, struct member_pass *x, const char *ns, 
 		eo_member_plan_clear(&x->pr);
 		if (eo_member_plan(&x->in, &x->pr) != 0)
 			return -1;
-		if (need == EO_MPLAN_NEED_VOLUME && x->pr.action == EO_MPLAN_READ_VOLUME)
+		if ((need == EO_MPLAN_NEED_VOLUME && x->pr.action == EO_MPLAN_READ_VOLUME) ||
+		    (need == EO_MPLAN_NEED_CLASS && x->pr.action == EO_MPLAN_READ_CLASS))
 			return -1;
 		if (need == EO_MPLAN_NEED_MEMBER && x->pr.action == EO_MPLAN_QUERY_ETCD) {
 			/* Nothing to undo; the next pass asks etcd with a fresh cache. */

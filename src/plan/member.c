@@ -32,6 +32,7 @@ static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_PATCH_POD] = "patch-pod",
     [EO_MPLAN_REFUSE] = "refuse",
     [EO_MPLAN_READ_VOLUME] = "read-volume",
+    [EO_MPLAN_READ_CLASS] = "read-class",
     [EO_MPLAN_QUERY_ETCD] = "query-etcd",
 };
 
@@ -476,6 +477,50 @@ static bool volume_held(struct mctx *x, const char *pvc_name, bool memory)
 	return false;
 }
 
+/*
+ * Before the Pod is created: a PVC not bound yet whose StorageClass binds immediately. The
+ * scheduler can see such a Pod before its claim, fail it with "unbound immediate
+ * PersistentVolumeClaims" and leave it Pending for minutes after the claim binds
+ * (kubernetes/kubernetes#125762), so the Pod waits for the binding instead; the PVC's
+ * update wakes the member. A class that waits for the first consumer (the Pod is what
+ * binds the claim), no class named, or a class that cannot be read: the Pod is created as
+ * before. True when the Pod waits or the class is to be read (out set).
+ */
+static bool claim_binding_held(struct mctx *x)
+{
+	const struct eo_mplan_input *in = x->in;
+	const json_t *pvc = in->pvc;
+	const char *phase =
+	    json_string_value(json_object_get(json_object_get(pvc, "status"), "phase"));
+	const char *cls =
+	    json_string_value(json_object_get(json_object_get(pvc, "spec"), "storageClassName"));
+	const char *mode;
+
+	if (pvc == NULL || (phase != NULL && strcmp(phase, "Bound") == 0) || !eo_present(cls))
+		return false;
+	if (!in->class_read) {
+		snprintf(x->out->storage_class, sizeof(x->out->storage_class), "%s", cls);
+		msgf(x, "reading StorageClass %s of PVC %s before the Pod is created", cls,
+		     eo_meta_name(pvc));
+		x->out->action = EO_MPLAN_READ_CLASS;
+		json_decref(x->st); /* the status comes from the plan after the read */
+		x->st = NULL;
+		return true;
+	}
+	mode = json_string_value(json_object_get(in->storage_class, "volumeBindingMode"));
+	if (in->storage_class == NULL || (mode != NULL && strcmp(mode, "Immediate") != 0))
+		return false;
+	x->out->action = EO_MPLAN_WAIT;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
+	msgf(x,
+	     "PVC %s is not bound yet (StorageClass %s binds immediately); the Pod is created once "
+	     "it is",
+	     eo_meta_name(pvc), cls);
+	cond(x, EO_COND_READY, EO_COND_FALSE, EO_REASON_POD_NOT_READY, x->out->message);
+	set_status(x, "replicas", json_integer(0));
+	return true;
+}
+
 /* The member's Pod: created when missing, refused when foreign, deleted once ended, labelled. */
 static bool pod_held(struct mctx *x, bool bootstrapped)
 {
@@ -486,6 +531,8 @@ static bool pod_held(struct mctx *x, bool bootstrapped)
 	bool voter, labelled;
 
 	if (in->pod == NULL) {
+		if (claim_binding_held(x))
+			return true;
 		out->action = EO_MPLAN_CREATE_POD;
 		struct eo_desired_opts o =
 		    in->build != NULL ? *in->build : (struct eo_desired_opts){0};

@@ -35,6 +35,7 @@ enum eo_mplan_action {
 	EO_MPLAN_REFUSE,	 /* a same-named PVC/Pod not controlled by this member */
 	EO_MPLAN_QUERY_ETCD,	 /* ask result->endpoint, then plan again */
 	EO_MPLAN_READ_VOLUME,	 /* GET PVC result->volume live, then plan again (volume_read) */
+	EO_MPLAN_READ_CLASS,	 /* GET StorageClass result->storage_class live, then plan again */
 	EO_MPLAN_ACTION_COUNT_
 };
 
@@ -67,6 +68,13 @@ struct eo_mplan_input {
 	 */
 	bool volume_read;
 	const json_t *volume;
+	/*
+	 * After EO_MPLAN_READ_CLASS: the StorageClass of the member's unbound PVC, as a live GET
+	 * found it (NULL: none, or it could not be read). A class that binds immediately makes
+	 * the Pod wait for the PVC to be bound (see pod_held in plan/member.c).
+	 */
+	bool class_read;
+	const json_t *storage_class;
 	time_t now;
 };
 
@@ -77,6 +85,7 @@ struct eo_mplan_result {
 	json_t *object;			   /* CREATE_*: object, PATCH_POD: patch */
 	char endpoint[EO_DESIRED_URL_MAX]; /* QUERY_ETCD: the member's client URL */
 	char volume[EO_NAME_MAX];	   /* READ_VOLUME: the PVC to read */
+	char storage_class[EO_NAME_MAX];   /* READ_CLASS: the StorageClass to read */
 	json_t *status;			   /* desired status (new ref) or NULL */
 	bool status_changed;
 	long requeue_ms;

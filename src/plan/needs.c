@@ -46,6 +46,8 @@ enum eo_mplan_need eo_member_plan_needs(const struct eo_mplan_result *r,
 	    (a == EO_MPLAN_CREATE_PVC ||
 	     (a == EO_MPLAN_WAIT && eo_plan_data_volume_lost(in->member, in->pvc))))
 		return EO_MPLAN_NEED_PVC;
+	if (after < EO_MPLAN_NEED_CLASS && a == EO_MPLAN_READ_CLASS)
+		return EO_MPLAN_NEED_CLASS;
 	if (after < EO_MPLAN_NEED_VOLUME && a == EO_MPLAN_READ_VOLUME)
 		return EO_MPLAN_NEED_VOLUME;
 	if (after < EO_MPLAN_NEED_MEMBER && a == EO_MPLAN_PATCH_POD &&

@@ -56,6 +56,8 @@ enum eo_mplan_need {
 	 * a PVC created, nor a volume called lost, on the cache alone).
 	 */
 	EO_MPLAN_NEED_PVC,
+	/* READ_CLASS: the StorageClass result->storage_class of the member's unbound PVC, live. */
+	EO_MPLAN_NEED_CLASS,
 	/* READ_VOLUME: the restore source PVC result->volume read live. */
 	EO_MPLAN_NEED_VOLUME,
 	/*

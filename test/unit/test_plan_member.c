@@ -19,6 +19,7 @@
 #include "api/names.h"
 #include "kube/client.h"
 #include "plan/member.h"
+#include "plan/needs.h"
 #include "plan/plan.h"
 
 #define T0 1780394400
@@ -714,7 +715,71 @@ static void test_data_dir_lost_waits(void **state)
 	}
 }
 
+/*
+ * A PVC not bound yet: its StorageClass is read first; a class that binds immediately (or
+ * names no mode: Kubernetes' default is Immediate) holds the Pod until the PVC is bound; a
+ * class that waits for the first consumer, a class that could not be read, a PVC that names
+ * no class, and a bound PVC let the Pod be created at once.
+ */
+static void test_unbound_claim_holds_pod(void **state)
+{
+	json_t *m = member(), *c = cluster(true);
+	json_t *pvc = owned("data-demo-a", "m-uid", false, false);
+	json_t *immediate = json_pack("{s:{s:s}, s:s}", "metadata", "name", "standard",
+				      "volumeBindingMode", "Immediate");
+	json_t *wffc = json_pack("{s:{s:s}, s:s}", "metadata", "name", "standard",
+				 "volumeBindingMode", "WaitForFirstConsumer");
+	json_t *nomode = json_pack("{s:{s:s}}", "metadata", "name", "standard");
+	struct eo_mplan_input in = {
+	    .member = m, .cluster = c, .pod = NULL, .pvc = pvc, .build = &OPTS, .now = T0};
+	struct eo_mplan_result r;
+
+	(void)state;
+	json_object_set_new(pvc, "spec", json_pack("{s:s}", "storageClassName", "standard"));
+	/* Pending, class not read yet: read it, nothing created. */
+	pwst_mplan(&in, &r, EO_MPLAN_READ_CLASS);
+	assert_string_equal(r.storage_class, "standard");
+	assert_null(r.object);
+	assert_int_equal(eo_member_plan_needs(&r, &in, EO_MPLAN_NEED_NONE), EO_MPLAN_NEED_CLASS);
+	eo_member_plan_clear(&r);
+	/* Immediate: the Pod waits, and says why. */
+	in.class_read = true;
+	in.storage_class = immediate;
+	pwst_mplan(&in, &r, EO_MPLAN_WAIT);
+	assert_null(r.object);
+	assert_non_null(strstr(r.message, "PVC data-demo-a is not bound yet"));
+	assert_true(r.requeue_ms > 0);
+	eo_member_plan_clear(&r);
+	in.storage_class = nomode;
+	pwst_mplan(&in, &r, EO_MPLAN_WAIT);
+	eo_member_plan_clear(&r);
+	/* WaitForFirstConsumer: the Pod is what binds the claim. */
+	in.storage_class = wffc;
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
+	eo_member_plan_clear(&r);
+	/* The class could not be read: as before the check. */
+	in.storage_class = NULL;
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
+	eo_member_plan_clear(&r);
+	/* Bound: no read needed. */
+	in.class_read = false;
+	json_object_set_new(json_object_get(pvc, "status"), "phase", json_string("Bound"));
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
+	eo_member_plan_clear(&r);
+	/* No class named (static binding): no read either. */
+	json_object_set_new(json_object_get(pvc, "status"), "phase", json_string("Pending"));
+	json_object_del(json_object_get(pvc, "spec"), "storageClassName");
+	pwst_mplan(&in, &r, EO_MPLAN_CREATE_POD);
+	eo_member_plan_clear(&r);
+	json_decref(nomode);
+	json_decref(wffc);
+	json_decref(immediate);
+	json_decref(pvc);
+	json_decref(c);
+	json_decref(m);
+}
+
 TU_MAIN(test_member_table, test_deleting_cluster_retain, test_terminal_pod_is_deleted,
 	test_missing_pod_not_ready, test_discovery_then_no_churn,
 	test_other_cluster_recorded_nothing, test_woken_member_gets_its_pod_back,
-	test_lost_memory_member_waits, test_data_dir_lost_waits)
+	test_lost_memory_member_waits, test_data_dir_lost_waits, test_unbound_claim_holds_pod)
