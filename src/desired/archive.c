@@ -129,7 +129,7 @@ static json_t *deployment(const json_t *archive, const char *name, json_t *label
 		return NULL;
 	dep = json_pack(
 	    "{s:s, s:s, s:{s:s, s:s, s:O, s:{}, s:O}, s:{s:i, s:i, s:{s:s}, s:{s:{s:s, s:s}}, "
-	    "s:{s:{s:{s:s, s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:{s:b, s:i, s:i, s:i, s:s, "
+	    "s:{s:{s:{s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:{s:b, s:i, s:i, s:i, s:s, "
 	    "s:{s:s}}, s:[O], s:O}}}}",
 	    "apiVersion", "apps/v1", "kind", "Deployment", "metadata", "name", name, "namespace",
 	    eo_meta_namespace(archive), "labels", labels, "annotations", "ownerReferences", refs,
