@@ -12,7 +12,8 @@
 #include "archive/manifest.h"
 
 /*
- * GET /status of `archive-agent --status-addr :PORT` (what the operator polls, read-only):
+ * GET /status of `archive-agent --status-addr :PORT` (what the operator polls, read-only; the
+ * operator's archiver listens on EO_ARCHIVE_STATUS_PORT, snapshot/contract.h):
  *
  *   {"clusterRevision": newest header revision the watch saw,
  *    "archivedRevision": newest revision the manifest lists,
@@ -23,8 +24,6 @@
  *    "error": "" or why the run is failing,
  *    "window": {"fromRevision","fromMs","toRevision","toMs"}  (absent: nothing recoverable)}
  */
-#define EO_ARCHIVE_STATUS_PORT 8086
-
 /* The subcommand (argv[0] is "archive-agent"): the process exit code. */
 int eo_agent_archive_main(int argc, char **argv);
 

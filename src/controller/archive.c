@@ -19,7 +19,6 @@
 
 #include <curl/curl.h>
 
-#include "agent/archive.h"
 #include "api/archive.h"
 #include "api/cluster.h"
 #include "api/member.h"
@@ -29,6 +28,7 @@
 #include "obs/log.h"
 #include "plan/archive.h"
 #include "plan/plan.h"
+#include "snapshot/contract.h"
 
 #define REQUEUE_MS	1000L
 #define POLL_TIMEOUT_MS 3000L

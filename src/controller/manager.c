@@ -49,8 +49,8 @@ enum kind {
 	K_COUNT
 };
 
-#define NCTL 8 /* cluster, member, snapshot, schedule, defrag, nospace, defrag schedule, archive   \
-		*/
+/* cluster, member, snapshot, schedule, defrag, nospace, defrag schedule, archive */
+#define NCTL 8
 
 static const struct {
 	const char *gv, *plural, *name, *selector;

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/archive.h"
 #include "api/archive.h"
 #include "api/cluster.h"
 #include "api/meta.h"
 #include "core/util.h"
 #include "desired/snapshot_job.h"
+#include "snapshot/contract.h"
 
 #define AGENT_UID  65532
 #define PVC_VOLUME "archive-data"
