@@ -638,9 +638,15 @@ static struct MHD_Daemon *status_start(struct arch *a, char *err, size_t errcap)
 		return NULL;
 	if (ba.disabled)
 		return NULL;
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, ba.port, NULL, NULL,
-			     status_handle, a, MHD_OPTION_CONNECTION_LIMIT, (unsigned)8,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	/* Dual stack where the node has IPv6 (an IPv6-only Pod network), else IPv4. */
+	for (int v6 = 1; v6 >= 0; v6--) {
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (v6 ? MHD_USE_DUAL_STACK : 0),
+		    ba.port, NULL, NULL, status_handle, a, MHD_OPTION_CONNECTION_LIMIT, (unsigned)8,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+		if (d != NULL)
+			break;
+	}
 	if (d == NULL)
 		snprintf(err, errcap, "--status-addr %s: cannot listen", a->o->status_addr);
 	return d;

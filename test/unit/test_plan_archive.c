@@ -202,7 +202,6 @@ static void test_create_then_replace(void **state)
 				eo_desired_archiver_hash(live));
 	eo_aplan_result_clear(&r2);
 
-	/* The members' order does not matter to the caller: the same set, the same hash. */
 	eo_aplan_result_clear(&r);
 	json_decref(live);
 	json_decref(a);
