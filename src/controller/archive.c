@@ -165,6 +165,7 @@ static int observe(struct eo_controller *c, struct archive_pass *x, const char *
 	x->in.deployment_foreign =
 	    x->dep != NULL && !eo_desired_is_controlled_by(x->dep, eo_meta_uid(x->archive));
 	x->in.pod_ready = x->pod != NULL && eo_plan_pod_ready(x->pod);
+	x->in.pod = x->pod;
 	x->in.now = eo_controller_now(c);
 	return 0;
 }

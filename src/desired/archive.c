@@ -72,13 +72,14 @@ static void agent_args(const json_t *archive, const struct eo_snapshot_location 
 static json_t *container(const char *image, json_t *args, json_t *mounts, const json_t *cluster)
 {
 	json_t *ctr = json_pack(
-	    "{s:s, s:s, s:O, s:[{s:s, s:i, s:s}], s:{s:{s:s, s:i}, s:i, s:i, s:i}, "
+	    "{s:s, s:s, s:O, s:s, s:[{s:s, s:i, s:s}], s:{s:{s:s, s:i}, s:i, s:i, s:i}, "
 	    "s:{s:{s:s, s:s}, s:{s:s}}, s:{s:b, s:b, s:b, s:{s:[s]}}, s:O}",
-	    "name", EO_ARCHIVE_CONTAINER, "image", image, "args", args, "ports", "name", "status",
-	    "containerPort", EO_ARCHIVE_STATUS_PORT, "protocol", "TCP", "readinessProbe", "httpGet",
-	    "path", "/status", "port", EO_ARCHIVE_STATUS_PORT, "periodSeconds", 10,
-	    "timeoutSeconds", 5, "failureThreshold", 3, "resources", "requests", "cpu", "50m",
-	    "memory", "64Mi", "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
+	    "name", EO_ARCHIVE_CONTAINER, "image", image, "args", args, "terminationMessagePolicy",
+	    "FallbackToLogsOnError", "ports", "name", "status", "containerPort",
+	    EO_ARCHIVE_STATUS_PORT, "protocol", "TCP", "readinessProbe", "httpGet", "path",
+	    "/status", "port", EO_ARCHIVE_STATUS_PORT, "periodSeconds", 10, "timeoutSeconds", 5,
+	    "failureThreshold", 3, "resources", "requests", "cpu", "50m", "memory", "64Mi",
+	    "limits", "memory", "256Mi", "securityContext", "runAsNonRoot", 1,
 	    "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities", "drop",
 	    "ALL", "volumeMounts", mounts);
 

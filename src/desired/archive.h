@@ -16,7 +16,8 @@
  * The agent serves GET /status on EO_ARCHIVE_STATUS_PORT (agent/archive.h), its readiness
  * probe and what the operator polls. Pod: restricted Pod security (non-root 65532, seccomp
  * RuntimeDefault, no privilege escalation, all capabilities dropped, read-only root
- * filesystem), no service account token, requests 50m/64Mi, memory limit 256Mi.
+ * filesystem), no service account token, requests 50m/64Mi, memory limit 256Mi;
+ * terminationMessagePolicy FallbackToLogsOnError (a crash's log tail reaches the status).
  *
  * Labels: the Deployment carries the cluster's labels plus EO_LABEL_ARCHIVE=<archive>; its Pod
  * only managed-by, EO_LABEL_ARCHIVE and EO_LABEL_SNAPSHOT_OF=<cluster> (what the cluster's

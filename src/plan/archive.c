@@ -145,6 +145,42 @@ static void judge_agent(const struct eo_aplan_input *in, struct verdict *v)
 		 a->lag_seconds, a->lag_revisions, thr);
 }
 
+/*
+ * The archiver container of pod exited with an error and has not been ready since: true with
+ * its exit code, restart count and termination message (the tail of its log) in msg.
+ */
+static bool crashed(const json_t *pod, char *msg, size_t cap)
+{
+	const json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses"), *c;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+	{
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const json_t *t = json_object_get(json_object_get(c, "lastState"), "terminated");
+		const char *m = json_string_value(json_object_get(t, "message"));
+		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
+		size_t len;
+
+		if (name == NULL || strcmp(name, EO_ARCHIVE_CONTAINER) != 0 || t == NULL ||
+		    code == 0 || json_is_true(json_object_get(c, "ready")))
+			continue;
+		m = m != NULL ? m : "";
+		len = strlen(m);
+		/* The end of the log says why; keep the newest line that fits. */
+		while (len > 0 && (m[len - 1] == '\n' || m[len - 1] == ' '))
+			len--;
+		if (len > 300)
+			m += len - 300, len = 300;
+		snprintf(msg, cap,
+			 "the archiver exited with code %" JSON_INTEGER_FORMAT
+			 " (restarts: %" JSON_INTEGER_FORMAT "): %.*s",
+			 code, json_integer_value(json_object_get(c, "restartCount")), (int)len, m);
+		return true;
+	}
+	return false;
+}
+
 /* The Deployment: what to do with it, and the verdict while it is not serving. */
 static int judge_deployment(const struct eo_aplan_input *in, struct eo_aplan_result *out,
 			    struct verdict *v)
@@ -174,6 +210,11 @@ static int judge_deployment(const struct eo_aplan_input *in, struct eo_aplan_res
 	}
 	json_decref(out->deployment);
 	out->deployment = NULL;
+	if (!in->pod_ready && crashed(in->pod, v->msg, sizeof(v->msg))) {
+		refuse(v, EO_REASON_ARCHIVER_FAILING);
+		out->requeue_ms = EO_APLAN_STARTING_MS;
+		return 1;
+	}
 	if (!in->pod_ready) {
 		refuse(v, EO_REASON_ARCHIVER_STARTING);
 		snprintf(v->msg, sizeof(v->msg), "the archiver Pod is not ready");

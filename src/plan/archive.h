@@ -20,7 +20,10 @@
  *                       False ArchiverStarting       the Deployment was just made or its Pod
  *                                                    is not ready, or no base is stored yet
  *                       False ArchiverUnreachable    the ready Pod's /status did not answer
- *                       False ArchiverFailing        the agent reports an error
+ *                       False ArchiverFailing        the agent reports an error, or its
+ *                                                    container has exited with an error and
+ *                                                    is not ready again (its termination
+ *                                                    message: the tail of its log)
  *   LagWithinThreshold  True  LagWithinThreshold     lag <= spec.lagThresholdSeconds
  *                       False LagTooHigh             lag above it
  *                       Unknown LagUnknown           no answer from the agent
@@ -86,10 +89,11 @@ struct eo_aplan_input {
 	const char (*endpoints)[EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
 	const char *operator_image;
-	const json_t *deployment;	    /* live, NULL: none */
-	bool deployment_foreign;	    /* deployment is not controlled by the archive */
-	bool pod_ready;			    /* the archiver's Pod is Ready */
-	bool polled;			    /* agent / poll_error say what the poll gave */
+	const json_t *deployment; /* live, NULL: none */
+	bool deployment_foreign;  /* deployment is not controlled by the archive */
+	bool pod_ready;		  /* the archiver's Pod is Ready */
+	const json_t *pod;	  /* the archiver's Pod, NULL: none (for its crash record) */
+	bool polled;		  /* agent / poll_error say what the poll gave */
 	const struct eo_aplan_agent *agent; /* NULL: it did not answer (poll_error says why) */
 	const char *poll_error;
 	time_t now;

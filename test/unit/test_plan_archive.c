@@ -191,6 +191,36 @@ static void test_create_then_replace(void **state)
 	assert_string_equal(cond(r2.status, EO_COND_ARCHIVE_READY), EO_REASON_ARCHIVER_STARTING);
 	eo_aplan_result_clear(&r2);
 
+	/* The archiver crashed and is not ready: Failing, with the tail of its log. */
+	{
+		json_t *pod = tu_jsonq(
+		    "{'status':{'containerStatuses':[{'name':'archive-agent','ready':false,"
+		    "'restartCount':3,'lastState':{'terminated':{'exitCode':1,'message':"
+		    "'level=error msg=\\\"archiving stopped\\\" error=\\\"no space "
+		    "left\\\"\\n'}}}]}}");
+
+		in.pod = pod;
+		assert_int_equal(eo_plan_archive(&in, &r2), 0);
+		assert_string_equal(cond(r2.status, EO_COND_ARCHIVE_READY),
+				    EO_REASON_ARCHIVER_FAILING);
+		assert_non_null(strstr(r2.message, "code 1 (restarts: 3)"));
+		assert_non_null(strstr(r2.message, "no space left"));
+		assert_string_equal(r2.event_reason, EO_REASON_ARCHIVER_FAILING);
+		eo_aplan_result_clear(&r2);
+		/* Ready again after a restart: the old crash no longer counts. */
+		json_object_set_new(
+		    json_array_get(
+			json_object_get(json_object_get(pod, "status"), "containerStatuses"), 0),
+		    "ready", json_true());
+		in.pod_ready = true;
+		assert_int_equal(eo_plan_archive(&in, &r2), 0);
+		assert_int_equal(r2.action, EO_APLAN_POLL);
+		eo_aplan_result_clear(&r2);
+		in.pod = NULL;
+		in.pod_ready = false;
+		json_decref(pod);
+	}
+
 	/* A spec change (a new retention) changes the hash: replaced, under the live rv. */
 	json_object_set_new(json_object_get(a, "spec"), "retention", json_string("24h"));
 	assert_int_equal(eo_plan_archive(&in, &r2), 0);
