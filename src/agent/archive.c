@@ -23,6 +23,11 @@
  * archived revision at the next endpoint. Retention (--retention-seconds) prunes what
  * archive/manifest.h's eo_archive_retention says, at most once a minute.
  *
+ * Status: with --status-addr the agent serves GET /status, a small read-only JSON of what
+ * the operator reports in the EtcdArchive's status (archive.h has the fields). With
+ * --password-env the etcd root password is taken from that environment variable (the
+ * variable is cleansed at once; never an argument, never logged).
+ *
  * Memory: one watch line (capped) plus one open segment's compression state, whatever the
  * write rate. A thread closes an idle segment on time; a mutex keeps it and the watch from
  * writing at once.
@@ -46,6 +51,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <microhttpd.h>
 
 #include "archive/fromwatch.h"
 #include "archive/manifest.h"
@@ -53,8 +59,10 @@
 #include "core/sleep.h"
 #include "etcd/client.h"
 #include "etcd/watch.h"
+#include "obs/http.h"
 #include "obs/log.h"
 #include "snapshot/etcdsnap.h"
+#include "snapshot/contract.h"
 #include "snapshot/filestore.h"
 
 #define MAX_EPS		   32
@@ -68,6 +76,8 @@ struct arch_opts {
 	const char *endpoints[MAX_EPS];
 	size_t n_eps;
 	const char *cacert, *cert, *key, *dir;
+	const char *status_addr; /* NULL: no status server */
+	const char *password;	 /* NULL: none */
 	long segment_s, retention_s, max_s;
 	size_t segment_bytes;
 	int64_t until_revision;
@@ -83,6 +93,10 @@ struct arch {
 	int64_t last;		/* last revision archived (in a closed or the open segment) */
 	int64_t cluster_rev;	/* the newest header revision seen */
 	int64_t last_retention; /* eo_mono_ms of the last retention pass */
+	int64_t last_upload_ms; /* wall time the last segment or base was listed, 0: none */
+	int64_t pending_ms;	/* wall time the oldest revision not yet listed came, 0: none */
+	int64_t started_ms;	/* wall time the run began */
+	int64_t listed_rev;	/* the newest revision the manifest lists */
 	bool stop;
 	char fail[1200]; /* the tick thread's failure, "" when none */
 };
@@ -107,14 +121,16 @@ static const char usage[] =
     "usage: etcd-operator archive-agent --endpoint URL [--endpoint URL...]\n"
     "         [--cacert F --cert F --key F] --dir DIR [--segment-seconds N]\n"
     "         [--segment-bytes N] [--retention-seconds N] [--until-revision R]\n"
-    "         [--max-seconds N]\n"
+    "         [--max-seconds N] [--status-addr HOST:PORT] [--password-env NAME]\n"
     "Archives every revision of the cluster into DIR: base snapshots under bases/, the\n"
     "watched revisions in segments under segments/ (closed after 5 s or 8 MiB by\n"
     "default), listed in DIR/manifest.json once closed. Resumes after the newest\n"
     "recoverable revision of the manifest; a compacted watch is recorded as a gap and a new\n"
     "base is taken. --retention-seconds prunes bases and segments that no point of the\n"
     "window needs. --until-revision and --max-seconds end the run (tests, drills);\n"
-    "SIGTERM closes the open segment and ends it.\n";
+    "SIGTERM closes the open segment and ends it. --status-addr :PORT serves GET /status\n"
+    "(JSON: the newest window, lag, last upload). --password-env NAME reads the etcd root\n"
+    "password from that environment variable.\n";
 
 /* ---- manifest ------------------------------------------------------------------- */
 
@@ -190,9 +206,11 @@ static int fw_sink(void *ud, const void *p, size_t n, char *err, size_t errcap)
 
 /*
  * The leader's endpoint index and its applied revision, or -1 with err when no endpoint
- * answered as the leader.
+ * answered as the leader. With a password, token receives the leader's auth token for the
+ * snapshot stream ("" when etcd has no auth on).
  */
-static int find_leader(const struct arch_opts *o, int64_t *revision, char *err, size_t errcap)
+static int find_leader(const struct arch_opts *o, int64_t *revision, char *token, size_t tokcap,
+		       char *err, size_t errcap)
 {
 	size_t i;
 
@@ -203,7 +221,8 @@ static int find_leader(const struct arch_opts *o, int64_t *revision, char *err, 
 					     .n_endpoints = 1,
 					     .ca_file = o->cacert,
 					     .cert_file = o->cert,
-					     .key_file = o->key};
+					     .key_file = o->key,
+					     .password = o->password};
 		struct eo_etcd_detail d = {0};
 		struct eo_etcd_status st = {0};
 		eo_etcd_client *c = NULL;
@@ -213,6 +232,16 @@ static int find_leader(const struct arch_opts *o, int64_t *revision, char *err, 
 		if (e == EO_ETCD_OK)
 			e = eo_etcd_status(c, o->endpoints[i], &st, &d);
 		leader = e == EO_ETCD_OK && st.leader != 0 && st.leader == st.member_id;
+		token[0] = '\0';
+		if (leader && o->password != NULL && eo_etcd_client_token(c) == NULL) {
+			e = eo_etcd_authenticate(c, o->endpoints[i], &d);
+			if (e != EO_ETCD_OK &&
+			    strstr(d.message, "authentication is not enabled") != NULL)
+				e = EO_ETCD_OK; /* no auth on: the stream needs no token */
+			leader = e == EO_ETCD_OK;
+		}
+		if (leader && eo_etcd_client_token(c) != NULL)
+			snprintf(token, tokcap, "%s", eo_etcd_client_token(c));
 		if (e != EO_ETCD_OK)
 			snprintf(err, errcap, "%s: %s %s", o->endpoints[i], eo_etcd_strerror(e),
 				 d.message);
@@ -233,20 +262,28 @@ static int take_base(struct arch *a, int64_t *base_rev, char *err, size_t errcap
 	struct eo_archive_base b = {0};
 	char name[EO_ARCHIVE_SEG_NAME_MAX], revbuf[32], sizebuf[32];
 	int64_t rev = 0;
-	int l = find_leader(a->o, &rev, err, errcap);
+	char token[4200];
+	int l = find_leader(a->o, &rev, token, sizeof(token), err, errcap);
 	struct eo_snapfetch_opts fo = {0};
+	int rc;
 
-	if (l < 0)
+	if (l < 0) {
+		explicit_bzero(token, sizeof(token));
 		return -1;
+	}
 	snprintf(name, sizeof(name), "base-%020" PRId64 ".db", rev);
 	fo = (struct eo_snapfetch_opts){.endpoint = a->o->endpoints[l],
 					.ca_file = a->o->cacert,
 					.cert_file = a->o->cert,
-					.key_file = a->o->key};
-	if (eo_filestore_begin(&fw, a->base_dir, name, err, errcap) != 0)
+					.key_file = a->o->key,
+					.auth_token = token[0] != '\0' ? token : NULL};
+	if (eo_filestore_begin(&fw, a->base_dir, name, err, errcap) != 0) {
+		explicit_bzero(token, sizeof(token));
 		return -1;
-	if (eo_snapshot_fetch(&fo, fw_sink, &fw, &res, err, errcap) != 0 ||
-	    eo_filestore_commit(&fw, NULL, true, err, errcap) != 0) {
+	}
+	rc = eo_snapshot_fetch(&fo, fw_sink, &fw, &res, err, errcap);
+	explicit_bzero(token, sizeof(token));
+	if (rc != 0 || eo_filestore_commit(&fw, NULL, true, err, errcap) != 0) {
 		eo_filestore_abort(&fw);
 		return -1;
 	}
@@ -259,6 +296,8 @@ static int take_base(struct arch *a, int64_t *base_rev, char *err, size_t errcap
 	}
 	if (save_manifest(a, err, errcap) != 0)
 		return -1;
+	a->last_upload_ms = b.time_ms;
+	a->listed_rev = rev;
 	snprintf(revbuf, sizeof(revbuf), "%" PRId64, rev);
 	snprintf(sizebuf, sizeof(sizebuf), "%" PRIu64, res.size);
 	eo_log_kv(EO_LOG_INFO, &a->lc, "base snapshot stored", "name", name, "revision", revbuf,
@@ -288,6 +327,10 @@ static int on_closed(void *ud, const struct eo_archive_seg_info *info, char *err
 	}
 	if (save_manifest(a, err, errcap) != 0)
 		return -1;
+	a->last_upload_ms = wall_ms();
+	/* What came after this segment waits in the next one, from its first receive time. */
+	a->pending_ms = 0;
+	a->listed_rev = info->last_revision;
 	snprintf(first, sizeof(first), "%" PRId64, info->first_revision);
 	snprintf(last, sizeof(last), "%" PRId64, info->last_revision);
 	snprintf(recs, sizeof(recs), "%" PRIu64, info->records);
@@ -303,8 +346,12 @@ static int on_closed(void *ud, const struct eo_archive_seg_info *info, char *err
 static int add_rev(void *ud, const struct eo_archive_rev *rev, char *err, size_t errcap)
 {
 	struct arch *a = ud;
+	int rc = eo_archive_writer_add(a->w, rev, err, errcap);
 
-	return eo_archive_writer_add(a->w, rev, err, errcap);
+	/* A revision the writer holds open: the lag counts from when the oldest one came. */
+	if (rc == 0 && a->pending_ms == 0 && rev->revision > a->listed_rev)
+		a->pending_ms = rev->received_ms;
+	return rc;
 }
 
 /* Drops the entries retention marked, and their files. */
@@ -468,7 +515,8 @@ static int watch_loop(struct arch *a, char *err, size_t errcap)
 					     .n_endpoints = 1,
 					     .ca_file = a->o->cacert,
 					     .cert_file = a->o->cert,
-					     .key_file = a->o->key};
+					     .key_file = a->o->key,
+					     .password = a->o->password};
 		struct eo_etcd_watch_opts wo = {
 		    .cfg = &cfg, .start_revision = a->last + 1, .max_duration_ms = 10000};
 		struct eo_etcd_watch_result res = {0};
@@ -504,6 +552,106 @@ static int watch_loop(struct arch *a, char *err, size_t errcap)
 	}
 }
 
+/* ---- the status server ------------------------------------------------------------ */
+
+/* The /status document (agent/archive.h); malloc'd, NULL when out of memory. */
+static char *status_json(struct arch *a)
+{
+	struct eo_archive_window w;
+	json_t *doc;
+	char *text = NULL;
+	int64_t now = wall_ms();
+
+	pthread_mutex_lock(&a->mu);
+	doc = json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "clusterRevision",
+	    (json_int_t)a->cluster_rev, "archivedRevision", (json_int_t)a->listed_rev,
+	    "lagRevisions",
+	    (json_int_t)(a->cluster_rev > a->listed_rev ? a->cluster_rev - a->listed_rev : 0),
+	    "lagSeconds",
+	    (json_int_t)(a->pending_ms > 0 && now > a->pending_ms ? (now - a->pending_ms) / 1000
+								  : 0),
+	    "lastUploadMs", (json_int_t)a->last_upload_ms, "startedMs", (json_int_t)a->started_ms,
+	    "bases", (json_int_t)a->m.n_bases, "segments", (json_int_t)a->m.n_segs, "gaps",
+	    (json_int_t)a->m.n_gaps, "error", a->fail);
+	if (doc != NULL && eo_archive_window_latest(&a->m, &w))
+		json_object_set_new(
+		    doc, "window",
+		    json_pack("{s:I, s:I, s:I, s:I}", "fromRevision", (json_int_t)w.from_revision,
+			      "fromMs", (json_int_t)w.from_ms, "toRevision",
+			      (json_int_t)w.to_revision, "toMs", (json_int_t)w.to_ms));
+	pthread_mutex_unlock(&a->mu);
+	if (doc != NULL)
+		text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return text;
+}
+
+static enum MHD_Result status_respond(struct MHD_Connection *conn, unsigned code, char *body,
+				      enum MHD_ResponseMemoryMode mode, const char *ctype)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(body), body, mode);
+	enum MHD_Result ret;
+
+	if (resp == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	ret = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result status_handle(void *cls, struct MHD_Connection *conn, const char *url,
+				     const char *method, const char *version,
+				     const char *upload_data, size_t *upload_data_size,
+				     void **con_cls)
+{
+	char *body;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)con_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return status_respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
+				      MHD_RESPMEM_PERSISTENT, "text/plain");
+	if (strcmp(url, "/status") != 0)
+		return status_respond(conn, MHD_HTTP_NOT_FOUND, "not found\n",
+				      MHD_RESPMEM_PERSISTENT, "text/plain");
+	body = status_json(cls);
+	if (body == NULL)
+		return status_respond(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n",
+				      MHD_RESPMEM_PERSISTENT, "text/plain");
+	return status_respond(conn, MHD_HTTP_OK, body, MHD_RESPMEM_MUST_FREE, "application/json");
+}
+
+/* The status listener on every interface at the address's port; NULL with err. */
+static struct MHD_Daemon *status_start(struct arch *a, char *err, size_t errcap)
+{
+	struct eo_bind_addr ba;
+	struct MHD_Daemon *d;
+
+	if (eo_bind_addr_parse(a->o->status_addr, &ba, err, errcap) != 0)
+		return NULL;
+	if (ba.disabled)
+		return NULL;
+	/* Dual stack where the node has IPv6 (an IPv6-only Pod network), else IPv4. */
+	for (int v6 = 1; v6 >= 0; v6--) {
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (v6 ? MHD_USE_DUAL_STACK : 0),
+		    ba.port, NULL, NULL, status_handle, a, MHD_OPTION_CONNECTION_LIMIT, (unsigned)8,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+		if (d != NULL)
+			break;
+	}
+	if (d == NULL)
+		snprintf(err, errcap, "--status-addr %s: cannot listen", a->o->status_addr);
+	return d;
+}
+
 /* ---- the run ------------------------------------------------------------------------ */
 
 static int mkdir_one(const char *p, char *err, size_t errcap)
@@ -523,6 +671,7 @@ static int start_point(struct arch *a, char *err, size_t errcap)
 
 	if (eo_archive_window_latest(&a->m, &w)) {
 		a->last = w.to_revision;
+		a->listed_rev = w.to_revision;
 		snprintf(rev, sizeof(rev), "%" PRId64, w.to_revision);
 		eo_log_kv(EO_LOG_INFO, &a->lc, "resuming after the newest archived revision",
 			  "revision", rev, NULL);
@@ -536,6 +685,7 @@ static int run(const struct arch_opts *o)
 	struct eo_archive_writer_opts wo = {0};
 	struct arch a = {.o = o};
 	pthread_t tick;
+	struct MHD_Daemon *status = NULL;
 	bool ticking = false;
 	char err[2048] = "";
 	int rc = 1;
@@ -550,6 +700,7 @@ static int run(const struct arch_opts *o)
 					     .max_bytes = o->segment_bytes,
 					     .codec = EO_ARCHIVE_CODEC_ZLIB};
 	a.last_retention = eo_mono_ms();
+	a.started_ms = wall_ms();
 	if (mkdir_one(o->dir, err, sizeof(err)) != 0 || mkdir_one(a.seg_dir, err, sizeof(err)) ||
 	    mkdir_one(a.base_dir, err, sizeof(err)) != 0 ||
 	    eo_agent_archive_load(o->dir, &a.m, err, sizeof(err)) != 0 ||
@@ -561,12 +712,17 @@ static int run(const struct arch_opts *o)
 		goto out;
 	}
 	ticking = true;
+	if (o->status_addr != NULL && (status = status_start(&a, err, sizeof(err))) == NULL &&
+	    err[0] != '\0')
+		goto out;
 	if (watch_loop(&a, err, sizeof(err)) != 0)
 		goto out;
 	pthread_mutex_lock(&a.mu);
 	rc = eo_archive_writer_flush(a.w, err, sizeof(err)) == 0 ? 0 : 1;
 	pthread_mutex_unlock(&a.mu);
 out:
+	if (status != NULL)
+		MHD_stop_daemon(status);
 	if (ticking) {
 		pthread_mutex_lock(&a.mu);
 		a.stop = true;
@@ -598,10 +754,14 @@ int eo_agent_archive_main(int argc, char **argv)
 	    {"retention-seconds", required_argument, NULL, 'r'},
 	    {"until-revision", required_argument, NULL, 'u'},
 	    {"max-seconds", required_argument, NULL, 'm'},
+	    {"status-addr", required_argument, NULL, 'S'},
+	    {"password-env", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct arch_opts o = {.segment_s = 5};
+	const char *password_env = NULL;
+	char password[1100] = "";
 	int64_t n = 0;
 	int c, rc;
 
@@ -652,6 +812,12 @@ int eo_agent_archive_main(int argc, char **argv)
 			}
 			o.until_revision = n;
 			break;
+		case 'S':
+			o.status_addr = optarg;
+			break;
+		case 'P':
+			password_env = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -664,6 +830,15 @@ int eo_agent_archive_main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	if (password_env != NULL) {
+		char *v = getenv(password_env);
+
+		if (v != NULL && v[0] != '\0') {
+			snprintf(password, sizeof(password), "%s", v);
+			explicit_bzero(v, strlen(v));
+			o.password = password;
+		}
+	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -671,6 +846,7 @@ int eo_agent_archive_main(int argc, char **argv)
 		return 1;
 	}
 	rc = run(&o);
+	explicit_bzero(password, sizeof(password));
 	curl_global_cleanup();
 	return rc;
 }

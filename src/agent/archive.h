@@ -11,6 +11,19 @@
 
 #include "archive/manifest.h"
 
+/*
+ * GET /status of `archive-agent --status-addr :PORT` (what the operator polls, read-only; the
+ * operator's archiver listens on EO_ARCHIVE_STATUS_PORT, snapshot/contract.h):
+ *
+ *   {"clusterRevision": newest header revision the watch saw,
+ *    "archivedRevision": newest revision the manifest lists,
+ *    "lagRevisions": clusterRevision - archivedRevision (>= 0),
+ *    "lagSeconds": age of the oldest received revision not yet listed (0: none waits),
+ *    "lastUploadMs": Unix ms the last segment or base was listed (0: none this run),
+ *    "startedMs": Unix ms the run began, "bases", "segments", "gaps": counts,
+ *    "error": "" or why the run is failing,
+ *    "window": {"fromRevision","fromMs","toRevision","toMs"}  (absent: nothing recoverable)}
+ */
 /* The subcommand (argv[0] is "archive-agent"): the process exit code. */
 int eo_agent_archive_main(int argc, char **argv);
 

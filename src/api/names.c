@@ -71,6 +71,11 @@ int eo_name_snapshot_job(char *buf, size_t n, const char *snapshot)
 	return cluster_suffixed(buf, n, snapshot, "-snapshot");
 }
 
+int eo_name_archiver(char *buf, size_t n, const char *archive)
+{
+	return cluster_suffixed(buf, n, archive, "-archiver");
+}
+
 int eo_name_prune_job(char *buf, size_t n, const char *snapshot)
 {
 	return cluster_suffixed(buf, n, snapshot, "-prune");

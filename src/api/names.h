@@ -26,12 +26,14 @@
 #define EO_KIND_SCHEDULE	   "EtcdSnapshotSchedule"
 #define EO_KIND_DEFRAG		   "EtcdDefrag"
 #define EO_KIND_DEFRAG_SCHEDULE	   "EtcdDefragSchedule"
+#define EO_KIND_ARCHIVE		   "EtcdArchive"
 #define EO_PLURAL_CLUSTERS	   "etcdclusters"
 #define EO_PLURAL_MEMBERS	   "etcdmembers"
 #define EO_PLURAL_SNAPSHOTS	   "etcdsnapshots"
 #define EO_PLURAL_SCHEDULES	   "etcdsnapshotschedules"
 #define EO_PLURAL_DEFRAGS	   "etcddefrags"
 #define EO_PLURAL_DEFRAG_SCHEDULES "etcddefragschedules"
+#define EO_PLURAL_ARCHIVES	   "etcdarchives"
 #define EO_RESOURCE_CLUSTERS	   EO_PLURAL_CLUSTERS "." EO_API_GROUP
 #define EO_RESOURCE_MEMBERS	   EO_PLURAL_MEMBERS "." EO_API_GROUP
 #define EO_RESOURCE_SNAPSHOTS	   EO_PLURAL_SNAPSHOTS "." EO_API_GROUP
@@ -55,6 +57,8 @@
 #define EO_LABEL_SCHEDULE EO_API_GROUP "/schedule"
 /* On an EtcdDefrag an EtcdDefragSchedule created: = <schedule>. */
 #define EO_LABEL_DEFRAG_SCHEDULE EO_API_GROUP "/defrag-schedule"
+/* On the archiver Deployment of an EtcdArchive and its Pod: = <archive>. */
+#define EO_LABEL_ARCHIVE EO_API_GROUP "/archive"
 /* On an EtcdSnapshot a schedule created: the slot it was made for (RFC 3339, UTC). */
 #define EO_ANNOTATION_SCHEDULED_TIME EO_API_GROUP "/scheduled-time"
 /* On a snapshot Job's Pod: = <cluster> it snapshots (not EO_LABEL_CLUSTER, which would put
@@ -163,6 +167,8 @@ int eo_name_member_prefix(char *buf, size_t n, const char *cluster);
 int eo_name_member_pvc(char *buf, size_t n, const char *member);
 /* Job of a snapshot: "<snapshot>-snapshot". */
 int eo_name_snapshot_job(char *buf, size_t n, const char *snapshot);
+/* Archiver Deployment of an EtcdArchive: "<archive>-archiver". */
+int eo_name_archiver(char *buf, size_t n, const char *archive);
 /* Prune Job of a scheduled snapshot: "<snapshot>-prune". */
 int eo_name_prune_job(char *buf, size_t n, const char *snapshot);
 /* cert-manager Secrets: "<cluster>-server-tls", "-operator-client-tls", "-peer-tls". */

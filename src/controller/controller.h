@@ -51,6 +51,7 @@ struct eo_controller {
 	struct eo_cache_set schedules;	      /* EtcdSnapshotSchedules */
 	struct eo_cache_set defrags;	      /* EtcdDefrags */
 	struct eo_cache_set defrag_schedules; /* EtcdDefragSchedules */
+	struct eo_cache_set archives;	      /* EtcdArchives */
 	struct eo_cache_set netpols;	      /* NetworkPolicies labelled managed-by */
 	const struct eo_netpol_opts *netpol;  /* NULL: NetworkPolicies are never made */
 	bool peer_netpol; /* every cluster gets its peer-only NetworkPolicy <cluster>.peer */
@@ -120,6 +121,10 @@ void eo_defrag_reconcile(struct eo_controller *c, const char *ns, const char *na
 /* Reconciles the EtcdDefragSchedule ns/name (controller/defrag_schedule.c). */
 void eo_defrag_schedule_reconcile(struct eo_controller *c, const char *ns, const char *name,
 				  struct eo_reconcile_out *out);
+
+/* Reconciles the EtcdArchive ns/name (controller/archive.c). */
+void eo_archive_reconcile(struct eo_controller *c, const char *ns, const char *name,
+			  struct eo_reconcile_out *out);
 
 /* Reads the alarms of the EtcdCluster ns/name and recovers from NOSPACE (controller/defrag.c). */
 void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *name,

@@ -45,10 +45,12 @@ enum kind {
 	K_NETPOL,
 	K_DEFRAG,
 	K_DEFRAG_SCHEDULE,
+	K_ARCHIVE,
 	K_COUNT
 };
 
-#define NCTL 7 /* cluster, member, snapshot, schedule, defrag, nospace, defrag schedule */
+/* cluster, member, snapshot, schedule, defrag, nospace, defrag schedule, archive */
+#define NCTL 8
 
 static const struct {
 	const char *gv, *plural, *name, *selector;
@@ -66,6 +68,7 @@ static const struct {
     [K_DEFRAG] = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAGS, "EtcdDefrag", NULL},
     [K_DEFRAG_SCHEDULE] = {EO_API_GROUP_VERSION, EO_PLURAL_DEFRAG_SCHEDULES, "EtcdDefragSchedule",
 			   NULL},
+    [K_ARCHIVE] = {EO_API_GROUP_VERSION, EO_PLURAL_ARCHIVES, "EtcdArchive", NULL},
 };
 
 struct ctl {
@@ -145,7 +148,7 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 	const char *ns = eo_meta_namespace(obj), *name = eo_meta_name(obj);
 	eo_kube_queue *cq = m->ctls[0].q, *mq = m->ctls[1].q, *sq = m->ctls[2].q;
 	eo_kube_queue *schq = m->ctls[3].q, *dq = m->ctls[4].q, *nq = m->ctls[5].q;
-	eo_kube_queue *dsq = m->ctls[6].q;
+	eo_kube_queue *dsq = m->ctls[6].q, *aq = m->ctls[7].q;
 
 	switch (h->kind) {
 	case K_CLUSTER:
@@ -158,6 +161,9 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 		break;
 	case K_DEFRAG_SCHEDULE:
 		enqueue(dsq, ns, name);
+		break;
+	case K_ARCHIVE:
+		enqueue(aq, ns, name);
 		break;
 	case K_MEMBER:
 		enqueue(mq, ns, name);
@@ -179,6 +185,7 @@ static void on_object(struct handler_ud *h, const json_t *obj)
 	case K_POD:
 		enqueue(sq, ns, eo_meta_label(obj, EO_LABEL_SNAPSHOT));
 		enqueue(schq, ns, eo_meta_label(obj, EO_LABEL_SCHEDULE));
+		enqueue(aq, ns, eo_meta_label(obj, EO_LABEL_ARCHIVE));
 		/* fallthrough */
 	case K_PVC:
 		enqueue(mq, ns, member_owner(obj));
@@ -409,6 +416,7 @@ static int start_workers(struct eo_manager *m)
 	enqueue_all(&m->ctrl.defrags, m->ctls[4].q);
 	enqueue_all(&m->ctrl.clusters, m->ctls[5].q);
 	enqueue_all(&m->ctrl.defrag_schedules, m->ctls[6].q);
+	enqueue_all(&m->ctrl.archives, m->ctls[7].q);
 	return 0;
 }
 
@@ -499,6 +507,7 @@ static void init_ctls(struct eo_manager *m)
 	m->ctls[5] = (struct ctl){"etcdnospace", eo_kube_queue_new(NULL), eo_nospace_reconcile};
 	m->ctls[6] = (struct ctl){"etcddefragschedule", eo_kube_queue_new(NULL),
 				  eo_defrag_schedule_reconcile};
+	m->ctls[7] = (struct ctl){"etcdarchive", eo_kube_queue_new(NULL), eo_archive_reconcile};
 }
 
 /* The controller's cache set of kind k. */
@@ -515,6 +524,7 @@ static struct eo_cache_set *cache_set_of(struct eo_manager *m, int k)
 	       : k == K_NETPOL		? &m->ctrl.netpols
 	       : k == K_DEFRAG		? &m->ctrl.defrags
 	       : k == K_DEFRAG_SCHEDULE ? &m->ctrl.defrag_schedules
+	       : k == K_ARCHIVE		? &m->ctrl.archives
 					: &m->ctrl.services;
 }
 
@@ -581,7 +591,7 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	}
 	if (m->kc == NULL || m->ctls[0].q == NULL || m->ctls[1].q == NULL || m->ctls[2].q == NULL ||
 	    m->ctls[3].q == NULL || m->ctls[4].q == NULL || m->ctls[5].q == NULL ||
-	    m->ctls[6].q == NULL || nns > EO_CTRL_MAX_CACHES)
+	    m->ctls[6].q == NULL || m->ctls[7].q == NULL || nns > EO_CTRL_MAX_CACHES)
 		goto fail;
 	m->rec = eo_kube_recorder_new(m->kc, &(struct eo_kube_recorder_opts){
 						 .component = "etcd-operator",

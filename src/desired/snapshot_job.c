@@ -150,7 +150,8 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
  * key) and, with mTLS, the operator client certificate, mounted read-only and passed to the
  * agent. The Secret names are the resolved ones (api/cluster.h), whatever their source.
  */
-static void etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_t *mounts, bool *ok)
+void eo_desired_agent_etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_t *mounts,
+			       bool *ok)
 {
 	char server[EO_NAME_MAX], client[EO_NAME_MAX], path[256];
 
@@ -213,7 +214,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 		for (size_t i = 0; i < n_endpoints; i++)
 			arg2(args, "--endpoint", endpoints[i], &ok);
 		destination(&d, args, volumes, mounts, &ok);
-		etcd_tls(cluster, args, volumes, mounts, &ok);
+		eo_desired_agent_etcd_tls(cluster, args, volumes, mounts, &ok);
 		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
 	}
 	if (ok)

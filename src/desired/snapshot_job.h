@@ -57,6 +57,15 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints);
 
 /*
+ * The etcd TLS of an agent (above: the CA bundle alone, and with mTLS the operator client
+ * certificate): volumes, read-only mounts and --cacert/--cert/--key args appended for a
+ * cluster whose client API is TLS; nothing for a plaintext one. *ok false on OOM. Shared by
+ * the snapshot Job and the EtcdArchive's archiver (desired/archive.h).
+ */
+void eo_desired_agent_etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_t *mounts,
+			       bool *ok);
+
+/*
  * The Job <snapshot>-prune that deletes what snapshot (an EtcdSnapshot an
  * EtcdSnapshotSchedule created) stored: `etcd-operator snapshot-prune` with the same
  * destination flags, volumes and credentials mount as the snapshot Job, and the same Job

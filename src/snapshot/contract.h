@@ -12,4 +12,11 @@
 
 #define EO_SNAPSHOT_ENV_PASSWORD "EO_ETCD_ROOT_PASSWORD"
 
+/*
+ * The archiver of an EtcdArchive (desired/archive.h runs `archive-agent --status-addr
+ * :EO_ARCHIVE_STATUS_PORT`): the port of its read-only GET /status (agent/archive.h), its
+ * readiness probe and what the operator polls through the Pod IP.
+ */
+#define EO_ARCHIVE_STATUS_PORT 8086
+
 #endif

@@ -13,7 +13,10 @@
  *      between members) equals the source's HashKV at that revision, and which etcdutl
  *      reports at that revision; a revision outside the window is refused;
  *   4. history compacted past the archive's end: the next run records a gap after the last
- *      archived revision and takes a new base at or above the compaction.
+ *      archived revision and takes a new base at or above the compaction;
+ *   5. --status-addr: while it runs, GET /status answers the document the operator parses
+ *      (plan/archive.h eo_aplan_parse_status) with a window whose end reaches a revision
+ *      written during the run once its segment closed, and anything else is 404.
  *
  * Run through test/integration/run.sh (EO_ITEST_ENDPOINT, EO_ITEST_WORKDIR).
  */
@@ -30,13 +33,18 @@
 #include <string.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/cli.h"
 #include "archive/manifest.h"
 #include "archive/segment.h"
+#include "core/sleep.h"
 #include "etcd/client.h"
+#include "plan/archive.h"
 
 static const char *endpoint, *etcd_bin, *etcdutl, *workdir;
 static char dir[600];
@@ -341,6 +349,125 @@ static void test_compaction_gap(void **state_)
 	eo_archive_manifest_clear(&m);
 }
 
+/* ---- 5: the status server ------------------------------------------------------------ */
+
+static char status_dir[700], status_addr[32];
+static int status_rc = -1;
+
+static void *status_agent(void *ud)
+{
+	const char *argv[] = {"etcd-operator",
+			      "archive-agent",
+			      "--endpoint",
+			      endpoint,
+			      "--dir",
+			      status_dir,
+			      "--segment-seconds",
+			      "1",
+			      "--status-addr",
+			      status_addr,
+			      "--max-seconds",
+			      "6",
+			      NULL};
+
+	(void)ud;
+	status_rc = eo_agent_main(12, (char **)argv);
+	return NULL;
+}
+
+/* A port the kernel just gave out and took back. */
+static int free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+struct got {
+	char buf[8192];
+	size_t len;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+	struct got *g = ud;
+	size_t k = size * n;
+
+	if (g->len + k >= sizeof(g->buf))
+		return 0;
+	memcpy(g->buf + g->len, p, k);
+	g->len += k;
+	return k;
+}
+
+/* GET path on the status port: the HTTP code (0: no answer), the body in g. */
+static long get(int port, const char *path, struct got *g)
+{
+	char url[128];
+	CURL *h = curl_easy_init();
+	long code = 0;
+
+	g->len = 0;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 2000L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, g);
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	g->buf[g->len] = '\0';
+	return code;
+}
+
+static void test_status_served(void **state_)
+{
+	struct eo_aplan_agent a;
+	struct got g;
+	pthread_t t;
+	char err[256];
+	int port = free_port();
+	int64_t written;
+	long code = 0;
+
+	(void)state_;
+	snprintf(status_dir, sizeof(status_dir), "%s/archive-status", workdir);
+	snprintf(status_addr, sizeof(status_addr), ":%d", port);
+	assert_int_equal(pthread_create(&t, NULL, status_agent, NULL), 0);
+	for (int i = 0; i < 50 && code != 200; i++) { /* the base first, then the server */
+		eo_sleep_ms(100);
+		code = get(port, "/status", &g);
+	}
+	assert_int_equal(code, 200);
+	put("a/status", "one");
+	written = revision();
+	code = 0;
+	for (int i = 0; i < 40; i++) { /* the segment closes after 1 s */
+		eo_sleep_ms(100);
+		code = get(port, "/status", &g);
+		assert_int_equal(code, 200);
+		if (eo_aplan_parse_status(g.buf, g.len, &a, err, sizeof(err)) != 0)
+			fail_msg("/status: %s: %s", err, g.buf);
+		if (a.has_window && a.to_revision >= written)
+			break;
+	}
+	assert_true(a.has_window);
+	assert_true(a.to_revision >= written);
+	assert_true(a.from_revision <= a.to_revision);
+	assert_true(a.last_upload_ms > 0);
+	assert_string_equal(a.error, "");
+	assert_int_equal(get(port, "/other", &g), 404);
+	pthread_join(t, NULL);
+	assert_int_equal(status_rc, 0);
+}
+
 int main(void)
 {
 	struct eo_etcd_config cfg = {0};
@@ -349,6 +476,7 @@ int main(void)
 	    cmocka_unit_test(test_base_resume_replay),
 	    cmocka_unit_test(test_replay_to_revision),
 	    cmocka_unit_test(test_compaction_gap),
+	    cmocka_unit_test(test_status_served),
 	};
 	int rc;
 

@@ -28,6 +28,7 @@
 
 #include <yaml.h>
 
+#include "api/archive.h"
 #include "api/cluster.h"
 #include "api/member.h"
 #include "api/names.h"
@@ -117,6 +118,12 @@ static const char *const defrag_schedule_messages[] = {
     NULL,
 };
 
+static const char *const archive_messages[] = {
+    EO_MSG_ARCHIVE_NAME,    EO_MSG_ARCHIVE_DESTINATION_IMMUTABLE,
+    EO_MSG_LOCATION_ONE_OF, EO_MSG_S3_INSECURE,
+    EO_MSG_PATH_DOT_DOT,    NULL,
+};
+
 static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcdclusters.yaml", "etcdclusters." EO_API_GROUP,
      cluster_messages},
@@ -128,6 +135,8 @@ static const struct crd crds[] = {
     {"etcd-operator.cozystack.io_etcddefrags.yaml", "etcddefrags." EO_API_GROUP, defrag_messages},
     {"etcd-operator.cozystack.io_etcddefragschedules.yaml", "etcddefragschedules." EO_API_GROUP,
      defrag_schedule_messages},
+    {"etcd-operator.cozystack.io_etcdarchives.yaml", "etcdarchives." EO_API_GROUP,
+     archive_messages},
 };
 
 /* Read root/dir/file into a NUL-terminated heap buffer (caller frees), or fail. */
