@@ -196,6 +196,7 @@ static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 		json_int_t code;
 
 		if (name == NULL || (strcmp(name, EO_RESTORE_CONTAINER) != 0 &&
+				     strcmp(name, EO_RESTORE_REPLAY_CONTAINER) != 0 &&
 				     strcmp(name, EO_RESTORE_REBUILD_CONTAINER) != 0))
 			continue;
 		if (t != NULL && json_integer_value(json_object_get(t, "exitCode")) == 0)
