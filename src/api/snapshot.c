@@ -207,6 +207,18 @@ static int archive_validate(const json_t *archive, const struct eo_snapshot_loca
 	return 0;
 }
 
+int eo_restore_source_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
+{
+	struct eo_snapshot_location l;
+
+	if (json_is_object(loc)) {
+		eo_location_read(loc, &l);
+		if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
+			return eo__fail(msg, n, "%s", EO_MSG_RESTORE_SOURCE_ONE_OF);
+	}
+	return eo_location_validate(loc, prefix, msg, n);
+}
+
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
 {
 	struct eo_snapshot_location l;

@@ -137,6 +137,12 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
  * names it in messages ("spec.destination"). 0 or -1 with msg.
  */
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
+/*
+ * A restore source: as eo_location_validate, where exactly one of s3, pvc and archive
+ * (EO_MSG_RESTORE_SOURCE_ONE_OF) must be set; archive: a pvc with a claim, at most one of
+ * targetRevision (>= 1) and targetTime (RFC 3339 UTC), no expectedChecksum.
+ */
+int eo_restore_source_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
 
 /* Does s hold a ".." segment ("..", "../x", "x/..", "x/../y")? false for NULL. */
 bool eo_path_has_dot_dot(const char *s);
