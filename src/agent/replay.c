@@ -518,8 +518,8 @@ static json_t *result_json(const struct replay_opts *o, const struct replay *r, 
 
 	if (j != NULL && have_hash)
 		json_object_set_new(j, "hashKV", json_integer(hash));
-	if (j != NULL && time_ms > 0 && eo_time_format((time_t)(time_ms / 1000), when,
-						       sizeof(when)) == 0)
+	if (j != NULL && time_ms > 0 &&
+	    eo_time_format((time_t)(time_ms / 1000), when, sizeof(when)) == 0)
 		json_object_set_new(j, "time", json_string(when));
 	return j;
 }

@@ -3,7 +3,8 @@
  * tell it and the controllers read it.
  *
  * The init containers `restore`, `restore-replay` (an archive source) and `restore-rebuild`
- * (desired/restore.h) write, when they fail, one JSON object to their termination log (/dev/termination-log):
+ * (desired/restore.h) write, when they fail, one JSON object to their termination log
+ * (/dev/termination-log):
  *
  *   {"reason":"RestoreSnapshotCorrupt","message":"s3://b/k: the trailer is not ..."}
  *

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 /* Validation messages (also the CRD's x-kubernetes-validations messages). */
-#define EO_MSG_LOCATION_ONE_OF	  "exactly one of s3 and pvc must be set"
+#define EO_MSG_LOCATION_ONE_OF "exactly one of s3 and pvc must be set"
 /* A restore source (EtcdCluster spec.bootstrap.restore.source, EtcdMember spec.restore.source). */
 #define EO_MSG_RESTORE_SOURCE_ONE_OF "exactly one of s3, pvc and archive must be set"
 #define EO_MSG_ARCHIVE_TARGET_ONE_OF                                                               \
@@ -53,7 +53,7 @@ enum eo_location_kind {
 	EO_LOCATION_NONE = 0, /* neither s3 nor pvc */
 	EO_LOCATION_S3,
 	EO_LOCATION_PVC,
-	EO_LOCATION_BOTH, /* invalid: more than one set */
+	EO_LOCATION_BOTH,    /* invalid: more than one set */
 	EO_LOCATION_ARCHIVE, /* restore source only: an archive (agent/archive.h) on a PVC */
 };
 

@@ -66,8 +66,8 @@ static json_t *archive_replay(const struct eo_snapshot_location *loc, const char
 	len = strlen(sp);
 	while (len > 0 && sp[len - 1] == '/')
 		len--;
-	if (snprintf(dir, sizeof(dir), "%s%s%.*s", EO_RESTORE_SOURCE_DIR, len ? "/" : "",
-		     (int)len, sp) >= (int)sizeof(dir))
+	if (snprintf(dir, sizeof(dir), "%s%s%.*s", EO_RESTORE_SOURCE_DIR, len ? "/" : "", (int)len,
+		     sp) >= (int)sizeof(dir))
 		*ok = false;
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s, s:b}, {s:s, s:s, s:b}]", "name", DATA_VOLUME,
 			   "mountPath", EO_ETCD_DATA_DIR, "name", AGENT_VOLUME, "mountPath",

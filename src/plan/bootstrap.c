@@ -134,8 +134,7 @@ static void restored_from_archive(struct eo__plan_ctx *x, const json_t *pod, con
 	eo__plan_msgf(x,
 		      "etcd cluster %s formed by seed member %s, restored from archive to "
 		      "revision %lld%s%s%s",
-		      id, seed, (long long)rev, when[0] ? " (time " : "", when,
-		      when[0] ? ")" : "");
+		      id, seed, (long long)rev, when[0] ? " (time " : "", when, when[0] ? ")" : "");
 	eo__plan_event(x, "Normal", EO_REASON_RESTORED_FROM_ARCHIVE);
 }
 

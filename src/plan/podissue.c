@@ -198,8 +198,8 @@ bool eo_plan_archive_restored(const json_t *pod, int64_t *revision, char *time, 
 		json_t *doc, *rev;
 		const char *when;
 
-		if (name == NULL || strcmp(name, EO_RESTORE_REPLAY_CONTAINER) != 0 || text == NULL ||
-		    json_integer_value(json_object_get(t, "exitCode")) != 0 ||
+		if (name == NULL || strcmp(name, EO_RESTORE_REPLAY_CONTAINER) != 0 ||
+		    text == NULL || json_integer_value(json_object_get(t, "exitCode")) != 0 ||
 		    !json_is_integer(json_object_get(t, "exitCode")))
 			continue;
 		doc = json_loads(text, 0, NULL);

@@ -390,9 +390,9 @@ static void test_resources(void **state)
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3','bucket':'b',"           \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}}}}}"
 
-#define HEX64  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HEX64	      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ARCHIVE(body) SPEC(",'bootstrap':{'restore':{'source':{'archive':{" body "}}}}")
-#define HEX64U "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HEX64U	      "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
 #define RESTORE_HTTP(extra)                                                                        \
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'http://minio:9000','bucket':'b',"    \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}" extra "}}}}"
@@ -590,8 +590,10 @@ static const struct tu_vcase vcases[] = {
 	 "") "},'status':{'clusterID':'1a2b'}}",
      NULL, NULL},
     /* source.archive: a PVC directory and a point (revision or time, or neither: latest) */
-    {"restore archive revision", ARCHIVE("'pvc':{'claimName':'a','subPath':'prod'},'targetRevision':42"), NULL, NULL},
-    {"restore archive time", ARCHIVE("'pvc':{'claimName':'a'},'targetTime':'2026-11-28T01:02:03.5Z'"), NULL, NULL},
+    {"restore archive revision",
+     ARCHIVE("'pvc':{'claimName':'a','subPath':'prod'},'targetRevision':42"), NULL, NULL},
+    {"restore archive time",
+     ARCHIVE("'pvc':{'claimName':'a'},'targetTime':'2026-11-28T01:02:03.5Z'"), NULL, NULL},
     {"restore archive latest", ARCHIVE("'pvc':{'claimName':'a'}"), NULL, NULL},
     {"restore archive both targets",
      ARCHIVE("'pvc':{'claimName':'a'},'targetRevision':42,'targetTime':'2026-11-28T01:02:03Z'"),

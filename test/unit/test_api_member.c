@@ -175,8 +175,9 @@ static const struct tu_vcase vcases[] = {
      M(",'restore':{'source':{'pvc':{'claimName':'c'},'s3':{'endpoint':'e','bucket':'b',"
        "'credentialsSecretRef':{'name':'c'}}}}"),
      NULL, EO_MSG_RESTORE_SOURCE_ONE_OF},
-    {"restore archive", M(",'restore':{'source':{'archive':{'pvc':{'claimName':'a'},'targetRevision':7}}}"),
-     NULL, NULL},
+    {"restore archive",
+     M(",'restore':{'source':{'archive':{'pvc':{'claimName':'a'},'targetRevision':7}}}"), NULL,
+     NULL},
     {"restore archive both targets",
      M(",'restore':{'source':{'archive':{'pvc':{'claimName':'a'},'targetRevision':7,"
        "'targetTime':'2026-11-28T01:02:03Z'}}}"),

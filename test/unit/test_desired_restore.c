@@ -42,7 +42,7 @@ static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/co
 	"{\"archive\":{\"pvc\":{\"claimName\":\"archive\",\"subPath\":\"/prod/etcd/\"},"           \
 	"\"targetRevision\":42}}"
 #define ARCHIVE_TIME_SOURCE                                                                        \
-	"{\"archive\":{\"pvc\":{\"claimName\":\"archive\"},\"targetTime\":"                          \
+	"{\"archive\":{\"pvc\":{\"claimName\":\"archive\"},\"targetTime\":"                        \
 	"\"2026-11-28T01:02:03Z\"}}"
 #define ARCHIVE_LATEST_SOURCE "{\"archive\":{\"pvc\":{\"claimName\":\"archive\"}}}"
 
@@ -249,9 +249,9 @@ static void test_restore_archive_steps(void **state)
 	assert_null(strstr(args, "--file"));
 	assert_null(strstr(args, "--s3-"));
 	container_args(rev, EO_RESTORE_REPLAY_CONTAINER, args, sizeof(args));
-	assert_non_null(strstr(args, "archive-replay --archive-dir /restore/prod/etcd --out "
-				     EO_RESTORE_REPLAY_OUT " --work-dir " EO_RESTORE_REPLAY_WORK_DIR
-				     " --data-dir /var/lib/etcd "));
+	assert_non_null(strstr(
+	    args, "archive-replay --archive-dir /restore/prod/etcd --out " EO_RESTORE_REPLAY_OUT
+		  " --work-dir " EO_RESTORE_REPLAY_WORK_DIR " --data-dir /var/lib/etcd "));
 	assert_non_null(strstr(args, "--target-revision 42 "));
 	assert_null(strstr(args, "--target-time"));
 	assert_non_null(strstr(args, "--termination-log /dev/termination-log "));

@@ -131,9 +131,9 @@ static void seed_replay_status(struct pwc_world *w, const char *terminated)
 	json_t *pod = (json_t *)w->members[0].pod, *t = json_loads(terminated, 0, NULL);
 
 	assert_non_null(t);
-	json_object_set_new(json_object_get(pod, "status"), "initContainerStatuses",
-			    json_pack("[{s:s, s:{s:o}}]", "name", "restore-replay", "state",
-				      "terminated", t));
+	json_object_set_new(
+	    json_object_get(pod, "status"), "initContainerStatuses",
+	    json_pack("[{s:s, s:{s:o}}]", "name", "restore-replay", "state", "terminated", t));
 }
 
 /*
@@ -186,9 +186,8 @@ static void test_discovered_from_archive(void **state)
 					 cases[i].revision);
 			assert_non_null(strstr(r.message, "restored from archive to revision"));
 			if (cases[i].time != NULL)
-				assert_string_equal(
-				    json_string_value(json_object_get(got, "time")),
-				    cases[i].time);
+				assert_string_equal(json_string_value(json_object_get(got, "time")),
+						    cases[i].time);
 			else
 				assert_null(json_object_get(got, "time"));
 		}
