@@ -93,8 +93,9 @@ static const char usage[] =
     "archive's. Prints {\"file\",\"revision\",\"sha256\",\"sizeBytes\",\"replayed\",\n"
     "\"hashKV\",\"time\"}: HashKV is etcd's hash of the history at the point (not on\n"
     "etcd 3.4); time, when the archiver received that revision. As a restore step:\n"
-    "does nothing when DIR/member exists, and reports again without replaying when FILE\n"
-    "and FILE.result (written after it) exist and FILE's integrity hash holds; refuses a\n"
+    "with --data-dir, does nothing when DIR/member exists, and reports again without\n"
+    "replaying when FILE and FILE.result (written after it, for the same target) exist\n"
+    "and FILE's integrity hash holds; refuses a\n"
     "work directory with less free space than about twice the base and segments; a\n"
     "failure leaves {\"reason\",\"message\"} in the termination log (api/restorefail.h).\n";
 
@@ -428,20 +429,37 @@ static void result_path(const struct replay_opts *o, char *buf, size_t cap)
 	snprintf(buf, cap, "%s.result", o->out);
 }
 
+/* What was asked, as the result records it: "revision:R", "time:MS" or "latest". */
+static void request_text(const struct replay_opts *o, char *buf, size_t cap)
+{
+	if (o->target_rev > 0)
+		snprintf(buf, cap, "revision:%" PRId64, o->target_rev);
+	else if (o->target_ms > 0)
+		snprintf(buf, cap, "time:%" PRId64, o->target_ms);
+	else
+		snprintf(buf, cap, "latest");
+}
+
 /*
- * An earlier run of this step finished (the container restarted after it): FILE and its
- * result are there and FILE's integrity hash holds. Reports that result again; true.
- * Otherwise removes what an interrupted run left and returns false.
+ * As a restore step (--data-dir), an earlier run for the same request finished (the
+ * container restarted after it): FILE and its result are there and FILE's integrity hash
+ * holds. Reports that result again; true. Otherwise removes what an interrupted run left
+ * and returns false.
  */
 static bool already_done(const struct replay_opts *o, const struct eo__agent_opts *ao,
 			 const struct eo_log_ctx *lc)
 {
-	char rpath[PATH_MAX], err[512];
+	char rpath[PATH_MAX], err[512], req[64];
+	const char *was;
 	json_t *j;
 
+	if (o->data_dir == NULL)
+		return false;
 	result_path(o, rpath, sizeof(rpath));
+	request_text(o, req, sizeof(req));
 	j = json_load_file(rpath, 0, NULL);
-	if (j != NULL && json_is_object(j) &&
+	was = json_string_value(json_object_get(j, "request"));
+	if (j != NULL && json_is_object(j) && was != NULL && strcmp(was, req) == 0 &&
 	    eo_snapcheck_file(o->out, NULL, NULL, err, sizeof(err)) == EO_SNAPCHECK_OK) {
 		eo_log_kv(EO_LOG_INFO, lc, "the snapshot at the point is already written", "file",
 			  o->out, NULL);
@@ -511,11 +529,14 @@ static json_t *result_json(const struct replay_opts *o, const struct replay *r, 
 			   int64_t time_ms, const struct eo_snapfetch_result *res, bool have_hash,
 			   uint32_t hash)
 {
-	char when[EO_TIME_BUF] = "";
+	char when[EO_TIME_BUF] = "", req[64];
 	json_t *j = json_pack("{s:s, s:I, s:s, s:I, s:I}", "file", o->out, "revision",
 			      (json_int_t)last, "sha256", res->sha256, "sizeBytes",
 			      (json_int_t)res->size, "replayed", (json_int_t)r->replayed);
 
+	request_text(o, req, sizeof(req));
+	if (j != NULL)
+		json_object_set_new(j, "request", json_string(req));
 	if (j != NULL && have_hash)
 		json_object_set_new(j, "hashKV", json_integer(hash));
 	if (j != NULL && time_ms > 0 &&
@@ -630,7 +651,7 @@ static int run(const struct replay_opts *o)
 	if (write_out(o, &pe, &res, err, sizeof(err)) != 0)
 		goto out;
 	j = result_json(o, &r, last, r.last_ms, &res, have_hash, hash);
-	if (j == NULL || write_result(o, j, err, sizeof(err)) != 0) {
+	if (j == NULL || (o->data_dir != NULL && write_result(o, j, err, sizeof(err)) != 0)) {
 		if (j == NULL)
 			snprintf(err, sizeof(err), "out of memory for the result");
 		json_decref(j);
