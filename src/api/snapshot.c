@@ -211,12 +211,20 @@ int eo_restore_source_validate(const json_t *loc, const char *prefix, char *msg,
 {
 	struct eo_snapshot_location l;
 
-	if (json_is_object(loc)) {
-		eo_location_read(loc, &l);
-		if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
-			return eo__fail(msg, n, "%s", EO_MSG_RESTORE_SOURCE_ONE_OF);
-	}
-	return eo_location_validate(loc, prefix, msg, n);
+	if (!json_is_object(loc))
+		return eo__fail(msg, n, "%s: Required value", prefix);
+	eo_location_read(loc, &l);
+	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH ||
+	    (json_object_get(loc, "archive") != NULL &&
+	     !json_is_object(json_object_get(loc, "archive"))))
+		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_SOURCE_ONE_OF);
+	if (l.kind != EO_LOCATION_ARCHIVE)
+		return eo_location_validate(loc, prefix, msg, n);
+	if (eo_path_has_dot_dot(l.sub_path))
+		return eo__fail(msg, n, "%s", EO_MSG_PATH_DOT_DOT);
+	if (json_object_get(loc, "expectedChecksum") != NULL)
+		return eo__fail(msg, n, "%s", EO_MSG_ARCHIVE_CHECKSUM);
+	return archive_validate(json_object_get(loc, "archive"), &l, prefix, msg, n);
 }
 
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
@@ -226,10 +234,9 @@ int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_
 	if (!json_is_object(loc))
 		return eo__fail(msg, n, "%s: Required value", prefix);
 	eo_location_read(loc, &l);
-	if (json_object_get(loc, "archive") != NULL &&
-	    (l.kind == EO_LOCATION_BOTH || !json_is_object(json_object_get(loc, "archive"))))
-		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_SOURCE_ONE_OF);
-	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
+	/* archive: a restore source only (eo_restore_source_validate) */
+	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH ||
+	    l.kind == EO_LOCATION_ARCHIVE || json_object_get(loc, "archive") != NULL)
 		return eo__fail(msg, n, "%s", EO_MSG_LOCATION_ONE_OF);
 	if (eo_path_has_dot_dot(l.kind == EO_LOCATION_S3 ? l.key : l.sub_path))
 		return eo__fail(msg, n, "%s", EO_MSG_PATH_DOT_DOT);
@@ -241,10 +248,6 @@ int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_
 		if (l.credentials_secret[0] == '\0')
 			return eo__fail(msg, n, "%s.s3.credentialsSecretRef.name: Required value",
 					prefix);
-	} else if (l.kind == EO_LOCATION_ARCHIVE) {
-		if (json_object_get(loc, "expectedChecksum") != NULL)
-			return eo__fail(msg, n, "%s", EO_MSG_ARCHIVE_CHECKSUM);
-		return archive_validate(json_object_get(loc, "archive"), &l, prefix, msg, n);
 	} else if (l.claim_name[0] == '\0') {
 		return eo__fail(msg, n, "%s.pvc.claimName: Required value", prefix);
 	}

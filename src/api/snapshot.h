@@ -134,7 +134,8 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
 
 /*
  * Check a location object (shared by destination and restore source); prefix
- * names it in messages ("spec.destination"). 0 or -1 with msg.
+ * names it in messages ("spec.destination"). An archive is refused
+ * (EO_MSG_LOCATION_ONE_OF): it is a restore source only. 0 or -1 with msg.
  */
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
 /*
