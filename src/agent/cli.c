@@ -118,7 +118,8 @@ const char eo__agent_usage_restore[] =
     "STAGING/" STAGED_NAME ", verifies the integrity hash and, when given, that the\n"
     "SHA-256 of the file is the expected checksum. A plain http:// S3 endpoint needs\n"
     "--s3-insecure. --install-self copies this binary and its libraries to DIR for the\n"
-    "restore-rebuild step.\n";
+    "restore-rebuild step; with no source it does only that (an archive restore, where\n"
+    "archive-replay writes STAGING/" STAGED_NAME ").\n";
 
 const char eo__agent_usage_rebuild[] =
     "usage: etcd-operator restore-rebuild --data-dir DIR --staging-dir DIR [--file PATH]\n"

@@ -49,12 +49,15 @@
 #include <jansson.h>
 
 #include "archive/manifest.h"
+#include "api/restorefail.h"
+#include "api/timeutil.h"
 #include "archive/segment.h"
 #include "core/sleep.h"
 #include "etcd/client.h"
 #include "obs/log.h"
 #include "snapshot/etcdsnap.h"
 #include "snapshot/filestore.h"
+#include "snapshot/integrity.h"
 
 extern char **environ;
 
@@ -63,6 +66,7 @@ extern char **environ;
 
 struct replay_opts {
 	const char *archive_dir, *out, *work_dir, *etcd, *etcdutl;
+	const char *data_dir, *termination_log; /* the seed's init container (desired/restore.h) */
 	int64_t target_rev, target_ms;
 	long lease_ttl;
 };
@@ -71,7 +75,7 @@ struct replay {
 	eo_etcd_client *c;
 	struct eo_log_ctx lc;
 	long lease_ttl;
-	int64_t replayed;
+	int64_t replayed, last_ms; /* last_ms: when the archiver received the last one */
 	struct eo_etcd_txn_op *ops;
 	size_t cap;
 };
@@ -79,14 +83,21 @@ struct replay {
 static const char usage[] =
     "usage: etcd-operator archive-replay --archive-dir DIR --out FILE --work-dir DIR\n"
     "         [--target-revision R | --target-time RFC3339] [--etcd PATH]\n"
-    "         [--etcdutl PATH] [--lease-ttl SECONDS]\n"
+    "         [--etcdutl PATH] [--lease-ttl SECONDS] [--data-dir DIR]\n"
+    "         [--termination-log PATH]\n"
     "Writes FILE, an etcd snapshot of the archived cluster at revision R (or at the last\n"
     "revision received at or before the time; default: the newest archived point): the\n"
     "newest base snapshot that reaches it, restored into a private etcd under the work\n"
     "directory, with every later archived revision replayed as one txn. Refuses a point\n"
     "outside every recoverable window, and stops when etcd's revision does not follow the\n"
     "archive's. Prints {\"file\",\"revision\",\"sha256\",\"sizeBytes\",\"replayed\",\n"
-    "\"hashKV\"}: HashKV is etcd's hash of the history at the point (not on etcd 3.4).\n";
+    "\"hashKV\",\"time\"}: HashKV is etcd's hash of the history at the point (not on\n"
+    "etcd 3.4); time, when the archiver received that revision. As a restore step:\n"
+    "with --data-dir, does nothing when DIR/member exists, and reports again without\n"
+    "replaying when FILE and FILE.result (written after it, for the same target) exist\n"
+    "and FILE's integrity hash holds; refuses a\n"
+    "work directory with less free space than about twice the base and segments; a\n"
+    "failure leaves {\"reason\",\"message\"} in the termination log (api/restorefail.h).\n";
 
 /* ---- choosing the base ------------------------------------------------------------ */
 
@@ -350,6 +361,7 @@ static int apply_rev(void *ud, const struct eo_archive_rev *rev, char *err, size
 		return -1;
 	}
 	r->replayed++;
+	r->last_ms = rev->received_ms;
 	return 0;
 }
 
@@ -409,34 +421,187 @@ static char **chain_paths(const struct eo_archive_manifest *m, size_t b, const c
 	return paths;
 }
 
+/* ---- as a restore step: idempotence, free space, the result ------------------------ */
+
+/* FILE.result: the result line, written after FILE is in place. */
+static void result_path(const struct replay_opts *o, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s.result", o->out);
+}
+
+/* What was asked, as the result records it: "revision:R", "time:MS" or "latest". */
+static void request_text(const struct replay_opts *o, char *buf, size_t cap)
+{
+	if (o->target_rev > 0)
+		snprintf(buf, cap, "revision:%" PRId64, o->target_rev);
+	else if (o->target_ms > 0)
+		snprintf(buf, cap, "time:%" PRId64, o->target_ms);
+	else
+		snprintf(buf, cap, "latest");
+}
+
+/*
+ * As a restore step (--data-dir), an earlier run for the same request finished (the
+ * container restarted after it): FILE and its result are there and FILE's integrity hash
+ * holds. Reports that result again; true. Otherwise removes what an interrupted run left
+ * and returns false.
+ */
+static bool already_done(const struct replay_opts *o, const struct eo__agent_opts *ao,
+			 const struct eo_log_ctx *lc)
+{
+	char rpath[PATH_MAX], err[512], req[64];
+	const char *was;
+	json_t *j;
+
+	if (o->data_dir == NULL)
+		return false;
+	result_path(o, rpath, sizeof(rpath));
+	request_text(o, req, sizeof(req));
+	j = json_load_file(rpath, 0, NULL);
+	was = json_string_value(json_object_get(j, "request"));
+	if (j != NULL && json_is_object(j) && was != NULL && strcmp(was, req) == 0 &&
+	    eo_snapcheck_file(o->out, NULL, NULL, err, sizeof(err)) == EO_SNAPCHECK_OK) {
+		eo_log_kv(EO_LOG_INFO, lc, "the snapshot at the point is already written", "file",
+			  o->out, NULL);
+		eo__agent_report(ao, j, lc);
+		json_decref(j);
+		return true;
+	}
+	json_decref(j);
+	unlink(rpath);
+	unlink(o->out);
+	return false;
+}
+
+/* Bytes of the base and of the chain's segment files (0 for a file that cannot be read). */
+static uint64_t input_bytes(const char *base, char **paths, size_t n)
+{
+	struct stat st;
+	uint64_t sum = 0;
+	size_t i;
+
+	if (stat(base, &st) == 0)
+		sum += (uint64_t)st.st_size;
+	for (i = 0; i < n; i++)
+		if (stat(paths[i], &st) == 0)
+			sum += (uint64_t)st.st_size;
+	return sum;
+}
+
+/*
+ * The private etcd's data (the base restored, then the replayed revisions) and the
+ * snapshot written from it are each about the inputs' size; the rebuild step then needs
+ * the snapshot's size again while the snapshot is still there.
+ */
+static int check_space(const struct replay_opts *o, uint64_t inputs, char *err, size_t errcap)
+{
+	uint64_t free_bytes = 0, need = 2 * inputs + ((uint64_t)64 << 20);
+
+	if (eo_fs_free_bytes(o->work_dir, &free_bytes, err, errcap) != 0)
+		return -1;
+	if (free_bytes < need) {
+		snprintf(err, errcap,
+			 "the data volume has %llu bytes free; replaying %llu bytes of archive "
+			 "needs about %llu: make spec.storage.size larger and recreate the cluster",
+			 (unsigned long long)free_bytes, (unsigned long long)inputs,
+			 (unsigned long long)need);
+		return 1;
+	}
+	return 0;
+}
+
+/* Writes FILE.result (temporary file, fsync, rename). */
+static int write_result(const struct replay_opts *o, json_t *j, char *err, size_t errcap)
+{
+	char rpath[PATH_MAX], tmp[PATH_MAX + 8];
+
+	result_path(o, rpath, sizeof(rpath));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", rpath);
+	if (json_dump_file(j, tmp, JSON_COMPACT) != 0 || rename(tmp, rpath) != 0) {
+		eo_errf(err, errcap, "write %s: %s", rpath, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *result_json(const struct replay_opts *o, const struct replay *r, int64_t last,
+			   int64_t time_ms, const struct eo_snapfetch_result *res, bool have_hash,
+			   uint32_t hash)
+{
+	char when[EO_TIME_BUF] = "", req[64];
+	json_t *j = json_pack("{s:s, s:I, s:s, s:I, s:I}", "file", o->out, "revision",
+			      (json_int_t)last, "sha256", res->sha256, "sizeBytes",
+			      (json_int_t)res->size, "replayed", (json_int_t)r->replayed);
+
+	request_text(o, req, sizeof(req));
+	if (j != NULL)
+		json_object_set_new(j, "request", json_string(req));
+	if (j != NULL && have_hash)
+		json_object_set_new(j, "hashKV", json_integer(hash));
+	if (j != NULL && time_ms > 0 &&
+	    eo_time_format((time_t)(time_ms / 1000), when, sizeof(when)) == 0)
+		json_object_set_new(j, "time", json_string(when));
+	return j;
+}
+
 static int run(const struct replay_opts *o)
 {
+	struct eo__agent_opts ao = {.termination_log = o->termination_log};
 	struct eo_archive_manifest m = {0};
 	struct private_etcd pe = {0};
 	struct replay r = {.lease_ttl = o->lease_ttl};
 	struct eo_snapfetch_result res = {0};
 	struct eo_archive_target t = {.time_ms = o->target_ms};
 	char err[2048] = "", base[PATH_MAX], revbuf[32];
+	const char *reason = EO_REASON_RESTORE_REPLAY_FAILED, *what = "replay failed";
 	char **paths = NULL;
 	size_t n = 0, i;
 	int64_t target = 0, restored = 0, last = 0;
 	uint32_t hash = 0;
 	bool have_hash = false;
-	int b, rc = 1;
+	int b, rc = 1, sp;
 	json_t *j;
 
 	eo_log_ctx_init(&r.lc);
 	eo_log_ctx_add(&r.lc, "component", "archive-replay");
-	if (eo_agent_archive_load(o->archive_dir, &m, err, sizeof(err)) != 0)
+	if (o->data_dir != NULL && eo__agent_data_dir_initialised(o->data_dir)) {
+		eo_log_kv(EO_LOG_INFO, &r.lc, "the data dir is already initialised; nothing to do",
+			  "data_dir", o->data_dir, NULL);
+		return 0;
+	}
+	if (already_done(o, &ao, &r.lc))
+		return 0;
+	if (eo_agent_archive_load(o->archive_dir, &m, err, sizeof(err)) != 0 ||
+	    (m.n_bases == 0 && snprintf(err, sizeof(err),
+					"%s/manifest.json: no archive (no manifest, or no base "
+					"snapshot in it)",
+					o->archive_dir) > 0)) {
+		reason = EO_REASON_RESTORE_ARCHIVE_UNREADABLE;
+		what = "cannot read the archive";
 		goto out;
+	}
 	b = choose_base(&m, o, &target, err, sizeof(err));
-	if (b < 0)
+	if (b < 0) {
+		reason = EO_REASON_RESTORE_TARGET_OUTSIDE_ARCHIVE;
+		what = "the target is outside the archive";
 		goto out;
+	}
 	t.revision = target;
+	r.last_ms = m.bases[b].time_ms;
 	snprintf(base, sizeof(base), "%s/bases/%s", o->archive_dir, m.bases[b].name);
 	paths = chain_paths(&m, (size_t)b, o->archive_dir, &n);
 	if (paths == NULL) {
 		snprintf(err, sizeof(err), "out of memory for the segment list");
+		goto out;
+	}
+	if (eo__agent_mkdir_p(o->work_dir, err, sizeof(err)) != 0)
+		goto out;
+	sp = check_space(o, input_bytes(base, paths, n), err, sizeof(err));
+	if (sp != 0) {
+		if (sp > 0)
+			reason = EO_REASON_RESTORE_VOLUME_TOO_SMALL;
+		what = sp > 0 ? "restore volume too small" : "free-space check failed";
 		goto out;
 	}
 	snprintf(revbuf, sizeof(revbuf), "%" PRId64, target);
@@ -460,6 +625,8 @@ static int run(const struct replay_opts *o)
 		snprintf(err, sizeof(err),
 			 "the base already holds revision %" PRId64 ", past the target %" PRId64,
 			 restored, target);
+		reason = EO_REASON_RESTORE_TARGET_OUTSIDE_ARCHIVE;
+		what = "the target is outside the archive";
 		goto out;
 	}
 	if (eo_archive_replay((const char *const *)paths, n, restored, true, &t, apply_rev, &r,
@@ -483,26 +650,22 @@ static int run(const struct replay_opts *o)
 	}
 	if (write_out(o, &pe, &res, err, sizeof(err)) != 0)
 		goto out;
-	j = json_pack("{s:s, s:I, s:s, s:I, s:I}", "file", o->out, "revision", (json_int_t)last,
-		      "sha256", res.sha256, "sizeBytes", (json_int_t)res.size, "replayed",
-		      (json_int_t)r.replayed);
-	if (j != NULL && have_hash)
-		json_object_set_new(j, "hashKV", json_integer(hash));
-	if (j != NULL) {
-		char *line = json_dumps(j, JSON_COMPACT);
-
-		if (line != NULL)
-			printf("%s\n", line);
-		free(line);
+	j = result_json(o, &r, last, r.last_ms, &res, have_hash, hash);
+	if (j == NULL || (o->data_dir != NULL && write_result(o, j, err, sizeof(err)) != 0)) {
+		if (j == NULL)
+			snprintf(err, sizeof(err), "out of memory for the result");
 		json_decref(j);
+		goto out;
 	}
+	eo__agent_report(&ao, j, &r.lc);
+	json_decref(j);
 	snprintf(revbuf, sizeof(revbuf), "%" PRId64, last);
 	eo_log_kv(EO_LOG_INFO, &r.lc, "snapshot at the point written", "file", o->out, "revision",
 		  revbuf, NULL);
 	rc = 0;
 out:
 	if (rc != 0)
-		eo_log_kv(EO_LOG_ERROR, &r.lc, "replay failed", "error", err, NULL);
+		eo__agent_restore_fail(&ao, &r.lc, reason, what, err);
 	eo_etcd_client_free(r.c);
 	etcd_stop(&pe);
 	for (i = 0; paths != NULL && i < n; i++)
@@ -548,6 +711,8 @@ int eo_agent_replay_main(int argc, char **argv)
 	    {"target-revision", required_argument, NULL, 'r'},
 	    {"target-time", required_argument, NULL, 't'},
 	    {"lease-ttl", required_argument, NULL, 'l'},
+	    {"data-dir", required_argument, NULL, 'd'},
+	    {"termination-log", required_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -595,6 +760,12 @@ int eo_agent_replay_main(int argc, char **argv)
 				return 2;
 			}
 			o.lease_ttl = (long)n;
+			break;
+		case 'd':
+			o.data_dir = optarg;
+			break;
+		case 'T':
+			o.termination_log = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -156,6 +156,7 @@ int eo__agent_restore(const struct eo__agent_opts *o)
 	struct timespec t0;
 	uint64_t size = 0, got;
 	int rc = 1;
+	bool install_only;
 	json_t *j;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -166,7 +167,10 @@ int eo__agent_restore(const struct eo__agent_opts *o)
 		return eo__agent_restore_fail(o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
 					      "--data-dir and --staging-dir are required");
 	}
-	if (!!o->file == !!(o->s3_endpoint || o->s3_bucket) || (o->s3_bucket && !o->s3_key)) {
+	/* Neither: only --install-self, for an archive restore (archive-replay stages the file). */
+	install_only = !o->file && !o->s3_endpoint && !o->s3_bucket && o->install_self;
+	if ((!install_only && !!o->file == !!(o->s3_endpoint || o->s3_bucket)) ||
+	    (o->s3_bucket && !o->s3_key)) {
 		fputs(eo__agent_usage_restore, stderr);
 		return eo__agent_restore_fail(
 		    o, &lc, EO_REASON_RESTORE_FAILED, "invalid arguments",
@@ -187,6 +191,11 @@ int eo__agent_restore(const struct eo__agent_opts *o)
 	if (eo__agent_data_dir_initialised(o->data_dir)) {
 		eo_log_kv(EO_LOG_INFO, &lc, "the data dir is already initialised; nothing to do",
 			  "data_dir", o->data_dir, NULL);
+		return 0;
+	}
+	if (install_only) {
+		eo_log_kv(EO_LOG_INFO, &lc, "agent installed for the archive replay", "dir",
+			  o->install_self, NULL);
 		return 0;
 	}
 	if (eo__agent_mkdir_p(o->data_dir, err, sizeof(err)) != 0)

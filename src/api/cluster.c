@@ -654,7 +654,7 @@ static int check_restore(const json_t *spec, bool memory, bool formed, char *msg
 	if (!json_is_object(restore))
 		return eo__fail(msg, n, "spec.bootstrap.restore: must be an object");
 	source = json_object_get(restore, "source");
-	if (eo_location_validate(source, "spec.bootstrap.restore.source", msg, n) != 0)
+	if (eo_restore_source_validate(source, "spec.bootstrap.restore.source", msg, n) != 0)
 		return -1;
 	eo_location_read(source, &loc);
 	if (loc.kind == EO_LOCATION_S3 && loc.key[0] == '\0')

@@ -25,9 +25,11 @@
 #define EO_COND_DEGRADED    "Degraded"
 
 /* EtcdCluster reasons. */
-#define EO_REASON_QUORUM_HEALTHY	       "QuorumHealthy"
-#define EO_REASON_QUORUM_AVAILABLE	       "QuorumAvailable"
-#define EO_REASON_CLUSTER_DISCOVERED	       "ClusterDiscovered"
+#define EO_REASON_QUORUM_HEALTHY     "QuorumHealthy"
+#define EO_REASON_QUORUM_AVAILABLE   "QuorumAvailable"
+#define EO_REASON_CLUSTER_DISCOVERED "ClusterDiscovered"
+/* Event (Normal): the seed restored an archive; the message names the revision and time. */
+#define EO_REASON_RESTORED_FROM_ARCHIVE	       "RestoredFromArchive"
 #define EO_REASON_PAUSED		       "Paused"
 #define EO_REASON_QUORUM_LOST		       "QuorumLost"
 #define EO_REASON_CLUSTER_UNREACHABLE	       "ClusterUnreachable"

@@ -316,8 +316,8 @@ int eo_member_validate(const json_t *member, const json_t *old, char *msg, size_
 	if (eo_extra_metadata_validate(json_object_get(spec, "additionalMetadata"), msg, n) != 0)
 		return -1;
 	restore = json_object_get(spec, "restore");
-	if (restore != NULL && eo_location_validate(json_object_get(restore, "source"),
-						    "spec.restore.source", msg, n) != 0)
+	if (restore != NULL && eo_restore_source_validate(json_object_get(restore, "source"),
+							  "spec.restore.source", msg, n) != 0)
 		return -1;
 	if (old_spec != NULL) {
 		struct eo_storage now, before;

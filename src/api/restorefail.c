@@ -37,6 +37,16 @@ static const struct {
     {EO_REASON_RESTORE_REBUILD_FAILED,
      "etcdutl of the cluster's etcd image refused the snapshot: look at the logs of the "
      "restore-rebuild container, and check that spec.version can read this snapshot"},
+    {EO_REASON_RESTORE_TARGET_OUTSIDE_ARCHIVE,
+     "the archive cannot reach that point (before its oldest base, after its newest revision, "
+     "or in a gap): delete the EtcdCluster and create it with a targetRevision or targetTime "
+     "inside the window the archive's manifest records, or without either for the latest"},
+    {EO_REASON_RESTORE_ARCHIVE_UNREADABLE,
+     "check spec.bootstrap.restore.source.archive.pvc (claimName, subPath: the directory "
+     "that holds manifest.json); look at the logs of the restore-replay container"},
+    {EO_REASON_RESTORE_REPLAY_FAILED,
+     "the replay of the archive stopped: look at the logs of the restore-replay container "
+     "(and replay-etcd.log under the data volume's .restore/replay); try an earlier target"},
     {EO_REASON_RESTORE_FAILED, "look at the logs of the restore init containers of the seed Pod"},
 };
 

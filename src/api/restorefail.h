@@ -2,8 +2,9 @@
  * api/restorefail.h - why a restore at bootstrap failed, as the restore init containers
  * tell it and the controllers read it.
  *
- * The init containers `restore` and `restore-rebuild` (desired/restore.h) write, when they
- * fail, one JSON object to their termination log (/dev/termination-log):
+ * The init containers `restore`, `restore-replay` (an archive source) and `restore-rebuild`
+ * (desired/restore.h) write, when they fail, one JSON object to their termination log
+ * (/dev/termination-log):
  *
  *   {"reason":"RestoreSnapshotCorrupt","message":"s3://b/k: the trailer is not ..."}
  *
@@ -34,6 +35,12 @@
 #define EO_REASON_RESTORE_VOLUME_TOO_SMALL "RestoreVolumeTooSmall"
 /* The etcd image's etcdutl refused the verified snapshot. */
 #define EO_REASON_RESTORE_REBUILD_FAILED "RestoreRebuildFailed"
+/* An archive restore: the target is outside every recoverable window the archive holds. */
+#define EO_REASON_RESTORE_TARGET_OUTSIDE_ARCHIVE "RestoreTargetOutsideArchive"
+/* An archive restore: no readable manifest at archive.pvc (wrong claim or subPath, damage). */
+#define EO_REASON_RESTORE_ARCHIVE_UNREADABLE "RestoreArchiveUnreadable"
+/* An archive restore: the replay into the private etcd failed (diverged, a bad segment, ...). */
+#define EO_REASON_RESTORE_REPLAY_FAILED "RestoreReplayFailed"
 /* Anything else, and a termination message that is not ours (e.g. OOMKilled). */
 #define EO_REASON_RESTORE_FAILED "RestoreFailed"
 

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "api/jsonpath.h"
 #include "api/meta.h"
+#include "api/timeutil.h"
 #include "api/validate.h"
 
 static const char *str_or_empty(const json_t *obj, const char *path)
@@ -20,10 +22,14 @@ void eo_location_read(const json_t *loc, struct eo_snapshot_location *out)
 {
 	json_t *s3 = eo__json_object_at(loc, "s3");
 	json_t *pvc = eo__json_object_at(loc, "pvc");
+	json_t *archive = eo__json_object_at(loc, "archive");
+	int64_t rev = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (s3 != NULL && pvc != NULL)
+	if ((s3 != NULL) + (pvc != NULL) + (archive != NULL) > 1)
 		out->kind = EO_LOCATION_BOTH;
+	else if (archive != NULL)
+		out->kind = EO_LOCATION_ARCHIVE;
 	else if (s3 != NULL)
 		out->kind = EO_LOCATION_S3;
 	else if (pvc != NULL)
@@ -40,6 +46,14 @@ void eo_location_read(const json_t *loc, struct eo_snapshot_location *out)
 	out->expected_checksum = str_or_empty(loc, "expectedChecksum");
 	out->claim_name = str_or_empty(pvc, "claimName");
 	out->sub_path = str_or_empty(pvc, "subPath");
+	out->target_time = "";
+	if (out->kind == EO_LOCATION_ARCHIVE) {
+		out->claim_name = str_or_empty(archive, "pvc.claimName");
+		out->sub_path = str_or_empty(archive, "pvc.subPath");
+		out->target_time = str_or_empty(archive, "targetTime");
+		if (eo__json_int_at(archive, "targetRevision", &rev))
+			out->target_revision = rev;
+	}
 }
 
 const char *eo_snapshot_cluster_name(const json_t *snap)
@@ -160,6 +174,59 @@ bool eo_path_has_dot_dot(const char *s)
 	return false;
 }
 
+/* "2026-11-28T01:02:03Z" with an optional fraction: what archive-replay --target-time takes. */
+static bool utc_time_valid(const char *s)
+{
+	time_t t;
+	size_t len = s != NULL ? strlen(s) : 0;
+
+	return len >= 20 && len <= 35 && (s[len - 1] == 'Z' || s[len - 1] == 'z') &&
+	       eo_time_parse(s, &t) == 0 && t > 0;
+}
+
+static int archive_validate(const json_t *archive, const struct eo_snapshot_location *l,
+			    const char *prefix, char *msg, size_t n)
+{
+	json_t *rev = json_object_get(archive, "targetRevision");
+	json_t *tt = json_object_get(archive, "targetTime");
+
+	if (!json_is_object(json_object_get(archive, "pvc")))
+		return eo__fail(msg, n, "%s.archive.pvc: Required value", prefix);
+	if (l->claim_name[0] == '\0')
+		return eo__fail(msg, n, "%s.archive.pvc.claimName: Required value", prefix);
+	if (rev != NULL && tt != NULL)
+		return eo__fail(msg, n, "%s", EO_MSG_ARCHIVE_TARGET_ONE_OF);
+	if (rev != NULL && (!json_is_integer(rev) || json_integer_value(rev) < 1))
+		return eo__fail(msg, n, "%s.archive.targetRevision: must be a revision, 1 or more",
+				prefix);
+	if (tt != NULL && !utc_time_valid(json_string_value(tt)))
+		return eo__fail(msg, n, "%s", EO_MSG_ARCHIVE_TARGET_TIME);
+	if (json_object_get(json_object_get(archive, "pvc"), "subPath") != NULL &&
+	    json_string_value(json_object_get(json_object_get(archive, "pvc"), "subPath")) == NULL)
+		return eo__fail(msg, n, "%s.archive.pvc.subPath: must be a string", prefix);
+	return 0;
+}
+
+int eo_restore_source_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
+{
+	struct eo_snapshot_location l;
+
+	if (!json_is_object(loc))
+		return eo__fail(msg, n, "%s: Required value", prefix);
+	eo_location_read(loc, &l);
+	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH ||
+	    (json_object_get(loc, "archive") != NULL &&
+	     !json_is_object(json_object_get(loc, "archive"))))
+		return eo__fail(msg, n, "%s", EO_MSG_RESTORE_SOURCE_ONE_OF);
+	if (l.kind != EO_LOCATION_ARCHIVE)
+		return eo_location_validate(loc, prefix, msg, n);
+	if (eo_path_has_dot_dot(l.sub_path))
+		return eo__fail(msg, n, "%s", EO_MSG_PATH_DOT_DOT);
+	if (json_object_get(loc, "expectedChecksum") != NULL)
+		return eo__fail(msg, n, "%s", EO_MSG_ARCHIVE_CHECKSUM);
+	return archive_validate(json_object_get(loc, "archive"), &l, prefix, msg, n);
+}
+
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n)
 {
 	struct eo_snapshot_location l;
@@ -167,7 +234,9 @@ int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_
 	if (!json_is_object(loc))
 		return eo__fail(msg, n, "%s: Required value", prefix);
 	eo_location_read(loc, &l);
-	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH)
+	/* archive: a restore source only (eo_restore_source_validate) */
+	if (l.kind == EO_LOCATION_NONE || l.kind == EO_LOCATION_BOTH ||
+	    l.kind == EO_LOCATION_ARCHIVE || json_object_get(loc, "archive") != NULL)
 		return eo__fail(msg, n, "%s", EO_MSG_LOCATION_ONE_OF);
 	if (eo_path_has_dot_dot(l.kind == EO_LOCATION_S3 ? l.key : l.sub_path))
 		return eo__fail(msg, n, "%s", EO_MSG_PATH_DOT_DOT);

@@ -16,7 +16,16 @@
 #include <jansson.h>
 
 /* Validation messages (also the CRD's x-kubernetes-validations messages). */
-#define EO_MSG_LOCATION_ONE_OF	  "exactly one of s3 and pvc must be set"
+#define EO_MSG_LOCATION_ONE_OF "exactly one of s3 and pvc must be set"
+/* A restore source (EtcdCluster spec.bootstrap.restore.source, EtcdMember spec.restore.source). */
+#define EO_MSG_RESTORE_SOURCE_ONE_OF "exactly one of s3, pvc and archive must be set"
+#define EO_MSG_ARCHIVE_TARGET_ONE_OF                                                               \
+	"archive.targetRevision and archive.targetTime are mutually exclusive"
+#define EO_MSG_ARCHIVE_TARGET_TIME                                                                 \
+	"archive.targetTime must be an RFC 3339 time in UTC, e.g. 2026-11-28T01:02:03Z"
+#define EO_MSG_ARCHIVE_CHECKSUM                                                                    \
+	"expectedChecksum applies to a snapshot file, not to an archive (the replay checks the "   \
+	"snapshot it writes)"
 #define EO_MSG_SNAPSHOT_IMMUTABLE "spec is immutable; create a new EtcdSnapshot instead"
 #define EO_MSG_SNAPSHOT_NAME                                                                       \
 	"metadata.name must be at most 54 characters long (the snapshot Job is named "             \
@@ -44,7 +53,8 @@ enum eo_location_kind {
 	EO_LOCATION_NONE = 0, /* neither s3 nor pvc */
 	EO_LOCATION_S3,
 	EO_LOCATION_PVC,
-	EO_LOCATION_BOTH, /* invalid: both set */
+	EO_LOCATION_BOTH,    /* invalid: more than one set */
+	EO_LOCATION_ARCHIVE, /* restore source only: an archive (agent/archive.h) on a PVC */
 };
 
 /* A snapshot destination or restore source. Absent optional strings are "". */
@@ -61,6 +71,13 @@ struct eo_snapshot_location {
 	/* pvc */
 	const char *claim_name;
 	const char *sub_path; /* destination: directory; restore source: exact file */
+	/*
+	 * archive (restore source only): claim_name and sub_path are archive.pvc's (sub_path: the
+	 * archive's directory in the volume, "" for its root); the point to restore to, 0 / ""
+	 * when not set (both unset: the newest archived point).
+	 */
+	int64_t target_revision;
+	const char *target_time;
 	/* restore source only: "sha256:<hex>" the file must have, "" when not set */
 	const char *expected_checksum;
 };
@@ -117,9 +134,16 @@ int eo_snapshot_validate(const json_t *snap, const json_t *old, char *msg, size_
 
 /*
  * Check a location object (shared by destination and restore source); prefix
- * names it in messages ("spec.destination"). 0 or -1 with msg.
+ * names it in messages ("spec.destination"). An archive is refused
+ * (EO_MSG_LOCATION_ONE_OF): it is a restore source only. 0 or -1 with msg.
  */
 int eo_location_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
+/*
+ * A restore source: as eo_location_validate, where exactly one of s3, pvc and archive
+ * (EO_MSG_RESTORE_SOURCE_ONE_OF) must be set; archive: a pvc with a claim, at most one of
+ * targetRevision (>= 1) and targetTime (RFC 3339 UTC), no expectedChecksum.
+ */
+int eo_restore_source_validate(const json_t *loc, const char *prefix, char *msg, size_t n);
 
 /* Does s hold a ".." segment ("..", "../x", "x/..", "x/../y")? false for NULL. */
 bool eo_path_has_dot_dot(const char *s);

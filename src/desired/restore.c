@@ -36,7 +36,8 @@ bool eo_desired_member_restores(const json_t *member)
 	struct eo_snapshot_location loc;
 
 	return eo_member_bootstrap(member) && eo_member_restore_source(member, &loc) &&
-	       (loc.kind == EO_LOCATION_S3 || loc.kind == EO_LOCATION_PVC);
+	       (loc.kind == EO_LOCATION_S3 || loc.kind == EO_LOCATION_PVC ||
+		loc.kind == EO_LOCATION_ARCHIVE);
 }
 
 /* As the etcd container's: both steps write only the data volume and the agent emptyDir. */
@@ -45,6 +46,65 @@ static json_t *security_context(void)
 	return json_pack("{s:b, s:b, s:b, s:{s:[s]}}", "runAsNonRoot", 1,
 			 "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1, "capabilities",
 			 "drop", "ALL");
+}
+
+/*
+ * An archive source: restore-agent only installs itself (a1 gets nothing more); the
+ * replay's arguments and mounts; the rebuild takes the staged file (no --file), so it
+ * removes the staging dir, the replay's work dir with it, once the data dir is in place.
+ */
+static json_t *archive_replay(const struct eo_snapshot_location *loc, const char *etcd_image,
+			      json_t *volumes, bool *ok)
+{
+	const char *sp = eo_present(loc->sub_path) ? loc->sub_path : "";
+	char dir[PATH_CAP], rev[32];
+	size_t len;
+	json_t *a = json_array(), *mounts, *c = NULL;
+
+	while (*sp == '/')
+		sp++;
+	len = strlen(sp);
+	while (len > 0 && sp[len - 1] == '/')
+		len--;
+	if (snprintf(dir, sizeof(dir), "%s%s%.*s", EO_RESTORE_SOURCE_DIR, len ? "/" : "", (int)len,
+		     sp) >= (int)sizeof(dir))
+		*ok = false;
+	mounts = json_pack("[{s:s, s:s}, {s:s, s:s, s:b}, {s:s, s:s, s:b}]", "name", DATA_VOLUME,
+			   "mountPath", EO_ETCD_DATA_DIR, "name", AGENT_VOLUME, "mountPath",
+			   EO_RESTORE_AGENT_DIR, "readOnly", 1, "name", SOURCE_VOLUME, "mountPath",
+			   EO_RESTORE_SOURCE_DIR, "readOnly", 1);
+	if (a == NULL || mounts == NULL)
+		*ok = false;
+	add(a, json_string("--library-path"), ok);
+	add(a, json_string(EO_RESTORE_AGENT_DIR "/lib"), ok);
+	add(a, json_string(EO_RESTORE_AGENT_DIR "/bin/etcd-operator"), ok);
+	add(a, json_string("archive-replay"), ok);
+	arg2(a, "--archive-dir", dir, ok);
+	arg2(a, "--out", EO_RESTORE_REPLAY_OUT, ok);
+	arg2(a, "--work-dir", EO_RESTORE_REPLAY_WORK_DIR, ok);
+	arg2(a, "--data-dir", EO_ETCD_DATA_DIR, ok);
+	if (loc->target_revision > 0) {
+		snprintf(rev, sizeof(rev), "%lld", (long long)loc->target_revision);
+		arg2(a, "--target-revision", rev, ok);
+	} else if (eo_present(loc->target_time)) {
+		arg2(a, "--target-time", loc->target_time, ok);
+	}
+	arg2(a, "--termination-log", EO_RESTORE_TERMINATION_LOG, ok);
+	add(volumes,
+	    json_pack("{s:s, s:{s:s, s:b}}", "name", SOURCE_VOLUME, "persistentVolumeClaim",
+		      "claimName", loc->claim_name, "readOnly", 1),
+	    ok);
+	if (*ok)
+		c = json_pack("{s:s, s:s, s:s, s:[s], s:O, s:O, s:o, s:s}", "name",
+			      EO_RESTORE_REPLAY_CONTAINER, "image", etcd_image, "imagePullPolicy",
+			      "IfNotPresent", "command", LOADER, "args", a, "volumeMounts", mounts,
+			      "securityContext", security_context(), "terminationMessagePolicy",
+			      "FallbackToLogsOnError");
+	if (c == NULL)
+		*ok = false;
+	json_decref(a);
+	json_decref(mounts);
+	return c;
 }
 
 int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *o,
@@ -57,6 +117,7 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 	char peer[EO_DESIRED_URL_MAX], file[PATH_CAP];
 	json_t *volumes = json_object_get(pod_spec, "volumes");
 	json_t *a1 = json_array(), *a2 = json_array(), *m1 = NULL, *m2 = NULL, *inits = NULL;
+	json_t *replay = NULL;
 	bool ok = a1 != NULL && a2 != NULL;
 
 	if (!eo_desired_member_restores(member) || o == NULL || !eo_present(o->operator_image) ||
@@ -105,6 +166,8 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		    json_pack("{s:s, s:s, s:b}", "name", CRED_VOLUME, "mountPath",
 			      EO_RESTORE_CREDENTIALS_DIR, "readOnly", 1),
 		    &ok);
+	} else if (loc.kind == EO_LOCATION_ARCHIVE) {
+		replay = archive_replay(&loc, etcd_image, volumes, &ok);
 	} else {
 		const char *sp = eo_present(loc.sub_path) ? loc.sub_path : "";
 
@@ -151,6 +214,9 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 		    "IfNotPresent", "command", LOADER, "args", a2, "volumeMounts", m2,
 		    "securityContext", security_context(), "terminationMessagePolicy",
 		    "FallbackToLogsOnError");
+	/* restore-replay between the agent's install and the rebuild */
+	if (inits != NULL && replay != NULL && json_array_insert(inits, 1, replay) != 0)
+		ok = false;
 	ok = ok && inits != NULL && json_object_set_new(pod_spec, "initContainers", inits) == 0;
 	/*
 	 * The restoring Pod's fsGroup: the kubelet re-owns the (new, empty) data volume once and
@@ -165,6 +231,7 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 	json_decref(a2);
 	json_decref(m1);
 	json_decref(m2);
+	json_decref(replay);
 	return ok ? 0 : -1;
 }
 

@@ -11,7 +11,20 @@
  *                    rebuild the data dir with the seed's name, initial cluster, token and
  *                    peer URL (so a snapshot restores into any etcd minor the operator runs)
  *
- * Both do nothing once the data dir holds member/, so a restarted Pod never restores twice.
+ * A source.archive (an archive-agent directory on a PVC) has three steps:
+ *
+ *   restore          `restore-agent --install-self` only: copies itself to /agent
+ *   restore-replay   the cluster's etcd image (it has etcd and etcdutl), through /agent's
+ *                    loader: `etcd-operator archive-replay` restores the archive's base into a
+ *                    private etcd under the staging dir, replays the archived revisions up
+ *                    to the target and writes the snapshot at the point to the staging dir
+ *                    (free space checked; integrity hash checked; a restart that finds it
+ *                    written and intact reports it again instead of replaying)
+ *   restore-rebuild  as above, on that staged snapshot (then the staging dir is removed)
+ *
+ * The replay's result ({"revision","time",...}) is its container's termination message.
+ *
+ * All do nothing once the data dir holds member/, so a restarted Pod never restores twice.
  * S3 credentials: the Secret is mounted at EO_RESTORE_CREDENTIALS_DIR (the operator never
  * reads it). A PVC source: the claim mounted read-only at EO_RESTORE_SOURCE_DIR.
  */
@@ -26,13 +39,17 @@
 
 #define EO_RESTORE_CONTAINER	     "restore"
 #define EO_RESTORE_REBUILD_CONTAINER "restore-rebuild"
+#define EO_RESTORE_REPLAY_CONTAINER  "restore-replay"
 #define EO_RESTORE_AGENT_DIR	     "/agent"
 #define EO_RESTORE_CREDENTIALS_DIR   "/var/run/etcd-operator/s3-credentials"
 #define EO_RESTORE_SOURCE_DIR	     "/restore"
 #define EO_RESTORE_STAGING_DIR	     "/var/lib/etcd/.restore"
 #define EO_RESTORE_TERMINATION_LOG   "/dev/termination-log"
+/* An archive restore: what archive-replay writes (the agent's staging dir + STAGED_NAME). */
+#define EO_RESTORE_REPLAY_OUT	   EO_RESTORE_STAGING_DIR "/snapshot.db"
+#define EO_RESTORE_REPLAY_WORK_DIR EO_RESTORE_STAGING_DIR "/replay"
 
-/* True when member is a seed (spec.bootstrap) with spec.restore.source. */
+/* True when member is a seed (spec.bootstrap) with spec.restore.source (s3, pvc or archive). */
 bool eo_desired_member_restores(const json_t *member);
 
 /*

@@ -109,6 +109,35 @@ static bool bootstrap_seed_start(struct eo__plan_ctx *x, const struct eo__plan_c
 	return false;
 }
 
+/*
+ * The seed restored an archive (its restore-replay init container succeeded): the point is
+ * recorded in status.restoredFromArchive, said in the message, and told by a Normal Event
+ * RestoredFromArchive. Read once, at the discovery: the Pod's init container statuses are
+ * gone when it is replaced.
+ */
+static void restored_from_archive(struct eo__plan_ctx *x, const json_t *pod, const char *id,
+				  const char *seed)
+{
+	char when[EO_ARCHIVE_TIME_MAX];
+	int64_t rev = 0;
+	json_t *st;
+
+	if (!eo_plan_archive_restored(pod, &rev, when, sizeof(when)))
+		return;
+	st = json_pack("{s:I}", "revision", (json_int_t)rev);
+	if (st != NULL && when[0] != '\0')
+		json_object_set_new(st, "time", json_string(when));
+	if (st == NULL)
+		x->ok = false;
+	else
+		eo__plan_set_status(x, "restoredFromArchive", st);
+	eo__plan_msgf(x,
+		      "etcd cluster %s formed by seed member %s, restored from archive to "
+		      "revision %lld%s%s%s",
+		      id, seed, (long long)rev, when[0] ? " (time " : "", when, when[0] ? ")" : "");
+	eo__plan_event(x, "Normal", EO_REASON_RESTORED_FROM_ARCHIVE);
+}
+
 /* The seed's Pod is ready: its member list gives the cluster its ID. */
 static void bootstrap_discover(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 			       const char *seed, const char *peer)
@@ -154,9 +183,11 @@ static void bootstrap_discover(struct eo__plan_ctx *x, const struct eo__plan_cou
 	eo_plan_format_id(in->etcd->cluster_id, id, sizeof(id));
 	eo__plan_set_status(x, "clusterID", json_string(id));
 	eo__plan_msgf(x, "etcd cluster %s formed by seed member %s", id, seed);
+	restored_from_archive(x, c->seed->pod, id, seed);
 	eo__plan_cond(x, EO_COND_AVAILABLE, EO_COND_TRUE, EO_REASON_CLUSTER_DISCOVERED,
 		      out->message);
-	eo__plan_event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
+	if (out->event_reason == NULL)
+		eo__plan_event(x, "Normal", EO_REASON_CLUSTER_DISCOVERED);
 	out->action = EO_PLAN_WRITE_STATUS;
 }
 

@@ -181,6 +181,41 @@ static void crash_issue(const json_t *cs, struct eo_pod_issue *out)
  * with an error, else the last one while it is retried. One that has now succeeded, or
  * never failed, is no issue.
  */
+bool eo_plan_archive_restored(const json_t *pod, int64_t *revision, char *time, size_t cap)
+{
+	const json_t *cs = NULL;
+	size_t i;
+
+	*revision = 0;
+	if (cap > 0)
+		time[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "initContainerStatuses"),
+			   i, cs)
+	{
+		const char *name = json_string_value(json_object_get(cs, "name"));
+		const json_t *t = json_object_get(json_object_get(cs, "state"), "terminated");
+		const char *text = json_string_value(json_object_get(t, "message"));
+		json_t *doc, *rev;
+		const char *when;
+
+		if (name == NULL || strcmp(name, EO_RESTORE_REPLAY_CONTAINER) != 0 ||
+		    text == NULL || json_integer_value(json_object_get(t, "exitCode")) != 0 ||
+		    !json_is_integer(json_object_get(t, "exitCode")))
+			continue;
+		doc = json_loads(text, 0, NULL);
+		rev = json_object_get(doc, "revision");
+		when = json_string_value(json_object_get(doc, "time"));
+		if (json_is_integer(rev) && json_integer_value(rev) >= 1) {
+			*revision = json_integer_value(rev);
+			if (when != NULL && cap > 0 && strlen(when) < cap)
+				snprintf(time, cap, "%s", when);
+		}
+		json_decref(doc);
+		return *revision >= 1;
+	}
+	return false;
+}
+
 static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 {
 	const json_t *cs = NULL;
@@ -196,6 +231,7 @@ static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 		json_int_t code;
 
 		if (name == NULL || (strcmp(name, EO_RESTORE_CONTAINER) != 0 &&
+				     strcmp(name, EO_RESTORE_REPLAY_CONTAINER) != 0 &&
 				     strcmp(name, EO_RESTORE_REBUILD_CONTAINER) != 0))
 			continue;
 		if (t != NULL && json_integer_value(json_object_get(t, "exitCode")) == 0)

@@ -77,6 +77,16 @@ bool eo_plan_pod_issue(const json_t *member, const json_t *pod, const json_t *pv
 		       struct eo_pod_issue *out);
 
 /*
+ * The point a seed was restored to from an archive: the result the restore-replay init
+ * container (desired/restore.h) of pod left as its termination message when it succeeded
+ * ({"revision":R,"time":"<RFC 3339>",...}). True with *revision (>= 1) and time (the
+ * replayed revision's receive time, "" when not recorded; cut to cap); false when pod has
+ * no such container or it has not succeeded.
+ */
+#define EO_ARCHIVE_TIME_MAX 40
+bool eo_plan_archive_restored(const json_t *pod, int64_t *revision, char *time, size_t cap);
+
+/*
  * "member <m>: <issue>; member <m2>: <issue>" for the members (not being deleted, not
  * dormant, not pending) that have an issue or whose Ready condition has a failure reason, at most
  * EO_POD_ISSUE_LIST_MAX of them, then "(and <k> more)". Empty when none. Returns the number of

@@ -754,6 +754,18 @@ static void test_restore_refuses_bad_objects(void **state)
 	expect_reason(EO_REASON_RESTORE_FAILED, "no snapshot to restore");
 	snprintf(path, sizeof(path), "%s/member", data);
 	assert_int_not_equal(stat(path, &st), 0);
+	/* No source: refused, unless it only installs itself (an archive restore's first step). */
+	assert_int_equal(
+	    agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging, NULL), 1);
+	expect_reason(EO_REASON_RESTORE_FAILED, "exactly one source");
+	snprintf(cut, sizeof(cut), "%s/install-only", E.workdir);
+	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
+			       "--install-self", cut, NULL),
+			 0);
+	snprintf(path, sizeof(path), "%s/bin/etcd-operator", cut);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/snapshot.db", staging);
+	assert_int_not_equal(stat(path, &st), 0); /* nothing staged */
 	/* A PVC source: a missing file, and a cut one. */
 	assert_int_equal(agent(NULL, "restore-agent", "--data-dir", data, "--staging-dir", staging,
 			       "--file", "/nonexistent/snap.db", NULL),

@@ -324,6 +324,107 @@ static void test_replay_to_revision(void **state_)
 	assert_null(res);
 }
 
+/* archive-replay as the seed's restore step (desired/restore.h), into a scratch data dir. */
+static int replay_step(const char *target, const char *etcd, const char *data)
+{
+	char outfile[700], work[700], tlog[700];
+	const char *argv[] = {"etcd-operator",
+			      "archive-replay",
+			      "--archive-dir",
+			      dir,
+			      "--out",
+			      outfile,
+			      "--work-dir",
+			      work,
+			      "--etcd",
+			      etcd,
+			      "--etcdutl",
+			      etcdutl,
+			      "--target-revision",
+			      target,
+			      "--data-dir",
+			      data,
+			      "--termination-log",
+			      tlog,
+			      NULL};
+
+	snprintf(outfile, sizeof(outfile), "%s/.restore/snapshot.db", data);
+	snprintf(work, sizeof(work), "%s/.restore/replay", data);
+	snprintf(tlog, sizeof(tlog), "%s/termination-log", workdir);
+	unlink(tlog);
+	return eo_agent_main(18, (char **)argv);
+}
+
+/* The termination log of the last replay_step, parsed. */
+static json_t *termination_log(void)
+{
+	char tlog[700];
+
+	snprintf(tlog, sizeof(tlog), "%s/termination-log", workdir);
+	return json_load_file(tlog, 0, NULL);
+}
+
+/*
+ * As a restore step: the result goes to the termination log (the operator reads the point
+ * from it); a restart of the step after it finished reports it again without replaying (no
+ * etcd is started: a missing etcd binary does not matter), and once the data dir holds
+ * member/ it does nothing; a target outside the archive leaves its reason.
+ */
+static void test_replay_restore_step(void **state_)
+{
+	struct eo_archive_manifest m = {0};
+	struct eo_archive_window w;
+	char target[32], data[700], member[760];
+	json_t *tl;
+	int64_t mid;
+
+	(void)state_;
+	load(&m);
+	assert_true(eo_archive_window_latest(&m, &w));
+	eo_archive_manifest_clear(&m);
+	mid = w.from_revision + (w.to_revision - w.from_revision) / 2;
+	snprintf(target, sizeof(target), "%" PRId64, mid);
+	snprintf(data, sizeof(data), "%s/step-data", workdir);
+	mkdir(data, 0700);
+
+	assert_int_equal(replay_step(target, etcd_bin, data), 0);
+	tl = termination_log();
+	assert_non_null(tl);
+	assert_int_equal(json_integer_value(json_object_get(tl, "revision")), mid);
+	assert_non_null(json_string_value(json_object_get(tl, "time")));
+	json_decref(tl);
+
+	/* Restarted after it finished: the same result, no replay (no etcd to start). */
+	assert_int_equal(replay_step(target, "/nonexistent/etcd", data), 0);
+	tl = termination_log();
+	assert_non_null(tl);
+	assert_int_equal(json_integer_value(json_object_get(tl, "revision")), mid);
+	json_decref(tl);
+
+	/* Another target is not the finished one: replayed again (and fails without etcd). */
+	snprintf(target, sizeof(target), "%" PRId64, mid + 1);
+	assert_int_not_equal(replay_step(target, "/nonexistent/etcd", data), 0);
+	tl = termination_log();
+	assert_string_equal(json_string_value(json_object_get(tl, "reason")),
+			    "RestoreReplayFailed");
+	json_decref(tl);
+
+	/* The data dir rebuilt: nothing to do. */
+	snprintf(member, sizeof(member), "%s/member", data);
+	assert_int_equal(mkdir(member, 0700), 0);
+	assert_int_equal(replay_step(target, "/nonexistent/etcd", data), 0);
+	rmdir(member);
+
+	/* Outside the archive: its own reason, for the EtcdCluster's condition. */
+	snprintf(target, sizeof(target), "%" PRId64, w.to_revision + 1000);
+	assert_int_not_equal(replay_step(target, etcd_bin, data), 0);
+	tl = termination_log();
+	assert_non_null(tl);
+	assert_string_equal(json_string_value(json_object_get(tl, "reason")),
+			    "RestoreTargetOutsideArchive");
+	json_decref(tl);
+}
+
 static void test_compaction_gap(void **state_)
 {
 	struct eo_archive_manifest m = {0};
@@ -475,6 +576,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_base_resume_replay),
 	    cmocka_unit_test(test_replay_to_revision),
+	    cmocka_unit_test(test_replay_restore_step),
 	    cmocka_unit_test(test_compaction_gap),
 	    cmocka_unit_test(test_status_served),
 	};

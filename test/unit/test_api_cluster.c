@@ -258,6 +258,35 @@ static void test_tls_views(void **state)
 	json_decref(cm);
 }
 
+/* source.archive reads as an ARCHIVE location: its claim, directory and point. */
+static void test_restore_archive_source(void **state)
+{
+	json_t *c = tu_jsonq("{'spec':{'bootstrap':{'restore':{'source':{'archive':{'pvc':"
+			     "{'claimName':'arch','subPath':'p/q'},'targetRevision':77}}}}}}");
+	json_t *t = tu_jsonq("{'spec':{'bootstrap':{'restore':{'source':{'archive':{'pvc':"
+			     "{'claimName':'arch'},'targetTime':'2026-11-28T01:02:03Z'}}}}}}");
+	json_t *both = tu_jsonq("{'spec':{'bootstrap':{'restore':{'source':{'archive':{'pvc':"
+				"{'claimName':'arch'}},'s3':{'bucket':'b'}}}}}}");
+	struct eo_snapshot_location loc;
+
+	(void)state;
+	assert_true(eo_cluster_restore_source(c, &loc));
+	assert_int_equal(loc.kind, EO_LOCATION_ARCHIVE);
+	assert_string_equal(loc.claim_name, "arch");
+	assert_string_equal(loc.sub_path, "p/q");
+	assert_int_equal(loc.target_revision, 77);
+	assert_string_equal(loc.target_time, "");
+	assert_true(eo_cluster_restore_source(t, &loc));
+	assert_int_equal(loc.target_revision, 0);
+	assert_string_equal(loc.target_time, "2026-11-28T01:02:03Z");
+	assert_string_equal(loc.sub_path, "");
+	assert_true(eo_cluster_restore_source(both, &loc));
+	assert_int_equal(loc.kind, EO_LOCATION_BOTH);
+	json_decref(c);
+	json_decref(t);
+	json_decref(both);
+}
+
 static void test_auth_restore_options_passthrough(void **state)
 {
 	json_t *c =
@@ -361,8 +390,9 @@ static void test_resources(void **state)
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'https://s3','bucket':'b',"           \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}}}}}"
 
-#define HEX64  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define HEX64U "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HEX64	      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define ARCHIVE(body) SPEC(",'bootstrap':{'restore':{'source':{'archive':{" body "}}}}")
+#define HEX64U	      "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
 #define RESTORE_HTTP(extra)                                                                        \
 	",'bootstrap':{'restore':{'source':{'s3':{'endpoint':'http://minio:9000','bucket':'b',"    \
 	"'key':'a/b.db','credentialsSecretRef':{'name':'c'}" extra "}}}}"
@@ -520,9 +550,9 @@ static const struct tu_vcase vcases[] = {
     {"restore both",
      SPEC(",'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x'},"
 	  "'s3':{'endpoint':'e','bucket':'b','key':'k','credentialsSecretRef':{'name':'c'}}}}}"),
-     NULL, EO_MSG_LOCATION_ONE_OF},
+     NULL, EO_MSG_RESTORE_SOURCE_ONE_OF},
     {"restore neither", SPEC(",'bootstrap':{'restore':{'source':{}}}"), NULL,
-     EO_MSG_LOCATION_ONE_OF},
+     EO_MSG_RESTORE_SOURCE_ONE_OF},
     {"restore no source", SPEC(",'bootstrap':{'restore':{}}"), NULL,
      "spec.bootstrap.restore.source: Required value"},
     {"restore s3 no bucket",
@@ -559,6 +589,44 @@ static const struct tu_vcase vcases[] = {
      "{'metadata':{'name':'my-etcd'},'spec':{'version':'3.6.11'" RESTORE_HTTP(
 	 "") "},'status':{'clusterID':'1a2b'}}",
      NULL, NULL},
+    /* source.archive: a PVC directory and a point (revision or time, or neither: latest) */
+    {"restore archive revision",
+     ARCHIVE("'pvc':{'claimName':'a','subPath':'prod'},'targetRevision':42"), NULL, NULL},
+    {"restore archive time",
+     ARCHIVE("'pvc':{'claimName':'a'},'targetTime':'2026-11-28T01:02:03.5Z'"), NULL, NULL},
+    {"restore archive latest", ARCHIVE("'pvc':{'claimName':'a'}"), NULL, NULL},
+    {"restore archive both targets",
+     ARCHIVE("'pvc':{'claimName':'a'},'targetRevision':42,'targetTime':'2026-11-28T01:02:03Z'"),
+     NULL, EO_MSG_ARCHIVE_TARGET_ONE_OF},
+    {"restore archive revision 0", ARCHIVE("'pvc':{'claimName':'a'},'targetRevision':0"), NULL,
+     "spec.bootstrap.restore.source.archive.targetRevision: must be a revision, 1 or more"},
+    {"restore archive revision string", ARCHIVE("'pvc':{'claimName':'a'},'targetRevision':'42'"),
+     NULL, "spec.bootstrap.restore.source.archive.targetRevision: must be a revision, 1 or more"},
+    {"restore archive time with offset",
+     ARCHIVE("'pvc':{'claimName':'a'},'targetTime':'2026-11-28T01:02:03+01:00'"), NULL,
+     EO_MSG_ARCHIVE_TARGET_TIME},
+    {"restore archive time garbage", ARCHIVE("'pvc':{'claimName':'a'},'targetTime':'yesterday'"),
+     NULL, EO_MSG_ARCHIVE_TARGET_TIME},
+    {"restore archive no pvc", ARCHIVE("'targetRevision':42"), NULL,
+     "spec.bootstrap.restore.source.archive.pvc: Required value"},
+    {"restore archive no claim", ARCHIVE("'pvc':{'subPath':'x'}"), NULL,
+     "spec.bootstrap.restore.source.archive.pvc.claimName: Required value"},
+    {"restore archive dot-dot", ARCHIVE("'pvc':{'claimName':'a','subPath':'x/../..'}"), NULL,
+     EO_MSG_PATH_DOT_DOT},
+    {"restore archive and pvc",
+     SPEC(",'bootstrap':{'restore':{'source':{'archive':{'pvc':{'claimName':'a'}},"
+	  "'pvc':{'claimName':'c','subPath':'x.db'}}}}"),
+     NULL, EO_MSG_RESTORE_SOURCE_ONE_OF},
+    {"restore archive not an object", SPEC(",'bootstrap':{'restore':{'source':{'archive':5}}}"),
+     NULL, EO_MSG_RESTORE_SOURCE_ONE_OF},
+    {"restore archive checksum",
+     SPEC(",'bootstrap':{'restore':{'source':{'archive':{'pvc':{'claimName':'a'}},"
+	  "'expectedChecksum':'sha256:" HEX64 "'}}}"),
+     NULL, EO_MSG_ARCHIVE_CHECKSUM},
+    {"restore archive memory",
+     SPEC(",'storage':{'size':'1Gi','medium':'Memory'},"
+	  "'bootstrap':{'restore':{'source':{'archive':{'pvc':{'claimName':'a'}}}}}"),
+     NULL, EO_MSG_RESTORE_MEMORY},
     {"restore memory",
      SPEC(",'storage':{'size':'1Gi','medium':'Memory'},"
 	  "'bootstrap':{'restore':{'source':{'pvc':{'claimName':'c','subPath':'x.db'}}}}"),
@@ -718,4 +786,4 @@ static void test_validate_truncates_message(void **state)
 
 TU_MAIN(test_defaults_minimal, test_defaults_partial, test_storage_variants, test_deletion_policy,
 	test_tls_views, test_auth_restore_options_passthrough, test_resources, test_validate_table,
-	test_validate_metadata_bounds, test_validate_truncates_message)
+	test_validate_metadata_bounds, test_validate_truncates_message, test_restore_archive_source)

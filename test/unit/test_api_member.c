@@ -174,7 +174,14 @@ static const struct tu_vcase vcases[] = {
     {"restore both",
      M(",'restore':{'source':{'pvc':{'claimName':'c'},'s3':{'endpoint':'e','bucket':'b',"
        "'credentialsSecretRef':{'name':'c'}}}}"),
-     NULL, EO_MSG_LOCATION_ONE_OF},
+     NULL, EO_MSG_RESTORE_SOURCE_ONE_OF},
+    {"restore archive",
+     M(",'restore':{'source':{'archive':{'pvc':{'claimName':'a'},'targetRevision':7}}}"), NULL,
+     NULL},
+    {"restore archive both targets",
+     M(",'restore':{'source':{'archive':{'pvc':{'claimName':'a'},'targetRevision':7,"
+       "'targetTime':'2026-11-28T01:02:03Z'}}}"),
+     NULL, EO_MSG_ARCHIVE_TARGET_ONE_OF},
     {"set initialCluster", M(",'initialCluster':'a=b'"), M(",'initialCluster':''"), NULL},
     {"set initialCluster from absent", M(",'initialCluster':'a=b'"), M(""), NULL},
     {"change initialCluster", M(",'initialCluster':'x=y'"), M(",'initialCluster':'a=b'"),

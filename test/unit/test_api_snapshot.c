@@ -141,6 +141,14 @@ static const struct tu_vcase vcases[] = {
      "spec.destination: Required value"},
     {"empty destination", "{'spec':{'clusterRef':{'name':'c'},'destination':{}}}", NULL,
      EO_MSG_LOCATION_ONE_OF},
+    /* An archive is a restore source only; never a destination. */
+    {"archive destination",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'archive':{'pvc':{'claimName':'b'}}}}}",
+     NULL, EO_MSG_LOCATION_ONE_OF},
+    {"archive and pvc destination",
+     "{'spec':{'clusterRef':{'name':'c'},'destination':{'archive':{'pvc':{'claimName':'b'}},"
+     "'pvc':{'claimName':'b'}}}}",
+     NULL, EO_MSG_LOCATION_ONE_OF},
     {"both",
      "{'spec':{'clusterRef':{'name':'c'},'destination':{'pvc':{'claimName':'b'},"
      "'s3':{'endpoint':'e','bucket':'b','credentialsSecretRef':{'name':'c'}}}}}",

@@ -38,6 +38,13 @@ static const struct eo_desired_opts OPTS = {.etcd_image_repository = "quay.io/co
 	"{\"pvc\":{\"claimName\":\"backups\",\"subPath\":\"daily/"                                 \
 	"old-1.db\"},\"expectedChecksum\":"                                                        \
 	"\"" SUM "\"}"
+#define ARCHIVE_SOURCE                                                                             \
+	"{\"archive\":{\"pvc\":{\"claimName\":\"archive\",\"subPath\":\"/prod/etcd/\"},"           \
+	"\"targetRevision\":42}}"
+#define ARCHIVE_TIME_SOURCE                                                                        \
+	"{\"archive\":{\"pvc\":{\"claimName\":\"archive\"},\"targetTime\":"                        \
+	"\"2026-11-28T01:02:03Z\"}}"
+#define ARCHIVE_LATEST_SOURCE "{\"archive\":{\"pvc\":{\"claimName\":\"archive\"}}}"
 
 static json_t *member(const char *source, bool bootstrap)
 {
@@ -79,6 +86,17 @@ static void test_restore_pod_pvc(void **state)
 	(void)state;
 	golden("restore_pod_pvc.json", pod);
 	tu_assert_restricted_pod_spec(json_object_get(pod, "spec"), "restoring Pod (pvc)");
+	json_decref(pod);
+	json_decref(m);
+}
+
+static void test_restore_pod_archive(void **state)
+{
+	json_t *m = member(ARCHIVE_SOURCE, true), *pod = eo_desired_member_pod(m, &OPTS, false);
+
+	(void)state;
+	golden("restore_pod_archive.json", pod);
+	tu_assert_restricted_pod_spec(json_object_get(pod, "spec"), "restoring Pod (archive)");
 	json_decref(pod);
 	json_decref(m);
 }
@@ -143,6 +161,9 @@ static void test_restore_runs_once(void **state)
 	    {PVC_SOURCE, NULL, false, true},
 	    {PVC_SOURCE, NULL, true, false},
 	    {PVC_SOURCE, "8e9e05c52164694d", true, false},
+	    {ARCHIVE_SOURCE, NULL, false, true},
+	    {ARCHIVE_SOURCE, NULL, true, false},
+	    {ARCHIVE_SOURCE, "8e9e05c52164694d", false, false},
 	};
 
 	(void)state;
@@ -168,8 +189,8 @@ static void test_restore_runs_once(void **state)
 	}
 }
 
-/* The restore container's args of m's Pod, as one space-separated string in buf. */
-static void restore_args(json_t *m, char *buf, size_t cap)
+/* The args of m's Pod's init container name, as one space-separated string in buf. */
+static void container_args(json_t *m, const char *name, char *buf, size_t cap)
 {
 	json_t *pod = eo_desired_member_pod(m, &OPTS, false), *inits, *c, *a;
 	size_t i, j, len = 0;
@@ -179,14 +200,73 @@ static void restore_args(json_t *m, char *buf, size_t cap)
 	inits = json_object_get(json_object_get(pod, "spec"), "initContainers");
 	json_array_foreach(inits, i, c)
 	{
-		if (strcmp(json_string_value(json_object_get(c, "name")), EO_RESTORE_CONTAINER) !=
-		    0)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) != 0)
 			continue;
 		json_array_foreach(json_object_get(c, "args"), j, a) len +=
 		    (size_t)snprintf(buf + len, cap - len, "%s ", json_string_value(a));
 	}
 	assert_true(len > 0 && len < cap);
 	json_decref(pod);
+}
+
+static void restore_args(json_t *m, char *buf, size_t cap)
+{
+	container_args(m, EO_RESTORE_CONTAINER, buf, cap);
+}
+
+/* The names of m's Pod's init containers, in order, space-separated. */
+static void init_names(json_t *m, char *buf, size_t cap)
+{
+	json_t *pod = eo_desired_member_pod(m, &OPTS, false), *c;
+	size_t i, len = 0;
+
+	assert_non_null(pod);
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "initContainers"), i, c)
+	    len += (size_t)snprintf(buf + len, cap - len, "%s ",
+				    json_string_value(json_object_get(c, "name")));
+	assert_true(len < cap);
+	json_decref(pod);
+}
+
+/*
+ * An archive source: the agent only installs itself, the replay (etcd image) runs between it
+ * and the rebuild with the archive directory, the target and the staged output, and the
+ * rebuild takes the staged file (no --file: it removes the staging dir when done).
+ */
+static void test_restore_archive_steps(void **state)
+{
+	json_t *rev = member(ARCHIVE_SOURCE, true), *tm = member(ARCHIVE_TIME_SOURCE, true);
+	json_t *latest = member(ARCHIVE_LATEST_SOURCE, true);
+	char args[4096];
+
+	(void)state;
+	assert_true(eo_desired_member_restores(rev));
+	init_names(rev, args, sizeof(args));
+	assert_string_equal(args, "restore restore-replay restore-rebuild ");
+	restore_args(rev, args, sizeof(args));
+	assert_non_null(strstr(args, "--install-self /agent "));
+	assert_null(strstr(args, "--file"));
+	assert_null(strstr(args, "--s3-"));
+	container_args(rev, EO_RESTORE_REPLAY_CONTAINER, args, sizeof(args));
+	assert_non_null(strstr(
+	    args, "archive-replay --archive-dir /restore/prod/etcd --out " EO_RESTORE_REPLAY_OUT
+		  " --work-dir " EO_RESTORE_REPLAY_WORK_DIR " --data-dir /var/lib/etcd "));
+	assert_non_null(strstr(args, "--target-revision 42 "));
+	assert_null(strstr(args, "--target-time"));
+	assert_non_null(strstr(args, "--termination-log /dev/termination-log "));
+	container_args(rev, EO_RESTORE_REBUILD_CONTAINER, args, sizeof(args));
+	assert_null(strstr(args, "--file"));
+	assert_non_null(strstr(args, "--staging-dir " EO_RESTORE_STAGING_DIR " "));
+	container_args(tm, EO_RESTORE_REPLAY_CONTAINER, args, sizeof(args));
+	assert_non_null(strstr(args, "--archive-dir /restore --out "));
+	assert_non_null(strstr(args, "--target-time 2026-11-28T01:02:03Z "));
+	assert_null(strstr(args, "--target-revision"));
+	container_args(latest, EO_RESTORE_REPLAY_CONTAINER, args, sizeof(args));
+	assert_null(strstr(args, "--target-"));
+	json_decref(rev);
+	json_decref(tm);
+	json_decref(latest);
 }
 
 /* source.expectedChecksum and s3.insecure reach the restore agent, and only when set. */
@@ -245,4 +325,5 @@ static void test_seed_member_restore(void **state)
 }
 
 TU_MAIN(test_restore_pod_s3, test_restore_pod_pvc, test_restore_only_seed, test_restore_runs_once,
-	test_seed_member_restore, test_restore_checksum_insecure_args)
+	test_seed_member_restore, test_restore_checksum_insecure_args, test_restore_pod_archive,
+	test_restore_archive_steps)

@@ -125,6 +125,76 @@ static void test_bootstrap_table(void **state)
 	}
 }
 
+/* The seed's restore-replay init container with this termination state (JSON object text). */
+static void seed_replay_status(struct pwc_world *w, const char *terminated)
+{
+	json_t *pod = (json_t *)w->members[0].pod, *t = json_loads(terminated, 0, NULL);
+
+	assert_non_null(t);
+	json_object_set_new(
+	    json_object_get(pod, "status"), "initContainerStatuses",
+	    json_pack("[{s:s, s:{s:o}}]", "name", "restore-replay", "state", "terminated", t));
+}
+
+/*
+ * Discovery of a cluster whose seed restored an archive: status.restoredFromArchive has the
+ * revision and time the replay reported, the message says it, a Normal RestoredFromArchive
+ * Event tells it; a failed or foreign replay status records nothing.
+ */
+static void test_discovered_from_archive(void **state)
+{
+	static const struct {
+		const char *what, *terminated;
+		long long revision;
+		const char *time, *event;
+	} cases[] = {
+	    {"revision and time",
+	     "{\"exitCode\":0,\"message\":\"{\\\"file\\\":\\\"/x\\\",\\\"revision\\\":42,"
+	     "\\\"time\\\":\\\"2026-11-28T01:02:03Z\\\"}\"}",
+	     42, "2026-11-28T01:02:03Z", EO_REASON_RESTORED_FROM_ARCHIVE},
+	    {"revision only", "{\"exitCode\":0,\"message\":\"{\\\"revision\\\":7}\"}", 7, NULL,
+	     EO_REASON_RESTORED_FROM_ARCHIVE},
+	    {"failed replay", "{\"exitCode\":1,\"message\":\"{\\\"revision\\\":7}\"}", 0, NULL,
+	     EO_REASON_CLUSTER_DISCOVERED},
+	    {"not our result", "{\"exitCode\":0,\"message\":\"done\"}", 0, NULL,
+	     EO_REASON_CLUSTER_DISCOVERED},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pwc_world w;
+		struct eo_plan_result r;
+		char *st = pwc_latched_status(1, NULL);
+		json_t *got;
+
+		pwc_world_init(&w, pwc_cluster(1, st), true);
+		free(st);
+		pwc_world_add(&w, pwc_member("demo-aaaaa", true, false, NULL),
+			      pwc_pod("demo-aaaaa", true));
+		seed_replay_status(&w, cases[i].terminated);
+		pwc_world_etcd(&w, EO_ETCD_OK, "demo-aaaaa", 0x248adce0359142baULL, 1);
+		if (eo_plan_cluster(&w.in, &r) != 0 || r.action != EO_PLAN_WRITE_STATUS)
+			fail_msg("%s: plan failed or action %s", cases[i].what,
+				 eo_plan_action_name(r.action));
+		assert_string_equal(r.event_reason, cases[i].event);
+		pwc_assert_cond(r.status, EO_COND_AVAILABLE, "True", EO_REASON_CLUSTER_DISCOVERED);
+		got = json_object_get(r.status, "restoredFromArchive");
+		if (cases[i].revision == 0) {
+			assert_null(got);
+		} else {
+			assert_int_equal(json_integer_value(json_object_get(got, "revision")),
+					 cases[i].revision);
+			assert_non_null(strstr(r.message, "restored from archive to revision"));
+			if (cases[i].time != NULL)
+				assert_string_equal(json_string_value(json_object_get(got, "time")),
+						    cases[i].time);
+			else
+				assert_null(json_object_get(got, "time"));
+		}
+		pwc_done(&w, &r);
+	}
+}
+
 static void test_member_not_ready_after_bootstrap(void **state)
 {
 	struct pwc_world w;
@@ -233,4 +303,5 @@ static void test_bootstrap_step(void **state)
 	}
 }
 
-TU_MAIN(test_bootstrap_table, test_member_not_ready_after_bootstrap, test_bootstrap_step)
+TU_MAIN(test_bootstrap_table, test_member_not_ready_after_bootstrap, test_bootstrap_step,
+	test_discovered_from_archive)

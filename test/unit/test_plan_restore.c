@@ -197,6 +197,15 @@ static void test_restore_issue_table(void **state)
 			    "with status 1\\\"}")) "]",
 	     EO_POD_ISSUE_RESTORE_FAILED, EO_REASON_RESTORE_REBUILD_FAILED,
 	     "(init container restore-rebuild, exit code 1): rebuilding"},
+	    {"archive: restore done, replay refused the target",
+	     "[" INIT("restore", TERMINATED(0, "Completed", ""), NONE) "," INIT(
+		 "restore-replay", BACKOFF,
+		 TERMINATED(1, "Error",
+			    "{\\\"reason\\\":\\\"RestoreTargetOutsideArchive\\\",\\\"message\\\":"
+			    "\\\"the target is outside the archive: revision 9 is outside every "
+			    "recoverable window\\\"}")) "]",
+	     EO_POD_ISSUE_RESTORE_FAILED, EO_REASON_RESTORE_TARGET_OUTSIDE_ARCHIVE,
+	     "(init container restore-replay, exit code 1): the target is outside"},
 	    {"another init container's crash is a crash loop, not a restore",
 	     "[" INIT("other", BACKOFF, TERMINATED(1, "Error", CORRUPT_DOC)) "]",
 	     EO_POD_ISSUE_CRASH_LOOP, EO_REASON_CONTAINER_CRASHLOOP, "container other"},
