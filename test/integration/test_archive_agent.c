@@ -574,10 +574,8 @@ int main(void)
 	struct eo_etcd_config cfg = {0};
 	const char *work = getenv("EO_ITEST_WORKDIR");
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_base_resume_replay),
-	    cmocka_unit_test(test_replay_to_revision),
-	    cmocka_unit_test(test_replay_restore_step),
-	    cmocka_unit_test(test_compaction_gap),
+	    cmocka_unit_test(test_base_resume_replay),	cmocka_unit_test(test_replay_to_revision),
+	    cmocka_unit_test(test_replay_restore_step), cmocka_unit_test(test_compaction_gap),
 	    cmocka_unit_test(test_status_served),
 	};
 	int rc;
