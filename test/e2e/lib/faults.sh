@@ -52,7 +52,7 @@
 #       4), then the member is asked, from this machine and not from inside the
 #       Pod, for a serializable range read of $FAULTS_OOM_KEYS (default 24) values
 #       of 768 KiB under /faults-oom/ (written once through that member when they
-#       are not there yet), four such reads at once: etcd copies the values out of
+#       are not there yet), six such reads at once: etcd copies the values out of
 #       its database and marshals each answer, allocations far over the limit (and
 #       over any heap its Go runtime freed but still holds), in its own process. No other
 #       process is started in the container, so the only one the kernel can kill
@@ -266,9 +266,9 @@ oom() {
 	while [ "$(date +%s)" -lt "$deadline" ]; do
 		# Serializable: that member answers from its own copy (a linearizable read
 		# would wait for a leader it may not reach while it restarts).
-		# Four at once: Go may serve one answer from heap it freed but still holds.
+		# Six at once: Go may serve one answer from heap it freed but still holds.
 		if [ -d "/proc/$pid" ]; then
-			for i in 1 2 3 4; do
+			for i in 1 2 3 4 5 6; do
 				oom_etcdctl --endpoints "$ep" get --prefix /faults-oom/ --consistency=s >/dev/null 2>&1 &
 			done
 			wait
