@@ -47,11 +47,19 @@
 #       The container keeps the limit until it restarts or disk-unthrottle.
 #   faults.sh disk-unthrottle <pod> [container]
 #   faults.sh oom <pod> [container] [timeout-seconds]
-#       Make the container cross a memory limit: its memory cgroup's (v1) limit is
-#       set just above its anonymous memory, then a process is started in it
-#       (`etcdctl version` through kubectl exec) so that the cgroup goes over
-#       and the kernel OOM-kills its biggest process (etcd). Returns when the
-#       container's last state is OOMKilled (default timeout 60 s). The
+#       Make etcd itself cross a memory limit: its memory cgroup's (v1) limit is
+#       set just above its anonymous memory (plus $FAULTS_OOM_HEADROOM_MB, default
+#       4), then the member is asked, from this machine and not from inside the
+#       Pod, for a serializable range read of $FAULTS_OOM_KEYS (default 24) values
+#       of 768 KiB under /faults-oom/ (written once through that member when they
+#       are not there yet), six such reads at once: etcd copies the values out of
+#       its database and marshals each answer, allocations far over the limit (and
+#       over any heap its Go runtime freed but still holds), in its own process. No other
+#       process is started in the container, so the only one the kernel can kill
+#       is etcd. Dials the Pod's IP on 2379 over plain HTTP (clusters without
+#       client TLS), with the host's etcdctl (hack/tools/build.sh etcd-3.6.11).
+#       Returns when the kubelet records that container (its id) as terminated
+#       OOMKilled (default timeout 60 s; a crash-loop back-off is not waited out) and prints what the kernel's log says it killed. The
 #       container restarts in a new cgroup with the Pod's own limits.
 #
 # The container given defaults to the Pod's first one. Prints one line per
@@ -212,29 +220,68 @@ disk_unthrottle() {
 	say "pod $ns/$pod disk $dev unthrottled"
 }
 
+oom_etcdctl() { "$(tool_bin etcd-3.6.11)/etcdctl" --dial-timeout 3s --command-timeout 20s "$@"; }
+oom_keys() { # oom_keys <endpoint>: write the values the read will ask for, unless there
+	local ep=$1 n=${FAULTS_OOM_KEYS:-24} have="" i v
+	# The member may be starting (the container runs, etcd does not answer yet).
+	for i in $(seq 30); do
+		have=$(oom_etcdctl --endpoints "$ep" get --prefix /faults-oom/ --keys-only --limit 1 --consistency=s -w json 2>/dev/null | jq -r '.count // 0') && break
+		have=""
+		sleep 1
+	done
+	[ -n "$have" ] || fail "$ep does not answer"
+	[ "$have" -ge "$n" ] && return 0
+	v=$(mktemp)
+	head -c 589824 /dev/urandom | base64 -w0 >"$v" # 768 KiB, under etcd's 1.5 MiB request limit
+	for i in $(seq -w 1 "$n"); do
+		oom_etcdctl --endpoints "$ep" put "/faults-oom/$i" <"$v" >/dev/null || {
+			rm -f "$v"
+			fail "could not write /faults-oom/$i through $ep"
+		}
+	done
+	rm -f "$v"
+	say "wrote $n values of 768 KiB under /faults-oom/ through $ep"
+}
 oom() {
-	local pod=${1:?pod} c=${2:-} t=${3:-60} pid d anon limit usage before deadline reason
+	local pod=${1:?pod} c=${2:-} t=${3:-60} pid d anon limit usage id deadline reason ip ep killed i
 	[ -n "$c" ] || c=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.spec.containers[0].name}')
+	ip=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.status.podIP}')
+	[ -n "$ip" ] || fail "pod $ns/$pod has no IP"
+	ep=http://$ip:2379
+	oom_keys "$ep"
 	pid=$(container_pid "$pod" "$c")
 	d=$(cgroup_dir "$pid" memory)
-	before=$(kubectl -n "$ns" get pod "$pod" -o jsonpath="{.status.containerStatuses[?(@.name==\"$c\")].restartCount}")
+	id=$(kubectl -n "$ns" get pod "$pod" -o jsonpath="{.status.containerStatuses[?(@.name==\"$c\")].containerID}")
 	anon=$(awk '$1 == "total_rss" {print $2}' "$d/memory.stat")
 	usage=$(cat "$d/memory.usage_in_bytes")
 	# Just above what cannot be reclaimed; the kernel refuses a limit below
 	# usage it cannot reclaim (EBUSY): then step up.
-	limit=$((anon + 1048576))
+	limit=$((anon + ${FAULTS_OOM_HEADROOM_MB:-4} * 1048576))
 	until echo "$limit" >"$d/memory.limit_in_bytes" 2>/dev/null; do
 		limit=$((limit + 1048576))
 		[ "$limit" -le $((usage + 16 * 1048576)) ] || fail "could not lower the memory limit of $ns/$pod ($d)"
 	done
-	say "pod $ns/$pod container $c: memory limit $limit (anon $anon, usage $usage); pushing it over"
+	say "pod $ns/$pod container $c (pid $pid): memory limit $limit (anon $anon, usage $usage); reading /faults-oom/ from it"
 	deadline=$(($(date +%s) + t))
 	while [ "$(date +%s)" -lt "$deadline" ]; do
-		kubectl -n "$ns" exec "$pod" -c "$c" -- etcdctl version >/dev/null 2>&1 || true
-		reason=$(kubectl -n "$ns" get pod "$pod" -o jsonpath="{.status.containerStatuses[?(@.name==\"$c\")].lastState.terminated.reason}")
-		if [ "$reason" = OOMKilled ] &&
-			[ "$(kubectl -n "$ns" get pod "$pod" -o jsonpath="{.status.containerStatuses[?(@.name==\"$c\")].restartCount}")" != "$before" ]; then
-			say "pod $ns/$pod container $c OOMKilled"
+		# Serializable: that member answers from its own copy (a linearizable read
+		# would wait for a leader it may not reach while it restarts).
+		# Six at once: Go may serve one answer from heap it freed but still holds.
+		if [ -d "/proc/$pid" ]; then
+			for i in 1 2 3 4 5 6; do
+				oom_etcdctl --endpoints "$ep" get --prefix /faults-oom/ --consistency=s >/dev/null 2>&1 &
+			done
+			wait
+		fi
+		# The kubelet's record of that container (its id): the current state
+		# until it restarts, the last state after; not the restart count, which
+		# waits out the crash-loop back-off (up to 5 minutes).
+		reason=$(kubectl -n "$ns" get pod "$pod" -o jsonpath="{.status.containerStatuses[?(@.name==\"$c\")].state.terminated.containerID} {.status.containerStatuses[?(@.name==\"$c\")].state.terminated.reason} {.status.containerStatuses[?(@.name==\"$c\")].lastState.terminated.containerID} {.status.containerStatuses[?(@.name==\"$c\")].lastState.terminated.reason}")
+		case " $reason " in *" $id OOMKilled "*) ;; *) reason="" ;; esac
+		if [ -n "$reason" ]; then
+			# Which process the kernel killed (its log, when this machine lets us read it).
+			killed=$(dmesg 2>/dev/null | grep -o "Killed process $pid ([^)]*)" | tail -1 || true)
+			say "pod $ns/$pod container $c OOMKilled; kernel log: ${killed:-nothing about pid $pid}"
 			return 0
 		fi
 		sleep 1
