@@ -6,7 +6,7 @@
 # `make monitoring-up` start it.
 #
 #   hack/monitoring.sh up       CRDs, image, prometheus-operator, Prometheus; waits until ready
-#   hack/monitoring.sh down     deletes the namespace (the CRDs stay)
+#   hack/monitoring.sh down     deletes the namespace and the bed's cluster roles (the CRDs stay)
 #   hack/monitoring.sh query Q  runs the PromQL query Q, prints Prometheus' JSON answer
 #
 # Layout (namespace etcd-operator-monitoring):
@@ -161,7 +161,12 @@ YAML
 
 case ${1:-} in
 up) up ;;
-down) k delete namespace "$NS" --ignore-not-found --wait=true >/dev/null ;;
+down)
+	k delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
+	k delete clusterrolebinding etcd-operator-bed-prometheus-operator etcd-operator-bed-prometheus \
+		--ignore-not-found >/dev/null
+	k delete clusterrole etcd-operator-bed-prometheus --ignore-not-found >/dev/null
+	;;
 query) query "${2:?usage: monitoring.sh query <promql>}" ;;
 *) die "usage: monitoring.sh up|down|query <promql>" ;;
 esac
