@@ -31,7 +31,6 @@ render() { # the chart's monitoring objects, as hack/deploy-operator.sh's releas
 		--set monitoring.prometheusRule.noLeaderFor=10s \
 		--set monitoring.prometheusRule.membersDownFor=10s \
 		--set monitoring.prometheusRule.quorumAtRiskFor=10s \
-		--set monitoring.prometheusRule.dbQuotaFor=10s \
 		--set metrics.serviceMonitor.enabled=true,metrics.serviceMonitor.interval=5s \
 		--set metrics.serviceMonitor.tls.insecureSkipVerify=true \
 		--set monitoring.dashboard.enabled=true \
