@@ -84,7 +84,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 .PHONY: deps all lint test unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
-        cert-manager-bg rules-test
+        cert-manager-bg rules-test monitoring-up monitoring-down
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -191,12 +191,22 @@ docker-push:
 e2e: cluster-up bin/kubectl-etcd
 	hack/e2e.sh
 
+# The monitoring bed (hack/monitoring.sh, docs/monitoring.md): prometheus-operator and a
+# Prometheus built from their pinned modules, reading the chart's monitors and rules. Only
+# the e2e case operator/alerts-fire and these targets start it, not cluster-up.
+monitoring-up: cluster-up
+	hack/monitoring.sh up
+
+monitoring-down:
+	hack/monitoring.sh down
+
 # docker-build + docker-push to the bed's registry, then a Pod pulls and runs it.
 registry-test: cluster-up
 	hack/registry-test.sh
 
 # promtool (for rules-test, part of test), then cert-manager, then kube-rbac-proxy (for the
-# e2e bed), build in the background while the tests run, which leave a core idle much of the
+# e2e bed), then prometheus-operator and the Prometheus server (for the monitoring bed of
+# the e2e case operator/alerts-fire), build in the background while the tests run, which leave a core idle much of the
 # time (single compiles, valgrind); rules-test, cluster-up and the operator's deploy then find
 # them built, or wait for them (hack/tools/build.sh holds a per-tool lock).
 check: deps cert-manager-bg test e2e registry-test
@@ -205,7 +215,9 @@ cert-manager-bg:
 	@mkdir -p build
 	@{ hack/tools/build.sh prometheus >build/prometheus-build.log 2>&1; \
 	   hack/tools/build.sh cert-manager >build/cert-manager-build.log 2>&1; \
-	   hack/tools/build.sh kube-rbac-proxy >build/kube-rbac-proxy-build.log 2>&1; } </dev/null &
+	   hack/tools/build.sh kube-rbac-proxy >build/kube-rbac-proxy-build.log 2>&1; \
+	   hack/tools/build.sh prometheus-operator >build/prometheus-operator-build.log 2>&1; \
+	   hack/tools/build.sh prometheus-server >build/prometheus-server-build.log 2>&1; } </dev/null &
 
 demo: deps all
 	hack/demo.sh

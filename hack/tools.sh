@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_TOOLS="kubernetes cert-manager kube-rbac-proxy etcd-3.6.16 etcd-3.6.11 etcd-3.5.35 etcd-3.7.3 coredns helm chainsaw minio registry kube-router lincheck prometheus"
+ALL_TOOLS="kubernetes cert-manager kube-rbac-proxy etcd-3.6.16 etcd-3.6.11 etcd-3.5.35 etcd-3.7.3 coredns helm chainsaw minio registry kube-router lincheck prometheus prometheus-server prometheus-operator"
 if [ "${1:-all}" = all ]; then set -- $ALL_TOOLS; fi
 jobs=${TOOLS_JOBS:-3}
 

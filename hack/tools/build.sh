@@ -7,6 +7,9 @@
 #
 # Tools: kubernetes etcd-3.6.11 etcd-3.6.16 etcd-3.5.35 etcd-3.7.3 coredns helm minio chainsaw registry
 #        kube-router cert-manager kube-rbac-proxy prometheus (promtool only)
+#        prometheus-server (the Prometheus server, from the same pinned module as
+#        promtool; a tool of its own so that rules-test never waits for it)
+#        prometheus-operator (its operator binary and its CRDs, for the monitoring bed)
 #        lincheck (the e2e linearizability checker: the repository's own module
 #        test/lincheck, keyed by its sources too)
 set -euo pipefail
@@ -18,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tool=${1:?usage: build.sh <tool>}
 dir=$here/$tool
 srckey=""
+# The server comes from promtool's pinned module (one go.mod, one version).
+[ "$tool" = prometheus-server ] && dir=$here/prometheus
 if [ "$tool" = lincheck ]; then
 	dir=$(cd "$here/../.." && pwd)/test/lincheck
 	srckey=$(find "$dir" -name '*.go' ! -name '*_test.go' | LC_ALL=C sort | xargs cat | sha256sum)
@@ -135,6 +140,33 @@ prometheus)
 	ld="-s -w -X $pv.Version=${mn:0:1}.${mn:1}.${version##*.} -X $pv.Branch=HEAD -X $pv.BuildUser=etcd-operator"
 	build -tags remove_all_sd -ldflags "$ld" -o "$tmp/bin/promtool" \
 		github.com/prometheus/prometheus/cmd/promtool
+	;;
+prometheus-server)
+	# The server for the monitoring bed (hack/monitoring.sh). Only the
+	# kubernetes service discovery that prometheus-operator's generated
+	# configuration uses (upstream's enable_kubernetes_sd tag); no builtinassets
+	# tag: the web UI's assets are left out, the HTTP API is all the bed reads.
+	pv=github.com/prometheus/common/version mn=${version#v0.}
+	mn=${mn%%.*}
+	ld="-s -w -X $pv.Version=${mn:0:1}.${mn:1}.${version##*.} -X $pv.Branch=HEAD -X $pv.BuildUser=etcd-operator"
+	build -tags remove_all_sd,enable_kubernetes_sd -ldflags "$ld" -o "$tmp/bin/prometheus" \
+		github.com/prometheus/prometheus/cmd/prometheus
+	;;
+prometheus-operator)
+	# The operator and prometheus-config-reloader, and the module's CRDs (example/prometheus-operator-crd)
+	# beside it for hack/monitoring.sh to apply. Version flags as upstream's
+	# Makefile sets them.
+	pv=github.com/prometheus/common/version
+	ld="-s -w -X $pv.Version=${version#v} -X $pv.Branch=HEAD -X $pv.BuildUser=etcd-operator"
+	# One go build for the operator and the config reloader it puts beside
+	# every Prometheus (shared packages compile once).
+	build -ldflags "$ld" -o "$tmp/bin/" \
+		github.com/prometheus-operator/prometheus-operator/cmd/operator \
+		github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
+	mv "$tmp/bin/operator" "$tmp/bin/prometheus-operator"
+	src=$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)
+	cp -r "$src/example/prometheus-operator-crd" "$tmp/crds"
+	chmod -R u+w "$tmp/crds"
 	;;
 lincheck)
 	# Static (CGO_ENABLED=0 above): it runs in the e2e tools image.
