@@ -61,31 +61,44 @@ fi
 report=$LC/e2e-report
 mkdir -p "$report"
 rc=0 frc=0 fpid=
-if [ "$fault_cases" -gt 0 ] && [ ${#fault_sel[@]} -gt 0 ]; then
-	log "fault lane: the needs-workers cases, one at a time, beside the main lane"
+# Long cases that mostly wait (cron minutes, certificate renewals) and share nothing with the
+# fault cases carry etcd-operator.dev/lane: second. They run one at a time after the fault
+# cases, in the same background lane, so the main lane's two slots are not held by them.
+second_cases=$({ grep -rl --include chainsaw-test.yaml 'etcd-operator.dev/lane: second' "$@" 2>/dev/null || true; } | wc -l)
+run_faults=
+[ "$fault_cases" -gt 0 ] && [ ${#fault_sel[@]} -gt 0 ] && run_faults=1
+if [ -n "$run_faults" ] || [ "$second_cases" -gt 0 ]; then
+	log "second lane: ${run_faults:+the needs-workers cases, then }$second_cases long case(s), one at a time, beside the main lane"
 	( set -o pipefail
 	lane=0
-	"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
-		--report-name chainsaw-report-faults "${fault_sel[@]}" \
-		--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[faults] /' || lane=$?
-	# E2E_WORKERS_DOWN=1 (what .ci/run sets): the workers go once their lane is done, so
-	# that the rest of the main lane has the two cores without four idle kubelets,
-	# kube-proxies and kube-routers reacting to its churn (about 11 % of a core each).
-	# The main lane's Pods are all on the control-plane node; the next cluster-up
-	# brings the workers back.
-	if [ "${E2E_WORKERS_DOWN:-}" = 1 ]; then
-		echo "fault lane done (exit $lane): taking the worker nodes down for the rest of the main lane"
-		"$REPO/hack/nodes.sh" down 2>&1 | tail -n 1 || true
+	if [ -n "$run_faults" ]; then
+		"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
+			--report-name chainsaw-report-faults "${fault_sel[@]}" \
+			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[faults] /' || lane=$?
+		# E2E_WORKERS_DOWN=1 (what .ci/run sets): the workers go once the fault cases are
+		# done, so that the rest of the run has the two cores without four idle kubelets,
+		# kube-proxies and kube-routers reacting to its churn (about 11 % of a core each).
+		# Every other case's Pods are on the control-plane node; the next cluster-up brings
+		# the workers back.
+		if [ "${E2E_WORKERS_DOWN:-}" = 1 ]; then
+			echo "[faults] done (exit $lane): taking the worker nodes down for the rest of the run"
+			"$REPO/hack/nodes.sh" down 2>&1 | tail -n 1 || true
+		fi
+	fi
+	if [ "$second_cases" -gt 0 ]; then
+		"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
+			--report-name chainsaw-report-second --selector 'etcd-operator.dev/lane=second' \
+			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[second] /' || lane=$?
 	fi
 	exit "$lane" ) &
 	fpid=$!
 fi
 "$CHAINSAW" test --no-color --parallel 2 --report-format JSON --report-path "$report" \
-	--selector '!etcd-operator.dev/needs-workers' \
+	--selector '!etcd-operator.dev/needs-workers,etcd-operator.dev/lane!=second' \
 	--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" || rc=$?
 if [ -n "$fpid" ]; then
 	wait "$fpid" || frc=$?
-	[ "$frc" = 0 ] || log "fault lane failed (exit $frc)"
+	[ "$frc" = 0 ] || log "second lane (fault cases, long cases) failed (exit $frc)"
 	[ "$rc" != 0 ] || rc=$frc
 fi
 if [ "$rc" != 0 ]; then
