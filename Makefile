@@ -117,6 +117,7 @@ lint: $(DEPS_STAMP) format-check
 	hack/layers.sh
 	hack/sync-crds.sh --check
 	hack/render-manifests.sh --check
+	hack/chart-lint.sh
 
 test: all lint unit unit-asan lincheck-test rules-test fuzz integration
 
