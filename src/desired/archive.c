@@ -90,11 +90,7 @@ static json_t *container(const char *image, json_t *args, json_t *mounts, const 
 
 		if (json_array_append_new(a, json_string("--password-env")) != 0 ||
 		    json_array_append_new(a, json_string(EO_SNAPSHOT_ENV_PASSWORD)) != 0 ||
-		    json_object_set_new(
-			ctr, "env",
-			json_pack("[{s:s, s:{s:{s:s, s:s}}}]", "name", EO_SNAPSHOT_ENV_PASSWORD,
-				  "valueFrom", "secretKeyRef", "name",
-				  eo_cluster_auth_secret(cluster), "key", "password")) != 0) {
+		    eo_desired_agent_password_env(cluster, ctr) != 0) {
 			json_decref(ctr);
 			return NULL;
 		}

@@ -234,12 +234,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 			"containers"),
 		    0);
 
-		if (ctr == NULL ||
-		    json_object_set_new(
-			ctr, "env",
-			json_pack("[{s:s, s:{s:{s:s, s:s}}}]", "name", EO_SNAPSHOT_ENV_PASSWORD,
-				  "valueFrom", "secretKeyRef", "name",
-				  eo_cluster_auth_secret(cluster), "key", "password")) != 0) {
+		if (ctr == NULL || eo_desired_agent_password_env(cluster, ctr) != 0) {
 			json_decref(job);
 			job = NULL;
 		}
@@ -297,4 +292,12 @@ json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const
 	json_decref(volumes);
 	json_decref(mounts);
 	return job;
+}
+
+int eo_desired_agent_password_env(const json_t *cluster, json_t *ctr)
+{
+	return json_object_set_new(
+	    ctr, "env",
+	    json_pack("[{s:s, s:{s:{s:s, s:s}}}]", "name", EO_SNAPSHOT_ENV_PASSWORD, "valueFrom",
+		      "secretKeyRef", "name", eo_cluster_auth_secret(cluster), "key", "password"));
 }

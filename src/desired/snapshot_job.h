@@ -62,6 +62,13 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
  * cluster whose client API is TLS; nothing for a plaintext one. *ok false on OOM. Shared by
  * the snapshot Job and the EtcdArchive's archiver (desired/archive.h).
  */
+/*
+ * Sets ctr's env to the cluster's root password from its auth Secret as
+ * EO_SNAPSHOT_ENV_PASSWORD (the agents' --password-env), handed over by the kubelet, never an
+ * argument. 0, or -1 (out of memory).
+ */
+int eo_desired_agent_password_env(const json_t *cluster, json_t *ctr);
+
 void eo_desired_agent_etcd_tls(const json_t *cluster, json_t *args, json_t *volumes, json_t *mounts,
 			       bool *ok);
 
