@@ -78,11 +78,12 @@ if [ -n "$run_faults" ] || [ "$second_cases" -gt 0 ]; then
 		# E2E_WORKERS_DOWN=1 (what .ci/run sets): the workers go once the fault cases are
 		# done, so that the rest of the run has the two cores without four idle kubelets,
 		# kube-proxies and kube-routers reacting to its churn (about 11 % of a core each).
-		# Every other case's Pods are on the control-plane node; the next cluster-up brings
-		# the workers back.
+		# Every other case's Pods are on the control-plane node. Parked, not deleted: the
+		# next cluster-up powers them on with their images (a deleted worker imports
+		# every image again, about a minute each).
 		if [ "${E2E_WORKERS_DOWN:-}" = 1 ]; then
-			echo "[faults] done (exit $lane): taking the worker nodes down for the rest of the run"
-			"$REPO/hack/nodes.sh" down 2>&1 | tail -n 1 || true
+			echo "[faults] done (exit $lane): parking the worker nodes for the rest of the run"
+			"$REPO/hack/nodes.sh" park 2>&1 | tail -n 1 || true
 		fi
 	fi
 	if [ "$second_cases" -gt 0 ]; then
