@@ -510,7 +510,10 @@ static int check_space(const struct replay_opts *o, uint64_t inputs, char *err, 
 	return 0;
 }
 
-/* Writes FILE.result (temporary file, fsync, rename). */
+/*
+ * Writes FILE.result (temporary file, rename; not fsynced: a result lost in a crash only
+ * makes the next run replay again, and already_done checks FILE's own integrity hash).
+ */
 static int write_result(const struct replay_opts *o, json_t *j, char *err, size_t errcap)
 {
 	char rpath[PATH_MAX], tmp[PATH_MAX + 8];

@@ -25,6 +25,7 @@
 #include "api/meta.h"
 #include "api/names.h"
 #include "controller/controller.h"
+#include "controller/internal.h"
 #include "obs/log.h"
 #include "plan/archive.h"
 #include "plan/plan.h"
@@ -95,25 +96,6 @@ static int endpoints(struct eo_controller *c, struct archive_pass *x)
 	return 0;
 }
 
-/* Live GET of the Deployment into x->dep (NULL: none). 0 or -1. */
-static int deployment_live(struct eo_controller *c, struct archive_pass *x, const char *ns)
-{
-	struct eo_kube_error err = {0};
-	eo_kube_err e = eo_kube_get(
-	    c->kc,
-	    &(struct eo_kube_resource){RES_DEPLOYMENTS.gv, RES_DEPLOYMENTS.plural, ns, x->dep_name},
-	    &x->dep, &err);
-
-	if (e == EO_KUBE_OK)
-		return 0;
-	x->dep = NULL;
-	if (e == EO_KUBE_ENOTFOUND)
-		return 0;
-	eo_log_kv(EO_LOG_WARN, &x->lc, "reading the archiver Deployment failed", "deployment",
-		  x->dep_name, "error", eo_kube_strerror(e), "detail", err.message, NULL);
-	return -1;
-}
-
 /* The archiver's Pod (label EO_LABEL_ARCHIVE=<archive>, not being deleted), or NULL. */
 static json_t *archiver_pod(struct eo_controller *c, const char *ns, const char *name)
 {
@@ -155,7 +137,9 @@ static int observe(struct eo_controller *c, struct archive_pass *x, const char *
 		if (x->cluster == NULL || endpoints(c, x) != 0)
 			return -1;
 	}
-	if (deployment_live(c, x, ns) != 0)
+	/* Live (no Deployment informer); NULL when there is none. */
+	if (eo__ctl_get_live(c, &x->lc, eo_kube_res_at(RES_DEPLOYMENTS, ns, x->dep_name),
+			     &x->dep) != 0)
 		return -1;
 	x->pod = archiver_pod(c, ns, name);
 	x->in.archive = x->archive;

@@ -176,11 +176,6 @@ static void crash_issue(const json_t *cs, struct eo_pod_issue *out)
 	    msg != NULL ? msg : "");
 }
 
-/*
- * A restore init container (desired/restore.h) that failed: its current state if it ended
- * with an error, else the last one while it is retried. One that has now succeeded, or
- * never failed, is no issue.
- */
 bool eo_plan_archive_restored(const json_t *pod, int64_t *revision, char *time, size_t cap)
 {
 	const json_t *cs = NULL;
@@ -216,6 +211,11 @@ bool eo_plan_archive_restored(const json_t *pod, int64_t *revision, char *time, 
 	return false;
 }
 
+/*
+ * A restore init container (desired/restore.h) that failed: its current state if it ended
+ * with an error, else the last one while it is retried. One that has now succeeded, or
+ * never failed, is no issue.
+ */
 static bool restore_issue(const json_t *pod, struct eo_pod_issue *out)
 {
 	const json_t *cs = NULL;

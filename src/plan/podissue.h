@@ -80,7 +80,7 @@ bool eo_plan_pod_issue(const json_t *member, const json_t *pod, const json_t *pv
  * The point a seed was restored to from an archive: the result the restore-replay init
  * container (desired/restore.h) of pod left as its termination message when it succeeded
  * ({"revision":R,"time":"<RFC 3339>",...}). True with *revision (>= 1) and time (the
- * replayed revision's receive time, "" when not recorded; cut to cap); false when pod has
+ * replayed revision's receive time, "" when not recorded or longer than cap); false when pod has
  * no such container or it has not succeeded.
  */
 #define EO_ARCHIVE_TIME_MAX 40
