@@ -831,13 +831,9 @@ int eo_agent_archive_main(int argc, char **argv)
 		return 2;
 	}
 	if (password_env != NULL) {
-		char *v = getenv(password_env);
-
-		if (v != NULL && v[0] != '\0') {
-			snprintf(password, sizeof(password), "%s", v);
-			explicit_bzero(v, strlen(v));
+		eo__agent_take_password(password_env, password, sizeof(password));
+		if (password[0] != '\0')
 			o.password = password;
-		}
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);

@@ -124,6 +124,17 @@ int eo__agent_make_s3(const struct eo__agent_opts *o, eo_s3 **s3, char *err, siz
 	return rc;
 }
 
+void eo__agent_take_password(const char *env, char *buf, size_t cap)
+{
+	char *v = getenv(env);
+
+	buf[0] = '\0';
+	if (v == NULL)
+		return;
+	snprintf(buf, cap, "%s", v);
+	explicit_bzero(v, strlen(v));
+}
+
 bool eo__agent_data_dir_initialised(const char *data_dir)
 {
 	char path[PATH_MAX];

@@ -73,6 +73,11 @@ void eo__agent_usage_fields(const struct timespec *t0, char *secs, size_t scap, 
 uint64_t eo__agent_mono_ms(void);
 int eo__agent_make_s3(const struct eo__agent_opts *o, eo_s3 **s3, char *err, size_t errcap);
 bool eo__agent_data_dir_initialised(const char *data_dir);
+/*
+ * The etcd root password (spec.auth) from environment variable env, copied into buf and
+ * cleansed in the environment at once; "" when not set. Never logged.
+ */
+void eo__agent_take_password(const char *env, char *buf, size_t cap);
 int eo__agent_mkdir_p(const char *path, char *err, size_t errcap);
 int eo__agent_refuse_joined(const struct eo__agent_opts *o, const struct eo_log_ctx *lc);
 

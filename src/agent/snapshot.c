@@ -18,21 +18,6 @@
 #include "snapshot/trust.h"
 
 /*
- * The etcd root password of a cluster with spec.auth (desired/snapshot_job.h), copied out of
- * the environment, whose copy is cleansed at once; "" when not set. Never logged.
- */
-static void take_password(char *buf, size_t cap)
-{
-	char *v = getenv(EO_SNAPSHOT_ENV_PASSWORD);
-
-	buf[0] = '\0';
-	if (v == NULL)
-		return;
-	snprintf(buf, cap, "%s", v);
-	explicit_bzero(v, strlen(v));
-}
-
-/*
  * Status of one endpoint into *m (m->answered false, err saying why, when it did not answer),
  * with its store revision and database size. With want_token and a password (spec.auth), a
  * voter's token for the snapshot stream lands in token ("" when etcd has no auth on); a
@@ -313,7 +298,7 @@ int eo__agent_snapshot(const struct eo__agent_opts *o)
 	char password[1100], token[4200];
 	int rc;
 
-	take_password(password, sizeof(password));
+	eo__agent_take_password(EO_SNAPSHOT_ENV_PASSWORD, password, sizeof(password));
 	rc = snapshot_agent_run(o, password, token, sizeof(token));
 	explicit_bzero(password, sizeof(password));
 	explicit_bzero(token, sizeof(token));
