@@ -81,7 +81,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $< build/fuzz/libeo.a $(PKG_LIBS) $(FUZZ_LDFLAGS_$*) -o $@
 
-.PHONY: deps all lint test unit unit-asan lincheck-test integration e2e check demo format format-check clean \
+.PHONY: deps all lint test test-build unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
         cert-manager-bg rules-test monitoring-up monitoring-down
@@ -119,7 +119,14 @@ lint: $(DEPS_STAMP) format-check
 	hack/render-manifests.sh --check
 	hack/chart-lint.sh
 
-test: all lint unit unit-asan lincheck-test rules-test fuzz integration
+# Every binary `make test` runs, compiled first with one job per core (TEST_JOBS): the test
+# runs themselves are mostly one process at a time, so a serial build leaves a core idle.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test-build: | $(DEPS_STAMP)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(patsubst %,build/test/%,$(UNIT_NAMES)) \
+		$(patsubst %,build/asan/test/%,$(UNIT_NAMES)) fuzz-build $(patsubst %,build/itest/%,$(INT_NAMES))
+
+test: test-build all lint unit unit-asan lincheck-test rules-test fuzz integration
 
 # The chart's alerting rules as users install them: rendered by helm, checked and unit-tested
 # by promtool (hack/rules-test.sh, test/monitoring/rules-test.yaml, docs/monitoring.md).

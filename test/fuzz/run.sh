@@ -5,7 +5,7 @@
 # regressions) once, then, when SECONDS > 0, fuzzes for SECONDS with the
 # committed inputs as the starting corpus, test/fuzz/<name>.dict when present,
 # new inputs kept in build/fuzz/corpus/<name> and a crashing input written to
-# build/fuzz/crashes/<name>/. Exits non-zero on the first target that fails.
+# build/fuzz/crashes/<name>/. Exits non-zero when a target fails.
 #
 # A run is a fixed number of inputs per target (the table below, sized for about
 # 15 s each on this project's 2-core machine under load), with 4 x SECONDS as a
@@ -28,6 +28,20 @@ runs_for() {
 	*) echo 160000 ;;
 	esac
 }
+# Targets run FUZZ_JOBS at a time (default: one per core; each is one process). A
+# target's output is kept apart and printed whole, in the order given, once all ended;
+# the run fails when any target failed.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+if [ "$jobs" -gt 1 ] && [ $# -gt 1 ]; then
+	logs=$(mktemp -d)
+	trap 'rm -rf "$logs"' EXIT
+	rc=0
+	printf '%s\n' "$@" | FUZZ_JOBS=1 xargs -P "$jobs" -I{} \
+		sh -c '"$0" "$1" "$2" >"$3/$(basename "$2").log" 2>&1' "$0" "$secs" {} "$logs" || rc=$?
+	for bin in "$@"; do cat "$logs/$(basename "$bin").log"; done
+	[ "$rc" = 0 ] || echo "fuzz: at least one target failed (its log above)" >&2
+	exit $((rc != 0))
+fi
 # Leaks are bugs too; stop at the first UBSan report.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
