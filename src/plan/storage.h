@@ -7,8 +7,12 @@
  * the member was created; its PVC was made from it). A member whose size is below the target's,
  * or whose StorageClass (or medium) is another, is outdated. How it is brought onto the target:
  *
- *   - grown in place (its PVC's request raised) when only the size grows and its class allows
- *     expansion (allowVolumeExpansion: true, read live);
+ *   - grown in place when only the size grows and its class allows expansion
+ *     (allowVolumeExpansion: true, read live): the cluster controller raises the member's
+ *     spec.storage.size, the member controller its PVC's request (eo_plan_pvc_grow_patch);
+ *     the next member waits until the PVC reports the new capacity, and a PVC whose
+ *     filesystem waits for a new Pod (FileSystemResizePending) gets its member's Pod
+ *     restarted, while every other member serves;
  *   - else replaced: a new member, built from the target (a new PVC of the new size and
  *     class), joins as a learner and is promoted; then the outdated member is removed through
  *     the quorum. Never while a member is down, never below quorum, one member at a time.
@@ -70,5 +74,29 @@ bool eo_plan_member_storage_current(const json_t *member, const json_t *observed
  */
 const struct eo_plan_member *eo_plan_storage_victim(const struct eo_plan_member *members, size_t n,
 						    const json_t *observed);
+
+/*
+ * What StorageClass sc (as read live, NULL: not found or not read) says about expansion, for
+ * the class named name: UNKNOWN when sc is NULL or is another class; YES only for
+ * allowVolumeExpansion: true.
+ */
+enum eo_class_expansion eo_plan_class_expansion(const json_t *sc, const char *name);
+
+/*
+ * The in-place growth of a member's PVC (member controller): the merge patch raising pvc's
+ * spec.resources.requests.storage to the member's spec.storage.size, when the member is a PVC
+ * member, its PVC is bound and not being deleted, and its request is smaller (both sizes
+ * parse). NULL otherwise (or out of memory). New reference.
+ */
+json_t *eo_plan_pvc_grow_patch(const json_t *member, const json_t *pvc);
+
+/*
+ * Whether member's PVC is growing: the member asks for more (spec.storage.size) than the PVC's
+ * status.capacity.storage says it has (a capacity not reported yet: not growing). When it is
+ * and resize_pending is not NULL, *resize_pending says whether the PVC carries the condition
+ * FileSystemResizePending=True: the volume grew, its filesystem grows when a Pod mounts it
+ * again (a driver without online expansion).
+ */
+bool eo_plan_pvc_growing(const json_t *member, const json_t *pvc, bool *resize_pending);
 
 #endif

@@ -22,6 +22,8 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "desired/desired.h"
+#include "plan/member.h"
+#include "plan/needs.h"
 #include "plan/plan.h"
 #include "plan/storage.h"
 #include "support/planworld_nodeloss.h"
@@ -419,6 +421,270 @@ static void test_victim_order(void **state)
 	pwn_world_free(&w);
 }
 
+/* A StorageClass named name, allowVolumeExpansion as given (-1: absent). */
+static json_t *storage_class(const char *name, int allow)
+{
+	json_t *sc =
+	    json_pack("{s:s, s:s, s:{s:s}, s:s}", "apiVersion", "storage.k8s.io/v1", "kind",
+		      "StorageClass", "metadata", "name", name, "provisioner", "example.com/csi");
+
+	if (allow >= 0)
+		json_object_set_new(sc, "allowVolumeExpansion", json_boolean(allow));
+	return sc;
+}
+
+/* A bound PVC data-<member> of class cls requesting req, capacity cap (NULL: not reported). */
+static json_t *pvc(const char *member, const char *cls, const char *req, const char *cap)
+{
+	char name[64];
+	json_t *p = NULL;
+
+	snprintf(name, sizeof(name), "data-%s", member);
+	p = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:{s:{s:s}}}, s:{s:s}}", "metadata", "name",
+		      name, "namespace", "default", "uid", name, "spec", "storageClassName", cls,
+		      "resources", "requests", "storage", req, "status", "phase", "Bound");
+	if (cap != NULL)
+		json_object_set_new(json_object_get(p, "status"), "capacity",
+				    json_pack("{s:s}", "storage", cap));
+	return p;
+}
+
+static void test_class_expansion_and_pvc_predicates(void **state)
+{
+	json_t *yes = storage_class("fast", 1), *no = storage_class("fast", 0);
+	json_t *absent = storage_class("fast", -1);
+	json_t *m = pwn_member("demo-a"), *p = NULL, *patch = NULL;
+	bool pending = true;
+
+	(void)state;
+	assert_int_equal(eo_plan_class_expansion(yes, "fast"), EO_CLASS_EXPANSION_YES);
+	assert_int_equal(eo_plan_class_expansion(no, "fast"), EO_CLASS_EXPANSION_NO);
+	assert_int_equal(eo_plan_class_expansion(absent, "fast"), EO_CLASS_EXPANSION_NO);
+	assert_int_equal(eo_plan_class_expansion(yes, "slow"), EO_CLASS_EXPANSION_UNKNOWN);
+	assert_int_equal(eo_plan_class_expansion(NULL, "fast"), EO_CLASS_EXPANSION_UNKNOWN);
+
+	/* The member asks for 2Gi, its PVC requests 1Gi: the patch raises it. */
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s}", "size", "2Gi"));
+	p = pvc("demo-a", "fast", "1Gi", "1Gi");
+	patch = eo_plan_pvc_grow_patch(m, p);
+	assert_non_null(patch);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(patch, "spec"), "resources"),
+				"requests"),
+		"storage")),
+	    "2Gi");
+	json_decref(patch);
+	assert_true(eo_plan_pvc_growing(m, p, &pending));
+	assert_false(pending);
+	json_object_set_new(
+	    json_object_get(p, "status"), "conditions",
+	    json_pack("[{s:s, s:s}]", "type", "FileSystemResizePending", "status", "True"));
+	assert_true(eo_plan_pvc_growing(m, p, &pending));
+	assert_true(pending);
+	/* Capacity reached (or larger): not growing. Not reported: not growing either. */
+	json_object_set_new(json_object_get(json_object_get(p, "status"), "capacity"), "storage",
+			    json_string("2048Mi"));
+	assert_false(eo_plan_pvc_growing(m, p, &pending));
+	json_object_del(json_object_get(p, "status"), "capacity");
+	assert_false(eo_plan_pvc_growing(m, p, NULL));
+	json_decref(p);
+	/* Request already there, not bound, being deleted, a memory member: no patch. */
+	p = pvc("demo-a", "fast", "2Gi", "1Gi");
+	assert_null(eo_plan_pvc_grow_patch(m, p));
+	json_decref(p);
+	p = pvc("demo-a", "fast", "1Gi", NULL);
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string("Pending"));
+	assert_null(eo_plan_pvc_grow_patch(m, p));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string("Bound"));
+	json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp",
+			    json_string("2026-06-02T10:00:00Z"));
+	assert_null(eo_plan_pvc_grow_patch(m, p));
+	json_decref(p);
+	p = pvc("demo-a", "fast", "1Gi", "1Gi");
+	json_object_set_new(json_object_get(m, "spec"), "storage",
+			    json_pack("{s:s, s:s}", "size", "2Gi", "medium", "Memory"));
+	assert_null(eo_plan_pvc_grow_patch(m, p));
+	assert_false(eo_plan_pvc_growing(m, p, NULL));
+	assert_null(eo_plan_pvc_grow_patch(m, NULL));
+	json_decref(p);
+	json_decref(m);
+	json_decref(yes);
+	json_decref(no);
+	json_decref(absent);
+}
+
+/* Members on class cls with 1Gi PVCs; the target 2Gi of the same class. */
+static void expandable_world(struct pwn_world *w, const char *cls)
+{
+	char target[128];
+
+	pwn_world_init(w, 3);
+	snprintf(target, sizeof(target),
+		 "{\"size\":\"2Gi\",\"medium\":\"\",\"storageClassName\":\"%s\"}", cls);
+	target_storage(w, target);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(target, sizeof(target),
+			 "{\"size\":\"1Gi\",\"medium\":\"\",\"storageClassName\":\"%s\"}", cls);
+		member_storage(w, i, target);
+		w->pm[i].pvc = pvc(PWN_NAMES[i], cls, "1Gi", "1Gi");
+	}
+}
+
+static void free_pvcs(struct pwn_world *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		json_decref((json_t *)w->pm[i].pvc);
+		w->pm[i].pvc = NULL;
+	}
+}
+
+/*
+ * In place: the class is read live first; where it allows expansion the member's size is
+ * raised (its controller raises the PVC's request), the next member waits for the capacity,
+ * and a filesystem waiting for a new mount gets its member's Pod restarted. Elsewhere the
+ * member is replaced; a class that cannot be read moves nothing.
+ */
+static void test_grow_in_place(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+	json_t *yes = storage_class("fast", 1), *no = storage_class("fast", 0);
+	const json_t *sz = NULL;
+
+	(void)state;
+	expandable_world(&w, "fast");
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_READ_CLASS, "class first");
+	assert_string_equal(res.storage_class, "fast");
+	assert_int_equal(eo_plan_cluster_needs(&res, &w.in, EO_PLAN_NEED_LEADER),
+			 EO_PLAN_NEED_CLASS);
+	eo_plan_result_clear(&res);
+
+	w.in.class_read = true;
+	w.in.storage_class = yes;
+	assert_int_equal(
+	    eo_plan_cluster_needs(&(struct eo_plan_result){.action = EO_PLAN_READ_CLASS}, &w.in,
+				  EO_PLAN_NEED_NONE),
+	    EO_PLAN_NEED_NONE);
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_UPDATE_MEMBER, "expandable");
+	assert_string_equal(name_of(res.member), "demo-a");
+	sz =
+	    json_object_get(json_object_get(json_object_get(res.patch, "spec"), "storage"), "size");
+	assert_string_equal(json_string_value(sz), "2Gi");
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_STORAGE_CHANGING);
+	assert_non_null(strstr(res.message, "growing the PVC of member demo-a in place"));
+	eo_plan_result_clear(&res);
+
+	w.in.storage_class = no;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_CREATE_MEMBER, "not expandable");
+	eo_plan_result_clear(&res);
+
+	w.in.storage_class = NULL;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "class unreadable");
+	assert_non_null(strstr(res.message, "could not be read"));
+	eo_plan_result_clear(&res);
+
+	/* demo-a asks for 2Gi, its PVC is still at 1Gi: wait, whatever else is outdated. */
+	member_storage(&w, 0, "{\"size\":\"2Gi\",\"medium\":\"\",\"storageClassName\":\"fast\"}");
+	w.in.storage_class = yes;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "growing");
+	assert_non_null(strstr(res.message, "waiting for PVC data-demo-a of member demo-a to grow "
+					    "to 2Gi in place (capacity 1Gi)"));
+	assert_int_equal(json_integer_value(json_object_get(res.status, "storageOutdatedMembers")),
+			 3);
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_STORAGE_CHANGING);
+	eo_plan_result_clear(&res);
+
+	/* The filesystem waits for a new mount: the Pod is restarted (evicted: three members). */
+	json_object_set_new(
+	    json_object_get((json_t *)w.pm[0].pvc, "status"), "conditions",
+	    json_pack("[{s:s, s:s}]", "type", "FileSystemResizePending", "status", "True"));
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_RESTART_MEMBER, "resize pending");
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	assert_true(res.evict);
+	eo_plan_result_clear(&res);
+	/* ... not while another member is down. */
+	json_decref((json_t *)w.pm[2].pod);
+	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", false);
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "resize pending, another down");
+	assert_non_null(strstr(res.message, "its Pod is restarted once every member is ready"));
+	eo_plan_result_clear(&res);
+	json_decref((json_t *)w.pm[2].pod);
+	w.pm[2].pod = pwn_pod(w.pm[2].member, "n2", true);
+
+	/* Grown: the next member, demo-b. */
+	json_decref((json_t *)w.pm[0].pvc);
+	w.pm[0].pvc = pvc("demo-a", "fast", "2Gi", "2Gi");
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_UPDATE_MEMBER, "next");
+	assert_string_equal(name_of(res.member), "demo-b");
+	assert_int_equal(json_integer_value(json_object_get(res.status, "storageUpdatedMembers")),
+			 1);
+	eo_plan_result_clear(&res);
+	free_pvcs(&w);
+	pwn_world_free(&w);
+	json_decref(yes);
+	json_decref(no);
+}
+
+/* The member controller raises its PVC's request to the member's size; nothing else then. */
+static void test_member_grows_its_pvc(void **state)
+{
+	json_t *m = pwn_member("demo-a");
+	json_t *c = json_pack("{s:{s:s, s:s, s:s}, s:{s:s}, s:{s:s}}", "metadata", "name", "demo",
+			      "namespace", "default", "uid", "c-uid", "spec", "version", "3.6.11",
+			      "status", "clusterID", "248adce0359142ba");
+	json_t *p = pvc("demo-a", "fast", "1Gi", "1Gi");
+	json_t *pod = pwn_pod(m, "n0", true);
+	struct eo_mplan_input in = {
+	    .member = m,
+	    .cluster = c,
+	    .pod = pod,
+	    .pvc = p,
+	    .build = &(struct eo_desired_opts){.cluster_domain = "cluster.local"},
+	    .now = PWS_T0};
+	struct eo_mplan_result r;
+
+	(void)state;
+	json_t *refs =
+	    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", EO_API_GROUP_VERSION, "kind",
+		      "EtcdMember", "name", "demo-a", "uid", "demo-a", "controller", 1);
+
+	json_object_set(json_object_get(p, "metadata"), "ownerReferences", refs);
+	json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences", refs);
+	json_object_set_new(json_object_get(pod, "metadata"), "labels",
+			    json_pack("{s:s}", EO_LABEL_ROLE, EO_LABEL_ROLE_VOTER));
+	json_object_set_new(
+	    json_object_get(m, "spec"), "storage",
+	    json_pack("{s:s, s:s, s:s}", "size", "2Gi", "medium", "", "storageClassName", "fast"));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	if (r.action != EO_MPLAN_PATCH_PVC)
+		fail_msg("want patch-pvc, got %s (%s)", eo_mplan_action_name(r.action), r.message);
+	assert_non_null(strstr(r.message, "growing PVC data-demo-a to 2Gi in place"));
+	assert_null(r.status);
+	eo_member_plan_clear(&r);
+	/* Requested: the member goes on as usual. */
+	json_object_set_new(json_object_get(json_object_get(p, "spec"), "resources"), "requests",
+			    json_pack("{s:s}", "storage", "2Gi"));
+	assert_int_equal(eo_member_plan(&in, &r), 0);
+	assert_int_not_equal(r.action, EO_MPLAN_PATCH_PVC);
+	eo_member_plan_clear(&r);
+	json_decref(m);
+	json_decref(c);
+	json_decref(p);
+	json_decref(pod);
+}
+
 TU_MAIN(test_storage_change_table, test_grow_begins_with_a_new_member,
 	test_reached_target_with_outdated_members, test_move_between_classes,
-	test_replacement_joins_then_old_goes, test_replacement_blocked, test_victim_order)
+	test_replacement_joins_then_old_goes, test_replacement_blocked, test_victim_order,
+	test_class_expansion_and_pvc_predicates, test_grow_in_place, test_member_grows_its_pvc)
