@@ -57,7 +57,8 @@ bool eo_plan_member_storage_current(const json_t *member, const json_t *observed
 {
 	struct eo_storage have, want;
 
-	if (!json_is_object(observed))
+	/* A target without storage (latched before it carried one) says nothing to move to. */
+	if (!json_is_object(json_object_get(observed, "storage")))
 		return true;
 	eo_member_storage(member, &have);
 	eo_storage_read(json_object_get(observed, "storage"), &want);

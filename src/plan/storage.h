@@ -64,7 +64,10 @@ enum eo_storage_change eo_plan_storage_change(const struct eo_storage *have,
 					      const struct eo_storage *want,
 					      enum eo_class_expansion expansion);
 
-/* Whether member's storage (its spec.storage) is the target's (observed.storage). */
+/*
+ * Whether member's storage (its spec.storage) is the target's (observed.storage); true when
+ * observed carries no storage object (nothing to compare with).
+ */
 bool eo_plan_member_storage_current(const json_t *member, const json_t *observed);
 
 /*

@@ -418,6 +418,11 @@ static void test_victim_order(void **state)
 	member_storage(&w, 2, "{\"size\":\"2Gi\"}");
 	assert_null(eo_plan_storage_victim(w.pm, 3, observed));
 	assert_true(eo_plan_member_storage_current(w.pm[0].member, NULL));
+	/* A target latched without storage: nothing to move to, whatever the members have. */
+	member_storage(&w, 0, "{\"size\":\"1Gi\",\"storageClassName\":\"fast\"}");
+	assert_false(eo_plan_member_storage_current(w.pm[0].member, observed));
+	json_object_del((json_t *)observed, "storage");
+	assert_true(eo_plan_member_storage_current(w.pm[0].member, observed));
 	pwn_world_free(&w);
 }
 
