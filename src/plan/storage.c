@@ -76,8 +76,10 @@ enum eo_class_expansion eo_plan_class_expansion(const json_t *sc, const char *na
 									 : EO_CLASS_EXPANSION_NO;
 }
 
-/* The quantity at path in pvc (spec.resources.requests.storage, status.capacity.storage). */
-/* The storage quantity under pvc's a.b (c NULL) or a.b.c: requests, capacity. */
+/*
+ * The storage quantity under pvc's a.b (c NULL) or a.b.c: spec.resources.requests.storage,
+ * status.capacity.storage.
+ */
 static bool pvc_quantity(const json_t *pvc, const char *a, const char *b, const char *c,
 			 struct eo_quantity *q)
 {
