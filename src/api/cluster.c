@@ -842,10 +842,7 @@ static int check_transitions(const json_t *spec, const json_t *old_spec, char *m
 	eo_storage_read(json_object_get(old_spec, "storage"), &before);
 	if (now.memory != before.memory)
 		return eo__fail(msg, n, "%s", EO_MSG_MEDIUM_IMMUTABLE);
-	if (now.has_class != before.has_class)
-		return eo__fail(msg, n, "%s", EO_MSG_SC_ADD_REMOVE);
-	if (now.has_class && strcmp(now.class_name, before.class_name) != 0)
-		return eo__fail(msg, n, "%s", EO_MSG_SC_IMMUTABLE);
+	/* storageClassName may change: the members move onto the new class (plan/storage.h). */
 	if (now.size_valid && before.size_valid && eo_quantity_cmp(&now.size_q, &before.size_q) < 0)
 		return eo__fail(msg, n, "%s", EO_MSG_SIZE_SHRINK);
 	return 0;

@@ -88,12 +88,6 @@
 #define EO_MSG_MEDIUM_IMMUTABLE                                                                    \
 	"spec.storage.medium is immutable; delete and recreate the cluster to change the "         \
 	"storage backend"
-#define EO_MSG_SC_ADD_REMOVE                                                                       \
-	"spec.storage.storageClassName cannot be added to or removed from an existing cluster; "   \
-	"delete and recreate"
-#define EO_MSG_SC_IMMUTABLE                                                                        \
-	"spec.storage.storageClassName is immutable (a PVC cannot change its StorageClass); "      \
-	"delete and recreate the cluster to use another StorageClass"
 #define EO_MSG_TLS_ADD_REMOVE                                                                      \
 	"spec.tls cannot be added to or removed from an existing cluster; delete and recreate"
 #define EO_MSG_TLS_IMMUTABLE                                                                       \

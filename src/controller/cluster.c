@@ -60,6 +60,7 @@ struct cluster_pass {
 	char login_msg[EO_ETCD_MSG_MAX];
 	char answered[EO_ETCD_URL_MAX], leader_why[EO_PLAN_MSG_MAX / 2];
 	json_t *raw, *cluster, *hh, *hc, *pdb, *np;
+	json_t *sc;   /* EO_PLAN_NEED_CLASS: the StorageClass read live, or NULL */
 	long requeue; /* what the action asked for */
 	bool np_failed;
 };
@@ -76,6 +77,7 @@ static void cluster_pass_clear(struct cluster_pass *x)
 	eo__ctl_observed_members_free(&x->om);
 	json_decref(x->pdb);
 	json_decref(x->np);
+	json_decref(x->sc);
 	json_decref(x->hh);
 	json_decref(x->hc);
 	json_decref(x->cluster);
@@ -238,6 +240,22 @@ static int observe_removed(struct eo_controller *c, struct cluster_pass *x)
 }
 
 /*
+ * EO_PLAN_NEED_CLASS: the StorageClass of a PVC to grow, read live (cluster-scoped; the chart
+ * grants get). A failed read is logged and planned on as not read: the storage step waits.
+ */
+static void observe_class(struct eo_controller *c, struct cluster_pass *x)
+{
+	json_decref(x->sc);
+	x->sc = NULL;
+	if (eo__ctl_get_live(c, &x->lc,
+			     eo_kube_res_at(RES_STORAGECLASSES, NULL, x->pr.storage_class),
+			     &x->sc) != 0)
+		x->sc = NULL;
+	x->in.class_read = true;
+	x->in.storage_class = x->sc;
+}
+
+/*
  * Plans, and while the plan needs more observed (plan/needs.h), observes it and plans again;
  * each need at most once, a member to remove re-read up to EO_PLAN_CONFIRM_MAX times. 0 act on
  * x->pr, 1 the pass is over (out set: the objects keep changing), -1 failure.
@@ -257,6 +275,8 @@ static int plan(struct eo_controller *c, struct cluster_pass *x, struct eo_recon
 			return -1;
 		if (need == EO_PLAN_NEED_LEADER)
 			observe_leader(c, x);
+		if (need == EO_PLAN_NEED_CLASS)
+			observe_class(c, x);
 		if (need == EO_PLAN_NEED_CONFIRM) {
 			if ((changed = observe_removed(c, x)) <= 0)
 				return changed;

@@ -497,6 +497,22 @@ static int act_pod(struct eo_controller *c, struct member_pass *x, const char *n
 	return rc;
 }
 
+/* EO_MPLAN_PATCH_PVC: the data PVC's request raised to the member's size (in-place growth). */
+static int act_pvc(struct eo_controller *c, struct member_pass *x, const char *ns)
+{
+	struct eo_kube_resource r = eo_kube_res_at(RES_PVCS, ns, x->pvc_name);
+	struct eo_kube_error err = {0};
+	eo_kube_err e = eo_kube_patch(c->kc, &r, x->pr.object, NULL, &err);
+	int rc = e == EO_KUBE_OK || e == EO_KUBE_ENOTFOUND ? 0 : -1;
+
+	eo__ctl_note_refusal(&x->pass, EO_PLAN_VERB_PATCH, "PVC", x->pvc_name, e, &err);
+	eo_log_kv(rc ? EO_LOG_WARN : EO_LOG_INFO, &x->lc, "pvc request raised", "message",
+		  x->pr.message, "result", eo_kube_strerror(e), "detail", err.message, NULL);
+	if (rc == 0 && e == EO_KUBE_OK)
+		eo__ctl_emit(c, x->member, x->pr.event_type, x->pr.event_reason, x->pr.message);
+	return rc;
+}
+
 /* EO_MPLAN_ADD_FINALIZER / DROP_FINALIZER. 0 done, 1 conflict (come back), -1 failure. */
 static int act_finalizer(struct eo_controller *c, struct member_pass *x)
 {
@@ -544,6 +560,9 @@ static int act(struct eo_controller *c, struct member_pass *x, const char *ns, c
 	case EO_MPLAN_DELETE_POD:
 	case EO_MPLAN_PATCH_POD:
 		rc = act_pod(c, x, ns, name);
+		break;
+	case EO_MPLAN_PATCH_PVC:
+		rc = act_pvc(c, x, ns);
 		break;
 	default:
 		break;

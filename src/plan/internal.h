@@ -56,10 +56,17 @@ struct eo__plan_roll_view {
 	size_t updated;	 /* on target with a current and ready Pod */
 };
 
+/* Members as the storage step sees them (plan/storage.h), without those being deleted. */
+struct eo__plan_storage_view {
+	size_t updated;	 /* on the target's storage (status.observed.storage) */
+	size_t outdated; /* on another size, class or medium */
+};
+
 struct eo__plan_ctx {
 	const struct eo_plan_input *in;
 	const json_t *observed; /* status.observed (the target), NULL before the latch */
 	struct eo__plan_roll_view rv;
+	struct eo__plan_storage_view sv;
 	struct eo_plan_result *out;
 	json_t *st; /* desired status being built */
 	int64_t gen;
@@ -169,6 +176,11 @@ bool eo__plan_step_replace_crashlooping(struct eo__plan_ctx *x, const struct eo_
 					int32_t desired, size_t learners);
 bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 				int32_t desired, size_t learners);
+
+/* plan/storage.c: members moved onto the target's storage, one at a time */
+void eo__plan_fill_storage_view(struct eo__plan_ctx *x);
+bool eo__plan_step_storage(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
+			   size_t learners);
 
 /* plan/membership.c: the membership steps in order */
 bool eo__plan_step_query(struct eo__plan_ctx *x);

@@ -18,6 +18,7 @@
 #include "plan/plan.h"
 #include "plan/podissue.h"
 #include "plan/retain.h"
+#include "plan/storage.h"
 #include "plan/volref.h"
 
 static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
@@ -33,6 +34,7 @@ static const char *const names[EO_MPLAN_ACTION_COUNT_] = {
     [EO_MPLAN_REFUSE] = "refuse",
     [EO_MPLAN_READ_VOLUME] = "read-volume",
     [EO_MPLAN_READ_CLASS] = "read-class",
+    [EO_MPLAN_PATCH_PVC] = "patch-pvc",
     [EO_MPLAN_QUERY_ETCD] = "query-etcd",
 };
 
@@ -521,6 +523,30 @@ static bool claim_binding_held(struct mctx *x)
 	return true;
 }
 
+/*
+ * The member asks for more storage than its PVC requests (the cluster controller raised its
+ * spec.storage.size for an in-place growth, plan/storage.h): the PVC's request follows. The
+ * Pod keeps running; the cluster controller waits for the capacity.
+ */
+static bool pvc_grow(struct mctx *x, bool memory)
+{
+	json_t *patch = NULL;
+	struct eo_storage st;
+
+	if (memory || eo_member_is_deleting(x->in->member) ||
+	    (patch = eo_plan_pvc_grow_patch(x->in->member, x->in->pvc)) == NULL)
+		return false;
+	x->out->action = EO_MPLAN_PATCH_PVC;
+	x->out->object = patch;
+	eo_member_storage(x->in->member, &st);
+	msgf(x, "growing PVC %s to %s in place", eo_meta_name(x->in->pvc), st.size);
+	x->out->event_type = "Normal";
+	x->out->event_reason = EO_PLAN_REASON_STORAGE_CHANGING;
+	json_decref(x->st); /* the status comes from the pass after the patch */
+	x->st = NULL;
+	return true;
+}
+
 /* The member's Pod: created when missing, refused when foreign, deleted once ended, labelled. */
 static bool pod_held(struct mctx *x, bool bootstrapped)
 {
@@ -614,7 +640,7 @@ static int plan_member(const struct eo_mplan_input *in, struct eo_mplan_result *
 	bootstrapped = in->cluster != NULL && eo_present(eo_cluster_cluster_id(in->cluster));
 
 	if (member_lost(&x, pvc_name) || volume_held(&x, pvc_name, storage.memory) ||
-	    pod_held(&x, bootstrapped))
+	    pvc_grow(&x, storage.memory) || pod_held(&x, bootstrapped))
 		goto done;
 	pod_status(&x, pvc_name, storage.memory);
 	if (out->action == EO_MPLAN_QUERY_ETCD) {

@@ -36,6 +36,7 @@ enum eo_mplan_action {
 	EO_MPLAN_QUERY_ETCD,	 /* ask result->endpoint, then plan again */
 	EO_MPLAN_READ_VOLUME,	 /* GET PVC result->volume live, then plan again (volume_read) */
 	EO_MPLAN_READ_CLASS,	 /* GET StorageClass result->storage_class live, then plan again */
+	EO_MPLAN_PATCH_PVC,	 /* merge-patch result->object onto the PVC (its request grows) */
 	EO_MPLAN_ACTION_COUNT_
 };
 
@@ -82,7 +83,7 @@ struct eo_mplan_input {
 
 struct eo_mplan_result {
 	enum eo_mplan_action action;
-	json_t *object;			   /* CREATE_*: object, PATCH_POD: patch */
+	json_t *object;			   /* CREATE_*: object, PATCH_POD, PATCH_PVC: patch */
 	char endpoint[EO_DESIRED_URL_MAX]; /* QUERY_ETCD: the member's client URL */
 	char volume[EO_NAME_MAX];	   /* READ_VOLUME: the PVC to read */
 	char storage_class[EO_NAME_MAX];   /* READ_CLASS: the StorageClass to read */

@@ -2,9 +2,9 @@
  * plan/membership.c - one membership step of a bootstrapped cluster: etcd's member list is
  * read (through the voters; confirmed by the leader before acting on an absence), then the first
  * of the named steps with something to do decides: unmanaged etcd members, voter marks,
- * replacements (plan/replace.c), scale down, joining and promotion (plan/scale_up.c,
- * plan/promote.c), the roll (plan/roll.c), scale up. Part of the cluster planner (plan/plan.h,
- * plan/internal.h).
+ * replacements (plan/replace.c), the storage change (plan/storage.c), scale down, joining and
+ * promotion (plan/scale_up.c, plan/promote.c), the roll (plan/roll.c), scale up. Part of the
+ * cluster planner (plan/plan.h, plan/internal.h).
  */
 #include "api/cluster.h"
 #include "api/member.h"
@@ -201,6 +201,7 @@ void eo__plan_step_membership(struct eo__plan_ctx *x, const struct eo__plan_coun
 	    eo__plan_step_replace_lost(x) || eo__plan_step_not_in_etcd(x) ||
 	    eo__plan_step_replace_crashlooping(x, c, desired, learners) ||
 	    eo__plan_step_replace_node(x, c, desired, learners) ||
+	    eo__plan_step_storage(x, c, desired, learners) ||
 	    eo__plan_step_scale_down(x, c, desired) ||
 	    eo__plan_step_set_initial_cluster(x, pending) || eo__plan_step_promote(x, learners) ||
 	    !x->ok)

@@ -25,6 +25,9 @@ enum eo_plan_need eo_plan_cluster_needs(const struct eo_plan_result *r,
 	if (after < EO_PLAN_NEED_LEADER && r->action == EO_PLAN_QUERY_MEMBERS && r->want_leader &&
 	    in->etcd != NULL && !in->etcd_leader_checked)
 		return EO_PLAN_NEED_LEADER;
+	/* A storage change reads the class of the PVC to grow (allowVolumeExpansion) live. */
+	if (after < EO_PLAN_NEED_CLASS && r->action == EO_PLAN_READ_CLASS && !in->class_read)
+		return EO_PLAN_NEED_CLASS;
 	/* A member is removed only on what the apiserver says now, not on the cache alone. */
 	if (r->action == EO_PLAN_REMOVE_MEMBER && among_members(in, r->member))
 		return EO_PLAN_NEED_CONFIRM;

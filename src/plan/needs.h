@@ -26,6 +26,8 @@ enum eo_plan_need {
 	EO_PLAN_NEED_LEADER,
 	/* REMOVE_MEMBER: re-read the member to remove (result->member) and what it owns live. */
 	EO_PLAN_NEED_CONFIRM,
+	/* READ_CLASS: the StorageClass result->storage_class, live (plan/storage.h). */
+	EO_PLAN_NEED_CLASS,
 };
 
 /*

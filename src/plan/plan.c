@@ -51,6 +51,7 @@ static const char *const action_names[EO_PLAN_ACTION_COUNT_] = {
     [EO_PLAN_MARK_MEMBER] = "mark-member",
     [EO_PLAN_CLEAR_FORCE_REQUEST] = "clear-force-request",
     [EO_PLAN_ENABLE_AUTH] = "enable-auth",
+    [EO_PLAN_READ_CLASS] = "read-class",
 };
 
 const char *eo_plan_action_name(enum eo_plan_action a)

@@ -139,6 +139,11 @@ enum eo_plan_action {
 	EO_PLAN_CLEAR_FORCE_REQUEST,
 	/* spec.auth (plan/auth.h): root user and role, grant, AuthEnable via endpoints */
 	EO_PLAN_ENABLE_AUTH,
+	/*
+	 * Storage change (plan/storage.h): GET StorageClass result->storage_class live, then plan
+	 * again with it (class_read, storage_class). Never acted on: a need (plan/needs.h).
+	 */
+	EO_PLAN_READ_CLASS,
 	EO_PLAN_ACTION_COUNT_ /* not an action */
 };
 
@@ -261,6 +266,12 @@ struct eo_plan_input {
 	bool auth_on;
 	eo_etcd_err auth_login_err;
 	const char *auth_login_message;
+	/*
+	 * After EO_PLAN_READ_CLASS: the StorageClass result->storage_class as a live GET found it
+	 * (NULL: not found, or it could not be read). Borrowed.
+	 */
+	bool class_read;
+	const json_t *storage_class;
 	time_t now;
 };
 
@@ -315,6 +326,8 @@ struct eo_plan_result {
 	 * nothing, retry); plan again with nodes_live.
 	 */
 	bool want_nodes;
+	/* READ_CLASS: the StorageClass to read */
+	char storage_class[EO_PLAN_NAME_MAX];
 	/* RESTART_MEMBER: metadata.uid of the Pod to delete; label_pod: of the Pod to label */
 	char pod_uid[EO_PLAN_NAME_MAX];
 	/*

@@ -13,6 +13,7 @@
 #include "api/names.h"
 #include "plan/forcenew.h"
 #include "plan/internal.h"
+#include "plan/storage.h"
 
 /* The PodDisruptionBudget over the voters; true when it is the next step. */
 bool eo__plan_step_pdb(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired)
@@ -144,8 +145,13 @@ static void progressing_of(struct eo__plan_ctx *x, bool in_flight)
 		    (strcmp(r, EO_REASON_SPEC_CHANGED) != 0 &&
 		     strcmp(r, EO_REASON_RETRY_AFTER_DEADLINE) != 0 &&
 		     strcmp(r, EO_PLAN_REASON_ROLLING) != 0 &&
-		     strcmp(r, EO_PLAN_REASON_ROLL_REFUSED) != 0))
+		     strcmp(r, EO_PLAN_REASON_ROLL_REFUSED) != 0 &&
+		     strcmp(r, EO_PLAN_REASON_STORAGE_CHANGING) != 0))
 			r = EO_REASON_INITIAL_SNAPSHOT;
+		/* Members moving onto the target's storage (plan/storage.h), once no roll is due.
+		 */
+		if (x->sv.outdated > 0 && x->rv.todo == 0)
+			r = EO_PLAN_REASON_STORAGE_CHANGING;
 		char m[EO_PLAN_MSG_MAX + 64];
 
 		/* The step under way, so that status and log say what the operator waits for. */
@@ -201,7 +207,7 @@ void eo__plan_step_running(struct eo__plan_ctx *x, const struct eo__plan_counts 
 		out->action = EO_PLAN_WAIT;
 		out->requeue_ms = EO_PLAN_REQUEUE_SHORT_MS;
 	} else if (!settled || in_flight || c->ready < c->n || c->broken > 0 || x->rv.todo > 0 ||
-		   c->node_due > 0) {
+		   c->node_due > 0 || x->sv.outdated > 0) {
 		eo__plan_step_membership(x, c, desired);
 	} else {
 		out->action = EO_PLAN_NONE;

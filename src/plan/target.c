@@ -15,6 +15,7 @@
 #include "api/names.h"
 #include "api/timeutil.h"
 #include "plan/internal.h"
+#include "plan/storage.h"
 
 /* The message of DeadlineExceeded: what waits and what still runs. */
 #define DEADLINE_MSG                                                                               \
@@ -141,8 +142,41 @@ static bool reached(const struct eo__plan_ctx *x, const struct eo__plan_counts *
 	if (eo_present(eo_cluster_cluster_id(x->in->cluster)))
 		return c->deleting == 0 && c->pending == 0 && c->dormant == 0 &&
 		       (int32_t)c->n == desired && (int32_t)c->ready == desired &&
-		       c->voters == c->n && x->rv.todo == 0;
+		       c->voters == c->n && x->rv.todo == 0 && x->sv.outdated == 0;
 	return desired == 0 && c->n == 0 && c->deleting == 0;
+}
+
+/*
+ * While members are on another storage than the target's: how many are on the new and the old
+ * (status.storageUpdatedMembers, status.storageOutdatedMembers); gone once none is outdated.
+ */
+static void storage_progress(struct eo__plan_ctx *x)
+{
+	if (x->sv.outdated == 0) {
+		json_object_del(x->st, "storageUpdatedMembers");
+		json_object_del(x->st, "storageOutdatedMembers");
+		return;
+	}
+	eo__plan_set_status(x, "storageUpdatedMembers", json_integer((json_int_t)x->sv.updated));
+	eo__plan_set_status(x, "storageOutdatedMembers", json_integer((json_int_t)x->sv.outdated));
+}
+
+/*
+ * The target is reached in all but storage: members made before the target's storage was
+ * raised (an operator that did not move storage yet). Move them, under a deadline.
+ */
+static void storage_changed(struct eo__plan_ctx *x, const struct eo__plan_counts *c)
+{
+	set_deadline(x);
+	eo__plan_msgf(x,
+		      "%zu member(s) are on other storage than status.observed.storage; moving "
+		      "them one at a time",
+		      x->sv.outdated);
+	eo__plan_cond(x, EO_COND_PROGRESSING, EO_COND_TRUE, EO_PLAN_REASON_STORAGE_CHANGING,
+		      x->out->message);
+	eo__plan_event(x, "Normal", EO_PLAN_REASON_STORAGE_CHANGING);
+	eo__plan_health(x, c);
+	x->out->action = EO_PLAN_WRITE_STATUS;
 }
 
 /*
@@ -193,10 +227,12 @@ bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bo
 	eo__plan_fill_roll_view(x);
 	if (!x->ok)
 		return true;
+	eo__plan_fill_storage_view(x);
 	if (eo_present(eo_cluster_cluster_id(cluster))) {
 		eo__plan_set_status(x, "updatedMembers", json_integer((json_int_t)x->rv.updated));
 		if (x->rv.todo == 0)
 			json_object_del(x->st, "rollingMember");
+		storage_progress(x);
 	}
 	spec_differs = !json_equal(t->spec_obs, observed);
 	if (spec_differs && eo__plan_version_refused(x, observed, t->refusal, sizeof(t->refusal))) {
@@ -229,6 +265,9 @@ bool eo__plan_target(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bo
 		return true;
 	} else if (!t->has_dl && running && x->rv.outdated > 0 && !eo__plan_force_active(x)) {
 		roll_changed_pods(x, c);
+		return true;
+	} else if (!t->has_dl && running && x->sv.outdated > 0 && !eo__plan_force_active(x)) {
+		storage_changed(x, c);
 		return true;
 	} else if (t->has_dl && in->now >= t->dl && !eo__plan_force_active(x)) {
 		/* (A quorum-loss recovery goes on past the deadline: it is what unsticks it.) */

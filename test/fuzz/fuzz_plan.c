@@ -8,9 +8,11 @@
  * podUID, memberID, creation order) each with a Pod (none, pending, ready, failed, being
  * deleted, crash-looping) and a PVC, and etcd's member list (an entry per member or not,
  * learner or voter, started or not, plus strays: an unnamed or unknown voter, a learner no
- * member stands for), or an etcd error. The cluster is planned as the controller does it:
- * without etcd first and, when it asks (QUERY_MEMBERS), again with etcd's answer; every member
- * is planned without and with etcd.
+ * member stands for), or an etcd error. Two last bytes change the storage (read last, so that
+ * an input shorter than that keeps 1Gi everywhere, as before): the target's size and class,
+ * which members were made on it, which PVCs are bound at 1Gi and whether they grew. The cluster is
+ * planned as the controller does it: without etcd first and, when it asks (QUERY_MEMBERS), again
+ * with etcd's answer; every member is planned without and with etcd.
  *
  * Invariants (abort on violation):
  *  - never a seed when members exist: CREATE_SEED only with no EtcdMember at all and no
@@ -28,7 +30,10 @@
  *    etcd, a removed member is not already being deleted;
  *  - the member planner removes from etcd or drops its finalizer only for a member being
  *    deleted, never creates a Pod for a dormant, deleting or memory-lost member, never a PVC
- *    for a memory member, and gives an object for every create.
+ *    for a memory member, and gives an object for every create;
+ *  - storage (plan/storage.h): a PVC's request is raised (PATCH_PVC) only for a PVC member
+ *    that is not being deleted and owns the PVC; the cluster reads a StorageClass (READ_CLASS)
+ *    by name and once. Members on an older storage are replaced under the invariants above.
  */
 #include <jansson.h>
 
@@ -36,6 +41,7 @@
 #include "api/conditions.h"
 #include "api/member.h"
 #include "api/names.h"
+#include "api/quantity.h"
 #include "desired/desired.h"
 #include "desired/restore.h"
 #include "plan/member.h"
@@ -250,6 +256,62 @@ static void add_entry(struct world *w, const char *member, const char *name, boo
 	w->etcd.n++;
 }
 
+/* The pod hash the member's Pod has once it runs the target (plan/roll.c compares it). */
+static void stamp_pod_hash(const json_t *member, json_t *pod, const json_t *observed)
+{
+	char want[EO_DESIRED_HASH_MAX];
+	json_t *target = eo_desired_member_with_target(member, observed);
+	json_t *meta = json_object_get(pod, "metadata");
+
+	if (target != NULL && meta != NULL &&
+	    eo_desired_member_pod_hash(target, &OPTS, want, sizeof(want)) == 0) {
+		if (json_object_get(meta, "annotations") == NULL)
+			json_object_set_new(meta, "annotations", json_object());
+		json_object_set_new(json_object_get(meta, "annotations"), EO_ANNOTATION_POD_HASH,
+				    json_string(want));
+	}
+	json_decref(target);
+}
+
+/*
+ * The storage bytes (read last). First: bit 0 the target (spec and status.observed) is 2Gi,
+ * bit 1 it names the class "fast", bits 2 to 7 member i was made on the target (else on 1Gi,
+ * no class). Second: bits 0 to 5 member i's PVC is bound at 1Gi of class "fast", bit 6 those
+ * PVCs report 2Gi of capacity (grown), bit 7 the Pods carry the pod hash the target gives
+ * (no roll due: the storage step's turn).
+ */
+static void storage_init(struct fz *f, struct world *w)
+{
+	uint8_t t = fz_u8(f), v = fz_u8(f);
+	json_t *st = json_pack("{s:s, s:s}", "size", (t & 1) ? "2Gi" : "1Gi", "medium",
+			       w->memory ? EO_STORAGE_MEDIUM_MEMORY : "");
+	json_t *obs = json_object_get(json_object_get(w->cluster, "status"), "observed");
+
+	if (st == NULL)
+		abort();
+	if (t & 2)
+		json_object_set_new(st, "storageClassName", json_string("fast"));
+	json_object_set(json_object_get(w->cluster, "spec"), "storage", st);
+	if (obs != NULL)
+		json_object_set(obs, "storage", st);
+	for (size_t i = 0; i < w->n; i++) {
+		if (t & (4u << i))
+			json_object_set_new(json_object_get((json_t *)w->pm[i].member, "spec"),
+					    "storage", json_deep_copy(st));
+		if (w->pvc[i] == NULL || !(v & (1u << i)))
+			continue;
+		json_object_set_new(w->pvc[i], "spec",
+				    json_pack("{s:s, s:{s:{s:s}}}", "storageClassName", "fast",
+					      "resources", "requests", "storage", "1Gi"));
+		json_object_set_new(w->pvc[i], "status",
+				    json_pack("{s:s, s:{s:s}}", "phase", "Bound", "capacity",
+					      "storage", (v & 0x40) ? "2Gi" : "1Gi"));
+	}
+	json_decref(st);
+	for (size_t i = 0; (v & 0x80) && obs != NULL && i < w->n; i++)
+		stamp_pod_hash(w->pm[i].member, (json_t *)w->pm[i].pod, obs);
+}
+
 static void world_init(struct world *w, const uint8_t *data, size_t size)
 {
 	struct fz f = {data, size};
@@ -312,6 +374,7 @@ static void world_init(struct world *w, const uint8_t *data, size_t size)
 						    .raft_applied_index = 1000 - (uint64_t)lag * 2};
 		}
 	}
+	storage_init(&f, w);
 }
 
 static void world_free(struct world *w)
@@ -426,10 +489,24 @@ static bool all_ready(const struct world *w)
 	return true;
 }
 
-static bool is_roll_step(enum eo_plan_action a)
+/*
+ * An UPDATE_MEMBER whose patch only raises spec.storage.size (a PVC grown in place,
+ * plan/storage.h): no restart follows, so not a roll step.
+ */
+static bool is_storage_grow(const struct eo_plan_result *r)
 {
-	return a == EO_PLAN_UPDATE_MEMBER || a == EO_PLAN_RESTART_MEMBER ||
-	       a == EO_PLAN_MOVE_LEADER;
+	const json_t *spec = json_object_get(r->patch, "spec");
+
+	return r->action == EO_PLAN_UPDATE_MEMBER && json_object_size(r->patch) == 1 &&
+	       json_object_size(spec) == 1 &&
+	       json_object_size(json_object_get(spec, "storage")) == 1 &&
+	       json_is_string(json_object_get(json_object_get(spec, "storage"), "size"));
+}
+
+static bool is_roll_step(const struct eo_plan_result *r)
+{
+	return (r->action == EO_PLAN_UPDATE_MEMBER && !is_storage_grow(r)) ||
+	       r->action == EO_PLAN_RESTART_MEMBER || r->action == EO_PLAN_MOVE_LEADER;
 }
 
 static bool is_membership_change(enum eo_plan_action a)
@@ -477,7 +554,25 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 			   "%s without endpoints", an);
 	}
 
-	if (is_roll_step(r->action)) {
+	if (is_storage_grow(r)) {
+		const char *size = json_string_value(json_object_get(
+		    json_object_get(json_object_get(r->patch, "spec"), "storage"), "size"));
+		struct eo_storage have;
+		struct eo_quantity q;
+
+		/* A member's size is raised only for a PVC member, never lowered, all serving. */
+		FUZZ_CHECK(r->member != NULL && !eo_member_is_deleting(r->member),
+			   "storage grow without a member, or of one being deleted");
+		eo_member_storage(r->member, &have);
+		FUZZ_CHECK(!have.memory, "storage grow of a memory member");
+		FUZZ_CHECK(have.size_valid && eo_quantity_parse(size, &q) == 0 &&
+			       eo_quantity_cmp(&have.size_q, &q) < 0,
+			   "storage grow that does not grow: %s -> %s", have.size, size);
+		FUZZ_CHECK(in->class_read, "storage grow without the class read live");
+		FUZZ_CHECK(all_ready(w), "storage grow while a member is not ready");
+	}
+
+	if (is_roll_step(r)) {
 		const struct eo_etcd_member *em = NULL;
 
 		/* A roll step: never with a membership change in flight or a member down. */
@@ -544,6 +639,11 @@ static void check_cluster_plan(const struct world *w, const struct eo_plan_input
 		check_quorum_after_removal(w, em, "remove-stray", r->message);
 		break;
 	}
+	case EO_PLAN_READ_CLASS:
+		/* The class of a PVC to grow is read live once, by name. */
+		FUZZ_CHECK(r->storage_class[0] != '\0', "read-class without a StorageClass name");
+		FUZZ_CHECK(!in->class_read, "read-class asked twice");
+		break;
 	case EO_PLAN_COMPLETE_SEED:
 	case EO_PLAN_SET_INITIAL_CLUSTER:
 		FUZZ_CHECK(r->member != NULL, "%s without member", an);
@@ -619,12 +719,42 @@ static void check_member_plan(const struct eo_mplan_input *in, const struct eo_m
 	case EO_MPLAN_PATCH_POD:
 		FUZZ_CHECK(in->pod != NULL && r->object != NULL, "patch-pod without Pod or patch");
 		break;
+	case EO_MPLAN_PATCH_PVC:
+		/* A PVC's request only grows, for a PVC member that stays and owns it. */
+		FUZZ_CHECK(!del, "patch-pvc for a member being deleted");
+		FUZZ_CHECK(!memory, "patch-pvc for a memory member");
+		FUZZ_CHECK(in->pvc != NULL && r->object != NULL, "patch-pvc without PVC or patch");
+		FUZZ_CHECK(eo_desired_is_controlled_by(in->pvc, eo_member_uid(m)),
+			   "patch-pvc of a PVC the member does not own");
+		break;
 	case EO_MPLAN_QUERY_ETCD:
 		FUZZ_CHECK(r->endpoint[0] != '\0', "query-etcd without endpoint");
 		FUZZ_CHECK(!in->etcd_queried, "query-etcd asked twice");
 		break;
 	default:
 		break;
+	}
+}
+
+/* Asked to read a StorageClass: planned again with it not found, without and with expansion. */
+static void plan_with_class(const struct world *w, const struct eo_plan_input *asked,
+			    const char *name)
+{
+	struct eo_plan_input in = *asked;
+	struct eo_plan_result r;
+
+	in.class_read = true;
+	for (int k = 0; k < 3; k++) {
+		json_t *sc = k == 0 ? NULL
+				    : json_pack("{s:{s:s}, s:b}", "metadata", "name", name,
+						"allowVolumeExpansion", k == 2);
+
+		in.storage_class = sc;
+		if (eo_plan_cluster(&in, &r) == 0) {
+			check_cluster_plan(w, &in, &r);
+			eo_plan_result_clear(&r);
+		}
+		json_decref(sc);
 	}
 }
 
@@ -660,6 +790,8 @@ static void plan_cluster(const struct world *w)
 		bool leader = r.action == EO_PLAN_QUERY_MEMBERS && r.want_leader;
 
 		check_cluster_plan(w, &in, &r);
+		if (r.action == EO_PLAN_READ_CLASS)
+			plan_with_class(w, &in, r.storage_class);
 		eo_plan_result_clear(&r);
 		if (!leader)
 			return;
