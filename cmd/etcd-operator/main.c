@@ -229,8 +229,7 @@ int main(int argc, char **argv)
 		  "cluster_domain_source", domain_source(cfg.cluster_domain_source),
 		  "watch_namespaces", nsbuf, "operator_image", cfg.operator_image,
 		  "etcd_image_repository", cfg.etcd_image_repository, "pod_run_as_user", podui,
-		  "kubeconfig",
-		  cfg.kubeconfig[0] ? cfg.kubeconfig : "in-cluster", NULL);
+		  "kubeconfig", cfg.kubeconfig[0] ? cfg.kubeconfig : "in-cluster", NULL);
 
 	m.cfg = &cfg;
 	m.om = &om;

@@ -79,8 +79,7 @@ static const struct flag_def flags[] = {
      offsetof(struct eo_config, schedule_default_keep_last), 0, NULL, "10",
      "Complete snapshots an EtcdSnapshotSchedule keeps when its spec.retention sets neither "
      "keepLast nor maxAge; 0 keeps them all."},
-    {"pod-run-as-user", FLAG_POD_UID, offsetof(struct eo_config, pod_run_as_user), 0, NULL,
-     "65532",
+    {"pod-run-as-user", FLAG_POD_UID, offsetof(struct eo_config, pod_run_as_user), 0, NULL, "65532",
      "User, group and fsGroup of the Pods the operator builds (etcd members, snapshot and "
      "prune Jobs, the archiver); \"auto\" sets none of the three, so that the platform "
      "assigns them (OpenShift's restricted-v2 SCC). Non-root, seccomp RuntimeDefault and no "

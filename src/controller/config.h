@@ -43,7 +43,7 @@
 #define EO_DEFAULT_RESOLV_CONF		   "/etc/resolv.conf"
 #define EO_OPERATOR_IMAGE_PLACEHOLDER	   "controller:latest"
 #define EO_DEFAULT_POD_UID		   65532L
-#define EO_CFG_POD_UID_AUTO		   (-1L)	/* --pod-run-as-user=auto */
+#define EO_CFG_POD_UID_AUTO		   (-1L)       /* --pod-run-as-user=auto */
 #define EO_CFG_POD_UID_MAX		   2147483647L /* Kubernetes' int64 field, kept to int32 */
 
 enum eo_domain_source {

@@ -128,14 +128,16 @@ static json_t *deployment(const json_t *archive, const char *name, json_t *label
 		return NULL;
 	}
 	dep = json_pack(
-	    "{s:s, s:s, s:{s:s, s:s, s:O, s:{}, s:O}, s:{s:i, s:i, s:{s:s}, s:{s:{s:s, s:s}}, "	    "s:{s:{s:{s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:O, s:[O], s:O}}}}",
+	    "{s:s, s:s, s:{s:s, s:s, s:O, s:{}, s:O}, s:{s:i, s:i, s:{s:s}, s:{s:{s:s, s:s}}, "
+	    "s:{s:{s:{s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:O, s:[O], s:O}}}}",
 	    "apiVersion", "apps/v1", "kind", "Deployment", "metadata", "name", name, "namespace",
 	    eo_meta_namespace(archive), "labels", labels, "annotations", "ownerReferences", refs,
 	    "spec", "replicas", 1, "revisionHistoryLimit", 2, "strategy", "type", "Recreate",
 	    "selector", "matchLabels", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE,
 	    EO_LABEL_ARCHIVE, aname, "template", "metadata", "labels", EO_LABEL_MANAGED_BY,
 	    EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_ARCHIVE, aname, EO_LABEL_SNAPSHOT_OF, cname, "spec",
-	    "automountServiceAccountToken", 0, "enableServiceLinks", 0,	    "terminationGracePeriodSeconds", 30, "securityContext", psc, "containers", ctr,
+	    "automountServiceAccountToken", 0, "enableServiceLinks", 0,
+	    "terminationGracePeriodSeconds", 30, "securityContext", psc, "containers", ctr,
 	    "volumes", volumes);
 	json_decref(refs);
 	json_decref(psc);

@@ -246,11 +246,11 @@ json_t *eo_desired_member_pvc(const json_t *member);
  * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
  * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
  * Init containers (from o->operator_image; none without it): adopt-data for an adopted legacy
- * member (with a known UID only); data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with status.memberID;
- * wait-peers (EO_DESIRED_WAIT_PEERS_CONTAINER) for a member that joins ("existing", no
- * status.memberID, an initial cluster); the restore pair (desired/restore.h) only for a restoring
- * seed while neither cluster_bootstrapped nor status.memberID holds: a restore runs once, and a
- * bootstrapped seed's Pod never mounts the restore source.
+ * member (with a known UID only); data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with
+ * status.memberID; wait-peers (EO_DESIRED_WAIT_PEERS_CONTAINER) for a member that joins
+ * ("existing", no status.memberID, an initial cluster); the restore pair (desired/restore.h) only
+ * for a restoring seed while neither cluster_bootstrapped nor status.memberID holds: a restore runs
+ * once, and a bootstrapped seed's Pod never mounts the restore source.
  */
 json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
 			      bool cluster_bootstrapped);

@@ -22,8 +22,8 @@
  * restartPolicy Never, no service account token, the restricted Pod security profile
  * (non-root, user, group and fsGroup eo_desired_pod_uid(o), none of the three in auto mode,
  * fsGroupChangePolicy OnRootMismatch, seccomp RuntimeDefault, no privilege escalation, all
- * capabilities dropped, read-only root filesystem), requests 50m/64Mi, memory limit 256Mi. The agent
- * writes its result line to /dev/termination-log; terminationMessagePolicy
+ * capabilities dropped, read-only root filesystem), requests 50m/64Mi, memory limit 256Mi. The
+ * agent writes its result line to /dev/termination-log; terminationMessagePolicy
  * FallbackToLogsOnError puts the tail of its log there when it fails.
  *
  * Labels: the Job carries the cluster's labels (eo_desired_cluster_labels) plus
