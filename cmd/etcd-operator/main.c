@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	struct eo_ready ready;
 	struct manager m = {.stop_fd = -1};
 	struct eo_http_config hc;
-	char err[512], nsbuf[1024], mport[16], hport[16];
+	char err[512], nsbuf[1024], mport[16], hport[16], podui[24];
 	int rc = 1;
 
 	/* The agent subcommands (snapshot Jobs, restore init containers) run instead. */
@@ -217,6 +217,10 @@ int main(int argc, char **argv)
 	join_namespaces(&cfg, nsbuf, sizeof(nsbuf));
 	snprintf(mport, sizeof(mport), "%d", eo_http_metrics_port(http));
 	snprintf(hport, sizeof(hport), "%d", eo_http_health_port(http));
+	if (cfg.pod_run_as_user == EO_CFG_POD_UID_AUTO)
+		snprintf(podui, sizeof(podui), "auto");
+	else
+		snprintf(podui, sizeof(podui), "%ld", cfg.pod_run_as_user);
 	eo_log_kv(EO_LOG_INFO, NULL, "starting etcd-operator", "version", EO_VERSION,
 		  "metrics_bind_address", cfg.metrics_bind_address, "metrics_port", mport,
 		  "health_probe_bind_address", cfg.health_probe_bind_address, "health_port", hport,
@@ -224,8 +228,8 @@ int main(int argc, char **argv)
 		  cfg.leader_election_id, "cluster_domain", cfg.cluster_domain,
 		  "cluster_domain_source", domain_source(cfg.cluster_domain_source),
 		  "watch_namespaces", nsbuf, "operator_image", cfg.operator_image,
-		  "etcd_image_repository", cfg.etcd_image_repository, "kubeconfig",
-		  cfg.kubeconfig[0] ? cfg.kubeconfig : "in-cluster", NULL);
+		  "etcd_image_repository", cfg.etcd_image_repository, "pod_run_as_user", podui,
+		  "kubeconfig", cfg.kubeconfig[0] ? cfg.kubeconfig : "in-cluster", NULL);
 
 	m.cfg = &cfg;
 	m.om = &om;

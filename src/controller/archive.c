@@ -145,6 +145,7 @@ static int observe(struct eo_controller *c, struct archive_pass *x, const char *
 	x->in.archive = x->archive;
 	x->in.cluster = x->cluster;
 	x->in.operator_image = c->operator_image;
+	x->in.build = &c->build;
 	x->in.deployment = x->dep;
 	x->in.deployment_foreign =
 	    x->dep != NULL && !eo_desired_is_controlled_by(x->dep, eo_meta_uid(x->archive));

@@ -18,6 +18,7 @@ enum flag_kind {
 	FLAG_INT,
 	FLAG_COUNT, /* an int from 0 to EO_CFG_COUNT_MAX */
 	FLAG_NAMESPACES,
+	FLAG_POD_UID, /* "auto", or a UID from 1 to EO_CFG_POD_UID_MAX */
 };
 
 /* Offsets into struct eo_config keep the table declarative. */
@@ -78,6 +79,11 @@ static const struct flag_def flags[] = {
      offsetof(struct eo_config, schedule_default_keep_last), 0, NULL, "10",
      "Complete snapshots an EtcdSnapshotSchedule keeps when its spec.retention sets neither "
      "keepLast nor maxAge; 0 keeps them all."},
+    {"pod-run-as-user", FLAG_POD_UID, offsetof(struct eo_config, pod_run_as_user), 0, NULL, "65532",
+     "User, group and fsGroup of the Pods the operator builds (etcd members, snapshot and "
+     "prune Jobs, the archiver); \"auto\" sets none of the three, so that the platform "
+     "assigns them (OpenShift's restricted-v2 SCC). Non-root, seccomp RuntimeDefault and no "
+     "capabilities in every case."},
     {"operator-pod-labels", STR(operator_pod_labels), NULL, "app.kubernetes.io/name=etcd-operator",
      "Labels of the operator's own Pods (k=v,k=v): the NetworkPolicies let these Pods, in the "
      "operator's namespace, reach the client port."},
@@ -299,6 +305,30 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->peer_network_policy = true;
 	cfg->schedule_min_interval_s = EO_DEFAULT_SCHEDULE_MIN_INTERVAL_S;
 	cfg->schedule_default_keep_last = EO_DEFAULT_SCHEDULE_KEEP_LAST;
+	cfg->pod_run_as_user = EO_DEFAULT_POD_UID;
+}
+
+/* --pod-run-as-user: "auto" (EO_CFG_POD_UID_AUTO) or a non-root UID; -1 with err otherwise. */
+static int pod_uid_flag(const struct flag_def *fd, const char *val, long *out, char *err,
+			size_t errcap)
+{
+	char *end = NULL;
+	long v;
+
+	if (strcmp(val, "auto") == 0) {
+		*out = EO_CFG_POD_UID_AUTO;
+		return 0;
+	}
+	v = strtol(val, &end, 10);
+	if (end == val || *end || v < 1 || v > EO_CFG_POD_UID_MAX) {
+		eo_set_err(err, errcap,
+			   "invalid value \"%.64s\" for --%s (auto, or a user ID from 1 to %ld: "
+			   "the Pods run as non-root)",
+			   val, fd->name, (long)EO_CFG_POD_UID_MAX);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* A whole number from lo to hi for --name into *out; -1 with err set otherwise. */
@@ -352,6 +382,8 @@ static int apply(struct eo_config *cfg, const struct flag_def *fd, const char *v
 				errcap);
 	case FLAG_COUNT:
 		return int_flag(fd, val, 0, EO_CFG_COUNT_MAX, (int *)(base + fd->off), err, errcap);
+	case FLAG_POD_UID:
+		return pod_uid_flag(fd, val, (long *)(base + fd->off), err, errcap);
 	case FLAG_NAMESPACES:
 		/* Parsed after the loop, once the environment fallback is known. */
 		ns_list[0] = val;

@@ -42,6 +42,9 @@
 #define EO_DEFAULT_SCHEDULE_KEEP_LAST	   10
 #define EO_DEFAULT_RESOLV_CONF		   "/etc/resolv.conf"
 #define EO_OPERATOR_IMAGE_PLACEHOLDER	   "controller:latest"
+#define EO_DEFAULT_POD_UID		   65532L
+#define EO_CFG_POD_UID_AUTO		   (-1L)       /* --pod-run-as-user=auto */
+#define EO_CFG_POD_UID_MAX		   2147483647L /* Kubernetes' int64 field, kept to int32 */
 
 enum eo_domain_source {
 	EO_DOMAIN_FROM_FLAG,
@@ -69,6 +72,7 @@ struct eo_config {
 	int schedule_min_interval_s; /* snapshot schedules firing more often are refused; 0 none */
 	int schedule_default_keep_last; /* retention of a schedule that sets none; 0 keeps all */
 	char operator_pod_labels[EO_CFG_ADDR_MAX * 4]; /* "k=v,...": the operator's Pods */
+	long pod_run_as_user; /* --pod-run-as-user: a UID, or EO_CFG_POD_UID_AUTO */
 };
 
 enum eo_flags_status {

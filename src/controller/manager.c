@@ -32,6 +32,11 @@
 #define ETCD_FENCE_MARGIN_MS 5000L
 #define FENCE_RETRY_MS	     1000L /* a reconcile held back by the fence comes back after */
 
+/* --pod-run-as-user goes to the desired objects as it is parsed. */
+_Static_assert(EO_CFG_POD_UID_AUTO == EO_DESIRED_POD_UID_AUTO &&
+		   EO_DEFAULT_POD_UID == EO_DESIRED_POD_UID_DEFAULT,
+	       "config and desired agree on the Pod user");
+
 enum kind {
 	K_CLUSTER,
 	K_MEMBER,
@@ -606,7 +611,8 @@ eo_manager *eo_manager_new(const struct eo_config *cfg, struct eo_operator_metri
 	    .rec = m->rec,
 	    .build = {.etcd_image_repository = cfg->etcd_image_repository,
 		      .cluster_domain = cfg->cluster_domain,
-		      .operator_image = cfg->operator_image},
+		      .operator_image = cfg->operator_image,
+		      .pod_run_as_user = cfg->pod_run_as_user},
 	    .operator_image = cfg->operator_image,
 	    .netpol = &m->netpol,
 	    .peer_netpol = cfg->peer_network_policy,

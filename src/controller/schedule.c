@@ -313,6 +313,7 @@ void eo_schedule_reconcile(struct eo_controller *c, const char *ns, const char *
 				       .snaps = om.v,
 				       .n_snaps = om.n,
 				       .operator_image = c->operator_image,
+				       .build = &c->build,
 				       .min_interval_s = c->schedule_min_interval_s,
 				       .default_keep_last = c->schedule_default_keep_last,
 				       .now = eo_controller_now(c)};

@@ -16,7 +16,6 @@
 #include "desired/snapshot_job.h"
 #include "snapshot/contract.h"
 
-#define AGENT_UID  65532
 #define PVC_VOLUME "archive-data"
 #define DIR_MAX	   1100
 
@@ -116,18 +115,21 @@ static int hash_of(const json_t *v, char buf[17])
 }
 
 static json_t *deployment(const json_t *archive, const char *name, json_t *labels, json_t *ctr,
-			  json_t *volumes, const char *cname)
+			  json_t *volumes, const char *cname, const struct eo_desired_opts *o)
 {
 	const char *aname = eo_meta_name(archive);
 	json_t *refs = json_pack("[o]", eo_desired_owner_ref(archive)), *dep = NULL, *spec;
+	json_t *psc = eo_desired_pod_security_context(o, true);
 	char hash[17];
 
-	if (refs == NULL)
+	if (refs == NULL || psc == NULL) {
+		json_decref(refs);
+		json_decref(psc);
 		return NULL;
+	}
 	dep = json_pack(
 	    "{s:s, s:s, s:{s:s, s:s, s:O, s:{}, s:O}, s:{s:i, s:i, s:{s:s}, s:{s:{s:s, s:s}}, "
-	    "s:{s:{s:{s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:{s:b, s:i, s:i, s:i, s:s, "
-	    "s:{s:s}}, s:[O], s:O}}}}",
+	    "s:{s:{s:{s:s, s:s, s:s}}, s:{s:b, s:b, s:i, s:O, s:[O], s:O}}}}",
 	    "apiVersion", "apps/v1", "kind", "Deployment", "metadata", "name", name, "namespace",
 	    eo_meta_namespace(archive), "labels", labels, "annotations", "ownerReferences", refs,
 	    "spec", "replicas", 1, "revisionHistoryLimit", 2, "strategy", "type", "Recreate",
@@ -135,11 +137,10 @@ static json_t *deployment(const json_t *archive, const char *name, json_t *label
 	    EO_LABEL_ARCHIVE, aname, "template", "metadata", "labels", EO_LABEL_MANAGED_BY,
 	    EO_LABEL_MANAGED_BY_VALUE, EO_LABEL_ARCHIVE, aname, EO_LABEL_SNAPSHOT_OF, cname, "spec",
 	    "automountServiceAccountToken", 0, "enableServiceLinks", 0,
-	    "terminationGracePeriodSeconds", 30, "securityContext", "runAsNonRoot", 1, "runAsUser",
-	    AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup", AGENT_UID, "fsGroupChangePolicy",
-	    "OnRootMismatch", "seccompProfile", "type", "RuntimeDefault", "containers", ctr,
+	    "terminationGracePeriodSeconds", 30, "securityContext", psc, "containers", ctr,
 	    "volumes", volumes);
 	json_decref(refs);
+	json_decref(psc);
 	spec = json_object_get(dep, "spec");
 	if (dep == NULL || hash_of(spec, hash) != 0 ||
 	    json_object_set_new(json_object_get(json_object_get(dep, "metadata"), "annotations"),
@@ -151,6 +152,7 @@ static json_t *deployment(const json_t *archive, const char *name, json_t *label
 }
 
 json_t *eo_desired_archiver(const json_t *archive, const json_t *cluster, const char *image,
+			    const struct eo_desired_opts *o,
 			    const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
 	const char *name = eo_meta_name(archive), *cname = eo_archive_cluster_name(archive);
@@ -188,7 +190,7 @@ json_t *eo_desired_archiver(const json_t *archive, const json_t *cluster, const 
 	if (ok)
 		ctr = container(image, args, mounts, cluster);
 	if (ctr != NULL)
-		dep = deployment(archive, dep_name, labels, ctr, volumes, cname);
+		dep = deployment(archive, dep_name, labels, ctr, volumes, cname, o);
 	json_decref(ctr);
 	json_decref(labels);
 	json_decref(args);

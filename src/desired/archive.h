@@ -13,9 +13,10 @@
  * spec.auth the root password in the environment variable EO_SNAPSHOT_ENV_PASSWORD from the
  * cluster's credentials Secret (valueFrom secretKeyRef), named to the agent by --password-env.
  *
- * The agent serves GET /status on EO_ARCHIVE_STATUS_PORT (agent/archive.h), its readiness
- * probe and what the operator polls. Pod: restricted Pod security (non-root 65532, seccomp
- * RuntimeDefault, no privilege escalation, all capabilities dropped, read-only root
+ * The agent serves GET /status on EO_ARCHIVE_STATUS_PORT (agent/archive.h), its readiness * probe
+ * and what the operator polls. Pod: restricted Pod security (non-root; user, group and fsGroup
+ * eo_desired_pod_uid(o), none of the three in auto mode; fsGroupChangePolicy OnRootMismatch;
+ * seccomp RuntimeDefault, no privilege escalation, all capabilities dropped, read-only root
  * filesystem), no service account token, requests 50m/64Mi, memory limit 256Mi;
  * terminationMessagePolicy FallbackToLogsOnError (a crash's log tail reaches the status).
  *
@@ -39,11 +40,13 @@
 #define EO_ANNOTATION_ARCHIVER_HASH EO_API_GROUP "/archiver-hash"
 
 /*
- * The Deployment of archive (an EtcdArchive with name, namespace, uid and a pvc destination)
- * for cluster, run with image, reaching etcd through endpoints[0..n). New reference, or NULL
- * when an argument is missing (no endpoint, no image, no pvc destination) or on OOM.
+ * The Deployment of archive (an EtcdArchive with name, namespace, uid and a pvc destination) * for
+ * cluster, run with image as the user o says (NULL: the default), reaching etcd through
+ * endpoints[0..n). New reference, or NULL when an argument is missing (no endpoint, no image, no
+ * pvc destination) or on OOM.
  */
 json_t *eo_desired_archiver(const json_t *archive, const json_t *cluster, const char *image,
+			    const struct eo_desired_opts *o,
 			    const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints);
 
 /* The archiver hash annotation of obj, NULL when it has none. */

@@ -19,7 +19,6 @@
 #include "core/util.h"
 
 #define DEFAULT_CLUSTER_DOMAIN "cluster.local"
-#define ETCD_UID	       65532
 #define CONTAINER_NAME	       "etcd"
 #define DATA_VOLUME	       "data"
 #define TLS_CLIENT_VOLUME      "tls-client"
@@ -75,6 +74,30 @@ static const char *domain_of(const struct eo_desired_opts *o)
 }
 
 /* --- helpers --- */
+
+long eo_desired_pod_uid(const struct eo_desired_opts *o)
+{
+	if (o == NULL || o->pod_run_as_user == 0)
+		return EO_DESIRED_POD_UID_DEFAULT;
+	return o->pod_run_as_user < 0 ? EO_DESIRED_POD_UID_AUTO : o->pod_run_as_user;
+}
+
+json_t *eo_desired_pod_security_context(const struct eo_desired_opts *o, bool change_policy)
+{
+	long uid = eo_desired_pod_uid(o);
+	json_t *sc = json_pack("{s:b, s:{s:s}}", "runAsNonRoot", 1, "seccompProfile", "type",
+			       "RuntimeDefault");
+	bool ok = sc != NULL;
+
+	if (ok && uid != EO_DESIRED_POD_UID_AUTO) {
+		set(sc, "runAsUser", json_integer(uid), &ok);
+		set(sc, "runAsGroup", json_integer(uid), &ok);
+		set(sc, "fsGroup", json_integer(uid), &ok);
+	}
+	if (ok && change_policy)
+		set(sc, "fsGroupChangePolicy", json_string("OnRootMismatch"), &ok);
+	return finish(sc, ok);
+}
 
 json_t *eo_desired_owner_ref(const json_t *owner)
 {
@@ -1088,9 +1111,9 @@ static void stamp_annotation(json_t *md, const char *key, const char *value, boo
  */
 static json_t *adopt_data_init(const json_t *member, const struct eo_desired_opts *o)
 {
-	char id[16];
+	char id[24];
 
-	snprintf(id, sizeof(id), "%d", ETCD_UID);
+	snprintf(id, sizeof(id), "%ld", eo_desired_pod_uid(o));
 	return json_pack("{s:s, s:s, s:s, s:[s, s, s, s, s, s, s], s:[{s:s, s:s, s:s}], "
 			 "s:{s:i, s:b, s:b, s:b, s:{s:[s], s:[s, s]}}, s:s}",
 			 "name", EO_DESIRED_ADOPT_CONTAINER, "image", o->operator_image,
@@ -1202,11 +1225,7 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 	set(spec, "subdomain", json_string(eo_member_service(member)), &ok);
 	set(spec, "automountServiceAccountToken", json_false(), &ok);
 	set(spec, "enableServiceLinks", json_false(), &ok);
-	set(spec, "securityContext",
-	    json_pack("{s:b, s:i, s:i, s:i, s:{s:s}}", "runAsNonRoot", 1, "runAsUser", ETCD_UID,
-		      "runAsGroup", ETCD_UID, "fsGroup", ETCD_UID, "seccompProfile", "type",
-		      "RuntimeDefault"),
-	    &ok);
+	set(spec, "securityContext", eo_desired_pod_security_context(o, false), &ok);
 	set(spec, "containers", json_pack("[o]", etcd_container(member, o, state_new)), &ok);
 	if (st.memory)
 		vol = json_pack("{s:s, s:{s:s, s:s}}", "name", DATA_VOLUME, "emptyDir", "medium",
@@ -1243,8 +1262,9 @@ static json_t *build_pod(const json_t *member, const struct eo_desired_opts *o,
 					eo_member_version(member)) == 0 &&
 		     eo_desired_restore_init(member, o, image, spec) == 0;
 	}
+	/* auto mode: no root container, no UID to give the data to (desired.h) */
 	if (ok && eo_member_data_subpath(member) != NULL && o != NULL &&
-	    eo_present(o->operator_image))
+	    eo_present(o->operator_image) && eo_desired_pod_uid(o) != EO_DESIRED_POD_UID_AUTO)
 		add_init(spec, adopt_data_init(member, o), &ok);
 	if (ok && eo_present(eo_member_member_id(member)) && o != NULL &&
 	    eo_present(o->operator_image))

@@ -40,13 +40,42 @@ struct eo_desired_opts {
 	 * Per cluster: callers copy the operator's options and set it.
 	 */
 	const char *ca_bundle_digest;
+	/*
+	 * The user of the Pods the operator builds (members, snapshot and prune Jobs, restores,
+	 * the archiver): 0 = EO_DESIRED_POD_UID_DEFAULT; a positive UID = runAsUser, runAsGroup
+	 * and fsGroup; EO_DESIRED_POD_UID_AUTO = none of the three, the platform assigns them
+	 * (OpenShift's restricted-v2 SCC). runAsNonRoot, seccomp RuntimeDefault, no privilege
+	 * escalation and no capabilities stay in every mode.
+	 */
+	long pod_run_as_user;
 };
+
+#define EO_DESIRED_POD_UID_DEFAULT 65532L
+#define EO_DESIRED_POD_UID_AUTO	   (-1L)
+
+/*
+ * The UID (and GID) the operator's Pods run as under o (NULL: the default), or
+ * EO_DESIRED_POD_UID_AUTO when the platform assigns it.
+ */
+long eo_desired_pod_uid(const struct eo_desired_opts *o);
+
+/*
+ * A Pod's securityContext under o: runAsNonRoot and seccomp RuntimeDefault, plus runAsUser,
+ * runAsGroup and fsGroup when the UID is known, plus fsGroupChangePolicy OnRootMismatch when
+ * change_policy (kept in auto mode: the platform's fsGroup then takes it). New reference.
+ */
+json_t *eo_desired_pod_security_context(const struct eo_desired_opts *o, bool change_policy);
 
 /*
  * Where an etcd Pod mounts its TLS Secrets (read-only): the client-API server Secret and the
  * peer Secret, each holding tls.crt, tls.key and ca.crt.
  */
-/* Init container of a member adopted from the legacy operator (agent/adopt.h). */
+/*
+ * Init container of a member adopted from the legacy operator (agent/adopt.h): gives the data
+ * to eo_desired_pod_uid(). Not built in auto mode: it runs as root, which restricted-v2
+ * refuses, and the UID is not known before admission; the platform's fsGroup then makes the
+ * data reachable (docs/migration.md).
+ */
 #define EO_DESIRED_ADOPT_CONTAINER "adopt-data"
 /*
  * Init container of every Pod of a member with status.memberID (agent/dataguard.h): etcd never
@@ -217,11 +246,11 @@ json_t *eo_desired_member_pvc(const json_t *member);
  * sizeLimit for medium Memory). An empty spec.affinity gives a soft podAntiAffinity (weight
  * 100, topologyKey kubernetes.io/hostname) over the Pods labelled cluster=<cluster>.
  * Init containers (from o->operator_image; none without it): adopt-data for an adopted legacy
- * member; data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with status.memberID;
- * wait-peers (EO_DESIRED_WAIT_PEERS_CONTAINER) for a member that joins ("existing", no
- * status.memberID, an initial cluster); the restore pair (desired/restore.h) only for a restoring
- * seed while neither cluster_bootstrapped nor status.memberID holds: a restore runs once, and a
- * bootstrapped seed's Pod never mounts the restore source.
+ * member (with a known UID only); data-guard (EO_DESIRED_DATA_GUARD_CONTAINER) for a member with
+ * status.memberID; wait-peers (EO_DESIRED_WAIT_PEERS_CONTAINER) for a member that joins
+ * ("existing", no status.memberID, an initial cluster); the restore pair (desired/restore.h) only
+ * for a restoring seed while neither cluster_bootstrapped nor status.memberID holds: a restore runs
+ * once, and a bootstrapped seed's Pod never mounts the restore source.
  */
 json_t *eo_desired_member_pod(const json_t *member, const struct eo_desired_opts *o,
 			      bool cluster_bootstrapped);

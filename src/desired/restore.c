@@ -223,8 +223,10 @@ int eo_desired_restore_init(const json_t *member, const struct eo_desired_opts *
 	 * never walks a volume whose root already has the group. The source PVC is mounted
 	 * read-only, which the kubelet never re-owns. Only this first Pod of the seed carries it:
 	 * it is not part of the Pod hash (built as for a bootstrapped cluster), so no member rolls.
+	 * Without a fsGroup of the operator's (auto mode, desired.h) it applies to the one the
+	 * platform assigns.
 	 */
-	if (ok && json_object_get(json_object_get(pod_spec, "securityContext"), "fsGroup") != NULL)
+	if (ok && json_is_object(json_object_get(pod_spec, "securityContext")))
 		ok = json_object_set_new(json_object_get(pod_spec, "securityContext"),
 					 "fsGroupChangePolicy", json_string("OnRootMismatch")) == 0;
 	json_decref(a1);

@@ -14,7 +14,6 @@
 #include "api/meta.h"
 #include "core/util.h"
 
-#define AGENT_UID	   65532
 #define PVC_VOLUME	   "snapshot-data"
 #define CRED_VOLUME	   "s3-credentials"
 #define TERMINATION_PATH   "/dev/termination-log"
@@ -107,11 +106,13 @@ static void destination(const struct eo_snapshot_location *d, json_t *args, json
  * references; NULL on allocation failure.
  */
 static json_t *agent_job(const json_t *snapshot, const char *job_name, const char *container,
-			 const char *image, json_t *labels, const char *pod_label,
-			 const char *pod_label_value, json_t *args, json_t *volumes, json_t *mounts)
+			 const char *image, const struct eo_desired_opts *o, json_t *labels,
+			 const char *pod_label, const char *pod_label_value, json_t *args,
+			 json_t *volumes, json_t *mounts)
 {
 	json_t *ctr = NULL, *refs = json_array(), *job = NULL;
-	bool ok = refs != NULL;
+	json_t *psc = eo_desired_pod_security_context(o, true);
+	bool ok = refs != NULL && psc != NULL;
 
 	if (ok)
 		add(refs, eo_desired_owner_ref(snapshot), &ok);
@@ -128,7 +129,7 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 	if (ctr != NULL)
 		job = json_pack(
 		    "{s:s, s:s, s:{s:s, s:s, s:O, s:O}, s:{s:i, s:i, s:i, s:{s:{s:{s:s, s:s}}, "
-		    "s:{s:s, s:b, s:b, s:{s:b, s:i, s:i, s:i, s:s, s:{s:s}}, s:[O], s:O}}}}",
+		    "s:{s:s, s:b, s:b, s:O, s:[O], s:O}}}}",
 		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", job_name,
 		    "namespace", eo_meta_namespace(snapshot), "labels", labels, "ownerReferences",
 		    refs, "spec", "backoffLimit", EO_SNAPSHOT_JOB_BACKOFF_LIMIT,
@@ -137,11 +138,10 @@ static json_t *agent_job(const json_t *snapshot, const char *job_name, const cha
 		    "labels", EO_LABEL_MANAGED_BY, EO_LABEL_MANAGED_BY_VALUE, pod_label,
 		    pod_label_value, "spec", "restartPolicy", "Never",
 		    "automountServiceAccountToken", 0, "enableServiceLinks", 0, "securityContext",
-		    "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID, "fsGroup",
-		    AGENT_UID, "fsGroupChangePolicy", "OnRootMismatch", "seccompProfile", "type",
-		    "RuntimeDefault", "containers", ctr, "volumes", volumes);
+		    psc, "containers", ctr, "volumes", volumes);
 	json_decref(ctr);
 	json_decref(refs);
+	json_decref(psc);
 	return job;
 }
 
@@ -186,6 +186,7 @@ void eo_desired_agent_etcd_tls(const json_t *cluster, json_t *args, json_t *volu
 }
 
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
+				const struct eo_desired_opts *o,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints)
 {
 	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
@@ -218,7 +219,7 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
 	}
 	if (ok)
-		job = agent_job(snapshot, job_name, EO_SNAPSHOT_CONTAINER, image, labels,
+		job = agent_job(snapshot, job_name, EO_SNAPSHOT_CONTAINER, image, o, labels,
 				EO_LABEL_SNAPSHOT, name, args, volumes, mounts);
 	/*
 	 * spec.auth: the agent authenticates as root with the password from the cluster's
@@ -257,7 +258,8 @@ json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, c
 	return job;
 }
 
-json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image)
+json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image,
+			     const struct eo_desired_opts *o)
 {
 	const char *name = eo_meta_name(snapshot), *ns = eo_meta_namespace(snapshot);
 	const char *uid = eo_meta_uid(snapshot);
@@ -285,7 +287,7 @@ json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const
 		arg2(args, "--termination-log", TERMINATION_PATH, &ok);
 	}
 	if (ok)
-		job = agent_job(snapshot, job_name, EO_PRUNE_CONTAINER, image, labels,
+		job = agent_job(snapshot, job_name, EO_PRUNE_CONTAINER, image, o, labels,
 				EO_LABEL_SCHEDULE, schedule, args, volumes, mounts);
 	json_decref(labels);
 	json_decref(args);

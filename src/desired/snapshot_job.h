@@ -20,9 +20,10 @@
  * Settings: backoffLimit EO_SNAPSHOT_JOB_BACKOFF_LIMIT, activeDeadlineSeconds
  * EO_SNAPSHOT_JOB_DEADLINE_SECONDS, ttlSecondsAfterFinished EO_SNAPSHOT_JOB_TTL_SECONDS,
  * restartPolicy Never, no service account token, the restricted Pod security profile
- * (non-root 65532, seccomp RuntimeDefault, no privilege escalation, all capabilities
- * dropped, read-only root filesystem), requests 50m/64Mi, memory limit 256Mi. The agent
- * writes its result line to /dev/termination-log; terminationMessagePolicy
+ * (non-root, user, group and fsGroup eo_desired_pod_uid(o), none of the three in auto mode,
+ * fsGroupChangePolicy OnRootMismatch, seccomp RuntimeDefault, no privilege escalation, all
+ * capabilities dropped, read-only root filesystem), requests 50m/64Mi, memory limit 256Mi. The
+ * agent writes its result line to /dev/termination-log; terminationMessagePolicy
  * FallbackToLogsOnError puts the tail of its log there when it fails.
  *
  * Labels: the Job carries the cluster's labels (eo_desired_cluster_labels) plus
@@ -49,11 +50,12 @@
 
 /*
  * The Job of snapshot (an EtcdSnapshot with metadata name, namespace, uid) for the cluster
- * (its EtcdCluster, for the labels), run with image, reaching etcd through endpoints[0..n).
- * New reference, or NULL when an argument is missing (no endpoint, no image, no
- * destination) or on allocation failure.
+ * (its EtcdCluster, for the labels), run with image as the user o says (NULL: the default),
+ * reaching etcd through endpoints[0..n). New reference, or NULL when an argument is missing
+ * (no endpoint, no image, no destination) or on allocation failure.
  */
 json_t *eo_desired_snapshot_job(const json_t *snapshot, const json_t *cluster, const char *image,
+				const struct eo_desired_opts *o,
 				const char (*endpoints)[EO_DESIRED_URL_MAX], size_t n_endpoints);
 
 /*
@@ -81,6 +83,7 @@ void eo_desired_agent_etcd_tls(const json_t *cluster, json_t *args, json_t *volu
  * <schedule> (its Pod: managed-by and EO_LABEL_SCHEDULE). Owner: the EtcdSnapshot.
  * New reference, or NULL when an argument is missing or on allocation failure.
  */
-json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image);
+json_t *eo_desired_prune_job(const json_t *snapshot, const char *schedule, const char *image,
+			     const struct eo_desired_opts *o);
 
 #endif

@@ -188,7 +188,7 @@ static int judge_deployment(const struct eo_aplan_input *in, struct eo_aplan_res
 	const char *want, *have;
 
 	out->deployment = eo_desired_archiver(in->archive, in->cluster, in->operator_image,
-					      in->endpoints, in->n_endpoints);
+					      in->build, in->endpoints, in->n_endpoints);
 	if (out->deployment == NULL)
 		return -1;
 	want = eo_desired_archiver_hash(out->deployment);

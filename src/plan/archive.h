@@ -89,6 +89,8 @@ struct eo_aplan_input {
 	const char (*endpoints)[EO_DESIRED_URL_MAX];
 	size_t n_endpoints;
 	const char *operator_image;
+	/* the archiver Pod's user (NULL: the default) */
+	const struct eo_desired_opts *build;
 	const json_t *deployment; /* live, NULL: none */
 	bool deployment_foreign;  /* deployment is not controlled by the archive */
 	bool pod_ready;		  /* the archiver's Pod is Ready */

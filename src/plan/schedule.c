@@ -284,7 +284,8 @@ static int prune_one(const struct eo_schplan_input *in, struct eo_schplan_result
 		return 0;
 	out->prune[out->n_prune].op = EO_SCHPLAN_PRUNE_CREATE_JOB;
 	out->prune[out->n_prune].snapshot = s->snapshot;
-	out->prune[out->n_prune].job = eo_desired_prune_job(s->snapshot, sname, in->operator_image);
+	out->prune[out->n_prune].job =
+	    eo_desired_prune_job(s->snapshot, sname, in->operator_image, in->build);
 	if (out->prune[out->n_prune++].job == NULL)
 		return -1;
 	t->running++;

@@ -91,6 +91,8 @@ struct eo_schplan_input {
 	/* The controller found an EtcdSnapshot of this name that the schedule does not control. */
 	const char *taken_name;
 	const char *operator_image; /* runs prune Jobs */
+	/* their Pods' user (NULL: the default) */
+	const struct eo_desired_opts *build;
 	/*
 	 * The operator's bounds (--snapshot-schedule-min-interval-seconds,
 	 * --snapshot-schedule-default-keep-last): a schedule whose runs can come closer than

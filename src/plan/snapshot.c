@@ -399,7 +399,7 @@ static int create_job(const struct eo_splan_input *in, struct eo_splan_result *o
 		free(eps);
 		return rc < 0 ? -1 : 0;
 	}
-	out->job = eo_desired_snapshot_job(in->snapshot, in->cluster, in->operator_image,
+	out->job = eo_desired_snapshot_job(in->snapshot, in->cluster, in->operator_image, in->build,
 					   (const char(*)[EO_DESIRED_URL_MAX])eps, (size_t)n);
 	free(eps);
 	if (out->job == NULL)

@@ -82,6 +82,32 @@ static void test_defaults(void **state)
 	assert_true(cfg.peer_network_policy);
 	assert_int_equal(cfg.schedule_min_interval_s, 300);
 	assert_int_equal(cfg.schedule_default_keep_last, 10);
+	assert_int_equal(cfg.pod_run_as_user, 65532);
+}
+
+/* --pod-run-as-user: a non-root UID, or auto (the platform assigns it); nothing else. */
+static void test_pod_run_as_user(void **state)
+{
+	static const char *const uid[] = {"--pod-run-as-user=1000", NULL};
+	static const char *const aut[] = {"--pod-run-as-user", "auto", NULL};
+	static const char *const bad[][2] = {{"--pod-run-as-user=0", NULL},
+					     {"--pod-run-as-user=-1", NULL},
+					     {"--pod-run-as-user=nonroot", NULL},
+					     {"--pod-run-as-user=2147483648", NULL},
+					     {"--pod-run-as-user=AUTO", NULL}};
+	struct eo_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(uid, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
+	assert_int_equal(cfg.pod_run_as_user, 1000);
+	assert_int_equal(parse(aut, BASE_ENV, &cfg, err, sizeof(err)), EO_FLAGS_RUN);
+	assert_int_equal(cfg.pod_run_as_user, EO_CFG_POD_UID_AUTO);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(bad[i], BASE_ENV, &cfg, err, sizeof(err)) != EO_FLAGS_ERROR)
+			fail_msg("%s accepted", bad[i][0]);
+		assert_non_null(strstr(err, "--pod-run-as-user"));
+	}
 }
 
 /* The administrator's overrides: 0 lifts a bound; a negative or non-number is an error. */
@@ -475,6 +501,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_bounds_flags),
+	    cmocka_unit_test(test_pod_run_as_user),
 	    cmocka_unit_test(test_all_flags_and_syntax),
 	    cmocka_unit_test(test_bool_forms),
 	    cmocka_unit_test(test_errors),

@@ -745,6 +745,104 @@ static void test_data_guard(void **state)
 	json_decref(m);
 }
 
+/* The Pod's user: a key of the Pod-level securityContext as an integer, -1 when absent. */
+static json_int_t pod_sc_int(const json_t *pod, const char *key)
+{
+	const json_t *v =
+	    json_object_get(json_object_get(json_object_get(pod, "spec"), "securityContext"), key);
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/*
+ * --pod-run-as-user: the default (0 in the options) renders 65532 as before; a UID of the
+ * operator's choice goes to runAsUser, runAsGroup, fsGroup and adopt-data's --uid/--gid; auto
+ * leaves the three fields to the platform, keeps non-root, seccomp, no escalation and no
+ * capabilities, and builds no adopt-data (root, and no UID to give the files to). Each mode
+ * moves the Pod hash, so a change rolls the members.
+ */
+static void test_pod_run_as_user(void **state)
+{
+	struct eo_desired_opts o = OPTS;
+	json_t *m = tu_json(MEMBER_JSON), *p = NULL, *sc = NULL, *want = NULL;
+	const json_t *a = NULL;
+	char h_def[EO_DESIRED_HASH_MAX], h_1000[EO_DESIRED_HASH_MAX], h_auto[EO_DESIRED_HASH_MAX];
+	char *args = NULL;
+
+	(void)state;
+	o.operator_image = "localhost/etcd-operator:dev";
+	json_object_set_new(json_object_get(m, "status"), "memberID",
+			    json_string("8e9e05c52164694d"));
+	json_object_set_new(json_object_get(m, "metadata"), "annotations",
+			    json_pack("{s:s}", EO_ANNOTATION_DATA_DIR_SUBPATH, "default.etcd"));
+	assert_int_equal(eo_desired_pod_uid(NULL), 65532);
+	assert_int_equal(eo_desired_pod_uid(&o), 65532);
+
+	/* default: 65532 everywhere, adopt-data gives the files to it */
+	p = eo_desired_member_pod(m, &o, true);
+	assert_int_equal(pod_sc_int(p, "runAsUser"), 65532);
+	assert_int_equal(pod_sc_int(p, "runAsGroup"), 65532);
+	assert_int_equal(pod_sc_int(p, "fsGroup"), 65532);
+	assert_non_null(a = init_container(p, EO_DESIRED_ADOPT_CONTAINER));
+	args = json_dumps(json_object_get(a, "args"), JSON_COMPACT);
+	assert_string_equal(args, "[\"adopt-data\",\"--data-dir\",\"/var/lib/etcd\",\"--uid\","
+				  "\"65532\",\"--gid\",\"65532\"]");
+	free(args);
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h_def, sizeof(h_def)), 0);
+	json_decref(p);
+
+	/* a UID of the operator's choice */
+	o.pod_run_as_user = 1000;
+	p = eo_desired_member_pod(m, &o, true);
+	assert_int_equal(pod_sc_int(p, "runAsUser"), 1000);
+	assert_int_equal(pod_sc_int(p, "runAsGroup"), 1000);
+	assert_int_equal(pod_sc_int(p, "fsGroup"), 1000);
+	assert_non_null(a = init_container(p, EO_DESIRED_ADOPT_CONTAINER));
+	args = json_dumps(json_object_get(a, "args"), JSON_COMPACT);
+	assert_string_equal(args, "[\"adopt-data\",\"--data-dir\",\"/var/lib/etcd\",\"--uid\","
+				  "\"1000\",\"--gid\",\"1000\"]");
+	free(args);
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h_1000, sizeof(h_1000)), 0);
+	assert_string_not_equal(h_def, h_1000);
+	json_decref(p);
+
+	/* auto: none of the three, the rest of the restricted profile stays */
+	o.pod_run_as_user = EO_DESIRED_POD_UID_AUTO;
+	assert_int_equal(eo_desired_pod_uid(&o), EO_DESIRED_POD_UID_AUTO);
+	p = eo_desired_member_pod(m, &o, true);
+	sc = json_object_get(json_object_get(p, "spec"), "securityContext");
+	assert_null(json_object_get(sc, "runAsUser"));
+	assert_null(json_object_get(sc, "runAsGroup"));
+	assert_null(json_object_get(sc, "fsGroup"));
+	assert_true(json_is_true(json_object_get(sc, "runAsNonRoot")));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(sc, "seccompProfile"), "type")),
+	    "RuntimeDefault");
+	assert_int_equal(json_object_size(sc), 2);
+	tu_assert_restricted_pod_spec(json_object_get(p, "spec"), "member Pod (auto user)");
+	assert_null(init_container(p, EO_DESIRED_ADOPT_CONTAINER));
+	assert_non_null(init_container(p, EO_DESIRED_DATA_GUARD_CONTAINER));
+	assert_int_equal(eo_desired_member_pod_hash(m, &o, h_auto, sizeof(h_auto)), 0);
+	assert_string_not_equal(h_def, h_auto);
+	json_decref(p);
+
+	/* the shared helper: with the change policy for agents, also in auto mode */
+	sc = eo_desired_pod_security_context(&o, true);
+	want = tu_jsonq("{'runAsNonRoot':true,'seccompProfile':{'type':'RuntimeDefault'},"
+			"'fsGroupChangePolicy':'OnRootMismatch'}");
+	tu_assert_json_equal(sc, want, "agent securityContext (auto)");
+	json_decref(want);
+	json_decref(sc);
+	sc = eo_desired_pod_security_context(NULL, true);
+	want = tu_jsonq("{'runAsNonRoot':true,'runAsUser':65532,'runAsGroup':65532,'fsGroup':65532,"
+			"'fsGroupChangePolicy':'OnRootMismatch','seccompProfile':{'type':"
+			"'RuntimeDefault'}}");
+	tu_assert_json_equal(sc, want, "agent securityContext (default)");
+	json_decref(want);
+	json_decref(sc);
+	json_decref(m);
+}
+
 static void test_memory_member_pod_uses_tmpfs(void **state)
 {
 	json_t *m = tu_json(MEMBER_JSON), *p = NULL, *vol = NULL;
@@ -1120,4 +1218,4 @@ TU_MAIN(test_headless_service, test_client_service, test_seed_member, test_joini
 	test_initial_cluster_state, test_memory_member_pod_uses_tmpfs,
 	test_memory_member_pod_requires_own_node, test_custom_domain_and_repository,
 	test_service_patch, test_missing_metadata, test_controlled_by, test_member_route,
-	test_observed_snapshot, test_data_guard, test_wait_peers)
+	test_observed_snapshot, test_data_guard, test_wait_peers, test_pod_run_as_user)

@@ -101,6 +101,28 @@ static void test_restore_pod_archive(void **state)
 	json_decref(m);
 }
 
+/*
+ * --pod-run-as-user=auto: the restoring Pod has no user, group or fsGroup of the operator's,
+ * and keeps fsGroupChangePolicy OnRootMismatch for the fsGroup the platform assigns.
+ */
+static void test_restore_pod_auto_user(void **state)
+{
+	struct eo_desired_opts o = OPTS;
+	json_t *m = member(PVC_SOURCE, true), *pod = NULL;
+	json_t *want = tu_jsonq("{'runAsNonRoot':true,'fsGroupChangePolicy':'OnRootMismatch',"
+				"'seccompProfile':{'type':'RuntimeDefault'}}");
+
+	(void)state;
+	o.pod_run_as_user = EO_DESIRED_POD_UID_AUTO;
+	pod = eo_desired_member_pod(m, &o, false);
+	tu_assert_json_equal(json_object_get(json_object_get(pod, "spec"), "securityContext"), want,
+			     "restoring Pod securityContext (auto)");
+	tu_assert_restricted_pod_spec(json_object_get(pod, "spec"), "restoring Pod (auto user)");
+	json_decref(pod);
+	json_decref(want);
+	json_decref(m);
+}
+
 /* Only a seed restores; without a source or an operator image nothing is added or it fails. */
 static void test_restore_only_seed(void **state)
 {
@@ -326,4 +348,4 @@ static void test_seed_member_restore(void **state)
 
 TU_MAIN(test_restore_pod_s3, test_restore_pod_pvc, test_restore_only_seed, test_restore_runs_once,
 	test_seed_member_restore, test_restore_checksum_insecure_args, test_restore_pod_archive,
-	test_restore_archive_steps)
+	test_restore_archive_steps, test_restore_pod_auto_user)

@@ -364,7 +364,7 @@ static void test_desired_deployment(void **state)
 	json_t *tls = tu_jsonq(CLUSTER);
 
 	(void)state;
-	d = eo_desired_archiver(a, c, "img:1", EPS, 2);
+	d = eo_desired_archiver(a, c, "img:1", NULL, EPS, 2);
 	assert_non_null(d);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(d, "metadata"), "name")),
@@ -425,7 +425,7 @@ static void test_desired_deployment(void **state)
 	json_object_set_new(
 	    json_object_get(tls, "spec"), "auth",
 	    tu_jsonq("{'enabled':true,'rootCredentialsSecretRef':{'name':'root'}}"));
-	d = eo_desired_archiver(a, tls, "img:1", EPS, 1);
+	d = eo_desired_archiver(a, tls, "img:1", NULL, EPS, 1);
 	assert_non_null(d);
 	pod = json_object_get(json_object_get(json_object_get(d, "spec"), "template"), "spec");
 	ctr = json_array_get(json_object_get(pod, "containers"), 0);
@@ -445,13 +445,36 @@ static void test_desired_deployment(void **state)
 	}
 	json_decref(d);
 
+	/*
+	 * --pod-run-as-user=auto: no runAsUser, runAsGroup or fsGroup (the platform assigns them),
+	 * the rest of the profile as before; the hash moves, so the Deployment is replaced.
+	 */
+	{
+		struct eo_desired_opts o = {.pod_run_as_user = EO_DESIRED_POD_UID_AUTO};
+		json_t *dd = eo_desired_archiver(a, c, "img:1", NULL, EPS, 2);
+		json_t *da = eo_desired_archiver(a, c, "img:1", &o, EPS, 2);
+		json_t *want =
+		    tu_jsonq("{'runAsNonRoot':true,'fsGroupChangePolicy':'OnRootMismatch',"
+			     "'seccompProfile':{'type':'RuntimeDefault'}}");
+
+		pod = json_object_get(json_object_get(json_object_get(da, "spec"), "template"),
+				      "spec");
+		tu_assert_json_equal(json_object_get(pod, "securityContext"), want,
+				     "archiver securityContext (auto)");
+		tu_assert_restricted_pod_spec(pod, "archiver (auto user)");
+		assert_string_not_equal(eo_desired_archiver_hash(dd), eo_desired_archiver_hash(da));
+		json_decref(want);
+		json_decref(da);
+		json_decref(dd);
+	}
+
 	/* No pvc destination, no endpoint, no image: nothing built. */
-	assert_null(eo_desired_archiver(a, c, "img:1", EPS, 0));
-	assert_null(eo_desired_archiver(a, c, "", EPS, 2));
+	assert_null(eo_desired_archiver(a, c, "img:1", NULL, EPS, 0));
+	assert_null(eo_desired_archiver(a, c, "", NULL, EPS, 2));
 	json_object_set_new(json_object_get(a, "spec"), "destination",
 			    tu_jsonq("{'s3':{'endpoint':'https://s3','bucket':'b',"
 				     "'credentialsSecretRef':{'name':'k'}}}"));
-	assert_null(eo_desired_archiver(a, c, "img:1", EPS, 2));
+	assert_null(eo_desired_archiver(a, c, "img:1", NULL, EPS, 2));
 	json_decref(a);
 	json_decref(c);
 	json_decref(tls);

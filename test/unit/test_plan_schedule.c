@@ -1053,16 +1053,40 @@ static void test_prune_job_pvc(void **state)
 	    "'capabilities':{'drop':['ALL']}},'volumeMounts':[{'name':'snapshot-data',"
 	    "'mountPath':'/snapshot/data'}]}],'volumes':[{'name':'snapshot-data',"
 	    "'persistentVolumeClaim':{'claimName':'backups'}}]}}}}");
-	json_t *got = eo_desired_prune_job(s, "nightly", IMAGE);
+	json_t *got = eo_desired_prune_job(s, "nightly", IMAGE, NULL);
 
 	(void)state;
 	tu_assert_json_equal(got, want, "prune Job (PVC)");
 	tu_assert_restricted_pod_spec(
 	    json_object_get(json_object_get(json_object_get(got, "spec"), "template"), "spec"),
 	    "prune Job (PVC)");
-	assert_null(eo_desired_prune_job(s, NULL, IMAGE));
-	assert_null(eo_desired_prune_job(s, "nightly", ""));
+	assert_null(eo_desired_prune_job(s, NULL, IMAGE, NULL));
+	assert_null(eo_desired_prune_job(s, "nightly", "", NULL));
 	json_decref(got);
+	/* --pod-run-as-user: a chosen UID, and auto (the platform's), nothing else moves */
+	{
+		struct eo_desired_opts o = {.pod_run_as_user = 1000};
+		json_t *tmpl = json_object_get(json_object_get(want, "spec"), "template");
+		json_t *sc = json_object_get(json_object_get(tmpl, "spec"), "securityContext");
+
+		json_object_set_new(sc, "runAsUser", json_integer(1000));
+		json_object_set_new(sc, "runAsGroup", json_integer(1000));
+		json_object_set_new(sc, "fsGroup", json_integer(1000));
+		got = eo_desired_prune_job(s, "nightly", IMAGE, &o);
+		tu_assert_json_equal(got, want, "prune Job (UID 1000)");
+		json_decref(got);
+		o.pod_run_as_user = EO_DESIRED_POD_UID_AUTO;
+		json_object_del(sc, "runAsUser");
+		json_object_del(sc, "runAsGroup");
+		json_object_del(sc, "fsGroup");
+		got = eo_desired_prune_job(s, "nightly", IMAGE, &o);
+		tu_assert_json_equal(got, want, "prune Job (auto user)");
+		tu_assert_restricted_pod_spec(
+		    json_object_get(json_object_get(json_object_get(got, "spec"), "template"),
+				    "spec"),
+		    "prune Job (auto user)");
+		json_decref(got);
+	}
 	json_decref(want);
 	json_decref(s);
 }

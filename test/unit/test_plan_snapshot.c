@@ -608,7 +608,7 @@ static const char EPS[2][EO_DESIRED_URL_MAX] = {"http://demo-a.demo.ns.svc.clust
 static void test_job_s3(void **state)
 {
 	json_t *snap = snapshot(DEST_S3, "{}"), *cl = cluster(3);
-	json_t *j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 2);
+	json_t *j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 2);
 
 	(void)state;
 	golden("snapshot_job_s3.json", j);
@@ -616,11 +616,28 @@ static void test_job_s3(void **state)
 	    json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
 	    "snapshot Job (s3)");
 	json_decref(j);
+	/* --pod-run-as-user=auto: the platform assigns user, group and fsGroup */
+	{
+		struct eo_desired_opts o = {.pod_run_as_user = EO_DESIRED_POD_UID_AUTO};
+		json_t *want =
+		    tu_jsonq("{'runAsNonRoot':true,'fsGroupChangePolicy':'OnRootMismatch',"
+			     "'seccompProfile':{'type':'RuntimeDefault'}}");
+		const json_t *ps = NULL;
+
+		j = eo_desired_snapshot_job(snap, cl, IMAGE, &o, EPS, 2);
+		ps = json_object_get(json_object_get(json_object_get(j, "spec"), "template"),
+				     "spec");
+		tu_assert_json_equal(json_object_get(ps, "securityContext"), want,
+				     "snapshot Job securityContext (auto)");
+		tu_assert_restricted_pod_spec(ps, "snapshot Job (s3, auto user)");
+		json_decref(want);
+		json_decref(j);
+	}
 	/* Missing pieces: no Job. */
-	assert_null(eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 0));
-	assert_null(eo_desired_snapshot_job(snap, cl, "", EPS, 2));
+	assert_null(eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 0));
+	assert_null(eo_desired_snapshot_job(snap, cl, "", NULL, EPS, 2));
 	json_object_del(json_object_get(snap, "metadata"), "uid");
-	assert_null(eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 2));
+	assert_null(eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 2));
 	json_decref(cl);
 	json_decref(snap);
 }
@@ -628,7 +645,7 @@ static void test_job_s3(void **state)
 static void test_job_pvc(void **state)
 {
 	json_t *snap = snapshot(DEST_PVC, "{}"), *cl = cluster(3);
-	json_t *j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	json_t *j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 1);
 
 	(void)state;
 	golden("snapshot_job_pvc.json", j);
@@ -650,7 +667,7 @@ static void test_job_tls(void **state)
 	json_object_set_new(json_object_get(cl, "spec"), "tls",
 			    tu_jsonq("{'client':{'serverSecretRef':{'name':'srv'},"
 				     "'operatorClientSecretRef':{'name':'op'}}}"));
-	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 1);
 	assert_non_null(j);
 	pod = json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
 	args = json_dumps(
@@ -670,7 +687,7 @@ static void test_job_tls(void **state)
 	json_object_del(
 	    json_object_get(json_object_get(json_object_get(cl, "spec"), "tls"), "client"),
 	    "operatorClientSecretRef");
-	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 1);
 	pod = json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
 	args = json_dumps(
 	    json_object_get(json_array_get(json_object_get(pod, "containers"), 0), "args"),
@@ -697,7 +714,7 @@ static void test_job_auth(void **state)
 	json_object_set_new(
 	    json_object_get(cl, "spec"), "auth",
 	    tu_jsonq("{'enabled':true,'rootCredentialsSecretRef':{'name':'root'}}"));
-	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 1);
 	assert_non_null(j);
 	ctr = json_array_get(
 	    json_object_get(
@@ -716,7 +733,7 @@ static void test_job_auth(void **state)
 	json_decref(j);
 	/* Without spec.auth: no env at all. */
 	json_object_del(json_object_get(cl, "spec"), "auth");
-	j = eo_desired_snapshot_job(snap, cl, IMAGE, EPS, 1);
+	j = eo_desired_snapshot_job(snap, cl, IMAGE, NULL, EPS, 1);
 	ctr = json_array_get(
 	    json_object_get(
 		json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
