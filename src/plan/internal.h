@@ -181,6 +181,8 @@ bool eo__plan_step_replace_node(struct eo__plan_ctx *x, const struct eo__plan_co
 void eo__plan_fill_storage_view(struct eo__plan_ctx *x);
 bool eo__plan_step_storage(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			   size_t learners);
+/* Whether a member's Pod is to be restarted for its filesystem: etcd's statuses are read. */
+bool eo__plan_storage_wants_status(const struct eo__plan_ctx *x);
 
 /* plan/membership.c: the membership steps in order */
 bool eo__plan_step_query(struct eo__plan_ctx *x);
@@ -202,6 +204,9 @@ void eo__plan_fill_roll_view(struct eo__plan_ctx *x);
 bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_t desired,
 			size_t learners, const struct eo_plan_member *pending);
 bool eo__plan_version_refused(struct eo__plan_ctx *x, const json_t *observed, char *why, size_t n);
+/* The roll's rows of x->rv read against etcd's statuses (IDs, applied indexes, the leader). */
+void eo__plan_roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri);
+void eo__plan_move_leader(struct eo__plan_ctx *x, const struct eo_plan_member *pm, uint64_t to);
 
 /* plan/certs.c, plan/auth.c: cert-manager mode and spec.auth */
 bool eo__plan_step_certs(struct eo__plan_ctx *x, const struct eo__plan_counts *c, bool running);

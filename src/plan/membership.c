@@ -24,7 +24,7 @@ bool eo__plan_step_query(struct eo__plan_ctx *x)
 		}
 		eo__plan_msgf(x, "listing etcd's members through the voters");
 		x->out->action = EO_PLAN_QUERY_MEMBERS;
-		x->out->want_status = x->rv.todo > 0;
+		x->out->want_status = x->rv.todo > 0 || eo__plan_storage_wants_status(x);
 		return true;
 	}
 	if (in->etcd_err != EO_ETCD_OK || in->etcd == NULL) {

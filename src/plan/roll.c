@@ -459,7 +459,7 @@ static bool evict_memory_member(struct eo__plan_ctx *x, const struct eo_plan_mem
 }
 
 /* What the roll decision reads of etcd: each row's ID and applied index, the leader's. */
-static void roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri)
+void eo__plan_roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri)
 {
 	struct eo__plan_roll_view *rv = &x->rv;
 
@@ -488,6 +488,25 @@ static void roll_input(struct eo__plan_ctx *x, struct eo_roll_input *ri)
 			ri->leader_index = x->in->statuses[j].raft_index;
 }
 
+/*
+ * MoveLeader from pm (the leader) to the member whose etcd ID is to, through pm's client URL
+ * (the roll's, and the storage step's before a leader's Pod is restarted).
+ */
+void eo__plan_move_leader(struct eo__plan_ctx *x, const struct eo_plan_member *pm, uint64_t to)
+{
+	if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX, x->in->build,
+					 eo_member_name(pm->member), eo_member_service(pm->member),
+					 eo_cluster_namespace(x->in->cluster),
+					 eo_desired_member_client_tls(pm->member)) != 0)
+		x->ok = false;
+	x->out->member = pm->member;
+	x->out->n_endpoints = 1;
+	x->out->etcd_id = to;
+	x->out->action = EO_PLAN_MOVE_LEADER;
+	x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
+	eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
+}
+
 /* The roll's step on its member: move the leader, update the spec, restart or replace. */
 static void roll_act(struct eo__plan_ctx *x, const struct eo_roll_decision *d)
 {
@@ -499,17 +518,7 @@ static void roll_act(struct eo__plan_ctx *x, const struct eo_roll_decision *d)
 	eo__plan_event(x, "Normal", EO_PLAN_REASON_ROLLING);
 	switch (d->step) {
 	case EO_ROLL_MOVE_LEADER:
-		if (eo_desired_member_client_url(x->out->endpoints[0], EO_DESIRED_URL_MAX,
-						 x->in->build, eo_member_name(pm->member),
-						 eo_member_service(pm->member),
-						 eo_cluster_namespace(x->in->cluster),
-						 eo_desired_member_client_tls(pm->member)) != 0)
-			x->ok = false;
-		x->out->n_endpoints = 1;
-		x->out->etcd_id = rv->rows[d->transferee].id;
-		x->out->action = EO_PLAN_MOVE_LEADER;
-		x->out->requeue_ms = EO_PLAN_REQUEUE_PROMOTE_MS;
-		eo__plan_event(x, "Normal", EO_PLAN_REASON_LEADER_MOVED);
+		eo__plan_move_leader(x, pm, rv->rows[d->transferee].id);
 		break;
 	case EO_ROLL_UPDATE_SPEC:
 		x->out->patch = eo_desired_member_roll_patch(pm->member, x->observed);
@@ -561,7 +570,7 @@ bool eo__plan_step_roll(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 		     learners == 0 && c->deleting == 0 && c->voters == c->n && c->dormant == 0;
 	if (!ri.settled)
 		return false; /* the membership step goes first; the roll waits for it */
-	roll_input(x, &ri);
+	eo__plan_roll_input(x, &ri);
 	if (eo_plan_roll_decide(&ri, &d) != 0) {
 		x->ok = false;
 		return true;

@@ -5,6 +5,7 @@
  */
 #include "plan/storage.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -286,28 +287,108 @@ static const struct eo_plan_member *first_growing(const struct eo__plan_ctx *x, 
 	return NULL;
 }
 
-/*
- * A member's PVC grows in place: wait for its capacity; a filesystem that grows only when a
- * Pod mounts the volume again (FileSystemResizePending) gets the member's Pod restarted, once
- * it and every other member serve (through the Eviction API from three members on, as a roll).
- */
-static bool grow_wait(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
-		      const struct eo_plan_member *g, bool pending)
-{
-	const char *name = eo_member_name(g->member);
-	const json_t *cap = json_object_get(
-	    json_object_get(json_object_get(g->pvc, "status"), "capacity"), "storage");
-	struct eo_storage st;
+/* What the restart of a member whose filesystem waits for a new mount comes to this pass. */
+enum grow_step {
+	GROW_WAIT = 0,	  /* why says what is waited for */
+	GROW_MOVE_LEADER, /* the member leads: leadership to rows[*to] first */
+	GROW_RESTART,	  /* restart the member's Pod */
+};
 
-	eo_member_storage(g->member, &st);
-	if (pending && g->pod != NULL && !eo_meta_is_deleting(g->pod) &&
-	    eo_plan_member_serving(g->member, g->pod) && others_down(x, g) == 0 &&
-	    eo_present(eo_meta_uid(g->pod))) {
+/*
+ * The restart of member gi of the roll's rows in (plan/roll.h), as a roll restarts a member:
+ * only while every member is ready, answered its status and is caught up with a known leader;
+ * the leader of two members or more first hands its leadership to the follower closest to
+ * it (*to), and is restarted on a later pass, once etcd names another leader. Pure.
+ */
+static enum grow_step grow_restart_decide(const struct eo_roll_input *in, size_t gi, size_t *to,
+					  char *why, size_t n)
+{
+	const struct eo_roll_member *best = NULL;
+
+	for (size_t i = 0; i < in->n; i++) {
+		if (!in->m[i].ready) {
+			snprintf(why, n, "member %s is not ready", in->m[i].name);
+			return GROW_WAIT;
+		}
+	}
+	if (in->leader == 0) {
+		snprintf(why, n, "no member knows a leader");
+		return GROW_WAIT;
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (!m->has_status || m->id == 0) {
+			snprintf(why, n, "member %s did not answer its status", m->name);
+			return GROW_WAIT;
+		}
+		if (m->applied + EO_PLAN_ROLL_MAX_LAG < in->leader_index) {
+			snprintf(why, n,
+				 "member %s lags the leader (applied index %" PRIu64
+				 ", leader's %" PRIu64 ")",
+				 m->name, m->applied, in->leader_index);
+			return GROW_WAIT;
+		}
+	}
+	if (in->n == 1 || in->m[gi].id != in->leader)
+		return GROW_RESTART;
+	for (size_t i = 0; i < in->n; i++) {
+		const struct eo_roll_member *m = &in->m[i];
+
+		if (i == gi)
+			continue;
+		if (best == NULL || m->applied > best->applied ||
+		    (m->applied == best->applied && strcmp(m->name, best->name) < 0)) {
+			best = m;
+			*to = i;
+		}
+	}
+	return GROW_MOVE_LEADER;
+}
+
+/*
+ * g's filesystem grows when its volume is mounted again (FileSystemResizePending): its Pod is
+ * restarted (through the Eviction API from three members on, as a roll) as the roll would
+ * restart it (grow_restart_decide), after moving the leadership away when it leads.
+ */
+static bool grow_restart(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+			 const struct eo_plan_member *g, const char *size, const char *cap)
+{
+	struct eo_roll_input ri = {.m = x->rv.rows, .n = x->rv.n};
+	const char *name = eo_member_name(g->member);
+	char why[EO_PLAN_ROLL_MSG_MAX];
+	size_t gi = x->rv.n, to = 0;
+	enum grow_step s = GROW_WAIT;
+
+	snprintf(why, sizeof(why), "member %s is not a settled voter", name);
+	for (size_t i = 0; i < x->rv.n; i++)
+		if (x->rv.pm[i] == g)
+			gi = i;
+	eo__plan_roll_input(x, &ri);
+	if (gi < x->rv.n)
+		s = grow_restart_decide(&ri, gi, &to, why, sizeof(why));
+	if (s == GROW_RESTART &&
+	    (g->pod == NULL || eo_meta_is_deleting(g->pod) || !eo_present(eo_meta_uid(g->pod)))) {
+		snprintf(why, sizeof(why), "member %s has no Pod to restart", name);
+		s = GROW_WAIT;
+	}
+	if (s == GROW_MOVE_LEADER) {
+		eo__plan_msgf(
+		    x,
+		    "storage change: the volume of member %s grew to %s; its filesystem "
+		    "grows when the volume is mounted again (FileSystemResizePending) and "
+		    "it is the leader: moving leadership to member %s before its Pod is "
+		    "restarted",
+		    name, size, x->rv.rows[to].name);
+		eo__plan_move_leader(x, g, x->rv.rows[to].id);
+		return true;
+	}
+	if (s == GROW_RESTART) {
 		eo__plan_msgf(x,
 			      "storage change: the volume of member %s grew to %s; its filesystem "
 			      "grows when the volume is mounted again (FileSystemResizePending): "
 			      "restarting its Pod",
-			      name, st.size);
+			      name, size);
 		eo__plan_event(x, "Normal", EO_PLAN_REASON_STORAGE_CHANGING);
 		x->out->action = EO_PLAN_RESTART_MEMBER;
 		x->out->member = g->member;
@@ -318,12 +399,43 @@ static bool grow_wait(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
 	}
 	eo__plan_msgf(x,
 		      "storage change: waiting for PVC %s of member %s to grow to %s in place "
-		      "(capacity %s%s)",
-		      eo_meta_name(g->pvc), name, st.size,
-		      json_is_string(cap) ? json_string_value(cap) : "not reported",
-		      pending ? "; its Pod is restarted once every member is ready" : "");
+		      "(capacity %s; FileSystemResizePending: its Pod is restarted once every "
+		      "member is ready and caught up with a known leader, the leader's after "
+		      "its leadership moved; now %s)",
+		      eo_meta_name(g->pvc), name, size, cap, why);
+	eo__plan_wait_for(x, EO_PLAN_REQUEUE_ROLL_MS);
+	return true;
+}
+
+/*
+ * A member's PVC grows in place: wait for its capacity; a filesystem that grows only when a
+ * Pod mounts the volume again (FileSystemResizePending) gets the member's Pod restarted
+ * (grow_restart).
+ */
+static bool grow_wait(struct eo__plan_ctx *x, const struct eo__plan_counts *c,
+		      const struct eo_plan_member *g, bool pending)
+{
+	const json_t *cap = json_object_get(
+	    json_object_get(json_object_get(g->pvc, "status"), "capacity"), "storage");
+	const char *cap_text = json_is_string(cap) ? json_string_value(cap) : "not reported";
+	struct eo_storage st;
+
+	eo_member_storage(g->member, &st);
+	if (pending)
+		return grow_restart(x, c, g, st.size, cap_text);
+	eo__plan_msgf(x,
+		      "storage change: waiting for PVC %s of member %s to grow to %s in place "
+		      "(capacity %s)",
+		      eo_meta_name(g->pvc), eo_member_name(g->member), st.size, cap_text);
 	eo__plan_wait_for(x, EO_PLAN_REQUEUE_SHORT_MS);
 	return true;
+}
+
+bool eo__plan_storage_wants_status(const struct eo__plan_ctx *x)
+{
+	bool pending = false;
+
+	return x->sv.outdated > 0 && first_growing(x, &pending) != NULL && pending;
 }
 
 /*

@@ -12,7 +12,8 @@
  *     spec.storage.size, the member controller its PVC's request (eo_plan_pvc_grow_patch);
  *     the next member waits until the PVC reports the new capacity, and a PVC whose
  *     filesystem waits for a new Pod (FileSystemResizePending) gets its member's Pod
- *     restarted, while every other member serves;
+ *     restarted as a roll restarts one: while every member serves and is caught up with a
+ *     known leader, the leader only after its leadership moved to a follower;
  *   - else replaced: a new member, built from the target (a new PVC of the new size and
  *     class), joins as a learner and is promoted; then the outdated member is removed through
  *     the quorum. Never while a member is down, never below quorum, one member at a time.

@@ -8,11 +8,12 @@
  * podUID, memberID, creation order) each with a Pod (none, pending, ready, failed, being
  * deleted, crash-looping) and a PVC, and etcd's member list (an entry per member or not,
  * learner or voter, started or not, plus strays: an unnamed or unknown voter, a learner no
- * member stands for), or an etcd error. Two last bytes change the storage (read last, so that
- * an input shorter than that keeps 1Gi everywhere, as before): the target's size and class,
- * which members were made on it, which PVCs are bound at 1Gi and whether they grew. The cluster is
- * planned as the controller does it: without etcd first and, when it asks (QUERY_MEMBERS), again
- * with etcd's answer; every member is planned without and with etcd.
+ * member stands for), or an etcd error. Three last bytes change the storage (read last, so
+ * that an input shorter than that keeps 1Gi everywhere, as before): the target's size and
+ * class, which members were made on it, which PVCs are bound at 1Gi, whether they grew and
+ * whether their filesystem waits for a new mount (a restart, checked as a roll's step). The
+ * cluster is planned as the controller does it: without etcd first and, when it asks
+ * (QUERY_MEMBERS), again with etcd's answer; every member is planned without and with etcd.
  *
  * Invariants (abort on violation):
  *  - never a seed when members exist: CREATE_SEED only with no EtcdMember at all and no
@@ -278,11 +279,12 @@ static void stamp_pod_hash(const json_t *member, json_t *pod, const json_t *obse
  * bit 1 it names the class "fast", bits 2 to 7 member i was made on the target (else on 1Gi,
  * no class). Second: bits 0 to 5 member i's PVC is bound at 1Gi of class "fast", bit 6 those
  * PVCs report 2Gi of capacity (grown), bit 7 the Pods carry the pod hash the target gives
- * (no roll due: the storage step's turn).
+ * (no roll due: the storage step's turn). Third: bit 0 those PVCs carry
+ * FileSystemResizePending (the volume grew, its filesystem waits for a new mount: a restart).
  */
 static void storage_init(struct fz *f, struct world *w)
 {
-	uint8_t t = fz_u8(f), v = fz_u8(f);
+	uint8_t t = fz_u8(f), v = fz_u8(f), g = fz_u8(f);
 	json_t *st = json_pack("{s:s, s:s}", "size", (t & 1) ? "2Gi" : "1Gi", "medium",
 			       w->memory ? EO_STORAGE_MEDIUM_MEMORY : "");
 	json_t *obs = json_object_get(json_object_get(w->cluster, "status"), "observed");
@@ -306,6 +308,10 @@ static void storage_init(struct fz *f, struct world *w)
 		json_object_set_new(w->pvc[i], "status",
 				    json_pack("{s:s, s:{s:s}}", "phase", "Bound", "capacity",
 					      "storage", (v & 0x40) ? "2Gi" : "1Gi"));
+		if (g & 1)
+			json_object_set_new(json_object_get(w->pvc[i], "status"), "conditions",
+					    json_pack("[{s:s, s:s}]", "type",
+						      "FileSystemResizePending", "status", "True"));
 	}
 	json_decref(st);
 	for (size_t i = 0; (v & 0x80) && obs != NULL && i < w->n; i++)

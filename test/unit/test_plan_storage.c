@@ -25,6 +25,7 @@
 #include "plan/member.h"
 #include "plan/needs.h"
 #include "plan/plan.h"
+#include "plan/roll.h"
 #include "plan/storage.h"
 #include "support/planworld_nodeloss.h"
 #include "support/planworld_scale.h"
@@ -545,6 +546,155 @@ static void free_pvcs(struct pwn_world *w)
 	}
 }
 
+/* Every member of w answers its status, leader (0: none known) is the leader, all caught up. */
+static void grow_statuses(struct pwn_world *w, struct eo_etcd_status *st, uint64_t leader)
+{
+	for (size_t i = 0; i < w->n; i++)
+		st[i] = (struct eo_etcd_status){.member_id = w->ev[i].id,
+						.leader = leader,
+						.raft_index = 500,
+						.raft_applied_index = 500};
+	w->in.statuses = st;
+	w->in.n_statuses = w->n;
+}
+
+/*
+ * Three members on 1Gi of class "fast" (which allows expansion, read live), the target 2Gi;
+ * demo-a asks for 2Gi and its PVC reports the volume grown, its filesystem not
+ * (FileSystemResizePending): its Pod is to be restarted.
+ */
+static void resize_pending_world(struct pwn_world *w, const json_t *cls)
+{
+	expandable_world(w, "fast");
+	w->in.class_read = true;
+	w->in.storage_class = cls;
+	member_storage(w, 0, "{\"size\":\"2Gi\",\"medium\":\"\",\"storageClassName\":\"fast\"}");
+	json_object_set_new(
+	    json_object_get((json_t *)w->pm[0].pvc, "status"), "conditions",
+	    json_pack("[{s:s, s:s}]", "type", "FileSystemResizePending", "status", "True"));
+}
+
+/*
+ * The member whose filesystem waits for a new mount is restarted as a roll restarts one: when
+ * it leads, its leadership moves first (MOVE_LEADER through its own client URL, to the
+ * follower closest to the leader), and its Pod is restarted only once another member leads.
+ */
+static void test_grow_restart_moves_leader_first(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status sts[PWN_MAXM];
+	json_t *yes = storage_class("fast", 1);
+	char url[EO_DESIRED_URL_MAX];
+
+	(void)state;
+	resize_pending_world(&w, yes);
+
+	/* demo-a leads: leadership moves to a caught-up follower, nothing is restarted. */
+	grow_statuses(&w, sts, 0x100);
+	sts[2].raft_applied_index = 450; /* demo-c is behind demo-b: demo-b takes over */
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_MOVE_LEADER, "leader with FileSystemResizePending");
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_int_equal(res.etcd_id, 0x101);
+	assert_int_equal(res.n_endpoints, 1);
+	eo_desired_member_client_url(url, sizeof(url),
+				     &(struct eo_desired_opts){.cluster_domain = "cluster.local"},
+				     "demo-a", "demo", "default", false);
+	assert_string_equal(res.endpoints[0], url);
+	assert_string_equal(res.event_reason, EO_PLAN_REASON_LEADER_MOVED);
+	assert_non_null(
+	    strstr(res.message, "it is the leader: moving leadership to member demo-b"));
+	assert_string_equal(res.pod_uid, "");
+	eo_plan_result_clear(&res);
+
+	/* demo-b leads now: demo-a, a follower, has its Pod restarted. */
+	grow_statuses(&w, sts, 0x101);
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_RESTART_MEMBER, "former leader");
+	assert_string_equal(name_of(res.member), "demo-a");
+	assert_string_equal(res.pod_uid, "pod-uid");
+	assert_true(res.evict);
+	eo_plan_result_clear(&res);
+
+	free_pvcs(&w);
+	pwn_world_free(&w);
+	json_decref(yes);
+}
+
+/*
+ * Nothing is restarted while the check cannot be made: no member knows a leader, no status
+ * answered, a member did not answer its status or lags the leader; the message says which.
+ */
+static void test_grow_restart_needs_a_leader(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+	struct eo_etcd_status sts[PWN_MAXM];
+	json_t *yes = storage_class("fast", 1);
+
+	(void)state;
+	resize_pending_world(&w, yes);
+
+	grow_statuses(&w, sts, 0);
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "no known leader");
+	assert_non_null(strstr(res.message, "no member knows a leader"));
+	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_STORAGE_CHANGING);
+	eo_plan_result_clear(&res);
+
+	w.in.statuses = NULL;
+	w.in.n_statuses = 0;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "no status");
+	assert_non_null(strstr(res.message, "no member knows a leader"));
+	eo_plan_result_clear(&res);
+
+	grow_statuses(&w, sts, 0x101);
+	w.in.n_statuses = 2;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "demo-c did not answer");
+	assert_non_null(strstr(res.message, "member demo-c did not answer its status"));
+	eo_plan_result_clear(&res);
+
+	grow_statuses(&w, sts, 0x101);
+	sts[1].raft_index = 900;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_WAIT, "lagging");
+	assert_non_null(strstr(res.message, "member demo-a lags the leader"));
+	eo_plan_result_clear(&res);
+
+	free_pvcs(&w);
+	pwn_world_free(&w);
+	json_decref(yes);
+}
+
+/* While such a restart is due, etcd's member list is asked for with the members' statuses. */
+static void test_grow_restart_asks_statuses(void **state)
+{
+	struct pwn_world w;
+	struct eo_plan_result res;
+	json_t *yes = storage_class("fast", 1);
+
+	(void)state;
+	resize_pending_world(&w, yes);
+	w.in.etcd_queried = false;
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_QUERY_MEMBERS, "query");
+	assert_true(res.want_status);
+	eo_plan_result_clear(&res);
+	/* Without FileSystemResizePending, no status is needed for the grow. */
+	json_object_del(json_object_get((json_t *)w.pm[0].pvc, "status"), "conditions");
+	plan(&w, &res);
+	want_action(&res, EO_PLAN_QUERY_MEMBERS, "query, no restart due");
+	assert_false(res.want_status);
+	eo_plan_result_clear(&res);
+
+	free_pvcs(&w);
+	pwn_world_free(&w);
+	json_decref(yes);
+}
+
 /*
  * In place: the class is read live first; where it allows expansion the member's size is
  * raised (its controller raises the PVC's request), the next member waits for the capacity,
@@ -555,6 +705,7 @@ static void test_grow_in_place(void **state)
 {
 	struct pwn_world w;
 	struct eo_plan_result res;
+	struct eo_etcd_status sts[PWN_MAXM];
 	json_t *yes = storage_class("fast", 1), *no = storage_class("fast", 0);
 	const json_t *sz = NULL;
 
@@ -606,10 +757,14 @@ static void test_grow_in_place(void **state)
 	want_cond(res.status, EO_COND_PROGRESSING, "True", EO_PLAN_REASON_STORAGE_CHANGING);
 	eo_plan_result_clear(&res);
 
-	/* The filesystem waits for a new mount: the Pod is restarted (evicted: three members). */
+	/*
+	 * The filesystem waits for a new mount: the Pod of demo-a, a follower (demo-b leads), is
+	 * restarted (evicted: three members).
+	 */
 	json_object_set_new(
 	    json_object_get((json_t *)w.pm[0].pvc, "status"), "conditions",
 	    json_pack("[{s:s, s:s}]", "type", "FileSystemResizePending", "status", "True"));
+	grow_statuses(&w, sts, 0x101);
 	plan(&w, &res);
 	want_action(&res, EO_PLAN_RESTART_MEMBER, "resize pending");
 	assert_string_equal(name_of(res.member), "demo-a");
@@ -692,4 +847,6 @@ static void test_member_grows_its_pvc(void **state)
 TU_MAIN(test_storage_change_table, test_grow_begins_with_a_new_member,
 	test_reached_target_with_outdated_members, test_move_between_classes,
 	test_replacement_joins_then_old_goes, test_replacement_blocked, test_victim_order,
-	test_class_expansion_and_pvc_predicates, test_grow_in_place, test_member_grows_its_pvc)
+	test_class_expansion_and_pvc_predicates, test_grow_in_place,
+	test_grow_restart_moves_leader_first, test_grow_restart_needs_a_leader,
+	test_grow_restart_asks_statuses, test_member_grows_its_pvc)
