@@ -237,10 +237,17 @@ static bool join(struct eo__plan_ctx *x, const struct eo__plan_counts *c, int32_
 		 size_t learners, const struct eo_plan_member *j)
 {
 	const struct eo_plan_member *pending = eo_member_is_pending(j->member) ? j : NULL;
+	const struct eo_etcd_member *em = eo__plan_etcd_entry(x, j->member);
 	char why[EO_NODE_WHY_MAX];
 
-	if (!eo_plan_member_storage_current(j->member, x->observed)) {
-		/* Built for another target (the spec moved again): it goes, it holds no vote. */
+	/*
+	 * Built for another target (the spec moved again): it goes while it holds no vote, in
+	 * etcd's list (a learner, or not in it) as in its mark. One that etcd counts as a voter
+	 * joins on as any member and is replaced later like the other outdated voters, through
+	 * the quorum checks.
+	 */
+	if (!eo_plan_member_storage_current(j->member, x->observed) &&
+	    (em == NULL || em->is_learner) && !eo_member_is_voter(j->member)) {
 		eo__plan_msgf(x,
 			      "member %s joins on storage that is no longer the target; removing "
 			      "it before it votes",
