@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "api/cluster.h"
 #include "api/jsonpath.h"
 #include "api/meta.h"
 #include "api/quantity.h"
@@ -195,4 +196,33 @@ void eo_cluster_quota_guard(const json_t *cluster, struct eo_quota_guard *out)
 	if (eo__json_int_at(g, "thresholdPercent", &pct) && pct >= EO_QUOTA_GUARD_PERCENT_MIN &&
 	    pct <= EO_QUOTA_GUARD_PERCENT_MAX)
 		out->threshold_percent = (int)pct;
+	out->auto_raise = false;
+	out->raise_max_bytes = 0;
+	out->raise_max_invalid = false;
+	g = json_object_get(g, "autoRaise");
+	if (!json_is_object(g))
+		return;
+	out->auto_raise = json_is_true(json_object_get(g, "enabled"));
+	out->raise_max_bytes = rule_bytes(g, "maxBytes", 0);
+	if (out->raise_max_bytes < 0) {
+		out->raise_max_bytes = 0;
+		out->raise_max_invalid = true;
+	}
+}
+
+int64_t eo_cluster_raised_quota(const json_t *cluster)
+{
+	int64_t v;
+
+	return eo__json_int_at(cluster, "status.quotaBackendBytes", &v) && v > 0 ? v : 0;
+}
+
+int64_t eo_cluster_effective_quota(const json_t *cluster)
+{
+	struct eo_etcd_options o;
+	int64_t raised = eo_cluster_raised_quota(cluster), q;
+
+	eo_cluster_options(cluster, &o);
+	q = o.quota_backend_bytes > 0 ? o.quota_backend_bytes : EO_QUOTA_DEFAULT_BYTES;
+	return raised > q ? raised : q;
 }

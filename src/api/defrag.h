@@ -101,12 +101,35 @@ int eo_defrag_schedule_validate(const json_t *s, char *msg, size_t n);
 /* On the EtcdDefrags the guard makes: = <cluster>. */
 #define EO_LABEL_QUOTA_GUARD "etcd-operator.cozystack.io/quota-guard"
 
+/*
+ * spec.quotaGuard.autoRaise (opt-in): once a guard run has compacted and defragmented and a
+ * member's DbSize is still over the threshold, the quota is doubled, capped by maxBytes, by
+ * EO_QUOTA_RAISE_VOLUME_PCT of the smallest member volume and by EO_QUOTA_RAISE_ETCD_MAX
+ * (plan/nospace.h). The raised quota lives in status.quotaBackendBytes (the spec is the
+ * user's); the members run max(spec.options.quotaBackendBytes or etcd's default, it).
+ */
+#define EO_QUOTA_DEFAULT_BYTES	  (2LL << 30) /* etcd's default (--quota-backend-bytes 0) */
+#define EO_QUOTA_RAISE_VOLUME_PCT 45	      /* of the smallest member volume */
+#define EO_QUOTA_RAISE_ETCD_MAX	  (8LL << 30) /* etcd's suggested maximum quota */
+
 struct eo_quota_guard {
 	bool enabled;
 	int threshold_percent;
+	bool auto_raise;	 /* autoRaise.enabled (default false) */
+	int64_t raise_max_bytes; /* autoRaise.maxBytes, 0 when absent */
+	bool raise_max_invalid;	 /* autoRaise.maxBytes set but not a quantity >= 0 */
 };
 
 /* spec.quotaGuard of an EtcdCluster with its defaults (a value out of range: the default). */
 void eo_cluster_quota_guard(const json_t *cluster, struct eo_quota_guard *out);
+
+/* status.quotaBackendBytes: the quota autoRaise set, 0 when none. */
+int64_t eo_cluster_raised_quota(const json_t *cluster);
+
+/*
+ * The quota the members are meant to run: spec.options.quotaBackendBytes (etcd's default when
+ * 0 or absent), or status.quotaBackendBytes when that is larger.
+ */
+int64_t eo_cluster_effective_quota(const json_t *cluster);
 
 #endif

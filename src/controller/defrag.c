@@ -581,7 +581,7 @@ struct nospace_pass {
 	struct eo_nplan_result pr;
 	struct eo_etcd_alarms alarms;
 	struct mview *mv;
-	json_t *raw, *cluster, *guard_runs;
+	json_t *raw, *cluster, *guard_runs, *pvcs;
 	eo_etcd_client *ec;
 	char uid[64], why[256];
 };
@@ -595,6 +595,7 @@ static void nospace_pass_clear(struct nospace_pass *x)
 		mview_free(x->mv);
 	free(x->mv);
 	json_decref(x->guard_runs);
+	json_decref(x->pvcs);
 	json_decref(x->cluster);
 	json_decref(x->raw);
 }
@@ -667,6 +668,29 @@ static int nospace_observe(struct eo_controller *c, struct nospace_pass *x, cons
 }
 
 /*
+ * The members' PVCs as cached (spec.quotaGuard.autoRaise reads their capacity); a member
+ * without one is left out. New reference, NULL on failure.
+ */
+static json_t *member_pvcs(struct eo_controller *c, const struct mview *mv, const char *ns)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; out != NULL && i < mv->n; i++) {
+		char name[EO_NAME_MAX];
+		json_t *p;
+
+		if (eo_name_member_pvc(name, sizeof(name), mv->v[i].name) != 0)
+			continue;
+		p = eo_cache_set_get(&c->pvcs, ns, name);
+		if (p != NULL && json_array_append_new(out, p) != 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
+}
+
+/*
  * EO_NPLAN_QUERY: the alarms (and, under a NOSPACE alarm, the members' sizes), then plan
  * again. 0, 1 no member to ask (out set), -1 failure.
  */
@@ -697,6 +721,12 @@ static int nospace_query(struct eo_controller *c, struct nospace_pass *x,
 	/* The members' sizes: under the alarm, and for the quota guard unless it is off. */
 	if (nospace || (guard.enabled && x->in.alarms != NULL))
 		mview_query(x->ec, x->mv);
+	if (guard.enabled && guard.auto_raise) {
+		x->pvcs = member_pvcs(c, x->mv, eo_cluster_namespace(x->cluster));
+		if (x->pvcs == NULL)
+			return -1;
+		x->in.pvcs = x->pvcs;
+	}
 	if (!nospace && x->in.alarms != NULL && x->in.last_attempt != 0) {
 		attempt_set(x->uid, 0); /* the alarm is gone: a new one starts over */
 		x->in.last_attempt = 0;
@@ -840,8 +870,10 @@ static int nospace_report(struct eo_controller *c, struct nospace_pass *x, const
 			out->requeue_ms = CONFLICT_MS;
 			return 1;
 		}
-		eo_log_kv(EO_LOG_INFO, &x->lc, "NoSpace condition changed", "message", pr->message,
-			  NULL);
+		eo_log_kv(pr->note == EO_NPLAN_NOTE_WARN ? EO_LOG_WARN : EO_LOG_INFO, &x->lc,
+			  pr->action == EO_NPLAN_RAISE ? "quota auto-raise"
+						       : "NoSpace condition changed",
+			  "message", pr->message, NULL);
 		if (c->rec != NULL && pr->event_type != NULL && pr->event_reason != NULL)
 			eo_kube_event(c->rec, x->in.cluster, pr->event_type, pr->event_reason, NULL,
 				      "%s", pr->message);
@@ -872,7 +904,8 @@ void eo_nospace_reconcile(struct eo_controller *c, const char *ns, const char *n
 		rc = nospace_disarm(&x);
 	if (rc == 0 && x.pr.action == EO_NPLAN_GUARD)
 		rc = quota_guard(c, &x, ns);
-	if (rc == 0 && x.pr.note != EO_NPLAN_NOTE_NONE)
+	/* EO_NPLAN_RAISE: only the status (nospace_report), the members roll onto it */
+	if (rc == 0 && x.pr.note != EO_NPLAN_NOTE_NONE && x.pr.status == NULL)
 		eo_log_kv(x.pr.note == EO_NPLAN_NOTE_WARN ? EO_LOG_WARN : EO_LOG_DEBUG, &x.lc,
 			  "quota guard", "message", x.pr.message, NULL);
 	if (rc == 0)

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "api/cluster.h"
+#include "api/defrag.h"
 #include "api/member.h"
 #include "api/meta.h"
 #include "api/names.h"
@@ -602,6 +603,27 @@ const char *const eo_desired_rolled_fields[] = {
     NULL,
 };
 
+/*
+ * The quota spec.quotaGuard.autoRaise set (status.quotaBackendBytes) goes into the target's
+ * options when it is above spec.options.quotaBackendBytes (or etcd's default): the members
+ * roll onto it like onto any options change, and the user's spec is never edited.
+ */
+static void raised_quota(const json_t *cluster, json_t *obs, bool *ok)
+{
+	int64_t raised = eo_cluster_raised_quota(cluster);
+	json_t *opts;
+
+	if (raised == 0 || eo_cluster_effective_quota(cluster) != raised)
+		return;
+	opts = json_object_get(obs, "options");
+	if (!json_is_object(opts)) {
+		opts = json_object();
+		set(obs, "options", opts, ok);
+	}
+	if (*ok)
+		set(opts, "quotaBackendBytes", json_integer((json_int_t)raised), ok);
+}
+
 json_t *eo_desired_observed(const json_t *cluster)
 {
 	json_t *spec = json_object_get(cluster, "spec");
@@ -613,6 +635,8 @@ json_t *eo_desired_observed(const json_t *cluster)
 	set(obs, "replicas", json_integer(eo_cluster_replicas(cluster)), &ok);
 	for (size_t i = 0; latched[i] != NULL; i++)
 		set_copy(obs, latched[i], json_object_get(spec, latched[i]), &ok);
+	if (ok)
+		raised_quota(cluster, obs, &ok);
 	return finish(obs, ok);
 }
 

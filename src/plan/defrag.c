@@ -142,13 +142,11 @@ bool eo_dplan_foreign(const json_t *cluster, const struct eo_dplan_member *membe
 
 int64_t eo_dplan_quota(const json_t *cluster, const struct eo_dplan_member *members, size_t n)
 {
-	struct eo_etcd_options o;
-
 	for (size_t i = 0; i < n; i++)
 		if (members[i].st != NULL && members[i].st->db_size_quota > 0)
 			return members[i].st->db_size_quota;
-	eo_cluster_options(cluster, &o);
-	return o.quota_backend_bytes > 0 ? o.quota_backend_bytes : EO_DPLAN_DEFAULT_QUOTA;
+	/* spec.options.quotaBackendBytes or etcd's default, or the quota autoRaise set */
+	return eo_cluster_effective_quota(cluster);
 }
 
 static const char *created_at(const json_t *obj)

@@ -182,7 +182,8 @@ bool eo_dplan_foreign(const json_t *cluster, const struct eo_dplan_member *membe
 		      char *buf, size_t cap);
 
 /* The backend quota of the cluster: the members' reported quota (3.6), else
- * spec.options.quotaBackendBytes, else etcd's default. */
+ * spec.options.quotaBackendBytes (etcd's default when unset), or status.quotaBackendBytes
+ * (spec.quotaGuard.autoRaise) when larger. */
 int64_t eo_dplan_quota(const json_t *cluster, const struct eo_dplan_member *members, size_t n);
 
 #endif

@@ -43,6 +43,29 @@
  *                                    plan/defrag.h), with a Warning Event QuotaThresholdPassed
  *                                    on the cluster
  *
+ * With spec.quotaGuard.autoRaise.enabled (off by default), when a member's DbSize is still
+ * over the threshold although a guard run (an EtcdDefrag that reached Complete) was made less
+ * than EO_NPLAN_GUARD_SPACING_S ago, the quota is raised instead of waiting for the next run:
+ *
+ *   raised less than EO_NPLAN_RAISE_SPACING_S  nothing; note (debug)
+ *   ago, or before the guard run was made
+ *   a member reports (etcd 3.6) a quota under   nothing; note (debug): the members have not
+ *   the effective one                           rolled onto the last raise yet
+ *   memory-backed cluster; a member's PVC is    RAISE with QuotaAutoRaise=False/
+ *   not Bound or reports no capacity; the new   QuotaRaiseRefused and a Warning Event (once
+ *   quota would not be above the current one    per message: the status changes only then)
+ *   otherwise                                   RAISE: status.quotaBackendBytes = the new
+ *                                               quota, status.quotaRaisedTime = now,
+ *                                               QuotaAutoRaise=True/QuotaRaised, a Normal
+ *                                               Event QuotaRaised with the old and new values
+ *
+ * The new quota is twice the effective one (api/defrag.h eo_cluster_effective_quota, or what
+ * a member reports when that is larger), capped by autoRaise.maxBytes, by EO_QUOTA_RAISE_ETCD_MAX
+ * and by EO_QUOTA_RAISE_VOLUME_PCT % of the smallest member PVC's status.capacity.storage (the
+ * database, the copy a defragmentation writes beside it, the WAL and the snapshots share the
+ * volume). It is never lowered. The members pick it up through the roll: the cluster's target
+ * carries max(spec.options.quotaBackendBytes, status.quotaBackendBytes) (desired/desired.h).
+ *
  * Nothing here removes a member or touches data beyond compaction and defragmentation.
  */
 #ifndef EO_PLAN_NOSPACE_H
@@ -63,6 +86,7 @@
 #define EO_NPLAN_GUARD_TTL_S	 3600	/* a guard run is kept this long after it finishes */
 #define EO_NPLAN_GUARD_FLOOR_PCT 5	/* of the quota: the floor of the guard's EtcdDefrag */
 #define EO_NPLAN_GUARD_FLOOR_MIN (1LL << 20)
+#define EO_NPLAN_RAISE_SPACING_S 3600 /* between two raises of the quota */
 
 #define EO_COND_NOSPACE		      "NoSpace"
 #define EO_REASON_NOSPACE_ALARM	      "NoSpaceAlarm"
@@ -74,6 +98,10 @@
 /* Event reasons of the quota guard on the EtcdCluster. */
 #define EO_REASON_QUOTA_GUARD	     "QuotaThresholdPassed"
 #define EO_REASON_QUOTA_GUARD_FAILED "QuotaGuardFailed"
+/* spec.quotaGuard.autoRaise: the condition and its reasons (also the Events' reasons). */
+#define EO_COND_QUOTA_RAISE	      "QuotaAutoRaise"
+#define EO_REASON_QUOTA_RAISED	      "QuotaRaised"
+#define EO_REASON_QUOTA_RAISE_REFUSED "QuotaRaiseRefused"
 
 enum eo_nplan_action {
 	EO_NPLAN_NONE = 0,
@@ -81,6 +109,7 @@ enum eo_nplan_action {
 	EO_NPLAN_RECOVER, /* compact, defragment order[], re-read statuses; plan again */
 	EO_NPLAN_DISARM,  /* disarm every NOSPACE alarm; plan again with disarmed */
 	EO_NPLAN_GUARD,	  /* compact to the current revision, then create out->create */
+	EO_NPLAN_RAISE,	  /* autoRaise decided (raised or refused): write out->status */
 };
 
 enum eo_nplan_note {
@@ -102,6 +131,8 @@ struct eo_nplan_input {
 				   * forgets it once the alarm is gone) */
 	const json_t *guard_runs; /* array of the EtcdDefrags the guard made for this cluster
 				   * (label EO_LABEL_QUOTA_GUARD), or NULL */
+	const json_t *pvcs;	  /* array of the members' PVCs as observed (autoRaise reads
+				   * their status.capacity.storage), or NULL */
 	time_t now;
 };
 

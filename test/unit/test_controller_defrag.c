@@ -499,6 +499,92 @@ static void test_quota_guard_compacts_and_defrags(void **state)
 	rig_stop(&r);
 }
 
+/*
+ * spec.quotaGuard.autoRaise: the guard's EtcdDefrag finished 10 minutes ago and the members
+ * still hold 85 % of the 24000-byte quota. The pass neither compacts nor makes another run: it
+ * writes status.quotaBackendBytes 48000 (the spec keeps 24000) with QuotaAutoRaise=True and a
+ * Normal Event QuotaRaised. The next pass, under the raised quota, writes nothing.
+ */
+static void test_quota_auto_raise_writes_status(void **state)
+{
+	static const char *names[] = {"demo-a", "demo-b", "demo-c"};
+	struct rig r;
+	struct eo_reconcile_out out;
+	json_t *c, *events;
+	const json_t *e;
+	const char *rv;
+	size_t i;
+	bool raised = false;
+
+	(void)state;
+	rig_start(&r, T0);
+	world(&r);
+	set_spec(&r, "{'replicas':3,'options':{'quotaBackendBytes':24000},"
+		     "'quotaGuard':{'autoRaise':{'enabled':true}}}");
+	rig_put(&r, RIG_DEFRAGS,
+		tu_jsonq("{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdDefrag',"
+			 "'metadata':{'name':'demo-quota-202606020950','namespace':'default',"
+			 "'uid':'q-uid','resourceVersion':'31',"
+			 "'creationTimestamp':'2026-06-02T09:50:00Z',"
+			 "'labels':{'etcd-operator.cozystack.io/quota-guard':'demo'}},"
+			 "'spec':{'clusterRef':{'name':'demo'}},'status':{'phase':'Complete'}}"));
+	for (int k = 0; k < 3; k++) {
+		char buf[512];
+
+		snprintf(
+		    buf, sizeof(buf),
+		    "{'apiVersion':'v1','kind':'PersistentVolumeClaim',"
+		    "'metadata':{'name':'data-%s','namespace':'default','resourceVersion':'40'},"
+		    "'status':{'phase':'Bound','capacity':{'storage':'1Gi'}}}",
+		    names[k]);
+		rig_put(&r, RIG_PVCS, tu_jsonq(buf));
+	}
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	assert_int_equal(eo_fake_etcd_count(r.etcd, "kv/compaction"), 0);
+	assert_int_equal(fs_count(r.api, "POST", "etcddefrags", NULL, NULL, NULL), 0);
+	c = rig_stored(&r, RIG_CLUSTERS, "demo");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(c, "status"), "quotaBackendBytes")),
+	    48000);
+	assert_int_equal(
+	    json_integer_value(json_object_get(
+		json_object_get(json_object_get(c, "spec"), "options"), "quotaBackendBytes")),
+	    24000);
+	assert_string_equal(eo_condition_reason(json_object_get(c, "status"), "QuotaAutoRaise"),
+			    "QuotaRaised");
+	rv = json_string_value(json_object_get(json_object_get(c, "metadata"), "resourceVersion"));
+	assert_non_null(rv);
+	assert_string_not_equal(rv, "11");
+	events = fs_bodies(r.api, NULL, "events");
+	json_array_foreach(events, i, e)
+	{
+		raised |=
+		    strcmp(json_string_value(json_object_get(e, "reason")), "QuotaRaised") == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "type")), "Normal") == 0 &&
+		    strstr(json_string_value(json_object_get(e, "message")),
+			   "quota raised from 24000 to 48000 bytes") != NULL;
+	}
+	json_decref(events);
+	assert_true(raised);
+	/* Next pass: under the raised quota, no write. */
+	rig_sync(&r, RIG_CLUSTERS);
+	eo_fake_etcd_script(r.etcd, "maintenance/alarm", 200, "{\"header\":{}}");
+	eo_nospace_reconcile(&r.ctl, "default", "demo", &out);
+	assert_false(out.error);
+	{
+		json_t *c2 = rig_stored(&r, RIG_CLUSTERS, "demo");
+
+		assert_string_equal(json_string_value(json_object_get(
+					json_object_get(c2, "metadata"), "resourceVersion")),
+				    rv);
+		json_decref(c2);
+	}
+	json_decref(c);
+	rig_stop(&r);
+}
+
 /* spec.quotaGuard.enabled false: one request per pass (the alarm list), nothing else. */
 static void test_quota_guard_off(void **state)
 {
@@ -547,4 +633,5 @@ TU_MAIN(test_defrag_runs_followers_then_leader, test_defrag_leader_move_refused,
 	test_defrag_skips_without_a_call, test_defrag_waits_for_health,
 	test_defrag_failure_recorded, test_nospace_recovered, test_nospace_quiet,
 	test_nospace_foreign_cluster_refused, test_defrag_foreign_cluster_refused,
-	test_nospace_paused, test_quota_guard_compacts_and_defrags, test_quota_guard_off)
+	test_nospace_paused, test_quota_guard_compacts_and_defrags, test_quota_guard_off,
+	test_quota_auto_raise_writes_status)

@@ -1076,6 +1076,82 @@ static void test_observed_snapshot(void **state)
 	json_decref(c);
 }
 
+/* Whether the etcd container of pod runs with flag (exact argument). */
+static bool pod_has_arg(const json_t *pod, const char *flag)
+{
+	const json_t *ctrs = json_object_get(json_object_get(pod, "spec"), "containers"), *c, *a;
+	size_t i, k;
+
+	json_array_foreach(ctrs, i, c)
+	{
+		json_array_foreach(json_object_get(c, "command"), k,
+				   a) if (json_is_string(a) &&
+					  strcmp(json_string_value(a), flag) == 0) return true;
+		json_array_foreach(json_object_get(c, "args"), k,
+				   a) if (json_is_string(a) &&
+					  strcmp(json_string_value(a), flag) == 0) return true;
+	}
+	return false;
+}
+
+/*
+ * spec.quotaGuard.autoRaise: status.quotaBackendBytes above the spec's quota goes into the
+ * target's options (the spec is left alone); the member on that target runs the raised
+ * --quota-backend-bytes and its Pod hash moves (the roll). Never below the spec.
+ */
+static void test_observed_raised_quota(void **state)
+{
+	json_t *c = tu_json(CLUSTER_JSON), *m = tu_json(MEMBER_JSON), *o, *rolled, *pod;
+	char h[EO_DESIRED_HASH_MAX], h2[EO_DESIRED_HASH_MAX];
+
+	(void)state;
+	json_object_set_new(json_object_get(c, "spec"), "options",
+			    tu_jsonq("{'quotaBackendBytes':16777216}"));
+	json_object_set_new(json_object_get(c, "status"), "quotaBackendBytes",
+			    json_integer(33554432));
+	o = eo_desired_observed(c);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "options"), "quotaBackendBytes")),
+	    33554432);
+	/* the user's spec is untouched */
+	assert_int_equal(
+	    json_integer_value(json_object_get(
+		json_object_get(json_object_get(c, "spec"), "options"), "quotaBackendBytes")),
+	    16777216);
+	rolled = eo_desired_member_with_target(m, o);
+	pod = eo_desired_member_pod(rolled, &OPTS, true);
+	assert_true(pod_has_arg(pod, "--quota-backend-bytes=33554432"));
+	assert_int_equal(eo_desired_member_pod_hash(m, &OPTS, h, sizeof(h)), 0);
+	assert_int_equal(eo_desired_member_pod_hash(rolled, &OPTS, h2, sizeof(h2)), 0);
+	assert_string_not_equal(h, h2);
+	json_decref(pod);
+	json_decref(rolled);
+	json_decref(o);
+	/* a spec above the raised quota wins: never lowered */
+	json_object_set_new(json_object_get(json_object_get(c, "spec"), "options"),
+			    "quotaBackendBytes", json_integer(67108864));
+	o = eo_desired_observed(c);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "options"), "quotaBackendBytes")),
+	    67108864);
+	json_decref(o);
+	/* no quota in the spec: etcd's 2 GiB default is above 32 MiB, no options added */
+	json_object_del(json_object_get(c, "spec"), "options");
+	o = eo_desired_observed(c);
+	assert_null(json_object_get(o, "options"));
+	json_decref(o);
+	/* ... and 4 GiB raised from that default is carried */
+	json_object_set_new(json_object_get(c, "status"), "quotaBackendBytes",
+			    json_integer(4294967296LL));
+	o = eo_desired_observed(c);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "options"), "quotaBackendBytes")),
+	    4294967296LL);
+	json_decref(o);
+	json_decref(m);
+	json_decref(c);
+}
+
 /*
  * The Pod hash: stamped on the Pod, the same whatever the voter label and the seed's
  * initial-cluster-state, moved by anything that shapes the Pod (spec, image repository).
@@ -1218,4 +1294,5 @@ TU_MAIN(test_headless_service, test_client_service, test_seed_member, test_joini
 	test_initial_cluster_state, test_memory_member_pod_uses_tmpfs,
 	test_memory_member_pod_requires_own_node, test_custom_domain_and_repository,
 	test_service_patch, test_missing_metadata, test_controlled_by, test_member_route,
-	test_observed_snapshot, test_data_guard, test_wait_peers, test_pod_run_as_user)
+	test_observed_snapshot, test_observed_raised_quota, test_data_guard, test_wait_peers,
+	test_pod_run_as_user)

@@ -1077,6 +1077,316 @@ static void test_quota_guard_table(void **state)
 	}
 }
 
+/* --- spec.quotaGuard.autoRaise (quota 100 MiB, a member at 85 %) --- */
+
+static json_t *raise_cluster(const char *guard, bool memory, const char *status_extra)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{'apiVersion':'etcd-operator.cozystack.io/v1alpha2','kind':'EtcdCluster',"
+		 "'metadata':{'name':'demo','namespace':'ns','uid':'c-uid','generation':1},"
+		 "'spec':{'replicas':3,'options':{'quotaBackendBytes':%lld},"
+		 "'storage':{'size':'1Gi'%s},'quotaGuard':%s},"
+		 "'status':{'clusterID':'abc','conditions':[]%s}}",
+		 (long long)(100 * MiB), memory ? ",'medium':'Memory'" : "", guard, status_extra);
+	return tu_jsonq(buf);
+}
+
+/* The members' PVCs data-demo-{a,b,c}, Bound with these capacities ("" not Bound). */
+static json_t *raise_pvcs(const char *a, const char *b, const char *c)
+{
+	const char *caps[3] = {a, b, c}, *names[3] = {"demo-a", "demo-b", "demo-c"};
+	json_t *arr = json_array();
+
+	for (int i = 0; i < 3; i++) {
+		char buf[512];
+
+		if (caps[i][0] == '\0')
+			snprintf(buf, sizeof(buf),
+				 "{'metadata':{'name':'data-%s','namespace':'ns'},"
+				 "'status':{'phase':'Pending'}}",
+				 names[i]);
+		else
+			snprintf(buf, sizeof(buf),
+				 "{'metadata':{'name':'data-%s','namespace':'ns'},"
+				 "'status':{'phase':'Bound','capacity':{'storage':'%s'}}}",
+				 names[i], caps[i]);
+		json_array_append_new(arr, tu_jsonq(buf));
+	}
+	return arr;
+}
+
+#define RAISE_ON	 "{'autoRaise':{'enabled':true}}"
+#define RUN_DONE	 GUARD_RUN("2026-05-28T20:16:40Z", "Complete") /* 10 min before NOW */
+#define RAISED_2H_AGO(q) ",'quotaBackendBytes':" q ",'quotaRaisedTime':'2026-05-28T18:26:40Z'"
+
+struct raise_row {
+	const char *name;
+	const char *guard;
+	const char *runs;   /* NULL none */
+	const char *status; /* extra status fields, "" none */
+	bool memory;
+	const char *pvc[3]; /* capacities, "" not Bound */
+	bool fixed;	    /* every member under the threshold */
+	int64_t reported;   /* the quota the members report (etcd 3.6), 0 none */
+	int64_t big;	    /* demo-b's DbSize when not 0 (else 85 MiB) */
+	enum eo_nplan_action want_action;
+	enum eo_nplan_note want_note;
+	int64_t want_quota;	 /* status.quotaBackendBytes written, 0 none */
+	const char *want_reason; /* QuotaAutoRaise reason written, NULL no status */
+	const char *want_msg;
+};
+
+static const struct raise_row raises[] = {
+    {.name = "raised: doubled after the guard's defragmentation",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_quota = 200 * MiB,
+     .want_reason = "QuotaRaised",
+     .want_msg = "quota raised from 104857600 to 209715200 bytes: member demo-b's database "
+		 "still holds 89128960 bytes (85.0%, threshold 80%) after EtcdDefrag demo-quota-x"},
+    {.name = "under the threshold: nothing",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .fixed = true,
+     .want_action = EO_NPLAN_NONE},
+    {.name = "the guard has not run yet: it compacts and defragments first",
+     .guard = RAISE_ON,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_GUARD},
+    {.name = "the guard run is still going",
+     .guard = RAISE_ON,
+     .runs = GUARD_RUN("2026-05-28T20:16:40Z", "Running"),
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "has not finished"},
+    {.name = "the guard run failed: no raise on an unfinished defragmentation",
+     .guard = RAISE_ON,
+     .runs = GUARD_RUN("2026-05-28T20:16:40Z", "Failed"),
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "at most one run every 3600s"},
+    {.name = "autoRaise off (the default): the guard waits",
+     .guard = "{}",
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "at most one run every 3600s"},
+    {.name = "capped by maxBytes",
+     .guard = "{'autoRaise':{'enabled':true,'maxBytes':'150Mi'}}",
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_quota = 150 * MiB,
+     .want_reason = "QuotaRaised",
+     .want_msg = "(spec.quotaGuard.autoRaise.maxBytes;"},
+    {.name = "capped by the smallest volume: 45 % of demo-c's 300Mi",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "300Mi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_quota = 300 * MiB / 100 * 45,
+     .want_reason = "QuotaRaised",
+     .want_msg = "(the volume; 45% of member demo-c's volume of 314572800 bytes)"},
+    {.name = "refused: maxBytes leaves no room",
+     .guard = "{'autoRaise':{'enabled':true,'maxBytes':104857600}}",
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_reason = "QuotaRaiseRefused",
+     .want_msg = "quota not raised: member demo-b's database stays over 80% of the quota of "
+		 "104857600 bytes after EtcdDefrag demo-quota-x, and "
+		 "spec.quotaGuard.autoRaise.maxBytes leaves no room above it (limit 104857600"},
+    {.name = "refused: the volume leaves no room",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"200Mi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_reason = "QuotaRaiseRefused",
+     .want_msg = "the volume leaves no room above it (limit 94371840 bytes; 45% of member "
+		 "demo-a's volume of 209715200 bytes)"},
+    {.name = "refused: memory-backed",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .memory = true,
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_reason = "QuotaRaiseRefused",
+     .want_msg = "the cluster is memory-backed"},
+    {.name = "refused: a PVC not Bound, its volume cannot be checked",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = "",
+     .pvc = {"1Gi", "", "1Gi"},
+     .want_action = EO_NPLAN_RAISE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_reason = "QuotaRaiseRefused",
+     .want_msg = "member demo-b: PVC data-demo-b is not Bound with a capacity"},
+    {.name = "never lowers: a raised quota above the volume's limit stays",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = RAISED_2H_AGO("524288000"),
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .big = 450 * MiB,
+     .want_action = EO_NPLAN_RAISE,
+     .want_note = EO_NPLAN_NOTE_WARN,
+     .want_reason = "QuotaRaiseRefused",
+     .want_msg = "quota of 524288000 bytes"},
+    {.name = "a raise two hours ago: doubled from the raised quota, up to the volume",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = RAISED_2H_AGO("209715200"),
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .big = 180 * MiB,
+     .want_action = EO_NPLAN_RAISE,
+     .want_quota = 400 * MiB,
+     .want_reason = "QuotaRaised",
+     .want_msg = "quota raised from 209715200 to 419430400 bytes"},
+    {.name = "a raise 30 minutes ago: at most hourly",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = ",'quotaBackendBytes':209715200,'quotaRaisedTime':'2026-05-28T19:56:40Z'",
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .big = 180 * MiB,
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "quota raised 1800s ago"},
+    {.name = "the members still report the old quota: the roll has not reached them",
+     .guard = RAISE_ON,
+     .runs = RUN_DONE,
+     .status = RAISED_2H_AGO("209715200"),
+     .pvc = {"1Gi", "1Gi", "1Gi"},
+     .reported = 100 * MiB,
+     .want_action = EO_NPLAN_NONE,
+     .want_note = EO_NPLAN_NOTE_DEBUG,
+     .want_msg = "member demo-a still runs with a quota of 104857600 bytes, not the raised "
+		 "209715200"},
+};
+
+static void raise_check(const struct raise_row *r, const struct eo_nplan_result *out,
+			const json_t *cluster)
+{
+	if (out->action != r->want_action)
+		fail_msg("%s: action %s, want %s (%s)", r->name, eo_nplan_action_name(out->action),
+			 eo_nplan_action_name(r->want_action), out->message);
+	assert_int_equal(out->note, r->want_note);
+	if (r->want_msg != NULL && strstr(out->message, r->want_msg) == NULL)
+		fail_msg("%s: message \"%s\" lacks \"%s\"", r->name, out->message, r->want_msg);
+	if (r->want_reason == NULL) {
+		if (r->want_action != EO_NPLAN_GUARD)
+			assert_null(out->status);
+		return;
+	}
+	assert_non_null(out->status);
+	assert_string_equal(eo_condition_reason(out->status, "QuotaAutoRaise"), r->want_reason);
+	assert_string_equal(out->event_reason, r->want_reason);
+	assert_string_equal(out->event_type, r->want_quota ? "Normal" : "Warning");
+	assert_string_equal(eo_condition_status(out->status, "QuotaAutoRaise"),
+			    r->want_quota ? "True" : "False");
+	if (r->want_quota) {
+		assert_int_equal(
+		    json_integer_value(json_object_get(out->status, "quotaBackendBytes")),
+		    r->want_quota);
+		assert_string_equal(
+		    json_string_value(json_object_get(out->status, "quotaRaisedTime")),
+		    "2026-05-28T20:26:40Z");
+	} else {
+		/* a refusal leaves the quota as it was */
+		assert_int_equal(
+		    eo_cluster_raised_quota(cluster),
+		    json_integer_value(json_object_get(out->status, "quotaBackendBytes")));
+	}
+}
+
+static void test_quota_auto_raise_table(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(raises) / sizeof(raises[0]); k++) {
+		const struct raise_row *r = &raises[k];
+		json_t *c = raise_cluster(r->guard, r->memory, r->status);
+		json_t *runs = r->runs != NULL ? tu_jsonq(r->runs) : NULL;
+		json_t *pvcs = raise_pvcs(r->pvc[0], r->pvc[1], r->pvc[2]);
+		struct eo_etcd_alarms none = {NULL, 0};
+		struct mem near[3] = {NEAR, NEAR, NEAR}, fixed[3] = {FIXED, FIXED, FIXED};
+		struct fleet f;
+		struct eo_nplan_input in = {.cluster = c,
+					    .queried = true,
+					    .alarms = &none,
+					    .guard_runs = runs,
+					    .pvcs = pvcs,
+					    .now = NOW};
+		struct eo_nplan_result out = {0};
+
+		near[0].size = 80 * MiB; /* demo-b is the biggest */
+		if (r->big)
+			near[1].size = r->big;
+		fleet_make(&f, r->fixed ? fixed : near);
+		for (int i = 0; i < 3; i++)
+			f.st[i].db_size_quota = r->reported;
+		in.members = f.v;
+		in.n_members = 3;
+		print_message("row: %s\n", r->name);
+		assert_int_equal(eo_plan_nospace(&in, &out), 0);
+		raise_check(r, &out, c);
+		if (r->want_reason != NULL && r->want_quota == 0) {
+			/* the same refusal again: no status write, no second Event */
+			json_t *again = json_deep_copy(c);
+
+			json_object_set(again, "status", out.status);
+			in.cluster = again;
+			eo_nplan_result_clear(&out);
+			assert_int_equal(eo_plan_nospace(&in, &out), 0);
+			assert_int_equal(out.action, EO_NPLAN_NONE);
+			assert_int_equal(out.note, EO_NPLAN_NOTE_DEBUG);
+			assert_null(out.status);
+			json_decref(again);
+		}
+		eo_nplan_result_clear(&out);
+		json_decref(pvcs);
+		json_decref(runs);
+		json_decref(c);
+	}
+}
+
+/* The quota the planners use follows the raised one once members do not report theirs. */
+static void test_quota_effective(void **state)
+{
+	json_t *c = raise_cluster("{}", false, "");
+
+	(void)state;
+	assert_int_equal(eo_dplan_quota(c, NULL, 0), 100 * MiB);
+	json_object_set_new(json_object_get(c, "status"), "quotaBackendBytes",
+			    json_integer(200 * MiB));
+	assert_int_equal(eo_dplan_quota(c, NULL, 0), 200 * MiB);
+	assert_int_equal(eo_cluster_raised_quota(c), 200 * MiB);
+	/* a spec above it wins */
+	json_object_set_new(json_object_get(json_object_get(c, "spec"), "options"),
+			    "quotaBackendBytes", json_integer(300 * MiB));
+	assert_int_equal(eo_cluster_effective_quota(c), 300 * MiB);
+	json_decref(c);
+}
+
 /* --- EtcdDefragSchedule --- */
 
 static json_t *dschedule(const char *cron, const char *extra, const char *status)
@@ -1280,4 +1590,5 @@ static void test_defrag_schedule_history(void **state)
 
 TU_MAIN(test_defrag_table, test_defrag_query_refresh, test_defrag_record_bytes, test_defrag_ttl,
 	test_defrag_validate, test_nospace_table, test_foreign_cluster_refused,
-	test_quota_guard_table, test_defrag_schedule, test_defrag_schedule_history)
+	test_quota_guard_table, test_quota_auto_raise_table, test_quota_effective,
+	test_defrag_schedule, test_defrag_schedule_history)

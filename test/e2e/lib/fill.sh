@@ -7,6 +7,10 @@
 # fill.sh <cluster> <MiB> overwrite <bytes>: overwrites the one key big-0 instead (the old
 # values stay as history, which a compaction frees), at most <MiB> times, and stops as soon as
 # the member's database size reaches <bytes>.
+#
+# fill.sh <cluster> <n> live <bytes>: writes up to <n> distinct keys live-<i> of 256 KiB each
+# (live data, which no compaction frees), stopping as soon as the database size reaches
+# <bytes>: the small values land just past a threshold without jumping to the quota.
 set -euo pipefail
 
 ns=${NAMESPACE:?NAMESPACE must be set (Chainsaw sets it)}
@@ -24,10 +28,17 @@ etcd_ready() { "$etcdctl" --endpoints "$FWD_URL" endpoint health; }
 trap 'forward_stop; rm -f "$value"' EXIT
 forward_start "$ns" "pod/$pod" 2379 etcd_ready
 ep=$FWD_URL
-head -c $((768 * 1024)) /dev/urandom | base64 -w0 >"$value"
+if [ "$mode" = live ]; then
+	head -c $((192 * 1024)) /dev/urandom | base64 -w0 >"$value"
+else
+	head -c $((768 * 1024)) /dev/urandom | base64 -w0 >"$value"
+fi
 db_size() { "$etcdctl" --endpoints "$ep" endpoint status -w json | jq '.[0].Status.dbSize'; }
 for ((i = 1; i <= mib; i++)); do
-	if [ "$mode" = overwrite ]; then
+	if [ "$mode" = live ]; then
+		"$etcdctl" --endpoints "$ep" --command-timeout 30s put "live-$i" <"$value" >/dev/null
+		[ "$(db_size)" -lt "$stop" ] || break
+	elif [ "$mode" = overwrite ]; then
 		"$etcdctl" --endpoints "$ep" --command-timeout 30s put big-0 <"$value" >/dev/null
 		[ "$(db_size)" -lt "$stop" ] || break
 	else
