@@ -308,26 +308,33 @@ static void config_defaults(struct eo_config *cfg)
 	cfg->pod_run_as_user = EO_DEFAULT_POD_UID;
 }
 
+/* A whole number from lo to hi in val into *out; -1 otherwise. */
+static int parse_range(const char *val, long lo, long hi, long *out)
+{
+	char *end = NULL;
+	long v = strtol(val, &end, 10);
+
+	if (end == val || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 /* --pod-run-as-user: "auto" (EO_CFG_POD_UID_AUTO) or a non-root UID; -1 with err otherwise. */
 static int pod_uid_flag(const struct flag_def *fd, const char *val, long *out, char *err,
 			size_t errcap)
 {
-	char *end = NULL;
-	long v;
-
 	if (strcmp(val, "auto") == 0) {
 		*out = EO_CFG_POD_UID_AUTO;
 		return 0;
 	}
-	v = strtol(val, &end, 10);
-	if (end == val || *end || v < 1 || v > EO_CFG_POD_UID_MAX) {
+	if (parse_range(val, 1, EO_CFG_POD_UID_MAX, out) != 0) {
 		eo_set_err(err, errcap,
 			   "invalid value \"%.64s\" for --%s (auto, or a user ID from 1 to %ld: "
 			   "the Pods run as non-root)",
 			   val, fd->name, (long)EO_CFG_POD_UID_MAX);
 		return -1;
 	}
-	*out = v;
 	return 0;
 }
 
@@ -335,10 +342,9 @@ static int pod_uid_flag(const struct flag_def *fd, const char *val, long *out, c
 static int int_flag(const struct flag_def *fd, const char *val, long lo, long hi, int *out,
 		    char *err, size_t errcap)
 {
-	char *end = NULL;
-	long v = strtol(val, &end, 10);
+	long v;
 
-	if (end == val || *end || v < lo || v > hi) {
+	if (parse_range(val, lo, hi, &v) != 0) {
 		eo_set_err(err, errcap, "invalid value \"%.64s\" for --%s (%ld-%ld)", val, fd->name,
 			   lo, hi);
 		return -1;
