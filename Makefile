@@ -84,7 +84,7 @@ build/fuzz/bin/%: build/fuzz/obj/test/fuzz/%.o build/fuzz/libeo.a
 .PHONY: deps all lint test test-build unit unit-asan lincheck-test integration e2e check demo format format-check clean \
         tools cluster-up cluster-down cluster-logs images deploy undeploy bench fuzz fuzz-build \
         kubectl-etcd install uninstall run build-dist-manifests docker-build docker-push registry-test \
-        tools-bg rules-test monitoring-up monitoring-down
+        tools-bg cluster-bg rules-test monitoring-up monitoring-down
 .SECONDARY:
 
 all: $(patsubst %,bin/%,$(CMD_NAMES))
@@ -155,6 +155,9 @@ tools: deps
 
 cluster-up: deps
 	hack/cluster.sh up
+	@if [ -f build/cluster-bg.log ] && grep -q 'error' build/cluster-bg.log; then \
+		echo "make: the background start (cluster-bg) failed; its log, build/cluster-bg.log, ends:"; \
+		tail -n 15 build/cluster-bg.log; fi
 
 cluster-down:
 	hack/cluster.sh down
@@ -224,7 +227,17 @@ registry-test: cluster-up
 TOOLS_BG := helm prometheus etcd-3.6.11 etcd-3.5.35 etcd-3.6.16 etcd-3.7.3 minio kubernetes \
 	coredns registry kube-router chainsaw lincheck cert-manager kube-rbac-proxy \
 	prometheus-operator prometheus-server
-check: deps tools-bg test e2e registry-test
+# The bed starts in the background as well (cluster-bg: hack/cluster.sh up, then the e2e's
+# images), beside the tests: from no cluster that is about six minutes of image imports and
+# component starts, which the tests' CPU-bound work leaves room for. `e2e` runs cluster-up
+# again, which waits for the background one (the machine-wide lock) and finds it running;
+# hack/images.sh likewise. The background start's output: build/cluster-bg.log.
+check: deps tools-bg cluster-bg test e2e registry-test
+
+cluster-bg: deps
+	@mkdir -p build
+	@echo "make: the local cluster starts in the background (build/cluster-bg.log)"
+	@{ hack/cluster.sh up && hack/images.sh; } >build/cluster-bg.log 2>&1 </dev/null &
 
 tools-bg:
 	@mkdir -p build

@@ -60,6 +60,8 @@ if [ "$fault_cases" -gt 0 ]; then
 fi
 report=$LC/e2e-report
 mkdir -p "$report"
+# This run's reports and lane logs only: hack/e2e-digest.sh reads every one there.
+rm -f "$report"/chainsaw-report*.json "$report"/*.log
 rc=0 frc=0 fpid=
 # Long cases that mostly wait (cron minutes, certificate renewals) and share nothing with the
 # fault cases carry etcd-operator.dev/lane: second. They run one at a time after the fault
@@ -74,7 +76,7 @@ if [ -n "$run_faults" ] || [ "$second_cases" -gt 0 ]; then
 	if [ -n "$run_faults" ]; then
 		"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
 			--report-name chainsaw-report-faults "${fault_sel[@]}" \
-			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[faults] /' || lane=$?
+			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | tee "$report/faults.log" | sed -u 's/^/[faults] /' || lane=$?
 		# E2E_WORKERS_DOWN=1 (what .ci/run sets): the workers go once the fault cases are
 		# done, so that the rest of the run has the two cores without four idle kubelets,
 		# kube-proxies and kube-routers reacting to its churn (about 11 % of a core each).
@@ -89,20 +91,22 @@ if [ -n "$run_faults" ] || [ "$second_cases" -gt 0 ]; then
 	if [ "$second_cases" -gt 0 ]; then
 		"$CHAINSAW" test --no-color --parallel 1 --report-format JSON --report-path "$report" \
 			--report-name chainsaw-report-second --selector 'etcd-operator.dev/lane=second' \
-			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | sed -u 's/^/[second] /' || lane=$?
+			--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | tee "$report/second.log" | sed -u 's/^/[second] /' || lane=$?
 	fi
 	exit "$lane" ) &
 	fpid=$!
 fi
 "$CHAINSAW" test --no-color --parallel 2 --report-format JSON --report-path "$report" \
 	--selector '!etcd-operator.dev/needs-workers,etcd-operator.dev/lane!=second' \
-	--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" || rc=$?
+	--config "$REPO/test/e2e/chainsaw-config.yaml" "$@" 2>&1 | tee "$report/main.log" || rc=$?
 if [ -n "$fpid" ]; then
 	wait "$fpid" || frc=$?
 	[ "$frc" = 0 ] || log "second lane (fault cases, long cases) failed (exit $frc)"
 	[ "$rc" != 0 ] || rc=$frc
 fi
 if [ "$rc" != 0 ]; then
+	# Last, so that a reader of the output's tail (CI) sees which case failed where.
+	"$REPO/hack/e2e-digest.sh" "$report" || true
 	log "end-to-end tests failed (exit $rc)"
 	log "component logs: $LOGS (bundle: make cluster-logs); chainsaw report: $report"
 	exit "$rc"

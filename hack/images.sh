@@ -11,6 +11,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -S "$CONTAINERD_SOCK" ] || die "the local cluster is not up (no $CONTAINERD_SOCK); run 'make cluster-up'"
+# One import at a time on this machine: `make check` starts one in the background
+# (cluster-bg) that the e2e's own call may meet; the second finds the images there.
+exec 6>/tmp/etcd-operator-images.lock
+flock -n 6 || { log "waiting for another hack/images.sh to finish"; flock 6; }
 
 # etcd versions with images, as the operator references them by default
 # (quay.io/coreos/etcd:v<version>): the seeds' 3.6.11, the latest 3.7, 3.6 and 3.5.

@@ -34,9 +34,11 @@
 #   faults.sh partition-operator [namespace] [label-selector]
 #       In the network namespace of each operator Pod (default namespace
 #       etcd-operator-system, selector app.kubernetes.io/name=etcd-operator):
-#       drop everything it sends to Pod addresses and Service addresses except
-#       the apiserver's Service (10.96.0.1), cluster DNS, the node addresses and
-#       its own gateway. It reaches the apiserver and no etcd member.
+#       drop everything it sends to the worker nodes' Pods (10.89.0.0/16) and to
+#       the ClusterIPs of $NAMESPACE's Services. It still reaches the apiserver,
+#       cluster DNS and every Pod on the control-plane node: the cut isolates the
+#       fault case's members (on the workers) and leaves the clusters of the e2e
+#       main lane, which runs at the same time against the same operator, alone.
 #   faults.sh heal-operator [namespace] [label-selector]
 #   faults.sh disk-throttle <pod> [write-bytes/s] [write-iops] [container]
 #       Throttle the container's block I/O (cgroup v1 blkio.throttle.*: this
@@ -71,7 +73,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../../hack/lib.sh"
 ns=${NAMESPACE:-default}
 NODES=$REPO/hack/nodes.sh
-CLUSTER_POD_NET=10.88.0.0/15
+NODES_POD_NET=10.89.0.0/16 # the workers' Pods (hack/nodes.sh)
 NODES_NET=10.87.0.0/24
 
 say() { echo "faults: $*"; }
@@ -171,21 +173,19 @@ operator_pods() {
 	kubectl -n "$1" get pods -l "$2" --field-selector status.phase=Running -o jsonpath='{.items[*].metadata.name}'
 }
 partition_operator() {
-	local ons=${1:-etcd-operator-system} sel=${2:-app.kubernetes.io/name=etcd-operator} pod pid gw n=0
+	local ons=${1:-etcd-operator-system} sel=${2:-app.kubernetes.io/name=etcd-operator} pod pid ip drops n=0
+	# Only this case's members (on the workers) and its namespace's Services: the
+	# main lane's clusters, on the control-plane node, share the operator.
+	drops="iptables -A EO-PARTITION -d $NODES_POD_NET -j DROP"
+	for ip in $(kubectl -n "$ns" get services -o jsonpath='{range .items[*]}{.spec.clusterIP}{"\n"}{end}'); do
+		case $ip in None | "") ;; *) drops="$drops && iptables -A EO-PARTITION -d $ip/32 -j DROP" ;; esac
+	done
 	for pod in $(operator_pods "$ons" "$sel"); do
 		pid=$(ns=$ons container_pid "$pod")
-		gw=$(nsenter -t "$pid" -n ip -4 route show default | awk '{print $3; exit}')
 		nsenter -t "$pid" -n sh -c "
 			iptables -D OUTPUT -j EO-PARTITION 2>/dev/null; iptables -F EO-PARTITION 2>/dev/null; iptables -X EO-PARTITION 2>/dev/null
-			iptables -N EO-PARTITION && iptables -I OUTPUT 1 -j EO-PARTITION &&
-			iptables -A EO-PARTITION -d $KUBERNETES_SVC_IP -j RETURN &&
-			iptables -A EO-PARTITION -d $DNS_IP -j RETURN &&
-			iptables -A EO-PARTITION -d ${gw:-127.0.0.1} -j RETURN &&
-			iptables -A EO-PARTITION -d $NODE_IP -j RETURN &&
-			iptables -A EO-PARTITION -d $NODES_NET -j RETURN &&
-			iptables -A EO-PARTITION -d $CLUSTER_POD_NET -j DROP &&
-			iptables -A EO-PARTITION -d $SERVICE_CIDR -j DROP"
-		say "operator pod $ons/$pod cut from Pods and Services (apiserver and DNS still reachable)"
+			iptables -N EO-PARTITION && iptables -I OUTPUT 1 -j EO-PARTITION && $drops"
+		say "operator pod $ons/$pod cut from the workers' Pods and $ns's Services (apiserver, DNS and the control-plane node's Pods still reachable)"
 		n=$((n + 1))
 	done
 	[ "$n" -gt 0 ] || fail "no running operator pod in $ons with $sel"
