@@ -49,6 +49,7 @@ type config struct {
 	checkTimeout time.Duration
 	prefix       string
 	stopFile     string
+	stopGrace    time.Duration
 	artifacts    string
 	cacert       string
 	cert         string
@@ -74,6 +75,8 @@ func run() int {
 	flag.DurationVar(&c.checkTimeout, "check-timeout", 120*time.Second, "time the checker may take (then result=unknown)")
 	flag.StringVar(&c.prefix, "prefix", "/lincheck/", "key prefix; a per-run suffix is added")
 	flag.StringVar(&c.stopFile, "stop-file", "", "stop the clients early once this file exists")
+	flag.DurationVar(&c.stopGrace, "stop-grace", 60*time.Second,
+		"after a stop request, how long a client may try for its last answers before it ends anyway")
 	flag.StringVar(&c.artifacts, "artifacts", "", "directory for history.json and visualization.html (on violation or unknown)")
 	flag.StringVar(&c.cacert, "cacert", "", "CA bundle of the server certificate (enables TLS)")
 	flag.StringVar(&c.cert, "cert", "", "client certificate")
@@ -199,11 +202,12 @@ func clientConfig(c config) (clientv3.Config, error) {
 
 // recorder holds the shared history and the run's stop conditions.
 type recorder struct {
-	mu    sync.Mutex
-	ops   []kvcheck.Op
-	start time.Time
-	end   time.Time
-	cfg   config
+	mu     sync.Mutex
+	ops    []kvcheck.Op
+	start  time.Time
+	end    time.Time
+	cfg    config
+	stopAt time.Time // when a stop was first seen (zero: not yet)
 }
 
 func (r *recorder) now() int64 { return time.Since(r.start).Nanoseconds() }
@@ -232,10 +236,24 @@ func (r *recorder) done() bool {
 	}
 	if r.cfg.stopFile != "" {
 		if _, err := os.Stat(r.cfg.stopFile); err == nil {
+			r.mu.Lock()
+			if r.stopAt.IsZero() {
+				r.stopAt = time.Now()
+				fmt.Printf("lincheck: stop requested after %.1fs; each client ends after %d answers in a row (or %s)\n",
+					r.stopAt.Sub(r.start).Seconds(), tailAnswered, r.cfg.stopGrace)
+			}
+			r.mu.Unlock()
 			return true
 		}
 	}
 	return false
+}
+
+// pastGrace: a stop was requested longer ago than -stop-grace.
+func (r *recorder) pastGrace() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.stopAt.IsZero() && time.Since(r.stopAt) > r.cfg.stopGrace
 }
 
 func record(c config) (kvcheck.History, error) {
@@ -280,7 +298,16 @@ func worker(r *recorder, cli *clientv3.Client, id int, prefix string) {
 	rng := rand.New(rand.NewSource(time.Now().UnixNano() + int64(id)))
 	seen := map[string]string{}
 	answered := 0 // consecutive answered operations
-	for seq := 0; !r.pastDeadline() && !(r.done() && answered >= tailAnswered); seq++ {
+	lastErr := "none"
+	defer func() {
+		// A client that could not get its last answers says so and why: the
+		// history is still checked, without a tail that shows this client served.
+		if answered < tailAnswered {
+			fmt.Printf("lincheck: client %d ended without %d answers in a row (last error: %s)\n",
+				id, tailAnswered, lastErr)
+		}
+	}()
+	for seq := 0; !r.pastDeadline() && !(r.done() && (answered >= tailAnswered || r.pastGrace())); seq++ {
 		key := fmt.Sprintf("%sk%d", prefix, rng.Intn(r.cfg.keys))
 		value := fmt.Sprintf("c%d-%d", id, seq)
 		in := kvcheck.Input{Key: key}
@@ -313,6 +340,7 @@ func worker(r *recorder, cli *clientv3.Client, id int, prefix string) {
 		answered++
 		if op.Output.Unknown {
 			answered = 0
+			lastErr = op.Output.Err
 			time.Sleep(200 * time.Millisecond) // do not spin on a cluster that is down
 		}
 		time.Sleep(r.cfg.interval)

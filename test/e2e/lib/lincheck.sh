@@ -102,11 +102,15 @@ verify() {
 		name=$(kc get pods -l app.kubernetes.io/name=lincheck -o jsonpath='{.items[*].metadata.name}')
 		case $name in "" | *" "*) die "verify: name the checker Pod (found: '${name}')" ;; esac
 	fi
-	kc exec "$name" -- touch /work/stop 2>/dev/null || true
 	log=$(mktemp)
 	rc=""
-	# the clients end within a few operation timeouts; a large check takes longer
-	for _ in $(seq 1 300); do
+	# the clients end within a few operation timeouts (at most the checker's
+	# -stop-grace, 60 s, after the stop); a large check takes longer. The stop
+	# file is written again every 15 s: one `kubectl exec` that failed (a busy
+	# apiserver or kubelet) must not leave the clients running to -duration.
+	local i
+	for i in $(seq 0 299); do
+		[ $((i % 15)) = 0 ] && { kc exec "$name" -- touch /work/stop 2>/dev/null || echo "lincheck: could not write the stop file of $name (try $((i / 15 + 1)))" >&2; }
 		kc logs "$name" >"$log" 2>/dev/null || true
 		rc=$(sed -n 's/^LINCHECK_EXIT //p' "$log")
 		[ -n "$rc" ] && break
@@ -116,6 +120,7 @@ verify() {
 	grep '^lincheck: ' "$log" || true
 	if [ -z "$rc" ]; then
 		tail -20 "$log" >&2
+		kc exec "$name" -- ls -l /work >&2 || true
 		rm -f "$log"
 		die "checker Pod $name ended without a result"
 	fi

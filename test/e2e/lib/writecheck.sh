@@ -194,10 +194,14 @@ verify() {
 		[ "$(kc get pod "$name" -o jsonpath='{.status.phase}')" = Running ] || break
 		sleep 1
 	done
-	kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null || true
-	for _ in $(seq 1 60); do
+	# The stop file is written again every 10 s: one `kubectl exec` that failed
+	# (a busy apiserver or kubelet) must not leave the writer running.
+	local i
+	for i in $(seq 0 59); do
 		phase=$(kc get pod "$name" -o jsonpath='{.status.phase}')
 		case $phase in Succeeded | Failed) break ;; esac
+		[ $((i % 10)) = 0 ] && { kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null ||
+			echo "writecheck: could not write the stop file of $name (try $((i / 10 + 1)))" >&2; }
 		sleep 1
 	done
 	[ "$phase" = Succeeded ] || die "writer Pod $name is $phase, not Succeeded"
