@@ -109,8 +109,10 @@ fuzz-build: $(patsubst %,build/fuzz/bin/%,$(FUZZ_NAMES))
 fuzz: fuzz-build
 	test/fuzz/run.sh $(FUZZ_SECONDS) $(patsubst %,build/fuzz/bin/%,$(FUZZ_NAMES))
 
+# The etcd versions run ITEST_JOBS at a time (test/integration/run.sh, EO_ITEST_JOBS).
+ITEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 integration: all $(patsubst %,build/itest/%,$(INT_NAMES))
-	test/integration/run.sh $(patsubst %,build/itest/%,$(INT_NAMES))
+	EO_ITEST_JOBS=$${EO_ITEST_JOBS:-$(ITEST_JOBS)} test/integration/run.sh $(patsubst %,build/itest/%,$(INT_NAMES))
 
 # Generated files must match their sources, and C layout must match .clang-format.
 lint: $(DEPS_STAMP) format-check

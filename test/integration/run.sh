@@ -31,14 +31,20 @@
 #                      version still runs plainly; "all" for every version; when
 #                      none of them is in EO_ITEST_VERSIONS, the last of those)
 #   EO_ITEST_KEEP      1 keeps the temporary directory (logs) for a look afterwards
+#   EO_ITEST_JOBS      how many versions run at once (default 1). Above 1 the versions
+#                      are split into that many groups, the valgrind versions first and
+#                      each in a group of its own where possible, run side by side by
+#                      this script itself; each group's output is printed whole when it
+#                      ends, and the run fails when any group failed
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 versions=${EO_ITEST_VERSIONS:-"3.4 3.5.35 3.6.11 3.6.16 3.7.3"}
 use_valgrind=${EO_ITEST_VALGRIND:-1}
 valgrind_versions=${EO_ITEST_VALGRIND_VERSIONS:-"3.4 3.7.3"}
-# None of them covered (EO_ITEST_VERSIONS=3.5.35, say): valgrind on the last one.
-case " $valgrind_versions " in *" all "*) ;; *)
+# None of them covered (EO_ITEST_VERSIONS=3.5.35, say): valgrind on the last one. (Not in
+# a group of EO_ITEST_JOBS: the whole run's choice was made before the split.)
+[ -n "${EO_ITEST_GROUP:-}" ] || case " $valgrind_versions " in *" all "*) ;; *)
 	hit=
 	for v in $versions; do
 		case " $valgrind_versions " in *" $v "*) hit=1 ;; esac
@@ -58,6 +64,45 @@ done
 if [ "$use_valgrind" = 1 ] && ! command -v valgrind >/dev/null; then
 	echo "run.sh: valgrind not found (apt-get install valgrind, or EO_ITEST_VALGRIND=0)" >&2
 	exit 2
+fi
+
+jobs=${EO_ITEST_JOBS:-1}
+case $jobs in '' | *[!0-9]*) echo "run.sh: EO_ITEST_JOBS must be a number" >&2; exit 2 ;; esac
+if [ "$jobs" -gt 1 ] && [ -z "${EO_ITEST_GROUP:-}" ] && [ "$(wc -w <<<"$versions")" -gt 1 ]; then
+	# The valgrind versions first, so that the heaviest runs land in different groups.
+	ordered=()
+	for v in $versions; do
+		case " $valgrind_versions " in *" all "* | *" $v "*) ordered+=("$v") ;; esac
+	done
+	for v in $versions; do
+		case " $valgrind_versions " in *" all "* | *" $v "*) ;; *) ordered+=("$v") ;; esac
+	done
+	groups=()
+	for i in "${!ordered[@]}"; do
+		g=$((i % jobs))
+		groups[g]="${groups[g]:+${groups[g]} }${ordered[i]}"
+	done
+	gdir=$(mktemp -d "${TMPDIR:-/tmp}/eo-itest-groups.XXXXXX")
+	pids=()
+	trap 'kill -TERM "${pids[@]}" 2>/dev/null; rm -rf "$gdir"; exit 130' INT TERM
+	start_all=$(date +%s)
+	for g in "${!groups[@]}"; do
+		echo "== integration: group $((g + 1)) of ${#groups[@]}: ${groups[g]}"
+		EO_ITEST_GROUP=$((g + 1)) EO_ITEST_VERSIONS="${groups[g]}" EO_ITEST_VALGRIND_VERSIONS="$valgrind_versions" \
+			"$0" "$@" >"$gdir/$g.log" 2>&1 &
+		pids[g]=$!
+	done
+	rc=0
+	for g in "${!groups[@]}"; do
+		grc=0
+		wait "${pids[g]}" || grc=$?
+		echo "== integration: group $((g + 1)) (${groups[g]}), exit $grc:"
+		cat "$gdir/$g.log"
+		[ "$grc" = 0 ] || rc=1
+	done
+	rm -rf "$gdir"
+	echo "== integration: ${#groups[@]} groups side by side; $(($(date +%s) - start_all))s"
+	exit "$rc"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eo-itest.XXXXXX")
