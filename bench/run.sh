@@ -17,13 +17,20 @@
 # three Pods), with the fewest ready members seen and the longest gap between
 # two acknowledged writes (etcd's default election timeout is 1000 ms).
 #
-# The defragmentation gap: a 3-member PVC cluster filled with DEFRAG_BENCH_MIB (default 1024)
-# keys of 1 MiB, under the e2e write checker (writes through the client Service, a fresh
-# connection each, 3 s timeout): the longest gap between two acknowledged writes while (1)
-# etcdctl defragments every member in place, followers first and the leader last as the
-# leader, what the operator did before issue 23, and (2) an EtcdDefrag (rule.all) defragments
-# every member, the leader after its leadership moved to a caught-up follower. Each beside how
-# long the defragmentation took.
+# The defragmentation gap: a 3-member PVC cluster filled with DEFRAG_BENCH_MIB (default 1024;
+# less for a quick run) keys of 1 MiB is defragmented twice: (1) etcdctl defragments every
+# member in place, followers first and the leader last as the leader, what the operator did
+# before issue 23, and (2) an EtcdDefrag (rule.all) defragments every member, the leader
+# after its leadership moved to a caught-up follower. During each, one writer Pod per member
+# writes to that member only (1 s timeout, 0.1 s between writes) and the e2e write checker
+# writes through the client Service. Each Defragment's start and end are the member's own
+# log lines. Printed per run: how long it took, each Defragment (member, role, start, length,
+# the longest gap of its own writer and of the others' during it), (a) the longest gap
+# between acknowledged writes of a writer whose member was not being defragmented (a client
+# with an endpoint per member, like kube-apiserver: the issue's goal is one election timeout,
+# 1 s), (b) the longest gap of the writer on the member defragmented (a client with that one
+# endpoint), and the checker's longest gap through the Service. DEFRAG_BENCH_LOG=<file>
+# keeps each run's timeline (<file>.1, <file>.2: seconds from the start of the run).
 #
 # The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
 # replicas: 0 (no Pods; the operator creates their two Services and writes
@@ -263,10 +270,211 @@ roll_bench() {
 	printf '%-46s %s\n' "longest gap between acknowledged writes" "${pause#max_pause_s=} s"
 }
 
-# defrag_bench: the longest write gap while a 3-member cluster with a large database is
+# pinned_writer <pod> <endpoint> <prefix>: a writer Pod that writes to one member only (its
+# client URL, nothing else to fall back on), a new etcdctl per write with a 1 s dial and
+# command timeout and 0.1 s between writes, printing "ACK <key> <value>" per write etcd
+# acknowledged; the time of each is the one `kubectl logs --timestamps` gives the line (the
+# node's clock, the same the members' log lines get). Stops on /tools/stop.
+pinned_writer() {
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {app.kubernetes.io/name: pinned-writer}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: tools, emptyDir: {}}]
+  initContainers:
+  - name: shell
+    image: ${WRITECHECK_TOOLS_IMAGE:-localhost/etcd-operator-dev/busybox:1.35}
+    imagePullPolicy: Never
+    command: [/bin/busybox, cp, /bin/busybox, /tools/busybox]
+    volumeMounts: [{name: tools, mountPath: /tools}]
+  containers:
+  - name: writer
+    image: quay.io/coreos/etcd:v$VERSION
+    imagePullPolicy: IfNotPresent
+    command: [/tools/busybox, sh, -c]
+    env:
+    - {name: ENDPOINT, value: "$2"}
+    - {name: PREFIX, value: "$3"}
+    args:
+    - |
+      /tools/busybox mkdir -p /tools/bin && /tools/busybox --install -s /tools/bin
+      export PATH=/tools/bin:/usr/local/bin
+      end=\$((\$(date +%s) + 1800)) i=0
+      echo "START endpoint=\$ENDPOINT"
+      while [ ! -e /tools/stop ] && [ "\$(date +%s)" -lt "\$end" ]; do
+        i=\$((i + 1))
+        if out=\$(etcdctl --endpoints="\$ENDPOINT" --dial-timeout=1s --command-timeout=1s put "\$PREFIX\$i" "\$i" 2>&1) && [ "\$out" = OK ]; then
+          echo "ACK \$PREFIX\$i \$i"
+        else
+          echo "ERR \$i \$(echo "\$out" | tr '\n' ' ' | cut -c1-120)"
+        fi
+        sleep 0.1
+      done
+      echo "END attempted=\$i"
+    volumeMounts: [{name: tools, mountPath: /tools}]
+YAML
+}
+
+# pinned_stop <pod>: asks a pinned writer to stop and waits until it has.
+pinned_stop() {
+	local phase=''
+	kc -n "$NS" exec "$1" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null || true
+	for _ in $(seq 1 60); do
+		phase=$(kc -n "$NS" get pod "$1" -o jsonpath='{.status.phase}')
+		case $phase in Succeeded | Failed) return 0 ;; esac
+		sleep 0.5
+	done
+	echo "pinned writer $1 is $phase, not stopped" >&2
+	return 1
+}
+
+# defrag_timeline <file> <T0>: turns the lines "<kind> <member> <RFC 3339 time>" of the
+# file into "<kind> <member> <seconds since T0>", sorted by time.
+defrag_timeline() {
+	awk -v t0="$2" '
+		function days(y, m, d) {
+			if (m <= 2) { y--; m += 12 }
+			return 365 * y + int(y / 4) - int(y / 100) + int(y / 400) + int((153 * (m - 3) + 2) / 5) + d
+		}
+		function secs(s, f, d) {
+			f = substr(s, 18); sub(/[Z+-].*$/, "", f)
+			d = days(substr(s, 1, 4) + 0, substr(s, 6, 2) + 0, substr(s, 9, 2) + 0)
+			return d * 86400 + substr(s, 12, 2) * 3600 + substr(s, 15, 2) * 60 + f
+		}
+		BEGIN { base = secs(t0) }
+		{ printf "%s %s %.3f\n", $1, $2, secs($3) - base }' "$1" | sort -s -k3,3g
+}
+
+# defrag_gaps: reads the timeline (defrag_timeline) on stdin: S/E a member's Defragment
+# started/ended (its own log), L a member became the leader, A a pinned writer's
+# acknowledged write (by the member it writes to; X a failed one, not used here). Prints one line per Defragment, then
+# (a) the longest gap between two acknowledged writes of a writer whose member was not
+# being defragmented in between (what a client with an endpoint per member feels), (b) the
+# longest gap of a writer whose member was (its Defragment in between: a client with that
+# one endpoint), and the longest time without an acknowledged write from any writer.
+defrag_gaps() {
+	awk '
+		$1 == "L" { if (leader != "" && leader != $2) changes++; leader = $2 }
+		$1 == "S" { n = ++nw[$2]; ws[$2, n] = $3; we[$2, n] = 1e9; role[$2, n] = ($2 == leader ? "leader" : "follower")
+			win[++nwin] = $2 SUBSEP n }
+		$1 == "E" { we[$2, nw[$2]] = $3 }
+		$1 == "A" {
+			if ($2 in last) { ng++; gm[ng] = $2; g0[ng] = last[$2]; g1[ng] = $3 }
+			last[$2] = $3
+			if (any != "" && $3 - any > maxany) { maxany = $3 - any; anyat = any }
+			any = $3
+		}
+		function over(m, k, a, b) { return a < we[m, k] && b > ws[m, k] }
+		END {
+			for (g = 1; g <= ng; g++) {
+				m = gm[g]; d = g1[g] - g0[g]; own = 0
+				for (k = 1; k <= nw[m]; k++) if (over(m, k, g0[g], g1[g])) { own = 1; if (d > wown[m, k]) wown[m, k] = d }
+				if (own) { if (d > maxb) { maxb = d; bm = m; bat = g0[g] } continue }
+				if (d > maxa) { maxa = d; am = m; aat = g0[g]; during = "" }
+				for (w = 1; w <= nwin; w++) {
+					split(win[w], p, SUBSEP)
+					if (over(p[1], p[2], g0[g], g1[g])) {
+						if (d > woth[w]) woth[w] = d
+						if (d == maxa && am == m && aat == g0[g]) during = p[1]
+					}
+				}
+			}
+			printf "  %-22s %-8s %8s %8s %11s %11s\n", "defragmented member", "role", "start", "took", "its writer", "the others"
+			for (w = 1; w <= nwin; w++) {
+				split(win[w], p, SUBSEP); m = p[1]; k = p[2]
+				printf "  %-22s %-8s %7.1fs %7.1fs %10.2fs %10.2fs\n", m, role[m, k], ws[m, k],
+					(we[m, k] < 1e9 ? we[m, k] - ws[m, k] : -1), wown[m, k], woth[w]
+			}
+			printf "  %-50s %6.2f s  (writer on %s at %+.1f s, %s)\n", "(a) longest gap, writers on members not defragmented",
+				maxa, am, aat, (during != "" ? "during the defragment of " during : "no defragment running")
+			printf "  %-50s %6.2f s  (writer on %s at %+.1f s)\n", "(b) longest gap, writer on the member defragmented", maxb, bm, bat
+			printf "  %-50s %6.2f s  (at %+.1f s)\n", "longest time without an ack from any writer", maxany, anyat
+			printf "  %-50s %6d\n", "leadership changes seen in the members logs", changes
+		}'
+}
+
+# defrag_observed <label> <cluster> <title> <command...>: runs the command (a
+# defragmentation of the cluster) under one writer pinned to each member and the e2e write
+# checker (through the client Service); prints the title and how long the command took,
+# then the figures of defrag_gaps.
+# The Defragment windows are etcd's own log lines ("starting defragment", "finished
+# defragment", or "failed to defragment", logged by its maintenance service around the
+# call), the leadership from the members' "became leader" lines; all times are the node's
+# clock as `kubectl logs --timestamps` gives them.
+defrag_observed() {
+	local label=$1 cluster=$2 title=$3 since t0 t1 ms status m ep p leader data pause
+	local -a mem=()
+	shift 3
+	p=$(kc -n "$NS" get pods -l "etcd-operator.cozystack.io/cluster=$cluster" -o jsonpath='{.items[0].metadata.name}')
+	status=$(kc -n "$NS" exec "$p" -- etcdctl endpoint status --cluster -w json)
+	leader=$(jq -r '.[] | select(.Status.leader == .Status.header.member_id) | .Endpoint | sub("^https?://"; "") | split(".")[0]' <<<"$status")
+	data=$(mktemp)
+	since=$(date -u -d '-2 sec' +%Y-%m-%dT%H:%M:%SZ)
+	while read -r m ep; do
+		mem+=("$m")
+		pinned_writer "pw$label-$m" "$ep" "/pinned/$label/$m/"
+	done < <(jq -r '.[] | (.Endpoint | sub("^https?://"; "") | split(".")[0]) + " " + .Endpoint' <<<"$status")
+	"$REPO/test/e2e/lib/writecheck.sh" start "$cluster" "wc-$cluster-$label" >/dev/null
+	for m in "${mem[@]}"; do kc -n "$NS" wait pod "pw$label-$m" --for=condition=Ready --timeout=90s >/dev/null; done
+	sleep 5
+	t0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+	ms=$(now_ms)
+	"$@"
+	ms=$(($(now_ms) - ms))
+	t1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+	sleep 5
+	for m in "${mem[@]}"; do pinned_stop "pw$label-$m"; done
+	"$REPO/test/e2e/lib/writecheck.sh" verify "$cluster" "wc-$cluster-$label" >/dev/null
+	pause=$("$REPO/test/e2e/lib/writecheck.sh" pause "wc-$cluster-$label")
+	echo "L $leader $t0" >"$data"
+	echo "T1 - $t1" >>"$data"
+	for m in "${mem[@]}"; do
+		kc -n "$NS" logs "$m" -c etcd --timestamps --since-time="$since" |
+			awk -v m="$m" '/"msg":"starting defragment"/ { print "S", m, $1 }
+				/"msg":"(finished|failed to) defragment"/ { print "E", m, $1 }
+				/became leader at term/ { print "L", m, $1 }' >>"$data"
+		kc -n "$NS" logs "pw$label-$m" --timestamps | awk -v m="$m" '$2 == "ACK" { print "A", m, $1 } $2 == "ERR" { print "X", m, $1 }' >>"$data"
+		# Every acknowledged write of the pinned writers is on every member, too.
+		kc -n "$NS" logs "pw$label-$m" | awk '$1 == "ACK" { print $2, $3 }' |
+			"$REPO/test/e2e/lib/writecheck.sh" expect "$cluster" "/pinned/$label/$m/" >/dev/null
+	done
+	printf '%-52s %8d ms  (%s)\n' "$title" "$ms" "$(grep -c '^S ' "$data") Defragment calls seen"
+	defrag_timeline "$data" "$t0" | defrag_gaps
+	printf '  %-50s %6s s\n' "through the client Service (e2e write checker)" "${pause#max_pause_s=}"
+	[ -z "${DEFRAG_BENCH_LOG:-}" ] || defrag_timeline "$data" "$t0" >"$DEFRAG_BENCH_LOG.$label"
+	rm -f "$data"
+}
+
+# defrag_inplace: etcdctl defrag of every member in $order, in place (defrag_bench).
+defrag_inplace() {
+	local ep
+	for ep in $order; do
+		kc -n "$NS" exec "$pod" -- etcdctl --endpoints "$ep" --command-timeout 300s defrag >/dev/null
+	done
+}
+
+# defrag_operator: an EtcdDefrag of every member of dfg, from the apply to Complete.
+defrag_operator() {
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdDefrag
+metadata: {name: dfg-all}
+spec:
+  clusterRef: {name: dfg}
+  rule: {all: true}
+YAML
+	kc -n "$NS" wait etcddefrag/dfg-all --for=jsonpath='{.status.phase}'=Complete --timeout=20m >/dev/null
+}
+
+# defrag_bench: the longest write gaps while a 3-member cluster with a large database is
 # defragmented, the leader in place (before) and by an EtcdDefrag (after).
 defrag_bench() {
-	local size pod order ep t0 inplace_ms op_ms before after moved fill_ms
+	local size pod order t0 moved fill_ms
 	# The quota well above the data: the quota guard stays out of it.
 	available dfg 3 'storage: {size: 8Gi}
   options: {quotaBackendBytes: 8589934592}' >/dev/null
@@ -279,40 +487,13 @@ defrag_bench() {
 	# (1) what the operator did before: every member in place, followers by name, the leader last
 	order=$(kc -n "$NS" exec "$pod" -- etcdctl endpoint status --cluster -w json |
 		jq -r 'sort_by(.Status.leader == .Status.header.member_id, .Endpoint) | .[].Endpoint')
-	"$REPO/test/e2e/lib/writecheck.sh" start dfg wc-dfg-1 >/dev/null
-	sleep 5
-	t0=$(now_ms)
-	for ep in $order; do
-		kc -n "$NS" exec "$pod" -- etcdctl --endpoints "$ep" --command-timeout 300s defrag >/dev/null
-	done
-	inplace_ms=$(($(now_ms) - t0))
-	sleep 5
-	"$REPO/test/e2e/lib/writecheck.sh" verify dfg wc-dfg-1 >/dev/null
-	before=$("$REPO/test/e2e/lib/writecheck.sh" pause wc-dfg-1)
+	echo "defragmentation, 3 PVC members, $DEFRAG_BENCH_MIB x 1 MiB values, database $size bytes (filled in $fill_ms ms)"
+	defrag_observed 1 dfg "etcdctl defrag, 3 members, the leader last in place" defrag_inplace
 	# (2) an EtcdDefrag of every member
-	"$REPO/test/e2e/lib/writecheck.sh" start dfg wc-dfg-2 >/dev/null
-	sleep 5
-	t0=$(now_ms)
-	kc -n "$NS" apply -f - >/dev/null <<YAML
-apiVersion: etcd-operator.cozystack.io/v1alpha2
-kind: EtcdDefrag
-metadata: {name: dfg-all}
-spec:
-  clusterRef: {name: dfg}
-  rule: {all: true}
-YAML
-	kc -n "$NS" wait etcddefrag/dfg-all --for=jsonpath='{.status.phase}'=Complete --timeout=20m >/dev/null
-	op_ms=$(($(now_ms) - t0))
-	sleep 5
-	"$REPO/test/e2e/lib/writecheck.sh" verify dfg wc-dfg-2 >/dev/null
-	after=$("$REPO/test/e2e/lib/writecheck.sh" pause wc-dfg-2)
+	defrag_observed 2 dfg "EtcdDefrag rule.all, 3 members, apply to Complete" defrag_operator
 	moved=$(kc -n "$NS" get etcddefrag dfg-all -o json |
 		jq -r '[.status.members[] | select((.leaderMoves // 0) > 0) | .name] | join(",")')
-	echo "defragmentation, 3 PVC members, $DEFRAG_BENCH_MIB x 1 MiB values, database $size bytes (filled in $fill_ms ms)"
-	printf '%-52s %8d ms\n' "etcdctl defrag, 3 members, the leader last in place" "$inplace_ms"
-	printf '%-52s %s\n' "  longest gap between acknowledged writes" "${before#max_pause_s=} s"
-	printf '%-52s %8d ms  (leadership moved off: %s)\n' "EtcdDefrag rule.all, 3 members, apply to Complete" "$op_ms" "${moved:-none}"
-	printf '%-52s %s\n' "  longest gap between acknowledged writes" "${after#max_pause_s=} s"
+	printf '  %-50s %s\n' "leadership moved off (EtcdDefrag status)" "${moved:-none}"
 }
 
 # peak_kb: the most memory the operator container's cgroup has held since it
