@@ -284,11 +284,14 @@ verify_rpo() {
 	[ -n "$pods" ] || die "no member Pods of $cluster"
 	for p in $pods; do
 		deadline=$(($(date +%s) + converge_s))
-		until out=$(kc exec "$p" -- etcdctl "${mf[@]}" get --consistency=s --prefix "/writecheck/$name/" 2>&1); do
-			[ "$(date +%s)" -lt "$deadline" ] || die "reading member $p failed: $(head -c 300 <<<"$out")"
+		# stdout only: kubectl's "Defaulted container" note (a restored seed has init
+		# containers) goes to stderr and must not shift the key/value lines.
+		until kc exec "$p" -- etcdctl "${mf[@]}" get --consistency=s --prefix "/writecheck/$name/" \
+			>"$dump.one" 2>"$dump.err"; do
+			[ "$(date +%s)" -lt "$deadline" ] || die "reading member $p failed: $(head -c 300 "$dump.err")"
 			sleep 2
 		done
-		awk 'NR % 2 == 1 { k = $0; next } { print k, $0 }' <<<"$out" >>"$dump"
+		awk 'NR % 2 == 1 { k = $0; next } { print k, $0 }' "$dump.one" >>"$dump"
 		m=$((m + 1))
 	done
 	# Present: every member has the key with its value. Another value under the key fails.
@@ -314,8 +317,8 @@ verify_rpo() {
 				printf "writecheck: %d acknowledged writes older than %s s missing, %d with another value\n", late, rpo, wrong > "/dev/stderr"
 				exit 1
 			}
-		}' "$dump" "$acked" || { rm -f "$log" "$acked" "$dump"; exit 1; }
-	rm -f "$log" "$acked" "$dump"
+		}' "$dump" "$acked" || { rm -f "$log" "$acked" "$dump" "$dump.one" "$dump.err"; exit 1; }
+	rm -f "$log" "$acked" "$dump" "$dump.one" "$dump.err"
 }
 
 pause() {
