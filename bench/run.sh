@@ -363,8 +363,10 @@ YAML
 	loadlog=$(mktemp)
 	jq -rn --argjson n "$n" --arg url "http://$ip:2379/v3/kv/put" --arg v "$val" '
 		range(1; $n + 1) | ("rpo-load-" + ("00000" + tostring)[-6:]) as $k |
-		(if $k != "rpo-load-000001" then "next\n" else "" end) + "url = \"\($url)\"\ndata = {\"key\":\"\($k | @base64)\",\"value\":\"\($v)\"}\noutput = /dev/null\nmax-time = 2\nwrite-out = \"%{http_code}\\n\""' >"$cfg"
-	curl -s --rate "$RPO_BENCH_RATE/s" -K "$cfg" >"$loadlog" 2>/dev/null &
+		(if $k != "rpo-load-000001" then "next\n" else "" end) + "url = \"\($url)\"\ndata = {\"key\":\"\($k | @base64)\",\"value\":\"\($v)\"}\noutput = /dev/null\nmax-time = 2\nwrite-out = \"%{stderr}%{http_code}\\n\""' >"$cfg"
+	# The codes on stderr (unbuffered): the loader is killed after the destruction, and a
+	# buffered stdout would lose its last few hundred lines.
+	curl -s --rate "$RPO_BENCH_RATE/s" -K "$cfg" >/dev/null 2>"$loadlog" &
 	loader=$!
 	sleep "$RPO_BENCH_SECONDS"
 	# The whole cluster destroyed under the load.
