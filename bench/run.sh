@@ -10,6 +10,7 @@
 #   bench/run.sh --snapshot-only  only the snapshot and restore figures (below)
 #   bench/run.sh --roll-only   only the rolling upgrade (below)
 #   bench/run.sh --defrag-only only the defragmentation gap (below)
+#   bench/run.sh --rpo-only    only the archive's recovery point (below)
 #
 # The rolling upgrade: a 3-member PVC cluster at $ETCD_VERSION (3.6.11) is moved
 # to $ROLL_TO (3.6.16) while the e2e write checker writes through its client
@@ -31,6 +32,17 @@
 # 1 s), (b) the longest gap of the writer on the member defragmented (a client with that one
 # endpoint), and the checker's longest gap through the Service. DEFRAG_BENCH_LOG=<file>
 # keeps each run's timeline (<file>.1, <file>.2: seconds from the start of the run).
+#
+# The recovery point (issue 20's RPO goal): a one-member PVC cluster archived by an EtcdArchive
+# at its defaults (5 s / 8 MiB segments, onto a PVC) takes a steady load of RPO_BENCH_RATE
+# (default 100) puts per second of 1 KiB values (one curl on this host, paced by --rate,
+# through the client Service) beside the e2e write checker (which records the time of each
+# write etcd acknowledged). After RPO_BENCH_SECONDS (default 60) the whole cluster is destroyed
+# under the load: the EtcdCluster deleted, its Pod force-deleted, its PVC deleted. A new cluster
+# is restored from the archive to latest. Printed: the acknowledged writes missing from it
+# (write checker: count, age before the destruction of the oldest and the newest missing one),
+# the load's puts acknowledged and missing, the archive's window end against the destruction
+# time, and how long the restore took.
 #
 # The scale run declares SCALE_IDLE (default 1000) EtcdClusters with
 # replicas: 0 (no Pods; the operator creates their two Services and writes
@@ -58,12 +70,15 @@ case "${1:-}" in
 --snapshot-only) MODE=snapshot ;;
 --roll-only) MODE=roll ;;
 --defrag-only) MODE=defrag ;;
+--rpo-only) MODE=rpo ;;
 "") ;;
-*) echo "usage: bench/run.sh [--scale-only|--no-scale|--lifecycle-only|--snapshot-only|--roll-only|--defrag-only]" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh [--scale-only|--no-scale|--lifecycle-only|--snapshot-only|--roll-only|--defrag-only|--rpo-only]" >&2; exit 2 ;;
 esac
 SCALE_IDLE=${SCALE_IDLE:-1000}
 RESTORE_BENCH_MIB=${RESTORE_BENCH_MIB:-256}
 DEFRAG_BENCH_MIB=${DEFRAG_BENCH_MIB:-1024}
+RPO_BENCH_RATE=${RPO_BENCH_RATE:-100}
+RPO_BENCH_SECONDS=${RPO_BENCH_SECONDS:-60}
 
 K8S_BIN=$(tool_bin kubernetes)
 cluster_lock
@@ -496,6 +511,99 @@ defrag_bench() {
 	printf '  %-50s %s\n' "leadership moved off (EtcdDefrag status)" "${moved:-none}"
 }
 
+# rpo_bench: restore to latest after the whole cluster was destroyed under a steady load.
+rpo_bench() {
+	local ip val n cfg loadlog loader d gone_ms t0 restore_ms rev win wc ok sent present last_ok last_have
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: rpo-archive}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 4Gi}}
+YAML
+	available rpo 1 >/dev/null
+	wait_settled rpo 1
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdArchive
+metadata: {name: rpo}
+spec:
+  clusterRef: {name: rpo}
+  destination: {pvc: {claimName: rpo-archive, subPath: rpo}}
+YAML
+	kc -n "$NS" wait earch/rpo --for=condition=Ready --timeout=5m >/dev/null
+	export NAMESPACE=$NS KUBECONFIG=$KUBECONFIG_FILE PATH=$K8S_BIN:$PATH
+	"$REPO/test/e2e/lib/writecheck.sh" start rpo wc-rpo 1800 100000 >/dev/null
+	# The load: one curl, RPO_BENCH_RATE puts a second through etcd's JSON gateway, keys
+	# rpo-load-<i> (enough of them to outlast the destruction), a 1 KiB value each.
+	ip=$(kc -n "$NS" get svc rpo-client -o jsonpath='{.spec.clusterIP}')
+	val=$(head -c 768 /dev/urandom | base64 -w0 | base64 -w0)
+	n=$((RPO_BENCH_RATE * (RPO_BENCH_SECONDS + 90)))
+	cfg=$(mktemp)
+	loadlog=$(mktemp)
+	jq -rn --argjson n "$n" --arg url "http://$ip:2379/v3/kv/put" --arg v "$val" '
+		range(1; $n + 1) | ("rpo-load-" + ("00000" + tostring)[-6:]) as $k |
+		(if $k != "rpo-load-000001" then "next\n" else "" end) + "url = \"\($url)\"\ndata = {\"key\":\"\($k | @base64)\",\"value\":\"\($v)\"}\noutput = /dev/null\nmax-time = 2\nwrite-out = \"%{stderr}%{http_code}\\n\""' >"$cfg"
+	# The codes on stderr (unbuffered): the loader is killed after the destruction, and a
+	# buffered stdout would lose its last few hundred lines.
+	curl -s --rate "$RPO_BENCH_RATE/s" -K "$cfg" >/dev/null 2>"$loadlog" &
+	loader=$!
+	sleep "$RPO_BENCH_SECONDS"
+	# The whole cluster destroyed under the load.
+	d=$(date +%s.%N)
+	kc -n "$NS" delete etcdcluster rpo --wait=false >/dev/null
+	kc -n "$NS" delete pod -l etcd-operator.cozystack.io/cluster=rpo --grace-period=0 --force >/dev/null 2>&1 || true
+	kc -n "$NS" delete pvc -l etcd-operator.cozystack.io/cluster=rpo --wait=false >/dev/null
+	until [ -z "$(kc -n "$NS" get etcdcluster,pod,pvc -l etcd-operator.cozystack.io/cluster=rpo -o name 2>/dev/null)" ] &&
+		! kc -n "$NS" get etcdcluster rpo >/dev/null 2>&1; do
+		sleep 0.5
+	done
+	gone_ms=$(awk -v d="$d" -v n="$(date +%s.%N)" 'BEGIN { printf "%d", (n - d) * 1000 }')
+	kill "$loader" 2>/dev/null || true
+	wait "$loader" 2>/dev/null || true
+	rm -f "$cfg"
+	# Restore to latest: no target.
+	t0=$(now_ms)
+	kc -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: etcd-operator.cozystack.io/v1alpha2
+kind: EtcdCluster
+metadata: {name: rpo-restored}
+spec:
+  replicas: 1
+  version: "$VERSION"
+  storage: {size: 4Gi}
+  bootstrap:
+    restore:
+      source:
+        archive:
+          pvc: {claimName: rpo-archive, subPath: rpo}
+YAML
+	kc -n "$NS" wait etcdcluster/rpo-restored --for=condition=Available --timeout=10m >/dev/null
+	ready rpo-restored 1
+	restore_ms=$(($(now_ms) - t0))
+	rev=$(kc -n "$NS" get etcdcluster rpo-restored -o jsonpath='{.status.restoredFromArchive.revision}')
+	win=$(kc -n "$NS" get earch rpo -o jsonpath='{.status.window.toRevision} {.status.window.toTime}')
+	wc=$("$REPO/test/e2e/lib/writecheck.sh" verify-rpo rpo-restored "$d" wc-rpo 5 2>&1) || wc="$wc (OVER THE 5 s GOAL)"
+	# The load's puts: acknowledged (HTTP 200, in order), and those present after the restore.
+	sent=$(grep -c . "$loadlog" || true)
+	ok=$(grep -c '^200$' "$loadlog" || true)
+	last_ok=$(awk '$1 == 200 { i = NR } END { print i + 0 }' "$loadlog")
+	present=$(kc -n "$NS" exec "$(kc -n "$NS" get pods -l etcd-operator.cozystack.io/cluster=rpo-restored -o jsonpath='{.items[0].metadata.name}')" -- \
+		etcdctl get --prefix rpo-load- --keys-only | grep -c . || true)
+	last_have=$(kc -n "$NS" exec "$(kc -n "$NS" get pods -l etcd-operator.cozystack.io/cluster=rpo-restored -o jsonpath='{.items[0].metadata.name}')" -- \
+		etcdctl get --prefix rpo-load- --keys-only --sort-by=KEY --order=DESCEND --limit=1 | sed -n 's/^rpo-load-0*//p' | head -1)
+	rm -f "$loadlog"
+	echo "recovery point: 1 PVC member, EtcdArchive at defaults, $RPO_BENCH_RATE puts/s of 1 KiB for ${RPO_BENCH_SECONDS} s + the write checker, then the whole cluster destroyed (PVC deleted)"
+	printf '%-52s %8d ms\n' "destruction: delete to cluster, Pod and PVC gone" "$gone_ms"
+	printf '%-52s %s\n' "archive window end (status) / destruction at" "${win:-n/a} / $(date -u -d "@${d%.*}" +%FT%TZ)"
+	printf '%-52s %8d ms  (to revision %s)\n' "restore to latest: apply to 1 ready member" "$restore_ms" "${rev:-n/a}"
+	printf '%-52s %s\n' "write checker" "$(tail -1 <<<"$wc")"
+	printf '%-52s %s\n' "load puts sent / acknowledged / present" "$sent / $ok / $present"
+	printf '%-52s %s\n' "load puts acknowledged after the newest present" \
+		"$(awk -v a="$last_ok" -v h="${last_have:-0}" -v r="$RPO_BENCH_RATE" 'BEGIN { printf "%d (about %.1f s at %d/s)", a - h, (a - h) / r, r }')"
+}
+
 # peak_kb: the most memory the operator container's cgroup has held since it
 # started (cgroup v1 max_usage or v2 memory.peak, read on this host, where the
 # local cluster's kubelet runs); empty when not readable. The manager
@@ -671,6 +779,10 @@ all)
 	defrag_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
+	rpo_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	kc -n "$NS" delete earch --all --wait=true --timeout=2m >/dev/null
+	echo
 	scale_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=10m >/dev/null
 	echo
@@ -693,12 +805,17 @@ main)
 	defrag_bench
 	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
 	echo
+	rpo_bench
+	kc -n "$NS" delete etcdcluster --all --wait=true --timeout=5m >/dev/null
+	kc -n "$NS" delete earch --all --wait=true --timeout=2m >/dev/null
+	echo
 	restore_bench
 	echo
 	"$REPO/bench/snapshot.sh"
 	;;
 roll) roll_bench ;;
 defrag) defrag_bench ;;
+rpo) rpo_bench ;;
 lifecycle) main_bench ;;
 scale) scale_bench ;;
 esac

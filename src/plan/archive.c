@@ -224,6 +224,32 @@ static int judge_deployment(const struct eo_aplan_input *in, struct eo_aplan_res
 	return 0;
 }
 
+/*
+ * The cluster is gone (or has no member) while this archive's archiver still runs: its
+ * answer is still the archive's window, the one thing a restore after losing the cluster
+ * needs. 1 when the Pod must be polled first, else 0 (the figures come from in->agent).
+ */
+static int keep_reading(const struct eo_aplan_input *in, struct eo_aplan_result *out,
+			struct verdict *v)
+{
+	const struct eo_aplan_agent *a = in->agent;
+	size_t len;
+
+	if (in->deployment == NULL || in->deployment_foreign || !in->pod_ready)
+		return 0;
+	if (!in->polled) {
+		out->action = EO_APLAN_POLL;
+		return 1;
+	}
+	len = strlen(v->msg);
+	if (a != NULL && a->has_window && len < sizeof(v->msg))
+		snprintf(v->msg + len, sizeof(v->msg) - len,
+			 "; the archiver still runs: recoverable from revision %" PRId64
+			 " to revision %" PRId64,
+			 a->from_revision, a->to_revision);
+	return 0;
+}
+
 /* The verdict of this pass; 1 when the Pod must be polled first, -1 on OOM. */
 static int judge(const struct eo_aplan_input *in, struct eo_aplan_result *out, struct verdict *v)
 {
@@ -241,6 +267,7 @@ static int judge(const struct eo_aplan_input *in, struct eo_aplan_result *out, s
 		refuse(v, EO_REASON_ARCHIVE_CLUSTER_NOT_FOUND);
 		snprintf(v->msg, sizeof(v->msg), "EtcdCluster %s not found",
 			 eo_archive_cluster_name(in->archive));
+		return keep_reading(in, out, v);
 	} else if (d.kind != EO_LOCATION_PVC) {
 		refuse(v, EO_REASON_DESTINATION_UNSUPPORTED);
 		snprintf(v->msg, sizeof(v->msg),
@@ -255,6 +282,7 @@ static int judge(const struct eo_aplan_input *in, struct eo_aplan_result *out, s
 		refuse(v, EO_REASON_WAITING_FOR_MEMBERS);
 		snprintf(v->msg, sizeof(v->msg), "the cluster has no member to archive yet");
 		out->requeue_ms = EO_APLAN_STARTING_MS;
+		return keep_reading(in, out, v);
 	} else if ((rc = judge_deployment(in, out, v)) != 0) {
 		return rc < 0 ? -1 : 0;
 	} else if (!in->polled) {

@@ -31,6 +31,10 @@
  * A Warning Event accompanies a change of Ready to False (except ArchiverStarting) and of
  * LagWithinThreshold to False; Normal ArchiveReady when Ready turns True. The reconciler comes
  * back every EO_APLAN_POLL_MS (the poll period).
+ *
+ * ClusterNotFound and WaitingForMembers with this archive's archiver Pod ready: the Pod is
+ * still polled and its window, lag and last upload still written (the message adds the
+ * window), so that after losing the cluster the status shows what a restore can reach.
  */
 #ifndef EO_PLAN_ARCHIVE_H
 #define EO_PLAN_ARCHIVE_H

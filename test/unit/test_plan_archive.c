@@ -347,6 +347,71 @@ static void test_poll_and_status(void **state)
 	json_decref(c);
 }
 
+/* The cluster lost (not found, or no member left) while the archiver runs: its window keeps
+ * being read into status, the reason stays the cluster's. */
+static void test_cluster_gone_keeps_window(void **state)
+{
+	json_t *a = tu_jsonq(ARCHIVE), *c = tu_jsonq(CLUSTER), *live = live_of(a, c);
+	struct eo_aplan_agent ag;
+	char err[128];
+
+	(void)state;
+	json_object_set_new(
+	    a, "status",
+	    tu_jsonq("{'window':{'fromRevision':10,'fromTime':'2026-09-21T13:56:40Z',"
+		     "'toRevision':50,'toTime':'2026-09-21T14:00:00Z'}}"));
+	assert_int_equal(eo_aplan_parse_status(STATUS_OK, strlen(STATUS_OK), &ag, err, sizeof(err)),
+			 0);
+	for (int gone = 0; gone < 2; gone++) {
+		struct eo_aplan_input in = input(a, gone == 0 ? NULL : c);
+		const char *reason =
+		    gone == 0 ? EO_REASON_ARCHIVE_CLUSTER_NOT_FOUND : EO_REASON_WAITING_FOR_MEMBERS;
+		struct eo_aplan_result r;
+
+		in.n_endpoints = 0;
+		in.deployment = live;
+		in.pod_ready = true;
+		assert_int_equal(eo_plan_archive(&in, &r), 0);
+		assert_int_equal(r.action, EO_APLAN_POLL);
+		assert_null(r.status);
+		eo_aplan_result_clear(&r);
+
+		in.polled = true;
+		in.agent = &ag;
+		assert_int_equal(eo_plan_archive(&in, &r), 0);
+		assert_int_equal(r.action, EO_APLAN_NONE);
+		assert_null(r.deployment);
+		assert_string_equal(cond(r.status, EO_COND_ARCHIVE_READY), reason);
+		assert_int_equal(json_integer_value(json_object_get(
+				     json_object_get(r.status, "window"), "toRevision")),
+				 118);
+		assert_non_null(strstr(r.message, "recoverable from revision 10 to revision 118"));
+		assert_true(r.status_changed);
+		eo_aplan_result_clear(&r);
+
+		/* No answer: the window written before is kept. */
+		in.agent = NULL;
+		in.poll_error = "connection refused";
+		assert_int_equal(eo_plan_archive(&in, &r), 0);
+		assert_string_equal(cond(r.status, EO_COND_ARCHIVE_READY), reason);
+		assert_int_equal(json_integer_value(json_object_get(
+				     json_object_get(r.status, "window"), "toRevision")),
+				 50);
+		eo_aplan_result_clear(&r);
+
+		/* The archiver's Pod not ready: no poll, the window kept. */
+		in.polled = false;
+		in.pod_ready = false;
+		assert_int_equal(eo_plan_archive(&in, &r), 0);
+		assert_int_equal(r.action, EO_APLAN_NONE);
+		assert_string_equal(cond(r.status, EO_COND_ARCHIVE_READY), reason);
+		eo_aplan_result_clear(&r);
+	}
+	json_decref(live);
+	json_decref(a);
+	json_decref(c);
+}
+
 /* ---- desired --------------------------------------------------------------------------- */
 
 static bool has_arg_pair(const json_t *args, const char *flag, const char *value)
@@ -507,4 +572,5 @@ static void test_api_defaults_and_rules(void **state)
 }
 
 TU_MAIN(test_parse_status, test_refusals, test_waiting_for_members, test_create_then_replace,
-	test_poll_and_status, test_desired_deployment, test_api_defaults_and_rules)
+	test_poll_and_status, test_cluster_gone_keeps_window, test_desired_deployment,
+	test_api_defaults_and_rules)

@@ -23,6 +23,18 @@
 #       After verify (the writer Pod must still exist): the longest time in
 #       seconds between two consecutive acknowledged writes. Prints
 #       "max_pause_s=<x>".
+#   writecheck.sh verify-rpo <cluster> <destroyed-epoch> [name] [rpo-seconds] [min-acked]
+#       After a cluster was lost and <cluster> restored from an archive (issue 20's RPO):
+#       the writer wrote to the lost cluster; <destroyed-epoch> (seconds since the epoch,
+#       fractions allowed: `date +%s.%N` when the loss began). Stops the writer and reads
+#       its keys from every member of <cluster>. An acknowledged write is present when every
+#       member has it with its value; its age is how long before <destroyed-epoch> etcd
+#       acknowledged it (negative: after). Prints "acked=<n> missing=<m>
+#       oldest_missing_age_s=<a> newest_missing_age_s=<b> newest_present_age_s=<c>
+#       acked_after_destruction=<k> rpo_s=<r>", with "none" for an age without a write.
+#       Fails when a write acknowledged more than rpo-seconds (default 5) before the
+#       destruction is missing, when a key holds another value, or with fewer than min-acked
+#       (default 20) acknowledged writes before the destruction.
 #   writecheck.sh expect <cluster> <prefix>
 #       Read "<key> <value>" lines on stdin and check each on every member of
 #       <cluster> (keys under <prefix>). Prints "keys=<n> members=<m> ok".
@@ -127,6 +139,11 @@ spec:
         fi
         sleep 0.1
       done
+      # The wall clock at an uptime, read just after a second ticks (so to about 20 ms):
+      # maps the ACK lines' 4th field to wall time (verify-rpo). After the writes: no delay.
+      s=\$(date +%s) e=\$s
+      while [ "\$e" = "\$s" ]; do sleep 0.02; e=\$(date +%s); done
+      echo "CLOCK \$e \$(cut -d' ' -f1 /proc/uptime)"
       echo "END attempted=\$i acked=\$acked failed=\$failed"
     volumeMounts:
     - {name: tools, mountPath: /tools}$mounts
@@ -234,6 +251,80 @@ expect() {
 	echo "keys=$n members=$m ok"
 }
 
+# stop_writer <name>: ask the writer to stop and wait until its Pod has exited.
+stop_writer() {
+	local name=$1 phase=
+	kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null || true
+	for _ in $(seq 1 60); do
+		phase=$(kc get pod "$name" -o jsonpath='{.status.phase}')
+		case $phase in Succeeded | Failed) break ;; esac
+		sleep 1
+	done
+	[ "$phase" = Succeeded ] || die "writer Pod $name is $phase, not Succeeded"
+}
+
+verify_rpo() {
+	local cluster=$1 destroyed=$2 name=${3:-wc-$1} rpo=${4:-5} min=${5:-20}
+	local log acked dump clock pods p m=0 n deadline out
+	local -a mf
+	stop_writer "$name"
+	log=$(mktemp)
+	acked=$(mktemp)
+	dump=$(mktemp)
+	kc logs "$name" -c writer >"$log"
+	grep -q '^END ' "$log" || die "writer log of $name has no END line (truncated?)"
+	clock=$(awk '$1 == "CLOCK" { print $2, $3 }' "$log")
+	[ -n "$clock" ] || die "writer log of $name has no CLOCK line"
+	# "<key> <value> <age>": the age in seconds before the destruction, from the uptime of
+	# the ACK line and the CLOCK line's wall time at an uptime.
+	awk -v c="$clock" -v d="$destroyed" 'BEGIN { split(c, k, " ") }
+		$1 == "ACK" && NF >= 4 { printf "%s %s %.2f\n", $2, $3, d - (k[1] + $4 - k[2]) }' \
+		"$log" >"$acked"
+	n=$(awk '$3 >= 0' "$acked" | grep -c . || true)
+	echo "writer: $(grep '^END ' "$log")"
+	[ "$n" -ge "$min" ] || die "only $n writes acknowledged before the destruction (want at least $min)"
+	mapfile -t mf < <(member_flags)
+	pods=$(members "$cluster")
+	[ -n "$pods" ] || die "no member Pods of $cluster"
+	for p in $pods; do
+		deadline=$(($(date +%s) + converge_s))
+		# stdout only: kubectl's "Defaulted container" note (a restored seed has init
+		# containers) goes to stderr and must not shift the key/value lines.
+		until kc exec "$p" -- etcdctl "${mf[@]}" get --consistency=s --prefix "/writecheck/$name/" \
+			>"$dump.one" 2>"$dump.err"; do
+			[ "$(date +%s)" -lt "$deadline" ] || die "reading member $p failed: $(head -c 300 "$dump.err")"
+			sleep 2
+		done
+		awk 'NR % 2 == 1 { k = $0; next } { print k, $0 }' "$dump.one" >>"$dump"
+		m=$((m + 1))
+	done
+	# Present: every member has the key with its value. Another value under the key fails.
+	awk -v m="$m" -v rpo="$rpo" '
+		function age(a) { return a == "" ? "none" : sprintf("%.2f", a) }
+		FILENAME == ARGV[1] { have[$1 " " $2]++; key[$1] = 1; next }
+		{
+			if ($3 < 0) after++
+			if (have[$1 " " $2] == m) {
+				if (np == "" || $3 < np) np = $3
+				next
+			}
+			if ($1 in key) { wrong++; print "wrong value under " $1 " (acknowledged " $2 ")" > "/dev/stderr" }
+			miss++
+			if (om == "" || $3 > om) om = $3
+			if (nm == "" || $3 < nm) nm = $3
+			if ($3 > rpo && ++late <= 20) print "missing: " $1 " " $2 ", acknowledged " $3 " s before the destruction" > "/dev/stderr"
+		}
+		END {
+			printf "acked=%d missing=%d oldest_missing_age_s=%s newest_missing_age_s=%s newest_present_age_s=%s acked_after_destruction=%d rpo_s=%s members=%d\n",
+				FNR, miss, age(om), age(nm), age(np), after, rpo, m
+			if (late > 0 || wrong > 0) {
+				printf "writecheck: %d acknowledged writes older than %s s missing, %d with another value\n", late, rpo, wrong > "/dev/stderr"
+				exit 1
+			}
+		}' "$dump" "$acked" || { rm -f "$log" "$acked" "$dump" "$dump.one" "$dump.err"; exit 1; }
+	rm -f "$log" "$acked" "$dump" "$dump.one" "$dump.err"
+}
+
 pause() {
 	local name=${1:?writer Pod name}
 	kc logs "$name" -c writer | awk '$1 == "ACK" && NF >= 4 {
@@ -248,6 +339,7 @@ case $cmd in
 start) [ $# -ge 1 ] || usage; start "$@" ;;
 verify) [ $# -ge 1 ] || usage; verify "$@" ;;
 expect) [ $# -eq 2 ] || usage; expect "$@" ;;
+verify-rpo) [ $# -ge 2 ] || usage; verify_rpo "$@" ;;
 pause) [ $# -eq 1 ] || usage; pause "$@" ;;
 *) usage ;;
 esac
