@@ -252,6 +252,19 @@ static json_t *live_of(const json_t *a, const json_t *c)
 	return live;
 }
 
+/* With the archiver's Deployment live and its Pod ready, an unpolled pass asks for a poll first. */
+static void expect_poll(struct eo_aplan_input *in, const json_t *live)
+{
+	struct eo_aplan_result r;
+
+	in->deployment = live;
+	in->pod_ready = true;
+	assert_int_equal(eo_plan_archive(in, &r), 0);
+	assert_int_equal(r.action, EO_APLAN_POLL);
+	assert_null(r.status);
+	eo_aplan_result_clear(&r);
+}
+
 static void test_poll_and_status(void **state)
 {
 	json_t *a = tu_jsonq(ARCHIVE), *c = tu_jsonq(CLUSTER), *live = live_of(a, c), *w;
@@ -261,12 +274,7 @@ static void test_poll_and_status(void **state)
 	char err[128];
 
 	(void)state;
-	in.deployment = live;
-	in.pod_ready = true;
-	assert_int_equal(eo_plan_archive(&in, &r), 0);
-	assert_int_equal(r.action, EO_APLAN_POLL);
-	assert_null(r.status);
-	eo_aplan_result_clear(&r);
+	expect_poll(&in, live);
 
 	assert_int_equal(eo_aplan_parse_status(STATUS_OK, strlen(STATUS_OK), &ag, err, sizeof(err)),
 			 0);
@@ -369,12 +377,7 @@ static void test_cluster_gone_keeps_window(void **state)
 		struct eo_aplan_result r;
 
 		in.n_endpoints = 0;
-		in.deployment = live;
-		in.pod_ready = true;
-		assert_int_equal(eo_plan_archive(&in, &r), 0);
-		assert_int_equal(r.action, EO_APLAN_POLL);
-		assert_null(r.status);
-		eo_aplan_result_clear(&r);
+		expect_poll(&in, live);
 
 		in.polled = true;
 		in.agent = &ag;
