@@ -664,6 +664,7 @@ down() {
 	ip link del cni0 2>/dev/null || true
 	restore_host
 	remove_cgroups
+	sweep
 	rm -rf "$BASE" "$RUNDIR" "$HOSTPATH_PV" "$KUBECONFIG_FILE"
 	local left
 	left=$(leftovers)
@@ -689,6 +690,31 @@ remove_cgroups() {
 	for d in $(find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/unified/kubepods -depth -type d 2>/dev/null); do
 		rmdir "$d" 2>/dev/null || true
 	done
+}
+
+# The last resort of down: whatever of this cluster a step above could not stop (a worker
+# whose state is gone, a supervisor whose pidfile was lost) still names the cluster's state
+# or run directory on its command line; and worker network namespaces and their bridge
+# without a worker. Killed and removed, each said.
+sweep() {
+	local p ns
+	for p in $(pgrep -f "$BASE/|$RUNDIR/" 2>/dev/null); do
+		[ "$p" = $$ ] && continue
+		alive "$p" || continue
+		log "left running, killed: $(ps -o pid=,args= -p "$p" 2>/dev/null | cut -c1-160)"
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	local f
+	for f in $(find /sys/fs/cgroup/*/eo-worker-* -name cgroup.procs 2>/dev/null); do
+		{ xargs -r kill -KILL <"$f"; } 2>/dev/null || true
+	done
+	for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(eo-worker-[0-9]*\).*/\1/p'); do
+		log "worker network namespace $ns left, removed"
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	if ip link show eo-nodes >/dev/null 2>&1; then
+		ip link del eo-nodes 2>/dev/null || true
+	fi
 }
 
 leftovers() {

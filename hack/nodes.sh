@@ -487,7 +487,9 @@ delete_node() {
 	local n=$1 m ns pod_netns
 	# The network namespaces of the node's Pods (named by containerd under
 	# /run/netns), found by the veths on the node's bridge before it goes.
-	pod_netns=$(ip -n "$(node_netns "$n")" -o link show master cni0 2>/dev/null |
+	# (A node that never ran a Pod has no cni0: ip fails, and under pipefail that must not
+	# end the script before the node's components are stopped.)
+	pod_netns=$({ ip -n "$(node_netns "$n")" -o link show master cni0 2>/dev/null || true; } |
 		sed -n 's/.* link-netns \(cni-[0-9a-f-]*\).*/\1/p')
 	stop_node "$n"
 	for m in $pod_netns; do
