@@ -199,7 +199,7 @@ check_members() {
 }
 
 verify() {
-	local cluster=$1 name=${2:-wc-$1} min=${3:-20} phase log acked n tail
+	local cluster=$1 name=${2:-wc-$1} min=${3:-20} log acked n tail
 	# Let the writer show that the cluster takes writes again after the fault
 	# (its last three writes acknowledged, at least min in all), so the check
 	# covers writes made after the fault too; then ask it to stop (it may have
@@ -211,17 +211,7 @@ verify() {
 		[ "$(kc get pod "$name" -o jsonpath='{.status.phase}')" = Running ] || break
 		sleep 1
 	done
-	# The stop file is written again every 10 s: one `kubectl exec` that failed
-	# (a busy apiserver or kubelet) must not leave the writer running.
-	local i
-	for i in $(seq 0 59); do
-		phase=$(kc get pod "$name" -o jsonpath='{.status.phase}')
-		case $phase in Succeeded | Failed) break ;; esac
-		[ $((i % 10)) = 0 ] && { kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null ||
-			echo "writecheck: could not write the stop file of $name (try $((i / 10 + 1)))" >&2; }
-		sleep 1
-	done
-	[ "$phase" = Succeeded ] || die "writer Pod $name is $phase, not Succeeded"
+	stop_writer "$name"
 	log=$(mktemp)
 	acked=$(mktemp)
 	kc logs "$name" -c writer >"$log"
@@ -251,13 +241,16 @@ expect() {
 	echo "keys=$n members=$m ok"
 }
 
-# stop_writer <name>: ask the writer to stop and wait until its Pod has exited.
+# stop_writer <name>: ask the writer to stop and wait until its Pod has exited. The
+# stop file is written again every 10 s: one `kubectl exec` that failed (a busy
+# apiserver or kubelet) must not leave the writer running.
 stop_writer() {
-	local name=$1 phase=
-	kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null || true
-	for _ in $(seq 1 60); do
+	local name=$1 phase= i
+	for i in $(seq 0 59); do
 		phase=$(kc get pod "$name" -o jsonpath='{.status.phase}')
 		case $phase in Succeeded | Failed) break ;; esac
+		[ $((i % 10)) = 0 ] && { kc exec "$name" -c writer -- /tools/busybox touch /tools/stop 2>/dev/null ||
+			echo "writecheck: could not write the stop file of $name (try $((i / 10 + 1)))" >&2; }
 		sleep 1
 	done
 	[ "$phase" = Succeeded ] || die "writer Pod $name is $phase, not Succeeded"
